@@ -1,0 +1,36 @@
+"""Elementwise exp over a padded buffer."""
+import torch
+import triton
+import triton.language as tl
+
+
+def _values(shape, dtype, gen, lo=-3, hi=3):
+    """Random values over several magnitudes (10**lo .. 10**hi), with zeros and negatives."""
+    mag = 10.0 ** torch.randint(lo, hi + 1, shape, generator=gen).to(torch.float32)
+    x = torch.randn(shape, generator=gen) * mag
+    x = torch.where(torch.rand(shape, generator=gen) < 0.1, torch.zeros_like(x), x)
+    return x.to(dtype)
+
+
+@triton.jit
+def exp_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 1024):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    y = tl.exp(x)
+    tl.store(out_ptr + offs, y, mask=mask)
+
+
+def launch(x, n):
+    # x is padded to a multiple of 1024 elements; only the first n are valid.
+    out = torch.zeros_like(x)
+    grid = (triton.cdiv(n, 1024),)
+    exp_kernel[grid](x, out, n, BLOCK=1024)
+    return out
+
+
+def make_inputs(n, dtype, gen):
+    x = torch.zeros((triton.cdiv(n, 1024) * 1024,), dtype=dtype)
+    x[:n] = _values((n,), dtype, gen, -2, 1)
+    return x, n

@@ -1,0 +1,37 @@
+"""RMSNorm over rows, with a weight vector."""
+import torch
+import triton
+import triton.language as tl
+
+
+def _values(shape, dtype, gen, lo=-3, hi=3):
+    """Random values over several magnitudes (10**lo .. 10**hi), with zeros and negatives."""
+    mag = 10.0 ** torch.randint(lo, hi + 1, shape, generator=gen).to(torch.float32)
+    x = torch.randn(shape, generator=gen) * mag
+    x = torch.where(torch.rand(shape, generator=gen) < 0.1, torch.zeros_like(x), x)
+    return x.to(dtype)
+
+
+@triton.jit
+def rmsnorm_kernel(x_ptr, w_ptr, out_ptr, n_cols, stride_row,
+                   EPS: tl.constexpr = 1e-6, BLOCK: tl.constexpr = 1024):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride_row + cols, mask=mask, other=0.0)
+    w = tl.load(w_ptr + cols, mask=mask, other=0.0)
+    ms = tl.sum(x * x, axis=0) / n_cols
+    rstd = 1.0 / (tl.sqrt(ms) + EPS)
+    tl.store(out_ptr + row * stride_row + cols, x * rstd * w, mask=mask)
+
+
+def launch(x, w):
+    rows, n_cols = x.shape
+    out = torch.zeros_like(x)
+    rmsnorm_kernel[(rows,)](x, w, out, n_cols, x.stride(0), BLOCK=triton.next_power_of_2(n_cols))
+    return out
+
+
+def make_inputs(n, dtype, gen):
+    rows = 1 + n % 5
+    return _values((rows, n), dtype, gen, -4, -3), _values((n,), dtype, gen, -1, 1)

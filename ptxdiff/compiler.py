@@ -1,0 +1,183 @@
+"""The compile worker: runs in its own process, bound to one revision, imports triton.
+
+It imports the revision's modules from git objects (importer.py), turns each kernel into specs
+(specs.py), compiles each spec for an explicit GPUTarget (no GPU needed), and measures the result
+from the PTX text, ptxas's -v log and cuobjdump's view of the cubin.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import io
+import os
+import sys
+import tempfile
+import traceback
+
+from . import ptx as ptxmod
+from . import sass, targets
+from .config import Config
+from .discover import Kernel, ModuleIndex
+from .errors import ToolError
+from .specs import Declared, Spec, SpecError, resolve
+from .toolchain import run_tool
+
+WORKER_ENV = {
+    "TRITON_ALWAYS_COMPILE": "1",      # triton's own cache would skip ptxas and so its -v log
+    "TRITON_DUMP_PTXAS_LOG": "1",      # ptxas -v: spill stores/loads, stack frame
+}
+
+
+def prepare_env() -> None:
+    for k, v in WORKER_ENV.items():
+        os.environ[k] = v
+    # Triton 3.9 warns when unset and will flip the default in 3.10; pin today's default so the
+    # same source compiles the same way on every version we support (users may override).
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+
+def _unwrap(obj) -> tuple[object, Declared]:
+    """JITFunction behind autotune/heuristics wrappers, with what the wrappers add."""
+    autotune: tuple = ()
+    heuristics: dict = {}
+    seen = 0
+    while not hasattr(obj, "arg_names") and hasattr(obj, "fn") and seen < 8:
+        seen += 1
+        if hasattr(obj, "configs"):
+            autotune = tuple((dict(c.kwargs), c.num_warps, c.num_stages) for c in obj.configs)
+        if hasattr(obj, "values") and isinstance(obj.values, dict):
+            heuristics = {**obj.values, **heuristics}
+        obj = obj.fn
+    if not hasattr(obj, "arg_names"):
+        raise SpecError(f"{obj!r} is not a triton JITFunction")
+    params = tuple(obj.arg_names)
+    constexpr_params, defaults = set(), {}
+    for p in obj.params:
+        if p.is_constexpr:
+            constexpr_params.add(p.name)
+            if p.default is not inspect.Parameter.empty:
+                defaults[p.name] = p.default
+    return obj, Declared(params, frozenset(constexpr_params), defaults, autotune, heuristics)
+
+
+def _triton_compile(jit, spec: Spec, cc: int):
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    names = [p for p, _ in spec.signature]
+    attrs = {(names.index(p),): [["tt.divisibility", 16]] for p, t in spec.signature if t.startswith("*")}
+    src = ASTSource(fn=jit, signature=dict(spec.signature), constexprs=dict(spec.constexprs), attrs=attrs)
+    return triton.compile(src, target=GPUTarget("cuda", cc, 32),
+                          options={"num_warps": spec.num_warps, "num_stages": spec.num_stages})
+
+
+def measure(ptx: str, cubin: bytes, ptxas_log: str, spec: Spec, cc: int, dynamic_shared: int) -> dict:
+    """All metrics of one compiled spec (design.md's names) plus the normalised PTX."""
+    p = ptxmod.metrics(ptx)
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        dump = run_tool("cuobjdump", ["-res-usage", "-sass", f.name])
+    names = ptxmod.entry_names(ptx)
+    res = sass.resource_usage(dump, names[0] if names else None)
+    log = sass.ptxas_log(ptxas_log)
+    shared = max(res.shared_bytes, dynamic_shared)
+    return {
+        **p.as_dict(),
+        "regs": res.regs,
+        "spill_store_bytes": log.spill_store_bytes,
+        "spill_load_bytes": log.spill_load_bytes,
+        "stack_bytes": res.stack_bytes,
+        "local_bytes": res.local_bytes,
+        "shared_bytes": shared,
+        "sass_instrs": sum(sass.sass_opcodes(dump).values()),
+        "occupancy": targets.occupancy(cc, res.regs, spec.num_warps, shared),
+        "num_warps": spec.num_warps,
+        "num_stages": spec.num_stages,
+    }
+
+
+def compile_spec(jit, spec: Spec, cc: int) -> dict:
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            ck = _triton_compile(jit, spec, cc)
+    except Exception as e:
+        log = out.getvalue() + "".join(traceback.format_exception_only(type(e), e))
+        lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
+        summary = " ".join(dict.fromkeys([lines[0], lines[-1]])) if lines else type(e).__name__
+        return {"error": f"compile failed: {type(e).__name__}: {summary}"[:400], "log": log[-20000:]}
+    ptx_text = ck.asm["ptx"]
+    try:
+        metrics = measure(ptx_text, ck.asm["cubin"], out.getvalue(), spec, cc, int(ck.metadata.shared))
+    except ToolError as e:
+        return {"error": str(e), "log": e.log}
+    return {"metrics": metrics, "ptx": ptxmod.normalise(ptx_text)}
+
+
+class Worker:
+    """State of one worker process: one revision's modules and its kernels."""
+
+    def __init__(self, repo_dir: str, commit: str | None, roots: tuple[str, ...]):
+        from . import git, importer
+
+        prepare_env()
+        repo = git.Repo(repo_dir)
+        side = git.Side(commit or "work tree", commit)
+        sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") not in (repo.workdir, os.getcwd())]
+        self.index = ModuleIndex(repo.snapshot(side), roots)
+        importer.install(self.index, side.short)
+        self._jit: dict[str, tuple[object, Declared]] = {}
+
+    def load(self, kernel: Kernel) -> tuple[object, Declared]:
+        if kernel.id not in self._jit:
+            import importlib
+            try:
+                module = importlib.import_module(kernel.module)
+            except BaseException as e:  # SystemExit from a module is an import failure too
+                tb = traceback.format_exception(type(e), e, e.__traceback__)
+                raise SpecError(f"import {kernel.module} failed: {type(e).__name__}: {e}".splitlines()[0]
+                                + "\n" + "".join(tb[-6:])) from None
+            obj = getattr(module, kernel.name, None)
+            if obj is None:
+                raise SpecError(f"{kernel.module} has no attribute {kernel.name} after import")
+            self._jit[kernel.id] = _unwrap(obj)
+        return self._jit[kernel.id]
+
+    def specs(self, kernel: Kernel, config: Config) -> list[Spec]:
+        _, declared = self.load(kernel)
+        return resolve(kernel, declared, config.for_kernel(kernel.id))
+
+    def compile(self, kernel: Kernel, spec: Spec, cc: int) -> dict:
+        jit, _ = self.load(kernel)
+        return compile_spec(jit, spec, cc)
+
+
+def serve(conn, repo_dir: str, commit: str | None, roots: tuple[str, ...]) -> None:
+    """Worker process main loop: requests in, results out, until told to stop."""
+    try:
+        worker = Worker(repo_dir, commit, roots)
+    except BaseException as e:
+        conn.send(("fatal", f"worker could not start: {type(e).__name__}: {e}"))
+        return
+    conn.send(("ready", None))
+    while True:
+        try:
+            request = conn.recv()
+        except EOFError:
+            return
+        if request is None:
+            return
+        op, args = request
+        try:
+            if op == "specs":
+                result = ("ok", worker.specs(*args))
+            else:
+                result = ("ok", worker.compile(*args))
+        except SpecError as e:
+            result = ("error", str(e))
+        except Exception as e:
+            result = ("error", f"{type(e).__name__}: {e}\n{traceback.format_exc()[-4000:]}")
+        conn.send(result)

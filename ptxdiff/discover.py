@@ -1,0 +1,422 @@
+"""Find the Triton kernels of a snapshot and fingerprint their *effective source*, from ASTs alone.
+
+Effective source = the kernel (decorators included) plus, transitively, every module-level
+binding of the repo it reads: `@triton.jit` helpers (also in other modules), constants,
+config lists, functions used by decorators. Comments, docstrings, blank lines and line shifts do
+not reach the fingerprint because it is built from `ast.dump` without positions.
+Nothing is imported here, so discovery and change detection never load triton.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+from .git import Snapshot
+
+_LOAD_CALLS = {"load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg",
+               "atomic_and", "atomic_or", "atomic_xor", "make_block_ptr", "make_tensor_descriptor"}
+_INT_CALLS = {"range", "static_range", "cdiv", "multiple_of", "max_contiguous"}
+_FLOAT_NAMES = ("eps", "epsilon", "scale", "alpha", "beta", "slope", "temperature", "softcap",
+                "momentum", "dropout_p", "p_drop", "theta", "lambd", "margin", "label_smoothing")
+_INT_NAMES = ("stride", "n_", "num_", "_size", "size_", "_len", "numel", "n_elements", "_dim",
+              "offset", "batch", "seq", "_idx", "ignore_index", "n_cols", "n_rows", "seed")
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    constexpr: bool
+    kind: str | None  # inferred signature type for runtime params ("*fp32", "i32", "fp32"), or None
+
+
+@dataclass(frozen=True)
+class Kernel:
+    id: str
+    path: str
+    name: str
+    module: str
+    lineno: int
+    fingerprint: str
+    params: tuple[Param, ...]
+    paths: frozenset[str]  # the repo files its effective source reads
+
+
+@dataclass(frozen=True)
+class Broken:
+    """A file with kernels that cannot be read at this revision (syntax error, not UTF-8)."""
+
+    path: str
+    error: str
+    names: tuple[str, ...] = ()
+
+
+@dataclass
+class _Module:
+    path: str
+    name: str
+    tree: ast.Module | None
+    error: str | None = None
+    bindings: dict[str, list[ast.stmt]] = field(default_factory=dict)
+    stars: list[ast.ImportFrom] = field(default_factory=list)
+
+
+def _chain(node: ast.expr) -> list[str]:
+    """`a.b.c` -> ["a", "b", "c"]; a call's callee; [] for anything else."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return parts[::-1]
+    return []
+
+
+def decorator_kinds(fn: ast.FunctionDef) -> set[str]:
+    kinds = set()
+    for dec in fn.decorator_list:
+        chain = _chain(dec)
+        if chain and chain[-1] in ("jit", "autotune", "heuristics"):
+            kinds.add(chain[-1])
+    return kinds
+
+
+def _strip_docstrings(tree: ast.AST) -> None:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+
+
+def _collect_bindings(mod: _Module, stmts: list[ast.stmt]) -> None:
+    for stmt in stmts:
+        names: list[str] = []
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [stmt.name]
+        elif isinstance(stmt, ast.Assign):
+            names = [n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and isinstance(stmt.target, ast.Name):
+            names = [stmt.target.id]
+        elif isinstance(stmt, ast.Import):
+            names = [(a.asname or a.name.split(".")[0]) for a in stmt.names]
+        elif isinstance(stmt, ast.ImportFrom):
+            if any(a.name == "*" for a in stmt.names):
+                mod.stars.append(stmt)
+            names = [(a.asname or a.name) for a in stmt.names if a.name != "*"]
+        elif isinstance(stmt, (ast.If, ast.Try, ast.With)):
+            for block in ("body", "orelse", "finalbody"):
+                _collect_bindings(mod, getattr(stmt, block, []) or [])
+            for handler in getattr(stmt, "handlers", []):
+                _collect_bindings(mod, handler.body)
+        for name in names:
+            mod.bindings.setdefault(name, []).append(stmt)
+
+
+def _free_names(node: ast.AST) -> set[str]:
+    """Names a definition reads from its enclosing module."""
+    loads, stores = set(), set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            (loads if isinstance(sub.ctx, ast.Load) else stores).add(sub.id)
+        elif isinstance(sub, ast.arg):
+            stores.add(sub.arg)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        # decorators and defaults are evaluated in the module, the body sees params as locals
+        outer = set()
+        for expr in [*node.decorator_list, *node.args.defaults, *node.args.kw_defaults]:
+            if expr is not None:
+                outer |= {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+        return (loads - stores) | outer
+    return loads - stores
+
+
+def _attribute_chains(node: ast.AST) -> list[list[str]]:
+    return [c for sub in ast.walk(node) if isinstance(sub, ast.Attribute) and (c := _chain(sub))]
+
+
+class ModuleIndex:
+    """Parsed modules of one snapshot, addressed by path or dotted name, parsed once each."""
+
+    def __init__(self, snapshot: Snapshot, roots: tuple[str, ...] = ()):
+        self.snapshot = snapshot
+        auto = ("src",) if any(p.startswith("src/") for p in snapshot.paths) else ()
+        # longest root first, so src/pkg/x.py is "pkg.x" and not "src.pkg.x"
+        self.roots = tuple(sorted({r.strip("/") for r in (*roots, *auto)} | {""}, key=len, reverse=True))
+        self._by_path: dict[str, _Module] = {}
+
+    def module_name(self, path: str) -> str:
+        for root in self.roots:
+            if not root or path.startswith(root + "/"):
+                rel = path[len(root) + 1:] if root else path
+                parts = rel[:-3].split("/")
+                if parts[-1] == "__init__":
+                    parts = parts[:-1]
+                return ".".join(parts)
+        return path[:-3].replace("/", ".")
+
+    def path_of(self, dotted: str) -> str | None:
+        rel = dotted.replace(".", "/")
+        for root in self.roots:
+            base = f"{root}/{rel}" if root else rel
+            for candidate in (base + ".py", base + "/__init__.py"):
+                if candidate in self.snapshot:
+                    return candidate
+        return None
+
+    def parse(self, path: str) -> _Module:
+        if path in self._by_path:
+            return self._by_path[path]
+        mod = _Module(path=path, name=self.module_name(path), tree=None)
+        try:
+            text = self.snapshot.read(path).decode("utf-8")
+            mod.tree = ast.parse(text, filename=path)
+        except UnicodeDecodeError:
+            mod.error = f"{path}: not UTF-8 text"
+        except SyntaxError as e:
+            mod.error = f"{path}:{e.lineno}: SyntaxError: {e.msg}"
+        except ValueError as e:  # source with NUL bytes
+            mod.error = f"{path}: {e}"
+        if mod.tree is not None:
+            _strip_docstrings(mod.tree)
+            _collect_bindings(mod, mod.tree.body)
+        self._by_path[path] = mod
+        return mod
+
+    def absolute(self, mod: _Module, stmt: ast.ImportFrom) -> str:
+        if not stmt.level:
+            return stmt.module or ""
+        package = mod.name.split(".")
+        if not mod.path.endswith("__init__.py"):
+            package = package[:-1]
+        package = package[: len(package) - (stmt.level - 1)] if stmt.level > 1 else package
+        return ".".join([*package, *([stmt.module] if stmt.module else [])])
+
+
+class _Closure:
+    """Walks one kernel's effective source and hashes it."""
+
+    def __init__(self, index: ModuleIndex):
+        self.index = index
+        self.parts: set[tuple[str, str]] = set()
+        self.paths: set[str] = set()
+        self.jit_helpers: set[tuple[str, str]] = set()
+        self._seen: set[tuple[str, str]] = set()
+
+    def add_definition(self, mod: _Module, name: str, stmts: list[ast.stmt]) -> None:
+        key = (mod.path, name)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self.paths.add(mod.path)
+        for stmt in stmts:
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                self._follow_import(mod, name, stmt, [])
+                continue
+            self.parts.add((name, ast.dump(stmt, include_attributes=False)))
+            if isinstance(stmt, ast.FunctionDef) and "jit" in decorator_kinds(stmt):
+                self.jit_helpers.add(key)
+            self.add_references(mod, stmt)
+
+    def add_references(self, mod: _Module, node: ast.AST) -> None:
+        for name in _free_names(node):
+            self.lookup(mod, name, [])
+        for chain in _attribute_chains(node):
+            if len(chain) > 1:
+                self.lookup(mod, chain[0], chain[1:])
+
+    def lookup(self, mod: _Module, name: str, rest: list[str]) -> None:
+        stmts = mod.bindings.get(name)
+        if stmts:
+            if all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmts):
+                for stmt in stmts:
+                    self._follow_import(mod, name, stmt, rest)
+            else:
+                self.add_definition(mod, name, stmts)
+            return
+        for star in mod.stars:
+            target = self.index.path_of(self.index.absolute(mod, star))
+            if target:
+                other = self.index.parse(target)
+                if name in other.bindings:
+                    self.paths.add(mod.path)
+                    self.lookup(other, name, rest)
+                    return
+
+    def _follow_import(self, mod: _Module, name: str, stmt: ast.stmt, rest: list[str]) -> None:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                if bound == name:
+                    dotted = alias.name if alias.asname else alias.name.split(".")[0]
+                    self._in_module(dotted, rest)
+            return
+        assert isinstance(stmt, ast.ImportFrom)
+        base = self.index.absolute(mod, stmt)
+        for alias in stmt.names:
+            if (alias.asname or alias.name) != name:
+                continue
+            target = self.index.path_of(base)
+            if target is not None and alias.name in self.index.parse(target).bindings:
+                self.paths.add(target)
+                self.lookup(self.index.parse(target), alias.name, rest)
+            elif self.index.path_of(f"{base}.{alias.name}"):
+                self._in_module(f"{base}.{alias.name}", rest)
+            else:
+                self.parts.add((name, f"external:{base}.{alias.name}"))
+
+    def _in_module(self, dotted: str, rest: list[str]) -> None:
+        """Attribute access through a module alias: follow into repo modules, record others."""
+        while rest and self.index.path_of(f"{dotted}.{rest[0]}"):
+            dotted, rest = f"{dotted}.{rest[0]}", rest[1:]
+        path = self.index.path_of(dotted)
+        if path is None:
+            self.parts.add((dotted, "external"))
+            return
+        self.paths.add(path)
+        if rest:
+            self.lookup(self.index.parse(path), rest[0], rest[1:])
+
+    def fingerprint(self) -> str:
+        h = hashlib.sha256()
+        for name, dump in sorted(self.parts):
+            h.update(name.encode() + b"\0" + dump.encode() + b"\0")
+        return h.hexdigest()
+
+
+def _is_constexpr(annotation: ast.expr | None) -> bool:
+    if annotation is None:
+        return False
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        return annotation.value.endswith("constexpr")
+    chain = _chain(annotation)
+    return bool(chain) and chain[-1] == "constexpr"
+
+
+def _pointer_terms(expr: ast.expr) -> set[str]:
+    """Names that are additive terms of an address expression (`X + i * s + offs` -> X, offs)."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+        return _pointer_terms(expr.left) | (_pointer_terms(expr.right) if isinstance(expr.op, ast.Add) else set())
+    if isinstance(expr, ast.Name):
+        return {expr.id}
+    if isinstance(expr, ast.Subscript):
+        return _pointer_terms(expr.value)
+    return set()
+
+
+def infer_param_kinds(fn: ast.FunctionDef) -> dict[str, str | None]:
+    """Signature types for runtime params from names and use; None where it cannot be told."""
+    params = [a.arg for a in fn.args.args if not _is_constexpr(a.annotation)]
+    annotations = {a.arg: a.annotation for a in fn.args.args}
+    # local names that hold pointers derived from params: p = X + ..., X += ...
+    derived: dict[str, set[str]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            derived.setdefault(node.targets[0].id, set()).update(_pointer_terms(node.value))
+    pointer_roots: set[str] = set()
+    int_evidence: set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call):
+            chain = _chain(node.func)
+            name = chain[-1] if chain else ""
+            if name in _LOAD_CALLS:
+                arg = node.args[0] if node.args else next(
+                    (k.value for k in node.keywords if k.arg in ("pointer", "base")), None)
+                if arg is not None:
+                    todo, seen = list(_pointer_terms(arg)), set()
+                    while todo:
+                        n = todo.pop()
+                        if n not in seen:
+                            seen.add(n)
+                            pointer_roots.add(n)
+                            todo.extend(derived.get(n, ()))
+                    inner = {n.id for n in ast.walk(arg) if isinstance(n, ast.Name)}
+                    int_evidence |= inner - _pointer_terms(arg)
+            if name in _INT_CALLS:
+                int_evidence |= {n.id for a in node.args for n in ast.walk(a) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.Compare):
+            int_evidence |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    kinds: dict[str, str | None] = {}
+    for p in params:
+        low = p.lower()
+        ann = annotations.get(p)
+        if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+            kinds[p] = ann.value
+        elif "ptr" in low:
+            kinds[p] = "*fp32"
+        elif any(f == low or low.endswith("_" + f) or low.startswith(f + "_") for f in _FLOAT_NAMES):
+            kinds[p] = "fp32"
+        elif p in pointer_roots and p not in int_evidence:
+            kinds[p] = "*fp32"
+        elif p in int_evidence or any(s in low for s in _INT_NAMES) or len(p) == 1 and p.isupper() \
+                and p in "NMKLDHTBSCE":
+            kinds[p] = "i32"
+        else:
+            kinds[p] = None
+    return kinds
+
+
+@dataclass(frozen=True)
+class Discovery:
+    kernels: dict[str, Kernel]   # by id
+    broken: dict[str, Broken]    # by path
+
+
+def discover(snapshot: Snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = None) -> Discovery:
+    """Every kernel (a `@triton.jit` function not used as a helper by another) of the snapshot.
+
+    `paths` limits which files' kernels are returned; helpers elsewhere are still followed.
+    """
+    index = ModuleIndex(snapshot, roots)
+    candidates = sorted(p for p in snapshot.paths if p.endswith(".py") and (paths is None or p in paths))
+    found: list[tuple[_Module, ast.FunctionDef, _Closure]] = []
+    broken: dict[str, Broken] = {}
+    helpers: set[tuple[str, str]] = set()
+    launched: set[str] = set()
+    for path in candidates:
+        data = snapshot.read(path)
+        if b"triton" not in data and b"jit" not in data:
+            continue
+        mod = index.parse(path)
+        if mod.error:
+            broken[path] = Broken(path, mod.error, kernel_names_in(data))
+            continue
+        for node in ast.walk(mod.tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
+                launched.update(_chain(node.func.value)[-1:])
+        for stmt in mod.tree.body:
+            if isinstance(stmt, ast.FunctionDef) and "jit" in decorator_kinds(stmt):
+                closure = _Closure(index)
+                closure.add_definition(mod, stmt.name, mod.bindings[stmt.name])
+                found.append((mod, stmt, closure))
+                helpers |= closure.jit_helpers - {(path, stmt.name)}
+    kernels: dict[str, Kernel] = {}
+    for mod, fn, closure in found:
+        kinds = decorator_kinds(fn)
+        if (mod.path, fn.name) in helpers and fn.name not in launched and not kinds & {"autotune", "heuristics"}:
+            continue
+        inferred = infer_param_kinds(fn)
+        params = tuple(Param(a.arg, _is_constexpr(a.annotation), inferred.get(a.arg)) for a in fn.args.args)
+        kid = f"{mod.path}::{fn.name}"
+        kernels[kid] = Kernel(id=kid, path=mod.path, name=fn.name, module=mod.name, lineno=fn.lineno,
+                              fingerprint=closure.fingerprint(), params=params, paths=frozenset(closure.paths))
+    return Discovery(kernels, broken)
+
+
+def kernel_names_in(text: bytes) -> tuple[str, ...]:
+    """Best-effort names of jit functions in a file that does not parse (for `failed` rows)."""
+    names = re.findall(rb"@triton\.(?:jit|autotune|heuristics)[^\n]*\n(?:\s*@[^\n]*\n)*\s*def\s+(\w+)", text)
+    return tuple(n.decode() for n in names)
+
+
+def renamed_id(kernel_id: str, renames: dict[str, str]) -> str:
+    """The id a kernel had on the old side, following a rename of its file."""
+    path, _, name = kernel_id.partition("::")
+    return f"{renames.get(path, path)}::{name}"
+

@@ -1,0 +1,283 @@
+"""The one path every entry point runs: sides -> changed kernels -> specs x targets -> compile
+(cached, in workers) -> metrics -> verdicts.
+
+CLI diff/show, the git diff driver, the pre-push hook, history and the corpus all call
+`compare`; none has its own copy of this logic.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from . import config as configmod
+from . import toolchain
+from .cache import Cache, cache_dir, make_key
+from .discover import Broken, Discovery, Kernel, discover, renamed_id
+from .git import Repo, Side, Snapshot
+from .targets import target_name
+from .verdict import classify, delta
+
+
+@dataclass(frozen=True)
+class Row:
+    kernel: str
+    spec: str
+    target: str
+    verdict: str
+    blocking: bool
+    old: dict | None
+    new: dict | None
+    delta: dict
+    error: str | None = None
+    spec_detail: dict | None = None
+    old_kernel: str | None = None       # the id on the old side when it differs (rename)
+    log: str | None = None
+    old_ptx: str | None = None
+    new_ptx: str | None = None
+
+    def as_json(self) -> dict:
+        return {"kernel": self.kernel, "spec": self.spec, "target": self.target, "verdict": self.verdict,
+                "blocking": self.blocking, "old": _public(self.old), "new": _public(self.new),
+                "delta": self.delta, "error": self.error, "spec_detail": self.spec_detail,
+                "renamed_from": self.old_kernel}
+
+
+def _public(metrics: dict | None) -> dict | None:
+    return dict(metrics) if metrics is not None else None
+
+
+@dataclass(frozen=True)
+class Report:
+    base: Side | None
+    head: Side
+    toolchain: dict
+    rows: list[Row]
+    config: configmod.Config
+    compiled: int = 0                # specs compiled in this run (the rest came from the cache)
+    messages: list[str] = field(default_factory=list)
+
+    @property
+    def blocking(self) -> list[Row]:
+        return [r for r in self.rows if r.blocking]
+
+    def as_json(self) -> dict:
+        return {"base": self.base.commit if self.base else None, "head": self.head.commit,
+                "toolchain": self.toolchain, "kernels": [r.as_json() for r in self.rows],
+                "messages": self.messages}
+
+
+def path_matches(path: str, specs: list[str] | None) -> bool:
+    if not specs:
+        return True
+    for spec in specs:
+        spec = spec.rstrip("/")
+        if spec in ("", ".") or path == spec or path.startswith(spec + "/") or fnmatch.fnmatch(path, spec):
+            return True
+    return False
+
+
+@dataclass
+class _Need:
+    """One (side, kernel) whose results must be produced: per target, a list of spec results."""
+
+    side: Side
+    kernel: Kernel
+    results: dict[int, list[dict]] = field(default_factory=dict)
+    keys: dict[int, str] = field(default_factory=dict)
+
+
+class Engine:
+    def __init__(self, repo: Repo, jobs: int | None = None, targets: list[int] | None = None,
+                 progress: Callable[[str], None] | None = None, use_cache: bool = True):
+        from .pool import default_jobs
+
+        self.repo = repo
+        self.jobs = jobs or default_jobs()
+        self.targets_override = targets
+        self.progress = progress
+        self.cache = Cache(cache_dir(repo.git_dir)) if use_cache else None
+        self._tool = toolchain.fingerprint()
+
+    # -- discovery -------------------------------------------------------------------------
+    def _discover(self, snap: Snapshot, cfg: configmod.Config, paths: set[str] | None) -> Discovery:
+        return discover(snap, cfg.python_path, paths)
+
+    def _selected(self, snap: Snapshot, cfg: configmod.Config, pathspecs: list[str] | None) -> set[str]:
+        return {p for p in snap.paths if p.endswith(".py") and cfg.selects(p) and path_matches(p, pathspecs)}
+
+    # -- measuring -------------------------------------------------------------------------
+    def _measure(self, needs: list[_Need], cfg: configmod.Config, targets: list[int]) -> int:
+        """Fill `need.results` from the cache or by compiling; returns how many specs compiled."""
+        from .pool import Pool, Task
+
+        missing: list[_Need] = []
+        for need in needs:
+            kcfg = cfg.for_kernel(need.kernel.id).key()
+            for cc in targets:
+                key = make_key(fp=need.kernel.fingerprint, cfg=kcfg, target=cc, tool=self._tool,
+                               roots=cfg.python_path)
+                need.keys[cc] = key
+                hit = self.cache.get(key) if self.cache else None
+                if hit is not None:
+                    need.results[cc] = hit
+            if len(need.results) < len(targets):
+                missing.append(need)
+        if not missing:
+            return 0
+        pool = Pool(self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout, self.progress)
+        spec_tasks = [Task(n.side.commit, "specs", (n.kernel, cfg), f"{n.kernel.name} specs", n) for n in missing]
+        compile_tasks: list[Task] = []
+        for task, kind, payload in pool.run(spec_tasks):
+            need: _Need = task.tag
+            if kind != "ok":
+                for cc in targets:
+                    need.results.setdefault(cc, [{"key": None, "label": "-", "error": payload}])
+                continue
+            for cc in targets:
+                if cc in need.results:
+                    continue
+                need.results[cc] = []
+                for spec in payload:
+                    slot = {"key": spec.key, "label": spec.label, "spec": spec.as_dict()}
+                    need.results[cc].append(slot)
+                    compile_tasks.append(Task(need.side.commit, "compile", (need.kernel, spec, cc),
+                                              f"{need.kernel.name} {target_name(cc)} {spec.label}", slot))
+        for task, kind, payload in pool.run(compile_tasks):
+            slot = task.tag
+            if kind == "ok":
+                slot.update(payload)
+            else:
+                slot["error"] = payload
+        for need in missing:
+            for cc, results in need.results.items():
+                if self.cache and results and all("metrics" in r for r in results):
+                    self.cache.put(need.keys[cc], results)
+        if self.cache:
+            self.cache.prune()
+        return len(compile_tasks)
+
+    # -- the comparison --------------------------------------------------------------------
+    def compare(self, old: Side | None, new: Side, pathspecs: list[str] | None = None,
+                show_all: bool = False, config: configmod.Config | None = None) -> Report:
+        new_snap = self.repo.snapshot(new)
+        cfg = config or configmod.load(new_snap.read, new_snap.__contains__)
+        targets = self.targets_override or list(cfg.targets)
+        new_paths = self._selected(new_snap, cfg, pathspecs)
+        new_found = self._discover(new_snap, cfg, new_paths)
+        messages: list[str] = []
+        if old is None:
+            pairs = [(None, k) for k in new_found.kernels.values()]
+            broken_rows = [(None, b) for b in new_found.broken.values()]
+            old_found = Discovery({}, {})
+        else:
+            old_snap = self.repo.snapshot(old)
+            renames = self.repo.renames(old, new)
+            back = {v: k for k, v in renames.items()}
+            old_paths = {p for p in old_snap.paths if p.endswith(".py")
+                         and path_matches(back.get(p, p), pathspecs) and cfg.selects(back.get(p, p))}
+            old_found = self._discover(old_snap, cfg, old_paths)
+            pairs, broken_rows = self._pair(old_found, new_found, renames)
+        if not show_all:
+            pairs = [(o, n) for o, n in pairs if o is None or n is None or o.fingerprint != n.fingerprint]
+        if pathspecs and not new_paths and old is None:
+            messages.append(f"no Python files match {' '.join(pathspecs)}")
+        needs: dict[tuple, _Need] = {}
+        for o, n in pairs:
+            for side, k in ((old, o), (new, n)):
+                if k is not None and (side.commit, k.fingerprint, k.id) not in needs:
+                    # an unchanged kernel (show_all) is measured once, on the new side
+                    if side is old and n is not None and o is not None and o.fingerprint == n.fingerprint:
+                        continue
+                    needs[(side.commit, k.fingerprint, k.id)] = _Need(side, k)
+        compiled = self._measure(list(needs.values()), cfg, targets)
+        rows: list[Row] = []
+        for o, n in pairs:
+            new_need = needs.get((new.commit, n.fingerprint, n.id)) if n else None
+            if o is not None and n is not None and o.fingerprint == n.fingerprint:
+                old_need = new_need
+            else:
+                old_need = needs.get((old.commit, o.fingerprint, o.id)) if o else None
+            for cc in targets:
+                rows += self._rows(o, n, old_need.results[cc] if old_need else None,
+                                   new_need.results[cc] if new_need else None, cc, cfg, old is not None)
+        for o_broken, n_broken in broken_rows:
+            rows += self._broken_rows(o_broken, n_broken, old_found, new_found, targets, cfg)
+        rows.sort(key=lambda r: (r.kernel, r.target, r.spec))
+        return Report(old, new, toolchain.versions(), rows, cfg, compiled, messages)
+
+    def _pair(self, old_found: Discovery, new_found: Discovery, renames: dict[str, str]):
+        pairs: list[tuple[Kernel | None, Kernel | None]] = []
+        matched: set[str] = set()
+        for kid, kernel in new_found.kernels.items():
+            old_id = renamed_id(kid, renames)
+            o = old_found.kernels.get(old_id) or old_found.kernels.get(kid)
+            if o is not None:
+                matched.add(o.id)
+            pairs.append((o, kernel))
+        broken_paths = set(new_found.broken) | {renames.get(p, p) for p in new_found.broken}
+        for kid, kernel in old_found.kernels.items():
+            if kid not in matched and kernel.path not in broken_paths and \
+                    not any(renames.get(np) == kernel.path for np in new_found.broken):
+                pairs.append((kernel, None))
+        broken_rows = [(old_found.broken.get(renames.get(p, p)), b) for p, b in new_found.broken.items()]
+        back = {v: k for k, v in renames.items()}
+        broken_rows += [(b, None) for p, b in old_found.broken.items() if back.get(p, p) not in new_found.broken]
+        return pairs, broken_rows
+
+    def _broken_rows(self, old_b: Broken | None, new_b: Broken | None, old_found: Discovery,
+                     new_found: Discovery, targets: list[int], cfg) -> list[Row]:
+        """A file that does not parse on one side: its kernels are `failed` with the error."""
+        rows = []
+        path = (new_b or old_b).path
+        names = set((new_b.names if new_b else ()) + (old_b.names if old_b else ()))
+        for found in (old_found, new_found):
+            names |= {k.name for k in found.kernels.values() if k.path == path}
+        for name in sorted(names) or ["?"]:
+            for cc in targets:
+                error = (f"new: {new_b.error}" if new_b else "") + ("; " if new_b and old_b else "") + \
+                        (f"old: {old_b.error}" if old_b else "")
+                rows.append(Row(f"{path}::{name}", "-", target_name(cc), "failed", "failed" in cfg.block,
+                                None, None, {}, error))
+        return rows
+
+    def _rows(self, o: Kernel | None, n: Kernel | None, old_res: list[dict] | None, new_res: list[dict] | None,
+              cc: int, cfg: configmod.Config, has_base: bool) -> list[Row]:
+        kernel_id = (n or o).id
+        old_kernel = o.id if o and n and o.id != n.id else None
+        by_key: dict[object, list] = {}
+        for side, results in ((0, old_res), (1, new_res)):
+            for r in results or ():
+                by_key.setdefault(r["key"], [None, None])[side] = r
+        # a side that failed before specs (import error) pairs with every spec of the other side
+        for side in (0, 1):
+            if None in by_key and by_key[None][side] is not None and len(by_key) > 1:
+                failure = by_key.pop(None)[side]
+                for pair in by_key.values():
+                    pair[side] = failure
+        rows = []
+        for key, (a, b) in by_key.items():
+            label = (b or a)["label"]
+            detail = (b or a).get("spec")
+            old_m = a.get("metrics") if a else None
+            new_m = b.get("metrics") if b else None
+            error = None
+            if (a and a.get("error")) or (b and b.get("error")):
+                verdict = "failed"
+                parts = [f"old: {a['error']}" if a and a.get("error") else "",
+                         f"new: {b['error']}" if b and b.get("error") else ""]
+                error = a["error"] if a is b else "; ".join(p for p in parts if p)
+            elif a is None:
+                verdict = "added" if has_base else "-"
+            elif b is None:
+                verdict = "removed"
+            else:
+                verdict = classify(a["ptx"], b["ptx"], old_m, new_m)
+            if not has_base:
+                old_m = None
+            log = "\n".join(x.get("log", "") for x in (a, b) if x and x.get("log")) or None
+            rows.append(Row(kernel_id, label, target_name(cc), verdict, has_base and verdict in cfg.block,
+                            old_m, new_m, delta(old_m, new_m), error, detail, old_kernel, log,
+                            a.get("ptx") if a else None, b.get("ptx") if b else None))
+        return rows

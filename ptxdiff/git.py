@@ -1,0 +1,190 @@
+"""The one place that talks to git (through pygit2).
+
+Everything above this module sees revisions as `Side`s and their files as `Snapshot`s: read-only
+views of a commit's tree or of the work tree, read straight from the object database, so nothing
+is checked out and the user's index and work tree are never touched.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import DeltaStatus, DiffFind, DiffOption, FileStatus, ObjectType, SortMode
+
+from .errors import GitError
+
+WORKTREE = "WORKTREE"
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a comparison: a commit (full hex id) or the work tree (`commit is None`)."""
+
+    label: str
+    commit: str | None
+
+    @property
+    def short(self) -> str:
+        return self.commit[:10] if self.commit else "work tree"
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    id: str
+    short: str
+    author: str
+    time: int
+    subject: str
+    message: str
+    parents: tuple[str, ...]
+
+
+class Snapshot:
+    """Files of one side, read lazily. `paths` lists every file; `read` returns its bytes."""
+
+    def __init__(self, repo: Repo, side: Side):
+        self.repo = repo
+        self.side = side
+        self._ids: dict[str, str] = {}
+        self._cache: dict[str, bytes] = {}
+        if side.commit is None:
+            self._ids = repo.worktree_files()
+        else:
+            tree = repo.raw[side.commit].peel(pygit2.Commit).tree
+            self._walk(tree, "")
+
+    def _walk(self, tree: pygit2.Tree, prefix: str) -> None:
+        for entry in tree:
+            path = prefix + entry.name
+            if entry.type == ObjectType.TREE:
+                self._walk(self.repo.raw[entry.id], path + "/")
+            elif entry.type == ObjectType.BLOB:
+                self._ids[path] = str(entry.id)
+
+    @property
+    def paths(self) -> frozenset[str]:
+        return frozenset(self._ids)
+
+    def __contains__(self, path: str) -> bool:
+        return path in self._ids
+
+    def content_id(self, path: str) -> str:
+        """A content hash: the blob id for a commit, the hash of the file for the work tree."""
+        oid = self._ids[path]
+        if oid:
+            return oid
+        oid = str(pygit2.hash(self.read(path)))
+        self._ids[path] = oid
+        return oid
+
+    def read(self, path: str) -> bytes:
+        if path not in self._cache:
+            if self.side.commit is None:
+                self._cache[path] = (Path(self.repo.workdir) / path).read_bytes()
+            else:
+                self._cache[path] = self.repo.raw[self._ids[path]].data
+        return self._cache[path]
+
+
+class Repo:
+    def __init__(self, path: str | os.PathLike = "."):
+        found = pygit2.discover_repository(str(path))
+        if found is None:
+            raise GitError(f"not a git repository (or any parent): {os.path.abspath(path)}")
+        self.raw = pygit2.Repository(found)
+
+    @property
+    def git_dir(self) -> str:
+        return self.raw.path.rstrip("/")
+
+    @property
+    def workdir(self) -> str:
+        if self.raw.workdir is None:
+            raise GitError(f"{self.git_dir} is a bare repository; it has no work tree")
+        return self.raw.workdir.rstrip("/")
+
+    def resolve(self, rev: str) -> str:
+        """Any rev git accepts (sha, branch, tag, HEAD~2, v1^{commit}) -> full commit id."""
+        try:
+            return str(self.raw.revparse_single(rev).peel(pygit2.Commit).id)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+            raise GitError(f"unknown revision {rev!r}") from None
+
+    def side(self, rev: str | None) -> Side:
+        if rev is None:
+            return Side("work tree", None)
+        return Side(rev, self.resolve(rev))
+
+    def sides(self, revs: list[str]) -> tuple[Side, Side]:
+        """`git diff`'s rule: none = HEAD vs work tree; one = REV vs work tree; two or A..B."""
+        if len(revs) == 1 and ".." in revs[0]:
+            three = "..." in revs[0]
+            left, right = revs[0].split("..." if three else "..", 1)
+            left, right = left or "HEAD", right or "HEAD"
+            if three:
+                base = self.raw.merge_base(self.resolve(left), self.resolve(right))
+                if base is None:
+                    raise GitError(f"{left} and {right} have no common ancestor")
+                return Side(f"merge-base({left},{right})", str(base)), self.side(right)
+            return self.side(left), self.side(right)
+        if not revs:
+            return self.side("HEAD"), self.side(None)
+        if len(revs) == 1:
+            return self.side(revs[0]), self.side(None)
+        if len(revs) == 2:
+            return self.side(revs[0]), self.side(revs[1])
+        raise GitError("at most two revisions")
+
+    def snapshot(self, side: Side) -> Snapshot:
+        return Snapshot(self, side)
+
+    def worktree_files(self) -> dict[str, str]:
+        """Tracked files present on disk, plus untracked ones git does not ignore.
+
+        Values are "" (content hashed on demand); the index is read, never written.
+        """
+        index = pygit2.Index(os.path.join(self.git_dir, "index")) if os.path.exists(
+            os.path.join(self.git_dir, "index")) else None
+        files: dict[str, str] = {}
+        root = Path(self.workdir)
+        for entry in index or ():
+            if (root / entry.path).is_file():
+                files[entry.path] = ""
+        for path, flags in self.raw.status(untracked_files="all").items():
+            if flags & FileStatus.WT_NEW and (root / path).is_file():
+                files[path] = ""
+        return files
+
+    def renames(self, old: Side, new: Side) -> dict[str, str]:
+        """new path -> old path for files git sees as renamed between the two sides."""
+        if old.commit is None:
+            return {}
+        old_tree = self.raw[old.commit].peel(pygit2.Commit).tree
+        if new.commit is None:
+            diff = old_tree.diff_to_workdir(DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS)
+            diff.find_similar(DiffFind.FIND_RENAMES | DiffFind.FIND_FOR_UNTRACKED)
+        else:
+            diff = self.raw.diff(old_tree, self.raw[new.commit].peel(pygit2.Commit).tree)
+            diff.find_similar(DiffFind.FIND_RENAMES)
+        return {d.new_file.path: d.old_file.path for d in diff.deltas if d.status == DeltaStatus.RENAMED}
+
+    def commit_info(self, commit: str) -> CommitInfo:
+        c = self.raw[commit].peel(pygit2.Commit)
+        message = c.message
+        return CommitInfo(id=str(c.id), short=str(c.id)[:10], author=c.author.name, time=c.commit_time,
+                          subject=message.splitlines()[0] if message else "", message=message,
+                          parents=tuple(str(p) for p in c.parent_ids))
+
+    def walk(self, head: str, hide: list[str] = (), first_parent: bool = False) -> Iterator[CommitInfo]:
+        """Commits reachable from head and not from `hide`, oldest first."""
+        walker = self.raw.walk(head, SortMode.TOPOLOGICAL | SortMode.REVERSE)
+        if first_parent:
+            walker.simplify_first_parent()
+        for h in hide:
+            walker.hide(h)
+        for c in walker:
+            yield self.commit_info(str(c.id))

@@ -1,0 +1,155 @@
+"""Worker processes, one revision each, with a deadline on every request.
+
+Workers fork from a multiprocessing forkserver that has imported triton (and torch, which most
+kernel modules import) once, so starting a worker per revision costs milliseconds. A request
+that outlives its deadline, or a worker that dies (a ptxas or MLIR crash), becomes an error
+result for that request; the slot starts a fresh worker and the run goes on.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import multiprocessing as mp
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from multiprocessing.connection import wait
+
+from . import compiler
+
+_context = None
+
+
+def _ctx():
+    global _context
+    if _context is None:
+        _context = mp.get_context("forkserver")
+        preload = ["ptxdiff.compiler", "triton", "triton.compiler"]
+        if importlib.util.find_spec("torch") is not None:
+            preload.insert(0, "torch")
+        _context.set_forkserver_preload(preload)
+    return _context
+
+
+@dataclass
+class Task:
+    commit: str | None       # the revision this request runs against
+    op: str                  # "specs" or "compile"
+    args: tuple
+    label: str               # for progress lines
+    tag: object = None       # caller's bookkeeping
+
+
+@dataclass
+class _Slot:
+    proc: object = None
+    conn: object = None
+    commit: object = ...     # revision of the live worker; ... when none
+    task: Task | None = None
+    deadline: float = 0.0
+
+
+class Pool:
+    def __init__(self, repo_dir: str, roots: tuple[str, ...], jobs: int, timeout: float,
+                 progress: Callable[[str], None] | None = None):
+        self.repo_dir, self.roots = repo_dir, roots
+        self.jobs, self.timeout = max(1, jobs), timeout
+        self.progress = progress
+        self.slots = [_Slot() for _ in range(self.jobs)]
+
+    def _stop(self, slot: _Slot, kill: bool = False) -> None:
+        if slot.proc is None:
+            return
+        if kill:
+            slot.proc.kill()
+        else:
+            try:
+                slot.conn.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+        slot.proc.join(5)
+        if slot.proc.is_alive():
+            slot.proc.kill()
+            slot.proc.join()
+        slot.conn.close()
+        slot.proc, slot.conn, slot.commit = None, None, ...
+
+    def _start(self, slot: _Slot, commit: str | None) -> str | None:
+        ctx = _ctx()
+        parent, child = ctx.Pipe()
+        proc = ctx.Process(target=compiler.serve, args=(child, self.repo_dir, commit, self.roots), daemon=True)
+        proc.start()
+        child.close()
+        slot.proc, slot.conn, slot.commit = proc, parent, commit
+        if not parent.poll(self.timeout):
+            self._stop(slot, kill=True)
+            return "worker did not start in time"
+        try:
+            kind, msg = parent.recv()
+        except EOFError:
+            self._stop(slot, kill=True)
+            return "worker died while starting"
+        if kind == "fatal":
+            self._stop(slot, kill=True)
+            return msg
+        return None
+
+    def run(self, tasks: list[Task]) -> Iterator[tuple[Task, str, object]]:
+        """Yield (task, "ok"|"error", payload) as results arrive, in any order."""
+        pending: dict[object, deque[Task]] = {}
+        for t in tasks:
+            pending.setdefault(t.commit, deque()).append(t)
+        total, done = len(tasks), 0
+        try:
+            while pending or any(s.task for s in self.slots):
+                for slot in self.slots:
+                    if slot.task is not None or not pending:
+                        continue
+                    commit = slot.commit if slot.commit in pending else max(pending, key=lambda c: len(pending[c]))
+                    if slot.commit != commit:
+                        self._stop(slot)
+                        failure = self._start(slot, commit)
+                        if failure:
+                            for t in pending.pop(commit):
+                                done += 1
+                                yield t, "error", failure
+                            continue
+                    task = pending[commit].popleft()
+                    if not pending[commit]:
+                        del pending[commit]
+                    slot.task, slot.deadline = task, time.monotonic() + self.timeout
+                    if self.progress and task.op == "compile":
+                        self.progress(f"[{done + 1}/{total}] {task.label}")
+                    slot.conn.send((task.op, task.args))
+                busy = [s for s in self.slots if s.task is not None]
+                if not busy:
+                    continue
+                wait_for = max(0.0, min(s.deadline for s in busy) - time.monotonic())
+                ready = wait([s.conn for s in busy], timeout=wait_for)
+                for slot in busy:
+                    task = slot.task
+                    if slot.conn in ready:
+                        try:
+                            kind, payload = slot.conn.recv()
+                        except (EOFError, OSError):
+                            code = slot.proc.exitcode if slot.proc else None
+                            self._stop(slot, kill=True)
+                            kind, payload = "error", f"worker crashed (exit code {code}) during {task.label}"
+                    elif time.monotonic() >= slot.deadline:
+                        self._stop(slot, kill=True)
+                        kind, payload = "error", f"timed out after {self.timeout:.0f}s (config key 'timeout')"
+                    else:
+                        continue
+                    slot.task = None
+                    done += 1
+                    yield task, kind, payload
+        finally:
+            for slot in self.slots:
+                self._stop(slot, kill=slot.task is not None)
+
+
+def default_jobs() -> int:
+    import os
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+

@@ -1,0 +1,195 @@
+"""Reading PTX text: normalisation, counts, and a register-name-free view for comparing.
+
+Everything here is a pure function of the PTX text, so it is unit-tested on checked-in PTX.
+The study counted only unpredicated lines and summed virtual registers; we count every
+instruction (predicated ones included) and keep the study's register sum as `ptx_regs`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+_BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_LINE_COMMENT = re.compile(r"//[^\n]*")
+_DEBUG_SECTION = re.compile(r"^\s*\.section\s+\.debug\w*\s*\{.*?^\s*\}", re.S | re.M)
+_DEBUG_LINE = re.compile(r"^\s*(\.loc|\.file|@@DWARF)\b[^\n]*\n?", re.M)
+_ENTRY = re.compile(r"\.(?:entry|func)\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)")
+_REG_DECL = re.compile(r"\.reg\s+\.(\w+)\s+%(\w+?)(?:<(\d+)>)?\s*;")
+_STATE_DECL = re.compile(r"\.(local|shared)\s+(?:\.align\s+\d+\s+)?\.(\w+)\s+[\w$]+\s*\[(\d*)\]")
+_LABEL_PREFIX = re.compile(r"^([A-Za-z_$][\w$]*)\s*:")
+_REGISTER = re.compile(r"%[A-Za-z_]\w*?\d+\b")
+_IMMEDIATE = re.compile(r"(?<![\w$%.])(?:0[fFdD][0-9A-Fa-f]+|0[xX][0-9A-Fa-f]+U?|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?U?)(?![\w$])")
+_TYPE_BYTES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2,
+               "b32": 4, "u32": 4, "s32": 4, "f32": 4, "b64": 8, "u64": 8, "s64": 8, "f64": 8}
+# Opcodes whose first operand is read, not written (stores, branches, barriers, async copies).
+_NO_DEST = ("st", "red", "bra", "ret", "exit", "bar", "barrier", "membar", "fence", "prefetch",
+            "cp", "mbarrier", "wgmma", "trap", "call", "griddepcontrol", "setmaxnreg", "stmatrix",
+            "tcgen05", "elect")
+
+
+@dataclass(frozen=True)
+class Instruction:
+    predicate: str  # "" or the guard, e.g. "@%p1" / "@!%p1"
+    opcode: str     # full mnemonic with modifiers, e.g. "ld.global.v4.b32"
+    operands: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PtxMetrics:
+    ptx_regs: int
+    ptx_regs_by_type: dict[str, int]
+    ptx_instrs: int
+    ptx_opcodes: dict[str, int]
+    ptx_local_bytes: int
+    ptx_shared_bytes: int
+
+    def as_dict(self) -> dict:
+        return {
+            "ptx_regs": self.ptx_regs,
+            "ptx_regs_by_type": dict(self.ptx_regs_by_type),
+            "ptx_instrs": self.ptx_instrs,
+            "ptx_opcodes": dict(self.ptx_opcodes),
+            "ptx_local_bytes": self.ptx_local_bytes,
+            "ptx_shared_bytes": self.ptx_shared_bytes,
+        }
+
+
+def entry_names(ptx: str) -> list[str]:
+    return _ENTRY.findall(_strip_comments(ptx))
+
+
+def _strip_comments(ptx: str) -> str:
+    return _LINE_COMMENT.sub("", _BLOCK_COMMENT.sub("", ptx))
+
+
+def normalise(ptx: str) -> str:
+    """PTX with debug info, comments, blank lines and the kernel's own name removed.
+
+    Two kernels that differ only in name, source position or comments normalise equally.
+    """
+    text = _DEBUG_SECTION.sub("", ptx)
+    text = _strip_comments(text)
+    text = _DEBUG_LINE.sub("", text)
+    for name in entry_names(ptx):
+        text = re.sub(rf"(?<![\w$]){re.escape(name)}(?=\b|_param)", "KERNEL", text)
+    lines = [line.strip() for line in text.splitlines()]
+    lines = [re.sub(r"\s+", " ", line) for line in lines if line and not line.startswith("$L__tmp")
+             and not line.startswith("$L__func_")]
+    return "\n".join(lines) + "\n"
+
+
+def _split_operands(text: str) -> tuple[str, ...]:
+    parts, depth, current = [], 0, []
+    for ch in text:
+        if ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(current).strip())
+            current = []
+        else:
+            current.append(ch)
+    tail = "".join(current).strip()
+    if tail:
+        parts.append(tail)
+    return tuple(re.sub(r"\s+", " ", p) for p in parts)
+
+
+def statements(ptx: str) -> tuple[list[Instruction], dict[str, int]]:
+    """Instructions in program order and the position (instruction index) of every label."""
+    text = _DEBUG_LINE.sub("", _strip_comments(_DEBUG_SECTION.sub("", ptx)))
+    # Only function bodies hold instructions: skip everything before the first entry's body.
+    instructions: list[Instruction] = []
+    labels: dict[str, int] = {}
+    for chunk in text.split(";"):
+        chunk = chunk.strip()
+        while True:
+            if chunk[:1] in ("{", "}"):
+                chunk = chunk[1:].strip()
+                continue
+            m = _LABEL_PREFIX.match(chunk)
+            if m:
+                labels[m.group(1)] = len(instructions)
+                chunk = chunk[m.end():].strip()
+                continue
+            break
+        if not chunk or chunk.startswith("."):
+            continue
+        predicate = ""
+        if chunk.startswith("@"):
+            predicate, _, chunk = chunk.partition(" ")
+            chunk = chunk.strip()
+        opcode, _, rest = chunk.partition(" ") if " " in chunk else chunk.partition("\t")
+        instructions.append(Instruction(predicate, opcode.strip(), _split_operands(rest)))
+    return instructions, labels
+
+
+def metrics(ptx: str) -> PtxMetrics:
+    text = _strip_comments(ptx)
+    by_type: Counter[str] = Counter()
+    for typ, _name, count in _REG_DECL.findall(text):
+        by_type[typ] += int(count) if count else 1
+    local = shared = 0
+    for space, typ, count in _STATE_DECL.findall(text):
+        size = _TYPE_BYTES.get(typ, 1) * (int(count) if count else 0)
+        if space == "local":
+            local += size
+        else:
+            shared += size
+    instructions, _ = statements(ptx)
+    opcodes = Counter(i.opcode for i in instructions)
+    return PtxMetrics(
+        ptx_regs=sum(by_type.values()),
+        ptx_regs_by_type=dict(sorted(by_type.items())),
+        ptx_instrs=len(instructions),
+        ptx_opcodes=dict(sorted(opcodes.items())),
+        ptx_local_bytes=local,
+        ptx_shared_bytes=shared,
+    )
+
+
+def _has_dest(opcode: str) -> bool:
+    head = opcode.split(".", 1)[0]
+    return head not in _NO_DEST
+
+
+def value_numbers(ptx: str, mask_immediates: bool = False) -> list[str]:
+    """One hash per instruction describing *what it computes*, independent of register names.
+
+    Each register read is replaced by the hash of the instruction that last wrote it, so two
+    kernels that compute the same values in the same order get equal sequences even when ptxas
+    or LLVM numbered the registers differently. With `mask_immediates`, literal operands are
+    ignored: equal masked sequences but unequal plain ones means only constants changed.
+    """
+    instructions, labels = statements(normalise(ptx))
+    label_rank = {name: f"L{rank}" for rank, name in enumerate(sorted(labels, key=labels.get))}
+    current: dict[str, str] = {}
+    out: list[str] = []
+
+    def canon(operand: str) -> str:
+        def reg(m: re.Match) -> str:
+            return current.get(m.group(0), "in:" + re.sub(r"\d+$", "", m.group(0)))
+        text = _REGISTER.sub(reg, operand)
+        text = re.sub(r"[A-Za-z_$][\w$]*", lambda m: label_rank.get(m.group(0), m.group(0)), text)
+        if mask_immediates:
+            text = _IMMEDIATE.sub("#", text)
+        return text
+
+    for ins in instructions:
+        dests: list[str] = []
+        reads = list(ins.operands)
+        if ins.operands and _has_dest(ins.opcode):
+            first = ins.operands[0]
+            dests = _REGISTER.findall(first) if not first.startswith("[") else []
+            if dests:
+                reads = reads[1:]
+        key = "|".join([canon(ins.predicate), ins.opcode, *map(canon, reads)])
+        digest = hashlib.blake2s(key.encode(), digest_size=8).hexdigest()
+        out.append(digest)
+        for index, dest in enumerate(dests):
+            current[dest] = f"{digest}.{index}"
+    return out

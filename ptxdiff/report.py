@@ -1,0 +1,100 @@
+"""Render a Report: a terminal table (tabulate), Markdown for a review comment, or JSON."""
+
+from __future__ import annotations
+
+import difflib
+import json
+
+from tabulate import tabulate
+
+from .engine import Report, Row
+
+COLUMNS = (("ptx_instrs", "ptx instrs"), ("ptx_regs", "ptx regs"), ("regs", "regs"), ("spills", "spills"),
+           ("shared_bytes", "shared"), ("occupancy", "occupancy"))
+
+
+def _value(m: dict | None, key: str):
+    if m is None:
+        return None
+    if key == "spills":
+        a, b = m.get("spill_store_bytes"), m.get("spill_load_bytes")
+        return None if a is None or b is None else a + b
+    return m.get(key)
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.2f}"
+    return str(v)
+
+
+def cell(row: Row, key: str) -> str:
+    a, b = _value(row.old, key), _value(row.new, key)
+    if row.old is None:
+        return _fmt(b)
+    if row.new is None:
+        return _fmt(a)
+    if a == b:
+        return _fmt(b)
+    d = b - a if isinstance(a, (int, float)) and isinstance(b, (int, float)) else None
+    sign = "" if d is None else (f" ({d:+.2f})" if isinstance(d, float) else f" ({d:+d})")
+    return f"{_fmt(a)}→{_fmt(b)}{sign}"
+
+
+def _table_rows(report: Report) -> list[list[str]]:
+    return [[r.kernel, r.spec, r.target, *(cell(r, k) for k, _ in COLUMNS),
+             r.verdict + (" ✗" if r.blocking else "")] for r in report.rows]
+
+
+def _heading(report: Report) -> str:
+    base = report.base.short if report.base else None
+    what = f"{base} → {report.head.short}" if base else report.head.short
+    tools = ", ".join(f"{k} {v}" for k, v in report.toolchain.items())
+    return f"ptxdiff {what} ({tools})"
+
+
+def _errors(report: Report) -> list[str]:
+    return [f"{r.kernel} [{r.target} {r.spec}]: {r.error}" for r in report.rows if r.error]
+
+
+def table(report: Report, fmt: str = "simple") -> str:
+    headers = ["kernel", "spec", "target", *(h for _, h in COLUMNS), "verdict"]
+    lines = [_heading(report)]
+    if report.rows:
+        lines.append(tabulate(_table_rows(report), headers=headers, tablefmt=fmt, disable_numparse=True))
+    else:
+        lines.append("no Triton kernel changed" if report.base else "no Triton kernels found")
+    lines += _errors(report)
+    lines += report.messages
+    blocking = report.blocking
+    if blocking:
+        lines.append(f"{len(blocking)} blocking verdict(s) ({', '.join(report.config.block)})")
+    return "\n".join(lines) + "\n"
+
+
+def markdown(report: Report) -> str:
+    text = table(report, fmt="github")
+    head, _, rest = text.partition("\n")
+    return f"**{head}**\n\n{rest}"
+
+
+def as_json(report: Report) -> str:
+    return json.dumps(report.as_json(), indent=2, sort_keys=False) + "\n"
+
+
+def ptx_diffs(report: Report) -> str:
+    """Unified diffs of the normalised PTX of every changed kernel x spec x target."""
+    out = []
+    for r in report.rows:
+        if r.old_ptx is None or r.new_ptx is None or r.old_ptx == r.new_ptx:
+            continue
+        name = f"{r.kernel} [{r.target} {r.spec}]"
+        out.extend(difflib.unified_diff(r.old_ptx.splitlines(keepends=True), r.new_ptx.splitlines(keepends=True),
+                                        f"a/{name}", f"b/{name}", n=2))
+    return "".join(out)
+
+
+def render(report: Report, fmt: str) -> str:
+    return {"table": table, "markdown": markdown, "json": as_json}[fmt](report)

@@ -1,0 +1,90 @@
+"""Where the compiler tools are, which versions they are, and running them.
+
+Tools are looked up like triton's nvidia backend does: an env override first
+(PTXDIFF_CUOBJDUMP, then triton's own TRITON_CUOBJDUMP_PATH / TRITON_PTXAS_PATH), else the binary
+that ships inside the triton wheel. Finding the wheel does not import triton.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+from . import __version__
+from .errors import ToolError
+
+# Bump when the meaning of any metric changes: old cache entries then stop matching.
+METRIC_VERSION = 1
+
+
+def triton_version() -> str | None:
+    try:
+        return importlib.metadata.version("triton")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _bundled_bin() -> Path | None:
+    spec = importlib.util.find_spec("triton")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / "backends" / "nvidia" / "bin"
+
+
+def tool_path(name: str) -> str:
+    for var in (f"PTXDIFF_{name.upper()}", f"TRITON_{name.upper()}_PATH"):
+        if os.environ.get(var):
+            return os.environ[var]
+    bundled = _bundled_bin()
+    if bundled is not None and (bundled / name).exists():
+        return str(bundled / name)
+    raise ToolError(f"{name} not found: install triton (it ships {name}) or set PTXDIFF_{name.upper()}")
+
+
+def run_tool(name: str, args: list[str], timeout: float = 120) -> str:
+    path = tool_path(name)
+    try:
+        proc = subprocess.run([path, *args], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        raise ToolError(f"{name} timed out after {timeout:.0f}s", str(e.stderr or "")) from None
+    except OSError as e:
+        raise ToolError(f"{name} could not run: {e}") from None
+    if proc.returncode != 0:
+        raise ToolError(f"{name} {' '.join(args[:1])} failed with exit code {proc.returncode}",
+                        proc.stderr + proc.stdout)
+    return proc.stdout
+
+
+def _stamp(path: str) -> str:
+    try:
+        st = os.stat(path)
+        return f"{path}:{st.st_size}:{int(st.st_mtime)}"
+    except OSError:
+        return f"{path}:missing"
+
+
+def fingerprint() -> dict[str, str]:
+    """Everything that can change what a compile produces; part of every cache key. No subprocess."""
+    tools = {}
+    for name in ("ptxas", "ptxas-blackwell", "cuobjdump"):
+        try:
+            tools[name] = _stamp(tool_path(name))
+        except ToolError:
+            tools[name] = "missing"
+    return {
+        "ptxdiff": __version__,
+        "metrics": str(METRIC_VERSION),
+        "triton": triton_version() or "missing",
+        "python": platform.python_version(),
+        "fp_fusion": os.environ.get("TRITON_DEFAULT_FP_FUSION", "1"),
+        **tools,
+    }
+
+
+def versions() -> dict[str, str]:
+    """What the report shows as the toolchain."""
+    return {"ptxdiff": __version__, "triton": triton_version() or "missing", "python": platform.python_version()}
