@@ -103,6 +103,85 @@ def cmd_cache(args, paths) -> int:
     return EXIT_OK
 
 
+def cmd_pre_push(args, paths) -> int:
+    from . import hook
+    from .engine import Engine
+
+    def factory(repo):
+        return Engine(repo, jobs=args.jobs, progress=_progress(args))
+    text = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    return hook.run(args.remote, args.url, text, factory)
+
+
+def cmd_install(args, paths) -> int:
+    from . import install
+    from .git import Repo
+
+    repo = None if args.global_ else Repo(args.repo)
+    return install.install(repo, args.global_, args.attributes, args.dry_run)
+
+
+def cmd_uninstall(args, paths) -> int:
+    from . import install
+    from .git import Repo
+
+    repo = None if args.global_ else Repo(args.repo)
+    return install.uninstall(repo, args.global_)
+
+
+def cmd_log(args, paths) -> int:
+    import json as jsonmod
+
+    from tabulate import tabulate
+
+    from .history import history
+    from .report import cell
+
+    repo, engine = _engine(args)
+    events = history(repo, engine, args.kernel, args.range or "HEAD")
+    if args.format == "json":
+        print(jsonmod.dumps([{"commit": e.commit.id, "date": e.commit.time, "author": e.commit.author,
+                              "subject": e.commit.subject, "kernel": e.kernel,
+                              "rows": [r.as_json() for r in e.rows]} for e in events], indent=2))
+    else:
+        import datetime
+        rows = []
+        for e in events:
+            for r in e.rows:
+                rows.append([e.commit.short[:7], datetime.datetime.fromtimestamp(e.commit.time).strftime("%Y-%m-%d"),
+                             e.commit.author, e.commit.subject[:40], r.target, r.spec, r.verdict,
+                             cell(r, "ptx_instrs"), cell(r, "ptx_regs"), cell(r, "regs"), cell(r, "spills")])
+        print(tabulate(rows, headers=["commit", "date", "author", "subject", "target", "spec", "verdict",
+                                      "ptx instrs", "ptx regs", "regs", "spills"], disable_numparse=True))
+    if args.plot:
+        from .plot import plot_history
+        plot_history(events, args.plot)
+    return EXIT_OK
+
+
+def cmd_notes(args, paths) -> int:
+    from . import report as reportmod
+    from .git import Side
+
+    repo, engine = _engine(args)
+    rev_range = args.range or "HEAD"
+    if ".." in rev_range:
+        left, _, right = rev_range.partition("..")
+        commits = list(repo.walk(repo.resolve(right or "HEAD"), [repo.resolve(left)]))
+    else:
+        commits = list(repo.walk(repo.resolve(rev_range), []))
+    written = 0
+    for c in commits:
+        old = Side(c.parents[0][:10], c.parents[0]) if c.parents else Side("nothing", "")
+        report = engine.compare(old, Side(c.short, c.id))
+        if report.rows:
+            repo.write_note(c.id, reportmod.table(report), "refs/notes/ptxdiff")
+            written += 1
+    print(f"wrote {written} note(s) under refs/notes/ptxdiff ({len(commits)} commits looked at); "
+          "see them with: git log --notes=ptxdiff")
+    return EXIT_OK
+
+
 def _common(p: argparse.ArgumentParser, compile_opts: bool = True) -> None:
     p.add_argument("-C", dest="repo", default=".", help="run as if started in this directory")
     if compile_opts:
@@ -135,11 +214,52 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-mb", type=float, default=None, help="prune down to this size (default PTXDIFF_CACHE_MAX_MB or 512)")
     _common(p, compile_opts=False)
     p.set_defaults(func=cmd_cache)
+
+    p = sub.add_parser("log", help="a kernel's metrics along history")
+    p.add_argument("kernel", nargs="?", help="kernel id (path::name) or function name")
+    p.add_argument("range", nargs="?", help="REV or A..B (default HEAD)")
+    p.add_argument("--plot", metavar="FILE.png", help="draw the metrics along history (needs matplotlib)")
+    _common(p)
+    p.set_defaults(func=cmd_log)
+
+    p = sub.add_parser("notes", help="write each commit's kernel deltas under refs/notes/ptxdiff")
+    p.add_argument("range", nargs="?", help="REV or A..B (default HEAD: all its history)")
+    _common(p)
+    p.set_defaults(func=cmd_notes)
+
+    p = sub.add_parser("install", help="git diff driver, attributes and pre-push hook for this repo")
+    p.add_argument("--global", dest="global_", action="store_true", help="for every repo of this user")
+    p.add_argument("--attributes", choices=("info", "commit"), default="info",
+                   help="info: .git/info/attributes (default); commit: .gitattributes")
+    p.add_argument("--dry-run", action="store_true", help="print every change, make none")
+    _common(p, compile_opts=False)
+    p.set_defaults(func=cmd_install)
+
+    p = sub.add_parser("uninstall", help="undo exactly what install did")
+    p.add_argument("--global", dest="global_", action="store_true")
+    _common(p, compile_opts=False)
+    p.set_defaults(func=cmd_uninstall)
+
+    sub.add_parser("diff-driver", help="what git calls (diff.ptxdiff.command): 7, 9 or 1 arguments")
+
+    p = sub.add_parser("pre-push", help="what the pre-push hook calls (refs on stdin)")
+    p.add_argument("remote", nargs="?", default="origin")
+    p.add_argument("url", nargs="?", default="")
+    p.add_argument("--jobs", "-j", type=int, default=None)
+    p.add_argument("--quiet", "-q", action="store_true")
+    p.set_defaults(func=cmd_pre_push)
     return ap
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["diff-driver"]:
+        from . import driver
+        try:
+            return driver.run(argv[1:])
+        except BaseException as e:  # the diff driver always exits 0
+            print(f"ptxdiff: {e}")
+            return EXIT_OK
     own, paths = _split_paths(argv)
     try:
         args = parser().parse_args(own)

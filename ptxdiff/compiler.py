@@ -120,12 +120,11 @@ def compile_spec(jit, spec: Spec, cc: int) -> dict:
 class Worker:
     """State of one worker process: one revision's modules and its kernels."""
 
-    def __init__(self, repo_dir: str, commit: str | None, roots: tuple[str, ...]):
+    def __init__(self, repo_dir: str, side, roots: tuple[str, ...]):
         from . import git, importer
 
         prepare_env()
         repo = git.Repo(repo_dir)
-        side = git.Side(commit or "work tree", commit)
         sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") not in (repo.workdir, os.getcwd())]
         self.index = ModuleIndex(repo.snapshot(side), roots)
         importer.install(self.index, side.short)
@@ -155,10 +154,10 @@ class Worker:
         return compile_spec(jit, spec, cc)
 
 
-def serve(conn, repo_dir: str, commit: str | None, roots: tuple[str, ...]) -> None:
+def serve(conn, repo_dir: str, side, roots: tuple[str, ...]) -> None:
     """Worker process main loop: requests in, results out, until told to stop."""
     try:
-        worker = Worker(repo_dir, commit, roots)
+        worker = Worker(repo_dir, side, roots)
     except BaseException as e:
         conn.send(("fatal", f"worker could not start: {type(e).__name__}: {e}"))
         return

@@ -350,10 +350,10 @@ def infer_param_kinds(fn: ast.FunctionDef) -> dict[str, str | None]:
             kinds[p] = ann.value
         elif "ptr" in low:
             kinds[p] = "*fp32"
+        elif p in pointer_roots and p not in int_evidence:  # use beats a float-sounding name
+            kinds[p] = "*fp32"
         elif any(f == low or low.endswith("_" + f) or low.startswith(f + "_") for f in _FLOAT_NAMES):
             kinds[p] = "fp32"
-        elif p in pointer_roots and p not in int_evidence:
-            kinds[p] = "*fp32"
         elif p in int_evidence or any(s in low for s in _INT_NAMES) or len(p) == 1 and p.isupper() \
                 and p in "NMKLDHTBSCE":
             kinds[p] = "i32"
@@ -371,7 +371,8 @@ class Discovery:
 def discover(snapshot: Snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = None) -> Discovery:
     """Every kernel (a `@triton.jit` function not used as a helper by another) of the snapshot.
 
-    `paths` limits which files' kernels are returned; helpers elsewhere are still followed.
+    `paths` limits which files are read (history walks one file); helpers called from files
+    outside it are then not recognised as helpers.
     """
     index = ModuleIndex(snapshot, roots)
     candidates = sorted(p for p in snapshot.paths if p.endswith(".py") and (paths is None or p in paths))

@@ -15,7 +15,7 @@ from . import config as configmod
 from . import toolchain
 from .cache import Cache, cache_dir, make_key
 from .discover import Broken, Discovery, Kernel, discover, renamed_id
-from .git import Repo, Side, Snapshot
+from .git import Repo, Side
 from .targets import target_name
 from .verdict import classify, delta
 
@@ -101,11 +101,20 @@ class Engine:
         self._tool = toolchain.fingerprint()
 
     # -- discovery -------------------------------------------------------------------------
-    def _discover(self, snap: Snapshot, cfg: configmod.Config, paths: set[str] | None) -> Discovery:
-        return discover(snap, cfg.python_path, paths)
+    @staticmethod
+    def _select(found: Discovery, cfg: configmod.Config, pathspecs: list[str] | None,
+                back: dict[str, str]) -> Discovery:
+        """Kernels in selected files whose effective source reads a file the pathspecs match.
 
-    def _selected(self, snap: Snapshot, cfg: configmod.Config, pathspecs: list[str] | None) -> set[str]:
-        return {p for p in snap.paths if p.endswith(".py") and cfg.selects(p) and path_matches(p, pathspecs)}
+        `back` maps this side's paths to the other side's names (renames), so both sides are
+        filtered by the same, newer names.
+        """
+        def name(p: str) -> str:
+            return back.get(p, p)
+        kernels = {kid: k for kid, k in found.kernels.items() if cfg.selects(name(k.path))
+                   and any(path_matches(name(p), pathspecs) for p in k.paths | {k.path})}
+        broken = {p: b for p, b in found.broken.items() if cfg.selects(name(p)) and path_matches(name(p), pathspecs)}
+        return Discovery(kernels, broken)
 
     # -- measuring -------------------------------------------------------------------------
     def _measure(self, needs: list[_Need], cfg: configmod.Config, targets: list[int]) -> int:
@@ -127,7 +136,7 @@ class Engine:
         if not missing:
             return 0
         pool = Pool(self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout, self.progress)
-        spec_tasks = [Task(n.side.commit, "specs", (n.kernel, cfg), f"{n.kernel.name} specs", n) for n in missing]
+        spec_tasks = [Task(n.side, "specs", (n.kernel, cfg), f"{n.kernel.name} specs", n) for n in missing]
         compile_tasks: list[Task] = []
         for task, kind, payload in pool.run(spec_tasks):
             need: _Need = task.tag
@@ -142,7 +151,7 @@ class Engine:
                 for spec in payload:
                     slot = {"key": spec.key, "label": spec.label, "spec": spec.as_dict()}
                     need.results[cc].append(slot)
-                    compile_tasks.append(Task(need.side.commit, "compile", (need.kernel, spec, cc),
+                    compile_tasks.append(Task(need.side, "compile", (need.kernel, spec, cc),
                                               f"{need.kernel.name} {target_name(cc)} {spec.label}", slot))
         for task, kind, payload in pool.run(compile_tasks):
             slot = task.tag
@@ -161,44 +170,41 @@ class Engine:
     # -- the comparison --------------------------------------------------------------------
     def compare(self, old: Side | None, new: Side, pathspecs: list[str] | None = None,
                 show_all: bool = False, config: configmod.Config | None = None) -> Report:
+        """Kernels whose effective source reads a file matching `pathspecs` (all when None)."""
         new_snap = self.repo.snapshot(new)
         cfg = config or configmod.load(new_snap.read, new_snap.__contains__)
         targets = self.targets_override or list(cfg.targets)
-        new_paths = self._selected(new_snap, cfg, pathspecs)
-        new_found = self._discover(new_snap, cfg, new_paths)
+        new_found = self._select(discover(new_snap, cfg.python_path), cfg, pathspecs, {})
         messages: list[str] = []
         if old is None:
             pairs = [(None, k) for k in new_found.kernels.values()]
             broken_rows = [(None, b) for b in new_found.broken.values()]
             old_found = Discovery({}, {})
         else:
-            old_snap = self.repo.snapshot(old)
             renames = self.repo.renames(old, new)
             back = {v: k for k, v in renames.items()}
-            old_paths = {p for p in old_snap.paths if p.endswith(".py")
-                         and path_matches(back.get(p, p), pathspecs) and cfg.selects(back.get(p, p))}
-            old_found = self._discover(old_snap, cfg, old_paths)
+            old_found = self._select(discover(self.repo.snapshot(old), cfg.python_path), cfg, pathspecs, back)
             pairs, broken_rows = self._pair(old_found, new_found, renames)
         if not show_all:
             pairs = [(o, n) for o, n in pairs if o is None or n is None or o.fingerprint != n.fingerprint]
-        if pathspecs and not new_paths and old is None:
-            messages.append(f"no Python files match {' '.join(pathspecs)}")
+        if pathspecs and old is None and not new_found.kernels and not new_found.broken:
+            messages.append(f"no Triton kernels in {' '.join(pathspecs)}")
         needs: dict[tuple, _Need] = {}
         for o, n in pairs:
             for side, k in ((old, o), (new, n)):
-                if k is not None and (side.commit, k.fingerprint, k.id) not in needs:
+                if k is not None and (side, k.fingerprint, k.id) not in needs:
                     # an unchanged kernel (show_all) is measured once, on the new side
                     if side is old and n is not None and o is not None and o.fingerprint == n.fingerprint:
                         continue
-                    needs[(side.commit, k.fingerprint, k.id)] = _Need(side, k)
+                    needs[(side, k.fingerprint, k.id)] = _Need(side, k)
         compiled = self._measure(list(needs.values()), cfg, targets)
         rows: list[Row] = []
         for o, n in pairs:
-            new_need = needs.get((new.commit, n.fingerprint, n.id)) if n else None
+            new_need = needs.get((new, n.fingerprint, n.id)) if n else None
             if o is not None and n is not None and o.fingerprint == n.fingerprint:
                 old_need = new_need
             else:
-                old_need = needs.get((old.commit, o.fingerprint, o.id)) if o else None
+                old_need = needs.get((old, o.fingerprint, o.id)) if o else None
             for cc in targets:
                 rows += self._rows(o, n, old_need.results[cc] if old_need else None,
                                    new_need.results[cc] if new_need else None, cc, cfg, old is not None)

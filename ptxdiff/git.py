@@ -26,9 +26,14 @@ class Side:
 
     label: str
     commit: str | None
+    # (path, blob id) pairs laid over the commit's tree: the diff driver sees blobs, not
+    # commits, and puts the blob it was given into the nearest commit that holds that file.
+    overlay: tuple[tuple[str, str], ...] = ()
 
     @property
     def short(self) -> str:
+        if self.commit == "":
+            return "nothing"
         return self.commit[:10] if self.commit else "work tree"
 
 
@@ -53,9 +58,11 @@ class Snapshot:
         self._cache: dict[str, bytes] = {}
         if side.commit is None:
             self._ids = repo.worktree_files()
-        else:
+        elif side.commit:  # "" is the empty side: the old side of a file that is new
             tree = repo.raw[side.commit].peel(pygit2.Commit).tree
             self._walk(tree, "")
+        self._overlay = dict(side.overlay)
+        self._ids.update(self._overlay)
 
     def _walk(self, tree: pygit2.Tree, prefix: str) -> None:
         for entry in tree:
@@ -83,7 +90,7 @@ class Snapshot:
 
     def read(self, path: str) -> bytes:
         if path not in self._cache:
-            if self.side.commit is None:
+            if self.side.commit is None and path not in self._overlay:
                 self._cache[path] = (Path(self.repo.workdir) / path).read_bytes()
             else:
                 self._cache[path] = self.repo.raw[self._ids[path]].data
@@ -161,7 +168,7 @@ class Repo:
 
     def renames(self, old: Side, new: Side) -> dict[str, str]:
         """new path -> old path for files git sees as renamed between the two sides."""
-        if old.commit is None:
+        if not old.commit or new.commit == "":
             return {}
         old_tree = self.raw[old.commit].peel(pygit2.Commit).tree
         if new.commit is None:
@@ -188,3 +195,103 @@ class Repo:
             walker.hide(h)
         for c in walker:
             yield self.commit_info(str(c.id))
+
+    # -- config (git config of this repo, all levels) ------------------------------------------
+    def config_get(self, key: str) -> str | None:
+        try:
+            return self.raw.config[key]
+        except (KeyError, pygit2.GitError):
+            return None
+
+    def config_bool(self, key: str, default: bool) -> bool:
+        value = self.config_get(key)
+        if value is None:
+            return default
+        return value.strip().lower() not in ("false", "no", "off", "0", "")
+
+    def commit_holding(self, path: str, blob: str, limit: int = 500) -> str | None:
+        """The newest commit, walking back from HEAD, whose `path` is this blob."""
+        try:
+            head = self.raw.head.target
+        except pygit2.GitError:
+            return None
+        for n, c in enumerate(self.raw.walk(head, SortMode.TOPOLOGICAL | SortMode.TIME)):
+            if n >= limit:
+                break
+            try:
+                if str(c.tree[path].id) == blob:
+                    return str(c.id)
+            except KeyError:
+                continue
+        return None
+
+    def head_commit(self) -> str | None:
+        try:
+            return str(self.raw.head.target)
+        except pygit2.GitError:
+            return None
+
+    def has_object(self, oid: str) -> bool:
+        try:
+            return oid in self.raw
+        except (ValueError, pygit2.GitError):
+            return False
+
+    def new_commits(self, local: str, remote: str) -> list[CommitInfo]:
+        """Commits reachable from `local` that the remote does not have (git-lfs's rule:
+        `rev-list local --not --remotes=<remote>`); when `remote` names no remote-tracking refs
+        (a bare URL), every remote-tracking ref counts as what the remote has."""
+        refs = [r for r in self.raw.references if r.startswith(f"refs/remotes/{remote}/")]
+        if not refs:
+            refs = [r for r in self.raw.references if r.startswith("refs/remotes/")]
+        hide = []
+        for r in refs:
+            try:
+                hide.append(str(self.raw.references[r].peel(pygit2.Commit).id))
+            except (KeyError, ValueError, pygit2.GitError):
+                continue
+        return list(self.walk(local, hide))
+
+
+    def touches(self, commit: str, path: str) -> bool:
+        """Whether `commit` changed `path` against its first parent (or added it, for a root)."""
+        c = self.raw[commit].peel(pygit2.Commit)
+        def blob(tree):
+            try:
+                return tree[path].id
+            except KeyError:
+                return None
+        mine = blob(c.tree)
+        if not c.parents:
+            return mine is not None
+        return mine != blob(c.parents[0].tree)
+
+
+    def changed_paths(self, commit: str) -> set[str]:
+        """Paths a commit changed against its first parent (both names of a rename)."""
+        c = self.raw[commit].peel(pygit2.Commit)
+        diff = c.tree.diff_to_tree(swap=True) if not c.parents else self.raw.diff(c.parents[0].tree, c.tree)
+        diff.find_similar(DiffFind.FIND_RENAMES)
+        return {p for d in diff.deltas for p in (d.old_file.path, d.new_file.path)}
+
+
+    def write_note(self, commit: str, text: str, ref: str) -> None:
+        sig = self.raw.default_signature if "user.name" in self.raw.config else pygit2.Signature("ptxdiff", "ptxdiff@localhost")
+        self.raw.create_note(text, sig, sig, commit, ref, True)
+
+
+def is_zero(oid: str) -> bool:
+    return bool(oid) and set(oid) == {"0"}
+
+
+def trailers(message: str, key: str) -> list[str]:
+    """Values of `Key: value` trailer lines in the last paragraph of a commit message."""
+    paragraphs = [p for p in message.strip().split("\n\n") if p.strip()]
+    if len(paragraphs) < 2:
+        return []
+    values = []
+    for line in paragraphs[-1].splitlines():
+        k, sep, v = line.partition(":")
+        if sep and k.strip().lower() == key.lower():
+            values += [x.strip() for x in v.split(",") if x.strip()]
+    return values

@@ -34,7 +34,7 @@ def _ctx():
 
 @dataclass
 class Task:
-    commit: str | None       # the revision this request runs against
+    side: object             # the git.Side this request runs against
     op: str                  # "specs" or "compile"
     args: tuple
     label: str               # for progress lines
@@ -45,7 +45,7 @@ class Task:
 class _Slot:
     proc: object = None
     conn: object = None
-    commit: object = ...     # revision of the live worker; ... when none
+    side: object = ...       # revision of the live worker; ... when none
     task: Task | None = None
     deadline: float = 0.0
 
@@ -73,15 +73,15 @@ class Pool:
             slot.proc.kill()
             slot.proc.join()
         slot.conn.close()
-        slot.proc, slot.conn, slot.commit = None, None, ...
+        slot.proc, slot.conn, slot.side = None, None, ...
 
-    def _start(self, slot: _Slot, commit: str | None) -> str | None:
+    def _start(self, slot: _Slot, side) -> str | None:
         ctx = _ctx()
         parent, child = ctx.Pipe()
-        proc = ctx.Process(target=compiler.serve, args=(child, self.repo_dir, commit, self.roots), daemon=True)
+        proc = ctx.Process(target=compiler.serve, args=(child, self.repo_dir, side, self.roots), daemon=True)
         proc.start()
         child.close()
-        slot.proc, slot.conn, slot.commit = proc, parent, commit
+        slot.proc, slot.conn, slot.side = proc, parent, side
         if not parent.poll(self.timeout):
             self._stop(slot, kill=True)
             return "worker did not start in time"
@@ -99,25 +99,25 @@ class Pool:
         """Yield (task, "ok"|"error", payload) as results arrive, in any order."""
         pending: dict[object, deque[Task]] = {}
         for t in tasks:
-            pending.setdefault(t.commit, deque()).append(t)
+            pending.setdefault(t.side, deque()).append(t)
         total, done = len(tasks), 0
         try:
             while pending or any(s.task for s in self.slots):
                 for slot in self.slots:
                     if slot.task is not None or not pending:
                         continue
-                    commit = slot.commit if slot.commit in pending else max(pending, key=lambda c: len(pending[c]))
-                    if slot.commit != commit:
+                    side = slot.side if slot.side in pending else max(pending, key=lambda c: len(pending[c]))
+                    if slot.side != side:
                         self._stop(slot)
-                        failure = self._start(slot, commit)
+                        failure = self._start(slot, side)
                         if failure:
-                            for t in pending.pop(commit):
+                            for t in pending.pop(side):
                                 done += 1
                                 yield t, "error", failure
                             continue
-                    task = pending[commit].popleft()
-                    if not pending[commit]:
-                        del pending[commit]
+                    task = pending[side].popleft()
+                    if not pending[side]:
+                        del pending[side]
                     slot.task, slot.deadline = task, time.monotonic() + self.timeout
                     if self.progress and task.op == "compile":
                         self.progress(f"[{done + 1}/{total}] {task.label}")

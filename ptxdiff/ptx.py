@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 _BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _LINE_COMMENT = re.compile(r"//[^\n]*")
-_DEBUG_SECTION = re.compile(r"^\s*\.section\s+\.debug\w*\s*\{.*?^\s*\}", re.S | re.M)
+# a debug section's body is `.b8`/`.b32` data and comments; `{ }` may also close on its own line
+_DEBUG_SECTION = re.compile(r"^\s*\.section\s+\.debug\w*\s*\{(?:[^{}]*?\}|.*?^\s*\})", re.S | re.M)
 _DEBUG_LINE = re.compile(r"^\s*(\.loc|\.file|@@DWARF)\b[^\n]*\n?", re.M)
 _ENTRY = re.compile(r"\.(?:entry|func)\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)")
 _REG_DECL = re.compile(r"\.reg\s+\.(\w+)\s+%(\w+?)(?:<(\d+)>)?\s*;")
@@ -28,6 +29,8 @@ _TYPE_BYTES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2
 _NO_DEST = ("st", "red", "bra", "ret", "exit", "bar", "barrier", "membar", "fence", "prefetch",
             "cp", "mbarrier", "wgmma", "trap", "call", "griddepcontrol", "setmaxnreg", "stmatrix",
             "tcgen05", "elect")
+# Opcodes whose first two source operands commute (fma/mad: a*b+c).
+_COMMUTATIVE = {"add", "mul", "mul24", "min", "max", "and", "or", "xor", "fma", "mad", "mad24"}
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,9 @@ def normalise(ptx: str) -> str:
     text = _strip_comments(text)
     text = _DEBUG_LINE.sub("", text)
     for name in entry_names(ptx):
-        text = re.sub(rf"(?<![\w$]){re.escape(name)}(?=\b|_param)", "KERNEL", text)
+        # only where PTX names a function: `.entry NAME(`, `call NAME, (`, `NAME_param_0`; a kernel
+        # called `add` or `max` must not turn `add.f32` into `KERNEL.f32`
+        text = re.sub(rf"(?<![\w$.%]){re.escape(name)}(?=_param_\d|\s*[(,])", "KERNEL", text)
     lines = [line.strip() for line in text.splitlines()]
     lines = [re.sub(r"\s+", " ", line) for line in lines if line and not line.startswith("$L__tmp")
              and not line.startswith("$L__func_")]
@@ -187,6 +192,10 @@ def value_numbers(ptx: str, mask_immediates: bool = False) -> list[str]:
             dests = _REGISTER.findall(first) if not first.startswith("[") else []
             if dests:
                 reads = reads[1:]
+        head = ins.opcode.split(".", 1)[0]
+        if head in _COMMUTATIVE and len(reads) >= 2:
+            # `x + y` and `y + x` compute one value; LLVM picks operand order freely
+            reads = [*sorted(reads[:2], key=canon), *reads[2:]]
         key = "|".join([canon(ins.predicate), ins.opcode, *map(canon, reads)])
         digest = hashlib.blake2s(key.encode(), digest_size=8).hexdigest()
         out.append(digest)

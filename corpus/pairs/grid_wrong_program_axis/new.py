@@ -14,10 +14,10 @@ def _values(shape, dtype, gen, lo=-3, hi=3):
 
 @triton.jit
 def add_col_bias_kernel(x_ptr, b_ptr, out_ptr, n_rows, n_cols, stride_row, BLOCK: tl.constexpr = 128):
-    row = tl.program_id(1)
-    pid_c = tl.program_id(1)
+    row = tl.program_id(0)
+    pid_c = tl.program_id(0)
     cols = pid_c * BLOCK + tl.arange(0, BLOCK)
-    mask = (cols < n_cols) & (row < n_rows)
+    mask = cols < n_cols
     x = tl.load(x_ptr + row * stride_row + cols, mask=mask, other=0.0)
     b = tl.load(b_ptr + cols, mask=mask, other=0.0)
     tl.store(out_ptr + row * stride_row + cols, x + b, mask=mask)

@@ -17,7 +17,7 @@ def add_col_bias_kernel(x_ptr, b_ptr, out_ptr, n_rows, n_cols, stride_row, BLOCK
     row = tl.program_id(0)
     pid_c = tl.program_id(1)
     cols = pid_c * BLOCK + tl.arange(0, BLOCK)
-    mask = (cols < n_cols) & (row < n_rows)
+    mask = cols < n_cols
     x = tl.load(x_ptr + row * stride_row + cols, mask=mask, other=0.0)
     b = tl.load(b_ptr + cols, mask=mask, other=0.0)
     tl.store(out_ptr + row * stride_row + cols, x + b, mask=mask)

@@ -33,4 +33,4 @@ def launch(x):
 
 def make_inputs(n, dtype, gen):
     rows = 1 + n % 5
-    return (_values((rows, n), dtype, gen),)
+    return (_values((rows, n), dtype, gen, -2, 0),)

@@ -1,0 +1,85 @@
+"""A kernel's story along history: one row per commit that changed its effective source.
+
+Commits are walked oldest first (first parent). A commit is looked at only when it touched a
+file of the kernel's effective source; the kernel's file is followed through renames. Each
+distinct version is compiled once: consecutive versions are compared through the engine, whose
+cache makes the older side of every comparison a hit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .discover import discover
+from .engine import Engine, Row
+from .errors import UsageError
+from .git import CommitInfo, Repo, Side
+
+
+@dataclass(frozen=True)
+class Event:
+    commit: CommitInfo
+    kernel: str
+    rows: list[Row]
+
+
+def _find(kernels, query: str):
+    hits = [k for k in kernels.values() if k.id == query or k.name == query]
+    return hits[0] if len(hits) == 1 else (hits if hits else None)
+
+
+def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEAD",
+            limit: int | None = None) -> list[Event]:
+    if ".." in rev_range:
+        left, _, right = rev_range.partition("..")
+        head, hide = repo.resolve(right or "HEAD"), [repo.resolve(left)]
+    else:
+        head, hide = repo.resolve(rev_range), []
+    commits = list(repo.walk(head, hide, first_parent=True))
+    if limit:
+        commits = commits[-limit:]
+    last_snapshot = repo.snapshot(Side("head", head))
+    found = discover(last_snapshot).kernels
+    if query is None:
+        raise UsageError("name a kernel: " + ", ".join(sorted(k.id for k in found.values())[:20]))
+    target = _find(found, query)
+    if isinstance(target, list):
+        raise UsageError(f"{query!r} is ambiguous: " + ", ".join(k.id for k in target))
+    if target is None:
+        raise UsageError(f"no kernel {query!r} at {rev_range}")
+    # walk back from head to collect the versions, following renames of the kernel's file
+    path, name = target.path, target.name
+    versions: list[tuple[CommitInfo, str, str]] = []   # (commit, kernel id, fingerprint)
+    watched = set(target.paths) | {path}
+    current_fp = None
+    for info in reversed(commits):
+        if current_fp is not None and not (repo.changed_paths(info.id) & watched):
+            continue
+        snap = repo.snapshot(Side(info.short, info.id))
+        if path not in snap:
+            break
+        kernels = discover(snap, paths={path}).kernels
+        k = kernels.get(f"{path}::{name}")
+        if k is None:
+            break
+        watched |= k.paths
+        versions.append((info, k.id, k.fingerprint))
+        current_fp = k.fingerprint
+        parent = info.parents[0] if info.parents else None
+        if parent:
+            renames = repo.renames(Side("p", parent), Side("c", info.id))
+            path = renames.get(path, path)
+    versions.reverse()
+    # keep the commits where the fingerprint changed (the first version is where it appeared)
+    events: list[Event] = []
+    previous: tuple[CommitInfo, str, str] | None = None
+    for info, kid, fp in versions:
+        if previous is not None and previous[2] == fp:
+            continue
+        old = Side(previous[0].short, previous[0].id) if previous else Side("nothing", "")
+        report = engine.compare(old, Side(info.short, info.id), [kid.partition("::")[0]]
+                                + ([previous[1].partition("::")[0]] if previous else []))
+        rows = [r for r in report.rows if r.kernel == kid]
+        events.append(Event(info, kid, rows))
+        previous = (info, kid, fp)
+    return events

@@ -1,0 +1,294 @@
+"""`ptxdiff install` / `uninstall`: the diff driver, the attributes line, the pre-push hook.
+
+Install records what it did in a manifest (`<git dir>/ptxdiff/install.json`, or
+`~/.config/ptxdiff/install.json` with --global); uninstall undoes exactly that and nothing
+else, so `git config --list --show-origin`, the attributes file and the hooks folder are as
+before. A foreign pre-push hook is kept and run first. On git >= 2.54 the hook is a
+config-defined hook (`hook.ptxdiff.*`), so no hook file is written at all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import stat
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pygit2
+
+from .driver import PYTHON_FUNCNAME
+from .errors import GitError, UsageError
+from .git import Repo
+
+MARKER = "# ptxdiff-managed pre-push hook"
+LEGACY = "pre-push.ptxdiff-legacy"
+ATTR_LINE = "*.py diff=ptxdiff"
+
+
+def git_version() -> tuple[int, ...]:
+    try:
+        out = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        return (0,)
+    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", out)
+    return tuple(int(x) for x in m.groups() if x) if m else (0,)
+
+
+def driver_command(python: str) -> str:
+    """Runs ptxdiff; if it is gone, still prints the plain diff and exits 0 (git diff never dies)."""
+    py = shlex.quote(python)
+    return (f"f() {{ {py} -m ptxdiff diff-driver \"$@\" 2>/dev/null || "
+            f"{{ echo \"ptxdiff: not runnable ({python}); run 'ptxdiff uninstall' or reinstall\"; "
+            f"git diff --no-index --no-ext-diff -- \"$2\" \"$5\"; }}; return 0; }}; f")
+
+
+def hook_stub(python: str) -> str:
+    py = shlex.quote(python)
+    return f"""#!/bin/sh
+{MARKER}: remove with `ptxdiff uninstall`; bypass once with `git push --no-verify`.
+input=$(cat)
+here=$(dirname "$0")
+if [ -x "$here/{LEGACY}" ]; then
+    printf '%s\\n' "$input" | "$here/{LEGACY}" "$@" || exit $?
+fi
+if [ "$PTXDIFF_SKIP" = 1 ]; then
+    echo "ptxdiff: PTXDIFF_SKIP=1: pre-push kernel check SKIPPED" >&2
+    exit 0
+fi
+if {py} -c 'import ptxdiff' 2>/dev/null; then
+    run() {{ {py} -m ptxdiff "$@"; }}
+elif command -v ptxdiff >/dev/null 2>&1; then
+    run() {{ ptxdiff "$@"; }}
+else
+    echo "ptxdiff: not installed ({python} cannot import it, none on PATH): push NOT checked" >&2
+    exit 0
+fi
+printf '%s\\n' "$input" | run pre-push "$@"
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then
+    echo "ptxdiff: the check itself failed (exit $rc), so the push is blocked." >&2
+    echo "ptxdiff: bypass once with: git push --no-verify   (or PTXDIFF_SKIP=1 git push)" >&2
+fi
+exit $rc
+"""
+
+
+@dataclass
+class Plan:
+    """What install will do (and uninstall will undo)."""
+
+    config_file: str
+    config: dict[str, str] = field(default_factory=dict)
+    attributes_file: str = ""
+    hook_file: str | None = None
+    hook_text: str = ""
+    legacy_from: str | None = None
+    messages: list[str] = field(default_factory=list)
+
+
+def _config_file(repo: Repo | None, global_: bool) -> str:
+    if global_:
+        return os.path.expanduser("~/.gitconfig")
+    return os.path.join(repo.git_dir, "config")
+
+
+def _manifest_path(repo: Repo | None, global_: bool) -> Path:
+    if global_:
+        base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+        return Path(base) / "ptxdiff" / "install.json"
+    return Path(repo.git_dir) / "ptxdiff" / "install.json"
+
+
+def _hooks_dir(repo: Repo) -> Path:
+    configured = repo.config_get("core.hooksPath")
+    if configured:
+        if configured.strip() == "/dev/null":
+            raise UsageError("core.hooksPath is /dev/null (hooks disabled in this repo); "
+                             "unset it or install the hook elsewhere by hand")
+        path = Path(os.path.expanduser(configured))
+        return path if path.is_absolute() else Path(repo.workdir) / path
+    return Path(repo.git_dir) / "hooks"
+
+
+def plan(repo: Repo | None, global_: bool, attributes: str, python: str) -> Plan:
+    p = Plan(_config_file(repo, global_))
+    p.config["diff.ptxdiff.command"] = driver_command(python)
+    p.config["diff.ptxdiff.xfuncname"] = PYTHON_FUNCNAME
+    config_hooks = git_version() >= (2, 54)
+    if global_:
+        configured = None
+        try:
+            configured = pygit2.Config.get_global_config()["core.attributesFile"]
+        except (KeyError, OSError, pygit2.GitError):
+            pass
+        base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+        p.attributes_file = os.path.expanduser(configured) if configured else os.path.join(base, "git", "attributes")
+    elif attributes == "commit":
+        p.attributes_file = os.path.join(repo.workdir, ".gitattributes")
+    else:
+        p.attributes_file = os.path.join(repo.git_dir, "info", "attributes")
+    if config_hooks:
+        p.config["hook.ptxdiff.command"] = f"{shlex.quote(python)} -m ptxdiff pre-push"
+        p.config["hook.ptxdiff.event"] = "pre-push"
+    elif global_:
+        p.messages.append("git < 2.54 has no config-defined hooks: run `ptxdiff install` in each repo "
+                          "for the pre-push gate")
+    else:
+        hooks = _hooks_dir(repo)
+        p.hook_file = str(hooks / "pre-push")
+        p.hook_text = hook_stub(python)
+        if os.path.exists(p.hook_file) and MARKER not in Path(p.hook_file).read_text(errors="replace"):
+            p.legacy_from = p.hook_file
+    return p
+
+
+def _set_config(path: str, values: dict[str, str]) -> dict[str, str | None]:
+    Path(path).touch(exist_ok=True)
+    cfg = pygit2.Config(path)
+    before = {}
+    for key, value in values.items():
+        try:
+            before[key] = cfg[key]
+        except KeyError:
+            before[key] = None
+        cfg[key] = value
+    return before
+
+
+def _section_header(key: str) -> str:
+    section, _, _ = key.rpartition(".")
+    head, _, sub = section.partition(".")
+    return f'[{head} "{sub}"]' if sub else f"[{head}]"
+
+
+def _drop_empty_sections(path: str, headers: set[str]) -> None:
+    lines = Path(path).read_text().splitlines(keepends=True)
+    out = []
+    for i, line in enumerate(lines):
+        if line.strip() in headers:
+            following = next((ln for ln in lines[i + 1:] if ln.strip()), "")
+            if not following or following.lstrip().startswith("["):
+                continue
+        out.append(line)
+    Path(path).write_text("".join(out))
+
+
+def install(repo: Repo | None, global_: bool = False, attributes: str = "info", dry_run: bool = False,
+            python: str | None = None, out=sys.stdout) -> int:
+    python = python or sys.executable
+    manifest = _manifest_path(repo, global_)
+    p = plan(repo, global_, attributes, python)
+    existing = json.loads(manifest.read_text()) if manifest.exists() else None
+    say = (lambda s: print(f"would {s}", file=out)) if dry_run else (lambda s: print(s, file=out))
+    for key, value in p.config.items():
+        say(f"set {key} = {value}   ({p.config_file})")
+    say(f"add '{ATTR_LINE}' to {p.attributes_file}")
+    if p.legacy_from:
+        say(f"keep the existing pre-push hook as {Path(p.legacy_from).parent / LEGACY} (run first)")
+    if p.hook_file:
+        say(f"write the pre-push hook {p.hook_file}")
+    for m in p.messages:
+        print(f"note: {m}", file=out)
+    if dry_run:
+        return 0
+    record = existing or {"config_file": p.config_file, "config_before": {}, "attributes_file": p.attributes_file,
+                          "attributes_created": False, "attributes_added_newline": False, "hook_file": None,
+                          "hooks_dir_created": False, "legacy": None, "sections_created": []}
+    if existing is None:
+        had = set()
+        if os.path.exists(p.config_file):
+            text = Path(p.config_file).read_text()
+            had = {h for h in map(_section_header, p.config) if h in text}
+        record["sections_created"] = sorted({_section_header(k) for k in p.config} - had)
+        record["config_file_created"] = not os.path.exists(p.config_file)
+        record["config_before"] = _set_config(p.config_file, p.config)
+    else:
+        _set_config(p.config_file, p.config)
+    attr = Path(p.attributes_file)
+    text = attr.read_text() if attr.exists() else None
+    if text is None or ATTR_LINE not in text.splitlines():
+        if existing is None or not record.get("attributes_line_added"):
+            record["attributes_created"] = text is None
+            record["attributes_dir_created"] = not attr.parent.exists()
+            record["attributes_added_newline"] = bool(text) and not text.endswith("\n")
+        attr.parent.mkdir(parents=True, exist_ok=True)
+        attr.write_text((text or "") + ("\n" if text and not text.endswith("\n") else "") + ATTR_LINE + "\n")
+        record["attributes_line_added"] = True
+    if p.hook_file:
+        hook = Path(p.hook_file)
+        if not hook.parent.exists():
+            hook.parent.mkdir(parents=True)
+            record["hooks_dir_created"] = True
+        if p.legacy_from:
+            os.replace(p.legacy_from, hook.parent / LEGACY)
+            record["legacy"] = str(hook.parent / LEGACY)
+        hook.write_text(p.hook_text)
+        hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        record["hook_file"] = str(hook)
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    manifest.write_text(json.dumps(record, indent=2))
+    print("ptxdiff installed: `git diff` shows kernel deltas; `git push` checks them. Undo: ptxdiff uninstall",
+          file=out)
+    return 0
+
+
+def uninstall(repo: Repo | None, global_: bool = False, out=sys.stdout) -> int:
+    manifest = _manifest_path(repo, global_)
+    if not manifest.exists():
+        raise GitError("ptxdiff is not installed here (no install record at " + str(manifest) + ")")
+    record = json.loads(manifest.read_text())
+    cfg_file = record["config_file"]
+    if os.path.exists(cfg_file):
+        cfg = pygit2.Config(cfg_file)
+        for key, before in record["config_before"].items():
+            if before is None:
+                try:
+                    del cfg[key]
+                except KeyError:
+                    pass
+            else:
+                cfg[key] = before
+        _drop_empty_sections(cfg_file, set(record.get("sections_created", [])))
+        if record.get("config_file_created") and not Path(cfg_file).read_text().strip():
+            os.remove(cfg_file)
+    attr = Path(record["attributes_file"])
+    if record.get("attributes_line_added") and attr.exists():
+        lines = attr.read_text().splitlines(keepends=True)
+        for i in range(len(lines) - 1, -1, -1):
+            if lines[i].rstrip("\n") == ATTR_LINE:
+                del lines[i]
+                break
+        text = "".join(lines)
+        if record.get("attributes_added_newline") and text.endswith("\n"):
+            text = text[:-1]
+        if record.get("attributes_created") and not text:
+            attr.unlink()
+            if record.get("attributes_dir_created"):
+                try:
+                    attr.parent.rmdir()
+                except OSError:
+                    pass
+        else:
+            attr.write_text(text)
+    hook_file = record.get("hook_file")
+    if hook_file and os.path.exists(hook_file) and MARKER in Path(hook_file).read_text(errors="replace"):
+        os.remove(hook_file)
+    if record.get("legacy") and os.path.exists(record["legacy"]) and hook_file:
+        os.replace(record["legacy"], hook_file)
+    if record.get("hooks_dir_created") and hook_file:
+        try:
+            Path(hook_file).parent.rmdir()
+        except OSError:
+            pass
+    manifest.unlink()
+    try:
+        manifest.parent.rmdir()
+    except OSError:
+        pass
+    print("ptxdiff uninstalled", file=out)
+    return 0
