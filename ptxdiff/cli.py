@@ -182,6 +182,24 @@ def cmd_notes(args, paths) -> int:
     return EXIT_OK
 
 
+def cmd_corpus(args, paths) -> int:
+    from . import corpus
+
+    targets = _targets(args.target) or [90]
+    pairs, report = corpus.run(targets, jobs=args.jobs, names=args.pairs or None, progress=_progress(args))
+    if args.format == "json":
+        from . import report as reportmod
+        sys.stdout.write(reportmod.as_json(report))
+    else:
+        sys.stdout.write(corpus.evidence(pairs, report, "github" if args.format == "markdown" else "simple"))
+    return EXIT_OK
+
+
+def cmd_demo(args, paths) -> int:
+    from . import demo
+    return demo.run(keep=True, pause=not args.no_pause)
+
+
 def _common(p: argparse.ArgumentParser, compile_opts: bool = True) -> None:
     p.add_argument("-C", dest="repo", default=".", help="run as if started in this directory")
     if compile_opts:
@@ -239,6 +257,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--global", dest="global_", action="store_true")
     _common(p, compile_opts=False)
     p.set_defaults(func=cmd_uninstall)
+
+    p = sub.add_parser("corpus", help="the evidence table on the embedded corpus")
+    p.add_argument("pairs", nargs="*", help="only these pairs (default: all)")
+    _common(p)
+    p.set_defaults(func=cmd_corpus)
+
+    p = sub.add_parser("demo", help="the whole product in one minute, in a throwaway repo")
+    p.add_argument("--no-pause", action="store_true", help="do not wait between steps")
+    p.set_defaults(func=cmd_demo)
 
     sub.add_parser("diff-driver", help="what git calls (diff.ptxdiff.command): 7, 9 or 1 arguments")
 

@@ -14,7 +14,6 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
-from .git import Snapshot
 
 _LOAD_CALLS = {"load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg",
                "atomic_and", "atomic_or", "atomic_xor", "make_block_ptr", "make_tensor_descriptor"}
@@ -42,6 +41,7 @@ class Kernel:
     fingerprint: str
     params: tuple[Param, ...]
     paths: frozenset[str]  # the repo files its effective source reads
+    names: frozenset[str] = frozenset()  # module-level names its effective source reads
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,20 @@ class Broken:
     path: str
     error: str
     names: tuple[str, ...] = ()
+
+
+class FileSet:
+    """An in-memory stand-in for a git Snapshot (corpus labels, tests): path -> bytes."""
+
+    def __init__(self, files: dict[str, bytes]):
+        self.files = files
+        self.paths = frozenset(files)
+
+    def __contains__(self, path: str) -> bool:
+        return path in self.files
+
+    def read(self, path: str) -> bytes:
+        return self.files[path]
 
 
 @dataclass
@@ -144,7 +158,7 @@ def _attribute_chains(node: ast.AST) -> list[list[str]]:
 class ModuleIndex:
     """Parsed modules of one snapshot, addressed by path or dotted name, parsed once each."""
 
-    def __init__(self, snapshot: Snapshot, roots: tuple[str, ...] = ()):
+    def __init__(self, snapshot, roots: tuple[str, ...] = ()):
         self.snapshot = snapshot
         auto = ("src",) if any(p.startswith("src/") for p in snapshot.paths) else ()
         # longest root first, so src/pkg/x.py is "pkg.x" and not "src.pkg.x"
@@ -368,7 +382,7 @@ class Discovery:
     broken: dict[str, Broken]    # by path
 
 
-def discover(snapshot: Snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = None) -> Discovery:
+def discover(snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = None) -> Discovery:
     """Every kernel (a `@triton.jit` function not used as a helper by another) of the snapshot.
 
     `paths` limits which files are read (history walks one file); helpers called from files
@@ -406,7 +420,8 @@ def discover(snapshot: Snapshot, roots: tuple[str, ...] = (), paths: set[str] | 
         params = tuple(Param(a.arg, _is_constexpr(a.annotation), inferred.get(a.arg)) for a in fn.args.args)
         kid = f"{mod.path}::{fn.name}"
         kernels[kid] = Kernel(id=kid, path=mod.path, name=fn.name, module=mod.name, lineno=fn.lineno,
-                              fingerprint=closure.fingerprint(), params=params, paths=frozenset(closure.paths))
+                              fingerprint=closure.fingerprint(), params=params, paths=frozenset(closure.paths),
+                              names=frozenset(name for name, _ in closure.parts))
     return Discovery(kernels, broken)
 
 

@@ -262,9 +262,16 @@ class Engine:
                 failure = by_key.pop(None)[side]
                 for pair in by_key.values():
                     pair[side] = failure
+        # specs whose values changed (a constexpr default, an autotune Config) pair up in order
+        lone_old = [k for k, (a, b) in by_key.items() if b is None]
+        lone_new = [k for k, (a, b) in by_key.items() if a is None]
+        for ko, kn in zip(lone_old, lone_new):
+            by_key[kn][0] = by_key.pop(ko)[0]
         rows = []
         for key, (a, b) in by_key.items():
             label = (b or a)["label"]
+            if a is not None and b is not None and a["label"] != b["label"]:
+                label = f"{a['label']} → {b['label']}"
             detail = (b or a).get("spec")
             old_m = a.get("metrics") if a else None
             new_m = b.get("metrics") if b else None

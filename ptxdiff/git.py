@@ -295,3 +295,19 @@ def trailers(message: str, key: str) -> list[str]:
         if sep and k.strip().lower() == key.lower():
             values += [x.strip() for x in v.split(",") if x.strip()]
     return values
+
+
+def commit_tree(path: str, files: dict[str, bytes], message: str, parent: str | None,
+                branch: str = "refs/heads/main") -> str:
+    """Commit exactly `files` (path -> bytes) on `branch` of the repo at `path` (created if
+    missing), without a work tree checkout. For throwaway repos (corpus)."""
+    if pygit2.discover_repository(path) is None or not os.path.exists(os.path.join(path, ".git")):
+        pygit2.init_repository(path, initial_head="main")
+    repo = pygit2.Repository(path)
+    index = pygit2.Index()
+    for name, data in sorted(files.items()):
+        index.add(pygit2.IndexEntry(name, repo.create_blob(data), pygit2.enums.FileMode.BLOB))
+    tree = index.write_tree(repo)
+    sig = pygit2.Signature("ptxdiff", "ptxdiff@localhost", 1700000000, 0)
+    oid = repo.create_commit(branch, sig, sig, message, tree, [parent] if parent else [])
+    return str(oid)

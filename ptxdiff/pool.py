@@ -84,7 +84,7 @@ class Pool:
         slot.proc, slot.conn, slot.side = proc, parent, side
         if not parent.poll(self.timeout):
             self._stop(slot, kill=True)
-            return "worker did not start in time"
+            return f"worker start timed out after {self.timeout:g}s (config key 'timeout')"
         try:
             kind, msg = parent.recv()
         except EOFError:
@@ -138,7 +138,7 @@ class Pool:
                             kind, payload = "error", f"worker crashed (exit code {code}) during {task.label}"
                     elif time.monotonic() >= slot.deadline:
                         self._stop(slot, kill=True)
-                        kind, payload = "error", f"timed out after {self.timeout:.0f}s (config key 'timeout')"
+                        kind, payload = "error", f"timed out after {self.timeout:g}s (config key 'timeout')"
                     else:
                         continue
                     slot.task = None

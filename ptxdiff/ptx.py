@@ -61,7 +61,9 @@ class PtxMetrics:
 
 
 def entry_names(ptx: str) -> list[str]:
-    return _ENTRY.findall(_strip_comments(ptx))
+    """Kernel (`.entry`) names first, then `.func` names; each once (a .func may be declared twice)."""
+    found = [(m.group(0).startswith(".func"), m.group(1)) for m in _ENTRY.finditer(_strip_comments(ptx))]
+    return list(dict.fromkeys(name for _, name in sorted(found, key=lambda f: f[0])))
 
 
 def _strip_comments(ptx: str) -> str:

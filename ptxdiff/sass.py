@@ -14,6 +14,8 @@ _RES_FIELD = re.compile(r"([A-Z]+(?:\[\d+\])?):(\d+)")
 _SASS_LINE = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)")
 _PTXAS_REGS = re.compile(r"Used (\d+) registers")
 _PTXAS_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_PTXAS_ENTRY = re.compile(r"Compiling entry function '([^']+)'")
+_PTXAS_PROPS = re.compile(r"Function properties for ([^\s]+)\s*\n\s*" + _PTXAS_FRAME.pattern)
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,10 @@ def sass_opcodes(text: str) -> Counter[str]:
 def ptxas_log(text: str) -> PtxasLog:
     regs = _PTXAS_REGS.findall(text)
     frame = _PTXAS_FRAME.findall(text)
+    # ptxas lists a noinline .func's properties after the kernel's: prefer the entry function's
+    entries = _PTXAS_ENTRY.findall(text)
+    own = [m.groups()[1:] for m in _PTXAS_PROPS.finditer(text) if m.group(1) in entries]
+    frame = own or frame
     if not frame:
         return PtxasLog(int(regs[-1]) if regs else None, None, None, None)
     stack, stores, loads = (int(x) for x in frame[-1])

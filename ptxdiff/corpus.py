@@ -1,0 +1,186 @@
+"""`ptxdiff corpus`: the evidence table, from the embedded corpus, through the ordinary diff path.
+
+Every pair's old.py goes into one commit and new.py into the next of a throwaway repository;
+`Engine.compare` then does exactly what `ptxdiff diff` does. Labels come from labels.py (a
+source-level rule), never from PTX; the gate is measured against them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from tabulate import tabulate
+
+from .labels import label as source_label
+from .targets import target_name
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+COUNTS = ("ptx_regs", "ptx_instrs", "regs", "sass_instrs")
+LABELS = ("structural", "constant-only", "refactor")
+
+
+def corpus_dir() -> Path:
+    env = os.environ.get("PTXDIFF_CORPUS")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parent.parent / "corpus"
+
+
+@dataclass(frozen=True)
+class Pair:
+    name: str
+    kernel: str
+    description: str
+    hand_label: str
+    bug_class: str
+    config: dict
+    study: bool
+    observable: bool
+
+    def source(self, root: Path, side: str) -> str:
+        return (root / "pairs" / self.name / f"{side}.py").read_text()
+
+    @property
+    def kernel_id(self) -> str:
+        return f"kernels/{self.name}.py::{self.kernel}"
+
+
+def load_pairs(root: Path | None = None, names: list[str] | None = None) -> list[Pair]:
+    root = root or corpus_dir()
+    data = tomllib.loads((root / "pairs.toml").read_text())
+    pairs = [Pair(p["name"], p["kernel"], p.get("description", ""), p.get("hand_label", ""),
+                  p.get("bug_class", ""), p.get("config", {}), bool(p.get("study")), p.get("observable", True))
+             for p in data["pair"]]
+    if names:
+        pairs = [p for p in pairs if p.name in names]
+    return pairs
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + " }"
+    if isinstance(v, str):
+        return '"' + v.replace('"', '\\"') + '"'
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return repr(v)
+
+
+def build_repo(pairs: list[Pair], where: Path, targets: list[int], root: Path | None = None) -> tuple[str, str]:
+    """A repo with all old sides in one commit and all new sides in the next; returns both ids."""
+    from .git import commit_tree
+
+    root = root or corpus_dir()
+    config = ["[tool.ptxdiff]", "targets = [" + ", ".join(f'"{target_name(t)}"' for t in targets) + "]", ""]
+    for p in pairs:
+        if p.config:
+            config.append(f'[tool.ptxdiff.kernels."{p.kernel_id}"]')
+            config += [f"{k} = {_toml_value(v)}" for k, v in p.config.items()]
+            config.append("")
+    common = {"pyproject.toml": "\n".join(config).encode(), "kernels/__init__.py": b""}
+    old = {**common, **{f"kernels/{p.name}.py": p.source(root, "old").encode() for p in pairs}}
+    new = {**common, **{f"kernels/{p.name}.py": p.source(root, "new").encode() for p in pairs}}
+    first = commit_tree(str(where), old, "corpus: correct kernels", None)
+    second = commit_tree(str(where), new, "corpus: changed kernels", first)
+    return first, second
+
+
+def run(targets: list[int], jobs: int | None = None, names: list[str] | None = None, progress=None,
+        workdir: str | None = None):
+    from .engine import Engine
+    from .git import Repo, Side
+
+    pairs = load_pairs(names=names)
+    tmp = workdir or tempfile.mkdtemp(prefix="ptxdiff-corpus-")
+    first, second = build_repo(pairs, Path(tmp), targets)
+    repo = Repo(tmp)
+    engine = Engine(repo, jobs=jobs, targets=targets, progress=progress)
+    report = engine.compare(Side("correct", first), Side("changed", second), show_all=True)
+    return pairs, report
+
+
+def _d(row, key):
+    v = row.delta.get(key)
+    return "-" if v is None else (f"{v:+.2f}" if isinstance(v, float) else f"{v:+d}")
+
+
+def _spills(row):
+    if not row.old or not row.new:
+        return "-"
+    a = (row.old.get("spill_store_bytes") or 0) + (row.old.get("spill_load_bytes") or 0)
+    b = (row.new.get("spill_store_bytes") or 0) + (row.new.get("spill_load_bytes") or 0)
+    return f"{b - a:+d}"
+
+
+def evidence(pairs: list[Pair], report, fmt: str = "simple") -> str:
+    root = corpus_dir()
+    rows_by_kernel: dict[str, list] = {}
+    for r in report.rows:
+        rows_by_kernel.setdefault(r.kernel, []).append(r)
+    labels = {p.name: source_label(p.source(root, "old"), p.source(root, "new"), p.kernel) for p in pairs}
+    targets = sorted({r.target for r in report.rows}, key=lambda t: int(t[3:]))
+    primary = "sm_90" if "sm_90" in targets else (targets[0] if targets else "sm_90")
+    table, confusion, counter, portable = [], Counter(), [], {}
+    block = set(report.config.block)
+    tp = fp = fn = 0
+    for p in pairs:
+        rows = rows_by_kernel.get(p.kernel_id, [])
+        lab = labels[p.name]
+        for r in rows:
+            table.append([p.name, lab, p.hand_label if p.hand_label != lab else "=", r.target, r.spec,
+                          r.verdict, _d(r, "ptx_regs"), _d(r, "ptx_instrs"), _d(r, "regs"), _spills(r),
+                          _d(r, "sass_instrs"), _d(r, "occupancy")])
+        main = [r for r in rows if r.target == primary]
+        for r in main:
+            confusion[(r.verdict, lab)] += 1
+            flagged = r.verdict in block
+            tp += flagged and lab == "structural"
+            fp += flagged and lab != "structural"
+            fn += (not flagged) and lab == "structural"
+            zero = all(not r.delta.get(k) for k in COUNTS)
+            if lab == "structural" and zero:
+                counter.append(f"{p.name}: structural by source, zero count delta on {r.target} "
+                               f"(verdict {r.verdict}) - {p.description}")
+            if lab == "constant-only" and not zero and r.verdict != "failed":
+                counter.append(f"{p.name}: constant-only by source, count delta on {r.target} "
+                               f"({', '.join(f'{k} {r.delta[k]:+}' for k in COUNTS if r.delta.get(k))}) "
+                               f"- {p.description}")
+        per_target = {}
+        for r in rows:
+            per_target.setdefault(r.target, []).append(tuple(r.delta.get(k) for k in ("ptx_regs", "ptx_instrs")))
+        portable[p.name] = len({tuple(v) for v in per_target.values()}) <= 1
+    verdicts = [v for v in ("failed", "added", "removed", "structural", "reordered", "constants-only", "identical")
+                if any(k[0] == v for k in confusion)]
+    matrix = [[v, *(confusion[(v, lab)] for lab in LABELS)] for v in verdicts]
+    precision = tp / (tp + fp) if tp + fp else float("nan")
+    recall = tp / (tp + fn) if tp + fn else float("nan")
+    head = (f"ptxdiff corpus: {len(pairs)} pairs; targets {', '.join(targets)}; "
+            f"toolchain {', '.join(f'{k} {v}' for k, v in report.toolchain.items())}")
+    md = fmt == "github"
+    out = [("## " if md else "") + head, ""]
+    out.append(tabulate(table, headers=["pair", "label (rule)", "hand", "target", "spec", "verdict", "Δptx_regs",
+                                        "Δptx_instrs", "Δregs", "Δspills", "Δsass", "Δocc"],
+                        tablefmt=fmt, disable_numparse=True))
+    out += ["", ("### " if md else "") + f"Confusion matrix on {primary} (verdict x source label)", ""]
+    out.append(tabulate(matrix, headers=["verdict", *LABELS], tablefmt=fmt, disable_numparse=True))
+    out += ["", summary_line(tp, fp, fn, precision, recall, block), ""]
+    out.append(("### " if md else "") + f"Counter-examples ({len(counter)})")
+    out += [("- " if md else "  ") + c for c in counter] or ["none"]
+    moved = sorted(n for n, ok in portable.items() if not ok)
+    out += ["", ("### " if md else "") + "Portability across targets (PTX-level deltas equal on every target)",
+            f"{sum(portable.values())}/{len(portable)} pairs equal" + (f"; differ: {', '.join(moved)}" if moved else "")]
+    return "\n".join(out) + "\n"
+
+
+def summary_line(tp, fp, fn, precision, recall, block) -> str:
+    return (f"Gate ({'/'.join(sorted(block))} blocks) against source label `structural`: "
+            f"precision {precision:.2f} ({tp}/{tp + fp}), recall {recall:.2f} ({tp}/{tp + fn})")

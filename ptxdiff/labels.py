@@ -1,0 +1,208 @@
+"""The corpus's ground truth: a source-level rule over two ASTs, independent of any PTX.
+
+- refactor: equal up to comments, docstrings, formatting, consistent renaming of the module's
+  own names, operand order of commutative + and *, and reordering of independent statements;
+- constant-only: equal once every literal constant is masked (and not a refactor);
+- structural: anything else.
+Only the kernel's effective source (discover.py's closure) and the host wrapper `launch` are
+compared: code the kernel never reads is not part of the change. Helper extraction is *not* recognised (it changes the AST's shape): such pairs show up as
+rule/hand-label disagreements in the corpus report, on purpose, rather than being special-cased.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+
+from .discover import _strip_docstrings
+
+
+def _parse(src: str) -> ast.Module:
+    tree = ast.parse(src)
+    _strip_docstrings(tree)
+    return tree
+
+
+class _FoldSigns(ast.NodeTransformer):
+    """-1.0 and float("-inf") are literals too."""
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "float" and len(node.args) == 1 \
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            try:
+                return ast.copy_location(ast.Constant(float(node.args[0].value)), node)
+            except ValueError:
+                return node
+        return node
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, (ast.USub, ast.UAdd)) and isinstance(node.operand, ast.Constant) \
+                and isinstance(node.operand.value, (int, float)):
+            value = -node.operand.value if isinstance(node.op, ast.USub) else node.operand.value
+            return ast.copy_location(ast.Constant(value), node)
+        return node
+
+
+class _Mask(ast.NodeTransformer):
+    def visit_Constant(self, node):
+        return ast.Constant("#") if not isinstance(node.value, bool) and node.value is not None else node
+
+
+def _bound_names(tree: ast.Module) -> list[str]:
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, ast.arg):
+            names.append(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.append(node.id)
+    return list(dict.fromkeys(names))
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, mapping: dict[str, str]):
+        self.m = mapping
+
+    def visit_Call(self, node):
+        # keywords name the callee's params: rename them only for the module's own functions
+        callee = node.func.value if isinstance(node.func, ast.Subscript) else node.func
+        own = isinstance(callee, ast.Name) and callee.id in self.m
+        self.generic_visit(node)
+        for kw in node.keywords:
+            if own and kw.arg:
+                kw.arg = self.m.get(kw.arg, kw.arg)
+        return node
+
+    def visit_Name(self, node):
+        node.id = self.m.get(node.id, node.id)
+        return node
+
+    def visit_arg(self, node):
+        node.arg = self.m.get(node.arg, node.arg)
+        node.annotation = self.visit(node.annotation) if node.annotation else None
+        return node
+
+    def visit_FunctionDef(self, node):
+        node.name = self.m.get(node.name, node.name)
+        self.generic_visit(node)
+        return node
+
+
+
+def _alpha(tree: ast.Module) -> ast.Module:
+    mapping = {n: f"_v{i}" for i, n in enumerate(_bound_names(tree))}
+    return _Rename(mapping).visit(tree)
+
+
+class _Commute(ast.NodeTransformer):
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, (ast.Add, ast.Mult)):
+            left, right = sorted((node.left, node.right), key=_dump)
+            node.left, node.right = left, right
+        return node
+
+
+def _dump(tree: ast.AST) -> str:
+    return ast.dump(tree, include_attributes=False)
+
+
+def _reads_writes(stmt: ast.stmt) -> tuple[set[str], set[str]]:
+    reads, writes = set(), set()
+    for n in ast.walk(stmt):
+        if isinstance(n, ast.Name):
+            (reads if isinstance(n.ctx, ast.Load) else writes).add(n.id)
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+        reads.add(stmt.target.id)
+    return reads, writes
+
+
+def _independent_permutation(a: list[ast.stmt], b: list[ast.stmt]) -> bool:
+    """b is a reordering of a that swaps no two statements depending on each other."""
+    da, db = [_dump(s) for s in a], [_dump(s) for s in b]
+    if Counter(da) != Counter(db):
+        return False
+    position: dict[str, list[int]] = {}
+    for i, d in enumerate(db):
+        position.setdefault(d, []).append(i)
+    new_index = [position[d].pop(0) for d in da]
+    effects = [_reads_writes(s) for s in a]
+    for i in range(len(a)):
+        for j in range(i + 1, len(a)):
+            if new_index[i] > new_index[j]:
+                ri, wi = effects[i]
+                rj, wj = effects[j]
+                if wi & (rj | wj) or wj & ri or _has_side_effect(a[i]) and _has_side_effect(a[j]):
+                    return False
+    return True
+
+
+def _has_side_effect(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr)  # e.g. tl.store(...): keep stores in order
+
+
+def _equal_up_to_reorder(a: ast.AST, b: ast.AST) -> bool:
+    if type(a) is not type(b):
+        return False
+    for name, va in ast.iter_fields(a):
+        vb = getattr(b, name, None)
+        if isinstance(va, list) and va and isinstance(va[0], ast.stmt):
+            if not isinstance(vb, list) or len(va) != len(vb):
+                return False
+            if [_dump(s) for s in va] != [_dump(s) for s in vb]:
+                if not _independent_permutation(va, vb):
+                    # same statements in place, differing inside: recurse pairwise
+                    if not all(_equal_up_to_reorder(x, y) for x, y in zip(va, vb)):
+                        return False
+        elif isinstance(va, list):
+            if not isinstance(vb, list) or len(va) != len(vb):
+                return False
+            if not all(_equal_up_to_reorder(x, y) if isinstance(x, ast.AST) else x == y for x, y in zip(va, vb)):
+                return False
+        elif isinstance(va, ast.AST):
+            if not isinstance(vb, ast.AST) or not _equal_up_to_reorder(va, vb):
+                return False
+        elif va != vb and name not in ("lineno", "col_offset", "end_lineno", "end_col_offset", "type_comment"):
+            return False
+    return True
+
+
+def _relevant(src: str, kernel: str | None) -> ast.Module:
+    """The module reduced to the kernel's effective source plus the host wrapper `launch`."""
+    tree = _parse(src)
+    if kernel is None:
+        return tree
+    from .discover import FileSet, discover
+
+    found = discover(FileSet({"k.py": src.encode()}))
+    k = found.kernels.get(f"k.py::{kernel}")
+    keep = set(k.names) if k else set()
+    keep |= {"launch", kernel}
+    body = []
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            body.append(stmt)
+        elif isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) and stmt.name in keep:
+            body.append(stmt)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and \
+                {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} & keep:
+            body.append(stmt)
+    tree.body = body
+    return tree
+
+
+def label(old_src: str, new_src: str, kernel: str | None = None) -> str:
+    """constant-only / structural / refactor for two versions of a module (see module doc)."""
+    def tree(src: str) -> ast.Module:
+        return _Commute().visit(_FoldSigns().visit(_relevant(src, kernel)))
+    a, b = tree(old_src), tree(new_src)
+    if _dump(a) == _dump(b) or _dump(_alpha(tree(old_src))) == _dump(_alpha(tree(new_src))):
+        return "refactor"
+    if _equal_up_to_reorder(a, b):
+        return "refactor"
+    if _dump(_Mask().visit(tree(old_src))) == _dump(_Mask().visit(tree(new_src))):
+        return "constant-only"
+    return "structural"
