@@ -1,0 +1,64 @@
+"""On a GPU machine: do the `regs` / spill figures ptxdiff computes offline match what the CUDA
+driver reports for the same kernel (triton's CompiledKernel.n_regs / n_spills)?
+
+Compiles each corpus kernel the offline way (ptxdiff.compiler, explicit GPUTarget), then launches
+it for real through its host wrapper and reads the driver's numbers from the kernel's cache.
+    python benchmarks/gpu_check.py [pair ...]
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import torch  # noqa: E402
+
+from ptxdiff import compiler  # noqa: E402
+from ptxdiff.config import KernelConfig  # noqa: E402
+from ptxdiff.corpus import corpus_dir, load_pairs  # noqa: E402
+from ptxdiff.discover import FileSet, discover  # noqa: E402
+from ptxdiff.specs import resolve  # noqa: E402
+
+
+def main(names: list[str]) -> int:
+    compiler.prepare_env()
+    cc = torch.cuda.get_device_capability()
+    cc = cc[0] * 10 + cc[1]
+    rows, bad = [], 0
+    for pair in load_pairs(names=names or None):
+        if pair.config or pair.name.startswith("perf_"):
+            continue
+        path = corpus_dir() / "pairs" / pair.name / "old.py"
+        spec_ = importlib.util.spec_from_file_location(f"corpus_{pair.name}", path)
+        mod = importlib.util.module_from_spec(spec_)
+        spec_.loader.exec_module(mod)
+        kernel = discover(FileSet({"k.py": path.read_bytes()})).kernels[f"k.py::{pair.kernel}"]
+        jit, declared = compiler._unwrap(getattr(mod, pair.kernel))
+        spec = resolve(kernel, declared, KernelConfig())[0]
+        offline = compiler.compile_spec(jit, spec, cc)
+        if "error" in offline:
+            rows.append((pair.name, "offline compile failed", offline["error"][:80]))
+            continue
+        inputs = [t.cuda() if torch.is_tensor(t) else t for t in
+                  mod.make_inputs(1000, torch.float32, torch.Generator().manual_seed(0))]
+        mod.launch(*inputs)
+        torch.cuda.synchronize()
+        launched = [k for dev in jit.device_caches.values() for k in dev[0].values()] \
+            if hasattr(jit, "device_caches") else list(jit.cache[0].values())
+        driver = [(k.n_regs, k.n_spills, k.metadata.num_warps) for k in launched]
+        m = offline["metrics"]
+        match = any(r == m["regs"] for r, _, w in driver if w == spec.num_warps)
+        bad += not match
+        rows.append((pair.name, f"offline regs {m['regs']} local {m['local_bytes']}B spill {m['spill_store_bytes']}",
+                     f"driver (n_regs, n_spills, warps) {driver}", "OK" if match else "MISMATCH"))
+    for r in rows:
+        print(" | ".join(map(str, r)))
+    print(f"{len(rows) - bad} match, {bad} mismatch")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
