@@ -194,7 +194,7 @@ class ModuleIndex:
         except UnicodeDecodeError:
             mod.error = f"{path}: not UTF-8 text"
         except SyntaxError as e:
-            mod.error = f"{path}:{e.lineno}: SyntaxError: {e.msg}"
+            mod.error = f"{path}:{e.lineno}: SyntaxError: {e.msg}" if e.lineno else f"{path}: SyntaxError: {e.msg}"
         except ValueError as e:  # source with NUL bytes
             mod.error = f"{path}: {e}"
         if mod.tree is not None:

@@ -79,8 +79,10 @@ def plain_diff(args: list[str], colour: bool) -> str:
     elif old_mode != new_mode:
         header += [f"old mode {old_mode}", f"new mode {new_mode}"]
     abbrev = _abbrev(lines) or 7
-    if old_hex != new_hex or old_file == "/dev/null" or new_file == "/dev/null":
-        index = f"index {_short(old_hex, old_file, abbrev)}..{_short(new_hex, new_file, abbrev)}"
+    old_short, new_short = _short(old_hex, old_file, abbrev), _short(new_hex, new_file, abbrev)
+    # compare content ids, not the raw hex: a work-tree side is all zeros even when unchanged
+    if old_short != new_short or old_file == "/dev/null" or new_file == "/dev/null":
+        index = f"index {old_short}..{new_short}"
         if old_mode == new_mode and "/dev/null" not in (old_file, new_file):
             index += f" {new_mode}"
         header.append(index)

@@ -198,6 +198,17 @@ class Repo:
 
     # -- config (git config of this repo, all levels) ------------------------------------------
     def config_get(self, key: str) -> str | None:
+        if os.environ.get("GIT_CONFIG_PARAMETERS") or os.environ.get("GIT_CONFIG_COUNT"):
+            # `git -c key=value ...` passes settings in the environment, which libgit2 ignores:
+            # ask git itself, which sees them (and every config file) the way the user meant.
+            import subprocess
+            try:
+                proc = subprocess.run(["git", f"--git-dir={self.git_dir}", "config", "--get", key],
+                                      capture_output=True, text=True)
+                if proc.returncode in (0, 1):
+                    return proc.stdout.rstrip("\n") if proc.returncode == 0 else None
+            except OSError:
+                pass
         try:
             return self.raw.config[key]
         except (KeyError, pygit2.GitError):
