@@ -348,8 +348,11 @@ def infer_param_kinds(fn: ast.FunctionDef) -> dict[str, str | None]:
                         n = todo.pop()
                         if n not in seen:
                             seen.add(n)
-                            pointer_roots.add(n)
                             todo.extend(derived.get(n, ()))
+                    # an address has one pointer term: next to a `*ptr*` param the others are offsets
+                    named = {n for n in seen if n in params and "ptr" in n.lower()}
+                    pointer_roots |= named or seen
+                    int_evidence |= seen - named if named else set()
                     inner = {n.id for n in ast.walk(arg) if isinstance(n, ast.Name)}
                     int_evidence |= inner - _pointer_terms(arg)
             if name in _INT_CALLS:
