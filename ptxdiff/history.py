@@ -69,6 +69,7 @@ def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEA
         if parent:
             renames = repo.renames(Side("p", parent), Side("c", info.id))
             path = renames.get(path, path)
+            watched.add(path)  # the file's older name: commits that touched it count too
     versions.reverse()
     # keep the commits where the fingerprint changed (the first version is where it appeared)
     events: list[Event] = []
