@@ -50,6 +50,7 @@ class Cache:
 
     def put(self, key: str, value) -> None:
         path = self._path(key)
+        tmp = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
@@ -57,7 +58,12 @@ class Cache:
                 f.write(json.dumps(value).encode())
             os.replace(tmp, path)
         except OSError:
-            pass  # a cache that cannot be written only costs time
+            if tmp is not None:  # never leave a half-written temp file behind (prune cannot see it)
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+            # a cache that cannot be written only costs time
 
     def entries(self) -> list[tuple[float, int, Path]]:
         out = []

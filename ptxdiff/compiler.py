@@ -42,14 +42,15 @@ def _unwrap(obj) -> tuple[object, Declared]:
     autotune: tuple = ()
     heuristics: dict = {}
     seen = 0
-    while not hasattr(obj, "arg_names") and hasattr(obj, "fn") and seen < 8:
+    # Autotuner/Heuristics also carry `arg_names`; only the JITFunction has `params`
+    while not hasattr(obj, "params") and hasattr(obj, "fn") and seen < 8:
         seen += 1
         if hasattr(obj, "configs"):
             autotune = tuple((dict(c.kwargs), c.num_warps, c.num_stages) for c in obj.configs)
         if hasattr(obj, "values") and isinstance(obj.values, dict):
             heuristics = {**obj.values, **heuristics}
         obj = obj.fn
-    if not hasattr(obj, "arg_names"):
+    if not hasattr(obj, "params") or not hasattr(obj, "arg_names"):
         raise SpecError(f"{obj!r} is not a triton JITFunction")
     params = tuple(obj.arg_names)
     constexpr_params, defaults = set(), {}

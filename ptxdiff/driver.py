@@ -52,7 +52,7 @@ def _attributes_file() -> str:
     return path
 
 
-def plain_diff(args: list[str], colour: bool) -> str:
+def plain_diff(args: list[str], colour: bool, prefixes: tuple[str, str] = ("a/", "b/")) -> str:
     """The unified diff git would print for this path, header included."""
     path, old_file, old_hex, old_mode, new_file, new_hex, new_mode = args[:7]
     new_path = args[7] if len(args) >= 9 else path
@@ -67,9 +67,10 @@ def plain_diff(args: list[str], colour: bool) -> str:
     start = next((i for i, ln in enumerate(lines) if _strip_ansi(ln).startswith(("--- ", "Binary files"))),
                  len(lines))
     bold, reset = ("\x1b[1m", "\x1b[m") if colour else ("", "")
-    old_name = "/dev/null" if old_file == "/dev/null" else f"a/{path}"
-    new_name = "/dev/null" if new_file == "/dev/null" else f"b/{new_path}"
-    header = [f"diff --git a/{path} b/{new_path}"]
+    src, dst = prefixes
+    old_name = "/dev/null" if old_file == "/dev/null" else f"{src}{path}"
+    new_name = "/dev/null" if new_file == "/dev/null" else f"{dst}{new_path}"
+    header = [f"diff --git {src}{path} {dst}{new_path}"]
     if len(args) >= 9:
         header += [ln for ln in args[8].splitlines() if ln and not ln.startswith("index ")]
     if old_file == "/dev/null":
@@ -186,7 +187,8 @@ def run(args: list[str]) -> int:
         out.write(f"ptxdiff: diff-driver expects 1, 7 or 9 arguments from git, got {len(args)}\n")
         return 0
     try:
-        out.write(plain_diff(args, colour))
+        noprefix = repo is not None and repo.config_bool("diff.noprefix", False)
+        out.write(plain_diff(args, colour, ("", "") if noprefix else ("a/", "b/")))
     except Exception as e:  # the plain diff itself failed: say so, still exit 0
         out.write(f"ptxdiff: could not print the diff of {args[0]}: {e}\n")
         return 0

@@ -102,7 +102,10 @@ class Repo:
         found = pygit2.discover_repository(str(path))
         if found is None:
             raise GitError(f"not a git repository (or any parent): {os.path.abspath(path)}")
-        self.raw = pygit2.Repository(found)
+        try:
+            self.raw = pygit2.Repository(found)
+        except pygit2.GitError as e:  # e.g. a sha256 repository, which libgit2 cannot read yet
+            raise GitError(f"cannot open the repository {found}: {e}") from None
 
     @property
     def git_dir(self) -> str:

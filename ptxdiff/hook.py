@@ -53,7 +53,8 @@ def base_of(repo: Repo, update: RefUpdate, remote: str, commits: list[CommitInfo
     return parents[0] if parents else ""
 
 
-def check(repo: Repo, remote: str, updates: list[RefUpdate], engine, out=sys.stderr) -> int:
+def check(repo: Repo, remote: str, updates: list[RefUpdate], engine, out=None) -> int:
+    out = out or sys.stderr
     blocked_any = False
     for update in updates:
         if is_zero(update.local_oid) or update.local_ref == "(delete)":

@@ -179,7 +179,8 @@ def _drop_empty_sections(path: str, headers: set[str]) -> None:
 
 
 def install(repo: Repo | None, global_: bool = False, attributes: str = "info", dry_run: bool = False,
-            python: str | None = None, out=sys.stdout) -> int:
+            python: str | None = None, out=None) -> int:
+    out = out or sys.stdout  # looked up per call, so redirected/captured stdout is honoured
     python = python or sys.executable
     manifest = _manifest_path(repo, global_)
     p = plan(repo, global_, attributes, python)
@@ -237,7 +238,8 @@ def install(repo: Repo | None, global_: bool = False, attributes: str = "info", 
     return 0
 
 
-def uninstall(repo: Repo | None, global_: bool = False, out=sys.stdout) -> int:
+def uninstall(repo: Repo | None, global_: bool = False, out=None) -> int:
+    out = out or sys.stdout
     manifest = _manifest_path(repo, global_)
     if not manifest.exists():
         raise GitError("ptxdiff is not installed here (no install record at " + str(manifest) + ")")

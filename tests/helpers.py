@@ -1,0 +1,189 @@
+"""Shared helpers for tests that build small git repositories in tmp_path.
+
+Everything here is plain functions (plus one fixture factory) so test modules can import what
+they need; nothing compiles by itself. Repos are built with the real `git` binary, commits get
+a fixed author and a fixed, increasing date, and git is isolated from the user's config.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PY = sys.executable
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "corpus" / "pairs"
+
+AUTHOR_NAME = "Test Author"
+AUTHOR_EMAIL = "author@example.com"
+_EPOCH = 1_700_000_000
+_tick = itertools.count()
+
+# Variables a test run must not inherit (they change what ptxdiff or git does).
+_SCRUB = ("PTXDIFF_FORCE", "PTXDIFF_SKIP", "PTXDIFF_PROGRESS", "PTXDIFF_CACHE_DIR", "PTXDIFF_CACHE_MAX_MB",
+          "PTXDIFF_DEBUG", "GIT_PAGER_IN_USE", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE",
+          "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "NO_COLOR",
+          "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
+
+
+def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Per-test environment: own HOME/global git config, own compile cache. Returns the cache dir."""
+    for var in _SCRUB:
+        monkeypatch.delenv(var, raising=False)
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    gitconfig = home / ".gitconfig"
+    gitconfig.write_text("")
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_AUTHOR_NAME", AUTHOR_NAME)
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", AUTHOR_EMAIL)
+    monkeypatch.setenv("GIT_COMMITTER_NAME", AUTHOR_NAME)
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", AUTHOR_EMAIL)
+    monkeypatch.setenv("TERM", "dumb")
+    monkeypatch.setenv("PTXDIFF_CACHE_DIR", str(cache))
+    return cache
+
+
+def git(repo: Path | str, *args: str, check: bool = True, env: dict | None = None, input: str | bytes | None = None,
+        text: bool = True) -> subprocess.CompletedProcess:
+    """Run real git in `repo`; raises with git's output when `check` and it fails."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    if isinstance(input, bytes):
+        text = False
+    proc = subprocess.run(["git", *args], cwd=str(repo), capture_output=True, text=text, env=full_env, input=input)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def write(repo: Path, files: dict[str, str | bytes]) -> None:
+    for rel, content in files.items():
+        path = Path(repo) / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+
+
+def commit(repo: Path, message: str, files: dict[str, str | bytes] | None = None, remove: list[str] = (),
+           extra: list[str] = ()) -> str:
+    """Write `files`, delete `remove`, stage everything and commit with a fixed author and date."""
+    if files:
+        write(repo, files)
+    for rel in remove:
+        git(repo, "rm", "-q", "--", rel)
+    git(repo, "add", "-A")
+    date = f"{_EPOCH + 60 * next(_tick)} +0000"
+    git(repo, "commit", "-q", "--allow-empty", "-m", message, *extra,
+        env={"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date})
+    return head(repo)
+
+
+def head(repo: Path, rev: str = "HEAD") -> str:
+    return git(repo, "rev-parse", rev).stdout.strip()
+
+
+def make_repo(tmp_path: Path, files: dict[str, str | bytes] | None = None, name: str = "repo",
+              message: str = "initial") -> Path:
+    """A fresh repo (branch main) in tmp_path/name, with one commit holding `files` when given."""
+    repo = Path(tmp_path) / name
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.name", AUTHOR_NAME)
+    git(repo, "config", "user.email", AUTHOR_EMAIL)
+    git(repo, "config", "core.autocrlf", "false")
+    if files is not None:
+        commit(repo, message, files)
+    return repo
+
+
+def make_bare(tmp_path: Path, name: str = "remote.git") -> Path:
+    bare = Path(tmp_path) / name
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], check=True, capture_output=True)
+    return bare
+
+
+def corpus(pair: str, side: str) -> str:
+    return (CORPUS / pair / f"{side}.py").read_text()
+
+
+def ptxdiff(args: list[str], cwd: Path, env: dict | None = None, python_flags: list[str] = (),
+            input: str | None = None) -> subprocess.CompletedProcess:
+    """`python -m ptxdiff ARGS` in a subprocess."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([PY, *python_flags, "-m", "ptxdiff", *args], cwd=str(cwd), capture_output=True,
+                          text=True, env=full_env, input=input)
+
+
+def run_main(args: list[str], capsys) -> tuple[int, str, str]:
+    """`ptxdiff.cli.main(args)` in this process; returns (exit code, stdout, stderr)."""
+    from ptxdiff.cli import main
+
+    capsys.readouterr()
+    rc = main(list(args))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def run_json(args: list[str], capsys) -> dict:
+    args = list(args)
+    cut = args.index("--") if "--" in args else len(args)
+    rc, out, err = run_main([*args[:cut], "--format", "json", "-q", *args[cut:]], capsys)
+    assert rc in (0, 1), f"exit {rc}: {err}"
+    return json.loads(out)
+
+
+def rows_by_kernel(report: dict) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for row in report["kernels"]:
+        out.setdefault(row["kernel"], []).append(row)
+    return out
+
+
+def snapshot_tree(root: Path, skip: tuple[str, ...] = ()) -> dict[str, tuple[int, bytes]]:
+    """{relative path: (mode, bytes)} of every file under root (for byte-for-byte comparisons)."""
+    out = {}
+    root = Path(root)
+    if not root.exists():
+        return out
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        if any(rel == s or rel.startswith(s + "/") for s in skip):
+            continue
+        if p.is_file() or p.is_symlink():
+            out[rel] = (p.lstat().st_mode, p.read_bytes() if p.is_file() else os.readlink(p).encode())
+        elif p.is_dir():
+            out[rel + "/"] = (p.stat().st_mode, b"")
+    return out
+
+
+def cache_entries(cache: Path) -> list[Path]:
+    return sorted(Path(cache).glob("*/*.json.gz"))
+
+
+# Tiny kernels: no torch import, small BLOCK, so each compile is quick.
+HEADER = "import triton\nimport triton.language as tl\n\n"
+
+
+def scale_kernel(body_expr: str = "x * 2.0", name: str = "scale_kernel", block: int = 128) -> str:
+    return HEADER + f'''
+@triton.jit
+def {name}(x_ptr, out_ptr, n, BLOCK: tl.constexpr = {block}):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, {body_expr}, mask=mask)
+'''

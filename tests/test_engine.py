@@ -1,0 +1,287 @@
+"""Engine behaviour: what counts as a kernel change, failures kept per kernel, config, specs, cache.
+
+Every compile here is real (triton, offline, no GPU). Kernels are tiny and each test has its own
+compile cache (PTXDIFF_CACHE_DIR in tmp_path), so tests are independent.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+from helpers import (HEADER, cache_entries, commit, isolate, make_repo, rows_by_kernel, run_json, run_main,
+                     scale_kernel, write)
+
+from ptxdiff.engine import Engine
+from ptxdiff.git import Repo
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch):
+    return isolate(tmp_path, monkeypatch)
+
+
+def compare(repo, old: str | None, new: str | None, **kw):
+    """Engine.compare between two revs (None = work tree for `new`, nothing for `old`)."""
+    r = Repo(repo)
+    eng = Engine(r, jobs=2)
+    return eng.compare(r.side(old) if old else None, r.side(new), **kw)
+
+
+# ---------------------------------------------------------------------------------------------
+# effective source: what is (not) a change
+
+def test_comment_docstring_blank_line_and_line_shift_are_not_changes(tmp_path, capsys):
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
+    edited = HEADER + '''
+# a comment block pushed in above the kernel,
+
+# with blank lines, so every line of the kernel shifts down
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
+    """A docstring that was not there before."""
+    # which block this program owns
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+
+    mask = offs < n  # tail mask
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x * 2.0, mask=mask)   # done
+'''
+    write(repo, {"ops/k.py": edited})
+    report = run_json(["diff", "-C", str(repo)], capsys)
+    assert report["kernels"] == []
+    rc, out, _ = run_main(["diff", "-C", str(repo), "-q"], capsys)
+    assert rc == 0 and "no Triton kernel changed" in out
+
+    listed = run_json(["diff", "-C", str(repo), "--all"], capsys)
+    rows = rows_by_kernel(listed)
+    assert list(rows) == ["ops/k.py::scale_kernel"]
+    assert [r["verdict"] for r in rows["ops/k.py::scale_kernel"]] == ["identical"]
+    assert rows["ops/k.py::scale_kernel"][0]["blocking"] is False
+
+
+def test_edit_inside_helper_in_another_module_changes_the_kernel(tmp_path):
+    helper = HEADER + "\n@triton.jit\ndef h(x):\n    return x * 2.0\n"
+    kernel = HEADER + '''from .helpers import h
+
+
+@triton.jit
+def uses_helper_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, h(x), mask=mask)
+'''
+    repo = make_repo(tmp_path, {"ops/__init__.py": "", "ops/helpers.py": helper, "ops/k.py": kernel})
+    commit(repo, "helper changes", {"ops/helpers.py": helper.replace("x * 2.0", "x * 2.0 + 1.0")})
+    report = compare(repo, "HEAD~1", "HEAD")
+    assert [r.kernel for r in report.rows] == ["ops/k.py::uses_helper_kernel"]   # the helper is no kernel
+    row = report.rows[0]
+    assert row.error is None, row.error
+    assert row.verdict not in ("identical", "failed")
+    assert row.verdict == "structural"
+    assert row.old is not None and row.new is not None
+
+
+def test_module_constexpr_constant_change_lists_the_kernel(tmp_path):
+    def src(value: str) -> str:
+        return HEADER + f'''SCALE = tl.constexpr({value})
+
+
+@triton.jit
+def const_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x * SCALE, mask=mask)
+'''
+    repo = make_repo(tmp_path, {"ops/c.py": src("3.0")})
+    commit(repo, "constant", {"ops/c.py": src("5.0")})
+    report = compare(repo, "HEAD~1", "HEAD")
+    assert [r.kernel for r in report.rows] == ["ops/c.py::const_kernel"]
+    assert report.rows[0].error is None, report.rows[0].error
+    assert report.rows[0].verdict != "identical"
+
+
+# ---------------------------------------------------------------------------------------------
+# failures are per kernel, never the whole run
+
+def test_syntax_error_fails_that_file_only(tmp_path, capsys):
+    repo = make_repo(tmp_path, {"ops/a.py": scale_kernel(name="a_kernel"), "ops/b.py": scale_kernel(name="b_kernel")})
+    commit(repo, "break a, change b", {"ops/a.py": scale_kernel(name="a_kernel") + "\ndef broken(:\n    pass\n",
+                                       "ops/b.py": scale_kernel("x * 2.0 + 1.0", name="b_kernel")})
+    report = run_json(["diff", "-C", str(repo), "HEAD~1", "HEAD"], capsys)
+    rows = rows_by_kernel(report)
+    assert set(rows) == {"ops/a.py::a_kernel", "ops/b.py::b_kernel"}
+    (a,) = rows["ops/a.py::a_kernel"]
+    assert a["verdict"] == "failed" and a["blocking"] is True
+    assert "SyntaxError" in a["error"] and "ops/a.py" in a["error"]
+    (b,) = rows["ops/b.py::b_kernel"]
+    assert b["verdict"] == "structural" and b["error"] is None
+
+
+def test_import_of_missing_package_is_a_failed_row(tmp_path, capsys):
+    repo = make_repo(tmp_path, {"README": "x\n"})
+    src = "import not_a_real_package_xyz\n" + scale_kernel(name="needs_pkg_kernel")
+    commit(repo, "kernel with a bad import", {"ops/p.py": src})
+    report = run_json(["diff", "-C", str(repo), "HEAD~1", "HEAD"], capsys)
+    (row,) = report["kernels"]
+    assert row["kernel"] == "ops/p.py::needs_pkg_kernel"
+    assert row["verdict"] == "failed"
+    assert "not_a_real_package_xyz" in row["error"]
+    assert "ModuleNotFoundError" in row["error"] or "No module named" in row["error"]
+
+
+def test_non_utf8_and_binary_py_files_fail_clearly(tmp_path, capsys):
+    repo = make_repo(tmp_path, {"ops/good.py": scale_kernel(name="good_kernel")})
+    latin1 = ("# caf\xe9 au lait\n" + scale_kernel(name="latin_kernel")).encode("latin-1")
+    binary = b"\x00\x01\x02@triton.jit\ndef blob_kernel(x):\n\x00\xff\xfe" + bytes(range(256))
+    commit(repo, "odd files", {"ops/latin.py": latin1, "ops/blob.py": binary})
+    rc, out, err = run_main(["diff", "-C", str(repo), "HEAD~1", "HEAD", "--format", "json", "-q"], capsys)
+    assert rc == 0, err
+    assert "internal error" not in err
+    rows = rows_by_kernel(json.loads(out))
+    assert "ops/good.py::good_kernel" not in rows          # unchanged
+    (latin,) = rows["ops/latin.py::latin_kernel"]
+    assert latin["verdict"] == "failed" and "not UTF-8" in latin["error"]
+    blob_rows = [r for k, v in rows.items() if k.startswith("ops/blob.py::") for r in v]
+    for r in blob_rows:                                    # reported, if at all, as a clear failure
+        assert r["verdict"] == "failed" and "ops/blob.py" in r["error"]
+    # the work tree side (files read from disk rather than blobs) behaves the same
+    rc, out, err = run_main(["diff", "-C", str(repo), "HEAD~1", "--format", "json", "-q"], capsys)
+    assert rc == 0, err
+    assert rows_by_kernel(json.loads(out))["ops/latin.py::latin_kernel"][0]["verdict"] == "failed"
+
+
+def test_compile_timeout_is_a_failed_row(tmp_path, capsys):
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
+    write(repo, {"ops/k.py": scale_kernel("x * 2.0 + 1.0"), "pyproject.toml": "[tool.ptxdiff]\ntimeout = 0.001\n"})
+    report = run_json(["diff", "-C", str(repo), "--no-cache"], capsys)
+    (row,) = report["kernels"]
+    assert row["verdict"] == "failed"
+    assert "timed out" in row["error"]
+    assert "timeout" in row["error"].replace("timed out", "")   # names the config key
+
+
+# ---------------------------------------------------------------------------------------------
+# specs and config
+
+MYSTERY = HEADER + '''
+@triton.jit
+def mystery_kernel(x_ptr, out_ptr, n, foo, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x * foo, mask=mask)
+'''
+
+
+def test_uninferable_param_names_the_config_key_and_config_fixes_it(tmp_path):
+    repo = make_repo(tmp_path, {"ops/m.py": MYSTERY})
+    kid = "ops/m.py::mystery_kernel"
+
+    (row,) = compare(repo, None, "HEAD").rows
+    assert row.kernel == kid and row.verdict == "failed"
+    assert "signature.foo" in row.error and f'[tool.ptxdiff.kernels."{kid}"]' in row.error
+
+    commit(repo, "signature", {"pyproject.toml": f'[tool.ptxdiff.kernels."{kid}"]\nsignature = {{ foo = "fp32" }}\n'})
+    (row,) = compare(repo, None, "HEAD").rows
+    assert row.verdict == "failed" and "constexprs.BLOCK" in row.error
+
+    commit(repo, "constexprs", {"pyproject.toml": f'[tool.ptxdiff.kernels."{kid}"]\nsignature = {{ foo = "fp32" }}\n'
+                                                  "constexprs = { BLOCK = 64 }\n"})
+    (row,) = compare(repo, None, "HEAD").rows
+    assert row.error is None and row.verdict != "failed"
+    assert row.spec_detail["signature"]["foo"] == "fp32"
+    assert row.spec_detail["constexprs"] == {"BLOCK": 64}
+    assert row.new is not None and row.new["ptx_instrs"] > 0
+
+
+def test_autotune_with_two_configs_gives_two_specs(tmp_path, capsys):
+    src = HEADER + '''
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}, num_warps=2), triton.Config({"BLOCK": 128}, num_warps=4)],
+                 key=["n"])
+@triton.jit
+def tuned_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + 1.0, mask=mask)
+'''
+    repo = make_repo(tmp_path, {"ops/t.py": src})
+    report = run_json(["show", "-C", str(repo)], capsys)
+    rows = report["kernels"]
+    assert {r["kernel"] for r in rows} == {"ops/t.py::tuned_kernel"}
+    assert len(rows) == 2
+    assert all(r["error"] is None for r in rows), rows
+    details = sorted((r["spec_detail"]["constexprs"]["BLOCK"], r["spec_detail"]["num_warps"]) for r in rows)
+    assert details == [(64, 2), (128, 4)]
+    assert len({r["spec"] for r in rows}) == 2
+    assert all(r["new"]["num_warps"] == r["spec_detail"]["num_warps"] for r in rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# cache
+
+def test_repeated_diff_compiles_nothing(tmp_path):
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
+    write(repo, {"ops/k.py": scale_kernel("x * 2.0 + 1.0")})
+    first = compare(repo, "HEAD", None)
+    assert first.compiled == 2
+    second = compare(repo, "HEAD", None)
+    assert second.compiled == 0
+    assert [r.as_json() for r in second.rows] == [r.as_json() for r in first.rows]
+    # without the cache everything is compiled again
+    r = Repo(repo)
+    assert Engine(r, jobs=2, use_cache=False).compare(r.side("HEAD"), r.side(None)).compiled == 2
+
+
+def test_cache_lives_under_git_dir_by_default_and_prune_empties_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("PTXDIFF_CACHE_DIR")
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
+    write(repo, {"ops/k.py": scale_kernel("x * 2.0 + 1.0")})
+    rc, _, err = run_main(["diff", "-C", str(repo), "-q"], capsys)
+    assert rc == 0, err
+    root = repo / ".git" / "ptxdiff" / "cache"
+    entries = cache_entries(root)
+    assert len(entries) == 2                                  # one per side (x one target)
+    leftovers = [p for p in root.rglob("*") if p.is_file() and not p.name.endswith(".json.gz")]
+    assert leftovers == []                                    # no half-written temp files
+    for p in entries:                                         # each entry is a whole gzip'd JSON document
+        with gzip.open(p, "rt") as f:
+            value = json.load(f)
+        assert isinstance(value, list) and value and "metrics" in value[0]
+    assert not (tmp_path / "cache").exists()                  # nothing went to the per-test dir
+
+    rc, out, _ = run_main(["cache", "path", "-C", str(repo)], capsys)
+    assert rc == 0 and out.strip() == str(root)
+    rc, out, _ = run_main(["cache", "prune", "--max-mb", "0", "-C", str(repo)], capsys)
+    assert rc == 0 and "removed 2" in out
+    assert cache_entries(root) == []
+
+
+def test_cache_write_is_all_or_nothing(tmp_path, monkeypatch):
+    """A write that fails half-way (disk full, a crash before the rename) leaves no entry and no
+    temp file; readers never see a partial entry."""
+    from ptxdiff import cache as cachemod
+
+    root = tmp_path / "atomic"
+    c = cachemod.Cache(root)
+    c.put("ab" + "0" * 62, [{"metrics": {"x": 1}}])
+    assert c.get("ab" + "0" * 62) == [{"metrics": {"x": 1}}]
+
+    def boom(src, dst):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(cachemod.os, "replace", boom)
+    c.put("cd" + "0" * 62, [{"metrics": {"x": 2}}])
+    monkeypatch.undo()
+    assert c.get("cd" + "0" * 62) is None
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    assert files == ["ab/ab" + "0" * 62 + ".json.gz"]
+    # a truncated entry (another writer's crash on a filesystem without atomic rename) reads as a miss
+    (root / "ef").mkdir()
+    (root / "ef" / ("ef" + "0" * 62 + ".json.gz")).write_bytes(b"\x1f\x8b\x08\x00garbage")
+    assert c.get("ef" + "0" * 62) is None
