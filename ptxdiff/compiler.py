@@ -8,12 +8,15 @@ from the PTX text, ptxas's -v log and cuobjdump's view of the cubin.
 from __future__ import annotations
 
 import contextlib
+import importlib
+import importlib.util
 import inspect
 import io
 import os
 import sys
 import tempfile
 import traceback
+import types
 
 from . import ptx as ptxmod
 from . import sass, targets
@@ -35,6 +38,27 @@ def prepare_env() -> None:
     # Triton 3.9 warns when unset and will flip the default in 3.10; pin today's default so the
     # same source compiles the same way on every version we support (users may override).
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+
+class _DeferredTorch(types.ModuleType):
+    """Stands in for torch until something reads an attribute of it; then torch is imported
+    for real and every access is passed on to it."""
+
+    def __getattr__(self, name):
+        if sys.modules.get("torch") is self:
+            del sys.modules["torch"]
+        return getattr(importlib.import_module("torch"), name)
+
+
+def defer_torch() -> None:
+    """Make `import torch` cheap in this worker: kernel modules import torch at the top for
+    their host code, compiling never touches it, and importing it costs ~2 s. Code that does
+    use torch still gets the real module on first use."""
+    if "torch" in sys.modules or importlib.util.find_spec("torch") is None:
+        return
+    stub = _DeferredTorch("torch")
+    stub.__spec__ = None
+    sys.modules["torch"] = stub
 
 
 def _unwrap(obj) -> tuple[object, Declared]:
@@ -80,7 +104,7 @@ def measure(ptx: str, cubin: bytes, ptxas_log: str, spec: Spec, cc: int, dynamic
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
-        dump = run_tool("cuobjdump", ["-res-usage", "-sass", f.name])
+        dump = run_tool("cuobjdump", ["-res-usage", f.name])
     names = ptxmod.entry_names(ptx)
     res = sass.resource_usage(dump, names[0] if names else None)
     log = sass.ptxas_log(ptxas_log)
@@ -93,7 +117,7 @@ def measure(ptx: str, cubin: bytes, ptxas_log: str, spec: Spec, cc: int, dynamic
         "stack_bytes": res.stack_bytes,
         "local_bytes": res.local_bytes,
         "shared_bytes": shared,
-        "sass_instrs": sum(sass.sass_opcodes(dump).values()),
+        "sass_instrs": sass.sass_instrs(cubin, names[0] if names else ""),
         "occupancy": targets.occupancy(cc, res.regs, spec.num_warps, shared),
         "num_warps": spec.num_warps,
         "num_stages": spec.num_stages,
@@ -125,6 +149,7 @@ class Worker:
         from . import git, importer
 
         prepare_env()
+        defer_torch()
         repo = git.Repo(repo_dir)
         sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") not in (repo.workdir, os.getcwd())]
         self.index = ModuleIndex(repo.snapshot(side), roots)

@@ -1,14 +1,13 @@
 """Worker processes, one revision each, with a deadline on every request.
 
-Workers fork from a multiprocessing forkserver that has imported triton (and torch, which most
-kernel modules import) once, so starting a worker per revision costs milliseconds. A request
+Workers fork from a multiprocessing forkserver that has imported triton once, so starting a
+worker per revision costs milliseconds. A request
 that outlives its deadline, or a worker that dies (a ptxas or MLIR crash), becomes an error
 result for that request; the slot starts a fresh worker and the run goes on.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import multiprocessing as mp
 import time
 from collections import deque
@@ -25,10 +24,8 @@ def _ctx():
     global _context
     if _context is None:
         _context = mp.get_context("forkserver")
-        preload = ["ptxdiff.compiler", "triton", "triton.compiler"]
-        if importlib.util.find_spec("torch") is not None:
-            preload.insert(0, "torch")
-        _context.set_forkserver_preload(preload)
+        # torch is deliberately not preloaded: workers import it lazily (compiler.defer_torch)
+        _context.set_forkserver_preload(["ptxdiff.compiler", "triton", "triton.compiler"])
     return _context
 
 

@@ -1,0 +1,127 @@
+"""What does ptxdiff cost on top of the compiles it cannot avoid?
+
+Builds a throwaway repo with N changed kernels (corpus pairs: old side, then new side), then in
+the same run measures, as wall time of fresh processes:
+  baseline  one process that imports both revisions' modules and calls bare `triton.compile`
+            for exactly the specs ptxdiff compiles (2 x N);
+  cold -j1  `ptxdiff diff A B --jobs 1 --no-cache`;
+  cold -j2  the same with --jobs 2;
+  warm      `ptxdiff diff A B` with the cache filled, and whether it imported triton/torch.
+Prints the ratios (targets: cold -j1 <= 1.25x, cold -j2 <= 0.7x on 2 cores, warm <= 0.5 s and
+no triton import). Each figure is the best of --repeat runs: these machines are noisy.
+    python benchmarks/compile_overhead.py [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ptxdiff.corpus import build_repo, corpus_dir, load_pairs  # noqa: E402
+
+PAIRS = ["gelu", "leaky_relu", "silu", "l2norm", "rmsnorm", "softmax", "layernorm_eps", "bias_add_dropped",
+         "row_scale_wrong_stride", "relu6_clamp_bound", "elu_module_alpha", "sum_fp16_accumulation"]
+
+BASELINE = textwrap.dedent('''
+    import importlib.util, json, os, sys
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    os.environ["TRITON_ALWAYS_COMPILE"] = "1"
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    jobs = json.load(open(sys.argv[1]))
+    for side in ("old", "new"):
+        for job in jobs[side]:
+            spec = importlib.util.spec_from_file_location(job["module"] + "_" + side, job["file"])
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            fn = getattr(mod, job["kernel"])
+            while not hasattr(fn, "params"):
+                fn = fn.fn
+            d = job["spec"]
+            names = list(d["signature"])
+            attrs = {(names.index(p),): [["tt.divisibility", 16]] for p, t in d["signature"].items() if t.startswith("*")}
+            triton.compile(ASTSource(fn=fn, signature=d["signature"], constexprs=d["constexprs"], attrs=attrs),
+                           target=GPUTarget("cuda", 90, 32),
+                           options={"num_warps": d["num_warps"], "num_stages": d["num_stages"]})
+''')
+
+
+def timed(cmd: list[str], cwd: str, env: dict) -> tuple[float, str]:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return elapsed, proc.stdout + proc.stderr
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    pairs = load_pairs(names=PAIRS)
+    work = Path(tempfile.mkdtemp(prefix="ptxdiff-bench-"))
+    repo = work / "repo"
+    first, second = build_repo(pairs, repo, [90])
+    env = dict(os.environ, PTXDIFF_CACHE_DIR=str(work / "cache"))
+    ptxdiff = [sys.executable, "-m", "ptxdiff", "diff", first, second, "--quiet"]
+
+    _, out = timed([*ptxdiff, "--format", "json", "--no-cache"], str(repo), env)
+    report = json.loads(out[out.index("{"):])
+    rows = report["kernels"]
+    failed = [r for r in rows if r["verdict"] == "failed"]
+    if failed:
+        raise SystemExit(f"benchmark kernels failed to compile: {failed[0]['error']}")
+    jobs = {"old": [], "new": []}
+    for side in ("old", "new"):
+        for r in rows:
+            name = r["kernel"].split("/")[1].split(".py")[0]
+            pair = next(p for p in pairs if p.name == name)
+            spec = r["spec_detail"]
+            if side == "old" and r["old"]["num_warps"] != spec["num_warps"]:
+                continue
+            jobs[side].append({"module": name, "kernel": pair.kernel, "spec": spec,
+                               "file": str(corpus_dir() / "pairs" / name / f"{side}.py")})
+    spec_file = work / "jobs.json"
+    spec_file.write_text(json.dumps(jobs))
+    script = work / "baseline.py"
+    script.write_text(BASELINE)
+    n_compiles = len(jobs["old"]) + len(jobs["new"])
+
+    results: dict[str, list[float]] = {"baseline": [], "cold -j1": [], "cold -j2": [], "warm": []}
+    imports_triton = None
+    for _ in range(args.repeat):
+        results["baseline"].append(timed([sys.executable, str(script), str(spec_file)], str(work), env)[0])
+        results["cold -j1"].append(timed([*ptxdiff, "--no-cache", "--jobs", "1"], str(repo), env)[0])
+        results["cold -j2"].append(timed([*ptxdiff, "--no-cache", "--jobs", "2"], str(repo), env)[0])
+        timed(ptxdiff, str(repo), env)  # fill the cache
+        elapsed, text = timed([sys.executable, "-X", "importtime", *ptxdiff[1:]], str(repo), env)
+        imports_triton = any(("| triton" in ln or "| torch" in ln) for ln in text.splitlines())
+        results["warm"].append(timed(ptxdiff, str(repo), env)[0])
+    best = {k: min(v) for k, v in results.items()}
+    base = best["baseline"]
+    print(f"{len(pairs)} changed kernels, {n_compiles} compiles per cold diff, best of {args.repeat} runs")
+    print(f"{'run':10} {'seconds':>8} {'ratio to baseline':>18}  target")
+    targets = {"baseline": "", "cold -j1": "<= 1.25x", "cold -j2": "<= 0.70x", "warm": "<= 0.5 s, no triton import"}
+    for k, v in best.items():
+        print(f"{k:10} {v:8.2f} {v / base:17.2f}x  {targets[k]}")
+    print(f"warm run imported triton/torch: {imports_triton}")
+    ok = best["cold -j1"] / base <= 1.25 and best["cold -j2"] / base <= 0.7 and best["warm"] <= 0.5 \
+        and not imports_triton
+    print("all targets met" if ok else "a target was missed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

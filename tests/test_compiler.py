@@ -1,0 +1,39 @@
+"""The compile worker's process-level tricks, each checked in a fresh interpreter."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+
+def _run(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True)
+
+
+def test_deferred_torch_is_not_imported_until_used_and_then_works_fully():
+    proc = _run("""
+        import sys
+        from ptxdiff import compiler
+        compiler.defer_torch()
+        import torch
+        assert "torch._C" not in sys.modules, "import torch alone must stay cheap"
+        x = torch.zeros(3)                      # first use loads the real module
+        import torch.nn.functional as F         # submodules still import
+        assert torch.float16 is not None        # the stub keeps delegating after the swap
+        assert float(F.relu(x - 1).sum()) == 0.0
+        print("ok")
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
+
+
+def test_deferred_torch_leaves_an_already_imported_torch_alone():
+    proc = _run("""
+        import sys, torch
+        from ptxdiff import compiler
+        compiler.defer_torch()
+        assert sys.modules["torch"] is torch
+        print("ok")
+    """)
+    assert proc.returncode == 0, proc.stderr
