@@ -182,6 +182,13 @@ def cmd_notes(args, paths) -> int:
     return EXIT_OK
 
 
+def cmd_doctor(args, paths) -> int:
+    from . import doctor
+    from .git import Repo
+
+    return doctor.run(Repo(args.repo), sys.stdout)
+
+
 def cmd_corpus(args, paths) -> int:
     from . import corpus
 
@@ -257,6 +264,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--global", dest="global_", action="store_true")
     _common(p, compile_opts=False)
     p.set_defaults(func=cmd_uninstall)
+
+    p = sub.add_parser("doctor", help="check the set-up and say what to fix (exit 1 if anything)")
+    _common(p, compile_opts=False)
+    p.set_defaults(func=cmd_doctor)
 
     p = sub.add_parser("corpus", help="the evidence table on the embedded corpus")
     p.add_argument("pairs", nargs="*", help="only these pairs (default: all)")

@@ -96,5 +96,16 @@ def run(remote: str, url: str, stdin_text: str, engine_factory) -> int:
     if os.environ.get("PTXDIFF_SKIP") == "1" or not repo.config_bool("ptxdiff.enabled", True):
         print("ptxdiff: pre-push check SKIPPED (PTXDIFF_SKIP=1 or ptxdiff.enabled=false)", file=sys.stderr)
         return EXIT_OK
-    updates = parse_refs(stdin_text)
+    updates = parse_refs(stdin_text) or from_pre_commit(os.environ)
     return check(repo, remote or url, updates, engine_factory(repo))
+
+
+def from_pre_commit(env) -> list[RefUpdate]:
+    """pre-commit's pre-push stage hands the range over as PRE_COMMIT_FROM_REF/TO_REF instead
+    of stdin (see .pre-commit-hooks.yaml)."""
+    to_ref, from_ref = env.get("PRE_COMMIT_TO_REF"), env.get("PRE_COMMIT_FROM_REF")
+    if not to_ref:
+        return []
+    remote_branch = env.get("PRE_COMMIT_REMOTE_BRANCH", "refs/heads/?")
+    return [RefUpdate(env.get("PRE_COMMIT_LOCAL_BRANCH", "HEAD"), to_ref, remote_branch,
+                      from_ref or "0" * len(to_ref))]

@@ -1,0 +1,80 @@
+"""`ptxdiff doctor`: is this machine and repo set up, and if not, what exactly to do."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shlex
+import subprocess
+import tempfile
+
+
+from . import config as configmod
+from . import toolchain
+from .cache import cache_dir
+from .errors import EXIT_BLOCKED, EXIT_OK, PtxdiffError
+from .git import Repo, Side
+
+
+def checks(repo: Repo) -> list[tuple[bool, str, str]]:
+    """(ok, what, how to fix) for every part of the set-up."""
+    out: list[tuple[bool, str, str]] = []
+    version = toolchain.triton_version()
+    supported = version is not None and (3, 6) <= tuple(int(x) for x in version.split(".")[:2]) <= (3, 9)
+    out.append((supported, f"triton {version or 'missing'} (3.6 to 3.9 supported)",
+                "pip install 'triton>=3.6,<3.10' into the interpreter that runs ptxdiff"))
+    for tool in ("ptxas", "cuobjdump"):
+        try:
+            path = toolchain.tool_path(tool)
+            out.append((os.access(path, os.X_OK), f"{tool}: {path}", f"make {path} executable or set PTXDIFF_{tool.upper()}"))
+        except PtxdiffError as e:
+            out.append((False, f"{tool}: missing", str(e)))
+    command = repo.config_get("diff.ptxdiff.command")
+    if command is None:
+        out.append((False, "diff driver: not configured", "ptxdiff install"))
+    else:
+        python = shlex.split(command.split("-m ptxdiff")[0].split("{", 1)[-1])[-1]
+        runs = subprocess.run([python, "-c", "import ptxdiff"], capture_output=True).returncode == 0 \
+            if os.path.exists(python) else False
+        out.append((runs, f"diff driver: {python} -m ptxdiff", "ptxdiff install (again, from the right interpreter)"))
+    attr = repo.raw.get_attr("x.py", "diff")
+    out.append((attr == "ptxdiff", f"*.py diff attribute: {attr}", "ptxdiff install"))
+    hooks = repo.config_get("core.hooksPath")
+    if hooks and hooks.strip() == "/dev/null":
+        out.append((False, "pre-push hook: core.hooksPath=/dev/null disables hooks", "git config --unset core.hooksPath"))
+    elif repo.config_get("hook.ptxdiff.command"):
+        out.append((True, "pre-push hook: config-defined hook.ptxdiff", ""))
+    else:
+        from .install import MARKER, _hooks_dir
+        hook = _hooks_dir(repo) / "pre-push"
+        ours = hook.exists() and MARKER in hook.read_text(errors="replace")
+        out.append((ours, f"pre-push hook: {hook} {'(ptxdiff)' if ours else '(missing or not ours)'}", "ptxdiff install"))
+    root = cache_dir(repo.git_dir)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=root):
+            pass
+        out.append((True, f"cache writable: {root}", ""))
+    except OSError as e:
+        out.append((False, f"cache not writable: {root} ({e.strerror})", "set PTXDIFF_CACHE_DIR to a writable folder"))
+    try:
+        snap = repo.snapshot(Side("work tree", None))
+        cfg = configmod.load(snap.read, snap.__contains__)
+        out.append((True, f"config ({cfg.source}): targets {', '.join(f'sm_{t}' for t in cfg.targets)}", ""))
+    except PtxdiffError as e:
+        out.append((False, f"config: {e}", "fix the key it names"))
+    out.append((importlib.util.find_spec("torch") is not None, "torch importable (kernel modules and --outputs need it)",
+                "pip install torch"))
+    return out
+
+
+def run(repo: Repo, out) -> int:
+    results = checks(repo)
+    for ok, what, fix in results:
+        print(f"{'ok ' if ok else 'FIX'} {what}" + ("" if ok or not fix else f"\n    -> {fix}"), file=out)
+    bad = sum(not ok for ok, _, _ in results)
+    print("all good" if not bad else f"{bad} thing(s) to fix", file=out)
+    return EXIT_OK if not bad else EXIT_BLOCKED
+
+
+
