@@ -7,6 +7,9 @@ so we print the header and unified diff exactly as plain git would (git itself c
 when a person will read it (a terminal or git's pager, or PTXDIFF_FORCE=1), one line per changed
 kernel x spec x target. Whatever happens, we exit 0: a diff driver must never break `git diff`.
 
+Files that never mention triton are passed through after the plain diff, before anything
+heavier is loaded: they cannot hold a kernel, a `@triton.jit` helper or a `tl.constexpr`.
+
 Imports: git hands us blobs, not commits. Each blob is laid over the commit it most likely came
 from (the newest commit from HEAD back that holds that blob at that path; else HEAD), and a
 work-tree side (all-zero id) is the work tree itself, so a kernel's helpers in other files
@@ -144,6 +147,15 @@ def _sides(repo, args: list[str]):
     return side(path, old_file, old_hex, "old"), side(new_path, new_file, new_hex, "new"), new_path
 
 
+def _mentions_triton(file: str) -> bool:
+    """Any file that defines a kernel, a helper or a tl.constexpr imports triton."""
+    try:
+        with open(file, "rb") as f:
+            return b"triton" in f.read()
+    except OSError:
+        return False
+
+
 def block(report, colour: bool) -> str:
     from .report import cell
 
@@ -196,6 +208,8 @@ def run(args: list[str]) -> int:
     if not to_person or os.environ.get("PTXDIFF_SKIP") == "1" or \
             (repo is not None and not repo.config_bool("ptxdiff.enabled", True)):
         return 0
+    if not any(_mentions_triton(f) for f in (args[1], args[4])):
+        return 0  # no kernel and no kernel's helper or constant can live in it
     try:
         from .engine import Engine
         from .git import Side

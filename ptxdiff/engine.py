@@ -99,6 +99,7 @@ class Engine:
         self.progress = progress
         self.cache = Cache(cache_dir(repo.git_dir)) if use_cache else None
         self._tool = toolchain.fingerprint()
+        self.compiles = 0  # specs compiled by this engine, over all its comparisons
 
     # -- discovery -------------------------------------------------------------------------
     @staticmethod
@@ -165,6 +166,7 @@ class Engine:
                     self.cache.put(need.keys[cc], results)
         if self.cache:
             self.cache.prune()
+        self.compiles += len(compile_tasks)
         return len(compile_tasks)
 
     # -- the comparison --------------------------------------------------------------------

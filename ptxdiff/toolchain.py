@@ -7,7 +7,6 @@ that ships inside the triton wheel. Finding the wheel does not import triton.
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 import os
 import platform
@@ -22,9 +21,19 @@ METRIC_VERSION = 1
 
 
 def triton_version() -> str | None:
+    """Read from the wheel's dist-info folder name: importlib.metadata costs ~30 ms to import,
+    a tenth of the diff driver's whole warm call."""
+    spec = importlib.util.find_spec("triton")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    site = Path(next(iter(spec.submodule_search_locations))).parent
+    found = sorted(site.glob("triton-*.dist-info"))
+    if found:
+        return found[-1].name[len("triton-"):-len(".dist-info")]
+    from importlib import metadata
     try:
-        return importlib.metadata.version("triton")
-    except importlib.metadata.PackageNotFoundError:
+        return metadata.version("triton")
+    except metadata.PackageNotFoundError:
         return None
 
 
