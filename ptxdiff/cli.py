@@ -197,8 +197,12 @@ def cmd_corpus(args, paths) -> int:
     if args.format == "json":
         from . import report as reportmod
         sys.stdout.write(reportmod.as_json(report))
-    else:
-        sys.stdout.write(corpus.evidence(pairs, report, "github" if args.format == "markdown" else "simple"))
+        return EXIT_OK
+    ev = corpus.collect(pairs, report)
+    sys.stdout.write(corpus.evidence(ev, "github" if args.format == "markdown" else "simple"))
+    if args.readme:
+        from pathlib import Path
+        corpus.update_readme(Path(args.readme), ev)
     return EXIT_OK
 
 
@@ -271,6 +275,7 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("corpus", help="the evidence table on the embedded corpus")
     p.add_argument("pairs", nargs="*", help="only these pairs (default: all)")
+    p.add_argument("--readme", metavar="README.md", help="also rewrite that file's generated evidence block")
     _common(p)
     p.set_defaults(func=cmd_corpus)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from .errors import UsageError
 from .labels import label as source_label
 from .targets import target_name
 
@@ -24,7 +25,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-COUNTS = ("ptx_regs", "ptx_instrs", "regs", "sass_instrs")
+COUNTS = ("ptx_regs", "ptx_instrs", "regs")  # the counts a static gate reads
 LABELS = ("structural", "constant-only", "refactor")
 
 
@@ -121,16 +122,57 @@ def _spills(row):
     return f"{b - a:+d}"
 
 
-def evidence(pairs: list[Pair], report, fmt: str = "simple") -> str:
+@dataclass(frozen=True)
+class Evidence:
+    """Everything the corpus report states, computed once; rendered as a table or a headline."""
+
+    pairs: int
+    targets: tuple[str, ...]
+    primary: str
+    toolchain: str
+    table: list
+    confusion: dict
+    tp: int
+    fp: int
+    fn: int
+    block: tuple[str, ...]
+    counter: list[str]
+    portable: dict[str, bool]
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else float("nan")
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else float("nan")
+
+    def matrix(self) -> list[list]:
+        verdicts = [v for v in ("failed", "added", "removed", "structural", "reordered", "constants-only", "identical")
+                    if any(k[0] == v for k in self.confusion)]
+        return [[v, *(self.confusion.get((v, lab), 0) for lab in LABELS)] for v in verdicts]
+
+    def gate_line(self) -> str:
+        return (f"Gate ({'/'.join(sorted(self.block))} blocks) against source label `structural` on "
+                f"{self.primary}: precision {self.precision:.2f} ({self.tp}/{self.tp + self.fp}), "
+                f"recall {self.recall:.2f} ({self.tp}/{self.tp + self.fn})")
+
+    def portability_line(self) -> str:
+        moved = sorted(n for n, ok in self.portable.items() if not ok)
+        return (f"{sum(self.portable.values())}/{len(self.portable)} pairs have equal PTX-level deltas on every "
+                f"target ({', '.join(self.targets)})" + (f"; they differ for: {', '.join(moved)}" if moved else ""))
+
+
+def collect(pairs: list[Pair], report) -> Evidence:
     root = corpus_dir()
     rows_by_kernel: dict[str, list] = {}
     for r in report.rows:
         rows_by_kernel.setdefault(r.kernel, []).append(r)
     labels = {p.name: source_label(p.source(root, "old"), p.source(root, "new"), p.kernel) for p in pairs}
-    targets = sorted({r.target for r in report.rows}, key=lambda t: int(t[3:]))
+    targets = tuple(sorted({r.target for r in report.rows}, key=lambda t: int(t[3:])))
     primary = "sm_90" if "sm_90" in targets else (targets[0] if targets else "sm_90")
     table, confusion, counter, portable = [], Counter(), [], {}
-    block = set(report.config.block)
+    block = tuple(report.config.block)
     tp = fp = fn = 0
     for p in pairs:
         rows = rows_by_kernel.get(p.kernel_id, [])
@@ -139,8 +181,7 @@ def evidence(pairs: list[Pair], report, fmt: str = "simple") -> str:
             table.append([p.name, lab, p.hand_label if p.hand_label != lab else "=", r.target, r.spec,
                           r.verdict, _d(r, "ptx_regs"), _d(r, "ptx_instrs"), _d(r, "regs"), _spills(r),
                           _d(r, "sass_instrs"), _d(r, "occupancy")])
-        main = [r for r in rows if r.target == primary]
-        for r in main:
+        for r in (r for r in rows if r.target == primary):
             confusion[(r.verdict, lab)] += 1
             flagged = r.verdict in block
             tp += flagged and lab == "structural"
@@ -158,29 +199,45 @@ def evidence(pairs: list[Pair], report, fmt: str = "simple") -> str:
         for r in rows:
             per_target.setdefault(r.target, []).append(tuple(r.delta.get(k) for k in ("ptx_regs", "ptx_instrs")))
         portable[p.name] = len({tuple(v) for v in per_target.values()}) <= 1
-    verdicts = [v for v in ("failed", "added", "removed", "structural", "reordered", "constants-only", "identical")
-                if any(k[0] == v for k in confusion)]
-    matrix = [[v, *(confusion[(v, lab)] for lab in LABELS)] for v in verdicts]
-    precision = tp / (tp + fp) if tp + fp else float("nan")
-    recall = tp / (tp + fn) if tp + fn else float("nan")
-    head = (f"ptxdiff corpus: {len(pairs)} pairs; targets {', '.join(targets)}; "
-            f"toolchain {', '.join(f'{k} {v}' for k, v in report.toolchain.items())}")
+    tools = ", ".join(f"{k} {v}" for k, v in report.toolchain.items())
+    return Evidence(len(pairs), targets, primary, tools, table, dict(confusion), tp, fp, fn, block, counter, portable)
+
+
+def evidence(ev: Evidence, fmt: str = "simple") -> str:
     md = fmt == "github"
-    out = [("## " if md else "") + head, ""]
-    out.append(tabulate(table, headers=["pair", "label (rule)", "hand", "target", "spec", "verdict", "Δptx_regs",
-                                        "Δptx_instrs", "Δregs", "Δspills", "Δsass", "Δocc"],
+    h2, h3, item = ("## ", "### ", "- ") if md else ("", "", "  ")
+    out = [f"{h2}ptxdiff corpus: {ev.pairs} pairs; targets {', '.join(ev.targets)}; toolchain {ev.toolchain}", ""]
+    out.append(tabulate(ev.table, headers=["pair", "label (rule)", "hand", "target", "spec", "verdict", "Δptx_regs",
+                                           "Δptx_instrs", "Δregs", "Δspills", "Δsass", "Δocc"],
                         tablefmt=fmt, disable_numparse=True))
-    out += ["", ("### " if md else "") + f"Confusion matrix on {primary} (verdict x source label)", ""]
-    out.append(tabulate(matrix, headers=["verdict", *LABELS], tablefmt=fmt, disable_numparse=True))
-    out += ["", summary_line(tp, fp, fn, precision, recall, block), ""]
-    out.append(("### " if md else "") + f"Counter-examples ({len(counter)})")
-    out += [("- " if md else "  ") + c for c in counter] or ["none"]
-    moved = sorted(n for n, ok in portable.items() if not ok)
-    out += ["", ("### " if md else "") + "Portability across targets (PTX-level deltas equal on every target)",
-            f"{sum(portable.values())}/{len(portable)} pairs equal" + (f"; differ: {', '.join(moved)}" if moved else "")]
+    out += ["", f"{h3}Confusion matrix on {ev.primary} (verdict x source label)", ""]
+    out.append(tabulate(ev.matrix(), headers=["verdict", *LABELS], tablefmt=fmt, disable_numparse=True))
+    out += ["", ev.gate_line(), "", f"{h3}Counter-examples ({len(ev.counter)})"]
+    out += [item + c for c in ev.counter] or ["none"]
+    out += ["", f"{h3}Portability across targets", ev.portability_line()]
     return "\n".join(out) + "\n"
 
 
-def summary_line(tp, fp, fn, precision, recall, block) -> str:
-    return (f"Gate ({'/'.join(sorted(block))} blocks) against source label `structural`: "
-            f"precision {precision:.2f} ({tp}/{tp + fp}), recall {recall:.2f} ({tp}/{tp + fn})")
+README_BEGIN = "<!-- corpus-evidence:begin (generated by `ptxdiff corpus --readme README.md`) -->"
+README_END = "<!-- corpus-evidence:end -->"
+
+
+def headline(ev: Evidence) -> str:
+    """The README's evidence block: the corpus table's headline numbers, generated."""
+    lines = [README_BEGIN, "",
+             f"{ev.pairs} pairs, compiled for {', '.join(ev.targets)} ({ev.toolchain}).", "",
+             tabulate(ev.matrix(), headers=["verdict", *LABELS], tablefmt="github", disable_numparse=True), "",
+             f"- {ev.gate_line()}.",
+             f"- {len(ev.counter)} counter-examples on {ev.primary} (a structural change with zero count delta, "
+             "or a constant-only change with a count delta), each named in docs/corpus-results.md.",
+             f"- Portability: {ev.portability_line()}.", "", README_END]
+    return "\n".join(lines)
+
+
+def update_readme(path: Path, ev: Evidence) -> None:
+    text = path.read_text()
+    if README_BEGIN not in text or README_END not in text:
+        raise UsageError(f"{path} has no corpus evidence markers ({README_BEGIN} ... {README_END})")
+    head, _, rest = text.partition(README_BEGIN)
+    _, _, tail = rest.partition(README_END)
+    path.write_text(head + headline(ev) + tail)

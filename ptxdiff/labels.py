@@ -50,51 +50,70 @@ class _Mask(ast.NodeTransformer):
         return ast.Constant("#") if not isinstance(node.value, bool) and node.value is not None else node
 
 
-def _bound_names(tree: ast.Module) -> list[str]:
+def _first_bound(nodes) -> list[str]:
+    """Names bound in these statements (params, stores), in order of first appearance; not
+    looking inside nested functions, which get their own scope."""
     names: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.append(node.name)
-        elif isinstance(node, ast.arg):
+
+    def visit(node):
+        if isinstance(node, ast.arg):
             names.append(node.arg)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.append(node.id)
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                visit(child)
+    for n in nodes:
+        visit(n)
     return list(dict.fromkeys(names))
 
 
 class _Rename(ast.NodeTransformer):
-    def __init__(self, mapping: dict[str, str]):
-        self.m = mapping
+    """Consistent renaming, scope by scope: module names globally, each function's params and
+    locals on their own; keywords of calls to the module's own functions follow the callee's
+    parameter names."""
 
-    def visit_Call(self, node):
-        # keywords name the callee's params: rename them only for the module's own functions
-        callee = node.func.value if isinstance(node.func, ast.Subscript) else node.func
-        own = isinstance(callee, ast.Name) and callee.id in self.m
-        self.generic_visit(node)
-        for kw in node.keywords:
-            if own and kw.arg:
-                kw.arg = self.m.get(kw.arg, kw.arg)
+    def __init__(self, tree: ast.Module):
+        top = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        top += _first_bound([n for n in tree.body if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                          ast.ClassDef, ast.Import, ast.ImportFrom))])
+        self.module = {n: f"_g{i}" for i, n in enumerate(dict.fromkeys(top))}
+        self.params = {f.name: {a.arg: f"_l{i}" for i, a in enumerate(f.args.args)}
+                       for f in tree.body if isinstance(f, ast.FunctionDef)}
+        self.scope: dict[str, str] = {}
+
+    def visit_FunctionDef(self, node):
+        outer = self.scope
+        local = _first_bound([node.args, *node.body])
+        self.scope = {n: f"_l{i}" for i, n in enumerate(local)}
+        node.decorator_list = [self.visit(d) for d in node.decorator_list]
+        node.args = self.visit(node.args)
+        node.body = [self.visit(b) for b in node.body]
+        node.name = self.module.get(node.name, node.name) if not outer else self.scope.get(node.name, node.name)
+        self.scope = outer
         return node
 
     def visit_Name(self, node):
-        node.id = self.m.get(node.id, node.id)
+        node.id = self.scope.get(node.id) or self.module.get(node.id, node.id)
         return node
 
     def visit_arg(self, node):
-        node.arg = self.m.get(node.arg, node.arg)
+        node.arg = self.scope.get(node.arg, node.arg)
         node.annotation = self.visit(node.annotation) if node.annotation else None
         return node
 
-    def visit_FunctionDef(self, node):
-        node.name = self.m.get(node.name, node.name)
+    def visit_Call(self, node):
+        callee = node.func.value if isinstance(node.func, ast.Subscript) else node.func
+        mapping = self.params.get(callee.id, {}) if isinstance(callee, ast.Name) else {}
         self.generic_visit(node)
+        for kw in node.keywords:
+            if kw.arg in mapping:
+                kw.arg = mapping[kw.arg]
         return node
 
 
-
 def _alpha(tree: ast.Module) -> ast.Module:
-    mapping = {n: f"_v{i}" for i, n in enumerate(_bound_names(tree))}
-    return _Rename(mapping).visit(tree)
+    return _Rename(tree).visit(tree)
 
 
 class _Commute(ast.NodeTransformer):
@@ -196,10 +215,11 @@ def _relevant(src: str, kernel: str | None) -> ast.Module:
 
 def label(old_src: str, new_src: str, kernel: str | None = None) -> str:
     """constant-only / structural / refactor for two versions of a module (see module doc)."""
-    def tree(src: str) -> ast.Module:
-        return _Commute().visit(_FoldSigns().visit(_relevant(src, kernel)))
+    def tree(src: str, rename: bool = False) -> ast.Module:
+        t = _FoldSigns().visit(_relevant(src, kernel))
+        return _Commute().visit(_alpha(t) if rename else t)  # commute last: operand order uses names
     a, b = tree(old_src), tree(new_src)
-    if _dump(a) == _dump(b) or _dump(_alpha(tree(old_src))) == _dump(_alpha(tree(new_src))):
+    if _dump(a) == _dump(b) or _dump(tree(old_src, True)) == _dump(tree(new_src, True)):
         return "refactor"
     if _equal_up_to_reorder(a, b):
         return "refactor"

@@ -1,0 +1,78 @@
+"""The embedded corpus through the ordinary diff path, on sm_90: the study's claims and the controls."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from helpers import isolate
+from ptxdiff import corpus
+
+STUDY_STRUCTURAL = ["gelu", "matmul", "flash_attention", "attention", "l2norm", "rmsnorm", "silu"]
+STUDY_SEMANTIC = ["leaky_relu", "softmax"]
+
+
+def test_every_pair_is_complete_and_differs():
+    pairs = corpus.load_pairs()
+    assert len(pairs) >= 39 and len({p.name for p in pairs}) == len(pairs)
+    assert {p.name for p in pairs if p.study} == set(STUDY_STRUCTURAL + STUDY_SEMANTIC)
+    assert sum(p.hand_label == "constant-only" for p in pairs) >= 8
+    assert sum(p.hand_label == "refactor" for p in pairs) >= 6
+    root = corpus.corpus_dir()
+    for p in pairs:
+        old, new = p.source(root, "old"), p.source(root, "new")
+        assert old != new, p.name
+        names = {n.name for n in ast.parse(old).body if isinstance(n, ast.FunctionDef)}
+        assert {p.kernel, "launch", "make_inputs"} <= names, p.name
+
+
+@pytest.fixture(scope="module")
+def study_and_controls(tmp_path_factory):
+    mp = pytest.MonkeyPatch()
+    isolate(tmp_path_factory.mktemp("corpus"), mp)
+    controls = [p.name for p in corpus.load_pairs() if p.hand_label == "refactor"]
+    pairs, report = corpus.run([90], jobs=2, names=STUDY_STRUCTURAL + STUDY_SEMANTIC + controls,
+                               workdir=str(tmp_path_factory.mktemp("repo")))
+    yield pairs, report, controls
+    mp.undo()
+
+
+def _verdict(report, name):
+    rows = [r for r in report.rows if r.kernel.startswith(f"kernels/{name}.py::")]
+    assert len(rows) == 1, (name, rows)
+    return rows[0].verdict
+
+
+def test_study_structural_pairs_are_structural(study_and_controls):
+    _, report, _ = study_and_controls
+    assert {n: _verdict(report, n) for n in STUDY_STRUCTURAL} == {n: "structural" for n in STUDY_STRUCTURAL}
+
+
+def test_study_semantic_pairs_are_constants_only(study_and_controls):
+    _, report, _ = study_and_controls
+    assert {n: _verdict(report, n) for n in STUDY_SEMANTIC} == {n: "constants-only" for n in STUDY_SEMANTIC}
+
+
+def test_every_control_is_identical_or_reordered(study_and_controls):
+    _, report, controls = study_and_controls
+    assert len(controls) >= 6
+    for name in controls:
+        assert _verdict(report, name) in ("identical", "reordered"), name
+
+
+def test_evidence_counts_add_up_and_render(study_and_controls):
+    pairs, report, _ = study_and_controls
+    ev = corpus.collect(pairs, report)
+    assert sum(sum(row[1:]) for row in ev.matrix()) == len(pairs)
+    assert ev.tp == len(STUDY_STRUCTURAL) and ev.fp == 0
+    text = corpus.evidence(ev, "github")
+    assert "Confusion matrix on sm_90" in text and "precision" in text
+    block = corpus.headline(ev)
+    assert block.startswith(corpus.README_BEGIN) and block.endswith(corpus.README_END)
+
+
+def test_readme_carries_the_generated_evidence_block():
+    text = (corpus.corpus_dir().parent / "README.md").read_text()
+    begin, end = text.index(corpus.README_BEGIN), text.index(corpus.README_END)
+    assert "precision" in text[begin:end] and "pairs, compiled for" in text[begin:end]
