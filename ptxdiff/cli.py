@@ -74,7 +74,8 @@ def _emit(report, args) -> int:
 def cmd_diff(args, paths) -> int:
     repo, engine = _engine(args)
     old, new = repo.sides(args.revs)
-    report = engine.compare(old, new, _repo_paths(repo, paths), show_all=args.all)
+    report = engine.compare(old, new, _repo_paths(repo, paths), show_all=args.all,
+                            outputs=True if args.outputs else None, time=True if args.time else None)
     return _emit(report, args)
 
 
@@ -231,6 +232,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="exit 1 when a verdict is in the block policy")
     p.add_argument("--all", action="store_true", help="list unchanged kernels too")
     p.add_argument("--ptx", action="store_true", help="add the unified diff of the normalised PTX")
+    p.add_argument("--outputs", action="store_true",
+                   help="run old and new on the same inputs (config: wrapper, inputs); CPU interpreter without a GPU")
+    p.add_argument("--time", action="store_true", help="on a GPU: time new against old with a measured noise band")
     p.set_defaults(func=cmd_diff)
 
     p = sub.add_parser("show", help="metrics of every kernel at one revision")

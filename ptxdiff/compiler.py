@@ -32,12 +32,16 @@ WORKER_ENV = {
 }
 
 
+def pin_fp_fusion() -> None:
+    """Triton 3.9 warns when unset and will flip the default in 3.10; pin today's default so the
+    same source compiles the same way on every version we support (users may override)."""
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+
 def prepare_env() -> None:
     for k, v in WORKER_ENV.items():
         os.environ[k] = v
-    # Triton 3.9 warns when unset and will flip the default in 3.10; pin today's default so the
-    # same source compiles the same way on every version we support (users may override).
-    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    pin_fp_fusion()
 
 
 class _DeferredTorch(types.ModuleType):
@@ -86,6 +90,17 @@ def _unwrap(obj) -> tuple[object, Declared]:
     return obj, Declared(params, frozenset(constexpr_params), defaults, autotune, heuristics)
 
 
+def _constexpr_value(value):
+    """A config string naming a triton dtype ("tl.bfloat16", "triton.language.float16") means that
+    dtype: TOML has no dtype values and kernels take `X_dtype: tl.constexpr`. Other strings stay."""
+    if isinstance(value, str) and value.startswith(("tl.", "triton.language.")):
+        import triton.language as tl
+        dtype = getattr(tl, value.rpartition(".")[2], None)
+        if isinstance(dtype, tl.dtype):
+            return dtype
+    return value
+
+
 def _triton_compile(jit, spec: Spec, cc: int):
     import triton
     from triton.backends.compiler import GPUTarget
@@ -93,7 +108,8 @@ def _triton_compile(jit, spec: Spec, cc: int):
 
     names = [p for p, _ in spec.signature]
     attrs = {(names.index(p),): [["tt.divisibility", 16]] for p, t in spec.signature if t.startswith("*")}
-    src = ASTSource(fn=jit, signature=dict(spec.signature), constexprs=dict(spec.constexprs), attrs=attrs)
+    constexprs = {k: _constexpr_value(v) for k, v in spec.constexprs}
+    src = ASTSource(fn=jit, signature=dict(spec.signature), constexprs=constexprs, attrs=attrs)
     return triton.compile(src, target=GPUTarget("cuda", cc, 32),
                           options={"num_warps": spec.num_warps, "num_stages": spec.num_stages})
 
@@ -153,7 +169,7 @@ class Worker:
         repo = git.Repo(repo_dir)
         sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") not in (repo.workdir, os.getcwd())]
         self.index = ModuleIndex(repo.snapshot(side), roots)
-        importer.install(self.index, side.short)
+        importer.install(self.index, side.tag)
         self._jit: dict[str, tuple[object, Declared]] = {}
 
     def load(self, kernel: Kernel) -> tuple[object, Declared]:
@@ -183,7 +199,11 @@ class Worker:
 def serve(conn, repo_dir: str, side, roots: tuple[str, ...]) -> None:
     """Worker process main loop: requests in, results out, until told to stop."""
     try:
-        worker = Worker(repo_dir, side, roots)
+        if isinstance(side, tuple):  # an (old, new) pair: run and time both in one process
+            from .runner import RunWorker
+            worker = RunWorker(repo_dir, side, roots)
+        else:
+            worker = Worker(repo_dir, side, roots)
     except BaseException as e:
         conn.send(("fatal", f"worker could not start: {type(e).__name__}: {e}"))
         return
@@ -197,10 +217,7 @@ def serve(conn, repo_dir: str, side, roots: tuple[str, ...]) -> None:
             return
         op, args = request
         try:
-            if op == "specs":
-                result = ("ok", worker.specs(*args))
-            else:
-                result = ("ok", worker.compile(*args))
+            result = ("ok", getattr(worker, op)(*args))
         except SpecError as e:
             result = ("error", str(e))
         except Exception as e:

@@ -32,9 +32,21 @@ class SpecConfig:
 
 
 @dataclass(frozen=True)
+class RunConfig:
+    """How to run a kernel for --outputs / --time: its host wrapper and input generator."""
+
+    wrapper: str | None = None        # "path/to/module.py:function", called with the inputs
+    inputs: str | None = None         # "path/to/module.py:make_inputs", called (n, dtype, generator)
+    dtypes: tuple[str, ...] = ("float32",)
+    sizes: tuple[int, ...] = ()       # problem sizes n; default: around the kernel's block sizes
+    time_size: int = 1 << 20
+
+
+@dataclass(frozen=True)
 class KernelConfig:
     base: SpecConfig = SpecConfig()
     specs: tuple[SpecConfig, ...] = ()
+    run: RunConfig = RunConfig()
 
     def key(self) -> str:
         """Stable text of this kernel's settings, part of the cache key."""
@@ -54,6 +66,9 @@ class Config:
     timeout: float = 300.0
     python_path: tuple[str, ...] = ()
     kernels: dict[str, KernelConfig] = field(default_factory=dict)
+    semantic: str = "off"              # "auto": output check for every constants-only verdict
+    time: bool = False                 # GPU timing of changed kernels (also PTXDIFF_TIME=1)
+    min_effect: float = 0.0            # timing: smallest ratio change called faster/slower
 
     def for_kernel(self, kernel_id: str) -> KernelConfig:
         name = kernel_id.rpartition("::")[2]
@@ -65,8 +80,10 @@ class Config:
         return not any(fnmatch.fnmatch(path, g) for g in self.exclude)
 
 
-_TOP_KEYS = {"targets", "include", "exclude", "block", "timeout", "python_path", "kernels"}
+_TOP_KEYS = {"targets", "include", "exclude", "block", "timeout", "python_path", "kernels", "semantic", "time",
+             "min_effect"}
 _SPEC_KEYS = {"signature", "constexprs", "num_warps", "num_stages"}
+_RUN_KEYS = frozenset({"wrapper", "inputs", "dtypes", "sizes", "time_size"})
 
 
 def _expect(cond: bool, where: str, key: str, what: str) -> None:
@@ -82,9 +99,9 @@ def _str_list(value, where: str, key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _spec(table: dict, where: str, prefix: str) -> SpecConfig:
+def _spec(table: dict, where: str, prefix: str, also: frozenset = frozenset()) -> SpecConfig:
     for key in table:
-        _expect(key in _SPEC_KEYS, where, prefix + key, f"is unknown (known: {', '.join(sorted(_SPEC_KEYS))})")
+        _expect(key in _SPEC_KEYS, where, prefix + key, f"is unknown (known: {', '.join(sorted(_SPEC_KEYS | also))})")
     signature = table.get("signature", {})
     _expect(isinstance(signature, dict) and all(isinstance(v, str) for v in signature.values()), where,
             prefix + "signature", 'must map parameter names to types like "*fp16" or "i32"')
@@ -132,11 +149,38 @@ def parse(table: dict, where: str) -> Config:
         specs_raw = ktable.get("specs", [])
         _expect(isinstance(specs_raw, list) and all(isinstance(s, dict) for s in specs_raw), where,
                 prefix + "specs", "must be a list of tables")
-        base = _spec({k: v for k, v in ktable.items() if k != "specs"}, where, prefix)
+        base = _spec({k: v for k, v in ktable.items() if k != "specs" and k not in _RUN_KEYS}, where, prefix,
+                     frozenset(_RUN_KEYS | {"specs"}))
         specs = tuple(_spec(s, where, f"{prefix}specs[{i}].") for i, s in enumerate(specs_raw))
-        kernels[kid] = KernelConfig(base, specs)
+        kernels[kid] = KernelConfig(base, specs, _run({k: v for k, v in ktable.items() if k in _RUN_KEYS}, where,
+                                                      prefix))
     kw["kernels"] = kernels
+    if "semantic" in table:
+        _expect(table["semantic"] in ("off", "auto", "always"), where, "semantic", 'must be "off", "auto" or "always"')
+        kw["semantic"] = table["semantic"]
+    if "time" in table:
+        _expect(isinstance(table["time"], bool), where, "time", "must be true or false")
+        kw["time"] = table["time"]
+    if "min_effect" in table:
+        v = table["min_effect"]
+        _expect(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1, where, "min_effect",
+                "must be a fraction between 0 and 1 (0.01 = 1%)")
+        kw["min_effect"] = float(v)
     return Config(**kw)
+
+
+def _run(table: dict, where: str, prefix: str) -> RunConfig:
+    for key in ("wrapper", "inputs"):
+        v = table.get(key)
+        _expect(v is None or (isinstance(v, str) and ".py:" in v), where, prefix + key,
+                'must look like "path/to/module.py:function"')
+    dtypes = _str_list(table.get("dtypes", ["float32"]), where, prefix + "dtypes")
+    sizes = table.get("sizes", [])
+    _expect(isinstance(sizes, list) and all(isinstance(n, int) and n > 0 for n in sizes), where,
+            prefix + "sizes", "must be a list of positive integers")
+    time_size = table.get("time_size", 1 << 20)
+    _expect(isinstance(time_size, int) and time_size > 0, where, prefix + "time_size", "must be a positive integer")
+    return RunConfig(table.get("wrapper"), table.get("inputs"), dtypes, tuple(sizes), time_size)
 
 
 def load(read, exists) -> Config:

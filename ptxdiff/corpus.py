@@ -76,17 +76,20 @@ def _toml_value(v) -> str:
     return repr(v)
 
 
-def build_repo(pairs: list[Pair], where: Path, targets: list[int], root: Path | None = None) -> tuple[str, str]:
-    """A repo with all old sides in one commit and all new sides in the next; returns both ids."""
+def build_repo(pairs: list[Pair], where: Path, targets: list[int], root: Path | None = None,
+               kernel_keys: dict | None = None) -> tuple[str, str]:
+    """A repo with all old sides in one commit and all new sides in the next; returns both ids.
+    `kernel_keys` are added to every kernel's config table (e.g. time_size)."""
     from .git import commit_tree
 
     root = root or corpus_dir()
     config = ["[tool.ptxdiff]", "targets = [" + ", ".join(f'"{target_name(t)}"' for t in targets) + "]", ""]
-    for p in pairs:
-        if p.config:
-            config.append(f'[tool.ptxdiff.kernels."{p.kernel_id}"]')
-            config += [f"{k} = {_toml_value(v)}" for k, v in p.config.items()]
-            config.append("")
+    for p in pairs:  # every pair ships its host wrapper and input generator: the --outputs mechanism
+        config.append(f'[tool.ptxdiff.kernels."{p.kernel_id}"]')
+        config.append(f'wrapper = "kernels/{p.name}.py:launch"')
+        config.append(f'inputs = "kernels/{p.name}.py:make_inputs"')
+        config += [f"{k} = {_toml_value(v)}" for k, v in {**p.config, **(kernel_keys or {})}.items()]
+        config.append("")
     common = {"pyproject.toml": "\n".join(config).encode(), "kernels/__init__.py": b""}
     old = {**common, **{f"kernels/{p.name}.py": p.source(root, "old").encode() for p in pairs}}
     new = {**common, **{f"kernels/{p.name}.py": p.source(root, "new").encode() for p in pairs}}

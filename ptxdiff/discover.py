@@ -20,8 +20,10 @@ _LOAD_CALLS = {"load", "store", "atomic_add", "atomic_max", "atomic_min", "atomi
 _INT_CALLS = {"range", "static_range", "cdiv", "multiple_of", "max_contiguous"}
 _FLOAT_NAMES = ("eps", "epsilon", "scale", "alpha", "beta", "slope", "temperature", "softcap",
                 "momentum", "dropout_p", "p_drop", "theta", "lambd", "margin", "label_smoothing")
-_INT_NAMES = ("stride", "n_", "num_", "_size", "size_", "_len", "numel", "n_elements", "_dim",
+_INT_NAMES = ("stride", "_size", "size_", "_len", "numel", "n_elements", "_dim",
               "offset", "batch", "seq", "_idx", "ignore_index", "n_cols", "n_rows", "seed")
+_INT_WORD_PREFIXES = re.compile(r"(?:^|_)(?:n|num)_")  # n_rows, num_heads, x_n_rows; not non_/mean_
+_INT_SUFFIXES = ("stride",)  # Mean_ptr_row_stride, Scale_row_stride: an int whatever the name starts with
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,37 @@ def decorator_kinds(fn: ast.FunctionDef) -> set[str]:
     for dec in fn.decorator_list:
         chain = _chain(dec)
         if chain and chain[-1] in ("jit", "autotune", "heuristics"):
+            kinds.add(chain[-1])
+    return kinds
+
+
+def _foreign_root(index: ModuleIndex, mod: _Module, chain: list[str]) -> bool:
+    """`@cute.jit`, `@numba.jit`, `@jax.jit`: the decorator's root name is imported from a package
+    that is neither triton nor part of the repo, so the function is not a Triton kernel."""
+    if len(chain) < 2:
+        return False  # a bare `@jit` cannot be told apart; keep it
+    stmts = mod.bindings.get(chain[0])
+    if not stmts or not all(isinstance(st, (ast.Import, ast.ImportFrom)) for st in stmts):
+        return False
+    for stmt in stmts:
+        if isinstance(stmt, ast.ImportFrom):
+            if stmt.level:
+                return False  # relative: a repo module
+            dotted = stmt.module or ""
+        else:
+            alias = next((a for a in stmt.names if (a.asname or a.name.split(".")[0]) == chain[0]), None)
+            dotted = (alias.name if alias.asname else alias.name.split(".")[0]) if alias else ""
+        if dotted.split(".")[0] == "triton" or index.path_of(dotted) or index.path_of(dotted.split(".")[0]):
+            return False
+    return True
+
+
+def triton_kinds(index: ModuleIndex, mod: _Module, fn: ast.FunctionDef) -> set[str]:
+    """decorator_kinds, ignoring decorators of other JIT compilers (`@cute.jit`)."""
+    kinds = set()
+    for dec in fn.decorator_list:
+        chain = _chain(dec)
+        if chain and chain[-1] in ("jit", "autotune", "heuristics") and not _foreign_root(index, mod, chain):
             kinds.add(chain[-1])
     return kinds
 
@@ -324,17 +357,62 @@ def _pointer_terms(expr: ast.expr) -> set[str]:
     return set()
 
 
+def _names_outside_calls(node: ast.AST) -> set[str]:
+    """Names an expression uses directly, not as arguments of a call inside it."""
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, ast.Call):
+        return set()
+    return set().union(*(_names_outside_calls(child) for child in ast.iter_child_nodes(node)))
+
+
 def infer_param_kinds(fn: ast.FunctionDef) -> dict[str, str | None]:
     """Signature types for runtime params from names and use; None where it cannot be told."""
     params = [a.arg for a in fn.args.args if not _is_constexpr(a.annotation)]
     annotations = {a.arg: a.annotation for a in fn.args.args}
     # local names that hold pointers derived from params: p = X + ..., X += ...
     derived: dict[str, set[str]] = {}
+    uses: dict[str, set[str]] = {}  # every name a local's value reads
     for node in ast.walk(fn):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             derived.setdefault(node.targets[0].id, set()).update(_pointer_terms(node.value))
+            uses.setdefault(node.targets[0].id, set()).update(
+                n.id for n in ast.walk(node.value) if isinstance(n, ast.Name))
+
+    def roots(address: ast.expr) -> tuple[set[str], set[str]]:
+        """Every additive term of an address (through locals), and the `*ptr*` params among them."""
+        todo, seen = list(_pointer_terms(address)), set()
+        while todo:
+            n = todo.pop()
+            if n not in seen:
+                seen.add(n)
+                todo.extend(derived.get(n, ()))
+        return seen, {n for n in seen if n in params and "ptr" in n.lower()}
+
+    # locals holding values loaded from a param pointer: y = tl.load(Y_ptr + i).to(tl.int64)
+    loaded_from: dict[str, set[str]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = node.value
+            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                    and value.func.attr in ("to", "cast"):
+                value = value.func.value
+            if isinstance(value, ast.Call) and _chain(value.func)[-1:] == ["load"] and value.args:
+                seen, named = roots(value.args[0])
+                loaded_from.setdefault(node.targets[0].id, set()).update(named or (seen & set(params)))
+    changed = True  # and locals computed from them: row_offs = row_start + m_offs
+    while changed:
+        changed = False
+        for local, names in uses.items():
+            sources = set().union(*(loaded_from[n] for n in names if n in loaded_from and n != local))
+            if not sources <= loaded_from.get(local, set()):
+                loaded_from.setdefault(local, set()).update(sources)
+                changed = True
+    index_pointers: set[str] = set()  # pointers whose values are offsets of another address: ints
     pointer_roots: set[str] = set()
     int_evidence: set[str] = set()
+    float_evidence: set[str] = set()
+    compared: set[str] = set()
     for node in ast.walk(fn):
         if isinstance(node, ast.Call):
             chain = _chain(node.func)
@@ -343,36 +421,46 @@ def infer_param_kinds(fn: ast.FunctionDef) -> dict[str, str | None]:
                 arg = node.args[0] if node.args else next(
                     (k.value for k in node.keywords if k.arg in ("pointer", "base")), None)
                 if arg is not None:
-                    todo, seen = list(_pointer_terms(arg)), set()
-                    while todo:
-                        n = todo.pop()
-                        if n not in seen:
-                            seen.add(n)
-                            todo.extend(derived.get(n, ()))
+                    seen, named = roots(arg)
+                    inner = {n.id for n in ast.walk(arg) if isinstance(n, ast.Name)}
+                    # a loaded value is never the pointer term: `X + tl.load(Y)` offsets X by ints
+                    offsets = {n for n in seen | inner | set().union(*(uses.get(t, ()) for t in seen))
+                               if n in loaded_from}
+                    index_pointers.update(*(loaded_from[n] for n in offsets))
+                    seen -= offsets
                     # an address has one pointer term: next to a `*ptr*` param the others are offsets
-                    named = {n for n in seen if n in params and "ptr" in n.lower()}
                     pointer_roots |= named or seen
                     int_evidence |= seen - named if named else set()
-                    inner = {n.id for n in ast.walk(arg) if isinstance(n, ast.Name)}
                     int_evidence |= inner - _pointer_terms(arg)
             if name in _INT_CALLS:
                 int_evidence |= {n.id for a in node.args for n in ast.walk(a) if isinstance(n, ast.Name)}
         elif isinstance(node, ast.Compare):
-            int_evidence |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            # `X is None` / `X is not None` says nothing of X's type (an optional pointer, often)
+            if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+                continue
+            names = _names_outside_calls(node)  # not MASK in `tl.load(MASK) == 0`
+            if any(isinstance(c, ast.Constant) and isinstance(c.value, float)
+                   for c in (node.left, *node.comparators)):
+                float_evidence |= names  # `if DELTA != 0.0`: a float scalar
+            else:
+                compared |= names  # `offs < n`: an int, unless a float literal says otherwise
     kinds: dict[str, str | None] = {}
     for p in params:
         low = p.lower()
         ann = annotations.get(p)
         if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
             kinds[p] = ann.value
-        elif "ptr" in low:
-            kinds[p] = "*fp32"
-        elif p in pointer_roots and p not in int_evidence:  # use beats a float-sounding name
-            kinds[p] = "*fp32"
+        elif low.endswith(_INT_SUFFIXES) and p not in pointer_roots:
+            kinds[p] = "i32"
+        elif "ptr" in low or p in pointer_roots and p not in int_evidence | compared:  # use beats a name
+            # index pointers: *i32, so a commit widening their values to int64 shows as a change
+            kinds[p] = "*i32" if p in index_pointers else "*fp32"
+        elif p in float_evidence and p not in int_evidence:
+            kinds[p] = "fp32"
         elif any(f == low or low.endswith("_" + f) or low.startswith(f + "_") for f in _FLOAT_NAMES):
             kinds[p] = "fp32"
-        elif p in int_evidence or any(s in low for s in _INT_NAMES) or len(p) == 1 and p.isupper() \
-                and p in "NMKLDHTBSCE":
+        elif p in int_evidence | compared or any(s in low for s in _INT_NAMES) or _INT_WORD_PREFIXES.search(low) \
+                or len(p) == 1 and p.isupper() and p in "NMKLDHTBSCE":
             kinds[p] = "i32"
         else:
             kinds[p] = None
@@ -409,14 +497,14 @@ def discover(snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = Non
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
                 launched.update(_chain(node.func.value)[-1:])
         for stmt in mod.tree.body:
-            if isinstance(stmt, ast.FunctionDef) and "jit" in decorator_kinds(stmt):
+            if isinstance(stmt, ast.FunctionDef) and "jit" in triton_kinds(index, mod, stmt):
                 closure = _Closure(index)
                 closure.add_definition(mod, stmt.name, mod.bindings[stmt.name])
                 found.append((mod, stmt, closure))
                 helpers |= closure.jit_helpers - {(path, stmt.name)}
     kernels: dict[str, Kernel] = {}
     for mod, fn, closure in found:
-        kinds = decorator_kinds(fn)
+        kinds = triton_kinds(index, mod, fn)
         if (mod.path, fn.name) in helpers and fn.name not in launched and not kinds & {"autotune", "heuristics"}:
             continue
         inferred = infer_param_kinds(fn)

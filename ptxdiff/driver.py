@@ -157,7 +157,7 @@ def _mentions_triton(file: str) -> bool:
 
 
 def block(report, colour: bool) -> str:
-    from .report import cell
+    from .report import cell, outputs_cell
 
     dim, warn, reset = ("\x1b[2m", "\x1b[33m", "\x1b[m") if colour else ("", "", "")
     lines = []
@@ -171,7 +171,11 @@ def block(report, colour: bool) -> str:
             line += f"  {r.error.splitlines()[0][:200]}"
         else:
             line += f"  {metrics}"
+        if r.outputs:
+            line += f"  outputs {outputs_cell(r.outputs)}"
         lines.append(line)
+        if r.timing and r.timing.get("summary"):
+            lines.append(f"{dim}ptxdiff {r.target} {r.kernel} time{reset} {r.timing['summary']}")
     return "".join(line + "\n" for line in lines)
 
 
@@ -221,6 +225,7 @@ def run(args: list[str]) -> int:
             if sys.stderr.isatty() or os.environ.get("PTXDIFF_PROGRESS") else None
         report = Engine(repo, progress=progress).compare(old or Side("nothing", ""), new, sorted({new_path, args[0]}))
         out.write(block(report, colour))
+        out.write("".join(f"ptxdiff: {m}\n" for m in report.messages))
     except Exception as e:
         reason = str(e).splitlines()[0] if str(e) else ""
         if not isinstance(e, PtxdiffError):

@@ -36,12 +36,14 @@ class Row:
     log: str | None = None
     old_ptx: str | None = None
     new_ptx: str | None = None
+    outputs: dict | None = None         # --outputs: the same inputs through old and new (per kernel)
+    timing: dict | None = None          # --time: new/old on a GPU with CI and A/A band (per kernel)
 
     def as_json(self) -> dict:
         return {"kernel": self.kernel, "spec": self.spec, "target": self.target, "verdict": self.verdict,
                 "blocking": self.blocking, "old": _public(self.old), "new": _public(self.new),
                 "delta": self.delta, "error": self.error, "spec_detail": self.spec_detail,
-                "renamed_from": self.old_kernel}
+                "renamed_from": self.old_kernel, "outputs": self.outputs, "timing": self.timing}
 
 
 def _public(metrics: dict | None) -> dict | None:
@@ -171,8 +173,12 @@ class Engine:
 
     # -- the comparison --------------------------------------------------------------------
     def compare(self, old: Side | None, new: Side, pathspecs: list[str] | None = None,
-                show_all: bool = False, config: configmod.Config | None = None) -> Report:
-        """Kernels whose effective source reads a file matching `pathspecs` (all when None)."""
+                show_all: bool = False, config: configmod.Config | None = None,
+                outputs: bool | None = None, time: bool | None = None) -> Report:
+        """Kernels whose effective source reads a file matching `pathspecs` (all when None).
+
+        `outputs`/`time` force the dynamic checks on (True) or off (False); None follows the
+        config (`semantic`, `time`, and `block` naming outputs-differ) and PTXDIFF_TIME=1."""
         new_snap = self.repo.snapshot(new)
         cfg = config or configmod.load(new_snap.read, new_snap.__contains__)
         targets = self.targets_override or list(cfg.targets)
@@ -212,8 +218,68 @@ class Engine:
                                    new_need.results[cc] if new_need else None, cc, cfg, old is not None)
         for o_broken, n_broken in broken_rows:
             rows += self._broken_rows(o_broken, n_broken, old_found, new_found, targets, cfg)
+        if old is not None:
+            rows = self._dynamic(rows, pairs, old, new, cfg, outputs, time, messages)
         rows.sort(key=lambda r: (r.kernel, r.target, r.spec))
         return Report(old, new, toolchain.versions(), rows, cfg, compiled, messages)
+
+    # -- dynamic checks ----------------------------------------------------------------------
+    def _dynamic(self, rows: list[Row], pairs, old: Side, new: Side, cfg: configmod.Config,
+                 outputs: bool | None, time: bool | None, messages: list[str]) -> list[Row]:
+        """Run old and new (outputs, timing) for the kernels that ask for it; rows gain results."""
+        import dataclasses
+        import os
+
+        from .pool import Pool, Task
+        from .runner import RunPlan, sizes_around
+
+        semantic = cfg.semantic if cfg.semantic != "off" or "outputs-differ" not in cfg.block else "auto"
+        want_time = time if time is not None else (cfg.time or os.environ.get("PTXDIFF_TIME") == "1")
+        by_kernel: dict[str, list[Row]] = {}
+        for r in rows:
+            by_kernel.setdefault(r.kernel, []).append(r)
+        tasks = []
+        for o, n in pairs:
+            if o is None or n is None or o.fingerprint == n.fingerprint:
+                continue
+            kernel_rows = by_kernel.get(n.id, [])
+            check = outputs if outputs is not None else (
+                semantic == "always" or (semantic == "auto" and any(r.verdict == "constants-only" for r in kernel_rows)))
+            if not check and not want_time:
+                continue
+            run = cfg.for_kernel(n.id).run
+            if not run.wrapper or not run.inputs:
+                missing = {"result": "not-run", "reason": f'set [tool.ptxdiff.kernels."{n.id}"] wrapper = '
+                                                          '"path.py:function" and inputs = "path.py:function"'}
+                by_kernel[n.id] = [dataclasses.replace(r, outputs=missing if check else None,
+                                                       timing=missing if want_time else None) for r in kernel_rows]
+                continue
+            blocks = [v for r in kernel_rows for k, v in ((r.spec_detail or {}).get("constexprs") or {}).items()
+                      if "BLOCK" in k.upper() and isinstance(v, int)]
+            plan = RunPlan(n.id, run.wrapper, run.inputs, run.dtypes, sizes_around(blocks, run.sizes), run.time_size)
+            if check:
+                tasks.append(Task((old, new), "outputs", (plan,), f"{n.name} outputs", (n.id, "outputs")))
+            if want_time:
+                tasks.append(Task((old, new), "time", (plan, cfg.min_effect), f"{n.name} timing", (n.id, "timing")))
+        results: dict[tuple, dict] = {}
+        if tasks:
+            pool = Pool(self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout, self.progress)
+            for task, kind, payload in pool.run(tasks):
+                results[task.tag] = payload if kind == "ok" else {"result": "not-run", "reason": str(payload)[:300]}
+        no_gpu = [k for k, v in results.items() if k[1] == "timing" and "no GPU" in v.get("reason", "")]
+        if no_gpu:
+            messages.append("--time needs a GPU and this machine has none: timing skipped, the rest is unaffected")
+        out = []
+        for kid, kernel_rows in by_kernel.items():
+            o_res, t_res = results.get((kid, "outputs")), results.get((kid, "timing"))
+            if (kid, "timing") in no_gpu:
+                t_res = None
+            for r in kernel_rows:
+                if o_res is not None or t_res is not None:
+                    r = dataclasses.replace(r, outputs=o_res or r.outputs, timing=t_res or r.timing)
+                dyn = [x["result"] for x in (r.outputs, r.timing) if x]
+                out.append(dataclasses.replace(r, blocking=r.blocking or any(d in cfg.block for d in dyn)))
+        return out
 
     def _pair(self, old_found: Discovery, new_found: Discovery, renames: dict[str, str]):
         pairs: list[tuple[Kernel | None, Kernel | None]] = []

@@ -31,6 +31,11 @@ class Side:
     overlay: tuple[tuple[str, str], ...] = ()
 
     @property
+    def tag(self) -> str:
+        """Names this exact content (commit plus overlay), e.g. for source file names."""
+        return self.short + "".join(f"+{blob[:7]}" for _, blob in self.overlay)
+
+    @property
     def short(self) -> str:
         if self.commit == "":
             return "nothing"

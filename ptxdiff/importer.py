@@ -65,3 +65,13 @@ def install(index: ModuleIndex, tag: str) -> SnapshotFinder:
     sys.meta_path.insert(0, finder)
     sys.path[:] = [p for p in sys.path if p not in ("", ".")]
     return finder
+
+
+def uninstall(finder: SnapshotFinder) -> None:
+    """Stop serving this snapshot and forget the modules it served, so another revision's
+    modules of the same names can be imported next; objects already taken from them live on."""
+    if finder in sys.meta_path:
+        sys.meta_path.remove(finder)
+    for name, module in list(sys.modules.items()):
+        if getattr(getattr(module, "__spec__", None), "loader", None) is finder:
+            del sys.modules[name]

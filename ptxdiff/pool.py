@@ -73,7 +73,9 @@ class Pool:
         slot.proc, slot.conn, slot.side = None, None, ...
 
     def _start(self, slot: _Slot, side) -> str | None:
-        ctx = _ctx()
+        # Run workers (an (old, new) pair) must import triton only after choosing the
+        # interpreter, so they start fresh instead of forking from the triton-preloaded server.
+        ctx = mp.get_context("spawn") if isinstance(side, tuple) else _ctx()
         parent, child = ctx.Pipe()
         proc = ctx.Process(target=compiler.serve, args=(child, self.repo_dir, side, self.roots), daemon=True)
         proc.start()
@@ -116,7 +118,7 @@ class Pool:
                     if not pending[side]:
                         del pending[side]
                     slot.task, slot.deadline = task, time.monotonic() + self.timeout
-                    if self.progress and task.op == "compile":
+                    if self.progress and task.op != "specs":
                         self.progress(f"[{done + 1}/{total}] {task.label}")
                     slot.conn.send((task.op, task.args))
                 busy = [s for s in self.slots if s.task is not None]

@@ -43,8 +43,37 @@ def cell(row: Row, key: str) -> str:
     return f"{_fmt(a)}→{_fmt(b)}{sign}"
 
 
+def outputs_cell(result: dict | None) -> str:
+    if not result:
+        return "-"
+    if result["result"] == "outputs-equal":
+        return f"equal ({result['checked']} runs)"
+    if result["result"] == "outputs-differ":
+        return f"DIFFER n={result['n']} {result['dtype']} abs {result['max_abs']:.2g} rel {result['max_rel']:.2g}"
+    return "not-run"
+
+
+def timing_cell(result: dict | None) -> str:
+    if not result:
+        return "-"
+    if result["result"] == "not-run":
+        return "not-run"
+    return (f"{(result['ratio'] - 1) * 100:+.2f}% [{(result['ci_lo'] - 1) * 100:+.2f}, {(result['ci_hi'] - 1) * 100:+.2f}]"
+            f" ±{result['band'] * 100:.2f}% {result['result']}")
+
+
+def _dynamic_columns(report: Report) -> list[tuple[str, object]]:
+    cols = []
+    if any(r.outputs for r in report.rows):
+        cols.append(("outputs", lambda r: outputs_cell(r.outputs)))
+    if any(r.timing for r in report.rows):
+        cols.append(("time new/old [95% CI] A/A band", lambda r: timing_cell(r.timing)))
+    return cols
+
+
 def _table_rows(report: Report) -> list[list[str]]:
-    return [[r.kernel, r.spec, r.target, *(cell(r, k) for k, _ in COLUMNS),
+    dyn = _dynamic_columns(report)
+    return [[r.kernel, r.spec, r.target, *(cell(r, k) for k, _ in COLUMNS), *(f(r) for _, f in dyn),
              r.verdict + (" ✗" if r.blocking else "")] for r in report.rows]
 
 
@@ -56,11 +85,26 @@ def _heading(report: Report) -> str:
 
 
 def _errors(report: Report) -> list[str]:
-    return [f"{r.kernel} [{r.target} {r.spec}]: {r.error}" for r in report.rows if r.error]
+    lines = [f"{r.kernel} [{r.target} {r.spec}]: {r.error}" for r in report.rows if r.error]
+    seen = set()
+    for r in report.rows:
+        for what, result in (("outputs", r.outputs), ("timing", r.timing)):
+            if result and (r.kernel, what) not in seen:
+                seen.add((r.kernel, what))
+                if result["result"] == "not-run":
+                    lines.append(f"{r.kernel}: {what} not run: {result['reason']}")
+                elif result["result"] == "outputs-differ":
+                    lines.append(f"{r.kernel}: outputs differ first at n={result['n']} {result['dtype']}: max abs "
+                                 f"{result['max_abs']:.3g}, max rel {result['max_rel']:.3g} (rtol {result['rtol']:g}, "
+                                 f"atol {result['atol']:g}, {result['device']})")
+                elif what == "timing":
+                    lines.append(f"{r.kernel}: {result['summary']}")
+    return lines
 
 
 def table(report: Report, fmt: str = "simple") -> str:
-    headers = ["kernel", "spec", "target", *(h for _, h in COLUMNS), "verdict"]
+    headers = ["kernel", "spec", "target", *(h for _, h in COLUMNS), *(h for h, _ in _dynamic_columns(report)),
+               "verdict"]
     lines = [_heading(report)]
     if report.rows:
         lines.append(tabulate(_table_rows(report), headers=headers, tablefmt=fmt, disable_numparse=True))

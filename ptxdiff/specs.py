@@ -64,6 +64,20 @@ def _key(kernel: Kernel, sub: str) -> str:
     return f'[tool.ptxdiff.kernels."{kernel.id}"] {sub}'
 
 
+def _missing(kernel: Kernel, no_default: list[str], no_type: list[str]) -> str:
+    """One message naming every config key still needed, so one edit of the config is enough."""
+    def listed(what: str, names: list[str]) -> str:
+        return f"{what}{'s' if len(names) > 1 else ''} {', '.join(repr(n) for n in names)}"
+    problems = []
+    if no_default:
+        problems.append(listed("constexpr", no_default) + (" have" if len(no_default) > 1 else " has") + " no default")
+    if no_type:
+        problems.append("cannot tell the type of " + listed("parameter", no_type))
+    keys = [f"constexprs.{p}" for p in no_default] + [f"signature.{p}" for p in no_type]
+    hint = ' (e.g. "*fp16", "i32", "fp32")' if no_type else ""
+    return "; ".join(problems) + "; set " + _key(kernel, ", ".join(keys) + hint)
+
+
 class _Args(dict):
     """What a heuristic sees: known constexprs; reading a runtime arg says which key to set."""
 
@@ -113,17 +127,20 @@ def resolve(kernel: Kernel, declared: Declared, cfg: KernelConfig) -> list[Spec]
             raise SpecError(f"{_key(kernel, 'signature/constexprs')} names {sorted(unknown)}, "
                             f"which {kernel.name} has no parameter for")
         signature = []
+        no_default: list[str] = []  # every missing value at once, not one per run
+        no_type: list[str] = []
         for p in declared.params:
             if p in declared.constexpr_params:
                 if p not in constexprs:
-                    raise SpecError(f"constexpr {p!r} has no default; set " + _key(kernel, f"constexprs.{p}"))
+                    no_default.append(p)
                 signature.append((p, "constexpr"))
                 continue
             typ = signature_cfg.get(p) or inferred.get(p)
             if not typ:
-                raise SpecError(f"cannot tell the type of parameter {p!r}; set "
-                                + _key(kernel, f'signature.{p} (e.g. "*fp16", "i32", "fp32")'))
+                no_type.append(p)
             signature.append((p, typ))
+        if no_default or no_type:
+            raise SpecError(_missing(kernel, no_default, no_type))
         specs.append(Spec(
             signature=tuple(signature),
             constexprs=tuple((p, constexprs[p]) for p in declared.params if p in declared.constexpr_params),

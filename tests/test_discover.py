@@ -228,6 +228,45 @@ def test_src_layout_resolves_absolute_imports():
     assert discover(FakeSnapshot(files)).kernels["src/pkg/absolute.py::abs_kernel"].fingerprint != before
 
 
+
+def test_functions_of_other_jit_compilers_are_not_kernels():
+    # a CuTe DSL / numba module next to Triton ones: `@cute.jit` is not `@triton.jit`
+    other = src('''
+        import cutlass.cute as cute
+        import numba
+        import triton as tr
+        from triton import jit
+        from .compat import triton_jit_alias
+
+
+        @cute.jit
+        def cute_host(a, b):
+            pass
+
+
+        @numba.jit
+        def numba_fn(x):
+            return x
+
+
+        @tr.jit
+        def aliased_kernel(x_ptr):
+            tl.store(x_ptr, 1.0)
+
+
+        @jit
+        def bare_kernel(x_ptr):
+            tl.store(x_ptr, 1.0)
+
+
+        @triton_jit_alias.jit
+        def repo_wrapped_kernel(x_ptr):
+            tl.store(x_ptr, 1.0)
+    ''')
+    found = discover(FakeSnapshot({"pkg/__init__.py": "", "pkg/compat.py": "", "pkg/mixed.py": other}))
+    assert set(found.kernels) == {"pkg/mixed.py::aliased_kernel", "pkg/mixed.py::bare_kernel",
+                                  "pkg/mixed.py::repo_wrapped_kernel"}
+
 # -- fingerprint: what is NOT a change ------------------------------------------------------------------
 
 def test_fingerprint_is_deterministic(base_prints):
@@ -458,3 +497,85 @@ def test_pointer_param_reached_through_a_local_named_ptrs():
             tl.store(y_ptrs, tl.load(x_ptrs))
     ''')
     assert kinds == {"X": "*fp32", "Y": "*fp32"}
+
+
+def test_is_none_check_does_not_make_an_optional_pointer_an_int():
+    kinds = kinds_of('''
+        def k(LOGITS, MASK, OLD_LOGP, L):
+            off = tl.program_id(0)
+            if MASK is not None:
+                MASK += off * L
+                if tl.load(MASK) == 0:
+                    return
+            if OLD_LOGP is None:
+                old = 0.0
+            else:
+                old = tl.load(OLD_LOGP + off)
+            tl.store(LOGITS + off, old)
+    ''')
+    assert kinds == {"LOGITS": "*fp32", "MASK": "*fp32", "OLD_LOGP": "*fp32", "L": "i32"}
+
+
+def test_stride_suffix_beats_ptr_and_float_sounding_names():
+    kinds = kinds_of('''
+        def k(Mean_ptr, Mean_ptr_row_stride, Scale_ptr, Scale_row_stride, scale):
+            row = tl.program_id(0)
+            m = tl.load(Mean_ptr + row * Mean_ptr_row_stride)
+            base = Scale_ptr + row * Scale_row_stride
+            tl.store(base, tl.load(base) * m * scale)
+    ''')
+    assert kinds == {"Mean_ptr": "*fp32", "Mean_ptr_row_stride": "i32", "Scale_ptr": "*fp32",
+                     "Scale_row_stride": "i32", "scale": "fp32"}
+
+
+def test_int_name_prefixes_only_at_a_word_start():
+    # "n_"/"num_" inside sum_non_ignore_weight or mean_value are not counts
+    kinds = kinds_of('''
+        def k(sum_non_ignore_weight, mean_value, n_heads, num_tokens, x_n_rows, NUM_SMS):
+            pass
+    ''')
+    assert kinds == {"sum_non_ignore_weight": None, "mean_value": None, "n_heads": "i32", "num_tokens": "i32",
+                     "x_n_rows": "i32", "NUM_SMS": "i32"}
+
+
+def test_compare_with_a_float_literal_is_a_float():
+    kinds = kinds_of('''
+        def k(x_ptr, delta, n, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs, mask=offs < n)
+            if delta != 0.0:
+                x = tl.minimum(x, delta)
+            x = x * (x <= delta)
+            tl.store(x_ptr + offs, x, mask=offs < n)
+    ''')
+    assert kinds == {"x_ptr": "*fp32", "delta": "fp32", "n": "i32"}
+
+
+def test_pointer_whose_values_index_another_pointer_is_an_int_pointer():
+    # labels/gather indices: `X + tl.load(Y)` needs Y to hold ints, or triton rejects pointer + float
+    kinds = kinds_of('''
+        def k(X_ptr, Y_ptr, LOGITS, INPUT_IDS, idx_ptr, x_ptr, out_ptr, stride, BLOCK: tl.constexpr):
+            y = tl.load(Y_ptr)
+            x_y = tl.load(X_ptr + y)
+            ids = tl.load(INPUT_IDS)
+            logit = tl.load(LOGITS + ids).to(tl.float32)
+            rows = tl.load(idx_ptr + tl.arange(0, BLOCK)).to(tl.int64)
+            ptrs = x_ptr + rows[:, None] * stride
+            tl.store(out_ptr, tl.load(ptrs) + x_y + logit)
+    ''')
+    assert kinds == {"X_ptr": "*fp32", "Y_ptr": "*i32", "LOGITS": "*fp32", "INPUT_IDS": "*i32", "idx_ptr": "*i32",
+                     "x_ptr": "*fp32", "out_ptr": "*fp32", "stride": "i32"}
+
+
+def test_value_computed_from_a_loaded_index_makes_its_pointer_an_int_pointer():
+    kinds = kinds_of('''
+        def k(row_start_ptr, expert_ptr, a_ptr, w_ptr, stride_a, stride_w, BLOCK_M: tl.constexpr):
+            row_start = tl.load(row_start_ptr + tl.program_id(0))
+            expert = tl.load(expert_ptr + tl.program_id(0))
+            row_offs = row_start + tl.arange(0, BLOCK_M)
+            a_ptrs = a_ptr + row_offs[:, None] * stride_a
+            a = tl.load(a_ptrs)
+            tl.store(w_ptr + expert * stride_w, tl.sum(a))
+    ''')
+    assert kinds == {"row_start_ptr": "*i32", "expert_ptr": "*i32", "a_ptr": "*fp32", "w_ptr": "*fp32",
+                     "stride_a": "i32", "stride_w": "i32"}

@@ -154,6 +154,23 @@ def test_missing_constexpr_default_names_the_key():
     assert dict(spec.constexprs)["BLOCK"] == 32
 
 
+
+def test_every_missing_key_is_named_at_once():
+    # one run tells the whole config to write, not one key per run
+    k = kernel(("x_ptr", False, "*fp32"), ("w", False, None), ("s", False, None), ("BLOCK", True, None),
+               ("EVEN", True, None))
+    d = declared(params=("x_ptr", "w", "s", "BLOCK", "EVEN"), defaults={})
+    with pytest.raises(SpecError) as info:
+        resolve(k, d, KernelConfig())
+    message = str(info.value)
+    assert "constexprs 'BLOCK', 'EVEN' have no default" in message
+    assert "cannot tell the type of parameters 'w', 's'" in message
+    assert f"{KEY} constexprs.BLOCK, constexprs.EVEN, signature.w, signature.s" in message
+    cfg = KernelConfig(base=SpecConfig(signature={"w": "fp32", "s": "i32"}, constexprs={"BLOCK": 64, "EVEN": True}))
+    (spec,) = resolve(k, d, cfg)
+    assert spec.signature == (("x_ptr", "*fp32"), ("w", "fp32"), ("s", "i32"), ("BLOCK", "constexpr"),
+                              ("EVEN", "constexpr"))
+
 def test_config_naming_a_missing_parameter_is_an_error():
     cfg = KernelConfig(base=SpecConfig(signature={"y_ptr": "*fp32"}, constexprs={"BLOK": 64}))
     with pytest.raises(SpecError) as info:
