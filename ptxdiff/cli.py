@@ -194,7 +194,8 @@ def cmd_corpus(args, paths) -> int:
     from . import corpus
 
     targets = _targets(args.target) or [90]
-    pairs, report = corpus.run(targets, jobs=args.jobs, names=args.pairs or None, progress=_progress(args))
+    pairs, report = corpus.run(targets, jobs=args.jobs, names=args.pairs or None, progress=_progress(args),
+                               outputs=args.outputs)
     if args.format == "json":
         from . import report as reportmod
         sys.stdout.write(reportmod.as_json(report))
@@ -280,6 +281,7 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("corpus", help="the evidence table on the embedded corpus")
     p.add_argument("pairs", nargs="*", help="only these pairs (default: all)")
     p.add_argument("--readme", metavar="README.md", help="also rewrite that file's generated evidence block")
+    p.add_argument("--outputs", action="store_true", help="also run every changed pair on the same inputs")
     _common(p)
     p.set_defaults(func=cmd_corpus)
 

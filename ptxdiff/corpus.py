@@ -18,6 +18,7 @@ from tabulate import tabulate
 
 from .errors import UsageError
 from .labels import label as source_label
+from .report import outputs_cell
 from .targets import target_name
 
 if sys.version_info >= (3, 11):
@@ -99,7 +100,7 @@ def build_repo(pairs: list[Pair], where: Path, targets: list[int], root: Path | 
 
 
 def run(targets: list[int], jobs: int | None = None, names: list[str] | None = None, progress=None,
-        workdir: str | None = None):
+        workdir: str | None = None, outputs: bool = False):
     from .engine import Engine
     from .git import Repo, Side
 
@@ -108,7 +109,8 @@ def run(targets: list[int], jobs: int | None = None, names: list[str] | None = N
     first, second = build_repo(pairs, Path(tmp), targets)
     repo = Repo(tmp)
     engine = Engine(repo, jobs=jobs, targets=targets, progress=progress)
-    report = engine.compare(Side("correct", first), Side("changed", second), show_all=True)
+    report = engine.compare(Side("correct", first), Side("changed", second), show_all=True,
+                            outputs=outputs or None)
     return pairs, report
 
 
@@ -141,6 +143,7 @@ class Evidence:
     block: tuple[str, ...]
     counter: list[str]
     portable: dict[str, bool]
+    outputs: dict[str, Counter]  # source label -> counts of outputs results (--outputs)
 
     @property
     def precision(self) -> float:
@@ -160,6 +163,13 @@ class Evidence:
                 f"{self.primary}: precision {self.precision:.2f} ({self.tp}/{self.tp + self.fp}), "
                 f"recall {self.recall:.2f} ({self.tp}/{self.tp + self.fn})")
 
+    def outputs_line(self) -> str:
+        if not self.outputs:
+            return "outputs not checked (run with --outputs)"
+        parts = [f"{lab}: " + ", ".join(f"{n} {res}" for res, n in sorted(c.items()))
+                 for lab, c in sorted(self.outputs.items())]
+        return "Outputs on the same inputs (" + "; ".join(parts) + ")"
+
     def portability_line(self) -> str:
         moved = sorted(n for n, ok in self.portable.items() if not ok)
         return (f"{sum(self.portable.values())}/{len(self.portable)} pairs have equal PTX-level deltas on every "
@@ -174,7 +184,7 @@ def collect(pairs: list[Pair], report) -> Evidence:
     labels = {p.name: source_label(p.source(root, "old"), p.source(root, "new"), p.kernel) for p in pairs}
     targets = tuple(sorted({r.target for r in report.rows}, key=lambda t: int(t[3:])))
     primary = "sm_90" if "sm_90" in targets else (targets[0] if targets else "sm_90")
-    table, confusion, counter, portable = [], Counter(), [], {}
+    table, confusion, counter, portable, outputs = [], Counter(), [], {}, {}
     block = tuple(report.config.block)
     tp = fp = fn = 0
     for p in pairs:
@@ -183,7 +193,9 @@ def collect(pairs: list[Pair], report) -> Evidence:
         for r in rows:
             table.append([p.name, lab, p.hand_label if p.hand_label != lab else "=", r.target, r.spec,
                           r.verdict, _d(r, "ptx_regs"), _d(r, "ptx_instrs"), _d(r, "regs"), _spills(r),
-                          _d(r, "sass_instrs"), _d(r, "occupancy")])
+                          _d(r, "sass_instrs"), _d(r, "occupancy"), outputs_cell(r.outputs)])
+            if r.outputs and r.target == primary:
+                outputs[p.name] = r.outputs["result"]
         for r in (r for r in rows if r.target == primary):
             confusion[(r.verdict, lab)] += 1
             flagged = r.verdict in block
@@ -203,7 +215,12 @@ def collect(pairs: list[Pair], report) -> Evidence:
             per_target.setdefault(r.target, []).append(tuple(r.delta.get(k) for k in ("ptx_regs", "ptx_instrs")))
         portable[p.name] = len({tuple(v) for v in per_target.values()}) <= 1
     tools = ", ".join(f"{k} {v}" for k, v in report.toolchain.items())
-    return Evidence(len(pairs), targets, primary, tools, table, dict(confusion), tp, fp, fn, block, counter, portable)
+    by_label: dict[str, Counter] = {}
+    for p in pairs:
+        if p.name in outputs:
+            by_label.setdefault(labels[p.name], Counter())[outputs[p.name]] += 1
+    return Evidence(len(pairs), targets, primary, tools, table, dict(confusion), tp, fp, fn, block, counter, portable,
+                    by_label)
 
 
 def evidence(ev: Evidence, fmt: str = "simple") -> str:
@@ -211,11 +228,11 @@ def evidence(ev: Evidence, fmt: str = "simple") -> str:
     h2, h3, item = ("## ", "### ", "- ") if md else ("", "", "  ")
     out = [f"{h2}ptxdiff corpus: {ev.pairs} pairs; targets {', '.join(ev.targets)}; toolchain {ev.toolchain}", ""]
     out.append(tabulate(ev.table, headers=["pair", "label (rule)", "hand", "target", "spec", "verdict", "Δptx_regs",
-                                           "Δptx_instrs", "Δregs", "Δspills", "Δsass", "Δocc"],
+                                           "Δptx_instrs", "Δregs", "Δspills", "Δsass", "Δocc", "outputs"],
                         tablefmt=fmt, disable_numparse=True))
     out += ["", f"{h3}Confusion matrix on {ev.primary} (verdict x source label)", ""]
     out.append(tabulate(ev.matrix(), headers=["verdict", *LABELS], tablefmt=fmt, disable_numparse=True))
-    out += ["", ev.gate_line(), "", f"{h3}Counter-examples ({len(ev.counter)})"]
+    out += ["", ev.gate_line(), "", ev.outputs_line(), "", f"{h3}Counter-examples ({len(ev.counter)})"]
     out += [item + c for c in ev.counter] or ["none"]
     out += ["", f"{h3}Portability across targets", ev.portability_line()]
     return "\n".join(out) + "\n"
@@ -233,7 +250,8 @@ def headline(ev: Evidence) -> str:
              f"- {ev.gate_line()}.",
              f"- {len(ev.counter)} counter-examples on {ev.primary} (a structural change with zero count delta, "
              "or a constant-only change with a count delta), each named in docs/corpus-results.md.",
-             f"- Portability: {ev.portability_line()}.", "", README_END]
+             f"- Portability: {ev.portability_line()}.",
+             f"- {ev.outputs_line()}.", "", README_END]
     return "\n".join(lines)
 
 

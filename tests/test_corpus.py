@@ -76,3 +76,18 @@ def test_readme_carries_the_generated_evidence_block():
     text = (corpus.corpus_dir().parent / "README.md").read_text()
     begin, end = text.index(corpus.README_BEGIN), text.index(corpus.README_END)
     assert "precision" in text[begin:end] and "pairs, compiled for" in text[begin:end]
+
+
+def test_outputs_catch_every_observable_constant_change_and_pass_every_control(tmp_path, monkeypatch):
+    """The study's blind spot: constant-only changes give zero count delta; running old and new
+    on the same inputs sees each one whose effect is observable, and no control differs."""
+    isolate(tmp_path, monkeypatch)
+    chosen = [p for p in corpus.load_pairs() if p.hand_label in ("constant-only", "refactor")]
+    pairs, report = corpus.run([90], jobs=2, names=[p.name for p in chosen], workdir=str(tmp_path / "repo"),
+                               outputs=True)
+    results = {r.kernel.split("/")[1].split(".py")[0]: (r.outputs or {}).get("result") for r in report.rows}
+    for p in chosen:
+        if p.hand_label == "constant-only" and p.observable:
+            assert results[p.name] == "outputs-differ", p.name
+        elif p.hand_label == "refactor":
+            assert results[p.name] in ("outputs-equal", None), p.name  # None: effective source unchanged
