@@ -138,6 +138,9 @@ def cmd_log(args, paths) -> int:
     from .history import history
     from .report import cell
 
+    if args.plot:
+        from .plot import require_matplotlib
+        require_matplotlib()  # before any compile: say it now, not after minutes of work
     repo, engine = _engine(args)
     events = history(repo, engine, args.kernel, args.range or "HEAD")
     if args.format == "json":

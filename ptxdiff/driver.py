@@ -142,7 +142,10 @@ def _sides(repo, args: list[str]):
         commit = repo.commit_holding(p, hexid) or repo.head_commit()
         if commit is None:
             return None
-        return Side(label, commit, ((p, hexid),) if repo.has_object(hexid) else ())
+        overlay = ((p, hexid),) if repo.has_object(hexid) else ()
+        if label == "new" and new_path != path:  # a rename: the old name is gone on this side
+            overlay += ((path, ""),)
+        return Side(label, commit, overlay)
 
     return side(path, old_file, old_hex, "old"), side(new_path, new_file, new_hex, "new"), new_path
 
@@ -223,7 +226,9 @@ def run(args: list[str]) -> int:
             return 0  # a deleted file: its kernels are gone, the diff says so
         progress = (lambda line: print(f"ptxdiff: {line}", file=sys.stderr, flush=True)) \
             if sys.stderr.isatty() or os.environ.get("PTXDIFF_PROGRESS") else None
-        report = Engine(repo, progress=progress).compare(old or Side("nothing", ""), new, sorted({new_path, args[0]}))
+        renames = {new_path: args[0]} if new_path != args[0] else None
+        report = Engine(repo, progress=progress).compare(old or Side("nothing", ""), new, sorted({new_path, args[0]}),
+                                                         renames=renames)
         out.write(block(report, colour))
         out.write("".join(f"ptxdiff: {m}\n" for m in report.messages))
     except Exception as e:

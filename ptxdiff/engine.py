@@ -174,11 +174,14 @@ class Engine:
     # -- the comparison --------------------------------------------------------------------
     def compare(self, old: Side | None, new: Side, pathspecs: list[str] | None = None,
                 show_all: bool = False, config: configmod.Config | None = None,
-                outputs: bool | None = None, time: bool | None = None) -> Report:
+                outputs: bool | None = None, time: bool | None = None,
+                renames: dict[str, str] | None = None) -> Report:
         """Kernels whose effective source reads a file matching `pathspecs` (all when None).
 
         `outputs`/`time` force the dynamic checks on (True) or off (False); None follows the
-        config (`semantic`, `time`, and `block` naming outputs-differ) and PTXDIFF_TIME=1."""
+        config (`semantic`, `time`, and `block` naming outputs-differ) and PTXDIFF_TIME=1.
+        `renames` (new path -> old path) replaces git's rename detection where the caller knows
+        better (the diff driver is told about a rename by git itself)."""
         new_snap = self.repo.snapshot(new)
         cfg = config or configmod.load(new_snap.read, new_snap.__contains__)
         targets = self.targets_override or list(cfg.targets)
@@ -189,7 +192,7 @@ class Engine:
             broken_rows = [(None, b) for b in new_found.broken.values()]
             old_found = Discovery({}, {})
         else:
-            renames = self.repo.renames(old, new)
+            renames = self.repo.renames(old, new) if renames is None else renames
             back = {v: k for k, v in renames.items()}
             old_found = self._select(discover(self.repo.snapshot(old), cfg.python_path), cfg, pathspecs, back)
             pairs, broken_rows = self._pair(old_found, new_found, renames)

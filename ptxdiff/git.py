@@ -28,12 +28,13 @@ class Side:
     commit: str | None
     # (path, blob id) pairs laid over the commit's tree: the diff driver sees blobs, not
     # commits, and puts the blob it was given into the nearest commit that holds that file.
+    # An empty blob id removes the path (the old name of a renamed file).
     overlay: tuple[tuple[str, str], ...] = ()
 
     @property
     def tag(self) -> str:
         """Names this exact content (commit plus overlay), e.g. for source file names."""
-        return self.short + "".join(f"+{blob[:7]}" for _, blob in self.overlay)
+        return self.short + "".join(f"+{blob[:7]}" if blob else f"-{path}" for path, blob in self.overlay)
 
     @property
     def short(self) -> str:
@@ -67,7 +68,11 @@ class Snapshot:
             tree = repo.raw[side.commit].peel(pygit2.Commit).tree
             self._walk(tree, "")
         self._overlay = dict(side.overlay)
-        self._ids.update(self._overlay)
+        for path, blob in side.overlay:  # an empty blob id removes the path
+            if blob:
+                self._ids[path] = blob
+            else:
+                self._ids.pop(path, None)
 
     def _walk(self, tree: pygit2.Tree, prefix: str) -> None:
         for entry in tree:

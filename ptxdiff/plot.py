@@ -7,13 +7,17 @@ from .errors import UsageError
 METRICS = ("ptx_instrs", "ptx_regs", "regs", "sass_instrs")
 
 
+def require_matplotlib() -> None:
+    import importlib.util
+    if importlib.util.find_spec("matplotlib") is None:
+        raise UsageError("--plot needs matplotlib: pip install 'ptxdiff[plot]'")
+
+
 def plot_history(events, path: str) -> None:
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise UsageError("--plot needs matplotlib: pip install 'ptxdiff[plot]'") from None
+    require_matplotlib()
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     series: dict[str, list] = {}
     labels = []
     for e in events:

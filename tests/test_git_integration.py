@@ -201,9 +201,6 @@ def test_git_diff_survives_odd_files(tmp_path, capsys):
         assert path.encode() in plain
 
 
-@pytest.mark.xfail(strict=True, reason="driver: a staged `git mv` of a kernel file (9-arg rename, new blob not in any "
-                                       "commit) is laid over HEAD, which still has the old path, and repo.renames() "
-                                       "ignores overlays: the unchanged kernel is reported as `added`")
 def test_git_diff_staged_pure_rename_reports_nothing(tmp_path, capsys):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel() + FILLER})
     install(repo, capsys)
@@ -212,6 +209,19 @@ def test_git_diff_staged_pure_rename_reports_nothing(tmp_path, capsys):
     assert rc == 0, err
     assert b"rename to ops/k2.py" in forced
     assert kernel_lines(forced.decode()) == []
+
+
+def test_git_diff_staged_rename_with_an_edit_compares_against_the_old_name(tmp_path, capsys):
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel() + FILLER})
+    install(repo, capsys)
+    git(repo, "mv", "ops/k.py", "ops/k2.py")
+    (repo / "ops/k2.py").write_text(scale_kernel("x * 3.5") + FILLER)
+    git(repo, "add", "-A")
+    rc, forced, err = gitdiff(repo, "diff", "--cached", "-M", env={"PTXDIFF_FORCE": "1"})
+    assert rc == 0, err
+    lines = kernel_lines(forced.decode())
+    assert lines and all("ops/k2.py::scale_kernel" in ln for ln in lines)
+    assert not any(" added" in ln for ln in lines), lines
 
 
 @pytest.mark.xfail(strict=True, reason="git passes no diff options (-U0, -W, --word-diff) to an external driver, so "
