@@ -15,6 +15,7 @@ from . import config as configmod
 from . import toolchain
 from .cache import Cache, cache_dir, make_key
 from .discover import Broken, Discovery, Kernel, discover, renamed_id
+from .errors import UsageError
 from .git import Repo, Side
 from .targets import target_name
 from .verdict import classify, delta
@@ -43,7 +44,8 @@ class Row:
         return {"kernel": self.kernel, "spec": self.spec, "target": self.target, "verdict": self.verdict,
                 "blocking": self.blocking, "old": _public(self.old), "new": _public(self.new),
                 "delta": self.delta, "error": self.error, "spec_detail": self.spec_detail,
-                "renamed_from": self.old_kernel, "outputs": self.outputs, "timing": self.timing}
+                "renamed_from": self.old_kernel, "outputs": self.outputs, "timing": self.timing,
+                "log": self.log}
 
 
 def _public(metrics: dict | None) -> dict | None:
@@ -198,7 +200,11 @@ class Engine:
             pairs, broken_rows = self._pair(old_found, new_found, renames)
         if not show_all:
             pairs = [(o, n) for o, n in pairs if o is None or n is None or o.fingerprint != n.fingerprint]
-        if pathspecs and old is None and not new_found.kernels and not new_found.broken:
+        if pathspecs and not new_found.kernels and not new_found.broken and not old_found.kernels:
+            snaps = [new_snap] + ([self.repo.snapshot(old)] if old is not None else [])
+            unknown = [p for p in pathspecs if not any(path_matches(f, [p]) for s in snaps for f in s.paths)]
+            if unknown:
+                raise UsageError(f"{unknown[0]}: no such path in {' or '.join(s.side.short for s in snaps)}")
             messages.append(f"no Triton kernels in {' '.join(pathspecs)}")
         needs: dict[tuple, _Need] = {}
         for o, n in pairs:

@@ -260,3 +260,13 @@ def test_repeated_diff_imports_neither_triton_nor_torch(tmp_path, capsys):
     assert imported, "python -X importtime printed nothing"
     heavy = [ln for ln in imported if "triton" in ln or "torch" in ln]
     assert heavy == []
+
+
+def test_a_path_with_no_kernels_says_so_and_a_missing_path_is_an_error(tmp_path, monkeypatch, capsys):
+    repo = make_repo(tmp_path, {"ops/a.py": scale_kernel(name="a_kernel"), "README.md": "hi\n"})
+    monkeypatch.chdir(repo)
+    code, out, err = run_main(["diff", "HEAD", "--", "README.md"], capsys)
+    assert code == 0 and "no Triton kernels in README.md" in out
+    code, out, err = run_main(["diff", "HEAD", "--", "nope/"], capsys)
+    assert code == 2 and err.strip().startswith("ptxdiff: nope: no such path in")
+    assert len(err.strip().splitlines()) == 1
