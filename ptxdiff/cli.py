@@ -157,6 +157,10 @@ def cmd_log(args, paths) -> int:
                              cell(r, "ptx_instrs"), cell(r, "ptx_regs"), cell(r, "regs"), cell(r, "spills")])
         print(tabulate(rows, headers=["commit", "date", "author", "subject", "target", "spec", "verdict",
                                       "ptx instrs", "ptx regs", "regs", "spills"], disable_numparse=True))
+        for e in events:
+            for r in e.rows:
+                if r.error:
+                    print(f"{e.commit.short[:7]} {r.target}: {r.error}")
     if args.plot:
         from .plot import plot_history
         plot_history(events, args.plot)

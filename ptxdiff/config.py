@@ -1,4 +1,5 @@
-"""`[tool.ptxdiff]` in pyproject.toml, or a root ptxdiff.toml with the same keys.
+"""`[tool.ptxdiff]` in pyproject.toml, or a root ptxdiff.toml with the same keys (at its top
+level, or under `[tool.ptxdiff]` too, so the keys that error messages name can be pasted as they are).
 
 Read from the newer side of a comparison (its bytes, not the work tree), validated strictly: an
 unknown or mistyped key is an error naming the file and the key, never silently ignored.
@@ -192,6 +193,8 @@ def load(read, exists) -> Config:
             data = tomllib.loads(read(path).decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
             raise ConfigError(f"{path}: invalid TOML: {e}") from None
+        if section is None and set(data) == {"tool"} and isinstance(data["tool"], dict) and "ptxdiff" in data["tool"]:
+            section = ("tool", "ptxdiff")  # ptxdiff.toml may use pyproject's spelling too
         if section:
             for key in section:
                 data = data.get(key) if isinstance(data, dict) else None

@@ -72,6 +72,12 @@ class Report:
                 "messages": self.messages}
 
 
+def _deterministic(result: dict) -> bool:
+    """A compile error is a fact about the source and toolchain (the cache key); an import
+    failure, a timeout or a crash may not happen next time, so they are never cached."""
+    return result.get("key") is not None and str(result.get("error", "")).startswith("compile failed:")
+
+
 def path_matches(path: str, specs: list[str] | None) -> bool:
     if not specs:
         return True
@@ -131,7 +137,8 @@ class Engine:
             kcfg = cfg.for_kernel(need.kernel.id).key()
             for cc in targets:
                 key = make_key(fp=need.kernel.fingerprint, cfg=kcfg, target=cc, tool=self._tool,
-                               roots=cfg.python_path)
+                               roots=cfg.python_path,
+                               params=[(p.name, p.constexpr, p.kind) for p in need.kernel.params])
                 need.keys[cc] = key
                 hit = self.cache.get(key) if self.cache else None
                 if hit is not None:
@@ -166,7 +173,7 @@ class Engine:
                 slot["error"] = payload
         for need in missing:
             for cc, results in need.results.items():
-                if self.cache and results and all("metrics" in r for r in results):
+                if self.cache and results and all("metrics" in r or _deterministic(r) for r in results):
                     self.cache.put(need.keys[cc], results)
         if self.cache:
             self.cache.prune()
@@ -357,7 +364,7 @@ class Engine:
                 verdict = "failed"
                 parts = [f"old: {a['error']}" if a and a.get("error") else "",
                          f"new: {b['error']}" if b and b.get("error") else ""]
-                error = a["error"] if a is b else "; ".join(p for p in parts if p)
+                error = a["error"] if a is b else b["error"] if not has_base else "; ".join(p for p in parts if p)
             elif a is None:
                 verdict = "added" if has_base else "-"
             elif b is None:

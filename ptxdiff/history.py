@@ -3,13 +3,15 @@
 Commits are walked oldest first (first parent). A commit is looked at only when it touched a
 file of the kernel's effective source; the kernel's file is followed through renames. Each
 distinct version is compiled once: consecutive versions are compared through the engine, whose
-cache makes the older side of every comparison a hit.
+cache makes the older side of every comparison a hit. Every step uses the newest commit's config,
+so a config added today also describes the kernels of last year.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import config as configmod
 from .discover import discover
 from .engine import Engine, Row
 from .errors import UsageError
@@ -39,7 +41,9 @@ def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEA
     if limit:
         commits = commits[-limit:]
     last_snapshot = repo.snapshot(Side("head", head))
-    found = discover(last_snapshot).kernels
+    # one config for the whole story: the newest one (older commits may predate any config)
+    cfg = configmod.load(last_snapshot.read, last_snapshot.__contains__)
+    found = discover(last_snapshot, cfg.python_path).kernels
     if query is None:
         raise UsageError("name a kernel: " + ", ".join(sorted(k.id for k in found.values())[:20]))
     target = _find(found, query)
@@ -58,7 +62,7 @@ def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEA
         snap = repo.snapshot(Side(info.short, info.id))
         if path not in snap:
             break
-        kernels = discover(snap, paths={path}).kernels
+        kernels = discover(snap, cfg.python_path, paths={path}).kernels
         k = kernels.get(f"{path}::{name}")
         if k is None:
             break
@@ -79,7 +83,7 @@ def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEA
             continue
         old = Side(previous[0].short, previous[0].id) if previous else Side("nothing", "")
         report = engine.compare(old, Side(info.short, info.id), [kid.partition("::")[0]]
-                                + ([previous[1].partition("::")[0]] if previous else []))
+                                + ([previous[1].partition("::")[0]] if previous else []), config=cfg)
         rows = [r for r in report.rows if r.kernel == kid]
         events.append(Event(info, kid, rows))
         previous = (info, kid, fp)

@@ -71,9 +71,16 @@ def _dynamic_columns(report: Report) -> list[tuple[str, object]]:
     return cols
 
 
+SPEC_WIDTH = 60  # the table shortens long specs (autotune-heavy kernels); JSON keeps them whole
+
+
+def _spec(text: str) -> str:
+    return text if len(text) <= SPEC_WIDTH else text[:SPEC_WIDTH - 1] + "…"
+
+
 def _table_rows(report: Report) -> list[list[str]]:
     dyn = _dynamic_columns(report)
-    return [[r.kernel, r.spec, r.target, *(cell(r, k) for k, _ in COLUMNS), *(f(r) for _, f in dyn),
+    return [[r.kernel, _spec(r.spec), r.target, *(cell(r, k) for k, _ in COLUMNS), *(f(r) for _, f in dyn),
              r.verdict + (" ✗" if r.blocking else "")] for r in report.rows]
 
 

@@ -270,3 +270,17 @@ def test_a_path_with_no_kernels_says_so_and_a_missing_path_is_an_error(tmp_path,
     code, out, err = run_main(["diff", "HEAD", "--", "nope/"], capsys)
     assert code == 2 and err.strip().startswith("ptxdiff: nope: no such path in")
     assert len(err.strip().splitlines()) == 1
+
+
+def test_log_describes_old_history_with_the_newest_config(tmp_path, monkeypatch, capsys):
+    """A config added today must also describe the kernel's versions from before it existed."""
+    needs_config = scale_kernel("x * 2.5").replace("BLOCK: tl.constexpr = 128", "BLOCK: tl.constexpr")
+    repo = make_repo(tmp_path, {"ops/k.py": needs_config})
+    commit(repo, "v2", {"ops/k.py": needs_config.replace("x * 2.5", "x * 3.5")})
+    commit(repo, "config", {"ptxdiff.toml": '[kernels."scale_kernel"]\nconstexprs = { BLOCK = 128 }\n'})
+    monkeypatch.chdir(repo)
+    code, out, err = run_main(["log", "scale_kernel", "--format", "json"], capsys)
+    assert code == 0, err
+    events = json.loads(out)
+    assert [e["subject"] for e in events] == ["initial", "v2"]
+    assert [e["rows"][0]["verdict"] for e in events] == ["added", "constants-only"]

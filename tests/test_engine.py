@@ -285,3 +285,40 @@ def test_cache_write_is_all_or_nothing(tmp_path, monkeypatch):
     (root / "ef").mkdir()
     (root / "ef" / ("ef" + "0" * 62 + ".json.gz")).write_bytes(b"\x1f\x8b\x08\x00garbage")
     assert c.get("ef" + "0" * 62) is None
+
+
+def test_cache_key_follows_the_inferred_parameter_types(tmp_path, monkeypatch):
+    """A new inference rule must not be served results compiled under the old one."""
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
+    commit(repo, "v2", {"ops/k.py": scale_kernel("x * 3.5")})
+    assert compare(repo, "HEAD~1", "HEAD").compiled == 2
+    assert compare(repo, "HEAD~1", "HEAD").compiled == 0
+    import ptxdiff.discover as discover_mod
+    real = discover_mod.infer_param_kinds
+    monkeypatch.setattr(discover_mod, "infer_param_kinds",
+                        lambda fn: {k: ("i64" if k == "n" else v) for k, v in real(fn).items()})
+    report = compare(repo, "HEAD~1", "HEAD")
+    assert report.compiled == 2
+    assert report.rows[0].spec_detail["signature"]["n"] == "i64"
+
+
+def test_compile_errors_are_cached_but_import_failures_are_not(tmp_path):
+    broken = scale_kernel("x * undefined_name")
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(), "ops/m.py": "import not_a_package\n" + scale_kernel(name="m_kernel")})
+    commit(repo, "break", {"ops/k.py": broken, "ops/m.py": "import not_a_package\n" + scale_kernel("x + 1.5", name="m_kernel")})
+    first = compare(repo, "HEAD~1", "HEAD")
+    assert {r.kernel: r.verdict for r in first.rows} == {"ops/k.py::scale_kernel": "failed",
+                                                         "ops/m.py::m_kernel": "failed"}
+    second = compare(repo, "HEAD~1", "HEAD")
+    assert second.compiled == 0  # k: both sides from the cache, the new one a cached compile error
+    assert "compile failed" in [r for r in second.rows if r.kernel == "ops/k.py::scale_kernel"][0].error
+    assert "not_a_package" in [r for r in second.rows if r.kernel == "ops/m.py::m_kernel"][0].error
+
+
+def test_ptxdiff_toml_accepts_the_pyproject_spelling(tmp_path, capsys, monkeypatch):
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(),
+                                "ptxdiff.toml": '[tool.ptxdiff]\ntargets = ["sm_80"]\n'})
+    commit(repo, "v2", {"ops/k.py": scale_kernel("x * 3.5")})
+    monkeypatch.chdir(repo)
+    report = run_json(["diff", "HEAD~1", "HEAD"], capsys)
+    assert [r["target"] for r in report["kernels"]] == ["sm_80"]

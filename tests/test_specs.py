@@ -183,3 +183,18 @@ def test_constexpr_values_keep_their_python_types():
     d = declared(defaults={"BLOCK": 1024, "EVEN": None})
     (spec,) = resolve(K, d, KernelConfig(base=SpecConfig(constexprs={"EVEN": "fast"})))
     assert spec.constexprs == (("BLOCK", 1024), ("EVEN", "fast"))
+
+
+def test_dtype_constexpr_from_config_string():
+    # `X_dtype: tl.constexpr` (Liger's rms_norm backward): TOML has no dtypes, "tl.bfloat16" names one;
+    # the spec keeps the string (cache key, labels), the compile worker turns it into the dtype
+    import triton.language as tl
+
+    from ptxdiff.compiler import _constexpr_value
+    d = declared(defaults={"BLOCK": 1024})
+    (spec,) = resolve(K, d, KernelConfig(base=SpecConfig(constexprs={"EVEN": "tl.bfloat16"})))
+    assert dict(spec.constexprs)["EVEN"] == "tl.bfloat16"
+    assert _constexpr_value("tl.bfloat16") is tl.bfloat16
+    assert _constexpr_value("triton.language.float16") is tl.float16
+    assert _constexpr_value("mean") == "mean" and _constexpr_value("tl.not_a_dtype") == "tl.not_a_dtype"
+    assert _constexpr_value(3) == 3
