@@ -172,12 +172,7 @@ def cmd_notes(args, paths) -> int:
     from .git import Side
 
     repo, engine = _engine(args)
-    rev_range = args.range or "HEAD"
-    if ".." in rev_range:
-        left, _, right = rev_range.partition("..")
-        commits = list(repo.walk(repo.resolve(right or "HEAD"), [repo.resolve(left)]))
-    else:
-        commits = list(repo.walk(repo.resolve(rev_range), []))
+    commits = list(repo.walk(*repo.range(args.range or "HEAD")))
     written = 0
     for c in commits:
         old = Side(c.parents[0][:10], c.parents[0]) if c.parents else Side("nothing", "")

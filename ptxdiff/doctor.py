@@ -37,7 +37,7 @@ def checks(repo: Repo) -> list[tuple[bool, str, str]]:
         runs = subprocess.run([python, "-c", "import ptxdiff"], capture_output=True).returncode == 0 \
             if os.path.exists(python) else False
         out.append((runs, f"diff driver: {python} -m ptxdiff", "ptxdiff install (again, from the right interpreter)"))
-    attr = repo.raw.get_attr("x.py", "diff")
+    attr = repo.attribute("x.py", "diff")
     out.append((attr == "ptxdiff", f"*.py diff attribute: {attr}", "ptxdiff install"))
     hooks = repo.config_get("core.hooksPath")
     if hooks and hooks.strip() == "/dev/null":

@@ -122,9 +122,9 @@ def _short(hexid: str, file: str, n: int) -> str:
     if file == "/dev/null" or not hexid or hexid == ".":
         return "0" * n
     if set(hexid) == {"0"}:  # work tree: git shows the hash of the file's content
-        import pygit2
+        from .git import content_hash
         with open(file, "rb") as f:
-            return str(pygit2.hash(f.read()))[:n]
+            return content_hash(f.read())[:n]
     return hexid[:n]
 
 

@@ -7,7 +7,9 @@ CLI diff/show, the git diff driver, the pre-push hook, history and the corpus al
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -243,9 +245,6 @@ class Engine:
     def _dynamic(self, rows: list[Row], pairs, old: Side, new: Side, cfg: configmod.Config,
                  outputs: bool | None, time: bool | None, messages: list[str]) -> list[Row]:
         """Run old and new (outputs, timing) for the kernels that ask for it; rows gain results."""
-        import dataclasses
-        import os
-
         from .pool import Pool, Task
         from .runner import RunPlan, sizes_around
 

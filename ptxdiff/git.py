@@ -94,7 +94,7 @@ class Snapshot:
         oid = self._ids[path]
         if oid:
             return oid
-        oid = str(pygit2.hash(self.read(path)))
+        oid = content_hash(self.read(path))
         self._ids[path] = oid
         return oid
 
@@ -158,6 +158,17 @@ class Repo:
         if len(revs) == 2:
             return self.side(revs[0]), self.side(revs[1])
         raise GitError("at most two revisions")
+
+    def range(self, rev_range: str) -> tuple[str, list[str]]:
+        """`A..B` -> (B, [A]): commits reachable from B but not A; a single rev -> (rev, [])."""
+        if ".." in rev_range:
+            left, _, right = rev_range.partition("..")
+            return self.resolve(right or "HEAD"), [self.resolve(left or "HEAD")]
+        return self.resolve(rev_range), []
+
+    def attribute(self, path: str, name: str) -> str | None:
+        """The value of gitattribute `name` for `path` (as `git check-attr` would say)."""
+        return self.raw.get_attr(path, name)
 
     def snapshot(self, side: Side) -> Snapshot:
         return Snapshot(self, side)
@@ -302,6 +313,34 @@ class Repo:
     def write_note(self, commit: str, text: str, ref: str) -> None:
         sig = self.raw.default_signature if "user.name" in self.raw.config else pygit2.Signature("ptxdiff", "ptxdiff@localhost")
         self.raw.create_note(text, sig, sig, commit, ref, True)
+
+
+def content_hash(data: bytes) -> str:
+    """The blob id git gives these bytes."""
+    return str(pygit2.hash(data))
+
+
+def global_config_get(key: str) -> str | None:
+    try:
+        return pygit2.Config.get_global_config()[key]
+    except (KeyError, OSError, pygit2.GitError):
+        return None
+
+
+def config_file_set(path: str, values: dict[str, str | None]) -> dict[str, str | None]:
+    """Set (or, for None, remove) keys in one git config file; returns the values before."""
+    cfg = pygit2.Config(path)
+    before: dict[str, str | None] = {}
+    for key, value in values.items():
+        try:
+            before[key] = cfg[key]
+        except KeyError:
+            before[key] = None
+        if value is not None:
+            cfg[key] = value
+        elif before[key] is not None:
+            del cfg[key]
+    return before
 
 
 def is_zero(oid: str) -> bool:

@@ -32,11 +32,7 @@ def _find(kernels, query: str):
 
 def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEAD",
             limit: int | None = None) -> list[Event]:
-    if ".." in rev_range:
-        left, _, right = rev_range.partition("..")
-        head, hide = repo.resolve(right or "HEAD"), [repo.resolve(left)]
-    else:
-        head, hide = repo.resolve(rev_range), []
+    head, hide = repo.range(rev_range)
     commits = list(repo.walk(head, hide, first_parent=True))
     if limit:
         commits = commits[-limit:]

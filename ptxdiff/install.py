@@ -19,11 +19,9 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pygit2
-
 from .driver import PYTHON_FUNCNAME
 from .errors import GitError, UsageError
-from .git import Repo
+from .git import Repo, config_file_set, global_config_get
 
 MARKER = "# ptxdiff-managed pre-push hook"
 LEGACY = "pre-push.ptxdiff-legacy"
@@ -121,11 +119,7 @@ def plan(repo: Repo | None, global_: bool, attributes: str, python: str) -> Plan
     p.config["diff.ptxdiff.xfuncname"] = PYTHON_FUNCNAME
     config_hooks = git_version() >= (2, 54)
     if global_:
-        configured = None
-        try:
-            configured = pygit2.Config.get_global_config()["core.attributesFile"]
-        except (KeyError, OSError, pygit2.GitError):
-            pass
+        configured = global_config_get("core.attributesFile")
         base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
         p.attributes_file = os.path.expanduser(configured) if configured else os.path.join(base, "git", "attributes")
     elif attributes == "commit":
@@ -149,15 +143,7 @@ def plan(repo: Repo | None, global_: bool, attributes: str, python: str) -> Plan
 
 def _set_config(path: str, values: dict[str, str]) -> dict[str, str | None]:
     Path(path).touch(exist_ok=True)
-    cfg = pygit2.Config(path)
-    before = {}
-    for key, value in values.items():
-        try:
-            before[key] = cfg[key]
-        except KeyError:
-            before[key] = None
-        cfg[key] = value
-    return before
+    return config_file_set(path, values)
 
 
 def _section_header(key: str) -> str:
@@ -246,15 +232,7 @@ def uninstall(repo: Repo | None, global_: bool = False, out=None) -> int:
     record = json.loads(manifest.read_text())
     cfg_file = record["config_file"]
     if os.path.exists(cfg_file):
-        cfg = pygit2.Config(cfg_file)
-        for key, before in record["config_before"].items():
-            if before is None:
-                try:
-                    del cfg[key]
-                except KeyError:
-                    pass
-            else:
-                cfg[key] = before
+        config_file_set(cfg_file, record["config_before"])  # None removes what we added
         _drop_empty_sections(cfg_file, set(record.get("sections_created", [])))
         if record.get("config_file_created") and not Path(cfg_file).read_text().strip():
             os.remove(cfg_file)
