@@ -8,12 +8,12 @@ is checked out and the user's index and work tree are never touched.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pygit2
-from pygit2.enums import DeltaStatus, DiffFind, DiffOption, FileStatus, ObjectType, SortMode
+from pygit2.enums import DeltaStatus, DiffFind, DiffOption, FileMode, FileStatus, ObjectType, SortMode
 
 from .errors import GitError
 
@@ -79,7 +79,8 @@ class Snapshot:
             path = prefix + entry.name
             if entry.type == ObjectType.TREE:
                 self._walk(self.repo.raw[entry.id], path + "/")
-            elif entry.type == ObjectType.BLOB:
+            elif entry.type == ObjectType.BLOB and entry.filemode != FileMode.LINK:
+                # a symlink is link text to git, never a module: it is not a file of the snapshot
                 self._ids[path] = str(entry.id)
 
     @property
@@ -101,7 +102,7 @@ class Snapshot:
     def read(self, path: str) -> bytes:
         if path not in self._cache:
             if self.side.commit is None and path not in self._overlay:
-                self._cache[path] = (Path(self.repo.workdir) / path).read_bytes()
+                self._cache[path] = self.repo.read_worktree_file(path)
             else:
                 self._cache[path] = self.repo.raw[self._ids[path]].data
         return self._cache[path]
@@ -181,14 +182,31 @@ class Repo:
         index = pygit2.Index(os.path.join(self.git_dir, "index")) if os.path.exists(
             os.path.join(self.git_dir, "index")) else None
         files: dict[str, str] = {}
-        root = Path(self.workdir)
         for entry in index or ():
-            if (root / entry.path).is_file():
+            if self._regular_file(entry.path):
                 files[entry.path] = ""
         for path, flags in self.raw.status(untracked_files="all").items():
-            if flags & FileStatus.WT_NEW and (root / path).is_file():
+            if flags & FileStatus.WT_NEW and self._regular_file(path):
                 files[path] = ""
         return files
+
+    def _regular_file(self, path: str) -> bool:
+        """A plain file inside the work tree, reached through no symlink (git never follows one)."""
+        full = os.path.join(self.workdir, path)
+        try:
+            if not stat.S_ISREG(os.lstat(full).st_mode):
+                return False
+        except OSError:
+            return False
+        return os.path.realpath(full) == os.path.join(os.path.realpath(self.workdir), path)
+
+    def read_worktree_file(self, path: str) -> bytes:
+        """The bytes of a work-tree file; never through a symlink (O_NOFOLLOW, checked parents)."""
+        if not self._regular_file(path):
+            raise GitError(f"{path}: not a regular file in the work tree")
+        fd = os.open(os.path.join(self.workdir, path), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as f:
+            return f.read()
 
     def renames(self, old: Side, new: Side) -> dict[str, str]:
         """new path -> old path for files git sees as renamed between the two sides."""
