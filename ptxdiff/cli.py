@@ -54,10 +54,13 @@ def _repo_paths(repo, paths: list[str] | None) -> list[str] | None:
 def _engine(args):
     from .engine import Engine
     from .git import Repo
+    from .trust import from_user
 
     repo = Repo(args.repo)
+    permissions = from_user(imports=args.imports, outputs=getattr(args, "outputs", False),
+                            time=getattr(args, "time", False))
     return repo, Engine(repo, jobs=args.jobs, targets=_targets(args.target), progress=_progress(args),
-                        use_cache=not args.no_cache)
+                        use_cache=not args.no_cache, permissions=permissions)
 
 
 def _emit(report, args) -> int:
@@ -74,8 +77,7 @@ def _emit(report, args) -> int:
 def cmd_diff(args, paths) -> int:
     repo, engine = _engine(args)
     old, new = repo.sides(args.revs)
-    report = engine.compare(old, new, _repo_paths(repo, paths), show_all=args.all,
-                            outputs=True if args.outputs else None, time=True if args.time else None)
+    report = engine.compare(old, new, _repo_paths(repo, paths), show_all=args.all)
     return _emit(report, args)
 
 
@@ -109,7 +111,8 @@ def cmd_pre_push(args, paths) -> int:
     from .engine import Engine
 
     def factory(repo):
-        return Engine(repo, jobs=args.jobs, progress=_progress(args))
+        from .trust import from_user
+        return Engine(repo, jobs=args.jobs, progress=_progress(args), permissions=from_user())
     text = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
     return hook.run(args.remote, args.url, text, factory)
 
@@ -223,6 +226,9 @@ def _common(p: argparse.ArgumentParser, compile_opts: bool = True) -> None:
         p.add_argument("--jobs", "-j", type=int, default=None, help="parallel compile workers (default: cores)")
         p.add_argument("--no-cache", action="store_true", help="compile everything again")
         p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+        p.add_argument("--import", dest="imports", action="store_true",
+                       help="import the revisions' modules to build kernels (runs their code; default: "
+                            "build from source, run nothing)")
 
 
 def parser() -> argparse.ArgumentParser:

@@ -1,8 +1,9 @@
 """The compile worker: runs in its own process, bound to one revision, imports triton.
 
-It imports the revision's modules from git objects (importer.py), turns each kernel into specs
-(specs.py), compiles each spec for an explicit GPUTarget (no GPU needed), and measures the result
-from the PTX text, ptxas's -v log and cuobjdump's view of the cubin.
+It builds each kernel from its effective source (hermetic.py; or, when the user asks, imports
+the revision's modules from git objects with importer.py), turns it into specs (specs.py),
+compiles each spec for an explicit GPUTarget (no GPU needed), and measures the result from the
+PTX text, ptxas's -v log and cuobjdump's view of the cubin.
 """
 
 from __future__ import annotations
@@ -159,51 +160,116 @@ def compile_spec(jit, spec: Spec, cc: int) -> dict:
 
 
 class Worker:
-    """State of one worker process: one revision's modules and its kernels."""
+    """State of one worker process: one revision's kernels, built from their effective source
+    (hermetic, the default) or, when the user asked for it, by importing the revision's modules."""
 
-    def __init__(self, repo_dir: str, side, roots: tuple[str, ...]):
-        from . import git, importer
+    def __init__(self, repo_dir: str, side, roots: tuple[str, ...], imports: bool = False):
+        from . import git
 
         prepare_env()
-        defer_torch()
         repo = git.Repo(repo_dir)
         sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") not in (repo.workdir, os.getcwd())]
         self.index = ModuleIndex(repo.snapshot(side), roots)
-        importer.install(self.index, side.tag)
-        self._jit: dict[str, tuple[object, Declared]] = {}
+        self.tag = side.tag
+        self.imports = imports
+        if imports:
+            from . import importer
+            defer_torch()
+            importer.install(self.index, side.tag)
+        self._builders: dict[int, object] = {}
+        self._loaded: dict[tuple, tuple[object, Declared]] = {}
 
-    def load(self, kernel: Kernel) -> tuple[object, Declared]:
-        if kernel.id not in self._jit:
-            import importlib
-            try:
-                module = importlib.import_module(kernel.module)
-            except BaseException as e:  # SystemExit from a module is an import failure too
-                tb = traceback.format_exception(type(e), e, e.__traceback__)
-                raise SpecError(f"import {kernel.module} failed: {type(e).__name__}: {e}".splitlines()[0]
-                                + "\n" + "".join(tb[-6:])) from None
-            obj = getattr(module, kernel.name, None)
-            if obj is None:
-                raise SpecError(f"{kernel.module} has no attribute {kernel.name} after import")
-            self._jit[kernel.id] = _unwrap(obj)
-        return self._jit[kernel.id]
+    def _builder(self, cc: int):
+        if cc not in self._builders:
+            from .evaluator import Interp
+            from .hermetic import Builder
+            from .targets import Device
+            self._builders[cc] = Builder(Interp(self.index, Device.for_target(cc)), self.tag)
+        return self._builders[cc]
 
-    def specs(self, kernel: Kernel, config: Config) -> list[Spec]:
-        _, declared = self.load(kernel)
-        return resolve(kernel, declared, config.for_kernel(kernel.id))
+    def load(self, kernel: Kernel, cc: int) -> tuple[object, Declared]:
+        key = (kernel.id, None if self.imports else cc)
+        if key not in self._loaded:
+            self._loaded[key] = self._import(kernel) if self.imports else self._builder(cc).kernel(kernel)
+        return self._loaded[key]
+
+    def _import(self, kernel: Kernel) -> tuple[object, Declared]:
+        try:
+            module = importlib.import_module(kernel.module)
+        except BaseException as e:  # SystemExit from a module is an import failure too
+            tb = traceback.format_exception(type(e), e, e.__traceback__)
+            raise SpecError(f"import {kernel.module} failed: {type(e).__name__}: {e}".splitlines()[0]
+                            + "\n" + "".join(tb[-6:])) from None
+        obj = getattr(module, kernel.name, None)
+        if obj is None:
+            raise SpecError(f"{kernel.module} has no attribute {kernel.name} after import")
+        return _unwrap(obj)
+
+    def specs(self, kernel: Kernel, config: Config, cc: int) -> list[Spec] | dict:
+        """The kernel's specs; on the hermetic path a spec that cannot be had is a fact about the
+        effective source and config (a dict with the error), cached like a result."""
+        try:
+            _, declared = self.load(kernel, cc)
+            return resolve(kernel, declared, config.for_kernel(kernel.id))
+        except SpecError as e:
+            if self.imports:
+                raise
+            return {"error": str(e), "deterministic": True}
 
     def compile(self, kernel: Kernel, spec: Spec, cc: int) -> dict:
-        jit, _ = self.load(kernel)
-        return compile_spec(jit, spec, cc)
+        jit, _ = self.load(kernel, cc)
+        result = compile_spec(jit, spec, cc)
+        if "error" in result and not self.imports:
+            result["error"] = self._builder(cc).explain(result["error"])
+        return result
 
 
-def serve(conn, repo_dir: str, side, roots: tuple[str, ...]) -> None:
+def die_with_parent() -> None:
+    """A worker must not outlive the run that started it (`kill -9` of a diff): on Linux the
+    kernel kills it when its parent exits; elsewhere a thread notices the parent is gone."""
+    import signal
+    import threading
+    import time
+
+    parent = os.getppid()
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(1, signal.SIGKILL, 0, 0, 0) == 0:  # PR_SET_PDEATHSIG
+            if os.getppid() != parent:
+                os._exit(1)
+            return
+    except (OSError, AttributeError):
+        pass
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def private_triton_home(path: str) -> None:
+    """Each worker compiles with its own triton cache and dump folders: nothing is written to
+    ~/.triton, and one side never reads what the other side compiled."""
+    os.environ["TRITON_HOME"] = path
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(path, "cache")
+    os.environ["TRITON_DUMP_DIR"] = os.path.join(path, "dump")
+    os.environ["TRITON_OVERRIDE_DIR"] = os.path.join(path, "override")
+
+
+def serve(conn, repo_dir: str, side, roots: tuple[str, ...], imports: bool = False,
+          triton_home: str | None = None) -> None:
     """Worker process main loop: requests in, results out, until told to stop."""
+    die_with_parent()
+    if triton_home:
+        private_triton_home(triton_home)
     try:
         if isinstance(side, tuple):  # an (old, new) pair: run and time both in one process
             from .runner import RunWorker
             worker = RunWorker(repo_dir, side, roots)
         else:
-            worker = Worker(repo_dir, side, roots)
+            worker = Worker(repo_dir, side, roots, imports)
     except BaseException as e:
         conn.send(("fatal", f"worker could not start: {type(e).__name__}: {e}"))
         return

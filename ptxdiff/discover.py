@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import io
 import re
+import tokenize
 from dataclasses import dataclass, field
 
 
@@ -134,35 +136,87 @@ def triton_kinds(index: ModuleIndex, mod: _Module, fn: ast.FunctionDef) -> set[s
 
 
 def _strip_docstrings(tree: ast.AST) -> None:
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                    and isinstance(body[0].value.value, str):
-                node.body = body[1:] or [ast.Pass()]
+    """Docstrings are not code: drop them from modules, classes and functions (statements only
+    are walked, so this stays cheap on large modules)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        body = getattr(node, "body", None)
+        if not isinstance(body, list):
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)) and body and \
+                isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and \
+                isinstance(body[0].value.value, str):
+            node.body = body = body[1:] or [ast.Pass()]
+        for stmt in body:
+            todo.append(stmt)
+        for block in ("orelse", "finalbody"):
+            todo.extend(getattr(node, block, []) or [])
+        todo.extend(getattr(node, "handlers", []) or [])
+
+
+def _names_bound(stmt: ast.stmt) -> list[str]:
+    """Names one simple statement binds."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [stmt.name]
+    if isinstance(stmt, ast.Assign):
+        return [n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and isinstance(stmt.target, ast.Name):
+        return [stmt.target.id]
+    if isinstance(stmt, ast.Import):
+        return [(a.asname or a.name.split(".")[0]) for a in stmt.names]
+    if isinstance(stmt, ast.ImportFrom):
+        return [(a.asname or a.name) for a in stmt.names if a.name != "*"]
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return [n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)]
+    return []
+
+
+def nested_statements(stmt: ast.stmt):
+    """A statement and, for `if`/`try`/`with`/`for` blocks, every statement inside them
+    (not inside function or class bodies)."""
+    yield stmt
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return
+    for block in ("body", "orelse", "finalbody"):
+        for sub in getattr(stmt, block, []) or []:
+            yield from nested_statements(sub)
+    for handler in getattr(stmt, "handlers", []) or []:
+        for sub in handler.body:
+            yield from nested_statements(sub)
+
+
+_MUTATORS = {"append", "extend", "insert", "update", "add", "setdefault", "pop", "remove", "sort", "clear"}
+
+
+def mutated_name(stmt: ast.stmt) -> str | None:
+    """`X.append(...)`, `X[k] = v`, `X[k] += v` at module level: the name of X (they change it)."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        f = stmt.value.func
+        if isinstance(f, ast.Attribute) and f.attr in _MUTATORS and isinstance(f.value, ast.Name):
+            return f.value.id
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AugAssign) else []
+    for t in targets:
+        if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+            return t.value.id
+    return None
 
 
 def _collect_bindings(mod: _Module, stmts: list[ast.stmt]) -> None:
+    """name -> the top-level statements that bind or change it. A name bound inside an
+    `if`/`try`/`with` block maps to the whole block: its test and other branches decide the value."""
     for stmt in stmts:
         names: list[str] = []
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names = [stmt.name]
-        elif isinstance(stmt, ast.Assign):
-            names = [n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
-        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and isinstance(stmt.target, ast.Name):
-            names = [stmt.target.id]
-        elif isinstance(stmt, ast.Import):
-            names = [(a.asname or a.name.split(".")[0]) for a in stmt.names]
-        elif isinstance(stmt, ast.ImportFrom):
-            if any(a.name == "*" for a in stmt.names):
-                mod.stars.append(stmt)
-            names = [(a.asname or a.name) for a in stmt.names if a.name != "*"]
-        elif isinstance(stmt, (ast.If, ast.Try, ast.With)):
-            for block in ("body", "orelse", "finalbody"):
-                _collect_bindings(mod, getattr(stmt, block, []) or [])
-            for handler in getattr(stmt, "handlers", []):
-                _collect_bindings(mod, handler.body)
-        for name in names:
+        for inner in nested_statements(stmt):
+            names += _names_bound(inner)
+            if isinstance(inner, ast.ImportFrom) and any(a.name == "*" for a in inner.names):
+                mod.stars.append(inner)
+            if isinstance(inner, ast.ExceptHandler) and inner.name:
+                names.append(inner.name)
+        changed = mutated_name(stmt)
+        if changed:
+            names.append(changed)
+        for name in dict.fromkeys(names):
             mod.bindings.setdefault(name, []).append(stmt)
 
 
@@ -197,6 +251,7 @@ class ModuleIndex:
         # longest root first, so src/pkg/x.py is "pkg.x" and not "src.pkg.x"
         self.roots = tuple(sorted({r.strip("/") for r in (*roots, *auto)} | {""}, key=len, reverse=True))
         self._by_path: dict[str, _Module] = {}
+        self._summaries: dict[int, tuple] = {}
 
     def module_name(self, path: str) -> str:
         for root in self.roots:
@@ -217,15 +272,33 @@ class ModuleIndex:
                     return candidate
         return None
 
+    def summary(self, stmt: ast.stmt) -> tuple[str, frozenset[str], tuple[tuple[str, ...], ...]]:
+        """(position-free dump, free names, attribute chains) of a module-level statement,
+        computed once: many kernels share the same helpers and constants."""
+        key = id(stmt)
+        if key not in self._summaries:
+            chains = tuple(dict.fromkeys(tuple(c) for c in _attribute_chains(stmt) if len(c) > 1))
+            self._summaries[key] = (ast.dump(stmt, include_attributes=False), frozenset(_free_names(stmt)), chains)
+        return self._summaries[key]
+
+    def text(self, path: str) -> str:
+        """A module's source as Python reads it: UTF-8, or the encoding its coding cookie names."""
+        data = self.snapshot.read(path)
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        except SyntaxError:
+            encoding = "utf-8"
+        return data.decode(encoding)
+
     def parse(self, path: str) -> _Module:
         if path in self._by_path:
             return self._by_path[path]
         mod = _Module(path=path, name=self.module_name(path), tree=None)
         try:
-            text = self.snapshot.read(path).decode("utf-8")
+            text = self.text(path)
             mod.tree = ast.parse(text, filename=path)
-        except UnicodeDecodeError:
-            mod.error = f"{path}: not UTF-8 text"
+        except (UnicodeDecodeError, LookupError):
+            mod.error = f"{path}: not text in UTF-8 or in the encoding its coding line names"
         except SyntaxError as e:
             mod.error = f"{path}:{e.lineno}: SyntaxError: {e.msg}" if e.lineno else f"{path}: SyntaxError: {e.msg}"
         except ValueError as e:  # source with NUL bytes
@@ -247,7 +320,10 @@ class ModuleIndex:
 
 
 class _Closure:
-    """Walks one kernel's effective source and hashes it."""
+    """Walks one kernel's effective source and hashes it.
+
+    The walk keeps its own work list instead of recursing, so import cycles, self-imports and
+    long chains of re-exports cost nothing special: each (module, name) is looked at once."""
 
     def __init__(self, index: ModuleIndex):
         self.index = index
@@ -255,8 +331,16 @@ class _Closure:
         self.paths: set[str] = set()
         self.jit_helpers: set[tuple[str, str]] = set()
         self._seen: set[tuple[str, str]] = set()
+        self._looked_up: set[tuple[str, str, tuple[str, ...]]] = set()
+        self._todo: list[tuple] = []
 
     def add_definition(self, mod: _Module, name: str, stmts: list[ast.stmt]) -> None:
+        self._todo.append((self._definition, mod, name, stmts))
+        while self._todo:
+            step, *args = self._todo.pop()
+            step(*args)
+
+    def _definition(self, mod: _Module, name: str, stmts: list[ast.stmt]) -> None:
         key = (mod.path, name)
         if key in self._seen:
             return
@@ -264,28 +348,34 @@ class _Closure:
         self.paths.add(mod.path)
         for stmt in stmts:
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                self._follow_import(mod, name, stmt, [])
+                self._follow_import(mod, name, stmt, ())
                 continue
-            self.parts.add((name, ast.dump(stmt, include_attributes=False)))
-            if isinstance(stmt, ast.FunctionDef) and "jit" in decorator_kinds(stmt):
-                self.jit_helpers.add(key)
-            self.add_references(mod, stmt)
+            dump, free, chains = self.index.summary(stmt)
+            self.parts.add((name, dump))
+            for inner in nested_statements(stmt):
+                if isinstance(inner, (ast.Import, ast.ImportFrom)) and name in _names_bound(inner):
+                    self._follow_import(mod, name, inner, ())
+                elif isinstance(inner, ast.FunctionDef) and inner.name == name and "jit" in decorator_kinds(inner):
+                    self.jit_helpers.add(key)
+            for ref in free:
+                self._lookup_later(mod, ref, ())
+            for chain in chains:
+                self._lookup_later(mod, chain[0], chain[1:])
 
-    def add_references(self, mod: _Module, node: ast.AST) -> None:
-        for name in _free_names(node):
-            self.lookup(mod, name, [])
-        for chain in _attribute_chains(node):
-            if len(chain) > 1:
-                self.lookup(mod, chain[0], chain[1:])
+    def _lookup_later(self, mod: _Module, name: str, rest: tuple[str, ...]) -> None:
+        key = (mod.path, name, rest)
+        if key not in self._looked_up:
+            self._looked_up.add(key)
+            self._todo.append((self._lookup, mod, name, rest))
 
-    def lookup(self, mod: _Module, name: str, rest: list[str]) -> None:
+    def _lookup(self, mod: _Module, name: str, rest: tuple[str, ...]) -> None:
         stmts = mod.bindings.get(name)
         if stmts:
             if all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmts):
                 for stmt in stmts:
                     self._follow_import(mod, name, stmt, rest)
             else:
-                self.add_definition(mod, name, stmts)
+                self._todo.append((self._definition, mod, name, stmts))
             return
         for star in mod.stars:
             target = self.index.path_of(self.index.absolute(mod, star))
@@ -293,10 +383,10 @@ class _Closure:
                 other = self.index.parse(target)
                 if name in other.bindings:
                     self.paths.add(mod.path)
-                    self.lookup(other, name, rest)
+                    self._lookup_later(other, name, rest)
                     return
 
-    def _follow_import(self, mod: _Module, name: str, stmt: ast.stmt, rest: list[str]) -> None:
+    def _follow_import(self, mod: _Module, name: str, stmt: ast.stmt, rest: tuple[str, ...]) -> None:
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 bound = alias.asname or alias.name.split(".")[0]
@@ -312,13 +402,13 @@ class _Closure:
             target = self.index.path_of(base)
             if target is not None and alias.name in self.index.parse(target).bindings:
                 self.paths.add(target)
-                self.lookup(self.index.parse(target), alias.name, rest)
+                self._lookup_later(self.index.parse(target), alias.name, rest)
             elif self.index.path_of(f"{base}.{alias.name}"):
                 self._in_module(f"{base}.{alias.name}", rest)
             else:
                 self.parts.add((name, f"external:{base}.{alias.name}"))
 
-    def _in_module(self, dotted: str, rest: list[str]) -> None:
+    def _in_module(self, dotted: str, rest: tuple[str, ...]) -> None:
         """Attribute access through a module alias: follow into repo modules, record others."""
         while rest and self.index.path_of(f"{dotted}.{rest[0]}"):
             dotted, rest = f"{dotted}.{rest[0]}", rest[1:]
@@ -328,7 +418,7 @@ class _Closure:
             return
         self.paths.add(path)
         if rest:
-            self.lookup(self.index.parse(path), rest[0], rest[1:])
+            self._lookup_later(self.index.parse(path), rest[0], rest[1:])
 
     def fingerprint(self) -> str:
         h = hashlib.sha256()
@@ -496,8 +586,13 @@ def discover(snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = Non
         for node in ast.walk(mod.tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
                 launched.update(_chain(node.func.value)[-1:])
-        for stmt in mod.tree.body:
-            if isinstance(stmt, ast.FunctionDef) and "jit" in triton_kinds(index, mod, stmt):
+        defined: set[str] = set()
+        for top in mod.tree.body:
+            for stmt in nested_statements(top):
+                if not isinstance(stmt, ast.FunctionDef) or stmt.name in defined or \
+                        "jit" not in triton_kinds(index, mod, stmt):
+                    continue
+                defined.add(stmt.name)
                 closure = _Closure(index)
                 closure.add_definition(mod, stmt.name, mod.bindings[stmt.name])
                 found.append((mod, stmt, closure))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -20,6 +19,7 @@ from .discover import Broken, Discovery, Kernel, discover, renamed_id
 from .errors import UsageError
 from .git import Repo, Side
 from .targets import target_name
+from .trust import Permissions, suggestions
 from .verdict import classify, delta
 
 
@@ -75,9 +75,11 @@ class Report:
 
 
 def _deterministic(result: dict) -> bool:
-    """A compile error is a fact about the source and toolchain (the cache key); an import
-    failure, a timeout or a crash may not happen next time, so they are never cached."""
-    return result.get("key") is not None and str(result.get("error", "")).startswith("compile failed:")
+    """A compile error, or specs that cannot be had from the kernel's effective source, are facts
+    about the source, config and toolchain (the cache key); an import failure, a timeout or a
+    crash may not happen next time, so they are never cached."""
+    return bool(result.get("deterministic")) or (
+        result.get("key") is not None and str(result.get("error", "")).startswith("compile failed:"))
 
 
 def path_matches(path: str, specs: list[str] | None) -> bool:
@@ -102,16 +104,21 @@ class _Need:
 
 class Engine:
     def __init__(self, repo: Repo, jobs: int | None = None, targets: list[int] | None = None,
-                 progress: Callable[[str], None] | None = None, use_cache: bool = True):
+                 progress: Callable[[str], None] | None = None, use_cache: bool = True,
+                 permissions: Permissions = Permissions()):
         from .pool import default_jobs
 
         self.repo = repo
+        # what of the revision's code may run (imports, outputs, timing): the user's choice only
+        self.permissions = permissions
+        self.imports = permissions.imports
         self.jobs = jobs or default_jobs()
         self.targets_override = targets
         self.progress = progress
         self.cache = Cache(cache_dir(repo.git_dir)) if use_cache else None
         self._tool = toolchain.fingerprint()
         self.compiles = 0  # specs compiled by this engine, over all its comparisons
+        self._loaded_now = 0  # (kernel, target) pairs the last comparison had to load (not cached)
 
     # -- discovery -------------------------------------------------------------------------
     @staticmethod
@@ -131,56 +138,66 @@ class Engine:
 
     # -- measuring -------------------------------------------------------------------------
     def _measure(self, needs: list[_Need], cfg: configmod.Config, targets: list[int]) -> int:
-        """Fill `need.results` from the cache or by compiling; returns how many specs compiled."""
+        """Fill `need.results` from the cache or by compiling; returns how many specs compiled.
+        Each (kernel, target) goes into the cache the moment its last spec is compiled, so a run
+        that is stopped keeps everything it finished."""
         from .pool import Pool, Task
 
-        missing: list[_Need] = []
+        missing: list[tuple[_Need, int]] = []
         for need in needs:
             kcfg = cfg.for_kernel(need.kernel.id).key()
             for cc in targets:
                 key = make_key(fp=need.kernel.fingerprint, cfg=kcfg, target=cc, tool=self._tool,
-                               roots=cfg.python_path,
+                               roots=cfg.python_path, imports=self.imports,
                                params=[(p.name, p.constexpr, p.kind) for p in need.kernel.params])
                 need.keys[cc] = key
                 hit = self.cache.get(key) if self.cache else None
                 if hit is not None:
                     need.results[cc] = hit
-            if len(need.results) < len(targets):
-                missing.append(need)
+                else:
+                    missing.append((need, cc))
+        self._loaded_now = len(missing)
         if not missing:
             return 0
-        pool = Pool(self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout, self.progress)
-        spec_tasks = [Task(n.side, "specs", (n.kernel, cfg), f"{n.kernel.name} specs", n) for n in missing]
+        pool = Pool(self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout, self.progress, imports=self.imports)
+        spec_tasks = [Task(n.side, "specs", (n.kernel, cfg, cc), f"{n.kernel.name} {target_name(cc)} specs", (n, cc))
+                      for n, cc in missing]
         compile_tasks: list[Task] = []
+        left: dict[tuple[int, int], int] = {}
         for task, kind, payload in pool.run(spec_tasks):
-            need: _Need = task.tag
-            if kind != "ok":
-                for cc in targets:
-                    need.results.setdefault(cc, [{"key": None, "label": "-", "error": payload}])
+            need, cc = task.tag
+            if kind != "ok":  # the worker could not start, crashed or timed out: not cached
+                need.results[cc] = [{"key": None, "label": "-", "error": payload}]
                 continue
-            for cc in targets:
-                if cc in need.results:
-                    continue
-                need.results[cc] = []
-                for spec in payload:
-                    slot = {"key": spec.key, "label": spec.label, "spec": spec.as_dict()}
-                    need.results[cc].append(slot)
-                    compile_tasks.append(Task(need.side, "compile", (need.kernel, spec, cc),
-                                              f"{need.kernel.name} {target_name(cc)} {spec.label}", slot))
+            if isinstance(payload, dict):  # the specs cannot be had: a fact about source and config
+                need.results[cc] = [{"key": None, "label": "-", **payload}]
+                self._store(need, cc)
+                continue
+            need.results[cc] = []
+            for spec in payload:
+                slot = {"key": spec.key, "label": spec.label, "spec": spec.as_dict()}
+                need.results[cc].append(slot)
+                compile_tasks.append(Task(need.side, "compile", (need.kernel, spec, cc),
+                                          f"{need.kernel.name} {target_name(cc)} {spec.label}", (need, cc, slot)))
+            left[(id(need), cc)] = len(payload)
         for task, kind, payload in pool.run(compile_tasks):
-            slot = task.tag
+            need, cc, slot = task.tag
             if kind == "ok":
                 slot.update(payload)
             else:
                 slot["error"] = payload
-        for need in missing:
-            for cc, results in need.results.items():
-                if self.cache and results and all("metrics" in r or _deterministic(r) for r in results):
-                    self.cache.put(need.keys[cc], results)
+            left[(id(need), cc)] -= 1
+            if not left[(id(need), cc)]:
+                self._store(need, cc)
         if self.cache:
             self.cache.prune()
         self.compiles += len(compile_tasks)
         return len(compile_tasks)
+
+    def _store(self, need: _Need, cc: int) -> None:
+        results = need.results[cc]
+        if self.cache and results and all("metrics" in r or _deterministic(r) for r in results):
+            self.cache.put(need.keys[cc], results)
 
     # -- the comparison --------------------------------------------------------------------
     def compare(self, old: Side | None, new: Side, pathspecs: list[str] | None = None,
@@ -189,8 +206,8 @@ class Engine:
                 renames: dict[str, str] | None = None) -> Report:
         """Kernels whose effective source reads a file matching `pathspecs` (all when None).
 
-        `outputs`/`time` force the dynamic checks on (True) or off (False); None follows the
-        config (`semantic`, `time`, and `block` naming outputs-differ) and PTXDIFF_TIME=1.
+        `outputs`/`time` force the dynamic checks on (True) or off (False); None follows what
+        the user allowed (`Permissions`); the repository's config only earns a suggestion.
         `renames` (new path -> old path) replaces git's rename detection where the caller knows
         better (the diff driver is told about a rename by git itself)."""
         new_snap = self.repo.snapshot(new)
@@ -238,6 +255,9 @@ class Engine:
             rows += self._broken_rows(o_broken, n_broken, old_found, new_found, targets, cfg)
         if old is not None:
             rows = self._dynamic(rows, pairs, old, new, cfg, outputs, time, messages)
+        messages += suggestions(cfg, self.permissions)
+        if self.imports and self._loaded_now:
+            messages.append("imported the revisions' modules to build kernels (their top-level code ran)")
         rows.sort(key=lambda r: (r.kernel, r.target, r.spec))
         return Report(old, new, toolchain.versions(), rows, cfg, compiled, messages)
 
@@ -248,8 +268,8 @@ class Engine:
         from .pool import Pool, Task
         from .runner import RunPlan, sizes_around
 
-        semantic = cfg.semantic if cfg.semantic != "off" or "outputs-differ" not in cfg.block else "auto"
-        want_time = time if time is not None else (cfg.time or os.environ.get("PTXDIFF_TIME") == "1")
+        semantic = self.permissions.semantic
+        want_time = time if time is not None else self.permissions.time
         by_kernel: dict[str, list[Row]] = {}
         for r in rows:
             by_kernel.setdefault(r.kernel, []).append(r)
@@ -281,6 +301,7 @@ class Engine:
             pool = Pool(self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout, self.progress)
             for task, kind, payload in pool.run(tasks):
                 results[task.tag] = payload if kind == "ok" else {"result": "not-run", "reason": str(payload)[:300]}
+            messages.append("ran the revisions' host wrappers to check outputs/timing (you asked for it)")
         no_gpu = [k for k, v in results.items() if k[1] == "timing" and "no GPU" in v.get("reason", "")]
         if no_gpu:
             messages.append("--time needs a GPU and this machine has none: timing skipped, the rest is unaffected")

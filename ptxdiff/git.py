@@ -392,3 +392,32 @@ def commit_tree(path: str, files: dict[str, bytes], message: str, parent: str | 
     sig = pygit2.Signature("ptxdiff", "ptxdiff@localhost", 1700000000, 0)
     oid = repo.create_commit(branch, sig, sig, message, tree, [parent] if parent else [])
     return str(oid)
+
+
+def user_config_get(key: str) -> str | None:
+    """A setting from the user's own git config: `git -c`, global, XDG or system level, never the
+    repository's local config (where a tool the repository ran could have written it)."""
+    import shlex
+    params = os.environ.get("GIT_CONFIG_PARAMETERS")
+    if params:
+        for item in shlex.split(params):
+            k, sep, v = item.partition("=")
+            if k.lower() == key.lower():
+                return v if sep else "true"
+    count = os.environ.get("GIT_CONFIG_COUNT")
+    if count and count.isdigit():
+        for i in range(int(count)):
+            if os.environ.get(f"GIT_CONFIG_KEY_{i}", "").lower() == key.lower():
+                return os.environ.get(f"GIT_CONFIG_VALUE_{i}")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    files = [os.environ.get("GIT_CONFIG_GLOBAL") or os.path.expanduser("~/.gitconfig"), os.path.join(xdg, "git", "config")]
+    if not os.environ.get("GIT_CONFIG_NOSYSTEM"):
+        files.append(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig")
+    for path in files:  # most specific first, as git reads them last
+        if not os.path.isfile(path):
+            continue
+        try:
+            return pygit2.Config(path)[key]
+        except (KeyError, OSError, pygit2.GitError):
+            continue
+    return None

@@ -9,6 +9,8 @@ result for that request; the slot starts a fresh worker and the run goes on.
 from __future__ import annotations
 
 import multiprocessing as mp
+import shutil
+import tempfile
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -45,12 +47,13 @@ class _Slot:
     side: object = ...       # revision of the live worker; ... when none
     task: Task | None = None
     deadline: float = 0.0
+    home: str | None = None  # the worker's private triton cache folder
 
 
 class Pool:
     def __init__(self, repo_dir: str, roots: tuple[str, ...], jobs: int, timeout: float,
-                 progress: Callable[[str], None] | None = None):
-        self.repo_dir, self.roots = repo_dir, roots
+                 progress: Callable[[str], None] | None = None, imports: bool = False):
+        self.repo_dir, self.roots, self.imports = repo_dir, roots, imports
         self.jobs, self.timeout = max(1, jobs), timeout
         self.progress = progress
         self.slots = [_Slot() for _ in range(self.jobs)]
@@ -71,13 +74,18 @@ class Pool:
             slot.proc.join()
         slot.conn.close()
         slot.proc, slot.conn, slot.side = None, None, ...
+        if slot.home:
+            shutil.rmtree(slot.home, ignore_errors=True)
+            slot.home = None
 
     def _start(self, slot: _Slot, side) -> str | None:
         # Run workers (an (old, new) pair) must import triton only after choosing the
         # interpreter, so they start fresh instead of forking from the triton-preloaded server.
         ctx = mp.get_context("spawn") if isinstance(side, tuple) else _ctx()
         parent, child = ctx.Pipe()
-        proc = ctx.Process(target=compiler.serve, args=(child, self.repo_dir, side, self.roots), daemon=True)
+        slot.home = tempfile.mkdtemp(prefix="ptxdiff-triton-")
+        proc = ctx.Process(target=compiler.serve, args=(child, self.repo_dir, side, self.roots, self.imports, slot.home),
+                           daemon=True)
         proc.start()
         child.close()
         slot.proc, slot.conn, slot.side = proc, parent, side

@@ -155,6 +155,8 @@ class RunWorker:
         path, _, attr = ref.partition(":")
         if not attr or not path.endswith(".py"):
             raise RunError(f'config key {key} = "{ref}" must look like "path/to/module.py:function"')
+        if path not in index.snapshot:
+            raise RunError(f'config key {key} = "{ref}": {path} is not a file of the repository at this revision')
         try:
             module = importlib.import_module(index.module_name(path))
         except Exception as e:

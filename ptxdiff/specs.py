@@ -9,7 +9,7 @@ of runtime params. A value that cannot be known is an error naming the config ke
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .config import KernelConfig, SpecConfig
 from .discover import Kernel
@@ -51,13 +51,18 @@ def _jsonable(v):
 
 @dataclass(frozen=True)
 class Declared:
-    """What importing the kernel revealed: its params, constexpr defaults, decorators."""
+    """What the kernel's source declares: its params, constexpr defaults, decorators."""
 
     params: tuple[str, ...]
     constexpr_params: frozenset[str]
     defaults: dict                            # constexpr name -> default value
     autotune: tuple[tuple[dict, int | None, int | None], ...]  # (kwargs, num_warps, num_stages)
     heuristics: dict                          # name -> callable(args)
+    do_not_specialize: frozenset[str] = frozenset()
+    runtime_defaults: dict = field(default_factory=dict)   # non-constexpr params with a default
+    refused: dict = field(default_factory=dict)            # what the evaluator would not compute
+    notes: tuple[str, ...] = ()
+    jit_options: dict = field(default_factory=dict)
 
 
 def _key(kernel: Kernel, sub: str) -> str:

@@ -401,7 +401,14 @@ def test_non_utf8_is_broken():
     found = discover(FakeSnapshot(files))
     assert found.kernels == {}
     broken = found.broken["pkg/latin.py"]
-    assert "not UTF-8" in broken.error and broken.names == ("k",)
+    assert "not text in UTF-8" in broken.error and broken.names == ("k",)
+
+
+def test_coding_cookie_is_honoured():
+    """PEP 263: a `# -*- coding: latin-1 -*-` file is read as Python reads it."""
+    files = {"pkg/latin.py": b"# -*- coding: latin-1 -*-\nimport triton\n# caf\xe9\n@triton.jit\ndef k(x_ptr):\n    pass\n"}
+    found = discover(FakeSnapshot(files))
+    assert set(found.kernels) == {"pkg/latin.py::k"} and not found.broken
 
 
 def test_nul_bytes_are_broken_not_a_crash():

@@ -15,6 +15,7 @@ from helpers import (HEADER, cache_entries, commit, isolate, make_repo, rows_by_
 
 from ptxdiff.engine import Engine
 from ptxdiff.git import Repo
+from ptxdiff.trust import Permissions
 
 
 @pytest.fixture(autouse=True)
@@ -22,10 +23,10 @@ def cache(tmp_path, monkeypatch):
     return isolate(tmp_path, monkeypatch)
 
 
-def compare(repo, old: str | None, new: str | None, **kw):
+def compare(repo, old: str | None, new: str | None, permissions: Permissions = Permissions(), **kw):
     """Engine.compare between two revs (None = work tree for `new`, nothing for `old`)."""
     r = Repo(repo)
-    eng = Engine(r, jobs=2)
+    eng = Engine(r, jobs=2, permissions=permissions)
     return eng.compare(r.side(old) if old else None, r.side(new), **kw)
 
 
@@ -123,16 +124,22 @@ def test_syntax_error_fails_that_file_only(tmp_path, capsys):
     assert b["verdict"] == "structural" and b["error"] is None
 
 
-def test_import_of_missing_package_is_a_failed_row(tmp_path, capsys):
+def test_missing_package_does_not_matter_unless_importing(tmp_path, capsys):
+    """Built from source, a kernel never needs its module's imports; with --import (the user's
+    choice) a module that cannot be imported makes its kernels failed with the error."""
     repo = make_repo(tmp_path, {"README": "x\n"})
     src = "import not_a_real_package_xyz\n" + scale_kernel(name="needs_pkg_kernel")
     commit(repo, "kernel with a bad import", {"ops/p.py": src})
     report = run_json(["diff", "-C", str(repo), "HEAD~1", "HEAD"], capsys)
     (row,) = report["kernels"]
     assert row["kernel"] == "ops/p.py::needs_pkg_kernel"
+    assert row["verdict"] == "added" and row["new"]["ptx_instrs"] > 0
+    imported = run_json(["diff", "-C", str(repo), "HEAD~1", "HEAD", "--import"], capsys)
+    (row,) = imported["kernels"]
     assert row["verdict"] == "failed"
     assert "not_a_real_package_xyz" in row["error"]
     assert "ModuleNotFoundError" in row["error"] or "No module named" in row["error"]
+    assert any("imported" in m for m in imported["messages"])
 
 
 def test_non_utf8_and_binary_py_files_fail_clearly(tmp_path, capsys):
@@ -146,7 +153,7 @@ def test_non_utf8_and_binary_py_files_fail_clearly(tmp_path, capsys):
     rows = rows_by_kernel(json.loads(out))
     assert "ops/good.py::good_kernel" not in rows          # unchanged
     (latin,) = rows["ops/latin.py::latin_kernel"]
-    assert latin["verdict"] == "failed" and "not UTF-8" in latin["error"]
+    assert latin["verdict"] == "failed" and "not text in UTF-8" in latin["error"]
     blob_rows = [r for k, v in rows.items() if k.startswith("ops/blob.py::") for r in v]
     for r in blob_rows:                                    # reported, if at all, as a clear failure
         assert r["verdict"] == "failed" and "ops/blob.py" in r["error"]
@@ -302,17 +309,30 @@ def test_cache_key_follows_the_inferred_parameter_types(tmp_path, monkeypatch):
     assert report.rows[0].spec_detail["signature"]["n"] == "i64"
 
 
-def test_compile_errors_are_cached_but_import_failures_are_not(tmp_path):
+def test_compile_and_spec_errors_are_cached_but_import_failures_are_not(tmp_path, cache):
     broken = scale_kernel("x * undefined_name")
-    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(), "ops/m.py": "import not_a_package\n" + scale_kernel(name="m_kernel")})
-    commit(repo, "break", {"ops/k.py": broken, "ops/m.py": "import not_a_package\n" + scale_kernel("x + 1.5", name="m_kernel")})
+    refused = HEADER + "import os\nBLOCK = int(os.listdir('/')[0])\n" + scale_kernel(name="r_kernel").replace(
+        HEADER, "").replace("BLOCK: tl.constexpr = 128", "BLOCK: tl.constexpr = BLOCK")
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(), "ops/m.py": "import not_a_package\n" + scale_kernel(name="m_kernel"),
+                                "ops/r.py": refused})
+    commit(repo, "break", {"ops/k.py": broken, "ops/m.py": "import not_a_package\n" + scale_kernel("x + 1.5", name="m_kernel"),
+                           "ops/r.py": refused.replace("x * 2.0", "x * 3.0")})
     first = compare(repo, "HEAD~1", "HEAD")
     assert {r.kernel: r.verdict for r in first.rows} == {"ops/k.py::scale_kernel": "failed",
-                                                         "ops/m.py::m_kernel": "failed"}
+                                                         "ops/m.py::m_kernel": "structural",
+                                                         "ops/r.py::r_kernel": "failed"}
+    (r_row,) = [r for r in first.rows if r.kernel == "ops/r.py::r_kernel"]
+    assert "os.listdir" in r_row.error and "ops/r.py:5" in r_row.error  # the expression and its line
     second = compare(repo, "HEAD~1", "HEAD")
     assert second.compiled == 0  # k: both sides from the cache, the new one a cached compile error
     assert "compile failed" in [r for r in second.rows if r.kernel == "ops/k.py::scale_kernel"][0].error
-    assert "not_a_package" in [r for r in second.rows if r.kernel == "ops/m.py::m_kernel"][0].error
+    assert "os.listdir" in [r for r in second.rows if r.kernel == "ops/r.py::r_kernel"][0].error
+    before = len(cache_entries(cache))
+    imported = compare(repo, "HEAD~1", "HEAD", permissions=Permissions(imports=True))
+    assert "not_a_package" in [r for r in imported.rows if r.kernel == "ops/m.py::m_kernel"][0].error
+    assert "ValueError" in [r for r in imported.rows if r.kernel == "ops/r.py::r_kernel"][0].error
+    # only k's two sides were cached: import failures may not happen next time
+    assert len(cache_entries(cache)) == before + 2
 
 
 def test_ptxdiff_toml_accepts_the_pyproject_spelling(tmp_path, capsys, monkeypatch):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from helpers import commit, corpus, isolate, make_repo, run_main
+from helpers import commit, corpus, git, isolate, make_repo, run_main
 from ptxdiff import corpus as corpusmod
 from ptxdiff.engine import Engine
 from ptxdiff.git import Repo, Side
@@ -121,15 +121,38 @@ sizes = [1, 7, 130]
 """
 
 
-def test_semantic_auto_and_block_outputs_differ_gate_the_change(tmp_path, monkeypatch, capsys):
+def test_repository_config_only_suggests_outputs_the_user_allows_them(tmp_path, monkeypatch, capsys):
+    """A committed `semantic = "auto"` runs nothing (it would run the repository's code because
+    the repository says so); the user's own git config does, and then outputs-differ blocks."""
     isolate(tmp_path, monkeypatch)
     repo = _repo(tmp_path, RUN_CONFIG.format(top='semantic = "auto"\nblock = ["structural", "failed", "outputs-differ"]'))
     monkeypatch.chdir(repo)
     code, out, _ = run_main(["diff", "HEAD~1", "HEAD", "--format", "json", "--check"], capsys)
-    row = json.loads(out)["kernels"][0]
+    report = json.loads(out)
+    row = report["kernels"][0]
+    assert row["verdict"] == "constants-only" and row["outputs"] is None and code == 0
+    (hint,) = [m for m in report["messages"] if "asks for output checks" in m]
+    assert "git config --global ptxdiff.semantic auto" in hint
+    git(repo, "config", "--global", "ptxdiff.semantic", "auto")
+    code, out, _ = run_main(["diff", "HEAD~1", "HEAD", "--format", "json", "--check"], capsys)
+    report = json.loads(out)
+    row = report["kernels"][0]
     assert row["verdict"] == "constants-only"
     assert row["outputs"]["result"] == "outputs-differ" and row["outputs"]["n"] == 1
     assert row["blocking"] and code == 1
+    assert any("ran the revisions' host wrappers" in m for m in report["messages"])
+
+
+def test_repository_local_config_cannot_allow_running_code(tmp_path, monkeypatch, capsys):
+    isolate(tmp_path, monkeypatch)
+    repo = _repo(tmp_path, RUN_CONFIG.format(top='semantic = "always"'))
+    git(repo, "config", "ptxdiff.semantic", "always")  # .git/config: not the user's global choice
+    git(repo, "config", "ptxdiff.import", "true")
+    monkeypatch.chdir(repo)
+    code, out, _ = run_main(["diff", "HEAD~1", "HEAD", "--format", "json"], capsys)
+    report = json.loads(out)
+    assert report["kernels"][0]["outputs"] is None
+    assert not any("ran" in m or "imported" in m for m in report["messages"])
 
 
 def test_without_semantic_config_outputs_are_not_run(tmp_path, monkeypatch, capsys):

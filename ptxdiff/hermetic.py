@@ -1,0 +1,258 @@
+"""Triton kernel objects built from effective source: no module of the revision is imported.
+
+A `@triton.jit` function comes in as source text: its `def` (decorators removed, defaults and
+annotations replaced by values the evaluator computed) is compiled to a code object and wrapped
+in a function object whose globals hold only what the kernel reads: other jit functions (built
+the same way), module constants, triton's own modules and dtypes. Nothing is executed; triton's
+code generator reads the source (through linecache) and those globals, exactly as it would for
+an imported module. Names the evaluator refused stay out of the globals and are remembered, so
+a compile error about such a name says why. Worker side: imports triton.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+import importlib
+import linecache
+import types
+
+from .declared import decorator_kind, kernel_function, read
+from .discover import Kernel
+from .evaluator import (Constexpr, DType, External, Function, Interp, Module, ModuleEnv, Raised,
+                        Refused)
+from .specs import Declared, SpecError
+
+
+def _real(dotted: str):
+    """One of triton's (or math's) own objects, by dotted name: the tool's code, not the repo's."""
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise ImportError(dotted)
+
+
+def _body_names(fn: ast.FunctionDef) -> set[str]:
+    """Names a function body reads from its module (params and locals excluded)."""
+    loads, stores = set(), {a.arg for a in [*fn.args.args, *fn.args.kwonlyargs]}
+    for stmt in fn.body:
+        for sub in ast.walk(stmt):
+            if isinstance(sub, ast.Name):
+                (loads if isinstance(sub.ctx, ast.Load) else stores).add(sub.id)
+    return loads - stores
+
+
+def _chains(fn: ast.FunctionDef) -> list[list[str]]:
+    out = []
+    for stmt in fn.body:
+        for sub in ast.walk(stmt):
+            if isinstance(sub, ast.Attribute):
+                parts, node = [], sub
+                while isinstance(node, ast.Attribute):
+                    parts.append(node.attr)
+                    node = node.value
+                if isinstance(node, ast.Name):
+                    out.append([node.id, *parts[::-1]])
+    return out
+
+
+class Builder:
+    """Builds and remembers the JITFunctions of one revision for one target."""
+
+    def __init__(self, interp: Interp, tag: str):
+        self.interp, self.tag = interp, tag
+        self._jit: dict[tuple, object] = {}
+        self._building: set[tuple] = set()
+        self._ns: dict[str, dict] = {}
+        self._modules: dict[str, types.ModuleType] = {}
+        self._module_values: dict[int, Module] = {}
+        self.refused: dict[str, str] = {}
+
+    def kernel(self, kernel: Kernel) -> tuple[object, Declared]:
+        declared = read(self.interp, kernel)
+        return self.jit(kernel_function(self.interp, kernel)), declared
+
+    # -- values for triton's code generator --------------------------------------------------------
+    def convert(self, value, name: str):
+        """An evaluator value as a kernel global; None when it has no meaning inside a kernel."""
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return value
+        if isinstance(value, (tuple, list)):
+            items = [self.convert(v, name) for v in value]
+            return type(value)(items)
+        if isinstance(value, Constexpr):
+            import triton.language as tl
+            return tl.constexpr(self.convert(value.value, name))
+        if isinstance(value, DType):
+            import triton.language as tl
+            return getattr(tl, value.name)
+        if isinstance(value, External):
+            if value.dotted.split(".")[0] in ("triton", "math"):
+                try:
+                    return _real(value.dotted)
+                except (ImportError, AttributeError):
+                    return None
+            return None
+        if isinstance(value, Function):
+            if any(decorator_kind(d) == "jit" for d in value.decorators):
+                return self.jit(value)
+            return None
+        if isinstance(value, Module):
+            return self._module(value)
+        return None
+
+    def _module(self, value: Module) -> types.ModuleType:
+        """A repository module used as `alias.helper` inside a kernel: a plain module object that
+        holds the attributes kernels read from it (filled in as they are found)."""
+        key = value.env.mod.path
+        if key not in self._modules:
+            module = types.ModuleType(value.env.mod.name)
+            self._modules[key] = module
+            self._module_values[id(module)] = value
+        return self._modules[key]
+
+    def _fill_module(self, module: types.ModuleType, rest: list[str]) -> None:
+        """Put on `module` what a kernel reads through it (`alias.helper`, `alias.sub.X`)."""
+        value = self._module_values[id(module)]
+        if not rest:
+            return
+        name = rest[0]
+        if not hasattr(module, name):
+            try:
+                attr = self.interp.attribute_of_module(value, name)
+            except (Refused, Raised) as e:
+                self.refused[name] = str(e)
+                return
+            converted = self.convert(attr, name)
+            if converted is None:
+                return
+            setattr(module, name, converted)
+        sub = getattr(module, name)
+        if isinstance(sub, types.ModuleType) and id(sub) in self._module_values:
+            self._fill_module(sub, rest[1:])
+
+    def namespace(self, env: ModuleEnv) -> dict:
+        path = env.mod.path
+        if path not in self._ns:
+            self._ns[path] = {"__name__": env.mod.name, "__builtins__": builtins, "__file__": self.filename(path)}
+        return self._ns[path]
+
+    def filename(self, path: str) -> str:
+        return f"{path}@{self.tag}"
+
+    # -- functions ---------------------------------------------------------------------------------
+    def jit(self, fn: Function):
+        node: ast.FunctionDef = fn.node
+        key = (fn.env.mod.path, node.name, node.lineno)
+        if key in self._jit:
+            return self._jit[key]
+        if key in self._building:
+            raise SpecError(f"{node.name} calls itself through other jit functions")
+        self._building.add(key)
+        try:
+            ns = self.namespace(fn.env)
+            for name in sorted(_body_names(node)):
+                if name in ns:
+                    continue
+                try:
+                    value = fn.env.resolve(name)
+                except Raised:
+                    continue  # not defined: triton says so if the kernel really reaches it
+                except Refused as e:
+                    self.refused[name] = str(e)
+                    continue
+                converted = self.convert(value, name)
+                if converted is not None:
+                    ns[name] = converted
+            for chain in _chains(node):
+                module = ns.get(chain[0])
+                if isinstance(module, types.ModuleType) and id(module) in self._module_values:
+                    self._fill_module(module, chain[1:])
+            pyfn = self._function(fn, ns)
+            import triton
+            options = self._jit_options(fn)
+            self._jit[key] = triton.jit(pyfn, **options)
+            return self._jit[key]
+        finally:
+            self._building.discard(key)
+
+    def _jit_options(self, fn: Function) -> dict:
+        from .declared import _call_args
+        for dec_node, value in zip(fn.node.decorator_list, fn.decorators):
+            if decorator_kind(value) != "jit":
+                continue
+            _, kwargs = _call_args(dec_node)
+            options = {}
+            for name in ("do_not_specialize", "do_not_specialize_on_alignment", "noinline", "debug"):
+                if name in kwargs:
+                    from .evaluator import Scope
+                    try:
+                        options[name] = self.interp.eval(kwargs[name], Scope(fn.env, fn.before, outer=fn.outer))
+                    except (Refused, Raised) as e:
+                        raise SpecError(f"@jit {name}: {e}") from None
+            return options
+        return {}
+
+    def _function(self, fn: Function, ns: dict) -> types.FunctionType:
+        """The function object of a `def`, made without executing the `def` statement: defaults
+        and annotations come from the evaluator, the body is compiled but never run."""
+        import triton.language as tl
+
+        from .discover import _is_constexpr
+
+        node = copy.deepcopy(fn.node)
+        node.decorator_list = []
+        node.returns = None
+        annotations = {}
+        for a in [*node.args.args, *node.args.kwonlyargs]:
+            if _is_constexpr(a.annotation):
+                annotations[a.arg] = tl.constexpr
+            elif isinstance(a.annotation, ast.Constant) and isinstance(a.annotation.value, str):
+                annotations[a.arg] = a.annotation.value
+            a.annotation = None
+        defaults = []
+        for d in fn.node.args.defaults:
+            try:
+                defaults.append(self.convert(self.interp.eval(d, _scope(fn)), "default"))
+            except (Refused, Raised) as e:
+                raise SpecError(f"default {ast.unparse(d)}: {e}") from None
+        node.args.defaults = [ast.copy_location(ast.Constant(None), d) for d in node.args.defaults]
+        node.args.kw_defaults = [None if d is None else ast.copy_location(ast.Constant(None), d)
+                                 for d in node.args.kw_defaults]
+        filename = self.filename(fn.env.mod.path)
+        self._register_source(fn.env, filename)
+        module = ast.Module(body=[node], type_ignores=[])
+        code = compile(module, filename, "exec", dont_inherit=True)
+        fcode = next(c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
+        pyfn = types.FunctionType(fcode, ns, node.name)
+        pyfn.__defaults__ = tuple(defaults) or None
+        pyfn.__annotations__ = annotations
+        pyfn.__module__ = ns["__name__"]
+        pyfn.__qualname__ = node.name
+        return pyfn
+
+    def _register_source(self, env: ModuleEnv, filename: str) -> None:
+        if filename in linecache.cache:
+            return
+        text = self.interp.index.text(env.mod.path)
+        lines = text.splitlines(keepends=True)
+        linecache.cache[filename] = (len(text), None, lines, filename)
+
+    def explain(self, error: str) -> str:
+        """A compile error about a name the evaluator refused gets the refusal appended."""
+        for name, why in self.refused.items():
+            if f"'{name}'" in error or f" {name} " in error or error.endswith(f" {name}"):
+                return f"{error} ({name}: {why})"
+        return error
+
+
+def _scope(fn: Function):
+    from .evaluator import Scope
+    return Scope(fn.env, fn.before, outer=fn.outer)
