@@ -33,7 +33,8 @@ def _progress(args) -> object:
         return None
     if not (sys.stderr.isatty() or os.environ.get("PTXDIFF_PROGRESS")):
         return None
-    return lambda line: print(line, file=sys.stderr, flush=True)
+    from .output import say
+    return lambda line: say(line + "\n", sys.stderr)
 
 
 def _repo_paths(repo, paths: list[str] | None) -> list[str] | None:
@@ -61,22 +62,37 @@ def _engine(args):
 
 
 def _emit(report, args) -> int:
+    """Print the report; the exit code is decided before and never by whether anyone read it."""
     from . import report as reportmod
+    from .output import say
 
-    sys.stdout.write(reportmod.render(report, args.format))
+    code = EXIT_BLOCKED if getattr(args, "check", False) and report.blocking else EXIT_OK
+    text = reportmod.render(report, args.format)
     if getattr(args, "ptx", False):
-        sys.stdout.write(reportmod.ptx_diffs(report))
-    if getattr(args, "check", False) and report.blocking:
-        return EXIT_BLOCKED
-    return EXIT_OK
+        text += reportmod.ptx_diffs(report)
+    say(text, sys.stdout)
+    return code
 
 
 def cmd_diff(args, paths) -> int:
     repo, engine = _engine(args)
     old, new = repo.sides(args.revs)
-    report = engine.compare(old, new, _repo_paths(repo, paths), show_all=args.all,
+    pathspecs = _repo_paths(repo, paths)
+    report = engine.compare(old, new, pathspecs, show_all=args.all,
                             outputs=True if args.outputs else None, time=True if args.time else None)
-    return _emit(report, args)
+    return _emit(_with_submodules(repo, report, pathspecs), args)
+
+
+def _with_submodules(repo, report, pathspecs):
+    """Say, in one line each, which submodules changed: ptxdiff does not look into them."""
+    import dataclasses
+
+    from .engine import path_matches
+    from .hook import submodule_note
+
+    notes = [submodule_note(c) for c in repo.submodule_changes(report.base, report.head)
+             if path_matches(c.path, pathspecs)]
+    return dataclasses.replace(report, messages=report.messages + notes) if notes else report
 
 
 def cmd_show(args, paths) -> int:
@@ -110,7 +126,11 @@ def cmd_pre_push(args, paths) -> int:
 
     def factory(repo):
         return Engine(repo, jobs=args.jobs, progress=_progress(args))
-    text = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    stdin = sys.stdin
+    text = "" if stdin is None or stdin.isatty() else \
+        getattr(stdin, "buffer", stdin).read()
+    if isinstance(text, bytes):   # ref names are bytes to git; keep them as file names are kept
+        text = text.decode("utf-8", "surrogateescape")
     return hook.run(args.remote, args.url, text, factory)
 
 
@@ -311,6 +331,9 @@ def main(argv: list[str] | None = None) -> int:
         except BaseException as e:  # the diff driver always exits 0
             print(f"ptxdiff: {e}")
             return EXIT_OK
+    from .output import for_people, silence
+
+    for_people()
     own, paths = _split_paths(argv)
     try:
         args = parser().parse_args(own)
@@ -325,7 +348,10 @@ def main(argv: list[str] | None = None) -> int:
         print("ptxdiff: interrupted", file=sys.stderr)
         return EXIT_INTERNAL
     except BrokenPipeError:
-        return EXIT_OK
+        # nobody reads any more: a report may stop early, a gate may not pass for it
+        silence(sys.stdout)
+        silence(sys.stderr)
+        return EXIT_INTERNAL if args.command == "pre-push" or getattr(args, "check", False) else EXIT_OK
     except Exception as e:
         print(f"ptxdiff: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         if os.environ.get("PTXDIFF_DEBUG"):
