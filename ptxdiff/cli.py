@@ -110,13 +110,23 @@ def cmd_cache(args, paths) -> int:
     cache = Cache(cache_dir(repo.git_dir))
     if args.action == "path":
         print(cache.root)
-    elif args.action == "prune":
-        limit = int(args.max_mb * 2**20) if args.max_mb is not None else None
+        return EXIT_OK
+    if args.action == "prune":
+        limit = int(args.max_mb * 2**20) if args.max_mb is not None else cache.max_bytes
         removed, left = cache.prune(limit)
         print(f"removed {removed} entries; {left / 2**20:.1f} MiB left in {cache.root}")
-    else:
-        removed, _ = cache.prune(0)
-        print(f"removed {removed} entries from {cache.root}")
+        if left > limit:
+            print(f"ptxdiff: could not prune {cache.root} below {limit / 2**20:.1f} MiB "
+                  "(entries that cannot be deleted)", file=sys.stderr)
+            return EXIT_INTERNAL
+        return EXIT_OK
+    result = cache.clear()
+    if result.failed:
+        path, why = result.failed[0]
+        print(f"ptxdiff: removed {result.removed} entries from {cache.root}, but {len(result.failed)} could not "
+              f"be removed ({path}: {why})", file=sys.stderr)
+        return EXIT_INTERNAL
+    print(f"removed {result.removed} entries from {cache.root}")
     return EXIT_OK
 
 
