@@ -33,7 +33,8 @@ def _progress(args) -> object:
         return None
     if not (sys.stderr.isatty() or os.environ.get("PTXDIFF_PROGRESS")):
         return None
-    return lambda line: print(line, file=sys.stderr, flush=True)
+    from .output import say
+    return lambda line: say(line + "\n", sys.stderr)
 
 
 def _repo_paths(repo, paths: list[str] | None) -> list[str] | None:
@@ -64,21 +65,36 @@ def _engine(args):
 
 
 def _emit(report, args) -> int:
+    """Print the report; the exit code is decided before and never by whether anyone read it."""
     from . import report as reportmod
+    from .output import say
 
-    sys.stdout.write(reportmod.render(report, args.format))
+    code = EXIT_BLOCKED if getattr(args, "check", False) and report.blocking else EXIT_OK
+    text = reportmod.render(report, args.format)
     if getattr(args, "ptx", False):
-        sys.stdout.write(reportmod.ptx_diffs(report))
-    if getattr(args, "check", False) and report.blocking:
-        return EXIT_BLOCKED
-    return EXIT_OK
+        text += reportmod.ptx_diffs(report)
+    say(text, sys.stdout)
+    return code
 
 
 def cmd_diff(args, paths) -> int:
     repo, engine = _engine(args)
     old, new = repo.sides(args.revs)
-    report = engine.compare(old, new, _repo_paths(repo, paths), show_all=args.all)
-    return _emit(report, args)
+    pathspecs = _repo_paths(repo, paths)
+    report = engine.compare(old, new, pathspecs, show_all=args.all)
+    return _emit(_with_submodules(repo, report, pathspecs), args)
+
+
+def _with_submodules(repo, report, pathspecs):
+    """Say, in one line each, which submodules changed: ptxdiff does not look into them."""
+    import dataclasses
+
+    from .engine import path_matches
+    from .hook import submodule_note
+
+    notes = [submodule_note(c) for c in repo.submodule_changes(report.base, report.head)
+             if path_matches(c.path, pathspecs)]
+    return dataclasses.replace(report, messages=report.messages + notes) if notes else report
 
 
 def cmd_show(args, paths) -> int:
@@ -96,13 +112,23 @@ def cmd_cache(args, paths) -> int:
     cache = Cache(cache_dir(repo.git_dir))
     if args.action == "path":
         print(cache.root)
-    elif args.action == "prune":
-        limit = int(args.max_mb * 2**20) if args.max_mb is not None else None
+        return EXIT_OK
+    if args.action == "prune":
+        limit = int(args.max_mb * 2**20) if args.max_mb is not None else cache.max_bytes
         removed, left = cache.prune(limit)
         print(f"removed {removed} entries; {left / 2**20:.1f} MiB left in {cache.root}")
-    else:
-        removed, _ = cache.prune(0)
-        print(f"removed {removed} entries from {cache.root}")
+        if left > limit:
+            print(f"ptxdiff: could not prune {cache.root} below {limit / 2**20:.1f} MiB "
+                  "(entries that cannot be deleted)", file=sys.stderr)
+            return EXIT_INTERNAL
+        return EXIT_OK
+    result = cache.clear()
+    if result.failed:
+        path, why = result.failed[0]
+        print(f"ptxdiff: removed {result.removed} entries from {cache.root}, but {len(result.failed)} could not "
+              f"be removed ({path}: {why})", file=sys.stderr)
+        return EXIT_INTERNAL
+    print(f"removed {result.removed} entries from {cache.root}")
     return EXIT_OK
 
 
@@ -113,7 +139,11 @@ def cmd_pre_push(args, paths) -> int:
     def factory(repo):
         from .trust import from_user
         return Engine(repo, jobs=args.jobs, progress=_progress(args), permissions=from_user())
-    text = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    stdin = sys.stdin
+    text = "" if stdin is None or stdin.isatty() else \
+        getattr(stdin, "buffer", stdin).read()
+    if isinstance(text, bytes):   # ref names are bytes to git; keep them as file names are kept
+        text = text.decode("utf-8", "surrogateescape")
     return hook.run(args.remote, args.url, text, factory)
 
 
@@ -317,6 +347,9 @@ def main(argv: list[str] | None = None) -> int:
         except BaseException as e:  # the diff driver always exits 0
             print(f"ptxdiff: {e}")
             return EXIT_OK
+    from .output import for_people, silence
+
+    for_people()
     own, paths = _split_paths(argv)
     try:
         args = parser().parse_args(own)
@@ -331,7 +364,10 @@ def main(argv: list[str] | None = None) -> int:
         print("ptxdiff: interrupted", file=sys.stderr)
         return EXIT_INTERNAL
     except BrokenPipeError:
-        return EXIT_OK
+        # nobody reads any more: a report may stop early, a gate may not pass for it
+        silence(sys.stdout)
+        silence(sys.stderr)
+        return EXIT_INTERNAL if args.command == "pre-push" or getattr(args, "check", False) else EXIT_OK
     except Exception as e:
         print(f"ptxdiff: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         if os.environ.get("PTXDIFF_DEBUG"):

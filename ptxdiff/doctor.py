@@ -8,12 +8,12 @@ import shlex
 import subprocess
 import tempfile
 
-
 from . import config as configmod
 from . import toolchain
 from .cache import cache_dir
 from .errors import EXIT_BLOCKED, EXIT_OK, PtxdiffError
 from .git import Repo, Side
+from .output import say
 
 
 def checks(repo: Repo) -> list[tuple[bool, str, str]]:
@@ -39,16 +39,7 @@ def checks(repo: Repo) -> list[tuple[bool, str, str]]:
         out.append((runs, f"diff driver: {python} -m ptxdiff", "ptxdiff install (again, from the right interpreter)"))
     attr = repo.attribute("x.py", "diff")
     out.append((attr == "ptxdiff", f"*.py diff attribute: {attr}", "ptxdiff install"))
-    hooks = repo.config_get("core.hooksPath")
-    if hooks and hooks.strip() == "/dev/null":
-        out.append((False, "pre-push hook: core.hooksPath=/dev/null disables hooks", "git config --unset core.hooksPath"))
-    elif repo.config_get("hook.ptxdiff.command"):
-        out.append((True, "pre-push hook: config-defined hook.ptxdiff", ""))
-    else:
-        from .install import MARKER, _hooks_dir
-        hook = _hooks_dir(repo) / "pre-push"
-        ours = hook.exists() and MARKER in hook.read_text(errors="replace")
-        out.append((ours, f"pre-push hook: {hook} {'(ptxdiff)' if ours else '(missing or not ours)'}", "ptxdiff install"))
+    out.append(pre_push_check(repo))
     root = cache_dir(repo.git_dir)
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -68,12 +59,41 @@ def checks(repo: Repo) -> list[tuple[bool, str, str]]:
     return out
 
 
+def pre_push_check(repo: Repo) -> tuple[bool, str, str]:
+    """Would git run a working ptxdiff gate on `git push`? The hook must be where git looks (the
+    common git dir in a linked work tree, or core.hooksPath), executable, and its interpreter
+    must import ptxdiff the way the hook starts it."""
+    from .install import MARKER, hook_python, hooks_dir, runs_isolated
+
+    hooks = repo.config_get("core.hooksPath")
+    if hooks and hooks.strip() == "/dev/null":
+        return False, "pre-push hook: core.hooksPath=/dev/null disables hooks", "git config --unset core.hooksPath"
+    command = repo.config_get("hook.ptxdiff.command")
+    if command:
+        python = shlex.split(command)[0] if command.strip() else ""
+        ok = runs_isolated(python)
+        return ok, f"pre-push hook: config-defined hook.ptxdiff ({python}{'' if ok else ' cannot import ptxdiff'})", \
+            "ptxdiff install (again, from the right interpreter)"
+    hook = hooks_dir(repo) / "pre-push"
+    text = hook.read_text(errors="replace") if hook.is_file() else None
+    if text is None or MARKER not in text:
+        return False, f"pre-push hook: {hook} {'missing' if text is None else 'is not written by ptxdiff'}", "ptxdiff install"
+    if not os.access(hook, os.X_OK):
+        return False, f"pre-push hook: {hook} is not executable (git skips it)", f"chmod +x {shlex.quote(str(hook))}"
+    python = hook_python(text)
+    if python is None or not runs_isolated(python):
+        return False, f"pre-push hook: {hook} runs {python or 'no interpreter'}, which cannot import ptxdiff " \
+            "(every push is blocked)", "ptxdiff install (again, from the right interpreter)"
+    return True, f"pre-push hook: {hook} (ptxdiff, {python})", ""
+
+
 def run(repo: Repo, out) -> int:
+    """Every check first, then the report: the exit code does not depend on anyone reading it."""
     results = checks(repo)
-    for ok, what, fix in results:
-        print(f"{'ok ' if ok else 'FIX'} {what}" + ("" if ok or not fix else f"\n    -> {fix}"), file=out)
     bad = sum(not ok for ok, _, _ in results)
-    print("all good" if not bad else f"{bad} thing(s) to fix", file=out)
+    lines = [f"{'ok ' if ok else 'FIX'} {what}" + ("" if ok or not fix else f"\n    -> {fix}") for ok, what, fix in results]
+    lines.append("all good" if not bad else f"{bad} thing(s) to fix")
+    say("".join(f"{line}\n" for line in lines), out)
     return EXIT_OK if not bad else EXIT_BLOCKED
 
 

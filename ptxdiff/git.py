@@ -3,6 +3,10 @@
 Everything above this module sees revisions as `Side`s and their files as `Snapshot`s: read-only
 views of a commit's tree or of the work tree, read straight from the object database, so nothing
 is checked out and the user's index and work tree are never touched.
+
+Paths are `str`s holding git's bytes as Python holds file names (`os.fsdecode`: a byte that is
+not UTF-8 becomes a lone surrogate, U+DC80..U+DCFF), which is also what pygit2 gives; so any name
+git allows round-trips to the same bytes on disk. `printable` is the one spelling for people.
 """
 
 from __future__ import annotations
@@ -41,6 +45,22 @@ class Side:
         if self.commit == "":
             return "nothing"
         return self.commit[:10] if self.commit else "work tree"
+
+
+@dataclass(frozen=True)
+class Pushed:
+    """What a push sends: the commits the remote lacks (oldest first) and the commits the remote
+    has that they build on directly (the newest ones only; "" when the history starts here)."""
+
+    commits: tuple[CommitInfo, ...]
+    bases: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SubmoduleChange:
+    path: str
+    old: str | None      # the commit recorded on each side; None where there is no submodule
+    new: str | None
 
 
 @dataclass(frozen=True)
@@ -123,6 +143,17 @@ class Repo:
         return self.raw.path.rstrip("/")
 
     @property
+    def common_dir(self) -> str:
+        """Where git keeps what all work trees share (config, hooks, info/): the git dir itself,
+        except in a linked work tree (`git worktree add`), whose git dir names it in `commondir`."""
+        try:
+            with open(os.path.join(self.git_dir, "commondir"), encoding="utf-8", errors="surrogateescape") as f:
+                named = f.read().strip()
+        except OSError:
+            return self.git_dir
+        return os.path.normpath(os.path.join(self.git_dir, named))
+
+    @property
     def workdir(self) -> str:
         if self.raw.workdir is None:
             raise GitError(f"{self.git_dir} is a bare repository; it has no work tree")
@@ -189,6 +220,33 @@ class Repo:
             if flags & FileStatus.WT_NEW and self._regular_file(path):
                 files[path] = ""
         return files
+
+    def gitlinks(self, side: Side) -> dict[str, str]:
+        """Submodules of a side: path -> commit. For the work tree, the commit checked out in
+        each (what `git diff` compares), or the one the index records where none is."""
+        out: dict[str, str] = {}
+        if side.commit is None:
+            path = os.path.join(self.git_dir, "index")
+            for entry in pygit2.Index(path) if os.path.exists(path) else ():
+                if entry.mode == FileMode.COMMIT:
+                    out[entry.path] = _checked_out(os.path.join(self.workdir, entry.path)) or str(entry.id)
+        elif side.commit:
+            stack = [(self.raw[side.commit].peel(pygit2.Commit).tree, "")]
+            while stack:
+                tree, prefix = stack.pop()
+                for entry in tree:
+                    if entry.type == ObjectType.TREE:
+                        stack.append((self.raw[entry.id], prefix + entry.name + "/"))
+                    elif entry.filemode == FileMode.COMMIT:
+                        out[prefix + entry.name] = str(entry.id)
+        return out
+
+    def submodule_changes(self, old: Side | None, new: Side) -> list[SubmoduleChange]:
+        """Submodules whose recorded commit differs between the two sides (added, moved, removed)."""
+        before = self.gitlinks(old) if old is not None else {}
+        after = self.gitlinks(new)
+        return [SubmoduleChange(p, before.get(p), after.get(p)) for p in sorted(set(before) | set(after))
+                if before.get(p) != after.get(p)]
 
     def _regular_file(self, path: str) -> bool:
         """A plain file inside the work tree, reached through no symlink (git never follows one)."""
@@ -290,20 +348,45 @@ class Repo:
         except (ValueError, pygit2.GitError):
             return False
 
-    def new_commits(self, local: str, remote: str) -> list[CommitInfo]:
-        """Commits reachable from `local` that the remote does not have (git-lfs's rule:
-        `rev-list local --not --remotes=<remote>`); when `remote` names no remote-tracking refs
-        (a bare URL), every remote-tracking ref counts as what the remote has."""
-        refs = [r for r in self.raw.references if r.startswith(f"refs/remotes/{remote}/")]
-        if not refs:
-            refs = [r for r in self.raw.references if r.startswith("refs/remotes/")]
-        hide = []
-        for r in refs:
-            try:
-                hide.append(str(self.raw.references[r].peel(pygit2.Commit).id))
-            except (KeyError, ValueError, pygit2.GitError):
-                continue
-        return list(self.walk(local, hide))
+    def remote_tips(self, remote: str) -> list[str]:
+        """Commits we know `remote` has: its remote-tracking refs. `remote` may be a name or, for
+        `git push URL`, a URL: then the tracking refs of every remote configured with that URL;
+        failing both, every remote-tracking ref (git-lfs's `--not --remotes` guess)."""
+        names = [remote] if self.config_get(f"remote.{remote}.url") is not None else []
+        if not names:
+            names = [name for name in self.raw.remotes.names()
+                     if remote in (self.config_get(f"remote.{name}.url"), self.config_get(f"remote.{name}.pushurl"))]
+        prefixes = tuple(f"refs/remotes/{n}/" for n in names) or ("refs/remotes/",)
+        tips = [self._commit_of(r) for r in self.raw.references if r.startswith(prefixes)]
+        if not any(tips) and names:
+            tips = [self._commit_of(r) for r in self.raw.references if r.startswith("refs/remotes/")]
+        return [t for t in tips if t]
+
+    def local_tips(self) -> list[tuple[str, str]]:
+        """(ref, commit) for every local branch and tag that names a commit, and a detached HEAD."""
+        out = [(r, c) for r in self.raw.references if r.startswith(("refs/heads/", "refs/tags/"))
+               for c in [self._commit_of(r)] if c]
+        if self.raw.head_is_detached:
+            out.append(("HEAD", str(self.raw.head.target)))
+        return out
+
+    def _commit_of(self, ref: str) -> str | None:
+        try:
+            return str(self.raw.references[ref].peel(pygit2.Commit).id)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+            return None
+
+    def pushed(self, tip: str, have: list[str]) -> Pushed:
+        """Commits reachable from `tip` and from none of `have` (`rev-list tip --not have`), and
+        the newest commits of `have`'s history that they build on: a branch that merged main is
+        measured from the main it merged, so changes the remote already has are not its own."""
+        commits = tuple(self.walk(tip, [h for h in have if self.has_object(h)]))
+        ids = {c.id for c in commits}
+        edge = {p for c in commits for p in c.parents if p not in ids}
+        bases = [b for b in edge if not any(self.raw.descendant_of(o, b) for o in edge if o != b)]
+        if commits and not bases:
+            bases = [""]           # every commit is new, down to a root
+        return Pushed(commits, tuple(sorted(bases)))
 
 
     def touches(self, commit: str, path: str) -> bool:
@@ -331,6 +414,21 @@ class Repo:
     def write_note(self, commit: str, text: str, ref: str) -> None:
         sig = self.raw.default_signature if "user.name" in self.raw.config else pygit2.Signature("ptxdiff", "ptxdiff@localhost")
         self.raw.create_note(text, sig, sig, commit, ref, True)
+
+
+def _checked_out(path: str) -> str | None:
+    """The HEAD commit of the submodule checked out at `path`, if there is one."""
+    try:
+        sub = pygit2.Repository(path)
+        return str(sub.head.target) if os.path.realpath(sub.workdir or "") == os.path.realpath(path) else None
+    except (pygit2.GitError, KeyError, ValueError):
+        return None
+
+
+def printable(path: str) -> str:
+    """A path (or kernel id) for people and commit messages: valid UTF-8, with each byte that is
+    not UTF-8 written as `\\xNN` (the spelling an approval trailer uses for such a name)."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def content_hash(data: bytes) -> str:

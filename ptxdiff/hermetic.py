@@ -20,6 +20,7 @@ import types
 
 from .declared import decorator_kind, kernel_function, read
 from .discover import Kernel
+from .git import printable
 from .evaluator import (Constexpr, DType, External, Function, Interp, Module, ModuleEnv, Raised,
                         Refused)
 from .specs import Declared, SpecError
@@ -145,7 +146,8 @@ class Builder:
         return self._ns[path]
 
     def filename(self, path: str) -> str:
-        return f"{path}@{self.tag}"
+        """Source name for triton's locations: UTF-8 whatever the path's bytes."""
+        return f"{printable(path)}@{self.tag}"
 
     # -- functions ---------------------------------------------------------------------------------
     def jit(self, fn: Function):

@@ -5,6 +5,10 @@ file of the kernel's effective source; the kernel's file is followed through ren
 distinct version is compiled once: consecutive versions are compared through the engine, whose
 cache makes the older side of every comparison a hit. Every step uses the newest commit's config,
 so a config added today also describes the kernels of last year.
+
+The story of a range `A..B` starts from the kernel as it was at A (the first parent of the
+range's oldest commit): the first row is `added` only when the kernel did not exist there, so
+log says what `ptxdiff diff` says for the same commit.
 """
 
 from __future__ import annotations
@@ -52,14 +56,11 @@ def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEA
     versions: list[tuple[CommitInfo, str, str]] = []   # (commit, kernel id, fingerprint)
     watched = set(target.paths) | {path}
     current_fp = None
+    before_range: tuple[CommitInfo, str, str] | None = None
     for info in reversed(commits):
         if current_fp is not None and not (repo.changed_paths(info.id) & watched):
             continue
-        snap = repo.snapshot(Side(info.short, info.id))
-        if path not in snap:
-            break
-        kernels = discover(snap, cfg.python_path, paths={path}).kernels
-        k = kernels.get(f"{path}::{name}")
+        k = _kernel_at(repo, info, path, name, cfg)
         if k is None:
             break
         watched |= k.paths
@@ -70,10 +71,18 @@ def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEA
             renames = repo.renames(Side("p", parent), Side("c", info.id))
             path = renames.get(path, path)
             watched.add(path)  # the file's older name: commits that touched it count too
+    else:
+        # the kernel is there all through the range: start from what it was just before it
+        if commits and commits[0].parents:
+            before = repo.commit_info(commits[0].parents[0])
+            k = _kernel_at(repo, before, path, name, cfg)
+            if k is not None:
+                before_range = (before, k.id, k.fingerprint)
     versions.reverse()
-    # keep the commits where the fingerprint changed (the first version is where it appeared)
+    # keep the commits where the fingerprint changed (the first version is where it appeared,
+    # unless the kernel was there before the range: then that version is the first "previous")
     events: list[Event] = []
-    previous: tuple[CommitInfo, str, str] | None = None
+    previous = before_range
     for info, kid, fp in versions:
         if previous is not None and previous[2] == fp:
             continue
@@ -84,3 +93,10 @@ def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEA
         events.append(Event(info, kid, rows))
         previous = (info, kid, fp)
     return events
+
+
+def _kernel_at(repo: Repo, info: CommitInfo, path: str, name: str, cfg):
+    snap = repo.snapshot(Side(info.short, info.id))
+    if path not in snap:
+        return None
+    return discover(snap, cfg.python_path, paths={path}).kernels.get(f"{path}::{name}")

@@ -15,6 +15,7 @@ import sys
 from types import ModuleType
 
 from .discover import ModuleIndex
+from .git import printable
 
 
 class SnapshotFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -23,7 +24,8 @@ class SnapshotFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self.tag = tag
 
     def filename(self, path: str) -> str:
-        return f"{path}@{self.tag}"
+        """Source name for tracebacks and triton's locations: UTF-8 whatever the path's bytes."""
+        return f"{printable(path)}@{self.tag}"
 
     def _package_dir(self, fullname: str) -> bool:
         """A folder with modules but no __init__.py (a namespace package) in the snapshot."""

@@ -1,10 +1,15 @@
 """`ptxdiff install` / `uninstall`: the diff driver, the attributes line, the pre-push hook.
 
-Install records what it did in a manifest (`<git dir>/ptxdiff/install.json`, or
+Install records what it did in a manifest (`<common git dir>/ptxdiff/install.json`, or
 `~/.config/ptxdiff/install.json` with --global); uninstall undoes exactly that and nothing
 else, so `git config --list --show-origin`, the attributes file and the hooks folder are as
 before. A foreign pre-push hook is kept and run first. On git >= 2.54 the hook is a
 config-defined hook (`hook.ptxdiff.*`), so no hook file is written at all.
+
+The hook is the file hooks/pre-push of this package with the interpreter filled in (`hook_text`):
+a reader sees the git touchpoint without reading Python. In a linked work tree (`git worktree
+add`) everything goes where git reads it for every work tree: the common git dir's config,
+hooks/ and info/attributes, and the install record beside them.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .driver import PYTHON_FUNCNAME
-from .errors import GitError, UsageError
+from .errors import GitError, ToolError, UsageError
 from .git import Repo, config_file_set, global_config_get
 
 MARKER = "# ptxdiff-managed pre-push hook"
@@ -45,35 +50,37 @@ def driver_command(python: str) -> str:
             f"git diff --no-index --no-ext-diff -- \"$2\" \"$5\"; }}; return 0; }}; f")
 
 
-def hook_stub(python: str) -> str:
-    py = shlex.quote(python)
-    return f"""#!/bin/sh
-{MARKER}: remove with `ptxdiff uninstall`; bypass once with `git push --no-verify`.
-input=$(cat)
-here=$(dirname "$0")
-if [ -x "$here/{LEGACY}" ]; then
-    printf '%s\\n' "$input" | "$here/{LEGACY}" "$@" || exit $?
-fi
-if [ "$PTXDIFF_SKIP" = 1 ]; then
-    echo "ptxdiff: PTXDIFF_SKIP=1: pre-push kernel check SKIPPED" >&2
-    exit 0
-fi
-if {py} -c 'import ptxdiff' 2>/dev/null; then
-    run() {{ {py} -m ptxdiff "$@"; }}
-elif command -v ptxdiff >/dev/null 2>&1; then
-    run() {{ ptxdiff "$@"; }}
-else
-    echo "ptxdiff: not installed ({python} cannot import it, none on PATH): push NOT checked" >&2
-    exit 0
-fi
-printf '%s\\n' "$input" | run pre-push "$@"
-rc=$?
-if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then
-    echo "ptxdiff: the check itself failed (exit $rc), so the push is blocked." >&2
-    echo "ptxdiff: bypass once with: git push --no-verify   (or PTXDIFF_SKIP=1 git push)" >&2
-fi
-exit $rc
-"""
+def hook_source(name: str) -> Path:
+    """hooks/NAME of this ptxdiff: package data (`ptxdiff/hooks/`) in an installed wheel, the
+    checkout's top-level hooks/ in an editable install (`pip install -e .`)."""
+    here = Path(__file__).resolve().parent
+    for folder in (here / "hooks", here.parent / "hooks"):
+        path = folder / name
+        if path.is_file() and "ptxdiff" in path.read_text(encoding="utf-8", errors="replace"):
+            return path
+    raise ToolError(f"hooks/{name} is missing from this ptxdiff ({here}); reinstall ptxdiff")
+
+
+def hook_text(name: str, python: str) -> str:
+    """The hook file as written into a repository: the template with the interpreter filled in."""
+    return hook_source(name).read_text(encoding="utf-8").replace("@PYTHON@", shlex.quote(python))
+
+
+def hook_python(text: str) -> str | None:
+    """The interpreter a hook written by `hook_text` runs (its `python=` line), if it has one."""
+    for line in text.splitlines():
+        if line.startswith("python="):
+            words = shlex.split(line[len("python="):], comments=True)
+            return words[0] if words else None
+    return None
+
+
+def runs_isolated(python: str) -> bool:
+    """Whether `python -I` (the way the hook starts it) can import ptxdiff."""
+    try:
+        return subprocess.run([python, "-I", "-c", "import ptxdiff"], capture_output=True).returncode == 0
+    except OSError:
+        return False
 
 
 @dataclass
@@ -92,17 +99,19 @@ class Plan:
 def _config_file(repo: Repo | None, global_: bool) -> str:
     if global_:
         return os.path.expanduser("~/.gitconfig")
-    return os.path.join(repo.git_dir, "config")
+    return os.path.join(repo.common_dir, "config")
 
 
 def _manifest_path(repo: Repo | None, global_: bool) -> Path:
     if global_:
         base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
         return Path(base) / "ptxdiff" / "install.json"
-    return Path(repo.git_dir) / "ptxdiff" / "install.json"
+    return Path(repo.common_dir) / "ptxdiff" / "install.json"
 
 
-def _hooks_dir(repo: Repo) -> Path:
+def hooks_dir(repo: Repo) -> Path:
+    """Where git looks for this repository's hooks: core.hooksPath (relative to the work tree
+    the hook runs in), else the hooks/ of the common git dir, shared by all linked work trees."""
     configured = repo.config_get("core.hooksPath")
     if configured:
         if configured.strip() == "/dev/null":
@@ -110,7 +119,7 @@ def _hooks_dir(repo: Repo) -> Path:
                              "unset it or install the hook elsewhere by hand")
         path = Path(os.path.expanduser(configured))
         return path if path.is_absolute() else Path(repo.workdir) / path
-    return Path(repo.git_dir) / "hooks"
+    return Path(repo.common_dir) / "hooks"
 
 
 def plan(repo: Repo | None, global_: bool, attributes: str, python: str) -> Plan:
@@ -125,17 +134,20 @@ def plan(repo: Repo | None, global_: bool, attributes: str, python: str) -> Plan
     elif attributes == "commit":
         p.attributes_file = os.path.join(repo.workdir, ".gitattributes")
     else:
-        p.attributes_file = os.path.join(repo.git_dir, "info", "attributes")
+        p.attributes_file = os.path.join(repo.common_dir, "info", "attributes")
+    if repo is not None and not global_ and os.path.normpath(repo.common_dir) != os.path.normpath(repo.git_dir):
+        p.messages.append(f"linked work tree: installed for the whole repository ({repo.common_dir}), "
+                          "as git reads hooks, config and attributes from there")
     if config_hooks:
-        p.config["hook.ptxdiff.command"] = f"{shlex.quote(python)} -m ptxdiff pre-push"
+        p.config["hook.ptxdiff.command"] = f"{shlex.quote(python)} -I -m ptxdiff pre-push"
         p.config["hook.ptxdiff.event"] = "pre-push"
     elif global_:
         p.messages.append("git < 2.54 has no config-defined hooks: run `ptxdiff install` in each repo "
                           "for the pre-push gate")
     else:
-        hooks = _hooks_dir(repo)
+        hooks = hooks_dir(repo)
         p.hook_file = str(hooks / "pre-push")
-        p.hook_text = hook_stub(python)
+        p.hook_text = hook_text("pre-push", python)
         if os.path.exists(p.hook_file) and MARKER not in Path(p.hook_file).read_text(errors="replace"):
             p.legacy_from = p.hook_file
     return p
@@ -170,6 +182,10 @@ def install(repo: Repo | None, global_: bool = False, attributes: str = "info", 
     python = python or sys.executable
     manifest = _manifest_path(repo, global_)
     p = plan(repo, global_, attributes, python)
+    if not runs_isolated(python):
+        p.messages.append(f"{python} -I cannot import ptxdiff (installed with --user or through PYTHONPATH?): "
+                          "the pre-push hook blocks every push until ptxdiff is installed in that "
+                          "interpreter's environment (e.g. a venv) and `ptxdiff install` runs from there")
     existing = json.loads(manifest.read_text()) if manifest.exists() else None
     say = (lambda s: print(f"would {s}", file=out)) if dry_run else (lambda s: print(s, file=out))
     for key, value in p.config.items():

@@ -259,7 +259,7 @@ def test_cache_lives_under_git_dir_by_default_and_prune_empties_it(tmp_path, mon
     assert leftovers == []                                    # no half-written temp files
     for p in entries:                                         # each entry is a whole gzip'd JSON document
         with gzip.open(p, "rt") as f:
-            value = json.load(f)
+            value = json.load(f)["value"]
         assert isinstance(value, list) and value and "metrics" in value[0]
     assert not (tmp_path / "cache").exists()                  # nothing went to the per-test dir
 
@@ -276,7 +276,7 @@ def test_cache_write_is_all_or_nothing(tmp_path, monkeypatch):
     from ptxdiff import cache as cachemod
 
     root = tmp_path / "atomic"
-    c = cachemod.Cache(root)
+    c = cachemod.Cache(root, valid=lambda value: True)     # any shape: this is about the file
     c.put("ab" + "0" * 62, [{"metrics": {"x": 1}}])
     assert c.get("ab" + "0" * 62) == [{"metrics": {"x": 1}}]
 
