@@ -248,6 +248,11 @@ def cmd_demo(args, paths) -> int:
     return demo.run(keep=True, pause=not args.no_pause)
 
 
+def cmd_record(args, command) -> int:
+    from . import record
+    return record.main(args, command)
+
+
 def _common(p: argparse.ArgumentParser, compile_opts: bool = True) -> None:
     p.add_argument("-C", dest="repo", default=".", help="run as if started in this directory")
     if compile_opts:
@@ -326,6 +331,16 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="the whole product in one minute, in a throwaway repo")
     p.add_argument("--no-pause", action="store_true", help="do not wait between steps")
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("record", help="record the kernel launches a command makes (ptxdiff record -- CMD ...)")
+    p.add_argument("-o", "--output", metavar="FILE", help="default: .ptxdiff/launches.jsonl at the repository root")
+    p.add_argument("--keep", type=int, metavar="N", help="the N most frequent specs per kernel (default 8)")
+    p.add_argument("--device", choices=("auto", "gpu", "interpreter"), default="auto",
+                   help="auto: the GPU if one is visible, else TRITON_INTERPRET=1")
+    p.add_argument("--allow-failure", action="store_true", help="write the launches even if the command fails")
+    p.add_argument("--from-tritonparse", metavar="DIR", help="read tritonparse's raw trace logs instead of running")
+    _common(p, compile_opts=False)
+    p.set_defaults(func=cmd_record)
 
     sub.add_parser("diff-driver", help="what git calls (diff.ptxdiff.command): 7, 9 or 1 arguments")
 

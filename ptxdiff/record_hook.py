@@ -1,0 +1,391 @@
+"""Inside the command that `ptxdiff record` runs: what each kernel launch was specialised as.
+
+Loaded by file path from the sitecustomize that `ptxdiff record` puts first on the child's
+PYTHONPATH (never imported as `ptxdiff.…` there, so no module of the repository can stand in for
+it); standard library only until the program imports triton, which is then patched in place:
+`JITFunction.run` (a GPU launch), `InterpretedFunction.run` (TRITON_INTERPRET=1) and the
+autotuner. Every launch is specialised by triton's own binder (`create_function_from_signature`
+with `native_specialize_impl`, the code `JITFunction.run` runs), so the rules are triton's:
+ints and pointer addresses divisible by 16, ints equal to 1 and None made constexprs,
+`do_not_specialize` respected. Each process writes its distinct launches to its own file under
+$PTXDIFF_RECORD_OUT as soon as it sees them, and the counts when it exits.
+
+The parent imports this module too, for `tl_name` and `OPTION_DEFAULTS`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.abc
+import importlib.util
+import inspect
+import json
+import math
+import numbers
+import os
+import sys
+import tempfile
+import threading
+
+ENV_OUT = "PTXDIFF_RECORD_OUT"     # folder for the raw per-process files
+ENV_ROOT = "PTXDIFF_RECORD_ROOT"   # the repository's work tree (real path)
+
+# Launch options other than num_warps/num_stages, with the value that needs no saying (triton's
+# CUDAOptions defaults); a launch that passes the default records nothing for it.
+OPTION_DEFAULTS = {"num_ctas": 1, "maxnreg": None, "enable_fp_fusion": True, "launch_cooperative_grid": False,
+                   "launch_pdl": False}
+DEFAULT_NUM_WARPS = 4
+DEFAULT_NUM_STAGES = 3
+
+# triton's dtype text (str(tl.float16) == "fp16") -> its name in triton.language, the spelling
+# ptxdiff's config uses for dtype constexprs ("tl.float16").
+_TL_NAMES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64", "fp8e4nv": "float8e4nv",
+             "fp8e5": "float8e5", "fp8e4b8": "float8e4b8", "fp8e5b16": "float8e5b16", "fp8e4b15": "float8e4b15",
+             **{n: n for n in ("int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")}}
+
+
+def tl_name(dtype_text: str) -> str | None:
+    """"fp16" -> "tl.float16"; None for what is not a plain triton dtype."""
+    name = _TL_NAMES.get(dtype_text)
+    return f"tl.{name}" if name else None
+
+
+def jsonable(value, kernel_id_of=None):
+    """A constexpr or option value as JSON: numbers, strings, None and bools as they are, a
+    triton dtype as "tl.float16", tuples as lists, a @triton.jit function as {"jit": id}, a
+    non-finite float as {"float": "inf"}, anything else as {"repr": ...} (shown, never compiled)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"float": repr(value)}
+    if isinstance(value, (tuple, list)):
+        return [jsonable(v, kernel_id_of) for v in value]
+    cls = type(value)
+    if cls.__module__.startswith("triton.language"):
+        if cls.__name__ == "constexpr":
+            return jsonable(value.value, kernel_id_of)
+        if hasattr(value, "primitive_bitwidth") or cls.__name__ == "dtype":
+            name = tl_name(str(value))
+            if name:
+                return name
+    fn = getattr(value, "fn", None)
+    if kernel_id_of and cls.__module__.startswith("triton.runtime") and hasattr(fn, "__code__"):
+        return {"jit": kernel_id_of(fn)}
+    return {"repr": repr(value)[:200]}
+
+
+def kernel_id(fn, root: str) -> str:
+    """`<repo-relative posix path>::<name>` for a function defined in a file under `root`; the
+    file's real path in its place otherwise (the parent ignores those and says so)."""
+    real = os.path.realpath(fn.__code__.co_filename)
+    rel = os.path.relpath(real, root)
+    inside = os.path.isfile(real) and not rel.startswith(os.pardir + os.sep) and rel != os.pardir
+    return f"{rel.replace(os.sep, '/') if inside else real}::{fn.__name__}"
+
+
+class _State(threading.local):
+    """Where this thread is: in an autotuner's benchmark ("bench"), enumerating its configs
+    without running them ("all_dry"), in its final launch ("ran"), or in the launch after an
+    enumeration ("suppress")."""
+
+    mode: str | None = None
+
+
+_state = _State()
+
+
+class _Mode:
+    def __init__(self, mode: str):
+        self.mode = mode
+
+    def __enter__(self):
+        self.before, _state.mode = _state.mode, self.mode
+
+    def __exit__(self, *exc):
+        _state.mode = self.before
+
+
+class Recorder:
+    """This process's distinct launches and their counts."""
+
+    def __init__(self, out_dir: str, root: str):
+        self.out_dir, self.root = out_dir, root
+        self.kernels: dict = {}        # raw function -> (kernel id, binder or None when outside)
+        self.warned: set = set()
+        self._reset()
+
+    def _reset(self) -> None:
+        self.lock = threading.Lock()  # new after a fork too: another thread may have held the old one
+        self.counts: dict[str, int] = {}
+        self.written: dict[str, int] = {}
+        self.file = None
+        self.pid = os.getpid()
+
+    def _open(self):
+        if self.file is None:
+            fd, _ = tempfile.mkstemp(dir=self.out_dir, prefix=f"{self.pid}-", suffix=".jsonl")
+            self.file = os.fdopen(fd, "w", encoding="ascii")
+        return self.file
+
+    def add(self, text: str) -> None:
+        """Count a launch; a spec seen for the first time is written at once (a process that
+        ends by os._exit, like a multiprocessing child, still leaves its distinct launches)."""
+        with self.lock:
+            if text in self.counts:
+                self.counts[text] += 1
+                return
+            self.counts[text] = 1
+            self._write([(text, 1)])
+
+    def flush(self) -> None:
+        with self.lock:
+            if self.pid == os.getpid():
+                self._write([(t, n - self.written.get(t, 0)) for t, n in self.counts.items()
+                             if n > self.written.get(t, 0)])
+
+    def _write(self, counts: list[tuple[str, int]]) -> None:
+        if not counts:
+            return
+        try:
+            f = self._open()
+            for text, n in counts:
+                f.write(f'{{"count": {n}, "launch": {text}}}\n')
+                self.written[text] = self.written.get(text, 0) + n
+            f.flush()
+        except OSError as e:  # the recording went away (a process outliving `ptxdiff record`)
+            self.warn("cannot write this process's launches", e)
+
+    def warn(self, what: str, error: BaseException) -> None:
+        """Say it once on stderr; the user's program goes on."""
+        if what not in self.warned:
+            self.warned.add(what)
+            print(f"ptxdiff record: {what}: {type(error).__name__}: {error}", file=sys.stderr)
+
+    def kernel(self, fn, jit_params=None, dns=None):
+        """(kernel id, binder); the binder is None for kernels outside the repository."""
+        known = self.kernels.get(fn)
+        if known is None:
+            kid = kernel_id(fn, self.root)
+            binder = None
+            if not os.path.isabs(kid.rpartition("::")[0]):
+                binder = _binder(fn, jit_params, dns or {})
+            known = self.kernels[fn] = (kid, binder)
+        return known
+
+    def entry(self, fn, args, kwargs, via: str, jit_params=None, dns=None) -> str:
+        """The canonical text of this launch's spec (recorded.FIELDS order, without the count)."""
+        kid, binder = self.kernel(fn, jit_params, dns)
+        if binder is None:
+            return json.dumps({"kernel": kid})
+        bound, specialization, options = binder(*args, **kwargs)
+        names = list(bound)
+        signature, constexprs, divisible = {}, {}, []
+
+        def leaves(name, ty, key, value):
+            """Constants and divisibility of one argument, down into tuple elements (`t[0]`)."""
+            if ty == "constexpr":
+                constexprs[name] = jsonable(value, self.id_of)
+            elif isinstance(ty, tuple):
+                for i, (t, k) in enumerate(zip(ty, key)):
+                    leaves(f"{name}[{i}]", t, k, value[i])
+            elif isinstance(key, str) and "D" in key:  # BaseBackend.parse_attr: "D" -> tt.divisibility 16
+                divisible.append(name)
+
+        for name, (ty, key) in zip(names, specialization):
+            if ty != "constexpr":
+                signature[name] = _types(ty) if isinstance(ty, tuple) else ty
+            leaves(name, ty, key, bound[name])
+        num_warps = options.pop("num_warps", None)
+        num_stages = options.pop("num_stages", None)
+        extra = {k: jsonable(v) for k, v in sorted(options.items()) if OPTION_DEFAULTS.get(k, object()) != v}
+        mode = _state.mode
+        return json.dumps({
+            "kernel": kid, "params": names, "signature": signature, "constexprs": constexprs,
+            "divisible_by_16": divisible,
+            "num_warps": DEFAULT_NUM_WARPS if num_warps is None else num_warps,
+            "num_stages": DEFAULT_NUM_STAGES if num_stages is None else num_stages,
+            "options": extra, "autotune": {"ran": "ran", "all_dry": "all"}.get(mode), "via": via,
+        }, ensure_ascii=True)
+
+    def id_of(self, fn) -> str:
+        return kernel_id(fn, self.root)
+
+    def launch(self, fn, args, kwargs, via: str, run, jit_params=None, dns=None):
+        """Run the launch (`run()`), then count it; enumerating configs records without running."""
+        mode = _state.mode
+        if mode in ("bench", "suppress"):
+            return run()
+        try:
+            text = self.entry(fn, args, kwargs, via, jit_params, dns)
+        except Exception as e:  # never break the user's program over a record
+            self.warn(f"cannot read a launch of {getattr(fn, '__name__', fn)!s}", e)
+            return None if mode == "all_dry" else run()
+        if mode == "all_dry":
+            self.add(text)
+            return None
+        with _Mode(None):
+            result = run()
+        self.add(text)
+        return result
+
+
+def _types(ty) -> list:
+    return [_types(t) if isinstance(t, tuple) else t for t in ty]
+
+
+def _binder(fn, jit_params, dns: dict):
+    """triton's own argument binder and specialiser for `fn`, as JITFunction.run builds it (the
+    backend's integer/tensor rules are BaseBackend's, which CUDA's backend does not override)."""
+    from triton.backends.compiler import BaseBackend
+    from triton.runtime import jit
+
+    if jit_params is None:  # the interpreter's InterpretedFunction: build the JITFunction it stands for
+        jf = jit.JITFunction(fn, do_not_specialize=dns.get("do_not_specialize"),
+                             do_not_specialize_on_alignment=dns.get("do_not_specialize_on_alignment"))
+        jit_params = jf.params
+    return jit.create_function_from_signature(inspect.signature(fn), jit_params, BaseBackend)
+
+
+_recorder: Recorder | None = None
+_gpu_via: list = []
+
+
+def _via_gpu() -> str:
+    if not _gpu_via:
+        try:
+            from triton.runtime import driver
+            _gpu_via.append(driver.active.get_current_target().backend)
+        except Exception:
+            _gpu_via.append("gpu")
+    return _gpu_via[0]
+
+
+def _patch_jit(module) -> None:
+    cls = module.JITFunction
+    original = cls.run
+
+    def run(self, *args, grid, warmup, **kwargs):
+        if warmup:
+            return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+        return _recorder.launch(self.fn, args, kwargs, _via_gpu(),
+                                lambda: original(self, *args, grid=grid, warmup=warmup, **kwargs), self.params)
+
+    cls.run = run
+
+
+def _patch_interpreter(module) -> None:
+    cls = module.InterpretedFunction
+    original = cls.run
+
+    def run(self, *args, grid, warmup, **kwargs):
+        if warmup:
+            return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+        return _recorder.launch(self.fn, args, kwargs, "interpreter",
+                                lambda: original(self, *args, grid=grid, warmup=warmup, **kwargs), dns=self.kwargs)
+
+    cls.run = run
+
+
+def _interpreting() -> bool:
+    try:
+        from triton import knobs
+        return bool(knobs.runtime.interpret)
+    except Exception:
+        return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+def _patch_autotuner(module) -> None:
+    """On a GPU the Config the autotuner picked is what launches (its benchmark runs are not
+    launches of the program). The interpreter has no timing and no driver to benchmark with:
+    every Config is recorded (`autotune: "all"`) and the first one runs."""
+    cls = module.Autotuner
+    original_run, original_bench = cls.run, cls._bench
+
+    def run(self, *args, **kwargs):
+        if not _interpreting():
+            with _Mode("ran"):
+                return original_run(self, *args, **kwargs)
+        for config in self.configs:
+            try:
+                with _Mode("all_dry"):
+                    self.fn.run(*args, **kwargs, **config.all_kwargs())
+            except Exception as e:
+                _recorder.warn(f"cannot read a Config of {getattr(self.base_fn, '__name__', 'a kernel')}", e)
+        with _Mode("suppress"):
+            return original_run(self, *args, **kwargs)
+
+    def _bench(self, *args, config, **meta):
+        if _interpreting():
+            return [0.0, 0.0, 0.0]
+        with _Mode("bench"):
+            return original_bench(self, *args, config=config, **meta)
+
+    cls.run, cls._bench = run, _bench
+
+
+_PATCHES = {"triton.runtime.jit": _patch_jit, "triton.runtime.interpreter": _patch_interpreter,
+            "triton.runtime.autotuner": _patch_autotuner}
+
+
+class _PatchingLoader(importlib.abc.Loader):
+    """Runs the real loader, then patches the module it made."""
+
+    def __init__(self, inner, patch):
+        self.inner, self.patch = inner, patch
+
+    def create_module(self, spec):
+        return self.inner.create_module(spec)
+
+    def exec_module(self, module):
+        self.inner.exec_module(module)
+        self.patch(module)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+class _PatchOnImport(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        patch = _PATCHES.get(name)
+        if patch is None:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                if spec.loader is not None:
+                    spec.loader = _PatchingLoader(spec.loader, patch)
+                return spec
+        return None
+
+
+def install() -> None:
+    """Patch triton now if it is imported, else when it is."""
+    global _recorder
+    out, root = os.environ.get(ENV_OUT), os.environ.get(ENV_ROOT)
+    if not out or not root or _recorder is not None:
+        return
+    _recorder = Recorder(out, root)
+    atexit.register(_recorder.flush)
+    os.register_at_fork(after_in_child=_recorder._reset)  # a forked child counts for itself, in its own file
+    for name, patch in _PATCHES.items():
+        if name in sys.modules:
+            patch(sys.modules[name])
+    sys.meta_path.insert(0, _PatchOnImport())
+
+
+def chain_sitecustomize(here: str) -> None:
+    """Run the sitecustomize that ours shadows (a distribution's or a virtualenv's), if any."""
+    from importlib.machinery import PathFinder
+
+    here = os.path.realpath(here)
+    path = [p for p in sys.path if os.path.realpath(p or os.curdir) != here]
+    spec = PathFinder.find_spec("sitecustomize", path)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["sitecustomize"] = module
+    spec.loader.exec_module(module)
