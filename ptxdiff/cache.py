@@ -152,7 +152,8 @@ class Cache:
             return Cleared(0, ())
         removed, failed = 0, []
         try:
-            folders = [d for d in self.root.iterdir() if len(d.name) == 2 and d.is_dir()]
+            # two-letter folders hold results; discovery/ holds stored kernel discoveries per tree
+            folders = [d for d in self.root.iterdir() if (len(d.name) == 2 or d.name == "discovery") and d.is_dir()]
         except OSError as e:
             return Cleared(0, ((str(self.root), e.strerror or str(e)),))
         for folder in folders:
@@ -162,7 +163,7 @@ class Cache:
                 failed.append((str(folder), e.strerror or str(e)))
                 continue
             for path in names:
-                if not (path.name.endswith(".json.gz") or path.name.startswith(".tmp-")):
+                if not (path.name.endswith((".json.gz", ".disc.gz")) or path.name.startswith(".tmp-")):
                     continue
                 try:
                     path.unlink()

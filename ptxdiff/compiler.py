@@ -24,6 +24,7 @@ from . import sass, targets
 from .config import Config
 from .discover import Kernel, ModuleIndex
 from .errors import ToolError
+from .plan import Plan
 from .specs import Declared, Spec, SpecError, resolve
 from .toolchain import run_tool
 
@@ -108,7 +109,8 @@ def _triton_compile(jit, spec: Spec, cc: int):
     from triton.compiler import ASTSource
 
     names = [p for p, _ in spec.signature]
-    attrs = {(names.index(p),): [["tt.divisibility", 16]] for p, t in spec.signature if t.startswith("*")}
+    divisible = spec.divisible if spec.divisible is not None else [p for p, t in spec.signature if t.startswith("*")]
+    attrs = {(names.index(p),): [["tt.divisibility", 16]] for p in divisible if p in names}
     constexprs = {k: _constexpr_value(v) for k, v in spec.constexprs}
     src = ASTSource(fn=jit, signature=dict(spec.signature), constexprs=constexprs, attrs=attrs)
     return triton.compile(src, target=GPUTarget("cuda", cc, 32),
@@ -205,12 +207,12 @@ class Worker:
             raise SpecError(f"{kernel.module} has no attribute {kernel.name} after import")
         return _unwrap(obj)
 
-    def specs(self, kernel: Kernel, config: Config, cc: int) -> list[Spec] | dict:
+    def specs(self, kernel: Kernel, config: Config, cc: int, plan: Plan) -> list[Spec] | dict:
         """The kernel's specs; on the hermetic path a spec that cannot be had is a fact about the
-        effective source and config (a dict with the error), cached like a result."""
+        effective source, config and plan (a dict with the error), cached like a result."""
         try:
             _, declared = self.load(kernel, cc)
-            return resolve(kernel, declared, config.for_kernel(kernel.id))
+            return resolve(kernel, declared, config.for_kernel(kernel.id), plan)
         except SpecError as e:
             if self.imports:
                 raise

@@ -70,6 +70,8 @@ class Config:
     semantic: str = "off"              # "auto": output check for every constants-only verdict
     time: bool = False                 # GPU timing of changed kernels (also PTXDIFF_TIME=1)
     min_effect: float = 0.0            # timing: smallest ratio change called faster/slower
+    max_specs: int = 6                 # specs compiled per kernel and target when values are guessed
+    block_guessed: bool = True         # rows whose spec holds a guess block like the others
 
     def for_kernel(self, kernel_id: str) -> KernelConfig:
         name = kernel_id.rpartition("::")[2]
@@ -82,7 +84,7 @@ class Config:
 
 
 _TOP_KEYS = {"targets", "include", "exclude", "block", "timeout", "python_path", "kernels", "semantic", "time",
-             "min_effect"}
+             "min_effect", "max_specs", "block_guessed"}
 _SPEC_KEYS = {"signature", "constexprs", "num_warps", "num_stages"}
 _RUN_KEYS = frozenset({"wrapper", "inputs", "dtypes", "sizes", "time_size"})
 
@@ -162,6 +164,13 @@ def parse(table: dict, where: str) -> Config:
     if "time" in table:
         _expect(isinstance(table["time"], bool), where, "time", "must be true or false")
         kw["time"] = table["time"]
+    if "max_specs" in table:
+        v = table["max_specs"]
+        _expect(isinstance(v, int) and not isinstance(v, bool) and v > 0, where, "max_specs", "must be a positive integer")
+        kw["max_specs"] = v
+    if "block_guessed" in table:
+        _expect(isinstance(table["block_guessed"], bool), where, "block_guessed", "must be true or false")
+        kw["block_guessed"] = table["block_guessed"]
     if "min_effect" in table:
         v = table["min_effect"]
         _expect(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1, where, "min_effect",

@@ -16,6 +16,9 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
+from .callsites import Fact, facts, launch_calls, merge
+from .hints import Hint, constexpr_hints, module_constants, optional_params
+
 
 _LOAD_CALLS = {"load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg",
                "atomic_and", "atomic_or", "atomic_xor", "make_block_ptr", "make_tensor_descriptor"}
@@ -33,6 +36,8 @@ class Param:
     name: str
     constexpr: bool
     kind: str | None  # inferred signature type for runtime params ("*fp32", "i32", "fp32"), or None
+    hint: Hint | None = None   # a constexpr with no default: the guess its use in the kernel suggests
+    optional: bool = False     # a runtime param the kernel tests against None
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,7 @@ class Kernel:
     params: tuple[Param, ...]
     paths: frozenset[str]  # the repo files its effective source reads
     names: frozenset[str] = frozenset()  # module-level names its effective source reads
+    launch: tuple[tuple[str, tuple[Fact, ...]], ...] = ()  # what the repo's launch sites pass, by param
 
 
 @dataclass(frozen=True)
@@ -456,14 +462,23 @@ def _names_outside_calls(node: ast.AST) -> set[str]:
     return set().union(*(_names_outside_calls(child) for child in ast.iter_child_nodes(node)))
 
 
-def infer_param_kinds(fn: ast.FunctionDef) -> dict[str, str | None]:
-    """Signature types for runtime params from names and use; None where it cannot be told."""
-    params = [a.arg for a in fn.args.args if not _is_constexpr(a.annotation)]
+def _uncast(node: ast.expr) -> ast.expr:
+    """`x.to(tl.float32)` -> `x`: a cast does not change what x is."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cast"):
+        node = node.func.value
+    return node
+
+
+def infer_param_kinds(fn: ast.FunctionDef, constexprs: bool = False) -> dict[str, str | None]:
+    """Signature types for runtime params (and constexprs too, when asked) from names and use;
+    None where it cannot be told."""
+    params = [a.arg for a in fn.args.args if constexprs or not _is_constexpr(a.annotation)]
+    nodes = list(ast.walk(fn))
     annotations = {a.arg: a.annotation for a in fn.args.args}
     # local names that hold pointers derived from params: p = X + ..., X += ...
     derived: dict[str, set[str]] = {}
     uses: dict[str, set[str]] = {}  # every name a local's value reads
-    for node in ast.walk(fn):
+    for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             derived.setdefault(node.targets[0].id, set()).update(_pointer_terms(node.value))
             uses.setdefault(node.targets[0].id, set()).update(
@@ -481,7 +496,7 @@ def infer_param_kinds(fn: ast.FunctionDef) -> dict[str, str | None]:
 
     # locals holding values loaded from a param pointer: y = tl.load(Y_ptr + i).to(tl.int64)
     loaded_from: dict[str, set[str]] = {}
-    for node in ast.walk(fn):
+    for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             value = node.value
             while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
@@ -503,7 +518,13 @@ def infer_param_kinds(fn: ast.FunctionDef) -> dict[str, str | None]:
     int_evidence: set[str] = set()
     float_evidence: set[str] = set()
     compared: set[str] = set()
-    for node in ast.walk(fn):
+    with_values: list[tuple[str, str]] = []  # (param, local) meeting in +, -, *, /
+    for node in nodes:
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            left, right = _uncast(node.left), _uncast(node.right)
+            for a, b in ((left, right), (right, left)):
+                if isinstance(a, ast.Name) and a.id in params and isinstance(b, ast.Name):
+                    with_values.append((a.id, b.id))
         if isinstance(node, ast.Call):
             chain = _chain(node.func)
             name = chain[-1] if chain else ""
@@ -534,6 +555,10 @@ def infer_param_kinds(fn: ast.FunctionDef) -> dict[str, str | None]:
                 float_evidence |= names  # `if DELTA != 0.0`: a float scalar
             else:
                 compared |= names  # `offs < n`: an int, unless a float literal says otherwise
+    # a scalar added to or multiplying values loaded from memory (not indices) is a float: `w + offset`
+    for p, local in with_values:
+        if local in loaded_from and loaded_from[local] and not loaded_from[local] & index_pointers:
+            float_evidence.add(p)
     kinds: dict[str, str | None] = {}
     for p in params:
         low = p.lower()
@@ -574,7 +599,6 @@ def discover(snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = Non
     found: list[tuple[_Module, ast.FunctionDef, _Closure]] = []
     broken: dict[str, Broken] = {}
     helpers: set[tuple[str, str]] = set()
-    launched: set[str] = set()
     for path in candidates:
         data = snapshot.read(path)
         if b"triton" not in data and b"jit" not in data:
@@ -583,9 +607,6 @@ def discover(snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = Non
         if mod.error:
             broken[path] = Broken(path, mod.error, kernel_names_in(data))
             continue
-        for node in ast.walk(mod.tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
-                launched.update(_chain(node.func.value)[-1:])
         defined: set[str] = set()
         for top in mod.tree.body:
             for stmt in nested_statements(top):
@@ -597,18 +618,88 @@ def discover(snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = Non
                 closure.add_definition(mod, stmt.name, mod.bindings[stmt.name])
                 found.append((mod, stmt, closure))
                 helpers |= closure.jit_helpers - {(path, stmt.name)}
+    launched, sites = _launches(index, {fn.name for _, fn, _ in found})
     kernels: dict[str, Kernel] = {}
     for mod, fn, closure in found:
         kinds = triton_kinds(index, mod, fn)
         if (mod.path, fn.name) in helpers and fn.name not in launched and not kinds & {"autotune", "heuristics"}:
             continue
-        inferred = infer_param_kinds(fn)
-        params = tuple(Param(a.arg, _is_constexpr(a.annotation), inferred.get(a.arg)) for a in fn.args.args)
+        inferred = infer_param_kinds(fn, constexprs=True)
+        hints = constexpr_hints(fn, module_constants(mod.tree), inferred)
+        optional = optional_params(fn)
+        params = tuple(Param(a.arg, constexpr, None if constexpr else inferred.get(a.arg), hints.get(a.arg),
+                             a.arg in optional)
+                       for a in fn.args.args for constexpr in [_is_constexpr(a.annotation)])
+        names = [a.arg for a in fn.args.args]
+        launch = merge([facts(call, where, names, consts) for call, where, consts in sites.get((mod.path, fn.name), ())])
         kid = f"{mod.path}::{fn.name}"
         kernels[kid] = Kernel(id=kid, path=mod.path, name=fn.name, module=mod.name, lineno=fn.lineno,
                               fingerprint=closure.fingerprint(), params=params, paths=frozenset(closure.paths),
-                              names=frozenset(name for name, _ in closure.parts))
+                              names=frozenset(name for name, _ in closure.parts), launch=tuple(launch.items()))
     return Discovery(kernels, broken)
+
+
+_SUBSCRIPTED = re.compile(rb"(\w+)\s*\[")
+
+
+def _launches(index: ModuleIndex, names: set[str]):
+    """Launch sites (`name[grid](...)`) of the given jit functions, in any module of the snapshot
+    (a host wrapper need not mention triton): the names launched, and the sites per kernel."""
+    launched: set[str] = set()
+    sites: dict[tuple[str, str], list[tuple[ast.Call, ast.FunctionDef | None, dict]]] = {}
+    if not names:
+        return launched, sites
+    wanted = {n.encode() for n in names}
+    for path in sorted(p for p in index.snapshot.paths if p.endswith(".py")):
+        if wanted.isdisjoint(_SUBSCRIPTED.findall(index.snapshot.read(path))):
+            continue
+        mod = index.parse(path)
+        if mod.error:
+            continue
+        consts = None
+        for name, call, fn in launch_calls(mod.tree):
+            if name not in names:
+                continue
+            launched.add(name)
+            target = _launch_target(index, mod, call.func.value)
+            if target is not None:
+                consts = module_constants(mod.tree) if consts is None else consts
+                sites.setdefault(target, []).append((call, fn, consts))
+    return launched, sites
+
+
+def _launch_target(index: ModuleIndex, mod: _Module, callee: ast.expr) -> tuple[str, str] | None:
+    """(path, function name) a launch's callee refers to: a kernel of this module, one imported
+    by name (`from ops.k import kernel`), or one reached through a module alias (`k.kernel`)."""
+    chain = _chain(callee)
+    if not chain:
+        return None
+    name = chain[-1]
+    if len(chain) == 1:
+        stmts = mod.bindings.get(name, [])
+        for stmt in stmts:
+            if isinstance(stmt, ast.ImportFrom):
+                alias = next((a for a in stmt.names if (a.asname or a.name) == name), None)
+                path = index.path_of(index.absolute(mod, stmt)) if alias else None
+                if path:
+                    return path, alias.name
+        return mod.path, name
+    root = mod.bindings.get(chain[0], [])
+    for stmt in root:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if (alias.asname or alias.name.split(".")[0]) == chain[0]:
+                    dotted = alias.name if alias.asname else ".".join([alias.name.split(".")[0], *chain[1:-1]])
+                    path = index.path_of(dotted)
+                    if path:
+                        return path, name
+        elif isinstance(stmt, ast.ImportFrom):
+            base = index.absolute(mod, stmt)
+            alias = next((a for a in stmt.names if (a.asname or a.name) == chain[0]), None)
+            path = index.path_of(".".join([base, alias.name, *chain[1:-1]])) if alias else None
+            if path:
+                return path, name
+    return None
 
 
 def kernel_names_in(text: bytes) -> tuple[str, ...]:

@@ -13,11 +13,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import config as configmod
+from . import plan as planmod
+from . import recorded
 from . import toolchain
 from .cache import Cache, cache_dir, make_key
 from .discover import Broken, Discovery, Kernel, discover, renamed_id
+from .discovery_memo import Memo, changed_paths, update
 from .errors import UsageError
-from .git import Repo, Side
+from .git import Repo, Side, Snapshot
+from .plan import Plan
 from .targets import target_name
 from .trust import Permissions, suggestions
 from .verdict import classify, delta
@@ -41,10 +45,11 @@ class Row:
     new_ptx: str | None = None
     outputs: dict | None = None         # --outputs: the same inputs through old and new (per kernel)
     timing: dict | None = None          # --time: new/old on a GPU with CI and A/A band (per kernel)
+    spec_source: str | None = None      # where the spec's values came from: config, recorded, call-site, guessed
 
     def as_json(self) -> dict:
-        return {"kernel": self.kernel, "spec": self.spec, "target": self.target, "verdict": self.verdict,
-                "blocking": self.blocking, "old": _public(self.old), "new": _public(self.new),
+        return {"kernel": self.kernel, "spec": self.spec, "spec_source": self.spec_source, "target": self.target,
+                "verdict": self.verdict, "blocking": self.blocking, "old": _public(self.old), "new": _public(self.new),
                 "delta": self.delta, "error": self.error, "spec_detail": self.spec_detail,
                 "renamed_from": self.old_kernel, "outputs": self.outputs, "timing": self.timing,
                 "log": self.log}
@@ -82,6 +87,20 @@ def _deterministic(result: dict) -> bool:
         result.get("key") is not None and str(result.get("error", "")).startswith("compile failed:"))
 
 
+def _blocks(verdict: str, source: str | None, old: dict | None, new: dict | None, cfg: configmod.Config) -> bool:
+    """The block policy. A row whose spec holds guesses blocks like any other (`block_guessed`):
+    both sides got the same guesses, so a structural verdict is a change of the code. But when
+    both sides fail to compile with guessed values, the guess failed, not the change."""
+    if verdict not in cfg.block:
+        return False
+    if source == "guessed":
+        if not cfg.block_guessed:
+            return False
+        if verdict == "failed" and old and new and old.get("error") and new.get("error"):
+            return False
+    return True
+
+
 def path_matches(path: str, specs: list[str] | None) -> bool:
     if not specs:
         return True
@@ -98,6 +117,7 @@ class _Need:
 
     side: Side
     kernel: Kernel
+    plan: Plan = Plan()
     results: dict[int, list[dict]] = field(default_factory=dict)
     keys: dict[int, str] = field(default_factory=dict)
 
@@ -136,6 +156,38 @@ class Engine:
         broken = {p: b for p, b in found.broken.items() if cfg.selects(name(p)) and path_matches(name(p), pathspecs)}
         return Discovery(kernels, broken)
 
+    def _discover(self, new: Snapshot, old: Snapshot | None, cfg: configmod.Config) -> tuple[Discovery, Discovery | None]:
+        """Both sides' kernels. A commit's discovery is stored by tree; a side without one is
+        brought up to date from the other side's (or HEAD's) instead of discovered anew."""
+        memo = Memo(self.cache.root, cfg.python_path) if self.cache else None
+        sides = [s for s in (new, old) if s is not None]
+        trees = {id(s): self.repo.tree_id(s.side) for s in sides}
+        found: dict[int, Discovery] = {}
+        for s in sides:
+            stored = memo.get(trees[id(s)]) if memo and trees[id(s)] else None
+            if stored is not None:
+                found[id(s)] = stored
+        head = None
+        for s in sorted(sides, key=lambda s: trees[id(s)] is None):  # commits first: they can be stored
+            if id(s) in found:
+                continue
+            base = next(((found[id(o)], o) for o in sides if id(o) in found), None)
+            if base is None and memo and trees[id(s)] is None:
+                head = head or self._head_side()
+                stored = memo.get(self.repo.tree_id(head.side)) if head else None
+                base = (stored, head) if stored is not None else None
+            if base is not None:
+                found[id(s)] = update(base[0], s, cfg.python_path, changed_paths(base[1], s))
+            else:
+                found[id(s)] = discover(s, cfg.python_path)
+            if memo and trees[id(s)]:
+                memo.put(trees[id(s)], found[id(s)])
+        return found[id(new)], (found[id(old)] if old is not None else None)
+
+    def _head_side(self) -> Snapshot | None:
+        head = self.repo.head_commit()
+        return self.repo.snapshot(Side("HEAD", head)) if head else None
+
     # -- measuring -------------------------------------------------------------------------
     def _measure(self, needs: list[_Need], cfg: configmod.Config, targets: list[int]) -> int:
         """Fill `need.results` from the cache or by compiling; returns how many specs compiled.
@@ -148,7 +200,7 @@ class Engine:
             kcfg = cfg.for_kernel(need.kernel.id).key()
             for cc in targets:
                 key = make_key(fp=need.kernel.fingerprint, cfg=kcfg, target=cc, tool=self._tool,
-                               roots=cfg.python_path, imports=self.imports,
+                               roots=cfg.python_path, imports=self.imports, plan=need.plan.key(),
                                params=[(p.name, p.constexpr, p.kind) for p in need.kernel.params])
                 need.keys[cc] = key
                 hit = self.cache.get(key) if self.cache else None
@@ -160,8 +212,8 @@ class Engine:
         if not missing:
             return 0
         pool = Pool(self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout, self.progress, imports=self.imports)
-        spec_tasks = [Task(n.side, "specs", (n.kernel, cfg, cc), f"{n.kernel.name} {target_name(cc)} specs", (n, cc))
-                      for n, cc in missing]
+        spec_tasks = [Task(n.side, "specs", (n.kernel, cfg, cc, n.plan), f"{n.kernel.name} {target_name(cc)} specs",
+                           (n, cc)) for n, cc in missing]
         compile_tasks: list[Task] = []
         left: dict[tuple[int, int], int] = {}
         for task, kind, payload in pool.run(spec_tasks):
@@ -211,9 +263,11 @@ class Engine:
         `renames` (new path -> old path) replaces git's rename detection where the caller knows
         better (the diff driver is told about a rename by git itself)."""
         new_snap = self.repo.snapshot(new)
+        old_snap = self.repo.snapshot(old) if old is not None else None
         cfg = config or configmod.load(new_snap.read, new_snap.__contains__)
         targets = self.targets_override or list(cfg.targets)
-        new_found = self._select(discover(new_snap, cfg.python_path), cfg, pathspecs, {})
+        found = self._discover(new_snap, old_snap, cfg)
+        new_found = self._select(found[0], cfg, pathspecs, {})
         messages: list[str] = []
         if old is None:
             pairs = [(None, k) for k in new_found.kernels.values()]
@@ -222,7 +276,7 @@ class Engine:
         else:
             renames = self.repo.renames(old, new) if renames is None else renames
             back = {v: k for k, v in renames.items()}
-            old_found = self._select(discover(self.repo.snapshot(old), cfg.python_path), cfg, pathspecs, back)
+            old_found = self._select(found[1], cfg, pathspecs, back)
             pairs, broken_rows = self._pair(old_found, new_found, renames)
         if not show_all:
             pairs = [(o, n) for o, n in pairs if o is None or n is None or o.fingerprint != n.fingerprint]
@@ -233,13 +287,15 @@ class Engine:
                 raise UsageError(f"{unknown[0]}: no such path in {' or '.join(s.side.short for s in snaps)}")
             messages.append(f"no Triton kernels in {' '.join(pathspecs)}")
         needs: dict[tuple, _Need] = {}
+        launches = recorded.load(new_snap.read, new_snap.__contains__)
         for o, n in pairs:
+            plan = planmod.make(o, n, launches, cfg.max_specs)  # one plan for both sides: same guesses
             for side, k in ((old, o), (new, n)):
                 if k is not None and (side, k.fingerprint, k.id) not in needs:
                     # an unchanged kernel (show_all) is measured once, on the new side
                     if side is old and n is not None and o is not None and o.fingerprint == n.fingerprint:
                         continue
-                    needs[(side, k.fingerprint, k.id)] = _Need(side, k)
+                    needs[(side, k.fingerprint, k.id)] = _Need(side, k, plan)
         compiled = self._measure(list(needs.values()), cfg, targets)
         rows: list[Row] = []
         for o, n in pairs:
@@ -394,7 +450,8 @@ class Engine:
             if not has_base:
                 old_m = None
             log = "\n".join(x.get("log", "") for x in (a, b) if x and x.get("log")) or None
-            rows.append(Row(kernel_id, label, target_name(cc), verdict, has_base and verdict in cfg.block,
+            source = detail.get("source") if detail else None
+            rows.append(Row(kernel_id, label, target_name(cc), verdict, has_base and _blocks(verdict, source, a, b, cfg),
                             old_m, new_m, delta(old_m, new_m), error, detail, old_kernel, log,
-                            a.get("ptx") if a else None, b.get("ptx") if b else None))
+                            a.get("ptx") if a else None, b.get("ptx") if b else None, spec_source=source))
         return rows

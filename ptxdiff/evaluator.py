@@ -37,9 +37,10 @@ MAX_INT_BITS = 4096
 class Refused(Exception):
     """The evaluator will not compute this; the message says what and where."""
 
-    def __init__(self, reason: str, where: str | None = None):
+    def __init__(self, reason: str, where: str | None = None, host_call: bool = False):
         super().__init__(reason)
         self.reason, self.where = reason, where
+        self.host_call = host_call  # a call into a package that is not imported: `except Exception` may take it
 
     def __str__(self) -> str:
         return f"{self.where}: {self.reason}" if self.where else self.reason
@@ -375,6 +376,7 @@ class ModuleEnv:
             if isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):
                 self.stars.append(i)
         self._done: dict[int, dict | BaseException] = {}
+        self._notes: dict[int, tuple[str, ...]] = {}   # assumptions made while executing a statement
         self._running: set[int] = set()
         self._mutated: set[int] = set()
 
@@ -399,6 +401,7 @@ class ModuleEnv:
                 if isinstance(value, BaseException):
                     raise value
                 self._apply_mutations(name, i, end)
+                self.interp.used.extend(self._notes.get(i, ()))
                 return value
         for i in reversed(self.stars):
             if i >= end:
@@ -430,6 +433,7 @@ class ModuleEnv:
             raise Refused("the module reads a name while it is being computed (an import cycle)",
                           self.interp.where(self, self.body[i]))
         self._running.add(i)
+        start = len(self.interp.assumptions)
         scope = Scope(self, i, {}, is_module=True)
         try:
             self.interp.exec_block([self.body[i]], scope)
@@ -442,6 +446,7 @@ class ModuleEnv:
             result = Refused("return/break outside a function", self.interp.where(self, self.body[i]))
         finally:
             self._running.discard(i)
+        self._notes[i] = tuple(self.interp.assumptions[start:])
         self._done[i] = result
         return result
 
@@ -524,7 +529,8 @@ class Interp:
         self._envs: dict[str, ModuleEnv] = {}
         self.steps = 0
         self._depth = 0
-        self._current: tuple[ModuleEnv, ast.AST] | None = None
+        self.assumptions: list[str] = []   # what was assumed instead of refused (shown with the rows)
+        self.used: list[str] = []          # assumptions behind the values resolved since the caller cleared it
 
     # -- modules ---------------------------------------------------------------------------------
     def env(self, path: str) -> ModuleEnv:
@@ -702,7 +708,16 @@ class Interp:
     def _try(self, stmt: ast.Try, scope: Scope) -> None:
         try:
             try:
-                self.exec_block(stmt.body, scope)
+                try:
+                    self.exec_block(stmt.body, scope)
+                except Refused as refused:
+                    # host code of a package we do not import, under `except Exception`: take the
+                    # handler, as the code does when that package is missing, and say so
+                    if not refused.host_call or not any(self._matches(h, Raised("Exception"), scope)
+                                                        for h in stmt.handlers):
+                        raise
+                    self.assumptions.append(f"{refused}: assumed it raises (the `except` branch taken)")
+                    raise Raised("Exception", str(refused)) from None
             except Raised as e:
                 for handler in stmt.handlers:
                     if self._matches(handler, e, scope):
@@ -1396,7 +1411,8 @@ class Interp:
                 raise Raised(type(e).__name__, str(e)) from None
         if dotted.startswith("operator.") and dotted[9:] in _OPERATOR_FUNCS:
             for a in args:
-                self._plain(a, None)
+                if not isinstance(a, Version):
+                    self._plain(a, None)
             return getattr(operator, dotted[9:])(*args)
         if dotted in ("itertools.product", "itertools.chain", "itertools.combinations", "itertools.permutations",
                       "itertools.chain.from_iterable", "itertools.accumulate", "itertools.islice"):
@@ -1467,7 +1483,9 @@ class Interp:
         if dotted in ("torch.xpu.is_available", "torch.npu.is_available", "torch.mps.is_available",
                       "torch.backends.mps.is_available"):
             return False
-        raise Refused(f"calling {dotted}, which is host code")
+        if dotted == "importlib.import_module" and args and isinstance(args[0], str):
+            return self.module_value(args[0])
+        raise Refused(f"calling {dotted}, which is host code", host_call=True)
 
 
 @dataclass(frozen=True)

@@ -279,6 +279,12 @@ class Repo:
             diff.find_similar(DiffFind.FIND_RENAMES)
         return {d.new_file.path: d.old_file.path for d in diff.deltas if d.status == DeltaStatus.RENAMED}
 
+    def tree_id(self, side: Side) -> str | None:
+        """The tree a commit side shows (None for the work tree, the index or an overlay)."""
+        if not side.commit or side.overlay:
+            return None
+        return str(self.raw[side.commit].peel(pygit2.Commit).tree.id)
+
     def commit_info(self, commit: str) -> CommitInfo:
         c = self.raw[commit].peel(pygit2.Commit)
         message = c.message

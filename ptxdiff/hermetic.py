@@ -77,8 +77,13 @@ class Builder:
         self.refused: dict[str, str] = {}
 
     def kernel(self, kernel: Kernel) -> tuple[object, Declared]:
+        from dataclasses import replace
+
+        self.interp.used = []
         declared = read(self.interp, kernel)
-        return self.jit(kernel_function(self.interp, kernel)), declared
+        jit = self.jit(kernel_function(self.interp, kernel))
+        assumed = tuple(dict.fromkeys(self.interp.used))
+        return jit, replace(declared, notes=declared.notes + assumed) if assumed else declared
 
     # -- values for triton's code generator --------------------------------------------------------
     def convert(self, value, name: str):
@@ -249,8 +254,9 @@ class Builder:
 
     def explain(self, error: str) -> str:
         """A compile error about a name the evaluator refused gets the refusal appended."""
+        import re
         for name, why in self.refused.items():
-            if f"'{name}'" in error or f" {name} " in error or error.endswith(f" {name}"):
+            if re.search(rf"\b{re.escape(name)}\b", error):
                 return f"{error} ({name}: {why})"
         return error
 

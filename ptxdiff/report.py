@@ -78,10 +78,40 @@ def _spec(text: str) -> str:
     return text if len(text) <= SPEC_WIDTH else text[:SPEC_WIDTH - 1] + "…"
 
 
+SOURCE_MARK = {"config": "config", "recorded": "recorded", "call-site": "call site", "guessed": "guessed"}
+
+
 def _table_rows(report: Report) -> list[list[str]]:
     dyn = _dynamic_columns(report)
-    return [[r.kernel, _spec(r.spec), r.target, *(cell(r, k) for k, _ in COLUMNS), *(f(r) for _, f in dyn),
+    return [[r.kernel, _spec(r.spec), SOURCE_MARK.get(r.spec_source or "", "-"), r.target,
+             *(cell(r, k) for k, _ in COLUMNS), *(f(r) for _, f in dyn),
              r.verdict + (" ✗" if r.blocking else "")] for r in report.rows]
+
+
+def spec_notes(report: Report) -> list[str]:
+    """Per kernel, once: the values that are guesses, and what the evaluator assumed or ignored."""
+    values: dict[str, dict[str, list]] = {}
+    types: dict[str, set[str]] = {}
+    notes: dict[str, list[str]] = {}
+    for r in report.rows:
+        detail = r.spec_detail or {}
+        for k, v in (detail.get("guessed") or {}).items():
+            if k.endswith(":"):
+                types.setdefault(r.kernel, set()).add(k)
+            else:
+                values.setdefault(r.kernel, {}).setdefault(k, []).append(str(v))
+        for note in detail.get("notes") or ():
+            if note not in notes.setdefault(r.kernel, []):
+                notes[r.kernel].append(note)
+    lines = []
+    for kernel in dict.fromkeys(r.kernel for r in report.rows):
+        parts = [f"{k}={'|'.join(dict.fromkeys(vs))}" for k, vs in values.get(kernel, {}).items()]
+        if types.get(kernel):
+            parts.append(f"the types of {len(types[kernel])} params")
+        if parts:
+            lines.append(f"{kernel}: guessed {', '.join(parts)} (config or `ptxdiff record` make them facts)")
+        lines += [f"{kernel}: {note}" for note in notes.get(kernel, ())]
+    return lines
 
 
 def _heading(report: Report) -> str:
@@ -110,14 +140,15 @@ def _errors(report: Report) -> list[str]:
 
 
 def table(report: Report, fmt: str = "simple") -> str:
-    headers = ["kernel", "spec", "target", *(h for _, h in COLUMNS), *(h for h, _ in _dynamic_columns(report)),
-               "verdict"]
+    headers = ["kernel", "spec", "from", "target", *(h for _, h in COLUMNS),
+               *(h for h, _ in _dynamic_columns(report)), "verdict"]
     lines = [_heading(report)]
     if report.rows:
         lines.append(tabulate(_table_rows(report), headers=headers, tablefmt=fmt, disable_numparse=True))
     else:
         lines.append("no Triton kernel changed" if report.base else "no Triton kernels found")
     lines += _errors(report)
+    lines += spec_notes(report)
     lines += report.messages
     blocking = report.blocking
     if blocking:

@@ -76,6 +76,18 @@ def _stamp(path: str) -> str:
         return f"{path}:missing"
 
 
+def _own_source() -> str:
+    """Size and mtime of ptxdiff's own modules: a changed evaluator or metric never reads an old
+    entry, whatever the version number says (stat only: no file is read)."""
+    import hashlib
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for f in sorted(here.glob("*.py")):
+        st = f.stat()
+        h.update(f"{f.name}:{st.st_size}:{int(st.st_mtime)};".encode())
+    return h.hexdigest()[:16]
+
+
 def fingerprint() -> dict[str, str]:
     """Everything that can change what a compile produces; part of every cache key. No subprocess."""
     tools = {}
@@ -86,6 +98,7 @@ def fingerprint() -> dict[str, str]:
             tools[name] = "missing"
     return {
         "ptxdiff": __version__,
+        "source": _own_source(),
         "metrics": str(METRIC_VERSION),
         "triton": triton_version() or "missing",
         "python": platform.python_version(),

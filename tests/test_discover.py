@@ -10,6 +10,7 @@ import textwrap
 import pytest
 
 from ptxdiff.discover import Broken, Param, discover, infer_param_kinds, kernel_names_in
+from ptxdiff.hints import Hint
 
 
 class FakeSnapshot:
@@ -200,7 +201,8 @@ def test_kernel_fields():
     k = discover(FakeSnapshot(BASE)).kernels["pkg/rel.py::rel_kernel"]
     assert (k.id, k.path, k.name, k.module) == ("pkg/rel.py::rel_kernel", "pkg/rel.py", "rel_kernel", "pkg.rel")
     assert k.lineno == 7  # the `def` line, below the decorator
-    assert k.params == (Param("x_ptr", False, "*fp32"), Param("n", False, "i32"), Param("BLOCK", True, None))
+    assert k.params == (Param("x_ptr", False, "*fp32"), Param("n", False, "i32"),
+                        Param("BLOCK", True, None, Hint((1024,), "a block size (a power of two)")))
     assert {"pkg/rel.py", "pkg/helpers.py"} <= k.paths
     assert len(k.fingerprint) == 64
 
@@ -445,7 +447,8 @@ def test_infer_param_kinds():
             y = tl.load(x_ptr + offs, mask=mask)
             tl.store(x_ptr + offs, x * eps + y * foo, mask=mask)
     ''')
-    assert kinds == {"x_ptr": "*fp32", "X": "*fp32", "n": "i32", "stride_x": "i32", "eps": "fp32", "foo": None}
+    # foo multiplies a value loaded from memory: a float scalar
+    assert kinds == {"x_ptr": "*fp32", "X": "*fp32", "n": "i32", "stride_x": "i32", "eps": "fp32", "foo": "fp32"}
 
 
 def test_infer_pointer_through_a_local_and_ints_from_calls():

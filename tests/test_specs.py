@@ -8,7 +8,7 @@ import pytest
 
 from ptxdiff.config import KernelConfig, SpecConfig, parse
 from ptxdiff.discover import Kernel, Param
-from ptxdiff.specs import DEFAULT_NUM_STAGES, DEFAULT_NUM_WARPS, Declared, Spec, SpecError, resolve
+from ptxdiff.specs import DEFAULT_NUM_STAGES, DEFAULT_NUM_WARPS, Declared, SpecError, resolve
 
 KID = "ops/norm.py::norm_kernel"
 KEY = f'[tool.ptxdiff.kernels."{KID}"]'
@@ -39,17 +39,24 @@ SIG = (("x_ptr", "*fp32"), ("out_ptr", "*fp32"), ("n", "i32"), ("eps", "fp32"), 
 
 def test_defaults():
     (spec,) = resolve(K, declared(), KernelConfig())
-    assert spec == Spec(signature=SIG, constexprs=(("BLOCK", 1024), ("EVEN", False)),
-                        num_warps=DEFAULT_NUM_WARPS, num_stages=DEFAULT_NUM_STAGES)
-    assert (spec.num_warps, spec.num_stages) == (4, 3)
+    assert (spec.signature, spec.constexprs) == (SIG, (("BLOCK", 1024), ("EVEN", False)))
+    assert (spec.num_warps, spec.num_stages) == (DEFAULT_NUM_WARPS, DEFAULT_NUM_STAGES) == (4, 3)
     assert spec.label == "BLOCK=1024 EVEN=False w4 s3"
+    assert spec.divisible == ("x_ptr", "out_ptr")  # pointers: 16-byte aligned, as torch allocates
+    # the types were inferred from names and use: guesses, and said to be
+    assert spec.source == "guessed"
+    assert dict(spec.guessed) == {"x_ptr:": "*fp32", "out_ptr:": "*fp32", "n:": "i32", "eps:": "fp32"}
+    typed = KernelConfig(base=SpecConfig(signature=dict(SIG[:4])))
+    (spec,) = resolve(K, declared(), typed)
+    assert spec.source == "config" and spec.guessed == ()
 
 
 def test_as_dict_and_key():
     (spec,) = resolve(K, declared(), KernelConfig())
     d = spec.as_dict()
-    assert d == {"signature": dict(SIG), "constexprs": {"BLOCK": 1024, "EVEN": False}, "num_warps": 4,
-                 "num_stages": 3}
+    assert {k: d[k] for k in ("signature", "constexprs", "num_warps", "num_stages", "divisible_by_16", "source")} == {
+        "signature": dict(SIG), "constexprs": {"BLOCK": 1024, "EVEN": False}, "num_warps": 4, "num_stages": 3,
+        "divisible_by_16": ["x_ptr", "out_ptr"], "source": "guessed"}
     json.dumps(d)
     (again,) = resolve(K, declared(), KernelConfig())
     assert spec.key == again.key
@@ -111,12 +118,19 @@ def test_heuristic_overrides_default_but_not_config():
     assert dict(spec.constexprs)["EVEN"] is False
 
 
-def test_heuristic_reading_a_runtime_arg_names_the_key():
-    heur = {"BLOCK": lambda args: 1 << (args["n"] - 1).bit_length()}
+def test_heuristic_reading_a_runtime_arg_gets_a_representative_value_shown_as_a_guess():
+    heur = {"BLOCK": lambda args: 1 << (args["n"] - 1).bit_length(), "EVEN": lambda args: args["x_ptr"] is not None}
+    (spec,) = resolve(K, declared(defaults={}, heuristics=heur), KernelConfig())
+    assert dict(spec.constexprs) == {"BLOCK": 4096, "EVEN": True}
+    assert dict(spec.guessed)["n (read by heuristic BLOCK)"] == 4096
+
+
+def test_heuristic_reading_an_argument_the_kernel_lacks_names_the_key():
+    heur = {"BLOCK": lambda args: args["m"]}
     with pytest.raises(SpecError) as info:
         resolve(K, declared(defaults={"EVEN": False}, heuristics=heur), KernelConfig())
     message = str(info.value)
-    assert "'n'" in message
+    assert "'m'" in message
     assert f"{KEY} constexprs.BLOCK" in message
 
 

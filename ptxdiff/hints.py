@@ -1,0 +1,170 @@
+"""What a kernel's own source says about the values it is not given (zero configuration).
+
+A constexpr without a default gets its value from the host wrapper at launch; offline we have
+to choose one. The choice is read from how the kernel uses the parameter, never from its name
+alone where use says more: a `tl.arange` bound or a block shape is a power of two, a parameter
+tested by `if` is a flag (compiled both ways), one compared with constants takes those
+constants, one used as a dtype is a dtype. These are guesses, always shown as guesses; the
+same rules on both sides of a comparison give the same values, so deltas stay meaningful.
+Pure AST work: nothing is imported or evaluated.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+SHAPE_CALLS = {"zeros", "full", "empty", "reshape", "view", "broadcast_to", "expand_dims", "make_block_ptr",
+               "make_tensor_descriptor", "zeros_like", "full_like", "permute", "trans"}
+LOOP_CALLS = {"range", "static_range"}
+FLAG_NAME = re.compile(r"^(HAS|IS|USE|ENABLE|DO|WITH|SAVE|STORE|RETURN|APPLY|REVERSE|NEED|ADD|FUSE|EVEN|CAUSAL|"
+                       r"TRANS|OUTPUT|COMPUTE|INPLACE|SKIP|LOAD|ACC|ATOMIC)(_|$)", re.IGNORECASE)
+BLOCK_NAME = re.compile(r"BLOCK|TILE|^B[A-Z]{1,2}$|_SIZE$|^SIZE|CHUNK", re.IGNORECASE)
+ONE_BLOCK = 1024      # a lone block size: a row kernel (one program per row)
+MANY_BLOCKS = 64      # tiles: several block sizes of one kernel, each 64
+LOOP_COUNT = 2
+SOME_INT = 16
+SOME_FLOAT = 1e-6     # eps, scale, offset...: a small float that folds into no special case (0, 1)
+
+
+@dataclass(frozen=True)
+class Hint:
+    """Candidate values for one constexpr, and what in the source suggested them."""
+
+    values: tuple
+    why: str
+
+
+def _names(nodes) -> set[str]:
+    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _callee(node: ast.Call) -> str:
+    f = node.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+
+
+def _literal(node: ast.expr, consts: dict):
+    """A constant's value: a literal, `-literal`, or a module constant with a literal value."""
+    if isinstance(node, ast.Constant):
+        return True, node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and isinstance(node.operand.value, (int, float)):
+        return True, -node.operand.value
+    if isinstance(node, ast.Name) and node.id in consts:
+        return True, consts[node.id]
+    return False, None
+
+
+def module_constants(tree: ast.Module) -> dict:
+    """Module-level names bound once to a literal (or `tl.constexpr(literal)`)."""
+    seen: dict[str, list] = {}
+    for stmt in tree.body:
+        target, value = None, None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            target, value = stmt.targets[0].id, stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+            target, value = stmt.target.id, stmt.value
+        if target is None:
+            continue
+        if isinstance(value, ast.Call) and _callee(value) == "constexpr" and len(value.args) == 1:
+            value = value.args[0]
+        ok, v = _literal(value, {})
+        seen.setdefault(target, []).append(v if ok and isinstance(v, (int, float, str, bool)) else ...)
+    return {k: v[0] for k, v in seen.items() if len(v) == 1 and v[0] is not ...}
+
+
+def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None) -> dict[str, Hint]:
+    """A guess for every constexpr parameter that has no default in the source. `kinds` are the
+    types the parameters' use suggests (discover.infer_param_kinds): a float stays a float."""
+    kinds = kinds or {}
+    from .discover import _is_constexpr
+
+    args = fn.args.args
+    with_default = {a.arg for a in args[len(args) - len(fn.args.defaults):]}
+    names = [a.arg for a in args if _is_constexpr(a.annotation) and a.arg not in with_default]
+    uses: dict[str, set[str]] = {n: set() for n in names}
+    compared: dict[str, list] = {n: [] for n in names}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call):
+            callee = _callee(node)
+            if callee == "arange":
+                for n in _names(node.args) & uses.keys():
+                    uses[n].add("block")
+            elif callee in SHAPE_CALLS:
+                shapes = [e for a in [*node.args, *(k.value for k in node.keywords)]
+                          if isinstance(a, (ast.List, ast.Tuple)) for e in a.elts]
+                for n in _names(shapes) & uses.keys():
+                    uses[n].add("block")
+            elif callee in LOOP_CALLS:
+                for n in _names(node.args) & uses.keys():
+                    uses[n].add("loop")
+            if callee in ("to", "cast") and node.args and isinstance(node.args[-1], ast.Name) and \
+                    node.args[-1].id in uses:
+                uses[node.args[-1].id].add("dtype")
+            for k in node.keywords:
+                if k.arg == "dtype" and isinstance(k.value, ast.Name) and k.value.id in uses:
+                    uses[k.value.id].add("dtype")
+        elif isinstance(node, (ast.If, ast.IfExp, ast.While)) or isinstance(node, ast.UnaryOp) and \
+                isinstance(node.op, ast.Not):
+            test = node.test if not isinstance(node, ast.UnaryOp) else node.operand
+            for part in (test.values if isinstance(test, ast.BoolOp) else [test]):
+                if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not):
+                    part = part.operand
+                if isinstance(part, ast.Name) and part.id in uses:
+                    uses[part.id].add("flag")
+        elif isinstance(node, ast.BoolOp):
+            for part in node.values:
+                if isinstance(part, ast.Name) and part.id in uses:
+                    uses[part.id].add("flag")
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+            left, right = node.left, node.comparators[0]
+            for a, b in ((left, right), (right, left)):
+                if isinstance(a, ast.Name) and a.id in compared:
+                    ok, v = _literal(b, consts)
+                    if ok and isinstance(v, (int, float, str, bool)) and v not in compared[a.id]:
+                        compared[a.id].append(v)
+    blocks = [n for n in names if "block" in uses[n] or (not uses[n] and not compared[n] and BLOCK_NAME.search(n))]
+    hints: dict[str, Hint] = {}
+    for n in names:
+        u = uses[n]
+        if "dtype" in u or n.lower().endswith("dtype"):
+            hints[n] = Hint(("tl.float32",), "a dtype (the pointers' guessed element type)")
+        elif compared[n] and "block" not in u:
+            values = tuple(compared[n])
+            if "flag" in u and all(isinstance(v, bool) for v in values):
+                values = (False, True)
+            hints[n] = Hint(values, "compared with " + ", ".join(repr(v) for v in values))
+        elif "flag" in u or FLAG_NAME.search(n) and "block" not in u and "loop" not in u:
+            hints[n] = Hint((False, True), "a flag (compiled both ways)")
+        elif kinds.get(n) == "fp32" and "block" not in u:
+            hints[n] = Hint((SOME_FLOAT,), "a float (from its use or name)")
+        elif n in blocks:
+            value = ONE_BLOCK if len(blocks) == 1 else MANY_BLOCKS
+            hints[n] = Hint((value,), "a block size (a power of two)")
+        elif "loop" in u:
+            hints[n] = Hint((LOOP_COUNT,), "a loop count")
+        else:
+            hints[n] = Hint((SOME_INT,), "an integer")
+    return hints
+
+
+def optional_params(fn: ast.FunctionDef) -> frozenset[str]:
+    """Runtime parameters the kernel or its heuristics test against None: the wrapper may pass
+    None for them (an optional tensor), so both cases are worth compiling."""
+    from .discover import _is_constexpr
+
+    runtime = {a.arg for a in fn.args.args if not _is_constexpr(a.annotation)}
+    found: set[str] = set()
+    for node in [*fn.decorator_list, *fn.body]:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot)) for op in sub.ops) and any(
+                    isinstance(c, ast.Constant) and c.value is None for c in [sub.left, *sub.comparators]):
+                for side in [sub.left, *sub.comparators]:
+                    if isinstance(side, ast.Name) and side.id in runtime:
+                        found.add(side.id)
+                    elif isinstance(side, ast.Subscript) and isinstance(side.slice, ast.Constant) and \
+                            side.slice.value in runtime:
+                        found.add(side.slice.value)  # a heuristic: args["bias"] is not None
+    return frozenset(found)
