@@ -64,6 +64,13 @@ def _engine(args):
                         use_cache=not args.no_cache, permissions=permissions)
 
 
+def _config(args):
+    if not getattr(args, "config", None):
+        return None
+    from .config import load_file
+    return load_file(args.config)
+
+
 def _emit(report, args) -> int:
     """Print the report; the exit code is decided before and never by whether anyone read it."""
     from . import report as reportmod
@@ -81,7 +88,7 @@ def cmd_diff(args, paths) -> int:
     repo, engine = _engine(args)
     old, new = repo.sides(args.revs)
     pathspecs = _repo_paths(repo, paths)
-    report = engine.compare(old, new, pathspecs, show_all=args.all)
+    report = engine.compare(old, new, pathspecs, show_all=args.all, config=_config(args))
     return _emit(_with_submodules(repo, report, pathspecs), args)
 
 
@@ -100,7 +107,7 @@ def _with_submodules(repo, report, pathspecs):
 def cmd_show(args, paths) -> int:
     repo, engine = _engine(args)
     side = repo.side(args.rev) if args.rev else repo.side("HEAD")
-    report = engine.compare(None, side, _repo_paths(repo, paths), show_all=True)
+    report = engine.compare(None, side, _repo_paths(repo, paths), show_all=True, config=_config(args))
     return _emit(report, args)
 
 
@@ -175,7 +182,7 @@ def cmd_log(args, paths) -> int:
         from .plot import require_matplotlib
         require_matplotlib()  # before any compile: say it now, not after minutes of work
     repo, engine = _engine(args)
-    events = history(repo, engine, args.kernel, args.range or "HEAD")
+    events = history(repo, engine, args.kernel, args.range or "HEAD", config=_config(args))
     if args.format == "json":
         print(jsonmod.dumps([{"commit": e.commit.id, "date": e.commit.time, "author": e.commit.author,
                               "subject": e.commit.subject, "kernel": e.kernel,
@@ -261,6 +268,8 @@ def _common(p: argparse.ArgumentParser, compile_opts: bool = True) -> None:
         p.add_argument("--jobs", "-j", type=int, default=None, help="parallel compile workers (default: cores)")
         p.add_argument("--no-cache", action="store_true", help="compile everything again")
         p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+        p.add_argument("--config", metavar="FILE", help="your own config file (ptxdiff.toml or pyproject.toml "
+                                                          "spelling), used instead of the repository's")
         p.add_argument("--import", dest="imports", action="store_true",
                        help="import the revisions' modules to build kernels (runs their code; default: "
                             "build from source, run nothing)")

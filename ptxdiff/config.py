@@ -193,6 +193,19 @@ def _run(table: dict, where: str, prefix: str) -> RunConfig:
     return RunConfig(table.get("wrapper"), table.get("inputs"), dtypes, tuple(sizes), time_size)
 
 
+def load_file(path: str) -> Config:
+    """The user's own config file (`--config FILE`): pyproject spelling or top-level keys. It
+    replaces the repository's, e.g. to review a repository with your own specs or targets."""
+    from pathlib import Path
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as e:
+        raise ConfigError(f"{path}: {e.strerror or e}") from None
+    return load(lambda _: data, lambda name: name == p.name if p.name in ("pyproject.toml", "ptxdiff.toml")
+                else name == "ptxdiff.toml")
+
+
 def load(read, exists) -> Config:
     """Config of a snapshot: `read(path) -> bytes`, `exists(path) -> bool` (work tree or commit)."""
     for path, section in (("ptxdiff.toml", None), ("pyproject.toml", ("tool", "ptxdiff"))):

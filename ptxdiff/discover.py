@@ -17,7 +17,7 @@ import tokenize
 from dataclasses import dataclass, field
 
 from .callsites import Fact, facts, launch_calls, merge
-from .hints import Hint, constexpr_hints, module_constants, optional_params
+from .hints import Hint, constexpr_hints, descriptor_types, module_constants, optional_params
 
 
 _LOAD_CALLS = {"load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg",
@@ -625,6 +625,7 @@ def discover(snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = Non
         if (mod.path, fn.name) in helpers and fn.name not in launched and not kinds & {"autotune", "heuristics"}:
             continue
         inferred = infer_param_kinds(fn, constexprs=True)
+        inferred.update(descriptor_types(fn, mod.tree))
         hints = constexpr_hints(fn, module_constants(mod.tree), inferred)
         optional = optional_params(fn)
         params = tuple(Param(a.arg, constexpr, None if constexpr else inferred.get(a.arg), hints.get(a.arg),

@@ -168,3 +168,92 @@ def optional_params(fn: ast.FunctionDef) -> frozenset[str]:
                             side.slice.value in runtime:
                         found.add(side.slice.value)  # a heuristic: args["bias"] is not None
     return frozenset(found)
+
+
+DESCRIPTOR_METHODS = {"load", "store", "atomic_add", "atomic_min", "atomic_max", "atomic_and", "atomic_or",
+                      "atomic_xor", "gather", "scatter"}
+
+
+def descriptor_types(fn: ast.FunctionDef, tree: ast.Module) -> dict[str, str]:
+    """Runtime params that are host tensor descriptors (`desc.load([i, j])` in the kernel), as
+    signature types `tensordesc<fp32[{BLOCK_M}, {BLOCK_K}]>`: the block shape comes from the
+    autotune `pre_hook` that sets it (`nargs["desc_x"].block_shape = [BLOCK_M, BLOCK_K]`), else
+    one guessed tile of 64 per dimension; `{NAME}` is a constexpr filled in per spec."""
+    from .discover import _is_constexpr
+
+    runtime = {a.arg for a in fn.args.args if not _is_constexpr(a.annotation)}
+    constexprs = {a.arg for a in fn.args.args if _is_constexpr(a.annotation)}
+    offsets: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in DESCRIPTOR_METHODS and isinstance(node.func.value, ast.Name) and \
+                node.func.value.id in runtime and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
+            offsets.setdefault(node.func.value.id, node.args[0].elts)
+    if not offsets:
+        return {}
+    shapes = _pre_hook_shapes(fn, tree)
+    steps = _block_steps(fn, constexprs)
+    out = {}
+    for name, elts in offsets.items():
+        dims = shapes.get(name) or [steps.get(ast.dump(e)) or ("1" if i < len(elts) - 2 else str(MANY_BLOCKS))
+                                    for i, e in enumerate(elts)]
+        out[name] = f"tensordesc<fp32[{', '.join(dims)}]>"
+    return out
+
+
+def _block_steps(fn: ast.FunctionDef, constexprs: set[str]) -> dict[str, str]:
+    """Offset expressions of a descriptor access whose stride is one constexpr: `pid * BLOCK_M`
+    (directly or through one local), a loop `for k in range(0, K, BLOCK_K)`: dump -> "{BLOCK_M}"."""
+    assigned: dict[str, ast.expr] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            assigned[node.targets[0].id] = node.value
+        elif isinstance(node, ast.For) and isinstance(node.target, ast.Name) and isinstance(node.iter, ast.Call) \
+                and _callee(node.iter) in ("range", "static_range") and len(node.iter.args) == 3:
+            assigned[node.target.id] = node.iter.args[2]
+    out: dict[str, str] = {}
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.expr):
+            continue
+        exprs = [node] + ([assigned[node.id]] if isinstance(node, ast.Name) and node.id in assigned else [])
+        found = {n for e in exprs for n in _names([e]) & constexprs}
+        if len(found) == 1:
+            out[ast.dump(node)] = "{" + found.pop() + "}"
+    return out
+
+
+def _pre_hook_shapes(fn: ast.FunctionDef, tree: ast.Module) -> dict[str, list[str]]:
+    """`nargs["desc_x"].block_shape = [...]` in the functions the autotune configs name as pre_hook."""
+    hooks = {k.value.id for dec in fn.decorator_list for node in ast.walk(dec) if isinstance(node, ast.Call)
+             for k in node.keywords if k.arg == "pre_hook" and isinstance(k.value, ast.Name)}
+    shapes: dict[str, list[str]] = {}
+    for stmt in tree.body:
+        if not (isinstance(stmt, ast.FunctionDef) and stmt.name in hooks and stmt.args.args):
+            continue
+        nargs = stmt.args.args[0].arg
+        aliases: dict[str, str] = {}
+
+        def dim(e: ast.expr) -> str | None:
+            if isinstance(e, ast.Constant) and isinstance(e.value, int):
+                return str(e.value)
+            if isinstance(e, ast.Name) and e.id in aliases:
+                return "{" + aliases[e.id] + "}"
+            if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Name) and e.value.id == nargs and \
+                    isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str):
+                return "{" + e.slice.value + "}"
+            return None
+        for node in stmt.body:
+            if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+                continue
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                d = dim(node.value)
+                if d and d.startswith("{"):
+                    aliases[target.id] = d[1:-1]
+            elif isinstance(target, ast.Attribute) and target.attr == "block_shape" and \
+                    isinstance(target.value, ast.Subscript) and isinstance(target.value.slice, ast.Constant) and \
+                    isinstance(node.value, (ast.List, ast.Tuple)):
+                dims = [dim(e) for e in node.value.elts]
+                if all(dims):
+                    shapes[target.value.slice.value] = dims
+    return shapes

@@ -35,14 +35,14 @@ def _find(kernels, query: str):
 
 
 def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEAD",
-            limit: int | None = None) -> list[Event]:
+            limit: int | None = None, config: configmod.Config | None = None) -> list[Event]:
     head, hide = repo.range(rev_range)
     commits = list(repo.walk(head, hide, first_parent=True))
     if limit:
         commits = commits[-limit:]
     last_snapshot = repo.snapshot(Side("head", head))
     # one config for the whole story: the newest one (older commits may predate any config)
-    cfg = configmod.load(last_snapshot.read, last_snapshot.__contains__)
+    cfg = config or configmod.load(last_snapshot.read, last_snapshot.__contains__)
     found = discover(last_snapshot, cfg.python_path).kernels
     if query is None:
         raise UsageError("name a kernel: " + ", ".join(sorted(k.id for k in found.values())[:20]))

@@ -69,8 +69,8 @@ def make(old: Kernel | None, new: Kernel | None, recorded: dict[str, tuple[Launc
     optional: list[str] = []
     for kernel in kernels:
         for p in kernel.params:
-            if p.name in constexprs or p.name in types:
-                continue
+            if p.name in (constexprs if p.constexpr else types):
+                continue  # a param may be a constexpr on one side and a runtime param on the other
             fact = facts.get(p.name) if kernel is main else None
             if p.constexpr:
                 if fact and all(f.kind in ("value", "none") for f in fact):

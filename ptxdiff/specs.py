@@ -310,6 +310,12 @@ def _one_spec(kernel, declared, plan, constexprs, types, sources, guessed_types,
         if types[p] == "constexpr1":  # a launch site passes 1: triton makes it the constant 1
             types[p] = "constexpr"
             constexprs[p] = 1
+        elif "{" in types[p]:  # a descriptor whose block shape names constexprs
+            try:
+                types[p] = types[p].format(**{k: v for k, v in constexprs.items() if isinstance(v, int)})
+            except (KeyError, IndexError, ValueError):
+                raise SpecError(f"the block shape of {p} ({types[p]}) names a value no spec gives; set "
+                                + _key(kernel, f"signature.{p}")) from None
     runtime = {p: (None if constexprs.get(p, 0) is None and types.get(p) == "constexpr" else
                    TensorArg() if t.startswith("*") else HEURISTIC_INT if t.startswith(("i", "u")) else 1.0)
                for p, t in types.items()}
