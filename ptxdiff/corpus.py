@@ -100,15 +100,16 @@ def build_repo(pairs: list[Pair], where: Path, targets: list[int], root: Path | 
 
 
 def run(targets: list[int], jobs: int | None = None, names: list[str] | None = None, progress=None,
-        workdir: str | None = None, outputs: bool = False):
+        workdir: str | None = None, outputs: bool = False, imports: bool = False):
     from .engine import Engine
     from .git import Repo, Side
+    from .trust import Permissions
 
     pairs = load_pairs(names=names)
     tmp = workdir or tempfile.mkdtemp(prefix="ptxdiff-corpus-")
     first, second = build_repo(pairs, Path(tmp), targets)
     repo = Repo(tmp)
-    engine = Engine(repo, jobs=jobs, targets=targets, progress=progress)
+    engine = Engine(repo, jobs=jobs, targets=targets, progress=progress, permissions=Permissions(imports=imports))
     report = engine.compare(Side("correct", first), Side("changed", second), show_all=True,
                             outputs=outputs or None)
     return pairs, report

@@ -412,6 +412,8 @@ class ModuleEnv:
                 return other.resolve(name)
         if name in _BUILTINS:
             return _BUILTINS[name]
+        if name in _UNSAFE_BUILTINS:
+            raise Refused(f"{name}() is not evaluated: it reaches files, processes or code")
         if name in ("__name__",):
             return self.mod.name
         if name == "__file__":
@@ -479,6 +481,9 @@ _SAFE_BUILTINS = ("abs", "all", "any", "bool", "dict", "divmod", "enumerate", "f
                   "min", "range", "reversed", "round", "set", "sorted", "str", "sum", "tuple", "zip", "frozenset",
                   "chr", "ord", "hex", "repr", "filter", "map", "isinstance", "hasattr", "getattr", "pow", "iter",
                   "next", "callable", "id", "hash", "format", "bin", "oct", "slice", "type")
+_UNSAFE_BUILTINS = {"open", "eval", "exec", "compile", "__import__", "globals", "locals", "vars", "input",
+                    "breakpoint", "exit", "quit", "memoryview", "setattr", "delattr", "super", "__build_class__",
+                    "help", "dir"}
 _ITERATING = {"sum", "any", "all", "sorted", "tuple", "list", "set", "frozenset", "enumerate", "reversed", "dict"}
 _BUILTINS: dict = {name: _Builtin(name, None) for name in _SAFE_BUILTINS}
 _BUILTINS.update({name: _ExcClass(name) for name in _EXC_PARENTS})

@@ -228,13 +228,14 @@ class Builder:
         for d in fn.node.args.defaults:
             try:
                 defaults.append(self.convert(self.interp.eval(d, _scope(fn)), "default"))
-            except (Refused, Raised) as e:
-                raise SpecError(f"default {ast.unparse(d)}: {e}") from None
+            except (Refused, Raised):
+                defaults.append(None)  # the spec gives every constexpr's value; declared.py says why
         node.args.defaults = [ast.copy_location(ast.Constant(None), d) for d in node.args.defaults]
         node.args.kw_defaults = [None if d is None else ast.copy_location(ast.Constant(None), d)
                                  for d in node.args.kw_defaults]
         filename = self.filename(fn.env.mod.path)
         self._register_source(fn.env, filename)
+        self._placeholder_defaults(fn, filename, defaults, ns)
         module = ast.Module(body=[node], type_ignores=[])
         code = compile(module, filename, "exec", dont_inherit=True)
         fcode = next(c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
@@ -244,6 +245,30 @@ class Builder:
         pyfn.__module__ = ns["__name__"]
         pyfn.__qualname__ = node.name
         return pyfn
+
+    def _placeholder_defaults(self, fn: Function, filename: str, values: list, ns: dict) -> None:
+        """Triton's code generator evaluates default expressions from the source text: each one
+        that is not a literal is replaced there by a name bound to the value the evaluator
+        computed (None where it refused), so no default expression is ever evaluated for real."""
+        import triton.language as tl
+
+        lines = linecache.cache[filename][2]
+        params = fn.node.args.args[len(fn.node.args.args) - len(fn.node.args.defaults):]
+        for arg, expr, value in reversed(list(zip(params, fn.node.args.defaults, values))):
+            if isinstance(expr, ast.Constant) or expr.end_lineno is None:
+                continue
+            name = f"_ptxdiff_default_{arg.arg}"
+            ns[name] = value if isinstance(value, tl.constexpr) else tl.constexpr(value)
+            first, last = expr.lineno - 1, expr.end_lineno - 1
+            head = lines[first].encode()[:expr.col_offset].decode(errors="replace")
+            tail = lines[last].encode()[expr.end_col_offset:].decode(errors="replace")
+            if first == last:
+                lines[first] = head + name + tail
+            else:
+                lines[first] = head + name + "\n"
+                for i in range(first + 1, last):
+                    lines[i] = "\n"
+                lines[last] = " " * expr.end_col_offset + tail
 
     def _register_source(self, env: ModuleEnv, filename: str) -> None:
         if filename in linecache.cache:

@@ -76,14 +76,13 @@ def module_constants(tree: ast.Module) -> dict:
 
 
 def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None) -> dict[str, Hint]:
-    """A guess for every constexpr parameter that has no default in the source. `kinds` are the
+    """A guess for every constexpr parameter, used when nothing else gives its value. `kinds` are the
     types the parameters' use suggests (discover.infer_param_kinds): a float stays a float."""
     kinds = kinds or {}
     from .discover import _is_constexpr
 
-    args = fn.args.args
-    with_default = {a.arg for a in args[len(args) - len(fn.args.defaults):]}
-    names = [a.arg for a in args if _is_constexpr(a.annotation) and a.arg not in with_default]
+    # constexprs with a default get a hint too: a default the evaluator refuses needs one
+    names = [a.arg for a in fn.args.args if _is_constexpr(a.annotation)]
     uses: dict[str, set[str]] = {n: set() for n in names}
     compared: dict[str, list] = {n: [] for n in names}
     for node in ast.walk(fn):

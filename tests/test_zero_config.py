@@ -1,0 +1,161 @@
+"""Zero configuration: guesses from the kernel's use of its parameters, facts from its launch
+sites, one plan for both sides, and specs that say where each value came from."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+from helpers import HEADER, commit, isolate, make_repo
+
+from ptxdiff.callsites import Fact
+from ptxdiff.discover import FileSet, discover
+from ptxdiff.hints import constexpr_hints, descriptor_types, optional_params
+from ptxdiff.plan import make
+from ptxdiff.specs import _cover
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch):
+    return isolate(tmp_path, monkeypatch)
+
+
+KERNEL = HEADER + '''
+MODE_A: tl.constexpr = tl.constexpr(0)
+MODE_B: tl.constexpr = tl.constexpr(1)
+
+
+@triton.heuristics({"HAS_BIAS": lambda args: args["b_ptr"] is not None})
+@triton.jit
+def k(x_ptr, b_ptr, y_ptr, n, eps, offset, mode: tl.constexpr, HAS_BIAS: tl.constexpr, affine: tl.constexpr,
+      X_dtype: tl.constexpr, BLOCK: tl.constexpr, ROWS: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    for r in range(ROWS):
+        x = x + 1
+    if mode == MODE_A:
+        x = x.to(tl.float32)
+    if affine:
+        x = x * 2.0
+    if HAS_BIAS:
+        x += tl.load(b_ptr + offs, mask=mask)
+    y = x * tl.rsqrt(x + eps) + offset
+    tl.store(y_ptr + offs, y.to(X_dtype), mask=mask)
+
+
+def launch(x, b, y, eps, affine):
+    n = x.numel()
+    k[(1,)](x, b, y, n, eps, 0.5, 1, affine=affine, X_dtype=tl.float16, BLOCK=256, ROWS=2, num_warps=8)
+
+
+def launch_no_bias(x, y):
+    k[(1,)](x, None, y, x.numel(), 1e-6, 0.5, 0, affine=True, X_dtype=tl.float16, BLOCK=256, ROWS=2, num_warps=8)
+'''
+
+
+def fn_of(src: str, name: str = "k") -> tuple[ast.FunctionDef, ast.Module]:
+    tree = ast.parse(textwrap.dedent(src))
+    return next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == name), tree
+
+
+def test_constexpr_hints_come_from_use():
+    src = HEADER + '''
+C0 = 0
+@triton.jit
+def k(x_ptr, MODE: tl.constexpr, HAS_X: tl.constexpr, flag: tl.constexpr, DT: tl.constexpr, BLOCK_M: tl.constexpr,
+      BLOCK_N: tl.constexpr, STEPS: tl.constexpr, K: tl.constexpr, scale: tl.constexpr, DEFAULTED: tl.constexpr = 3):
+    a = tl.zeros([BLOCK_M, BLOCK_N], dtype=DT)
+    if MODE == C0 or MODE == 2:
+        a += 1
+    if flag:
+        a += 2
+    for i in tl.static_range(STEPS):
+        a += K
+    a = a * scale + tl.load(x_ptr)
+'''
+    fn, tree = fn_of(src)
+    from ptxdiff.discover import infer_param_kinds
+    from ptxdiff.hints import module_constants
+    hints = constexpr_hints(fn, module_constants(tree), infer_param_kinds(fn, constexprs=True))
+    assert hints["DEFAULTED"].values == (16,)             # used only where its default cannot be had
+    assert hints["MODE"].values == (0, 2)                 # compared with a module constant and a literal
+    assert hints["HAS_X"].values == (False, True)         # a flag by its name
+    assert hints["flag"].values == (False, True)          # tested by `if`
+    assert hints["DT"].values == ("tl.float32",)          # used as a dtype
+    assert hints["BLOCK_M"].values == hints["BLOCK_N"].values == (64,)  # tiles
+    assert hints["STEPS"].values == (2,)                  # a loop count
+    assert hints["K"].values == (16,)                     # some integer
+    assert hints["scale"].values == (1e-6,)               # multiplies a loaded value: a float
+
+
+def test_optional_params_and_descriptors():
+    fn, tree = fn_of(KERNEL)
+    assert optional_params(fn) == {"b_ptr"}               # its heuristic tests it against None
+    src = HEADER + '''
+def hook(nargs):
+    BM = nargs["BLOCK_M"]
+    nargs["a_desc"].block_shape = [BM, nargs["BLOCK_K"]]
+@triton.autotune(configs=[triton.Config({"BLOCK_M": 64, "BLOCK_K": 32}, pre_hook=hook)], key=[])
+@triton.jit
+def k(a_desc, b_desc, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):
+    a = a_desc.load([0, 0])
+    for kk in range(0, 128, BLOCK_K):
+        b = b_desc.load([0, tl.program_id(0) * BLOCK_M, kk])
+'''
+    fn, tree = fn_of(src)
+    assert descriptor_types(fn, tree) == {"a_desc": "tensordesc<fp32[{BLOCK_M}, {BLOCK_K}]>",
+                                          "b_desc": "tensordesc<fp32[1, {BLOCK_M}, {BLOCK_K}]>"}
+
+
+def test_launch_sites_give_facts():
+    found = discover(FileSet({"ops/k.py": KERNEL.encode()}))
+    kernel = found.kernels["ops/k.py::k"]
+    facts = dict(kernel.launch)
+    assert facts["n"] == (Fact("type", "i32"),)                              # x.numel()
+    assert facts["offset"] == (Fact("value", 0.5),)
+    assert facts["mode"] == (Fact("value", 1), Fact("value", 0))             # both sites, both values
+    assert "b_ptr" not in facts          # a tensor at one site, None at the other: nothing agreed on
+    assert facts["X_dtype"] == (Fact("value", "tl.float16"),)
+    assert facts["num_warps"] == (Fact("value", 8),)
+    assert "eps" not in facts                                                 # a wrapper parameter
+
+
+def test_plan_prefers_launch_sites_to_guesses_and_is_the_same_for_both_sides():
+    kernel = discover(FileSet({"ops/k.py": KERNEL.encode()})).kernels["ops/k.py::k"]
+    plan = make(kernel, kernel, {})
+    by_name = {c.name: c for c in plan.constexprs}
+    assert by_name["BLOCK"].values == (256,) and by_name["BLOCK"].source == "call-site"
+    assert by_name["mode"].values == (1, 0)
+    assert {c.name: c for c in plan.types}["offset"].values == ("fp32",)
+    assert plan.choice("num_warps", "options").values == (8,)
+    assert make(kernel, kernel, {}).key() == plan.key()
+
+
+def test_cover_compiles_every_value_at_least_once():
+    combos, note = _cover([("a", (0, 1, 2)), ("f", (False, True))], 4)
+    assert len(combos) == 3 and note and {c["a"] for c in combos} == {0, 1, 2} and {c["f"] for c in combos} == {
+        False, True}
+    combos, note = _cover([("f", (False, True)), ("g", (False, True))], 4)
+    assert len(combos) == 4 and note is None
+
+
+def test_zero_config_measures_and_says_what_was_guessed(tmp_path):
+    from ptxdiff.engine import Engine
+    from ptxdiff.git import Repo
+
+    repo = make_repo(tmp_path, {"ops/k.py": KERNEL})
+    commit(repo, "v2", {"ops/k.py": KERNEL.replace("x = x * 2.0", "x = x * 3.0 + 1.0")})
+    r = Repo(repo)
+    report = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD"))
+    assert report.rows and all(row.error is None for row in report.rows), [row.error for row in report.rows]
+    assert {row.verdict for row in report.rows} <= {"structural", "identical", "constants-only"}
+    assert "structural" in {row.verdict for row in report.rows}
+    detail = report.rows[0].spec_detail
+    assert report.rows[0].spec_source == "guessed"
+    assert detail["constexprs"]["BLOCK"] == 256 and detail["num_warps"] == 8  # launch-site facts
+    assert detail["signature"]["offset"] == "fp32"
+    # the optional bias pointer is compiled both ways: as a pointer and as None
+    assert {row.spec_detail["signature"]["b_ptr"] for row in report.rows} == {"*fp32", "constexpr"}
+    assert {row.spec_detail["constexprs"].get("HAS_BIAS") for row in report.rows} == {True, False}
