@@ -196,16 +196,22 @@ def main(args: list[str]) -> int:
             if gp is None:
                 raise Unsupported("no git process above this one")
             spool = os.path.join(spool_root(git_dir()), f"{gp.pid}-{gp.start}")
-        if not os.path.exists(os.path.join(spool, "ready")):
-            build(spool, raw)
-            return SERVE
-        data = serve(spool, raw)
-        if data is not None:
-            _emit(spool, data)
-            return 0
+        if os.path.exists(os.path.join(spool, "ready")):
+            data = serve(spool, raw)
+            if data is not None:
+                _emit(spool, data)
+                return 0
+        elif not os.path.exists(os.path.join(spool, "unsupported")):
+            try:
+                build(spool, raw)
+                return SERVE
+            except Exception:
+                if os.path.isdir(spool):  # the later calls of this git command go straight here
+                    _write(os.path.join(spool, "unsupported"), b"")
+                raise
     except Unsupported:
         pass
-    except Exception as e:  # keep git's diff coming out, and say why kernel lines did not
+    except Exception as e:  # keep git's diff coming out, and say why there is nothing more
         if wanted(None):
             sys.stderr.write(f"ptxdiff: {type(e).__name__}: {e}\n")
     _out(last_resort(raw))
@@ -376,10 +382,18 @@ def build(spool: str, args: list[bytes]) -> None:
     p_lines, t_lines, t2_lines = rerun.finish()
     if len(p_lines) != len(t_lines):
         raise Unsupported("the two re-runs differ in length")
-    pieces, sections = split(t_lines, rerun.tok_a, rerun.tok_b, t2_lines, rerun.tok_c)
+    try:
+        pieces, sections = split(t_lines, rerun.tok_a, rerun.tok_b, t2_lines, rerun.tok_c)
+    except ValueError as e:
+        raise Unsupported(str(e)) from None
     suffix = [b""] * len(pieces)
     if facts is not None and facts.enabled():
-        suffix = kernel_lines(facts, pieces, sections, p_lines, t0)
+        try:
+            suffix = kernel_lines(facts, pieces, sections, p_lines, t0)
+        except Exception as e:  # git's patch still comes out whole; the reason follows it
+            first = next((k for k, p in enumerate(pieces) if p.new_path.endswith(b".py")), 0)
+            if pieces:
+                suffix[first] = _note(f"no kernel lines: internal error: {type(e).__name__}: {e}", False)
     candidates = [k for k, p in enumerate(pieces) if p.old_path.endswith(b".py") or p.new_path.endswith(b".py")]
     for n, k in enumerate(candidates):
         p = pieces[k]
@@ -689,9 +703,12 @@ def _verify(facts: Facts, sections: list[Section], pieces: list[Piece], prefix: 
         for k in s.pieces:
             p = pieces[k]
             old_path, new_path = prefix + p.old_path, prefix + p.new_path
+            if not (_regular(p.old_mode) or _regular(p.new_mode)):
+                s.paths.append((b"", b""))  # a symlink or a submodule: link text, never a module
+                continue
             s.paths.append((old_path, new_path))
             for spec, path, want in ((s.old, old_path, p.old_hex), (s.new, new_path, p.new_hex)):
-                if want == UNKNOWN:
+                if want == UNKNOWN or want != MISSING and not _regular(p.old_mode if spec == s.old else p.new_mode):
                     continue
                 if spec == "NOTHING":
                     if want != MISSING:
@@ -725,6 +742,10 @@ def _verify(facts: Facts, sections: list[Section], pieces: list[Piece], prefix: 
     for (s, want, path), line in zip(checks, answers + [b""] * (len(checks) - len(answers))):
         if line.split()[:1] != [want.encode()]:
             s.problem = f"{os.fsdecode(path)} in the revision is not the blob git passed"
+
+
+def _regular(mode: str) -> bool:
+    return mode in ("100644", "100755", UNKNOWN)
 
 
 def job_key(facts: Facts, s: Section) -> str:
@@ -858,15 +879,23 @@ def start_filler(state: str) -> None:
 
 
 def still_compiling(state: str, key: str, gitdir: str) -> str:
+    """What the filler is doing for this comparison, from its status file."""
     status = _read(os.path.join(state, "status")).decode("utf-8", "replace").split("\n")
-    log = os.path.relpath(os.path.join(state, "filler.log"), os.path.dirname(gitdir)) \
-        if os.path.dirname(gitdir) else os.path.join(state, "filler.log")
-    what = "kernels still compiling"
-    if status and status[0] == key and len(status) > 1:
+    log = os.path.join(state, "filler.log")
+    top = os.path.dirname(gitdir)
+    if top and log.startswith(top + os.sep):
+        log = log[len(top) + 1:]
+    if len(status) > 1 and status[0] == key:
         names = [n for n in status[2:] if n][:8]
-        what = f"still compiling{' ' + ', '.join(names) if names else ''} ({status[1]})"
+        if status[1].endswith(" compiles"):
+            count = status[1][:-len(" compiles")].replace("/", " of ")
+            what = f"still compiling {', '.join(names)} (compile {count} under way)"
+        else:
+            what = "still reading the changed kernels and their specs"
     elif status and status[0]:
-        what = "waiting for another diff's compiles"
+        what = "waiting for the compiles of an earlier git command"
+    else:
+        what = "compiles queued"
     return f"{what}: past driver_budget; a background job fills the cache (log: {log}); run git diff again"
 
 

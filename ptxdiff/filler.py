@@ -175,10 +175,17 @@ def compare(state: str, job: dict) -> dict:
     engine = Engine(repo, progress=progress)
     old, new = side(job["old"]), side(job["new"])
     pieces = [tuple(p) for p in job["pieces"]]
-    paths = sorted({p for pair in pieces for p in pair})
-    report = engine.compare(old, new, paths)
-    where = place(report.rows, pieces, lambda specs: {r.kernel for r in engine.compare(old, new, specs).rows})
+    present = repo.snapshot(old).paths | repo.snapshot(new).paths
+    paths = sorted({p for pair in pieces for p in pair if p in present})
     lines: list[list[tuple[bytes, bytes]]] = [[] for _ in pieces]
+    if not paths:  # no file the engine reads (a symlink, a submodule): nothing to compare
+        return {"keep": True, "deps": _deps(), "lines": lines, "notes": []}
+
+    def exact(specs):  # pathspecs are globs to the engine; these are file names
+        return [glob_escape(p) for p in specs if p in present]
+    report = engine.compare(old, new, exact(paths))
+    where = place(report.rows, pieces, lambda specs: {r.kernel for r in engine.compare(old, new, exact(specs)).rows}
+                  if exact(specs) else set())
     for r in report.rows:
         one = SimpleNamespace(rows=[r])
         lines[where[r.kernel]].append((block(one, False).encode("utf-8", "replace"),
@@ -209,6 +216,11 @@ def place(rows, pieces: list[tuple[str, str]], reads) -> dict[str, int]:
     for kid in rest:
         where[kid] = 0
     return where
+
+
+def glob_escape(path: str) -> str:
+    """A file name as an fnmatch pattern that matches only it."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in path)
 
 
 def _deps() -> list[tuple[str, str]]:

@@ -284,3 +284,54 @@ def test_spools_of_finished_git_commands_are_cleaned(tmp_path, capsys):
     for _ in range(3):
         gitout(repo, "diff")
     assert len(os.listdir(repo / ".git" / "ptxdiff" / "driver" / "spool")) == 1
+
+
+def test_odd_names_and_symlinks_get_their_own_lines_only(tmp_path, capsys):
+    files = {"ops/k[1].py": scale_kernel(name="bracket_kernel"), "ops/k1.py": scale_kernel(name="one_kernel"),
+             "ops/a b.py": scale_kernel(name="space_kernel")}
+    repo = make_repo(tmp_path, files)
+    os.symlink("k1.py", repo / "ops" / "link.py")
+    commit(repo, "a link")
+    install(repo, capsys)
+    write(repo, {name: text.replace("x * 2.0", "x * 7.0") for name, text in files.items()})
+    (repo / "ops" / "link.py").unlink()
+    os.symlink("a b.py", repo / "ops" / "link.py")
+    text = gitout(repo, "diff", "--", ":(literal)ops/k[1].py", "ops/a b.py", "ops/link.py", env=FORCE)
+    assert sorted(ln.split(" [")[0].split(" ", 2)[2] for ln in kernel_lines(text)) == [
+        "ops/a b.py::space_kernel", "ops/k[1].py::bracket_kernel"]
+    assert "ptxdiff:" not in text
+
+
+def test_log_m_compares_a_merge_with_each_parent(tmp_path, capsys):
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel() + FILLER})
+    install(repo, capsys)
+    git(repo, "checkout", "-q", "-b", "side")
+    commit(repo, "side", {"ops/k.py": scale_kernel("x * 3.0") + FILLER})
+    git(repo, "checkout", "-q", "main")
+    commit(repo, "main", {"ops/k.py": scale_kernel() + FILLER.replace("a + 5", "a + 55")})
+    git(repo, "merge", "-q", "--no-edit", "side")
+    merge, first, second = (commit_side(repo, r) for r in ("HEAD", "HEAD^1", "HEAD^2"))
+    text = gitout(repo, "log", "-p", "-m", "--ext-diff", "-1", env=FORCE)
+    assert kernel_lines(text) == expected(repo, first, merge) + expected(repo, second, merge)
+    assert expected(repo, first, merge) and not expected(repo, second, merge)
+
+
+def test_a_driver_installed_by_an_older_ptxdiff_still_works(tmp_path, capsys):
+    """Older installs point git at `python -m ptxdiff diff-driver` (no shim): slower, same output."""
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(), "ops/p q.py": "x = 1\n"})
+    install(repo, capsys)
+    git(repo, "config", "diff.ptxdiff.command", f"{sys.executable} -m ptxdiff diff-driver")
+    write(repo, {"ops/k.py": scale_kernel("x * 9.0"), "ops/p q.py": "x = 2\n"})
+    assert gitout(repo, "diff") == gitout(repo, "diff", "--no-ext-diff")
+    assert kernel_lines(gitout(repo, "diff", env=FORCE)) == expected(repo, Side("index", INDEX), Side("wt", None))
+
+
+def test_driver_budget_is_a_checked_config_key():
+    from ptxdiff.config import parse
+    from ptxdiff.errors import ConfigError
+
+    assert parse({}, "p").driver_budget == 10.0
+    assert parse({"driver_budget": 2}, "p").driver_budget == 2.0
+    for bad in (-1, 601, "5", True):
+        with pytest.raises(ConfigError, match="driver_budget"):
+            parse({"driver_budget": bad}, "p")
