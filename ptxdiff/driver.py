@@ -272,12 +272,15 @@ def serve(spool: str, args: list[bytes]) -> bytes | None:
             table = marshal.load(f)
     except (OSError, EOFError, ValueError, TypeError):
         return None
+    # the cursor counts the shim's entries (the .py pieces); continue after the last one served
+    entries = table["entries"]
     cursor = int(_read(os.path.join(spool, "cursor")) or b"0")
-    for k in range(cursor, len(table["pieces"])):
+    start = entries[cursor - 1] + 1 if 0 < cursor <= len(entries) else 0
+    for k in range(start, len(table["pieces"])):
         piece = Piece(*table["pieces"][k][:5])
         piece.old_hex, piece.new_hex, piece.old_mode, piece.new_mode = table["pieces"][k][5:]
         if matches(piece, args):
-            _write(os.path.join(spool, "cursor"), b"%d" % (k + 1))
+            _write(os.path.join(spool, "cursor"), b"%d\n" % sum(1 for e in entries if e <= k))
             p_lines = lines_of(_read(os.path.join(spool, "P")))
             return piece_bytes(p_lines, piece) + table["suffix"][k]
     if table.get("ignoring"):
@@ -310,6 +313,10 @@ def last_resort(args: list[bytes]) -> bytes:
         head.append(b"deleted file mode " + old_mode)
     elif old_mode != new_mode:
         head += [b"old mode " + old_mode, b"new mode " + new_mode]
+    ids = [_short(h, f) for h, f in ((old_hex, old_file), (new_hex, new_file))]
+    if ids[0] != ids[1]:
+        same = old_mode == new_mode and b"/dev/null" not in (old_file, new_file)
+        head.append(b"index " + ids[0] + b".." + ids[1] + (b" " + new_mode if same else b""))
     rest = []
     for ln in lines[start:]:
         if ln.startswith(b"--- "):
@@ -320,6 +327,19 @@ def last_resort(args: list[bytes]) -> bytes:
             ln = b"Binary files " + old_name + b" and " + new_name + b" differ\n"
         rest.append(ln)
     return b"".join(h + b"\n" for h in head) + b"".join(rest)
+
+
+def _short(hexid: bytes, file: bytes) -> bytes:
+    """A side's abbreviated blob id as git shows it (a work-tree side: the hash of the file)."""
+    if file == b"/dev/null" or not hexid or hexid == b".":
+        return b"0000000"
+    if set(hexid) == {ord("0")}:
+        try:
+            with open(file, "rb") as f:
+                return blob_id(f.read(), len(hexid))[:7].encode()
+        except OSError:
+            return b"0000000"
+    return hexid[:7]
 
 
 # -- building the spool ---------------------------------------------------------------------------
@@ -407,7 +427,7 @@ def build(spool: str, args: list[bytes]) -> None:
         _write(os.path.join(spool, str(n)), data)
     table = {"pieces": [(p.start, p.length, p.old_path, p.new_path, p.section, p.old_hex, p.new_hex, p.old_mode,
                          p.new_mode) for p in pieces],
-             "suffix": suffix, "ignoring": dargs.ignoring}
+             "suffix": suffix, "ignoring": dargs.ignoring, "entries": candidates}
     _write(os.path.join(spool, "table"), marshal.dumps(table))
     _write(os.path.join(spool, "count"), b"%d\n" % len(candidates))
     _write(os.path.join(spool, "cursor"), b"0\n")

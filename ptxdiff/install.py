@@ -63,6 +63,22 @@ def driver_command(shim: str) -> str:
     return shlex.quote(shim)
 
 
+def driver_python(command: str) -> str | None:
+    """The interpreter a diff.ptxdiff.command runs: the one filled into the shim it names (or,
+    for a command written by an older ptxdiff, the one before `-m ptxdiff`)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(words) == 1 and os.path.isfile(words[0]):
+        for line in Path(words[0]).read_text(errors="replace").splitlines():
+            if line.startswith("PTXDIFF_PYTHON="):
+                return (shlex.split(line[len("PTXDIFF_PYTHON="):]) or [None])[0]
+        return None
+    before = command.split("-m ptxdiff")[0].split("{", 1)[-1]
+    return (shlex.split(before) or [None])[-1] if "-m ptxdiff" in command else None
+
+
 def hook_stub(python: str) -> str:
     py = shlex.quote(python)
     return f"""#!/bin/sh

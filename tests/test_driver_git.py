@@ -10,6 +10,7 @@ Git runs the driver as its own process, so everything here goes through real `gi
 from __future__ import annotations
 
 import fcntl
+import io
 import os
 import subprocess
 import sys
@@ -335,3 +336,43 @@ def test_driver_budget_is_a_checked_config_key():
     for bad in (-1, 601, "5", True):
         with pytest.raises(ConfigError, match="driver_budget"):
             parse({"driver_budget": bad}, "p")
+
+
+def test_doctor_reads_the_interpreter_from_the_shim(tmp_path, capsys):
+    from ptxdiff import install as installmod
+    from ptxdiff.install import driver_python
+
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
+    install(repo, capsys)
+    command = git(repo, "config", "diff.ptxdiff.command").stdout.strip()
+    assert driver_python(command) == sys.executable
+    assert driver_python(f"f() {{ {sys.executable} -m ptxdiff diff-driver \"$@\"; }}; f") == sys.executable
+    assert installmod.install(Repo(repo), python=str(tmp_path / "gone" / "python"), out=io.StringIO()) == 0
+    rc, out, _ = run_main(["doctor", "-C", str(repo)], capsys)
+    assert rc == 1 and f"FIX diff driver: {tmp_path / 'gone' / 'python'}" in out
+
+
+def test_linked_work_tree(tmp_path, capsys):
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(), "ops/plain.py": "x = 1\n"})
+    install(repo, capsys)
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", "-b", "other", str(linked))
+    write(linked, {"ops/k.py": scale_kernel("x * 11.0"), "ops/plain.py": "x = 3\n"})
+    assert gitout(linked, "diff") == gitout(linked, "diff", "--no-ext-diff")
+    lines = kernel_lines(gitout(linked, "diff", env=FORCE))
+    assert lines and lines == expected(linked, Side("index", INDEX), Side("work tree", None))
+    assert (repo / ".git" / "ptxdiff" / "driver" / "results").is_dir()   # one filler and store per repository
+
+
+def test_without_a_git_command_the_driver_still_prints_git_s_diff(tmp_path, capsys):
+    """Run by hand (no git process above it), the driver cannot re-run git's command: it diffs
+    the two files itself and puts git's header back."""
+    repo = make_repo(tmp_path, {"ops/p.py": "a = 1\n" * 5})
+    install(repo, capsys)
+    write(repo, {"ops/p.py": "a = 1\n" * 2 + "b = 2\n" + "a = 1\n" * 2})
+    blob = head(repo, "HEAD:ops/p.py")
+    old = tmp_path / "old.py"
+    old.write_text("a = 1\n" * 5)
+    proc = subprocess.run([sys.executable, "-m", "ptxdiff", "diff-driver", "ops/p.py", str(old), blob, "100644",
+                           "ops/p.py", "0" * 40, "100644"], cwd=repo, capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout == gitout(repo, "diff", "--no-ext-diff")
