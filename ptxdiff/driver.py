@@ -467,11 +467,13 @@ class Facts:
                                       out=self.files["config"])}
         self.revs: list[bytes] = []
         self.tokens: list[tuple[bytes, list]] = []
+        self.lazy = {"index": ["git", "ls-files", "-s", "-z"],
+                     "files": ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]}
         if cmd.name not in inv.LOG_LIKE and not dargs.no_index:
-            # the index and the work tree may be sides: list them now, while git re-runs
-            self.pids["index"] = _spawn(["git", "ls-files", "-s", "-z"], out=self.files["index"])
-            self.pids["files"] = _spawn(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                                        out=self.files["files"])
+            if len(loose) < 2 and not any(b".." in a for a in loose):
+                # the index or the work tree is likely a side: list them now, while git re-runs
+                for name in ("index", "files"):
+                    self.pids[name] = _spawn(self.lazy.pop(name), out=self.files[name])
             names = [b"HEAD"]
             for tok in loose:
                 terms = inv.rev_terms(tok)
@@ -498,6 +500,8 @@ class Facts:
 
     def _done(self, name: str) -> bytes:
         pid = self.pids.pop(name, None)
+        if pid is None and name in self.lazy:
+            pid = _spawn(self.lazy.pop(name), out=self.files[name])
         if pid is not None:
             _wait(pid)
         return _read(self.files[name])
@@ -633,10 +637,12 @@ def kernel_lines(facts: Facts, pieces: list[Piece], commits, p_lines: list[bytes
     missing = [s for s in jobs if results[s.key] is None]
     if missing:
         budget = driver_budget(facts, missing[0])
-        enqueue(state, facts, missing)
+        queued = enqueue(state, facts, missing)
+        for s in missing[len(queued):]:
+            s.problem = f"not computed: more than {MAX_QUEUE} comparisons in one git command"
         deadline = t0 + budget
         waiting_line = False
-        for s in missing:
+        for s in queued:
             while results[s.key] is None and time.monotonic() < deadline:
                 if not waiting_line and time.monotonic() - t0 > 1.0 and os.isatty(2) and \
                         os.environ.get("GIT_PAGER_IN_USE") != "true":
@@ -850,22 +856,33 @@ def load_result(state: str, key: str, any_kind: bool = False) -> dict | None:
     return result
 
 
-def enqueue(state: str, facts: Facts, sections: list[Section]) -> None:
-    """Queue the comparisons for the filler and make sure one runs (one per repository)."""
+MAX_QUEUE = 64  # comparisons waiting for the filler, all git commands together
+
+
+def enqueue(state: str, facts: Facts, sections: list[Section]) -> list[Section]:
+    """Queue the comparisons for the filler (the first MAX_QUEUE; older requests make room) and
+    make sure one filler runs (one per repository). Returns those queued."""
     queue = os.path.join(state, "queue")
+    os.makedirs(os.path.join(state, "results"), exist_ok=True)
     os.makedirs(queue, exist_ok=True)
     batch = time.time_ns()
+    sections = sections[:MAX_QUEUE]
     for n, s in enumerate(sections):
+        try:  # a result kept from a failed try must not answer this request
+            os.unlink(os.path.join(state, "results", s.key))
+        except OSError:
+            pass
         job = {"key": s.key, "workdir": facts.top, "old": s.old, "new": s.new,
                "pieces": [(os.fsdecode(a), os.fsdecode(b)) for a, b in s.paths]}
         _replace(os.path.join(queue, f"{batch:020d}-{n:05d}-{s.key}"), marshal.dumps(job))
-    names = sorted(os.listdir(queue))
-    for old in names[:-64]:  # bounded: the oldest requests are dropped
+    older = sorted(n for n in os.listdir(queue) if not n.startswith(f"{batch:020d}-"))
+    for name in older[:max(0, len(older) + len(sections) - MAX_QUEUE)]:
         try:
-            os.unlink(os.path.join(queue, old))
+            os.unlink(os.path.join(queue, name))
         except OSError:
             pass
     start_filler(state)
+    return sections
 
 
 def start_filler(state: str) -> None:
