@@ -354,6 +354,9 @@ class Rerun:
         prefix = os.environ.get("GIT_PREFIX", "")
         cwd = os.path.join(os.getcwd(), prefix) if prefix else os.getcwd()
         env = dict(os.environ, PTXDIFF_RERUN="1")
+        for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY"):
+            if env.get(var):  # git hands them over relative to here; the re-run starts elsewhere
+                env[var] = os.path.abspath(env[var])
         glob = [b"-C", os.fsencode(cwd)]
         if os.isatty(1) and env.get("GIT_PAGER_IN_USE") != "true" and env.get("TERM") != "dumb":
             # git colours for a terminal; our re-run writes to a file: say "pager" to get the same

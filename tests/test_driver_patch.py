@@ -181,3 +181,30 @@ def test_output_file_is_git_s(repos, driver, tmp_path):
     assert out == b""
     run(repo, [], ["diff", "HEAD~1", "--output", str(theirs)], [], ext=False)
     assert ours.read_bytes() == theirs.read_bytes() and b"plain.py" in ours.read_bytes()
+
+
+@pytest.mark.parametrize("driver", ["working", "no python"])
+@pytest.mark.parametrize("how", ["git-dir and work-tree", "-C", "environment"])
+def test_repository_named_by_options_or_environment(repos, how, driver, monkeypatch):
+    repo, drivers = repos
+    cwd, glob = repo / "sub", []
+    if how == "git-dir and work-tree":
+        glob = ["--git-dir=../.git", "--work-tree=.."]
+    elif how == "-C":
+        cwd, glob = repo.parent, ["-C", f"{repo.name}/sub"]
+    else:
+        cwd = repo.parent
+        monkeypatch.setenv("GIT_DIR", str(repo / ".git"))
+        monkeypatch.setenv("GIT_WORK_TREE", str(repo))
+    ours = run(repo, glob, ["diff", "HEAD"], [], ext=True, extra_glob=drivers[driver], cwd=cwd)
+    assert ours == run(repo, glob, ["diff", "HEAD"], [], ext=False, cwd=cwd) and ours
+
+
+def test_a_repository_path_with_spaces(tmp_path, monkeypatch):
+    isolate(tmp_path, monkeypatch)
+    repo = make_repo(tmp_path / "my repos", {"a.py": "x = 1\n", "b.txt": "b\n"})
+    with open(os.devnull, "w") as quiet:
+        assert installmod.install(Repo(repo), out=quiet) == 0
+    put(repo, b"a.py", b"x = 2\n")
+    put(repo, b"b.txt", b"c\n")
+    assert run(repo, [], ["diff"], [], ext=True) == run(repo, [], ["diff"], [], ext=False)
