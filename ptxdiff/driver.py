@@ -42,24 +42,41 @@ class Unsupported(Exception):
     """The invoking git command cannot be re-run or read; fall back to a per-file diff."""
 
 
-# -- small process helpers (os.posix_spawn: the subprocess module costs ~20 ms to import) ---------
+# -- small process helpers: fork and exec (the subprocess module costs ~20 ms to import, and
+# -- posix_spawn waits for each child's exec, which serialises the git runs we start together) --
 
 def _spawn(argv: list, out: str | None = None, inp: str | None = None, err: str | None = None,
-           env: dict | None = None, keep: int | None = None) -> int:
-    actions = [(os.POSIX_SPAWN_OPEN, 0, inp or os.devnull, os.O_RDONLY, 0),
-               (os.POSIX_SPAWN_OPEN, 1, out or os.devnull, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
-               (os.POSIX_SPAWN_OPEN, 2, err or os.devnull, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)]
+           env: dict | None = None) -> int:
     argv = [os.fsencode(a) for a in argv]
     path = argv[0] if b"/" in argv[0] else _which(argv[0])
-    return os.posix_spawn(path, argv, env if env is not None else os.environ, file_actions=actions)
+    env = os.environ if env is None else env
+    pid = os.fork()
+    if pid == 0:  # the child: only redirections, then exec
+        try:
+            for fd, name, flags in ((0, inp or os.devnull, os.O_RDONLY),
+                                    (1, out or os.devnull, os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+                                    (2, err or os.devnull, os.O_WRONLY | os.O_CREAT | os.O_APPEND)):
+                new = os.open(name, flags, 0o600)
+                os.dup2(new, fd)
+                os.close(new)
+            os.execve(path, argv, env)
+        finally:
+            os._exit(127)
+    return pid
+
+
+_FOUND: dict[bytes, bytes] = {}
 
 
 def _which(name: bytes) -> bytes:
-    for d in os.environ.get("PATH", "/usr/bin:/bin").split(":"):
-        full = os.path.join(os.fsencode(d or "."), name)
-        if os.access(full, os.X_OK):
-            return full
-    return name
+    if name not in _FOUND:
+        _FOUND[name] = name
+        for d in os.environ.get("PATH", "/usr/bin:/bin").split(":"):
+            full = os.path.join(os.fsencode(d or "."), name)
+            if os.access(full, os.X_OK):
+                _FOUND[name] = full
+                break
+    return _FOUND[name]
 
 
 def _wait(pid: int) -> int:
@@ -465,18 +482,20 @@ class Facts:
         self.spool, self.gp, self.cmd, self.dargs = spool, gp, cmd, dargs
         self.gitdir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(spool))))
         self.top = os.getcwd()
-        self.files = {n: os.path.join(spool, n) for n in ("config", "revs", "revs.in", "index", "files", "tree")}
+        self.files = {n: os.path.join(spool, n) for n in ("config", "revs", "revs.in", "files", "tree")}
         self.pids = {"config": _spawn(["git", "config", "-z", "--get-regexp", r"^(ptxdiff\.enabled|diff\.relative)$"],
                                       out=self.files["config"])}
         self.revs: list[bytes] = []
         self.tokens: list[tuple[bytes, list]] = []
-        self.lazy = {"index": ["git", "ls-files", "-s", "-z"],
-                     "files": ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]}
+        self._config: dict[bytes, bytes] | None = None
+        # the index's entries and the work tree's files (tracked or not, not ignored), in one run
+        self.lazy = {"files": ["git", "ls-files", "-s", "-z", "--cached", "--others", "--exclude-standard"]}
         if cmd.name not in inv.LOG_LIKE and not dargs.no_index:
             if len(loose) < 2 and not any(b".." in a for a in loose):
                 # the index or the work tree is likely a side: list them now, while git re-runs
-                for name in ("index", "files"):
-                    self.pids[name] = _spawn(self.lazy.pop(name), out=self.files[name])
+                self.pids["files"] = _spawn(self.lazy.pop("files"), out=self.files["files"])
+            if not loose and not dargs.cached and not dargs.merge_base:
+                return  # the index and the work tree: no revision to resolve
             names = [b"HEAD"]
             for tok in loose:
                 terms = inv.rev_terms(tok)
@@ -487,19 +506,37 @@ class Facts:
             _write(self.files["revs.in"], b"".join(r + b"^{commit}\n" for r in self.revs))
             self.pids["revs"] = _spawn(["git", "cat-file", "--batch-check"], inp=self.files["revs.in"],
                                        out=self.files["revs"])
-        self._config: dict[bytes, bytes] | None = None
-        self._index: dict[bytes, str] | None = None
+
+    def _listing(self) -> None:
+        """Split `git ls-files -s --others`: index entries ("mode id stage<TAB>path"), then the
+        untracked files (bare paths)."""
+        self._index: dict[bytes, str] = {}
+        self._staged: list[bytes] = []
+        self._files: set[bytes] = set()
+        for entry in self._done("files").split(b"\0"):
+            meta, tab, path = entry.partition(b"\t")
+            word = meta.split(b" ")
+            if tab and len(word) == 3 and len(word[1]) in (40, 64) and word[0].isdigit():
+                self._staged.append(entry)
+                self._files.add(path)
+                if word[2] == b"0":
+                    self._index[path] = word[1].decode()
+            elif entry:
+                self._files.add(entry)
 
     def index(self) -> dict[bytes, str]:
         """path -> blob id of the index's stage-0 entries."""
-        if self._index is None:
-            self._index = {}
-            for entry in self._done("index").split(b"\0"):
-                meta, _, path = entry.partition(b"\t")
-                word = meta.split(b" ")
-                if len(word) == 3 and word[2] == b"0":
-                    self._index[path] = word[1].decode()
+        if not hasattr(self, "_index"):
+            self._listing()
         return self._index
+
+    def index_entries(self) -> list[bytes]:
+        self.index()
+        return self._staged
+
+    def work_files(self) -> set[bytes]:
+        self.index()
+        return self._files
 
     def _done(self, name: str) -> bytes:
         pid = self.pids.pop(name, None)
@@ -794,14 +831,14 @@ def job_key(facts: Facts, s: Section) -> str:
 
 
 def _index_stamp(facts: Facts) -> bytes:
-    return _sha256(facts._done("index")).encode()
+    return _sha256(b"\0".join(facts.index_entries())).encode()
 
 
 def _worktree_stamp(facts: Facts) -> bytes:
     """Size, time and inode of every .py and config file of the work tree (what the engine
     reads), tracked or not: cheap, and any edit changes it."""
     stamp = []
-    for path in sorted(set(facts._done("files").split(b"\0"))):
+    for path in sorted(facts.work_files()):
         if path.endswith(b".py") or path in (b"pyproject.toml", b"ptxdiff.toml"):
             try:
                 st = os.lstat(os.path.join(os.fsencode(facts.top), path))
