@@ -107,13 +107,19 @@ def driver_cost(repo: Path, env: dict, repeat: int, pairs: list) -> None:
     subprocess.run(["git", "diff"], cwd=repo, env=forced, check=True, capture_output=True)  # fill the caches
     print(f"diff driver, warm, {len(pairs)} changed files of each kind (best of {repeat}; target: kernel files "
           f"<= 50 ms, plain .py files <= 10 ms per file over git):")
+    noop = repo.parent / "noop-driver"
+    noop.write_text("#!/bin/sh\nexit 0\n")
+    noop.chmod(0o755)
     for kind, spec in (("kernel files", [f"{p.name}.py" for p in pairs]), ("plain .py files", ["util*.py"])):
         plain = best_of(repeat, ["git", "diff", "--no-ext-diff", "--", *spec], repo, env)
+        # what git itself spends to run any external driver (a shell script that does nothing)
+        floor = best_of(repeat, ["git", "-c", f"diff.ptxdiff.command={noop}", "diff", "--", *spec], repo, env)
+        print(f"  {kind:16} git diff --no-ext-diff {plain * 1000:6.1f} ms; a do-nothing driver costs git "
+              f"{(floor - plain) / len(pairs) * 1000:4.1f} ms per file")
         for mode, e in (("kernel lines", forced), ("piped", env)):
             with_driver = best_of(repeat, ["git", "diff", "--", *spec], repo, e)
-            print(f"  {kind:16} {mode:12} git diff --no-ext-diff {plain * 1000:6.1f} ms | through ptxdiff "
-                  f"{with_driver * 1000:6.1f} ms | ratio {with_driver / plain:5.1f}x | "
-                  f"{(with_driver - plain) / len(pairs) * 1000:5.1f} ms per file")
+            print(f"  {kind:16} {mode:12} through ptxdiff {with_driver * 1000:6.1f} ms | ratio "
+                  f"{with_driver / plain:5.1f}x | {(with_driver - plain) / len(pairs) * 1000:5.1f} ms per file")
 
 
 def liger(source: Path, work: Path, env: dict, repeat: int) -> None:

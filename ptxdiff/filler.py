@@ -15,13 +15,121 @@ import marshal
 import os
 import sys
 import time
-import traceback
-from types import SimpleNamespace
 
-from .driver import KEEP_RESULTS, TRANSIENT, block, load_result
+from .fastio import read, replace_file
 
 MAX_LOG = 1 << 20
 MAX_AGE = 3600.0  # a request nobody has waited for in an hour is dropped
+
+
+# -- the queue and the results, as the driver's first call uses them (cheap imports only) ---------
+
+TRANSIENT = ("timed out", "crashed", "worker died", "interrupted")  # errors a later run may not repeat
+KEEP_RESULTS = 256          # results kept, the newest
+
+
+def load_result(state: str, key: str, any_kind: bool = False) -> dict | None:
+    path = os.path.join(state, "results", key)
+    try:
+        with open(path, "rb") as f:
+            result = marshal.load(f)
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if not any_kind and not result.get("keep"):
+        return None
+    for dep, stamp in result.get("deps", ()):
+        try:
+            st = os.stat(dep)
+            now = f"{st.st_size}:{st.st_mtime_ns}"
+        except OSError:
+            now = "missing"
+        if now != stamp:  # ptxdiff or the toolchain changed since: compute again
+            return None
+    return result
+
+
+MAX_QUEUE = 64              # comparisons waiting for the filler, all git commands together
+
+
+def enqueue(state: str, facts, sections: list) -> list:
+    """Queue the comparisons for the filler (the first MAX_QUEUE; older requests make room) and
+    make sure one filler runs (one per repository). Returns those queued."""
+    queue = os.path.join(state, "queue")
+    os.makedirs(os.path.join(state, "results"), exist_ok=True)
+    os.makedirs(queue, exist_ok=True)
+    batch = time.time_ns()
+    sections = sections[:MAX_QUEUE]
+    for n, s in enumerate(sections):
+        try:  # a result kept from a failed try must not answer this request
+            os.unlink(os.path.join(state, "results", s.key))
+        except OSError:
+            pass
+        job = {"key": s.key, "workdir": facts.top, "old": s.old, "new": s.new,
+               "pieces": [(os.fsdecode(a), os.fsdecode(b)) for a, b in s.paths]}
+        replace_file(os.path.join(queue, f"{batch:020d}-{n:05d}-{s.key}"), marshal.dumps(job))
+    older = sorted(n for n in os.listdir(queue) if not n.startswith(f"{batch:020d}-"))
+    for name in older[:max(0, len(older) + len(sections) - MAX_QUEUE)]:
+        try:
+            os.unlink(os.path.join(queue, name))
+        except OSError:
+            pass
+    start_filler(state)
+    return sections
+
+
+def start_filler(state: str) -> None:
+    import fcntl
+
+    lock = os.path.join(state, "lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return  # a filler runs; it takes the new jobs before it stops
+    finally:
+        os.close(fd)
+    log = os.path.join(state, "filler.log")
+    env = dict(os.environ, PTXDIFF_FILLER="1")
+    for var in ("PTXDIFF_SPOOL", "PTXDIFF_RERUN", "GIT_PAGER_IN_USE", "PTXDIFF_FORCE"):
+        env.pop(var, None)
+    actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+               (os.POSIX_SPAWN_OPEN, 1, log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600),
+               (os.POSIX_SPAWN_DUP2, 1, 2)]
+    for name in os.listdir("/proc/self/fd"):  # git's stdout (the pager waits on it), --output files
+        if name.isdigit() and int(name) > 2:
+            actions.append((os.POSIX_SPAWN_CLOSE, int(name)))
+    try:
+        os.posix_spawn(sys.executable, [sys.executable, "-I", "-m", "ptxdiff", "driver-fill", state], env,
+                       file_actions=actions, setsid=True)
+    except OSError:
+        # a descriptor that was closed meanwhile (the listing itself): try once without closing
+        os.posix_spawn(sys.executable, [sys.executable, "-I", "-m", "ptxdiff", "driver-fill", state], env,
+                       file_actions=actions[:3], setsid=True)
+
+
+def still_compiling(state: str, key: str, gitdir: str) -> str:
+    """What the filler is doing for this comparison, from its status file."""
+    status = read(os.path.join(state, "status")).decode("utf-8", "replace").split("\n")
+    log = os.path.join(state, "filler.log")
+    top = os.path.dirname(gitdir)
+    if top and log.startswith(top + os.sep):
+        log = log[len(top) + 1:]
+    if len(status) > 1 and status[0] == key:
+        names = [n for n in status[2:] if n][:8]
+        if status[1].endswith(" compiles"):
+            count = status[1][:-len(" compiles")].replace("/", " of ")
+            what = f"still compiling {', '.join(names)} (compile {count} under way)"
+        else:
+            what = "still reading the changed kernels and their specs"
+    elif status and status[0]:
+        what = "waiting for the compiles of an earlier git command"
+    else:
+        what = "compiles queued"
+    return f"{what}: past driver_budget; a background job fills the cache (log: {log}); run git diff again"
+
+
+# -- the background process -----------------------------------------------------------------------
+
 
 
 def main(argv: list[str]) -> int:
@@ -110,6 +218,8 @@ def _run(state: str, item: tuple[str, dict]) -> None:
         keep = isinstance(e, PtxdiffError) and not isinstance(e, GitError)
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         if not isinstance(e, PtxdiffError):
+            import traceback
+
             reason = f"internal error: {type(e).__name__}: {reason}"
             traceback.print_exc()
         result = {"keep": keep, "deps": _deps(), "lines": [], "notes": [reason]}
@@ -158,6 +268,9 @@ def side(spec: str):
 
 def compare(state: str, job: dict) -> dict:
     """Engine.compare on the job's two sides; the kernel lines per shown file, in order."""
+    from types import SimpleNamespace
+
+    from .driver import block
     from .engine import Engine
     from .git import Repo
 
