@@ -13,8 +13,8 @@ for an unmerged path), and the driver's output replaces git's for that file. So:
   `git log -p --ext-diff`), checked against the blob ids git passed. The comparison runs in a
   background process (filler.py); a `git diff` waits on it at most `driver_budget` seconds.
 - Everything is written to a spool under the git dir, keyed by the git process; every later
-  call of the same git command prints its piece from the spool with `cat`, in the shell shim,
-  without starting Python.
+  call of the same git command prints its piece from the spool in the shell shim, without
+  starting Python.
 
 This module runs at the start of every `git diff`, so it imports nothing costly: no pygit2, no
 subprocess, no dataclasses (tens of milliseconds each; see fastio.py). Which revisions git
@@ -329,10 +329,10 @@ def build(spool: str, args: list[bytes]) -> None:
         try:
             suffix = kernel_lines(facts, pieces, sections, p_lines, t0)
         except Exception as e:  # git's patch still comes out whole; the reason follows it
-            first = next((k for k, p in enumerate(pieces) if p.new_path.endswith(b".py")), 0)
-            if pieces:
+            first = next((k for k, p in enumerate(pieces) if _is_python(p)), None)
+            if first is not None:
                 suffix[first] = _note(f"no kernel lines: internal error: {type(e).__name__}: {e}", False)
-    candidates = [k for k, p in enumerate(pieces) if p.old_path.endswith(b".py") or p.new_path.endswith(b".py")]
+    candidates = [k for k, p in enumerate(pieces) if _is_python(p)]
     for n, k in enumerate(candidates):
         p = pieces[k]
         data = piece_bytes(p_lines, p) + suffix[k]
@@ -355,6 +355,12 @@ def build(spool: str, args: list[bytes]) -> None:
             raise Unsupported("cannot find git's --output file among the open files")
         write(os.path.join(spool, "fd"), b"%d\n" % fd)
     write(os.path.join(spool, "ready"), b"")
+
+
+def _is_python(p: Piece) -> bool:
+    """The pieces git hands to this driver (`*.py diff=ptxdiff`); other files git prints itself
+    (a piece the shim does not find is still served, by Python, from the whole table)."""
+    return p.old_path.endswith(b".py") or p.new_path.endswith(b".py")
 
 
 def _output_fd(output: bytes) -> int | None:
@@ -406,9 +412,9 @@ def kernel_lines(facts: rev.Facts, pieces: list[Piece], commits, p_lines: list[b
                 results[s.key] = filler.load_result(state, s.key, any_kind=True)
     notes_done = False
     for s in sections:
-        if not s.pieces:
-            continue
-        first = s.pieces[0]
+        first = next((k for k in s.pieces if _is_python(pieces[k])), None)
+        if first is None:
+            continue  # git prints these files itself: nothing can follow them
         if s.problem is not None:
             if not notes_done:
                 suffix[first] += _note(f"no kernel lines: {s.problem}", colour)

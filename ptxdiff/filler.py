@@ -326,8 +326,9 @@ def place(rows, pieces: list[tuple[str, str]], reads) -> dict[str, int]:
         for kid in found:
             where[kid] = i
         rest -= found
+    first = next((i for i, pair in enumerate(pieces) if any(pair)), 0)
     for kid in rest:
-        where[kid] = 0
+        where[kid] = first
     return where
 
 

@@ -256,8 +256,9 @@ def verify(facts: Facts, sections: list[Section], pieces: list[Piece], prefix: b
         for k in s.pieces:
             p = pieces[k]
             old_path, new_path = prefix + p.old_path, prefix + p.new_path
-            if not (_regular(p.old_mode) or _regular(p.new_mode)):
-                s.paths.append((b"", b""))  # a symlink or a submodule: link text, never a module
+            if not (_regular(p.old_mode) or _regular(p.new_mode)) or not p.new_path.endswith(b".py") and \
+                    not p.old_path.endswith(b".py"):
+                s.paths.append((b"", b""))  # a symlink, a submodule, not Python: never a module
                 continue
             s.paths.append((old_path, new_path))
             for spec, path, want in ((s.old, old_path, p.old_hex), (s.new, new_path, p.new_hex)):

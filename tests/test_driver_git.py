@@ -194,9 +194,10 @@ def wait_for_filler(repo) -> None:
 
 @pytest.mark.parametrize("how", ["env", "config"])
 def test_past_the_budget_git_diff_says_what_is_compiling_and_the_cache_fills(tmp_path, capsys, how):
-    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel() + FILLER, "ops/plain.py": "x = 1\n"})
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel() + FILLER, "ops/plain.py": "x = 1\n", "README": "r\n"})
     install(repo, capsys)
-    write(repo, {"ops/k.py": scale_kernel("x * 5.0") + FILLER, "ops/plain.py": "x = 2\n"})
+    # README comes first and git prints it itself: the note goes after the first .py file
+    write(repo, {"ops/k.py": scale_kernel("x * 5.0") + FILLER, "ops/plain.py": "x = 2\n", "README": "s\n"})
     env = {"PTXDIFF_FORCE": "1"}
     if how == "env":
         env["PTXDIFF_DRIVER_BUDGET"] = "0"
