@@ -208,3 +208,20 @@ def test_a_repository_path_with_spaces(tmp_path, monkeypatch):
     put(repo, b"a.py", b"x = 2\n")
     put(repo, b"b.txt", b"c\n")
     assert run(repo, [], ["diff"], [], ext=True) == run(repo, [], ["diff"], [], ext=False)
+
+
+@pytest.mark.parametrize("args", [[], ["--cached"], ["HEAD"], ["--stat", "-p"], ["-U1", "--color=always"]])
+def test_a_merge_conflict(tmp_path, monkeypatch, args):
+    """Unmerged files: git prints their combined diff itself, or hands the driver one argument."""
+    isolate(tmp_path, monkeypatch)
+    repo = make_repo(tmp_path, {"c.py": "x = 1\n" * 5, "d.py": "d = 1\n"})
+    git(repo, "checkout", "-q", "-b", "side")
+    commit(repo, "side", {"c.py": "x = 2\n" * 5})
+    git(repo, "checkout", "-q", "main")
+    commit(repo, "main", {"c.py": "x = 3\n" * 5})
+    with open(os.devnull, "w") as quiet:
+        assert installmod.install(Repo(repo), out=quiet) == 0
+    assert git(repo, "merge", "-q", "side", check=False).returncode != 0
+    put(repo, b"d.py", b"d = 2\n")
+    ours = run(repo, [], ["diff", *args], [], ext=True)
+    assert ours == run(repo, [], ["diff", *args], [], ext=False) and b"c.py" in ours
