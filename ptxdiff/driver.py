@@ -422,7 +422,8 @@ def kernel_lines(facts: rev.Facts, pieces: list[Piece], commits, p_lines: list[b
             continue
         result = results.get(s.key)
         if result is None:
-            suffix[first] += _note(filler.still_compiling(state, s.key, facts.gitdir), colour)
+            mine = frozenset(x.key for x in jobs)
+            suffix[first] += _note(filler.still_compiling(state, s.key, facts.gitdir, mine), colour)
             continue
         for i, k in enumerate(s.pieces):
             for plain, coloured in result["lines"][i] if i < len(result["lines"]) else ():

@@ -107,8 +107,9 @@ def start_filler(state: str) -> None:
                        file_actions=actions[:3], setsid=True)
 
 
-def still_compiling(state: str, key: str, gitdir: str) -> str:
-    """What the filler is doing for this comparison, from its status file."""
+def still_compiling(state: str, key: str, gitdir: str, mine: frozenset[str] = frozenset()) -> str:
+    """What the filler is doing for this comparison, from its status file (`mine`: the keys of
+    this git command's other comparisons)."""
     status = read(os.path.join(state, "status")).decode("utf-8", "replace").split("\n")
     log = os.path.join(state, "filler.log")
     top = os.path.dirname(gitdir)
@@ -121,6 +122,8 @@ def still_compiling(state: str, key: str, gitdir: str) -> str:
             what = f"still compiling {', '.join(names)} (compile {count} under way)"
         else:
             what = "still reading the changed kernels and their specs"
+    elif status and status[0] in mine:
+        what = "queued after this command's comparisons above"
     elif status and status[0]:
         what = "waiting for the compiles of an earlier git command"
     else:
