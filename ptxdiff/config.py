@@ -72,6 +72,7 @@ class Config:
     min_effect: float = 0.0            # timing: smallest ratio change called faster/slower
     max_specs: int = 6                 # specs compiled per kernel and target when values are guessed
     block_guessed: bool = True         # rows whose spec holds a guess block like the others
+    driver_budget: float = 10.0        # seconds `git diff` waits on compiles (PTXDIFF_DRIVER_BUDGET overrides)
 
     def for_kernel(self, kernel_id: str) -> KernelConfig:
         name = kernel_id.rpartition("::")[2]
@@ -84,7 +85,7 @@ class Config:
 
 
 _TOP_KEYS = {"targets", "include", "exclude", "block", "timeout", "python_path", "kernels", "semantic", "time",
-             "min_effect", "max_specs", "block_guessed"}
+             "min_effect", "max_specs", "block_guessed", "driver_budget"}
 _SPEC_KEYS = {"signature", "constexprs", "num_warps", "num_stages"}
 _RUN_KEYS = frozenset({"wrapper", "inputs", "dtypes", "sizes", "time_size"})
 
@@ -176,6 +177,11 @@ def parse(table: dict, where: str) -> Config:
         _expect(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1, where, "min_effect",
                 "must be a fraction between 0 and 1 (0.01 = 1%)")
         kw["min_effect"] = float(v)
+    if "driver_budget" in table:
+        v = table["driver_budget"]
+        _expect(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 600, where, "driver_budget",
+                "must be a number of seconds from 0 to 600")
+        kw["driver_budget"] = float(v)
     return Config(**kw)
 
 

@@ -33,7 +33,8 @@ def checks(repo: Repo) -> list[tuple[bool, str, str]]:
     if command is None:
         out.append((False, "diff driver: not configured", "ptxdiff install"))
     else:
-        python = shlex.split(command.split("-m ptxdiff")[0].split("{", 1)[-1])[-1]
+        from .install import driver_python
+        python = driver_python(command) or command
         runs = subprocess.run([python, "-c", "import ptxdiff"], capture_output=True).returncode == 0 \
             if os.path.exists(python) else False
         out.append((runs, f"diff driver: {python} -m ptxdiff", "ptxdiff install (again, from the right interpreter)"))

@@ -22,11 +22,13 @@ from pygit2.enums import DeltaStatus, DiffFind, DiffOption, FileMode, FileStatus
 from .errors import GitError
 
 WORKTREE = "WORKTREE"
+INDEX = "INDEX"  # Side.commit of the index (the staging area): `git diff` compares it with the work tree
 
 
 @dataclass(frozen=True)
 class Side:
-    """One side of a comparison: a commit (full hex id) or the work tree (`commit is None`)."""
+    """One side of a comparison: a commit (full hex id), the index (`commit == INDEX`), the work
+    tree (`commit is None`) or nothing (`commit == ""`)."""
 
     label: str
     commit: str | None
@@ -84,6 +86,8 @@ class Snapshot:
         self._cache: dict[str, bytes] = {}
         if side.commit is None:
             self._ids = repo.worktree_files()
+        elif side.commit == INDEX:
+            self._ids = repo.index_files()
         elif side.commit:  # "" is the empty side: the old side of a file that is new
             tree = repo.raw[side.commit].peel(pygit2.Commit).tree
             self._walk(tree, "")
@@ -270,6 +274,8 @@ class Repo:
         """new path -> old path for files git sees as renamed between the two sides."""
         if not old.commit or new.commit == "":
             return {}
+        if INDEX in (old.commit, new.commit):
+            return self._index_renames(old, new)
         old_tree = self.raw[old.commit].peel(pygit2.Commit).tree
         if new.commit is None:
             diff = old_tree.diff_to_workdir(DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS)
@@ -281,9 +287,40 @@ class Repo:
 
     def tree_id(self, side: Side) -> str | None:
         """The tree a commit side shows (None for the work tree, the index or an overlay)."""
-        if not side.commit or side.overlay:
+        if not side.commit or side.commit == INDEX or side.overlay:
             return None
         return str(self.raw[side.commit].peel(pygit2.Commit).tree.id)
+
+    def _index(self) -> pygit2.Index:
+        """The index git uses here (GIT_INDEX_FILE when set), read, never written."""
+        path = os.environ.get("GIT_INDEX_FILE") or os.path.join(self.git_dir, "index")
+        index = pygit2.Index(path) if os.path.exists(path) else pygit2.Index()
+        index._repo = self.raw  # diffs against trees and the work tree need the repository
+        return index
+
+    def index_files(self) -> dict[str, str]:
+        """Regular files staged in the index (stage 0; no symlinks, submodules or conflicts)."""
+        index = self._index()
+        conflicted = {e.path for c in (index.conflicts or ()) for e in c if e is not None}
+        return {e.path: str(e.id) for e in index
+                if e.path not in conflicted and e.mode in (FileMode.BLOB, FileMode.BLOB_EXECUTABLE)}
+
+    def _index_renames(self, old: Side, new: Side) -> dict[str, str]:
+        """Renames between a commit and the index (either way), or the index and the work tree."""
+        index = self._index()
+        if old.commit == INDEX and new.commit is None:
+            diff = index.diff_to_workdir(DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS)
+            diff.find_similar(DiffFind.FIND_RENAMES | DiffFind.FIND_FOR_UNTRACKED)
+            backwards = False
+        else:
+            commit = new.commit if old.commit == INDEX else old.commit
+            if not commit or commit == INDEX:
+                return {}
+            diff = index.diff_to_tree(self.raw[commit].peel(pygit2.Commit).tree)  # commit -> index
+            diff.find_similar(DiffFind.FIND_RENAMES)
+            backwards = old.commit == INDEX
+        pairs = {d.new_file.path: d.old_file.path for d in diff.deltas if d.status == DeltaStatus.RENAMED}
+        return {v: k for k, v in pairs.items()} if backwards else pairs
 
     def commit_info(self, commit: str) -> CommitInfo:
         c = self.raw[commit].peel(pygit2.Commit)

@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import stat
 import subprocess
 import sys
@@ -42,12 +43,45 @@ def git_version() -> tuple[int, ...]:
     return tuple(int(x) for x in m.groups() if x) if m else (0,)
 
 
-def driver_command(python: str) -> str:
-    """Runs ptxdiff; if it is gone, still prints the plain diff and exits 0 (git diff never dies)."""
-    py = shlex.quote(python)
-    return (f"f() {{ {py} -m ptxdiff diff-driver \"$@\" 2>/dev/null || "
-            f"{{ echo \"ptxdiff: not runnable ({python}); run 'ptxdiff uninstall' or reinstall\"; "
-            f"git diff --no-index --no-ext-diff -- \"$2\" \"$5\"; }}; return 0; }}; f")
+DRIVER_MARKER = "# ptxdiff diff driver:"
+
+
+def hook_template(name: str) -> str:
+    """A file of the top-level hooks/ folder: beside the package in a wheel (ptxdiff/hooks),
+    or in the source tree for an editable install."""
+    pkg = Path(__file__).resolve().parent
+    for folder in (pkg / "hooks", pkg.parent / "hooks"):
+        if (folder / name).is_file():
+            return (folder / name).read_text()
+    raise GitError(f"hooks/{name} is missing from this ptxdiff installation ({pkg}); reinstall ptxdiff")
+
+
+def driver_shim(python: str) -> str:
+    """hooks/diff-driver with the interpreter and ptxdiff's import root filled in."""
+    root = str(Path(__file__).resolve().parent.parent)
+    return hook_template("diff-driver").replace("@PYTHON@", shlex.quote(python), 1).replace(
+        "@ROOT@", shlex.quote(root), 1)
+
+
+def driver_command(shim: str) -> str:
+    """The diff.ptxdiff.command value: the installed shim (git runs it through sh if quoted)."""
+    return shlex.quote(shim)
+
+
+def driver_python(command: str) -> str | None:
+    """The interpreter a diff.ptxdiff.command runs: the one filled into the shim it names (or,
+    for a command written by an older ptxdiff, the one before `-m ptxdiff`)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(words) == 1 and os.path.isfile(words[0]):
+        for line in Path(words[0]).read_text(errors="replace").splitlines():
+            if line.startswith("PTXDIFF_PYTHON="):
+                return (shlex.split(line[len("PTXDIFF_PYTHON="):]) or [None])[0]
+        return None
+    before = command.split("-m ptxdiff")[0].split("{", 1)[-1]
+    return (shlex.split(before) or [None])[-1] if "-m ptxdiff" in command else None
 
 
 def hook_source(name: str) -> Path:
@@ -92,6 +126,8 @@ class Plan:
     attributes_file: str = ""
     hook_file: str | None = None
     hook_text: str = ""
+    driver_file: str = ""
+    driver_text: str = ""
     legacy_from: str | None = None
     messages: list[str] = field(default_factory=list)
 
@@ -124,7 +160,9 @@ def hooks_dir(repo: Repo) -> Path:
 
 def plan(repo: Repo | None, global_: bool, attributes: str, python: str) -> Plan:
     p = Plan(_config_file(repo, global_))
-    p.config["diff.ptxdiff.command"] = driver_command(python)
+    p.driver_file = str(_manifest_path(repo, global_).parent / "diff-driver")
+    p.driver_text = driver_shim(python)
+    p.config["diff.ptxdiff.command"] = driver_command(p.driver_file)
     p.config["diff.ptxdiff.xfuncname"] = PYTHON_FUNCNAME
     config_hooks = git_version() >= (2, 54)
     if global_:
@@ -190,6 +228,7 @@ def install(repo: Repo | None, global_: bool = False, attributes: str = "info", 
     say = (lambda s: print(f"would {s}", file=out)) if dry_run else (lambda s: print(s, file=out))
     for key, value in p.config.items():
         say(f"set {key} = {value}   ({p.config_file})")
+    say(f"write the diff driver {p.driver_file}")
     say(f"add '{ATTR_LINE}' to {p.attributes_file}")
     if p.legacy_from:
         say(f"keep the existing pre-push hook as {Path(p.legacy_from).parent / LEGACY} (run first)")
@@ -212,6 +251,11 @@ def install(repo: Repo | None, global_: bool = False, attributes: str = "info", 
         record["config_before"] = _set_config(p.config_file, p.config)
     else:
         _set_config(p.config_file, p.config)
+    driver = Path(p.driver_file)
+    driver.parent.mkdir(parents=True, exist_ok=True)
+    driver.write_text(p.driver_text)
+    driver.chmod(0o755)
+    record["driver_file"] = str(driver)
     attr = Path(p.attributes_file)
     text = attr.read_text() if attr.exists() else None
     if text is None or ATTR_LINE not in text.splitlines():
@@ -271,6 +315,11 @@ def uninstall(repo: Repo | None, global_: bool = False, out=None) -> int:
                     pass
         else:
             attr.write_text(text)
+    driver = record.get("driver_file")
+    if driver and os.path.exists(driver) and DRIVER_MARKER in Path(driver).read_text(errors="replace"):
+        os.remove(driver)
+    if not global_:
+        shutil.rmtree(manifest.parent / "driver", ignore_errors=True)  # the driver's spool and results
     hook_file = record.get("hook_file")
     if hook_file and os.path.exists(hook_file) and MARKER in Path(hook_file).read_text(errors="replace"):
         os.remove(hook_file)

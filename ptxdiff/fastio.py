@@ -1,0 +1,113 @@
+"""File and process helpers for the diff driver's first call of a git command.
+
+That call runs at the start of every `git diff`, where Python's start-up is most of the cost, so
+it imports nothing costly: no subprocess (git runs through fork and exec; posix_spawn would also
+wait for each child's exec, serialising the git runs started together), no hashlib (OpenSSL),
+no dataclasses.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def spawn(argv: list, out: str | None = None, inp: str | None = None, err: str | None = None,
+           env: dict | None = None) -> int:
+    argv = [os.fsencode(a) for a in argv]
+    path = argv[0] if b"/" in argv[0] else _which(argv[0])
+    env = os.environ if env is None else env
+    pid = os.fork()
+    if pid == 0:  # the child: only redirections, then exec
+        try:
+            for fd, name, flags in ((0, inp or os.devnull, os.O_RDONLY),
+                                    (1, out or os.devnull, os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+                                    (2, err or os.devnull, os.O_WRONLY | os.O_CREAT | os.O_APPEND)):
+                new = os.open(name, flags, 0o600)
+                os.dup2(new, fd)
+                os.close(new)
+            os.execve(path, argv, env)
+        finally:
+            os._exit(127)
+    return pid
+
+
+_FOUND: dict[bytes, bytes] = {}
+
+
+def _which(name: bytes) -> bytes:
+    if name not in _FOUND:
+        _FOUND[name] = name
+        for d in os.environ.get("PATH", "/usr/bin:/bin").split(":"):
+            full = os.path.join(os.fsencode(d or "."), name)
+            if os.access(full, os.X_OK):
+                _FOUND[name] = full
+                break
+    return _FOUND[name]
+
+
+def wait(pid: int) -> int:
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+def read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+def write(path: str, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, data) if len(data) < 1 << 20 else write_all(fd, data)
+    finally:
+        os.close(fd)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def replace_file(path: str, data: bytes) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    write(tmp, data)
+    os.replace(tmp, path)
+
+
+def rmtree(path: str) -> None:
+    try:
+        for entry in os.scandir(path):
+            if entry.is_dir(follow_symlinks=False):
+                rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
+def sha256(data: bytes) -> str:
+    try:
+        from _sha256 import sha256
+    except ImportError:  # Python >= 3.12
+        from hashlib import sha256
+    return sha256(data).hexdigest()
+
+
+def blob_id(data: bytes, length: int) -> str:
+    """The id git gives these bytes as a blob (SHA-1, or SHA-256 for a sha256 repository)."""
+    if length == 64:
+        return sha256(b"blob %d\0" % len(data) + data)
+    try:
+        from _sha1 import sha1
+    except ImportError:  # pragma: no cover
+        from hashlib import sha1
+    return sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def tmp_path(name: str) -> str:
+    return os.path.join(os.environ.get("TMPDIR", "/tmp"), f"ptxdiff-{os.getuid()}-{os.getpid()}-{name}")
+
