@@ -458,7 +458,7 @@ def driver_budget(facts: rev.Facts, s: rev.Section) -> float:
 
 def block(report, colour: bool) -> str:
     """One line per kernel x spec x target of a report (the filler formats with this)."""
-    from .report import cell, outputs_cell
+    from .report import SOURCE_MARK, cell, outputs_cell
 
     dim, warn, reset = ("\x1b[2m", "\x1b[33m", "\x1b[m") if colour else ("", "", "")
     lines = []
@@ -467,7 +467,8 @@ def block(report, colour: bool) -> str:
     for r in report.rows:
         metrics = "  ".join(f"{label} {cell(r, key)}" for key, label in keys)
         verdict = f"{warn}{r.verdict}{reset}" if r.blocking else r.verdict
-        line = f"{dim}ptxdiff {r.target} {r.kernel} [{r.spec}]{reset} {verdict}"
+        source = f" ({SOURCE_MARK[r.spec_source]})" if r.spec_source in SOURCE_MARK and r.spec_source != "config" else ""
+        line = f"{dim}ptxdiff {r.target} {r.kernel} [{r.spec}]{source}{reset} {verdict}"
         if r.error:
             line += f"  {r.error.splitlines()[0][:200]}"
         else:

@@ -74,7 +74,9 @@ def test_git_diff_shows_kernel_line_only_for_people(tmp_path, capsys):
     assert "+    tl.store(out_ptr + offs, x * 2.0 + 1.0, mask=mask)" in text
     lines = kernel_lines(text)
     assert len(lines) == 1, text
-    assert re.match(r"ptxdiff sm_90 ops/k\.py::scale_kernel \[BLOCK=128 w4 s3\] structural\b", lines[0]), lines
+    # zero config: the pointer and scalar types are guesses, and the line says so
+    assert re.match(r"ptxdiff sm_90 ops/k\.py::scale_kernel \[BLOCK=128 w4 s3\] \(guessed\) structural\b",
+                    lines[0]), lines
     assert without_kernel_lines(forced) == plain               # the rest is git's own diff, byte for byte
     # the kernel line comes right after its file's diff
     assert text.index(lines[0]) > text.index("+    tl.store") and text.index(lines[0]) < text.index("ops/plain.py")

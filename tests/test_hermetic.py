@@ -132,3 +132,33 @@ def test_building_from_source_gives_what_importing_gives_on_the_corpus(tmp_path)
         assert (a.kernel, a.spec, a.verdict) == (b.kernel, b.spec, b.verdict)
         assert a.error is None and b.error is None, (a.kernel, a.error, b.error)
         assert a.old == b.old and a.new == b.new, a.kernel
+
+
+def test_every_git_touchpoint_on_a_hostile_branch_runs_none_of_its_code(hostile, tmp_path, capsys):
+    """The branch also tries to replace the tool itself (`ptxdiff/__main__.py`, `pygit2.py` at its
+    root). git diff shown and piped, git log -p --ext-diff, git show, and a real push through the
+    pre-push hook: no marker, and the shown diff measures the changed kernel."""
+    repo, marker = hostile
+    shadow = f"open({marker!r}, 'w').write('shadowed')\n"
+    git(repo, "checkout", "-q", "branch")
+    commit(repo, "shadow the tool", {"ptxdiff/__init__.py": shadow, "ptxdiff/__main__.py": shadow, "pygit2.py": shadow,
+                                      "tabulate.py": shadow})
+    git(repo, "checkout", "-q", "main")
+    rc, _, err = run_main(["install", "-C", str(repo)], capsys)
+    assert rc == 0, err
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    git(repo, "remote", "add", "origin", str(remote))
+    git(repo, "push", "-q", "origin", "main")
+    for checked_out in ("main", "branch"):
+        git(repo, "checkout", "-q", checked_out)
+        shown = git(repo, "diff", "main..branch", env={"PTXDIFF_FORCE": "1"}).stdout
+        assert "ptxdiff sm_90 ops/k.py::hostile_kernel" in shown and " structural " in shown, shown
+        piped = git(repo, "diff", "main..branch").stdout
+        assert piped == git(repo, "diff", "--no-ext-diff", "main..branch").stdout
+        git(repo, "log", "-p", "--ext-diff", "-3", "branch", env={"PTXDIFF_FORCE": "1"})
+        git(repo, "show", "--ext-diff", "branch~1", env={"PTXDIFF_FORCE": "1"})
+        assert not os.path.exists(marker), checked_out
+    push = git(repo, "push", "origin", "branch", check=False)
+    assert push.returncode != 0 and "blocked" in push.stderr, push.stderr  # a structural change, measured
+    assert not os.path.exists(marker)
