@@ -46,10 +46,13 @@ class Row:
     outputs: dict | None = None         # --outputs: the same inputs through old and new (per kernel)
     timing: dict | None = None          # --time: new/old on a GPU with CI and A/A band (per kernel)
     spec_source: str | None = None      # where the spec's values came from: config, recorded, call-site, guessed
+    paths: tuple[str, ...] = ()         # the files the kernel's effective source reads (either side)
+    transient: bool = False             # failed for a reason that may not repeat (timeout, crash): not cached
 
     def as_json(self) -> dict:
         return {"kernel": self.kernel, "spec": self.spec, "spec_source": self.spec_source, "target": self.target,
                 "verdict": self.verdict, "blocking": self.blocking, "old": _public(self.old), "new": _public(self.new),
+                "paths": list(self.paths), "transient": self.transient,
                 "delta": self.delta, "error": self.error, "spec_detail": self.spec_detail,
                 "renamed_from": self.old_kernel, "outputs": self.outputs, "timing": self.timing,
                 "log": self.log}
@@ -219,7 +222,7 @@ class Engine:
         for task, kind, payload in pool.run(spec_tasks):
             need, cc = task.tag
             if kind != "ok":  # the worker could not start, crashed or timed out: not cached
-                need.results[cc] = [{"key": None, "label": "-", "error": payload}]
+                need.results[cc] = [{"key": None, "label": "-", "error": payload, "transient": True}]
                 continue
             if isinstance(payload, dict):  # the specs cannot be had: a fact about source and config
                 need.results[cc] = [{"key": None, "label": "-", **payload}]
@@ -237,7 +240,7 @@ class Engine:
             if kind == "ok":
                 slot.update(payload)
             else:
-                slot["error"] = payload
+                slot["error"], slot["transient"] = payload, True
             left[(id(need), cc)] -= 1
             if not left[(id(need), cc)]:
                 self._store(need, cc)
@@ -451,7 +454,10 @@ class Engine:
                 old_m = None
             log = "\n".join(x.get("log", "") for x in (a, b) if x and x.get("log")) or None
             source = detail.get("source") if detail else None
+            paths = tuple(sorted(set().union(*(k.paths | {k.path} for k in (o, n) if k is not None))))
+            transient = any(x.get("transient") for x in (a, b) if x)
             rows.append(Row(kernel_id, label, target_name(cc), verdict, has_base and _blocks(verdict, source, a, b, cfg),
                             old_m, new_m, delta(old_m, new_m), error, detail, old_kernel, log,
-                            a.get("ptx") if a else None, b.get("ptx") if b else None, spec_source=source))
+                            a.get("ptx") if a else None, b.get("ptx") if b else None, spec_source=source,
+                            paths=paths, transient=transient))
         return rows

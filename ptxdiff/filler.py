@@ -24,7 +24,6 @@ MAX_AGE = 3600.0  # a request nobody has waited for in an hour is dropped
 
 # -- the queue and the results, as the driver's first call uses them (cheap imports only) ---------
 
-TRANSIENT = ("timed out", "crashed", "worker died", "interrupted")  # errors a later run may not repeat
 KEEP_RESULTS = 256          # results kept, the newest
 
 
@@ -300,20 +299,19 @@ def compare(state: str, job: dict) -> dict:
     def exact(specs):  # pathspecs are globs to the engine; these are file names
         return [glob_escape(p) for p in specs if p in present]
     report = engine.compare(old, new, exact(paths))
-    where = place(report.rows, pieces, lambda specs: {r.kernel for r in engine.compare(old, new, exact(specs)).rows}
-                  if exact(specs) else set())
+    where = place(report.rows, pieces)
     for r in report.rows:
         one = SimpleNamespace(rows=[r])
         lines[where[r.kernel]].append((block(one, False).encode("utf-8", "replace"),
                                        block(one, True).encode("utf-8", "replace")))
     notes = [m for m in report.messages if not m.startswith("no Triton kernels in")]
-    keep = not any(r.error and any(t in r.error for t in TRANSIENT) for r in report.rows)
+    keep = not any(r.transient for r in report.rows)
     return {"keep": keep, "deps": _deps(), "lines": lines, "notes": notes}
 
 
-def place(rows, pieces: list[tuple[str, str]], reads) -> dict[str, int]:
+def place(rows, pieces: list[tuple[str, str]]) -> dict[str, int]:
     """Kernel id -> index of the shown file its lines go under: the file that defines it, else
-    the first shown file its effective source reads (`reads(paths)` -> kernel ids)."""
+    the first shown file its effective source reads (`row.paths`)."""
     where: dict[str, int] = {}
     for r in rows:
         own = {r.kernel.partition("::")[0], (r.old_kernel or r.kernel).partition("::")[0]}
@@ -325,7 +323,7 @@ def place(rows, pieces: list[tuple[str, str]], reads) -> dict[str, int]:
     for i, pair in enumerate(pieces):
         if not rest:
             break
-        found = rest if len(pieces) == 1 else reads(sorted(set(pair))) & rest
+        found = rest if len(pieces) == 1 else {r.kernel for r in rows if r.kernel in rest and set(pair) & set(r.paths)}
         for kid in found:
             where[kid] = i
         rest -= found

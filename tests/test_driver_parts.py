@@ -182,16 +182,11 @@ def test_matches_accepts_the_work_tree_s_zero_id_and_nothing_else_loose():
 # -- placing kernel lines -------------------------------------------------------------------------
 
 def test_place_puts_a_kernel_under_its_own_file_else_the_first_file_it_reads():
-    rows = [SimpleNamespace(kernel="ops/k.py::k", old_kernel=None), SimpleNamespace(kernel="ops/k.py::k", old_kernel=None),
-            SimpleNamespace(kernel="ops/new.py::m", old_kernel="ops/old.py::m"),
-            SimpleNamespace(kernel="ops/other.py::h", old_kernel=None)]
+    rows = [SimpleNamespace(kernel="ops/k.py::k", old_kernel=None, paths=("ops/k.py", "ops/util.py")),
+            SimpleNamespace(kernel="ops/k.py::k", old_kernel=None, paths=("ops/k.py", "ops/util.py")),
+            SimpleNamespace(kernel="ops/new.py::m", old_kernel="ops/old.py::m", paths=("ops/new.py", "ops/old.py")),
+            SimpleNamespace(kernel="ops/other.py::h", old_kernel=None, paths=("ops/consts.py", "ops/other.py"))]
     pieces = [("ops/util.py", "ops/util.py"), ("ops/consts.py", "ops/consts.py"), ("ops/k.py", "ops/k.py"),
               ("ops/old.py", "ops/new.py")]
-    asked = []
-
-    def reads(paths):
-        asked.append(paths)
-        return {"ops/other.py::h"} if paths == ["ops/consts.py"] else set()
-    assert place(rows, pieces, reads) == {"ops/k.py::k": 2, "ops/new.py::m": 3, "ops/other.py::h": 1}
-    assert asked == [["ops/util.py"], ["ops/consts.py"]]  # stops once every kernel has a place
-    assert place(rows[3:], pieces[:1], lambda p: pytest.fail("one file: no need to ask")) == {"ops/other.py::h": 0}
+    assert place(rows, pieces) == {"ops/k.py::k": 2, "ops/new.py::m": 3, "ops/other.py::h": 1}
+    assert place(rows[3:], pieces[:1]) == {"ops/other.py::h": 0}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from helpers import commit, corpus, git, isolate, make_repo, run_main
+from helpers import commit, git, isolate, make_repo, run_main
 from ptxdiff import corpus as corpusmod
 from ptxdiff.engine import Engine
 from ptxdiff.git import Repo, Side
