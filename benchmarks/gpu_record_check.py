@@ -1,163 +1,174 @@
-"""On a GPU machine: does an offline compile of the *recorded* spec give the registers the CUDA
+"""On a GPU machine: with recorded specs, do ptxdiff's offline registers equal what the CUDA
 driver reports for the wrapper's own launch?
 
-1. `ptxdiff record --device gpu` runs this script's launch mode, which launches a few corpus
-   kernels through their own wrappers (`launch(*make_inputs(...))` on CUDA tensors) and writes
-   the driver's `n_regs`/`n_spills` of every variant the launch compiled;
-2. each recorded spec (signature, constexprs incl. ints equal to 1, divisibility, num_warps,
-   num_stages, options) is compiled offline for the GPU's target and loaded by the driver;
-3. one row per kernel: the recorded spec, the real launch's numbers, the offline ones.
+Builds a throwaway git repository with corpus kernels (and, with `--liger SRC`, a copy of
+Liger-Kernel's `src/liger_kernel`, which you fetch yourself), runs their host wrappers under
+`ptxdiff record --device gpu` (real launches: the recorded specs carry triton's own
+specialisation, divisibility by 16 and ints equal to 1 included), commits the recording, then
+asks `ptxdiff show` (the ordinary hermetic path: kernels built from source, specs from the
+recording) for every kernel's `regs`/spills, and compares them with `n_regs`/`n_spills` of the
+kernels the launches compiled (matched by num_warps, num_stages and constexpr values).
 
-    python benchmarks/gpu_record_check.py [pair ...]        (default: matmul softmax layernorm_eps gelu)
-
-Run from anywhere; the corpus files are part of this repository, so their ids are
-`corpus/pairs/<pair>/old.py::<kernel>`.
+    python benchmarks/gpu_record_check.py [--liger ~/src/Liger-Kernel/src/liger_kernel] [--keep DIR]
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
-import io
+import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+PAIRS = ["matmul", "softmax", "layernorm_eps", "gelu", "rmsnorm", "flash_attention", "l2norm"]
 
-from ptxdiff import recorded  # noqa: E402
-from ptxdiff.corpus import corpus_dir, load_pairs  # noqa: E402
-
-DEFAULT_PAIRS = ["matmul", "softmax", "layernorm_eps", "gelu"]
-
-
-def _module(pair: str):
-    path = corpus_dir() / "pairs" / pair / "old.py"
-    spec = importlib.util.spec_from_file_location(f"corpus_{pair}", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return path, mod
-
-
-def _jit(obj):
-    """The JITFunction behind autotune/heuristics wrappers."""
-    while not hasattr(obj, "device_caches") and hasattr(obj, "fn"):
-        obj = obj.fn
-    return obj
-
-
-def launch_mode(out: str, names: list[str]) -> int:
-    """Child of `ptxdiff record`: launch each pair's kernel through its wrapper on the GPU and
-    write what the driver says about every variant the launches compiled."""
-    import torch
-
-    result = {}
-    for pair in load_pairs(names=names):
-        path, mod = _module(pair.name)
-        inputs = [t.cuda() if torch.is_tensor(t) else t for t in
-                  mod.make_inputs(1000, torch.float32, torch.Generator().manual_seed(0))]
-        with contextlib.redirect_stdout(io.StringIO()):
-            mod.launch(*inputs)
-            torch.cuda.synchronize()
-        jit = _jit(getattr(mod, pair.kernel))
-        variants = []
-        for cache in jit.device_caches.values():
-            for kernel in cache[0].values():
-                kernel = kernel.result() if hasattr(kernel, "result") else kernel
-                variants.append({"n_regs": kernel.n_regs, "n_spills": kernel.n_spills,
-                                 "num_warps": kernel.metadata.num_warps, "num_stages": kernel.metadata.num_stages})
-        result[f"{path.relative_to(ROOT).as_posix()}::{pair.kernel}"] = {"pair": pair.name, "driver": variants}
-    Path(out).write_text(json.dumps(result, indent=1))
-    return 0
-
-
-def _key(name: str, params: tuple[str, ...]) -> tuple[int, ...]:
-    """"t[1]" -> (index of t, 1): triton's path of an argument or tuple element."""
-    base, _, rest = name.partition("[")
-    return (params.index(base), *(int(i) for i in rest.replace("]", "").split("[") if i))
-
-
-def _types(t):
-    return tuple(_types(x) for x in t) if isinstance(t, list) else t
-
-
-def offline_compile(jit, launch: recorded.Launch, cc: int) -> dict:
-    """The recorded spec compiled offline (no launch), then loaded by the driver: its n_regs and
-    n_spills, and the registers ptxdiff reads from the cubin. This builds the ASTSource straight
-    from the recorded launch; once ptxdiff's compile path takes recorded specs (divisibility
-    attributes included), call that here instead so the check covers ptxdiff's own path."""
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-
-    from ptxdiff import sass
-    from ptxdiff.compiler import _constexpr_value, prepare_env
-    from ptxdiff.toolchain import run_tool
-
-    prepare_env()
-    params = launch.params
-    signature = {p: _types(launch.signature[p]) if p in launch.signature else "constexpr" for p in params}
-    constexprs = {_key(k, params): _constexpr_value(v) for k, v in launch.constexprs.items()}
-    attrs = {_key(k, params): [["tt.divisibility", 16]] for k in launch.divisible}
-    src = ASTSource(fn=jit, signature=signature, constexprs=constexprs, attrs=attrs)
-    with contextlib.redirect_stdout(io.StringIO()):
-        ck = triton.compile(src, target=GPUTarget("cuda", cc, 32),
-                            options={"num_warps": launch.num_warps, "num_stages": launch.num_stages, **launch.options})
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(ck.asm["cubin"])
-        f.flush()
-        res = sass.resource_usage(run_tool("cuobjdump", ["-res-usage", f.name]), ck.metadata.name)
-    out = {"ptxdiff_regs": res.regs}
-    try:
-        ck._init_handles()  # the CUDA driver loads this cubin: its own count
-        out.update(n_regs=ck.n_regs, n_spills=ck.n_spills)
-    except Exception as e:  # no GPU here: the cubin's count only
-        out["driver"] = f"not loaded ({type(e).__name__})"
+DRIVER_VARIANTS = '''
+def driver_variants(jit, kid):
+    """Every variant the launches compiled, with the driver's own numbers."""
+    while not hasattr(jit, "device_caches") and hasattr(jit, "fn"):
+        jit = jit.fn
+    out = []
+    for cache in getattr(jit, "device_caches", {}).values():  # none under the CPU interpreter
+        for kernel in cache[0].values():
+            kernel = kernel.result() if hasattr(kernel, "result") else kernel
+            src = getattr(kernel, "src", None)
+            consts = {}
+            for key, value in (getattr(src, "constexprs", None) or {}).items():
+                index = key[0] if isinstance(key, tuple) else key
+                name = jit.arg_names[index] if isinstance(index, int) else str(index)
+                consts[name] = value if isinstance(value, (int, float, bool, str, type(None))) else repr(value)
+            out.append({"kernel": kid, "n_regs": kernel.n_regs, "n_spills": kernel.n_spills,
+                        "num_warps": kernel.metadata.num_warps, "num_stages": kernel.metadata.num_stages,
+                        "constexprs": consts})
     return out
+'''
+
+RUN_CORPUS = DRIVER_VARIANTS + '''
+import importlib, json, sys
+import torch
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+out = []
+for pair, name in [PAIRS]:
+    mod = importlib.import_module(f"kernels.{pair}")
+    for n in (1000, 4096):
+        inputs = [t.to(DEVICE) if torch.is_tensor(t) else t for t in
+                  mod.make_inputs(n, torch.float32, torch.Generator().manual_seed(0))]
+        mod.launch(*inputs)
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+    out += driver_variants(getattr(mod, name), f"kernels/{pair}.py::{name}")
+json.dump(out, open(sys.argv[1], "w"), indent=1)
+'''
+
+RUN_LIGER = DRIVER_VARIANTS + '''
+import json, sys
+sys.path.insert(0, "src")
+import torch
+from liger_kernel.ops import rms_norm, layer_norm, swiglu, geglu
+
+torch.manual_seed(0)
+x = torch.randn(8, 512, 4096, device="cuda", dtype=torch.bfloat16)
+w = torch.randn(4096, device="cuda", dtype=torch.bfloat16)
+b = torch.randn(4096, device="cuda", dtype=torch.bfloat16)
+rms_norm.rms_norm_forward(x, w, 1e-6, 0.0, "llama", None)
+rms_norm.rms_norm_forward(x, w, 1e-6, 1.0, "gemma", None)
+layer_norm.layer_norm_forward(x, w, b, 1e-5)
+g = torch.randn(8, 512, 11008, device="cuda", dtype=torch.bfloat16)
+swiglu.swiglu_forward(g, g.clone())
+geglu.geglu_forward(g, g.clone())
+torch.cuda.synchronize()
+out = []
+for mod in (rms_norm, layer_norm, swiglu, geglu):
+    path = "src/" + mod.__name__.replace(".", "/") + ".py"
+    for name in dir(mod):
+        if name.endswith("kernel") or "_kernel_" in name:
+            out += driver_variants(getattr(mod, name), f"{path}::{name}")
+json.dump(out, open(sys.argv[1], "w"), indent=1)
+'''
 
 
-def _spec(launch: recorded.Launch) -> str:
-    return (f"w{launch.num_warps} s{launch.num_stages} div16[{','.join(launch.divisible)}] "
-            f"const[{','.join(f'{k}={v}' for k, v in launch.constexprs.items())}]")
+def commit_all(repo: Path, message: str, parent: str | None) -> str:
+    """Commit every file under `repo` (pygit2, no git binary needed on the GPU machine)."""
+    from ptxdiff.git import commit_tree
+    files = {p.relative_to(repo).as_posix(): p.read_bytes() for p in sorted(repo.rglob("*"))
+             if p.is_file() and ".git" not in p.relative_to(repo).parts and "__pycache__" not in p.parts
+             and not p.name.endswith(".json")}
+    return commit_tree(str(repo), files, message, parent)
 
 
-def main(names: list[str]) -> int:
-    import torch
+def ptxdiff(repo: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ptxdiff", *args], cwd=repo, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
 
-    names = names or DEFAULT_PAIRS
-    cc = torch.cuda.get_device_capability()
-    cc = cc[0] * 10 + cc[1]
-    with tempfile.TemporaryDirectory() as tmp:
-        file, driver = os.path.join(tmp, "launches.jsonl"), os.path.join(tmp, "driver.json")
-        cmd = [sys.executable, "-m", "ptxdiff", "record", "--device", "gpu", "-o", file, "--",
-               sys.executable, str(Path(__file__).resolve()), "--launch", driver, *names]
-        subprocess.run(cmd, cwd=ROOT, check=True)
-        launches = recorded.parse(Path(file).read_text(), file)
-        real = json.loads(Path(driver).read_text())
-    same = rows = 0
-    for kid, seen in sorted(real.items()):
-        _, mod = _module(seen["pair"])
-        jit = _jit(getattr(mod, kid.rpartition("::")[2]))
-        for launch in launches.get(kid, ()):
-            off = offline_compile(jit, launch, cc)
-            real_regs = sorted({v["n_regs"] for v in seen["driver"] if v["num_warps"] == launch.num_warps})
-            ok = off.get("n_regs") in real_regs
-            same, rows = same + ok, rows + 1
-            print(" | ".join([seen["pair"], _spec(launch), f"launch n_regs {real_regs} spills "
-                              f"{sorted({v['n_spills'] for v in seen['driver']})}",
-                              f"offline n_regs {off.get('n_regs')} spills {off.get('n_spills')} "
-                              f"(cubin {off['ptxdiff_regs']})", "OK" if ok else "MISMATCH"]))
-        if kid not in launches:
-            print(f"{seen['pair']} | not recorded: {kid}")
-    print(f"recorded specs whose offline compile has the launch's registers: {same} of {rows}")
-    return 0 if same == rows else 1
+
+def build(repo: Path, liger: Path | None) -> list[str]:
+    from ptxdiff.corpus import load_pairs
+
+    (repo / "kernels").mkdir(parents=True)
+    (repo / "kernels" / "__init__.py").write_text("")
+    pairs = [p for p in load_pairs(names=PAIRS)]
+    for p in pairs:
+        (repo / "kernels" / f"{p.name}.py").write_text(p.source(ROOT / "corpus", "old"))
+    (repo / "run_corpus.py").write_text(RUN_CORPUS.replace("PAIRS", ", ".join(f"({p.name!r}, {p.kernel!r})" for p in pairs)))
+    scripts = ["run_corpus.py"]
+    if liger:
+        shutil.copytree(liger, repo / "src" / "liger_kernel", ignore=shutil.ignore_patterns("__pycache__"))
+        (repo / "run_liger.py").write_text(RUN_LIGER)
+        scripts.append("run_liger.py")
+    return scripts
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--liger", type=Path, help="a copy of Liger-Kernel's src/liger_kernel")
+    ap.add_argument("--keep", type=Path, help="build the repository here and keep it")
+    ap.add_argument("--target", default="sm_90")
+    ap.add_argument("--device", default="gpu", help="gpu, or interpreter for a dry run on a CPU")
+    args = ap.parse_args(argv)
+    repo = args.keep or Path(tempfile.mkdtemp(prefix="ptxdiff-gpu-record-"))
+    scripts = build(repo, args.liger)
+    first = commit_all(repo, "kernels", None)
+    variants = []
+    for script in scripts:
+        out = repo / f"{script}.json"
+        proc = ptxdiff(repo, "record", "--device", args.device, "--", sys.executable, script, str(out))
+        print(proc.stdout + proc.stderr, end="")
+        if out.exists():
+            variants += json.loads(out.read_text())
+    commit_all(repo, "recorded launches", first)
+    proc = ptxdiff(repo, "show", "HEAD", "--format", "json", "-q", "--target", args.target)
+    if proc.returncode not in (0, 1):
+        print(proc.stderr)
+        return 1
+    rows = [r for r in json.loads(proc.stdout)["kernels"] if r["kernel"] in {v["kernel"] for v in variants}]
+    same = checked = 0
+    for r in rows:
+        detail = r["spec_detail"] or {}
+        mine = [v for v in variants if v["kernel"] == r["kernel"] and v["num_warps"] == detail.get("num_warps")
+                and v["num_stages"] == detail.get("num_stages")
+                and all(detail.get("constexprs", {}).get(k) == val for k, val in v["constexprs"].items()
+                        if k in detail.get("constexprs", {}))]
+        if r["new"] is None or not mine:
+            print(f"{r['kernel']} [{r['spec']}] ({r['spec_source']}): no launch to compare ({r['error'] or 'unmatched'})")
+            continue
+        checked += 1
+        offline = (r["new"]["regs"], (r["new"]["spill_store_bytes"] or 0) > 0)
+        launch = sorted({(v["n_regs"], v["n_spills"] > 0) for v in mine})
+        ok = offline in launch
+        same += ok
+        print(f"{r['kernel']} [{r['spec']}] ({r['spec_source']}): offline regs {offline[0]} spills {offline[1]} | "
+              f"launch n_regs/spills {launch} | {'OK' if ok else 'MISMATCH'}")
+    print(f"recorded specs whose offline registers equal the wrapper's own launch: {same} of {checked}")
+    if not args.keep:
+        shutil.rmtree(repo, ignore_errors=True)
+    return 0 if checked and same == checked else 1
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--launch"]:
-        sys.exit(launch_mode(sys.argv[2], sys.argv[3:]))
-    sys.exit(main(sys.argv[1:]))
+    sys.path.insert(0, str(ROOT))
+    sys.exit(main())
