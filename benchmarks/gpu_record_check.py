@@ -141,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
         if out.exists():
             variants += json.loads(out.read_text())
     commit_all(repo, "recorded launches", first)
-    proc = ptxdiff(repo, "show", "HEAD", "--format", "json", "-q", "--target", args.target)
+    files = sorted({v["kernel"].partition("::")[0] for v in variants})  # only the kernels that launched
+    proc = ptxdiff(repo, "show", "HEAD", "--format", "json", "-q", "--target", args.target, "--", *files)
     if proc.returncode not in (0, 1):
         print(proc.stderr)
         return 1
