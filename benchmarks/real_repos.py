@@ -112,9 +112,10 @@ def run_repo(repo: Path, commits: int, jobs: int, truth: str | None, log) -> dic
                 true_report, _ = ptxdiff(repo, rev, cache, jobs, truth)
                 true = kernel_verdicts(true_report)
                 configured = _configured(truth)
+                true_errors = {r["kernel"] for r in true_report["kernels"] if r["verdict"] == "failed"}
                 for k, (v, b, _) in nvidia.items():
-                    if k not in true or not ({k, k.partition("::")[2]} & configured):
-                        continue
+                    if k not in true or not ({k, k.partition("::")[2]} & configured) or k in true_errors:
+                        continue  # not configured, or the true values do not fit this revision's kernel
                     stats["checked"] += 1
                     tv, tb, _ = true[k]
                     if (tv, tb) != (v, b):
