@@ -460,8 +460,8 @@ def _target_in_failed(stmt: ast.stmt, name: str) -> bool:
 class _Builtin:
     """A Python builtin the evaluator allows, called with evaluated arguments."""
 
-    def __init__(self, name: str, fn):
-        self.name, self.fn = name, fn
+    def __init__(self, name: str):
+        self.name = name
 
     def __repr__(self) -> str:
         return f"<builtin {self.name}>"
@@ -485,7 +485,7 @@ _UNSAFE_BUILTINS = {"open", "eval", "exec", "compile", "__import__", "globals", 
                     "breakpoint", "exit", "quit", "memoryview", "setattr", "delattr", "super", "__build_class__",
                     "help", "dir"}
 _ITERATING = {"sum", "any", "all", "sorted", "tuple", "list", "set", "frozenset", "enumerate", "reversed", "dict"}
-_BUILTINS: dict = {name: _Builtin(name, None) for name in _SAFE_BUILTINS}
+_BUILTINS: dict = {name: _Builtin(name) for name in _SAFE_BUILTINS}
 _BUILTINS.update({name: _ExcClass(name) for name in _EXC_PARENTS})
 _BUILTINS.update({"None": None, "True": True, "False": False, "print": External("builtins.print"),
                   "staticmethod": External("builtins.staticmethod"), "classmethod": External("builtins.classmethod"),
@@ -1183,7 +1183,7 @@ class Interp:
         if dotted == "triton.runtime.driver.active.utils" or dotted == "triton.runtime.driver.active":
             return External(dotted)
         if (dotted.startswith("triton.") and not dotted.startswith("triton.runtime")) and not importing:
-            _triton_attr_exists(dotted)
+            real_object(dotted)  # `triton.language.gather` on this triton: AttributeError if missing
         return External(dotted)
 
     # -- calls -----------------------------------------------------------------------------------
@@ -1561,8 +1561,9 @@ def _triton_module_exists(dotted: str, quiet: bool = False) -> bool:
         raise Raised("ModuleNotFoundError", f"No module named {dotted!r}") from None
 
 
-def _triton_attr_exists(dotted: str) -> None:
-    """`triton.language.gather` on this triton: missing attributes raise AttributeError."""
+def real_object(dotted: str):
+    """One of triton's (or math's) own objects, by dotted name: the tool's code, never the
+    repository's. A missing module or attribute raises as Python would (`Raised`)."""
     import importlib
 
     parts = dotted.split(".")
@@ -1575,7 +1576,8 @@ def _triton_attr_exists(dotted: str) -> None:
             if not hasattr(obj, attr):
                 raise Raised("AttributeError", f"module {'.'.join(parts[:i])!r} has no attribute {attr!r}")
             obj = getattr(obj, attr)
-        return
+        return obj
+    raise Raised("ModuleNotFoundError", f"No module named {parts[0]!r}")
 
 
 def _as_load(target: ast.expr) -> ast.expr:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
-import importlib
 import linecache
 import types
 
@@ -22,22 +21,8 @@ from .declared import decorator_kind, kernel_function, read
 from .discover import Kernel
 from .git import printable
 from .evaluator import (Constexpr, DType, External, Function, Interp, Module, ModuleEnv, Raised,
-                        Refused)
+                        Refused, real_object)
 from .specs import Declared, SpecError
-
-
-def _real(dotted: str):
-    """One of triton's (or math's) own objects, by dotted name: the tool's code, not the repo's."""
-    parts = dotted.split(".")
-    for i in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:i]))
-        except ImportError:
-            continue
-        for attr in parts[i:]:
-            obj = getattr(obj, attr)
-        return obj
-    raise ImportError(dotted)
 
 
 def _body_names(fn: ast.FunctionDef) -> set[str]:
@@ -102,8 +87,8 @@ class Builder:
         if isinstance(value, External):
             if value.dotted.split(".")[0] in ("triton", "math"):
                 try:
-                    return _real(value.dotted)
-                except (ImportError, AttributeError):
+                    return real_object(value.dotted)
+                except Raised:
                     return None
             return None
         if isinstance(value, Function):

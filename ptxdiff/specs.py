@@ -267,6 +267,8 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
             elif inferred.get(p):
                 types[p], sources[p] = inferred[p], "guessed"
                 guessed_types[p] = inferred[p]
+        if types.get(p) == "constexpr":  # None passed at the launch site: a constant None, as triton makes it
+            constexprs.setdefault(p, None)
     # what is still open: constexprs nothing gave, optional pointers
     variables: list[tuple[str, tuple]] = []
     for p in declared.params:
@@ -274,7 +276,10 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
             choice = plan.choice(p)
             if choice is not None:
                 variables.append((p, choice.values))
-    optional = [p for p in plan.optional if p in types and sources.get(p) in ("guessed", None)
+    # both ways only on a side whose kernel tests the pointer against None (an older kernel that
+    # always uses it gets no None variant: that spec is new, and reads `added`)
+    tested = {p.name for p in kernel.params if p.optional}
+    optional = [p for p in plan.optional if p in tested and p in types and sources.get(p) in ("guessed", None)
                 and types[p].startswith("*") and launch is None]
     for p in optional:
         variables.append((p, (types[p], None)))
