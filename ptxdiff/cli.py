@@ -130,12 +130,16 @@ def cmd_cache(args, paths) -> int:
             return EXIT_INTERNAL
         return EXIT_OK
     result = cache.clear()
-    if result.failed:
-        path, why = result.failed[0]
-        print(f"ptxdiff: removed {result.removed} entries from {cache.root}, but {len(result.failed)} could not "
-              f"be removed ({path}: {why})", file=sys.stderr)
+    from .driver import state_dir
+    from .filler import clear_results
+    lines_removed, lines_failed = clear_results(state_dir(repo.git_dir))  # git diff's stored kernel lines
+    if result.failed or lines_failed:
+        path, why = (list(result.failed) + lines_failed)[0]
+        print(f"ptxdiff: removed {result.removed} entries from {cache.root}, but "
+              f"{len(result.failed) + len(lines_failed)} could not be removed ({path}: {why})", file=sys.stderr)
         return EXIT_INTERNAL
-    print(f"removed {result.removed} entries from {cache.root}")
+    print(f"removed {result.removed} entries from {cache.root}"
+          + (f" and {lines_removed} stored git diff results" if lines_removed else ""))
     return EXIT_OK
 
 

@@ -242,6 +242,25 @@ def _status(state: str, key: str, progress: str, names: list[str]) -> None:
         pass
 
 
+def clear_results(state: str) -> tuple[int, list[tuple[str, str]]]:
+    """Forget every stored kernel-line result (`ptxdiff cache clear`): (removed, [(path, why)])."""
+    folder = os.path.join(state, "results")
+    removed, failed = 0, []
+    try:
+        entries = list(os.scandir(folder))
+    except FileNotFoundError:
+        return 0, []
+    except OSError as e:
+        return 0, [(folder, e.strerror or str(e))]
+    for e in entries:
+        try:
+            os.unlink(e.path)
+            removed += 1
+        except OSError as err:
+            failed.append((e.path, err.strerror or str(err)))
+    return removed, failed
+
+
 def _save(state: str, key: str, result: dict) -> None:
     folder = os.path.join(state, "results")
     os.makedirs(folder, exist_ok=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from pathlib import Path
 
 import pytest
 from helpers import cache_entries, commit, isolate, make_repo, ptxdiff, scale_kernel
@@ -103,3 +104,17 @@ def test_cache_clear_says_what_it_removed_and_fails_honestly(tmp_path, cache):
     assert len(p.stderr.strip().splitlines()) == 1
     p = ptxdiff(["cache", "prune", "--max-mb", "0"], repo)
     assert p.returncode == 3 and "could not prune" in p.stderr
+
+
+def test_cache_clear_also_forgets_what_git_diff_stored(tmp_path, capsys):
+    from helpers import run_main
+
+    from ptxdiff.driver import state_dir
+
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
+    results = Path(state_dir(str(repo / ".git"))) / "results"
+    results.mkdir(parents=True)
+    (results / "a-comparison").write_bytes(b"lines")
+    rc, out, err = run_main(["cache", "clear", "-C", str(repo)], capsys)
+    assert rc == 0, err
+    assert not any(results.iterdir()) and "1 stored git diff results" in out
