@@ -637,11 +637,11 @@ class Interp:
             current = self.eval(_as_load(stmt.target), scope)
             rhs = self.eval(stmt.value, scope)
             if isinstance(current, list) and isinstance(stmt.op, ast.Add):
-                current.extend(self._iterate(rhs, stmt))
+                current.extend(self._iterate(rhs))
                 _check_size(current)
                 new = current
             else:
-                new = self.binop(op, current, rhs, stmt)
+                new = self.binop(op, current, rhs)
             self.assign(stmt.target, new, scope)
         elif isinstance(stmt, ast.Return):
             raise _Return(self.eval(stmt.value, scope) if stmt.value is not None else None)
@@ -649,7 +649,7 @@ class Interp:
             self.exec_block(stmt.body if self.truth(self.eval(stmt.test, scope)) else stmt.orelse, scope)
         elif isinstance(stmt, ast.For):
             broke = False
-            for item in self._iterate(self.eval(stmt.iter, scope), stmt):
+            for item in self._iterate(self.eval(stmt.iter, scope)):
                 self._tick(stmt, scope.env)
                 self.assign(stmt.target, item, scope)
                 try:
@@ -780,13 +780,13 @@ class Interp:
             else:
                 if base == "triton" or base.startswith("triton."):
                     _triton_module_exists(base)
-                scope.vars[bound] = self.attribute(External(base), alias.name, stmt, importing=True)
+                scope.vars[bound] = self.attribute(External(base), alias.name, importing=True)
 
     def assign(self, target: ast.expr, value, scope: Scope) -> None:
         if isinstance(target, ast.Name):
             scope.vars[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
-            items = list(self._iterate(value, target))
+            items = list(self._iterate(value))
             star = [i for i, e in enumerate(target.elts) if isinstance(e, ast.Starred)]
             if star:
                 i = star[0]
@@ -877,17 +877,17 @@ class Interp:
         if isinstance(node, ast.Name):
             return scope.lookup(node.id)
         if isinstance(node, ast.Attribute):
-            return self.attribute(self.eval(node.value, scope), node.attr, node)
+            return self.attribute(self.eval(node.value, scope), node.attr)
         if isinstance(node, ast.BinOp):
             op = _BINOPS.get(type(node.op))
             if op is None:
                 raise Refused("this operator is not evaluated")
-            return self.binop(op, self.eval(node.left, scope), self.eval(node.right, scope), node)
+            return self.binop(op, self.eval(node.left, scope), self.eval(node.right, scope))
         if isinstance(node, ast.UnaryOp):
             v = self.eval(node.operand, scope)
             if isinstance(node.op, ast.Not):
                 return not self.truth(v)
-            self._plain(v, node)
+            self._plain(v)
             try:
                 return {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}[type(node.op)](v)
             except TypeError as e:
@@ -904,7 +904,7 @@ class Interp:
             left = self.eval(node.left, scope)
             for op, comp in zip(node.ops, node.comparators):
                 right = self.eval(comp, scope)
-                if not self.compare(type(op), left, right, node):
+                if not self.compare(type(op), left, right):
                     return False
                 left = right
             return True
@@ -914,12 +914,12 @@ class Interp:
             items = []
             for e in node.elts:
                 if isinstance(e, ast.Starred):
-                    items.extend(self._iterate(self.eval(e.value, scope), e))
+                    items.extend(self._iterate(self.eval(e.value, scope)))
                 else:
                     items.append(self.eval(e, scope))
             _check_size(items)
             return items if isinstance(node, ast.List) else tuple(items) if isinstance(node, ast.Tuple) \
-                else set(self._hashable(items, node))
+                else set(self._hashable(items))
         if isinstance(node, ast.Dict):
             out = {}
             for k, v in zip(node.keys, node.values):
@@ -929,12 +929,12 @@ class Interp:
                         raise Refused("** of something that is not a dict")
                     out.update(other)
                 else:
-                    out[self._hashable([self.eval(k, scope)], node)[0]] = self.eval(v, scope)
+                    out[self._hashable([self.eval(k, scope)])[0]] = self.eval(v, scope)
             return _check_size(out)
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             return self._comprehension(node, scope)
         if isinstance(node, ast.Subscript):
-            return self.subscript(self.eval(node.value, scope), self.eval(node.slice, scope), node)
+            return self.subscript(self.eval(node.value, scope), self.eval(node.slice, scope))
         if isinstance(node, ast.Slice):
             parts = [self.eval(p, scope) if p is not None else None for p in (node.lower, node.upper, node.step)]
             return slice(*parts)
@@ -949,7 +949,7 @@ class Interp:
                     parts.append(str(v.value))
                 else:
                     value = self.eval(v.value, scope)
-                    self._plain_or_known(value, v)
+                    self._plain_or_known(value)
                     if v.conversion == ord("r"):
                         value = repr(value)
                     elif v.conversion == ord("s"):
@@ -979,7 +979,7 @@ class Interp:
                 return
             gen = generators[0]
             source = self.eval(gen.iter, inner if len(generators) < len(node.generators) else scope)
-            for item in self._iterate(source, gen):
+            for item in self._iterate(source):
                 self.assign(gen.target, item, inner)
                 if all(self.truth(self.eval(cond, inner)) for cond in gen.ifs):
                     loop(generators[1:])
@@ -987,10 +987,10 @@ class Interp:
         if isinstance(node, ast.DictComp):
             return dict(results)
         if isinstance(node, ast.SetComp):
-            return set(self._hashable(results, node))
+            return set(self._hashable(results))
         return results
 
-    def _hashable(self, items, node):
+    def _hashable(self, items):
         for item in items:
             try:
                 hash(item)
@@ -1004,24 +1004,24 @@ class Interp:
         if isinstance(v, (Function, Class, Module, Bound, EnumMember, Constexpr, DType, TritonConfig, Version,
                           Opaque, Target)):
             return True if not isinstance(v, Constexpr) else bool(v.value)
-        self._plain(v, None)
+        self._plain(v)
         return bool(v)
 
-    def _plain(self, v, node) -> None:
+    def _plain(self, v) -> None:
         if not isinstance(v, _PLAIN):
             raise Refused(f"an operation on {v!r}, which the evaluator does not compute")
 
-    def _plain_or_known(self, v, node) -> None:
+    def _plain_or_known(self, v) -> None:
         if not isinstance(v, (*_PLAIN, DType, Version, EnumMember, Constexpr)):
-            self._plain(v, node)
+            self._plain(v)
 
-    def binop(self, op, a, b, node):
+    def binop(self, op, a, b):
         if isinstance(a, Constexpr):
             a = a.value
         if isinstance(b, Constexpr):
             b = b.value
-        self._plain(a, node)
-        self._plain(b, node)
+        self._plain(a)
+        self._plain(b)
         if op is operator.pow and isinstance(b, int) and isinstance(a, int) and abs(a) > 1 and \
                 b * max(1, abs(a).bit_length()) > MAX_INT_BITS:
             raise Refused("a power too large to compute")
@@ -1037,7 +1037,7 @@ class Interp:
         except (TypeError, ValueError, OverflowError) as e:
             raise Raised(type(e).__name__, str(e)) from None
 
-    def compare(self, op, a, b, node) -> bool:
+    def compare(self, op, a, b) -> bool:
         if op in (ast.Is, ast.IsNot):
             same = a is b or (a is None and b is None)
             if isinstance(a, External) or isinstance(b, External):
@@ -1064,7 +1064,7 @@ class Interp:
         except TypeError as e:
             raise Raised("TypeError", str(e)) from None
 
-    def _iterate(self, v, node):
+    def _iterate(self, v):
         if isinstance(v, Constexpr):
             v = v.value
         if isinstance(v, Class) and v.is_enum:
@@ -1077,7 +1077,7 @@ class Interp:
             return list(v)
         raise Refused(f"iterating over {v!r}, which the evaluator does not compute")
 
-    def subscript(self, container, index, node):
+    def subscript(self, container, index):
         if isinstance(container, Constexpr):
             container = container.value
         if isinstance(container, Class) and container.is_enum:
@@ -1089,7 +1089,7 @@ class Interp:
             raise Refused(f"indexing {container.dotted}, which is host code")
         if isinstance(container, _Props):
             return container.item(index)
-        self._plain(container, node)
+        self._plain(container)
         try:
             return container[index]
         except KeyError as e:
@@ -1099,7 +1099,7 @@ class Interp:
         except TypeError as e:
             raise Raised("TypeError", str(e)) from None
 
-    def attribute(self, obj, name: str, node, importing: bool = False):
+    def attribute(self, obj, name: str, importing: bool = False):
         if isinstance(obj, Module):
             return self.attribute_of_module(obj, name)
         if isinstance(obj, External):
@@ -1192,7 +1192,7 @@ class Interp:
         args: list = []
         for a in node.args:
             if isinstance(a, ast.Starred):
-                args.extend(self._iterate(self.eval(a.value, scope), a))
+                args.extend(self._iterate(self.eval(a.value, scope)))
             else:
                 args.append(self.eval(a, scope))
         kwargs: dict = {}
@@ -1204,9 +1204,9 @@ class Interp:
                 kwargs.update(extra)
             else:
                 kwargs[k.arg] = self.eval(k.value, scope)
-        return self.call(fn, args, kwargs, node, scope.env)
+        return self.call(fn, args, kwargs, node)
 
-    def call(self, fn, args: list, kwargs: dict, node=None, env: ModuleEnv | None = None):
+    def call(self, fn, args: list, kwargs: dict, node=None):
         if isinstance(fn, Function):
             return self.call_function(fn, args, kwargs)
         if isinstance(fn, Bound):
@@ -1227,7 +1227,7 @@ class Interp:
         if isinstance(fn, Opaque):
             return None
         if isinstance(fn, _Partial):
-            return self.call(fn.fn, [*fn.args, *args], {**fn.kwargs, **kwargs}, node, env)
+            return self.call(fn.fn, [*fn.args, *args], {**fn.kwargs, **kwargs}, node)
         if callable(fn) and getattr(fn, "__self__", None) is not None and isinstance(fn.__self__, _PLAIN):
             # a bound method of a plain value (list.append, str.format): safe builtin code
             args = [self._pyfunc(a) for a in args]
@@ -1336,7 +1336,7 @@ class Interp:
             return self._isinstance(*args)
         if name in ("hasattr", "getattr"):
             try:
-                value = self.attribute(args[0], args[1], node)
+                value = self.attribute(args[0], args[1])
             except Raised:
                 if name == "hasattr":
                     return False
@@ -1347,10 +1347,10 @@ class Interp:
         if name in ("id", "hash", "iter", "next", "type", "callable"):
             raise Refused(f"{name}() is not evaluated")
         if name == "len" and isinstance(args[0], Class) and args[0].is_enum:
-            return len(self._iterate(args[0], node))
+            return len(self._iterate(args[0]))
         if name in ("map", "filter"):
             fn, *its = args
-            seqs = [self._iterate(i, node) for i in its]
+            seqs = [self._iterate(i) for i in its]
             if name == "map":
                 return [self.call(fn, list(items), {}, node) for items in zip(*seqs)]
             return [x for x in seqs[0] if self.truth(x if fn is None else self.call(fn, [x], {}, node))]
@@ -1360,14 +1360,14 @@ class Interp:
                 raise Refused(f"a range of more than {MAX_LEN} elements")
             return r
         if name == "pow" and len(args) == 2:
-            return self.binop(operator.pow, args[0], args[1], node)
+            return self.binop(operator.pow, args[0], args[1])
         if name in ("sorted", "min", "max") and "key" in kwargs:
             kwargs["key"] = self._pyfunc(kwargs["key"])
         if name == "zip":
-            args = [self._iterate(a, node) for a in args]
+            args = [self._iterate(a) for a in args]
         elif args and (name in _ITERATING or name in ("min", "max") and len(args) == 1) \
                 and not isinstance(args[0], (str, bytes)):
-            args[0] = self._iterate(args[0], node)
+            args[0] = self._iterate(args[0])
         for a in [*args, *kwargs.values()]:
             if not isinstance(a, (*_PLAIN, DType, Version, EnumMember)) and not callable(a):
                 raise Refused(f"{name}() of {a!r}")
@@ -1407,7 +1407,7 @@ class Interp:
             return Opaque("logger")
         if dotted.startswith("math.") and dotted[5:] in _MATH_FUNCS:
             for a in args:
-                self._plain(a, None)
+                self._plain(a)
             if dotted == "math.factorial" or (dotted == "math.comb" and args and args[0] > 1000):
                 raise Refused(f"{dotted} of large values")
             try:
@@ -1417,11 +1417,11 @@ class Interp:
         if dotted.startswith("operator.") and dotted[9:] in _OPERATOR_FUNCS:
             for a in args:
                 if not isinstance(a, Version):
-                    self._plain(a, None)
+                    self._plain(a)
             return getattr(operator, dotted[9:])(*args)
         if dotted in ("itertools.product", "itertools.chain", "itertools.combinations", "itertools.permutations",
                       "itertools.chain.from_iterable", "itertools.accumulate", "itertools.islice"):
-            seqs = [self._iterate(a, None) if not isinstance(a, int) else a for a in args]
+            seqs = [self._iterate(a) if not isinstance(a, int) else a for a in args]
             fn = {"itertools.chain.from_iterable": lambda s: itertools.chain.from_iterable(s)}.get(
                 dotted, getattr(itertools, dotted.split(".")[-1], None))
             size = math.prod(len(s) for s in seqs if isinstance(s, list)) if dotted == "itertools.product" else 0
@@ -1436,7 +1436,7 @@ class Interp:
             return _Partial(args[0], tuple(args[1:]), kwargs)
         if dotted == "functools.reduce":
             fn, seq, *init = args
-            items = self._iterate(seq, None)
+            items = self._iterate(seq)
             acc = init[0] if init else items.pop(0)
             for x in items:
                 acc = self.call(fn, [acc, x], {})
@@ -1462,7 +1462,7 @@ class Interp:
             return -(-a // b)
         if dotted in ("triton.next_power_of_2", "triton.language.next_power_of_2"):
             n = args[0]
-            self._plain(n, None)
+            self._plain(n)
             return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
         if dotted in ("triton.language.constexpr", "triton.language.core.constexpr"):
             value = args[0] if args else None
