@@ -196,7 +196,7 @@ class Engine:
         """Fill `need.results` from the cache or by compiling; returns how many specs compiled.
         Each (kernel, target) goes into the cache the moment its last spec is compiled, so a run
         that is stopped keeps everything it finished."""
-        from .pool import Pool, Task
+        from .pool import Pool
 
         missing: list[tuple[_Need, int]] = []
         for need in needs:
@@ -214,7 +214,18 @@ class Engine:
         self._loaded_now = len(missing)
         if not missing:
             return 0
-        pool = Pool(self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout, self.progress, imports=self.imports)
+        with Pool(self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout, self.progress,
+                  imports=self.imports) as pool:
+            compiled = self._run(pool, missing, cfg)
+        if self.cache:
+            self.cache.prune()
+        self.compiles += compiled
+        return compiled
+
+    def _run(self, pool, missing: list[tuple[_Need, int]], cfg: configmod.Config) -> int:
+        """Specs for every missing (kernel, target), then their compiles, in the same workers."""
+        from .pool import Task
+
         spec_tasks = [Task(n.side, "specs", (n.kernel, cfg, cc, n.plan), f"{n.kernel.name} {target_name(cc)} specs",
                            (n, cc)) for n, cc in missing]
         compile_tasks: list[Task] = []
@@ -244,9 +255,6 @@ class Engine:
             left[(id(need), cc)] -= 1
             if not left[(id(need), cc)]:
                 self._store(need, cc)
-        if self.cache:
-            self.cache.prune()
-        self.compiles += len(compile_tasks)
         return len(compile_tasks)
 
     def _store(self, need: _Need, cc: int) -> None:
@@ -357,9 +365,10 @@ class Engine:
                 tasks.append(Task((old, new), "time", (plan, cfg.min_effect), f"{n.name} timing", (n.id, "timing")))
         results: dict[tuple, dict] = {}
         if tasks:
-            pool = Pool(self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout, self.progress)
-            for task, kind, payload in pool.run(tasks):
-                results[task.tag] = payload if kind == "ok" else {"result": "not-run", "reason": str(payload)[:300]}
+            with Pool(self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout, self.progress) as pool:
+                for task, kind, payload in pool.run(tasks):
+                    results[task.tag] = payload if kind == "ok" else {"result": "not-run",
+                                                                      "reason": str(payload)[:300]}
             messages.append("ran the revisions' host wrappers to check outputs/timing (you asked for it)")
         no_gpu = [k for k, v in results.items() if k[1] == "timing" and "no GPU" in v.get("reason", "")]
         if no_gpu:

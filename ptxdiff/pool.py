@@ -27,7 +27,7 @@ def _ctx():
     if _context is None:
         _context = mp.get_context("forkserver")
         # torch is deliberately not preloaded: workers import it lazily (compiler.defer_torch)
-        _context.set_forkserver_preload(["ptxdiff.compiler", "triton", "triton.compiler"])
+        _context.set_forkserver_preload(["ptxdiff.preload"])
     return _context
 
 
@@ -113,7 +113,7 @@ class Pool:
                 for slot in self.slots:
                     if slot.task is not None or not pending:
                         continue
-                    side = slot.side if slot.side in pending else max(pending, key=lambda c: len(pending[c]))
+                    side = slot.side if slot.side in pending else self._next_side(slot, pending)
                     if slot.side != side:
                         self._stop(slot)
                         failure = self._start(slot, side)
@@ -151,9 +151,27 @@ class Pool:
                     slot.task = None
                     done += 1
                     yield task, kind, payload
-        finally:
+        finally:  # workers stay for the next run (the compiles after the specs) unless busy
             for slot in self.slots:
-                self._stop(slot, kill=slot.task is not None)
+                if slot.task is not None:
+                    self._stop(slot, kill=True)
+                    slot.task = None
+
+    def _next_side(self, slot: _Slot, pending: dict) -> object:
+        """For an idle slot: a side no other worker serves yet (so two sides compile in
+        parallel), else the side with the most work left."""
+        served = {s.side for s in self.slots if s is not slot}
+        return max(pending, key=lambda c: (c not in served, len(pending[c])))
+
+    def close(self) -> None:
+        for slot in self.slots:
+            self._stop(slot)
+
+    def __enter__(self) -> "Pool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def default_jobs() -> int:
