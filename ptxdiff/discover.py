@@ -52,6 +52,10 @@ class Kernel:
     paths: frozenset[str]  # the repo files its effective source reads
     names: frozenset[str] = frozenset()  # module-level names its effective source reads
     launch: tuple[tuple[str, tuple[Fact, ...]], ...] = ()  # what the repo's launch sites pass, by param
+    # a device function never launched itself, that a wrapper decorator of the repo turns into
+    # kernels (`@pointwise_dynamic` over `@triton.jit`): compiled inside an elementwise harness,
+    # with this many outputs
+    harness: int | None = None
 
 
 @dataclass(frozen=True)
@@ -483,6 +487,9 @@ def infer_param_kinds(fn: ast.FunctionDef, constexprs: bool = False) -> dict[str
             derived.setdefault(node.targets[0].id, set()).update(_pointer_terms(node.value))
             uses.setdefault(node.targets[0].id, set()).update(
                 n.id for n in ast.walk(node.value) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):  # `k_len += nxt - cur`
+            uses.setdefault(node.target.id, set()).update(
+                n.id for n in ast.walk(node.value) if isinstance(n, ast.Name))
 
     def roots(address: ast.expr) -> tuple[set[str], set[str]]:
         """Every additive term of an address (through locals), and the `*ptr*` params among them."""
@@ -498,13 +505,11 @@ def infer_param_kinds(fn: ast.FunctionDef, constexprs: bool = False) -> dict[str
     loaded_from: dict[str, set[str]] = {}
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            value = node.value
-            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
-                    and value.func.attr in ("to", "cast"):
-                value = value.func.value
-            if isinstance(value, ast.Call) and _chain(value.func)[-1:] == ["load"] and value.args:
-                seen, named = roots(value.args[0])
-                loaded_from.setdefault(node.targets[0].id, set()).update(named or (seen & set(params)))
+            values = [node.value.body, node.value.orelse] if isinstance(node.value, ast.IfExp) else [node.value]
+            for value in map(_uncast, values):  # `x = tl.load(p).to(...) if HAS_X else 0`
+                if isinstance(value, ast.Call) and _chain(value.func)[-1:] == ["load"] and value.args:
+                    seen, named = roots(value.args[0])
+                    loaded_from.setdefault(node.targets[0].id, set()).update(named or (seen & set(params)))
     changed = True  # and locals computed from them: row_offs = row_start + m_offs
     while changed:
         changed = False
@@ -555,6 +560,14 @@ def infer_param_kinds(fn: ast.FunctionDef, constexprs: bool = False) -> dict[str
                 float_evidence |= names  # `if DELTA != 0.0`: a float scalar
             else:
                 compared |= names  # `offs < n`: an int, unless a float literal says otherwise
+    # values used in //, %, shifts or bit operations are integers: the pointer they come from holds ints
+    for node in nodes:
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod, ast.LShift, ast.RShift,
+                                                                  ast.BitAnd, ast.BitOr, ast.BitXor)):
+            for side in (node.left, node.right):
+                for name in _names_outside_calls(side):
+                    if name in loaded_from:
+                        index_pointers.update(loaded_from[name])
     # a scalar added to or multiplying values loaded from memory (not indices) is a float: `w + offset`
     for p, local in with_values:
         if local in loaded_from and loaded_from[local] and not loaded_from[local] & index_pointers:
@@ -631,13 +644,60 @@ def discover(snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = Non
         params = tuple(Param(a.arg, constexpr, None if constexpr else inferred.get(a.arg), hints.get(a.arg),
                              a.arg in optional)
                        for a in fn.args.args for constexpr in [_is_constexpr(a.annotation)])
+        harness = None
+        if fn.name not in launched and _wrapped(fn) and not any((p.kind or "").startswith("*") for p in params) \
+                and not any(isinstance(n, ast.Attribute) and n.attr == "program_id" for n in ast.walk(fn)):
+            harness = _outputs(fn)
+            params = harness_params(params, harness, _integer_operands(fn))
         names = [a.arg for a in fn.args.args]
         launch = merge([facts(call, where, names, consts) for call, where, consts in sites.get((mod.path, fn.name), ())])
         kid = f"{mod.path}::{fn.name}"
         kernels[kid] = Kernel(id=kid, path=mod.path, name=fn.name, module=mod.name, lineno=fn.lineno,
                               fingerprint=closure.fingerprint(), params=params, paths=frozenset(closure.paths),
-                              names=frozenset(name for name, _ in closure.parts), launch=tuple(launch.items()))
+                              names=frozenset(name for name, _ in closure.parts), launch=tuple(launch.items()),
+                              harness=harness)
     return Discovery(kernels, broken)
+
+
+def _wrapped(fn: ast.FunctionDef) -> bool:
+    """A decorator of the repository's own wraps this jit function (not autotune-like)."""
+    for dec in fn.decorator_list:
+        chain = _chain(dec)
+        keywords = dec.keywords if isinstance(dec, ast.Call) else []
+        if chain and chain[-1] not in ("jit", "autotune", "heuristics") and not any(k.arg == "configs" for k in keywords):
+            return True
+    return False
+
+
+def _outputs(fn: ast.FunctionDef) -> int:
+    """How many values a device function returns (a tuple of k, or one; 0 when none)."""
+    counts = {len(r.value.elts) if isinstance(r.value, ast.Tuple) else 1
+              for r in ast.walk(fn) if isinstance(r, ast.Return) and r.value is not None}
+    return max(counts) if counts else 0
+
+
+_INTEGER_OPS = (ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr, ast.BitXor, ast.FloorDiv, ast.Mod)
+
+
+def _integer_operands(fn: ast.FunctionDef) -> set[str]:
+    """Names used in shifts, bit operations, // or %: integer values."""
+    return {side.id for n in ast.walk(fn) if isinstance(n, ast.BinOp) and isinstance(n.op, _INTEGER_OPS)
+            for side in (n.left, n.right) if isinstance(side, ast.Name)} | {
+        n.operand.id for n in ast.walk(fn) if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Invert)
+        and isinstance(n.operand, ast.Name)}
+
+
+def harness_params(params: tuple[Param, ...], outputs: int, integers: set[str] = frozenset()) -> tuple[Param, ...]:
+    """The elementwise harness around a device function: a pointer per input (`x` -> `x_ptr`,
+    `*i32` for values used as integers, else `*fp32`), its constexprs as they are, a pointer per
+    output, the element count and a block size."""
+    inputs = tuple(Param(f"{p.name}_ptr", False, "*i32" if p.name in integers or p.kind == "i32" else "*fp32")
+                   for p in params if not p.constexpr)
+    kind = "*i32" if inputs and all(p.kind == "*i32" for p in inputs) else "*fp32"
+    outs = tuple(Param(f"out{i}_ptr", False, kind) for i in range(outputs))
+    constexprs = tuple(p for p in params if p.constexpr)
+    block = Param("BLOCK", True, None, Hint((1024,), "the harness's block size"))
+    return (*inputs, *outs, Param("n_elements", False, "i32"), *constexprs, block)
 
 
 _SUBSCRIPTED = re.compile(rb"(\w+)\s*\[")

@@ -21,7 +21,7 @@ from .callsites import Fact
 from .discover import Broken, Discovery, Kernel, Param, discover
 from .hints import Hint
 
-FORMAT = 1
+FORMAT = 2
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 
@@ -31,7 +31,8 @@ def to_json(found: Discovery) -> dict:
     return {"format": FORMAT, "kernels": [
         {"id": k.id, "path": k.path, "name": k.name, "module": k.module, "lineno": k.lineno,
          "fingerprint": k.fingerprint, "params": [param(p) for p in k.params], "paths": sorted(k.paths),
-         "names": sorted(k.names), "launch": [[n, [[f.kind, f.value] for f in facts]] for n, facts in k.launch]}
+         "names": sorted(k.names), "launch": [[n, [[f.kind, f.value] for f in facts]] for n, facts in k.launch],
+         "harness": k.harness}
         for k in found.kernels.values()],
         "broken": [[b.path, b.error, list(b.names)] for b in found.broken.values()]}
 
@@ -46,7 +47,7 @@ def from_json(data: dict) -> Discovery:
         launch = tuple((n, tuple(Fact(kind, value) for kind, value in facts)) for n, facts in k["launch"])
         kernels[k["id"]] = Kernel(id=k["id"], path=k["path"], name=k["name"], module=k["module"], lineno=k["lineno"],
                                   fingerprint=k["fingerprint"], params=params, paths=frozenset(k["paths"]),
-                                  names=frozenset(k["names"]), launch=launch)
+                                  names=frozenset(k["names"]), launch=launch, harness=k["harness"])
     broken = {p: Broken(p, e, tuple(n)) for p, e, n in data["broken"]}
     return Discovery(kernels, broken)
 

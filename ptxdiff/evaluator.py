@@ -1137,8 +1137,9 @@ class Interp:
                 return getattr(obj, name)
             raise Raised("AttributeError", name)
         if isinstance(obj, DType):
-            if name in ("primitive_bitwidth",):
-                return _dtype_bits(obj.name)
+            if name in DTYPE_QUESTIONS:  # triton's own answers about one of its dtypes (pure)
+                answer = getattr(real_object(f"triton.language.{obj.name}"), name)
+                return _DTypeQuestion(answer) if callable(answer) else answer
             if name == "name":
                 return obj.name
             raise Refused(f"attribute {name} of {obj!r}")
@@ -1226,6 +1227,8 @@ class Interp:
             raise Refused(f"instances of class {fn.name} are not interpreted")
         if isinstance(fn, Opaque):
             return None
+        if isinstance(fn, _DTypeQuestion):
+            return from_triton(fn.method(*args))
         if isinstance(fn, _Partial):
             return self.call(fn.fn, [*fn.args, *args], {**fn.kwargs, **kwargs}, node)
         if callable(fn) and getattr(fn, "__self__", None) is not None and isinstance(fn.__self__, _PLAIN):
@@ -1542,10 +1545,37 @@ def _config(args: list, kwargs: dict) -> TritonConfig:
                         rest.get("num_ctas") or 1, rest.get("maxnreg"))
 
 
-def _dtype_bits(name: str) -> int:
-    digits = "".join(c for c in name.split("e")[0] if c.isdigit()) if name.startswith("float8") else \
-        "".join(c for c in name if c.isdigit())
-    return 8 if name.startswith(("float8", "fp8")) else int(digits) if digits else 1
+DTYPE_QUESTIONS = {"primitive_bitwidth", "is_fp8", "is_fp16", "is_bf16", "is_fp32", "is_fp64", "is_int", "is_bool",
+                   "is_floating", "is_int_signed", "is_int_unsigned", "is_int1", "is_int8", "is_int16", "is_int32",
+                   "is_int64", "is_uint8", "is_uint16", "is_uint32", "is_uint64", "is_standard_floating",
+                   "fp_mantissa_width", "int_bitwidth", "exponent_bias"}
+
+
+class _DTypeQuestion:
+    """A bound method of a triton dtype (`x.is_bf16`): triton's own pure code, called here."""
+
+    def __init__(self, method):
+        self.method = method
+
+    def __repr__(self) -> str:
+        return f"<{self.method.__name__}>"
+
+
+def from_triton(value):
+    """A value triton hands over (a dtype, a constexpr) as the evaluator's own."""
+    try:
+        import triton.language as tl
+    except ImportError:  # pragma: no cover
+        return value
+    if isinstance(value, tl.constexpr):
+        return from_triton(value.value)
+    if isinstance(value, tl.dtype):
+        for name in _DTYPES:
+            if getattr(tl, name, None) == value:
+                return DType(name)
+    if isinstance(value, (tuple, list)):
+        return type(value)(from_triton(v) for v in value)
+    return value
 
 
 def _triton_module_exists(dotted: str, quiet: bool = False) -> bool:

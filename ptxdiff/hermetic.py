@@ -21,7 +21,10 @@ from .declared import decorator_kind, kernel_function, read
 from .discover import Kernel
 from .git import printable
 from .evaluator import (Constexpr, DType, External, Function, Interp, Module, ModuleEnv, Raised,
-                        Refused, real_object)
+                        Refused, from_triton, real_object)
+
+CONSTEXPR_FUNCTIONS = {"triton.language.constexpr", "triton.language.core.constexpr", "triton.constexpr_function",
+                       "triton.language.constexpr_function", "triton.language.core.constexpr_function"}
 from .specs import Declared, SpecError
 
 
@@ -67,6 +70,8 @@ class Builder:
         self.interp.used = []
         declared = read(self.interp, kernel)
         jit = self.jit(kernel_function(self.interp, kernel))
+        if kernel.harness is not None:
+            jit, declared = self._harness(kernel, jit, declared)
         assumed = tuple(dict.fromkeys(self.interp.used))
         return jit, replace(declared, notes=declared.notes + assumed) if assumed else declared
 
@@ -94,10 +99,79 @@ class Builder:
         if isinstance(value, Function):
             if any(decorator_kind(d) == "jit" for d in value.decorators):
                 return self.jit(value)
+            if any(isinstance(d, External) and d.dotted in CONSTEXPR_FUNCTIONS for d in value.decorators):
+                return self._constexpr_function(value)
             return None
         if isinstance(value, Module):
             return self._module(value)
         return None
+
+    def _harness(self, kernel: Kernel, device, declared: Declared) -> tuple[object, Declared]:
+        """An elementwise kernel around a device function that is never launched itself (a
+        repository decorator generates its kernels): each input loaded from its own pointer,
+        the function applied, each output stored. The text is ptxdiff's own; the device function
+        is the repository's, built from source like any other."""
+        from dataclasses import replace
+
+        import triton
+
+        constexprs = [p for p in declared.params if p in declared.constexpr_params]
+        inputs = [p for p in declared.params if p not in declared.constexpr_params]
+        outputs = [f"out{i}_ptr" for i in range(kernel.harness)]
+        params = [f"{p}_ptr" for p in inputs] + outputs + ["n_elements"] + \
+            [f"{p}: tl.constexpr" for p in constexprs] + ["BLOCK: tl.constexpr"]
+        call = f"_device({', '.join([*inputs, *(f'{c}={c}' for c in constexprs)])})"
+        lines = [f"def {kernel.name}_harness({', '.join(params)}):",
+                 "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)",
+                 "    mask = offs < n_elements"]
+        lines += [f"    {p} = tl.load({p}_ptr + offs, mask=mask)" for p in inputs]
+        if outputs:
+            lines.append(f"    result = {call}")
+            values = ["result"] if len(outputs) == 1 else [f"result[{i}]" for i in range(len(outputs))]
+            lines += [f"    tl.store({o} + offs, {v}, mask=mask)" for o, v in zip(outputs, values)]
+        else:
+            lines.append(f"    {call}")
+        text = "\n".join(lines) + "\n"
+        filename = f"<ptxdiff harness of {kernel.id}>"
+        linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+        import triton.language as tl
+        ns = {"tl": tl, "triton": triton, "_device": device, "__name__": f"ptxdiff_harness_{kernel.name}",
+              "__builtins__": builtins}
+        code = compile(text, filename, "exec", dont_inherit=True)
+        fcode = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+        pyfn = types.FunctionType(fcode, ns, fcode.co_name)
+        pyfn.__annotations__ = {c: tl.constexpr for c in [*constexprs, "BLOCK"]}
+        pyfn.__module__ = ns["__name__"]
+        names = [p.split(":")[0] for p in params]
+        harness = replace(declared, params=tuple(names), constexpr_params=frozenset([*constexprs, "BLOCK"]),
+                          heuristics={}, autotune=(), runtime_defaults={},
+                          notes=declared.notes + (f"compiled in an elementwise harness (a device function that "
+                                                  f"{'a decorator of the repository turns into kernels'})",))
+        return triton.jit(pyfn), harness
+
+    def _constexpr_function(self, fn: Function):
+        """`@tl.constexpr def f(dtype): ...` (or `@triton.constexpr_function`): host code that
+        triton calls while compiling. It is interpreted by the evaluator, never executed: the
+        kernel gets a callable that runs the evaluator on triton's arguments."""
+        import dataclasses
+
+        import triton.language as tl
+
+        plain = dataclasses.replace(fn, decorators=())
+        interp, convert = self.interp, self.convert
+
+        def call(*args, **kwargs):
+            try:
+                result = interp.call_function(plain, [from_triton(a) for a in args],
+                                              {k: from_triton(v) for k, v in kwargs.items()})
+            except (Refused, Raised) as e:
+                raise RuntimeError(f"{fn.name}: {e}") from None
+            return convert(result, fn.name)
+        call.__name__ = call.__qualname__ = fn.name
+        if any(isinstance(d, External) and d.dotted.endswith("constexpr_function") for d in fn.decorators):
+            import triton
+            return triton.constexpr_function(call) if hasattr(triton, "constexpr_function") else tl.constexpr(call)
+        return tl.constexpr(call)
 
     def _module(self, value: Module) -> types.ModuleType:
         """A repository module used as `alias.helper` inside a kernel: a plain module object that

@@ -24,7 +24,9 @@ BLOCK_NAME = re.compile(r"BLOCK|TILE|^B[A-Z]{1,2}$|_SIZE$|^SIZE|CHUNK", re.IGNOR
 ONE_BLOCK = 1024      # a lone block size: a row kernel (one program per row)
 MANY_BLOCKS = 64      # tiles: several block sizes of one kernel, each 64
 LOOP_COUNT = 2
-SOME_INT = 16
+SOME_INT = 64         # a dimension (head size, number of heads...): big enough for tl.dot's minimum of 16
+SMALL_INT = 4
+SMALL_NAME = re.compile(r"STAGE|WARP|GROUP|FACTOR|SPLIT|^NUM_|_NUM$|^N_[A-Z]", re.IGNORECASE)
 SOME_FLOAT = 1e-6     # eps, scale, offset...: a small float that folds into no special case (0, 1)
 
 
@@ -96,9 +98,9 @@ def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None
                           if isinstance(a, (ast.List, ast.Tuple)) for e in a.elts]
                 for n in _names(shapes) & uses.keys():
                     uses[n].add("block")
-            elif callee in LOOP_CALLS:
-                for n in _names(node.args) & uses.keys():
-                    uses[n].add("loop")
+            elif callee in LOOP_CALLS and len(node.args) == 1 and isinstance(node.args[0], ast.Name) \
+                    and node.args[0].id in uses:
+                uses[node.args[0].id].add("loop")  # `range(N)`: a count; a bound with a step is a size
             if callee in ("to", "cast") and node.args and isinstance(node.args[-1], ast.Name) and \
                     node.args[-1].id in uses:
                 uses[node.args[-1].id].add("dtype")
@@ -124,7 +126,8 @@ def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None
                     ok, v = _literal(b, consts)
                     if ok and isinstance(v, (int, float, str, bool)) and v not in compared[a.id]:
                         compared[a.id].append(v)
-    blocks = [n for n in names if "block" in uses[n] or (not uses[n] and not compared[n] and BLOCK_NAME.search(n))]
+    blocks = [n for n in names if "block" in uses[n] or (not uses[n] and not compared[n] and BLOCK_NAME.search(n)
+                                                       and not SMALL_NAME.search(n))]
     hints: dict[str, Hint] = {}
     for n in names:
         u = uses[n]
@@ -137,15 +140,18 @@ def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None
             hints[n] = Hint(values, "compared with " + ", ".join(repr(v) for v in values))
         elif "flag" in u or FLAG_NAME.search(n) and "block" not in u and "loop" not in u:
             hints[n] = Hint((False, True), "a flag (compiled both ways)")
-        elif kinds.get(n) == "fp32" and "block" not in u:
+        elif kinds.get(n) == "fp32" and "block" not in u and not BLOCK_NAME.search(n):
             hints[n] = Hint((SOME_FLOAT,), "a float (from its use or name)")
         elif n in blocks:
-            value = ONE_BLOCK if len(blocks) == 1 else MANY_BLOCKS
+            tile = re.search(r"(_|^B)[MNKTDHV]\d?$|^B[A-Z]$", n)  # BLOCK_M, BK, BT: one side of a tile
+            value = ONE_BLOCK if len(blocks) == 1 and not tile else MANY_BLOCKS
             hints[n] = Hint((value,), "a block size (a power of two)")
         elif "loop" in u:
             hints[n] = Hint((LOOP_COUNT,), "a loop count")
+        elif SMALL_NAME.search(n):
+            hints[n] = Hint((SMALL_INT,), "a small count (its name)")
         else:
-            hints[n] = Hint((SOME_INT,), "an integer")
+            hints[n] = Hint((SOME_INT,), "an integer (a size: a power of two)")
     return hints
 
 

@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import shutil
+import subprocess
+import sys
+import textwrap
+import time
 
 import pytest
 from helpers import (HEADER, cache_entries, commit, isolate, make_repo, rows_by_kernel, run_json, run_main,
@@ -345,3 +350,31 @@ def test_ptxdiff_toml_accepts_the_pyproject_spelling(tmp_path, capsys, monkeypat
     monkeypatch.chdir(repo)
     report = run_json(["diff", "HEAD~1", "HEAD"], capsys)
     assert [r["target"] for r in report["kernels"]] == ["sm_80"]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self"), reason="reads /proc")
+def test_a_worker_dies_with_the_process_that_started_it(tmp_path):
+    """`kill -9` of a diff must not leave a worker compiling: workers ask the kernel to kill them
+    when their parent exits (the forkserver, which exits with the run)."""
+    marker = tmp_path / "child.pid"
+    script = textwrap.dedent(f'''
+        import os, sys, time
+        from ptxdiff.compiler import die_with_parent
+        if os.fork() == 0:
+            die_with_parent()
+            open({str(marker)!r}, "w").write(str(os.getpid()))
+            time.sleep(600)
+        else:
+            while not os.path.exists({str(marker)!r}) or not open({str(marker)!r}).read():
+                time.sleep(0.05)
+            os._exit(0)  # the parent is gone, as after kill -9
+    ''')
+    subprocess.run([sys.executable, "-c", script], check=True)
+    child = int(marker.read_text())
+    for _ in range(600):  # waits for the event; no speed is asserted
+        if not os.path.exists(f"/proc/{child}") or "Z" in open(f"/proc/{child}/stat").read().split()[2]:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(child, 9)
+        pytest.fail("the worker outlived its parent")

@@ -79,14 +79,14 @@ def k(x_ptr, MODE: tl.constexpr, HAS_X: tl.constexpr, flag: tl.constexpr, DT: tl
     from ptxdiff.discover import infer_param_kinds
     from ptxdiff.hints import module_constants
     hints = constexpr_hints(fn, module_constants(tree), infer_param_kinds(fn, constexprs=True))
-    assert hints["DEFAULTED"].values == (16,)             # used only where its default cannot be had
+    assert hints["DEFAULTED"].values == (64,)             # used only where its default cannot be had
     assert hints["MODE"].values == (0, 2)                 # compared with a module constant and a literal
     assert hints["HAS_X"].values == (False, True)         # a flag by its name
     assert hints["flag"].values == (False, True)          # tested by `if`
     assert hints["DT"].values == ("tl.float32",)          # used as a dtype
     assert hints["BLOCK_M"].values == hints["BLOCK_N"].values == (64,)  # tiles
     assert hints["STEPS"].values == (2,)                  # a loop count
-    assert hints["K"].values == (16,)                     # some integer
+    assert hints["K"].values == (64,)                     # some size
     assert hints["scale"].values == (1e-6,)               # multiplies a loaded value: a float
 
 
@@ -159,3 +159,72 @@ def test_zero_config_measures_and_says_what_was_guessed(tmp_path):
     # the optional bias pointer is compiled both ways: as a pointer and as None
     assert {row.spec_detail["signature"]["b_ptr"] for row in report.rows} == {"*fp32", "constexpr"}
     assert {row.spec_detail["constexprs"].get("HAS_BIAS") for row in report.rows} == {True, False}
+
+
+def test_constexpr_functions_are_interpreted_not_run(tmp_path):
+    """`@tl.constexpr def f(dtype)`: host code triton calls while compiling; the evaluator answers."""
+    src = HEADER + '''
+@tl.constexpr
+def accum_type(dtype: tl.dtype) -> tl.dtype:
+    if dtype.is_bf16() or dtype.is_fp16():
+        return tl.float32
+    return dtype
+
+
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    acc = tl.cumsum(x.to(accum_type(x.dtype)), 0)
+    tl.store(out_ptr + offs, acc, mask=offs < n)
+'''
+    from ptxdiff.engine import Engine
+    from ptxdiff.git import Repo
+
+    repo = make_repo(tmp_path, {"ops/k.py": src})
+    r = Repo(repo)
+    (row,) = Engine(r, jobs=1).compare(None, r.side("HEAD")).rows
+    assert row.error is None and row.new["ptx_instrs"] > 0
+
+
+def test_device_functions_a_decorator_turns_into_kernels_are_compiled_in_a_harness(tmp_path):
+    src = HEADER + '''
+from ops.codegen import pointwise
+
+
+@pointwise(promotion=[(0, 1)])
+@triton.jit
+def shift(a, b):
+    return a << b
+'''
+    codegen = "def pointwise(**kw):\n    return lambda fn: fn\n"
+    from ptxdiff.engine import Engine
+    from ptxdiff.git import Repo
+
+    repo = make_repo(tmp_path, {"ops/__init__.py": "", "ops/codegen.py": codegen, "ops/k.py": src})
+    commit(repo, "v2", {"ops/k.py": src.replace("a << b", "(a << b) | 1")})
+    r = Repo(repo)
+    (row,) = Engine(r, jobs=1).compare(r.side("HEAD~1"), r.side("HEAD")).rows
+    assert row.error is None and row.verdict == "structural"
+    # shifted values are integers: the harness loads them through *i32 pointers
+    assert row.spec_detail["signature"]["a_ptr"] == "*i32"
+    assert any("elementwise harness" in n for n in row.spec_detail["notes"])
+
+
+def test_integer_evidence_for_pointers_and_sizes():
+    src = HEADER + '''
+@triton.jit
+def k(counts_ptr, out_ptr, n, BLOCK_M: tl.constexpr, GROUP_SIZE: tl.constexpr, NUM_STAGES: tl.constexpr):
+    offs = tl.arange(0, 16)
+    c = tl.load(counts_ptr + offs) if n > 0 else 0
+    blocks = (c + BLOCK_M - 1) // BLOCK_M
+    tl.store(out_ptr + offs, blocks.to(tl.float32) * 0.5 / BLOCK_M)
+'''
+    fn, tree = fn_of(src)
+    from ptxdiff.discover import infer_param_kinds
+    from ptxdiff.hints import module_constants
+    kinds = infer_param_kinds(fn, constexprs=True)
+    assert kinds["counts_ptr"] == "*i32"     # its values meet `//`
+    hints = constexpr_hints(fn, module_constants(tree), kinds)
+    assert hints["BLOCK_M"].values == (64,)  # a block by its name, though it divides a float
+    assert hints["GROUP_SIZE"].values == hints["NUM_STAGES"].values == (4,)
