@@ -181,6 +181,28 @@ def test_round_trip_on_the_cpu_writes_the_file(recorded_twice):
     assert set(got) == {SCALE_ID, "ops/other.py::other_kernel", "ops/scale.py::tuned_kernel"}
 
 
+def test_a_later_diff_compiles_the_recorded_specs(recorded_twice, tmp_path):
+    """The committed recording is what `ptxdiff diff` compiles: one row per recorded spec, each
+    `spec_source` recorded, its label telling the specs apart (types, divisibility)."""
+    import shutil
+
+    repo = tmp_path / "copy"
+    shutil.copytree(recorded_twice[0], repo)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "record launches")
+    (repo / "ops" / "scale.py").write_text(SCALE.replace("* alpha", "* alpha + 1.0"))
+    git(repo, "commit", "-q", "-am", "change the kernel")
+    proc = ptxdiff(["diff", "HEAD~1", "HEAD", "--format", "json", "-q", "--", "ops/scale.py"], repo,
+                   {"PTXDIFF_CACHE_DIR": str(tmp_path / "cache")})
+    assert proc.returncode in (0, 1), proc.stderr
+    rows = [r for r in json.loads(proc.stdout)["kernels"] if r["kernel"] == SCALE_ID]
+    assert len(rows) == len(launches_of(repo)[SCALE_ID]) == 4
+    assert {r["spec_source"] for r in rows} == {"recorded"} and {r["verdict"] for r in rows} == {"structural"}
+    assert len({r["spec"] for r in rows}) == 4 and any("x_ptr:*fp16" in r["spec"] for r in rows)
+    one = [r for r in rows if r["spec_detail"]["constexprs"].get("n") == 1]
+    assert one and one[0]["spec_detail"]["divisible_by_16"] == ["out_ptr"]
+
+
 def test_values_come_from_the_actual_arguments(recorded_twice):
     repo = recorded_twice[0]
     scale = launches_of(repo)[SCALE_ID]
