@@ -262,30 +262,26 @@ def _via_gpu() -> str:
     return _gpu_via[0]
 
 
-def _patch_jit(module) -> None:
-    cls = module.JITFunction
+def _wrap_run(cls, via, launch_info) -> None:
+    """Count each real launch of `cls` (JITFunction or InterpretedFunction); warmups are not launches."""
     original = cls.run
 
     def run(self, *args, grid, warmup, **kwargs):
         if warmup:
             return original(self, *args, grid=grid, warmup=warmup, **kwargs)
-        return _recorder.launch(self.fn, args, kwargs, _via_gpu(),
-                                lambda: original(self, *args, grid=grid, warmup=warmup, **kwargs), self.params)
+        return _recorder.launch(self.fn, args, kwargs, via(),
+                                lambda: original(self, *args, grid=grid, warmup=warmup, **kwargs),
+                                **launch_info(self))
 
     cls.run = run
+
+
+def _patch_jit(module) -> None:
+    _wrap_run(module.JITFunction, _via_gpu, lambda f: {"jit_params": f.params})
 
 
 def _patch_interpreter(module) -> None:
-    cls = module.InterpretedFunction
-    original = cls.run
-
-    def run(self, *args, grid, warmup, **kwargs):
-        if warmup:
-            return original(self, *args, grid=grid, warmup=warmup, **kwargs)
-        return _recorder.launch(self.fn, args, kwargs, "interpreter",
-                                lambda: original(self, *args, grid=grid, warmup=warmup, **kwargs), dns=self.kwargs)
-
-    cls.run = run
+    _wrap_run(module.InterpretedFunction, lambda: "interpreter", lambda f: {"dns": f.kwargs})
 
 
 def _interpreting() -> bool:
