@@ -1,12 +1,13 @@
 """Zero-config ptxdiff on real Triton repositories with history: how much does it measure?
 
     python benchmarks/real_repos.py --repo ~/src/Liger-Kernel --repo ~/src/flash-linear-attention \
-        --repo ~/src/FlagGems [--commits 10] [--truth liger=truth.toml] [--out results.txt]
+        --repo ~/src/FlagGems [--commits 10] [--skip 0] [--truth liger=truth.toml] [--out results.txt]
 
 Each repository is a local clone (fetch it yourself; nothing of it is committed here). For the
 newest first-parent commits that change a Triton kernel file (`@triton.jit` in a changed `.py`),
 it runs `ptxdiff diff C^ C --format json` exactly as a new user would (no config, a fresh
-cache), then once more warm, until `--commits` commits with changed kernels were seen. It prints
+cache), then once more warm, until `--commits` commits with changed kernels were seen (`--skip N`
+passes over the newest N such commits first, to try older history). It prints
 per repository: commits, changed kernels, the share measured (a kernel is measured when a row of
 it has metrics: any verdict but `failed`), where specs came from, cold and warm seconds.
 Kernels under non-NVIDIA backend paths (Ascend, NPU, cuTile, CuTe DSL, other vendors) are counted
@@ -18,6 +19,7 @@ kernel whose verdict or blocking flips against the guessed run is listed.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -79,10 +81,10 @@ def kernel_verdicts(report: dict) -> dict[str, tuple[str, bool, bool]]:
     return out
 
 
-def run_repo(repo: Path, commits: int, jobs: int, truth: str | None, log) -> dict:
+def run_repo(repo: Path, commits: int, skip: int, jobs: int, truth: str | None, log) -> dict:
     stats = {"repo": repo.name, "commits": 0, "kernels": 0, "measured": 0, "other_backends": 0,
              "sources": Counter(), "cold": [], "warm": [], "failures": Counter(), "flips": [], "checked": 0}
-    for rev in kernel_commits(repo, commits):
+    for rev in itertools.islice(kernel_commits(repo, skip + commits), skip, None):
         cache = tempfile.mkdtemp(prefix="ptxdiff-bench-")
         try:
             report, cold = ptxdiff(repo, rev, cache, jobs)
@@ -160,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repo", action="append", required=True, help="a local clone with history (repeatable)")
     ap.add_argument("--commits", type=int, default=10)
+    ap.add_argument("--skip", type=int, default=0, help="pass over the newest N kernel-changing commits")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--truth", action="append", default=[], metavar="NAME=FILE",
                     help="config with true launch values for the repository named NAME")
@@ -171,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         repo = Path(path).resolve()
         print(f"{repo.name}:", flush=True)
         truth = truths.get(repo.name)
-        results.append(run_repo(repo, args.commits, args.jobs, str(Path(truth).resolve()) if truth else None,
+        results.append(run_repo(repo, args.commits, args.skip, args.jobs, str(Path(truth).resolve()) if truth else None,
                                 lambda line: print(line, flush=True)))
     table = render(results)
     print(table)

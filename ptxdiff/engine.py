@@ -125,6 +125,31 @@ class _Need:
     keys: dict[int, str] = field(default_factory=dict)
 
 
+def _uncovered_partners(needs: list[_Need], got: list[tuple[_Need, int, list]]) -> list[_Need]:
+    """Needs that compile every combination of guessed values while the other side of their pair
+    (the need with the same plan) compiles a covering set: an added optional parameter can tip
+    one side over `max_specs`, and the two sides' specs must still pair up."""
+    from .specs import covered_notes
+
+    notes: dict[int, list[str]] = {}
+    for need in needs:
+        for results in need.results.values():
+            for r in results:
+                notes.setdefault(id(need), []).extend((r.get("spec") or {}).get("notes", ()))
+    for need, _, specs in got:
+        notes.setdefault(id(need), []).extend(note for spec in specs for note in spec.notes)
+    by_plan: dict[int, list[_Need]] = {}
+    for need in needs:
+        by_plan.setdefault(id(need.plan), []).append(need)
+    out = []
+    for group in by_plan.values():
+        if len(group) == 2 and not all(n.plan.cover for n in group):
+            flags = [covered_notes(notes.get(id(n), ())) for n in group]
+            if flags[0] != flags[1]:
+                out.append(group[flags.index(False)])
+    return out
+
+
 class Engine:
     def __init__(self, repo: Repo, jobs: int | None = None, targets: list[int] | None = None,
                  progress: Callable[[str], None] | None = None, use_cache: bool = True,
@@ -198,6 +223,20 @@ class Engine:
         that is stopped keeps everything it finished."""
         from .pool import Pool
 
+        missing = self._lookup(needs, cfg, targets)
+        self._loaded_now = len(missing)
+        if not missing:
+            return 0
+        with Pool(self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout, self.progress,
+                  imports=self.imports) as pool:
+            compiled = self._run(pool, missing, needs, cfg, targets)
+        if self.cache:
+            self.cache.prune()
+        self.compiles += compiled
+        return compiled
+
+    def _lookup(self, needs: list[_Need], cfg: configmod.Config, targets: list[int]) -> list[tuple[_Need, int]]:
+        """Key every (need, target) and take what the cache has; returns the rest."""
         missing: list[tuple[_Need, int]] = []
         for need in needs:
             kcfg = cfg.for_kernel(need.kernel.id).key()
@@ -211,41 +250,29 @@ class Engine:
                     need.results[cc] = hit
                 else:
                     missing.append((need, cc))
-        self._loaded_now = len(missing)
-        if not missing:
-            return 0
-        with Pool(self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout, self.progress,
-                  imports=self.imports) as pool:
-            compiled = self._run(pool, missing, cfg)
-        if self.cache:
-            self.cache.prune()
-        self.compiles += compiled
-        return compiled
+        return missing
 
-    def _run(self, pool, missing: list[tuple[_Need, int]], cfg: configmod.Config) -> int:
+    def _run(self, pool, missing: list[tuple[_Need, int]], needs: list[_Need], cfg: configmod.Config,
+             targets: list[int]) -> int:
         """Specs for every missing (kernel, target), then their compiles, in the same workers."""
         from .pool import Task
 
-        spec_tasks = [Task(n.side, "specs", (n.kernel, cfg, cc, n.plan), f"{n.kernel.name} {target_name(cc)} specs",
-                           (n, cc)) for n, cc in missing]
+        got = self._specs(pool, missing, cfg)
+        again = _uncovered_partners(needs, got)
+        if again:  # the other side of the pair compiles a covering set of guesses: so does this side
+            for need in again:
+                need.plan = dataclasses.replace(need.plan, cover=True)
+            got = [g for g in got if g[0] not in again] + self._specs(pool, self._lookup(again, cfg, targets), cfg)
         compile_tasks: list[Task] = []
         left: dict[tuple[int, int], int] = {}
-        for task, kind, payload in pool.run(spec_tasks):
-            need, cc = task.tag
-            if kind != "ok":  # the worker could not start, crashed or timed out: not cached
-                need.results[cc] = [{"key": None, "label": "-", "error": payload, "transient": True}]
-                continue
-            if isinstance(payload, dict):  # the specs cannot be had: a fact about source and config
-                need.results[cc] = [{"key": None, "label": "-", **payload}]
-                self._store(need, cc)
-                continue
+        for need, cc, specs in got:
             need.results[cc] = []
-            for spec in payload:
+            for spec in specs:
                 slot = {"key": spec.key, "label": spec.label, "spec": spec.as_dict()}
                 need.results[cc].append(slot)
                 compile_tasks.append(Task(need.side, "compile", (need.kernel, spec, cc),
                                           f"{need.kernel.name} {target_name(cc)} {spec.label}", (need, cc, slot)))
-            left[(id(need), cc)] = len(payload)
+            left[(id(need), cc)] = len(specs)
         for task, kind, payload in pool.run(compile_tasks):
             need, cc, slot = task.tag
             if kind == "ok":
@@ -256,6 +283,24 @@ class Engine:
             if not left[(id(need), cc)]:
                 self._store(need, cc)
         return len(compile_tasks)
+
+    def _specs(self, pool, missing: list[tuple[_Need, int]], cfg: configmod.Config) -> list[tuple[_Need, int, list]]:
+        """The specs of each missing (kernel, target); failures to have them are results already."""
+        from .pool import Task
+
+        tasks = [Task(n.side, "specs", (n.kernel, cfg, cc, n.plan), f"{n.kernel.name} {target_name(cc)} specs",
+                      (n, cc)) for n, cc in missing]
+        got = []
+        for task, kind, payload in pool.run(tasks):
+            need, cc = task.tag
+            if kind != "ok":  # the worker could not start, crashed or timed out: not cached
+                need.results[cc] = [{"key": None, "label": "-", "error": payload, "transient": True}]
+            elif isinstance(payload, dict):  # the specs cannot be had: a fact about source and config
+                need.results[cc] = [{"key": None, "label": "-", **payload}]
+                self._store(need, cc)
+            else:
+                got.append((need, cc, payload))
+        return got
 
     def _store(self, need: _Need, cc: int) -> None:
         results = need.results[cc]

@@ -101,6 +101,9 @@ def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None
             elif callee in LOOP_CALLS and len(node.args) == 1 and isinstance(node.args[0], ast.Name) \
                     and node.args[0].id in uses:
                 uses[node.args[0].id].add("loop")  # `range(N)`: a count; a bound with a step is a size
+            elif callee == "static_range" and len(node.args) == 2:
+                for n in _names(node.args) & uses.keys():
+                    uses[n].add("loop")  # `static_range(1, W)` is unrolled: a size there would compile for hours
             if callee in ("to", "cast") and node.args and isinstance(node.args[-1], ast.Name) and \
                     node.args[-1].id in uses:
                 uses[node.args[-1].id].add("dtype")

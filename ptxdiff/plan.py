@@ -39,6 +39,7 @@ class Plan:
     optional: tuple[str, ...] = ()        # runtime params the kernel tests against None: compiled both ways
     options: tuple[Choice, ...] = ()      # num_warps / num_stages from launch sites
     max_specs: int = DEFAULT_MAX_SPECS
+    cover: bool = False                   # the other side has too many combinations: a covering set here too
 
     def key(self) -> str:
         return json.dumps({
@@ -46,7 +47,7 @@ class Plan:
             "constexprs": [[c.name, [repr(v) for v in c.values], c.source] for c in self.constexprs],
             "types": [[c.name, list(c.values), c.source] for c in self.types],
             "optional": list(self.optional), "options": [[c.name, list(c.values), c.source] for c in self.options],
-            "max_specs": self.max_specs})
+            "max_specs": self.max_specs, "cover": self.cover})
 
     def choice(self, name: str, kind: str = "constexprs") -> Choice | None:
         return next((c for c in getattr(self, kind) if c.name == name), None)

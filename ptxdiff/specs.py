@@ -135,23 +135,34 @@ class _Variant:
     stages: int | None = None
 
 
-def _cover(variables: list[tuple[str, tuple]], limit: int) -> tuple[list[dict], str | None]:
+COVERED = "combinations of guessed values"
+
+
+def _cover(variables: list[tuple[str, tuple]], limit: int, force: bool = False) -> tuple[list[dict], str | None]:
     """Every combination of the guessed values when there are few; else a covering set in which
-    every value of every variable appears once (the rest are dropped, and said)."""
+    every value of every variable appears once (the rest are dropped, and said). Combination i
+    takes value i of each variable (modulo its count), so a side with fewer variables covered
+    the same way (`force`, when the other side has too many) compiles the projections of the
+    other side's combinations: the two sides' specs pair up."""
     if not variables:
         return [{}], None
     total = 1
     for _, values in variables:
         total *= len(values)
-    if total <= limit:
+    if total <= limit and not force:
         combos = [{}]
         for name, values in variables:
             combos = [{**c, name: v} for c in combos for v in values]
         return combos, None
     width = max(len(values) for _, values in variables)
     combos = [{name: values[i % len(values)] for name, values in variables} for i in range(width)]
-    return combos, (f"{total} combinations of guessed values ({', '.join(n for n, _ in variables)}): "
-                    f"{width} compiled, each value at least once")
+    return combos, (f"{total} {COVERED} ({', '.join(n for n, _ in variables)}): "
+                    f"{width} compiled, each value at least once" + (" (as on the other side)" if force else ""))
+
+
+def covered_notes(notes) -> bool:
+    """Whether specs with these notes are a covering set rather than every combination."""
+    return any(COVERED in note for note in notes)
 
 
 def _pick(items: list, limit: int) -> list:
@@ -283,7 +294,7 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
                 and types[p].startswith("*") and launch is None]
     for p in optional:
         variables.append((p, (types[p], None)))
-    combos, note = _cover(variables, plan.max_specs)
+    combos, note = _cover(variables, plan.max_specs, plan.cover)
     if note:
         dropped.add(note)
     out = []

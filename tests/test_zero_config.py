@@ -65,7 +65,8 @@ def test_constexpr_hints_come_from_use():
 C0 = 0
 @triton.jit
 def k(x_ptr, MODE: tl.constexpr, HAS_X: tl.constexpr, flag: tl.constexpr, DT: tl.constexpr, BLOCK_M: tl.constexpr,
-      BLOCK_N: tl.constexpr, STEPS: tl.constexpr, K: tl.constexpr, scale: tl.constexpr, DEFAULTED: tl.constexpr = 3):
+      BLOCK_N: tl.constexpr, STEPS: tl.constexpr, K: tl.constexpr, scale: tl.constexpr, W: tl.constexpr,
+      DEFAULTED: tl.constexpr = 3):
     a = tl.zeros([BLOCK_M, BLOCK_N], dtype=DT)
     if MODE == C0 or MODE == 2:
         a += 1
@@ -73,6 +74,8 @@ def k(x_ptr, MODE: tl.constexpr, HAS_X: tl.constexpr, flag: tl.constexpr, DT: tl
         a += 2
     for i in tl.static_range(STEPS):
         a += K
+    for j in tl.static_range(1, W):
+        a += j
     a = a * scale + tl.load(x_ptr)
 '''
     fn, tree = fn_of(src)
@@ -86,6 +89,7 @@ def k(x_ptr, MODE: tl.constexpr, HAS_X: tl.constexpr, flag: tl.constexpr, DT: tl
     assert hints["DT"].values == ("tl.float32",)          # used as a dtype
     assert hints["BLOCK_M"].values == hints["BLOCK_N"].values == (64,)  # tiles
     assert hints["STEPS"].values == (2,)                  # a loop count
+    assert hints["W"].values == (2,)                      # bounds an unrolled loop: small, not a size
     assert hints["K"].values == (64,)                     # some size
     assert hints["scale"].values == (1e-6,)               # multiplies a loaded value: a float
 
@@ -159,6 +163,35 @@ def test_zero_config_measures_and_says_what_was_guessed(tmp_path):
     # the optional bias pointer is compiled both ways: as a pointer and as None
     assert {row.spec_detail["signature"]["b_ptr"] for row in report.rows} == {"*fp32", "constexpr"}
     assert {row.spec_detail["constexprs"].get("HAS_BIAS") for row in report.rows} == {True, False}
+
+
+def test_a_side_tipped_past_max_specs_is_covered_like_the_other(tmp_path):
+    """An added optional pointer doubles the new side's combinations past max_specs: both sides
+    then compile the same covering set, so every row pairs (no spec reads `removed`)."""
+    from ptxdiff.engine import Engine
+    from ptxdiff.git import Repo
+
+    old = HEADER + '''
+@triton.jit
+def k(x_ptr, out_ptr, n, HAS_A: tl.constexpr, HAS_B: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    if HAS_A:
+        x = x + 1.0
+    if HAS_B:
+        x = x * 2.0
+    tl.store(out_ptr + offs, x, mask=offs < n)
+'''
+    new = old.replace("def k(x_ptr, out_ptr,", "def k(x_ptr, y_ptr, out_ptr,").replace(
+        "    tl.store(", "    if y_ptr is not None:\n        x = x + tl.load(y_ptr + offs, mask=offs < n)\n    tl.store(")
+    repo = make_repo(tmp_path, {"ops/k.py": old})
+    commit(repo, "v2", {"ops/k.py": new})
+    r = Repo(repo)
+    report = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD"))
+    verdicts = [row.verdict for row in report.rows]
+    assert len(report.rows) == 2 and "removed" not in verdicts and "added" not in verdicts, verdicts
+    assert all(row.error is None for row in report.rows)
+    assert {row.spec_detail["constexprs"]["HAS_A"] for row in report.rows} == {False, True}
 
 
 def test_constexpr_functions_are_interpreted_not_run(tmp_path):
