@@ -273,12 +273,21 @@ class Engine:
                 compile_tasks.append(Task(need.side, "compile", (need.kernel, spec, cc),
                                           f"{need.kernel.name} {target_name(cc)} {spec.label}", (need, cc, slot)))
             left[(id(need), cc)] = len(specs)
-        for task, kind, payload in pool.run(compile_tasks):
+        timed_out: set[tuple[int, int]] = set()
+
+        def skip(task) -> str | None:  # one spec that compiles past the timeout: the kernel's others would too
+            need, cc, _ = task.tag
+            return (f"not compiled: another spec of {need.kernel.name} timed out (config key 'timeout')"
+                    if (id(need), cc) in timed_out else None)
+
+        for task, kind, payload in pool.run(compile_tasks, skip):
             need, cc, slot = task.tag
             if kind == "ok":
                 slot.update(payload)
             else:
                 slot["error"], slot["transient"] = payload, True
+                if kind == "timeout":
+                    timed_out.add((id(need), cc))
             left[(id(need), cc)] -= 1
             if not left[(id(need), cc)]:
                 self._store(need, cc)

@@ -102,8 +102,10 @@ class Pool:
             return msg
         return None
 
-    def run(self, tasks: list[Task]) -> Iterator[tuple[Task, str, object]]:
-        """Yield (task, "ok"|"error", payload) as results arrive, in any order."""
+    def run(self, tasks: list[Task], skip: Callable[[Task], str | None] | None = None
+            ) -> Iterator[tuple[Task, str, object]]:
+        """Yield (task, "ok"|"error"|"timeout", payload) as results arrive, in any order. `skip`, asked
+        just before a task would start, may give a reason not to run it (an error result)."""
         pending: dict[object, deque[Task]] = {}
         for t in tasks:
             pending.setdefault(t.side, deque()).append(t)
@@ -125,6 +127,11 @@ class Pool:
                     task = pending[side].popleft()
                     if not pending[side]:
                         del pending[side]
+                    reason = skip(task) if skip else None
+                    if reason:
+                        done += 1
+                        yield task, "error", reason
+                        continue
                     slot.task, slot.deadline = task, time.monotonic() + self.timeout
                     if self.progress and task.op != "specs":
                         self.progress(f"[{done + 1}/{total}] {task.label}")
@@ -145,7 +152,7 @@ class Pool:
                             kind, payload = "error", f"worker crashed (exit code {code}) during {task.label}"
                     elif time.monotonic() >= slot.deadline:
                         self._stop(slot, kill=True)
-                        kind, payload = "error", f"timed out after {self.timeout:g}s (config key 'timeout')"
+                        kind, payload = "timeout", f"timed out after {self.timeout:g}s (config key 'timeout')"
                     else:
                         continue
                     slot.task = None

@@ -179,6 +179,36 @@ def test_compile_timeout_is_a_failed_row(tmp_path, capsys):
     assert "timeout" in row["error"].replace("timed out", "")   # names the config key
 
 
+def test_after_one_spec_times_out_the_kernel_s_other_specs_are_not_compiled(tmp_path, monkeypatch):
+    """A spec that compiles past the timeout says the others would too: they are not started."""
+    from ptxdiff.pool import Pool
+
+    src = HEADER + '''
+@triton.jit
+def k(x_ptr, n, HAS_A: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    if HAS_A:
+        x = x + 1.0
+    tl.store(x_ptr + offs, x, mask=offs < n)
+'''
+    original = Pool.run
+
+    def first_compile_times_out(self, tasks, skip=None):
+        if not tasks or tasks[0].op != "compile":
+            yield from original(self, tasks, skip)
+            return
+        yield tasks[0], "timeout", "timed out after 1s (config key 'timeout')"
+        for t in tasks[1:]:
+            yield t, "error", skip(t) or "ran"
+
+    monkeypatch.setattr(Pool, "run", first_compile_times_out)
+    repo = make_repo(tmp_path, {"ops/k.py": src})
+    rows = compare(repo, None, "HEAD").rows
+    assert sorted(row.error.split(" (")[0] for row in rows) == [
+        "not compiled: another spec of k timed out", "timed out after 1s"]
+
+
 # ---------------------------------------------------------------------------------------------
 # specs and config
 
