@@ -143,7 +143,7 @@ def _uncovered_partners(needs: list[_Need], got: list[tuple[_Need, int, list]]) 
         by_plan.setdefault(id(need.plan), []).append(need)
     out = []
     for group in by_plan.values():
-        if len(group) == 2 and not all(n.plan.cover for n in group):
+        if len(group) == 2 and not any(n.plan.cover for n in group):
             flags = [covered_notes(notes.get(id(n), ())) for n in group]
             if flags[0] != flags[1]:
                 out.append(group[flags.index(False)])
@@ -224,6 +224,9 @@ class Engine:
         from .pool import Pool
 
         missing = self._lookup(needs, cfg, targets)
+        again = _uncovered_partners(needs, [])
+        if again:  # the other side's cached specs are a covering set: look this side up covered too
+            missing = [m for m in missing if m[0] not in again] + self._cover_too(again, cfg, targets)
         self._loaded_now = len(missing)
         if not missing:
             return 0
@@ -252,6 +255,14 @@ class Engine:
                     missing.append((need, cc))
         return missing
 
+    def _cover_too(self, needs: list[_Need], cfg: configmod.Config, targets: list[int]) -> list[tuple[_Need, int]]:
+        """Give `needs` a plan that compiles a covering set, like their pair's other side; their
+        results are looked up again under it (what is still missing is returned)."""
+        for need in needs:
+            need.plan = dataclasses.replace(need.plan, cover=True)
+            need.results.clear()
+        return self._lookup(needs, cfg, targets)
+
     def _run(self, pool, missing: list[tuple[_Need, int]], needs: list[_Need], cfg: configmod.Config,
              targets: list[int]) -> int:
         """Specs for every missing (kernel, target), then their compiles, in the same workers."""
@@ -260,9 +271,7 @@ class Engine:
         got = self._specs(pool, missing, cfg)
         again = _uncovered_partners(needs, got)
         if again:  # the other side of the pair compiles a covering set of guesses: so does this side
-            for need in again:
-                need.plan = dataclasses.replace(need.plan, cover=True)
-            got = [g for g in got if g[0] not in again] + self._specs(pool, self._lookup(again, cfg, targets), cfg)
+            got = [g for g in got if g[0] not in again] + self._specs(pool, self._cover_too(again, cfg, targets), cfg)
         compile_tasks: list[Task] = []
         left: dict[tuple[int, int], int] = {}
         for need, cc, specs in got:

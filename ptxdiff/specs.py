@@ -157,7 +157,7 @@ def _cover(variables: list[tuple[str, tuple]], limit: int, force: bool = False) 
     width = max(len(values) for _, values in variables)
     combos = [{name: values[i % len(values)] for name, values in variables} for i in range(width)]
     return combos, (f"{total} {COVERED} ({', '.join(n for n, _ in variables)}): "
-                    f"{width} compiled, each value at least once" + (" (as on the other side)" if force else ""))
+                    f"{width} compiled, each value at least once" + (" (as on the other side)" if total <= limit else ""))
 
 
 def covered_notes(notes) -> bool:

@@ -192,6 +192,9 @@ def k(x_ptr, out_ptr, n, HAS_A: tl.constexpr, HAS_B: tl.constexpr, BLOCK: tl.con
     assert len(report.rows) == 2 and "removed" not in verdicts and "added" not in verdicts, verdicts
     assert all(row.error is None for row in report.rows)
     assert {row.spec_detail["constexprs"]["HAS_A"] for row in report.rows} == {False, True}
+    warm = Engine(r, jobs=2)
+    again = warm.compare(r.side("HEAD~1"), r.side("HEAD"))  # from the cache: nothing compiled, nothing started
+    assert warm.compiles == 0 and not warm._loaded_now and [row.verdict for row in again.rows] == verdicts
 
 
 def test_constexpr_functions_are_interpreted_not_run(tmp_path):
