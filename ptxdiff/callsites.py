@@ -17,6 +17,7 @@ from .hints import _literal
 
 INT_METHODS = {"stride", "size", "numel", "dim", "element_size", "nelement", "data_ptr"}
 INT_CALLS = {"len", "int", "cdiv", "next_power_of_2", "min", "max", "prod"}
+TENSOR_CASTS = {"float": "*fp32", "half": "*fp16", "bfloat16": "*bf16", "double": "*fp64"}  # x.float(): a tensor
 
 
 @dataclass(frozen=True)
@@ -112,8 +113,10 @@ def classify(expr: ast.expr, fn: ast.FunctionDef | None, consts: dict, depth: in
     if isinstance(expr, ast.Call):
         f = expr.func
         name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-        if name == "float":
+        if isinstance(f, ast.Name) and name == "float":
             return Fact("type", "fp32")
+        if isinstance(f, ast.Attribute) and name in TENSOR_CASTS and not expr.args:
+            return Fact("type", TENSOR_CASTS[name])
         if isinstance(f, ast.Attribute) and name in INT_METHODS or name in INT_CALLS:
             return Fact("type", "i32")
         return None

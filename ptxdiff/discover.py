@@ -510,10 +510,16 @@ def infer_param_kinds(fn: ast.FunctionDef, constexprs: bool = False) -> dict[str
                 if isinstance(value, ast.Call) and _chain(value.func)[-1:] == ["load"] and value.args:
                     seen, named = roots(value.args[0])
                     loaded_from.setdefault(node.targets[0].id, set()).update(named or (seen & set(params)))
+    # a param pointer advanced by loaded offsets (`h += boh * K`) is still the pointer, not a value
+    advanced = {node.target.id for node in nodes if isinstance(node, ast.AugAssign) and isinstance(
+        node.target, ast.Name) and node.target.id in params and isinstance(node.op, (ast.Add, ast.Sub))}
+    advanced |= {name for name, terms in derived.items() if name in params and name in terms}
     changed = True  # and locals computed from them: row_offs = row_start + m_offs
     while changed:
         changed = False
         for local, names in uses.items():
+            if local in advanced:
+                continue
             sources = set().union(*(loaded_from[n] for n in names if n in loaded_from and n != local))
             if not sources <= loaded_from.get(local, set()):
                 loaded_from.setdefault(local, set()).update(sources)

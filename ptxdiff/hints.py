@@ -87,6 +87,7 @@ def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None
     names = [a.arg for a in fn.args.args if _is_constexpr(a.annotation)]
     uses: dict[str, set[str]] = {n: set() for n in names}
     compared: dict[str, list] = {n: [] for n in names}
+    squares = _square_blocks(fn, set(names))
     for node in ast.walk(fn):
         if isinstance(node, ast.Call):
             callee = _callee(node)
@@ -101,9 +102,11 @@ def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None
             elif callee in LOOP_CALLS and len(node.args) == 1 and isinstance(node.args[0], ast.Name) \
                     and node.args[0].id in uses:
                 uses[node.args[0].id].add("loop")  # `range(N)`: a count; a bound with a step is a size
-            elif callee == "static_range" and len(node.args) == 2:
+            if callee == "static_range" and len(node.args) <= 2:
                 for n in _names(node.args) & uses.keys():
-                    uses[n].add("loop")  # `static_range(1, W)` is unrolled: a size there would compile for hours
+                    # unrolled: `static_range(1, W)` with W a size compiles for hours, even when W is
+                    # also an arange bound (`tl.arange(0, n_blocks) == i`)
+                    uses[n] |= {"loop", "unrolled"}
             if callee in ("to", "cast") and node.args and isinstance(node.args[-1], ast.Name) and \
                     node.args[-1].id in uses:
                 uses[node.args[-1].id].add("dtype")
@@ -145,9 +148,11 @@ def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None
             hints[n] = Hint((False, True), "a flag (compiled both ways)")
         elif kinds.get(n) == "fp32" and "block" not in u and not BLOCK_NAME.search(n):
             hints[n] = Hint((SOME_FLOAT,), "a float (from its use or name)")
+        elif n in blocks and "unrolled" in u:
+            hints[n] = Hint((SMALL_INT,), "a block size that also bounds an unrolled loop (small)")
         elif n in blocks:
             tile = re.search(r"(_|^B)[MNKTDHV]\d?$|^B[A-Z]$", n)  # BLOCK_M, BK, BT: one side of a tile
-            value = ONE_BLOCK if len(blocks) == 1 and not tile else MANY_BLOCKS
+            value = ONE_BLOCK if len(blocks) == 1 and not tile and n not in squares else MANY_BLOCKS
             hints[n] = Hint((value,), "a block size (a power of two)")
         elif "loop" in u:
             hints[n] = Hint((LOOP_COUNT,), "a loop count")
@@ -156,6 +161,27 @@ def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None
         else:
             hints[n] = Hint((SOME_INT,), "an integer (a size: a power of two)")
     return hints
+
+
+def _square_blocks(fn: ast.FunctionDef, names: set[str]) -> set[str]:
+    """Block constexprs whose aranges are spread over two axes (`offs_m[:, None]`, `offs_n[None, :]`):
+    one name on both sides of a tile holds B x B elements, so it is a tile side, not a row's 1024."""
+    from_arange: dict[str, set[str]] = {}  # local -> the block names of the aranges its value holds
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            blocks = {b for call in ast.walk(node.value) if isinstance(call, ast.Call) and _callee(call) == "arange"
+                      for b in _names(call.args) & names}
+            if blocks:
+                from_arange.setdefault(node.targets[0].id, set()).update(blocks)
+    axes: dict[str, set[int]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in from_arange \
+                and isinstance(node.slice, ast.Tuple) and len(node.slice.elts) == 2:
+            nones = [i for i, e in enumerate(node.slice.elts) if isinstance(e, ast.Constant) and e.value is None]
+            if len(nones) == 1:
+                for b in from_arange[node.value.id]:
+                    axes.setdefault(b, set()).add(1 - nones[0])
+    return {b for b, seen in axes.items() if len(seen) == 2}
 
 
 def optional_params(fn: ast.FunctionDef) -> frozenset[str]:

@@ -90,8 +90,61 @@ def k(x_ptr, MODE: tl.constexpr, HAS_X: tl.constexpr, flag: tl.constexpr, DT: tl
     assert hints["BLOCK_M"].values == hints["BLOCK_N"].values == (64,)  # tiles
     assert hints["STEPS"].values == (2,)                  # a loop count
     assert hints["W"].values == (2,)                      # bounds an unrolled loop: small, not a size
+    fn, _ = fn_of(HEADER + '''
+@triton.jit
+def k(x_ptr, NB: tl.constexpr, BLOCK_D: tl.constexpr):
+    s = tl.zeros([NB], dtype=tl.float32)
+    for i in tl.static_range(0, NB):
+        s = tl.where(tl.arange(0, NB) == i, tl.sum(tl.load(x_ptr + i * BLOCK_D + tl.arange(0, BLOCK_D))), s)
+''')
+    unrolled = constexpr_hints(fn, {})
+    assert unrolled["NB"].values == (4,) and unrolled["BLOCK_D"].values == (64,)  # an unrolled block stays small
     assert hints["K"].values == (64,)                     # some size
     assert hints["scale"].values == (1e-6,)               # multiplies a loaded value: a float
+
+
+def test_a_lone_block_over_two_aranges_is_a_tile_side():
+    """`offs_m[:, None]` and `offs_n[None, :]` from `tl.arange(0, B)`: B x B elements, so B is 64,
+    not a row kernel's 1024 (a 1024 x 1024 tile compiles for many minutes)."""
+    fn, tree = fn_of(HEADER + '''
+@triton.jit
+def k(x_ptr, M, N, BLOCK_SIZE: tl.constexpr):
+    offs_m = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    offs_n = tl.program_id(1) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    x = tl.load(x_ptr + offs_m[:, None] * N + offs_n[None, :])
+''')
+    assert constexpr_hints(fn, {})["BLOCK_SIZE"].values == (64,)
+    fn, _ = fn_of(HEADER + '''
+@triton.jit
+def k(x_ptr, N, BLOCK_SIZE: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK_SIZE))
+''')
+    assert constexpr_hints(fn, {})["BLOCK_SIZE"].values == (1024,)
+    fn, _ = fn_of(HEADER + '''
+@triton.jit
+def k(x_ptr, N, BLOCK_SIZE: tl.constexpr):
+    for i in range(0, N, BLOCK_SIZE):
+        x = tl.load(x_ptr + i + tl.arange(0, BLOCK_SIZE))
+    for i in range(0, N, BLOCK_SIZE):
+        tl.store(x_ptr + i + tl.arange(0, BLOCK_SIZE), x)
+''')
+    assert constexpr_hints(fn, {})["BLOCK_SIZE"].values == (1024,)   # two passes over a row: still a row
+
+
+def test_a_pointer_advanced_by_loaded_offsets_stays_a_pointer():
+    """`h += boh * K` with `boh` loaded from another pointer: h is still the address, and its
+    stores make it a pointer (not an int nobody can store through)."""
+    from ptxdiff.discover import infer_param_kinds
+    fn, _ = fn_of(HEADER + '''
+@triton.jit
+def k(h, offsets, K: tl.constexpr):
+    boh = tl.load(offsets + tl.program_id(0)).to(tl.int64)
+    h += boh * K
+    p_h = h + tl.arange(0, K)
+    tl.store(p_h, tl.zeros([K], dtype=tl.float32))
+''')
+    kinds = infer_param_kinds(fn)
+    assert kinds["h"] == "*fp32" and kinds["offsets"] == "*i32"
 
 
 def test_optional_params_and_descriptors():
@@ -124,6 +177,16 @@ def test_launch_sites_give_facts():
     assert facts["X_dtype"] == (Fact("value", "tl.float16"),)
     assert facts["num_warps"] == (Fact("value", 8),)
     assert "eps" not in facts                                                 # a wrapper parameter
+
+
+def test_float_the_builtin_is_a_scalar_and_float_the_method_a_tensor():
+    from ptxdiff.callsites import classify
+
+    def fact(src):
+        return classify(ast.parse(src).body[0].value, None, {})
+    assert fact("float(scale)") == Fact("type", "fp32")
+    assert fact("x.amax(dim=-1).float()") == Fact("type", "*fp32")   # Liger passes this for a *_ptr
+    assert fact("y.half()") == Fact("type", "*fp16")
 
 
 def test_plan_prefers_launch_sites_to_guesses_and_is_the_same_for_both_sides():
