@@ -43,8 +43,12 @@ def git(repo: Path, *args: str) -> str:
 
 
 def kernel_commits(repo: Path, limit: int):
-    """First-parent commits, newest first, whose change touches a file with a @triton kernel."""
-    for line in git(repo, "log", "--first-parent", "--format=%H", "-n", str(limit * 40), "--", "*.py").split():
+    """First-parent commits, newest first, whose change touches a file with a @triton kernel
+    (looked for among the commits that touch the kernel files of HEAD, so that a repository
+    where kernels are a small part is searched deep enough)."""
+    files = git(repo, "grep", "-l", "-e", "triton.jit", "-e", "@jit", "HEAD", "--", "*.py").split()
+    files = [f.partition(":")[2] for f in files] or ["*.py"]
+    for line in git(repo, "log", "--first-parent", "--format=%H", "-n", str(limit * 40), "--", *files).split():
         files = git(repo, "diff-tree", "--no-commit-id", "-r", "--name-only", f"{line}^", line).split("\n")
         for f in files:
             if not f.endswith(".py"):
