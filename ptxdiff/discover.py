@@ -624,7 +624,8 @@ def discover(snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = Non
             continue
         mod = index.parse(path)
         if mod.error:
-            broken[path] = Broken(path, mod.error, kernel_names_in(data))
+            if JIT_DECORATOR.search(data):  # a file with no jit decorator at all is no kernel file
+                broken[path] = Broken(path, mod.error, kernel_names_in(data))
             continue
         defined: set[str] = set()
         for top in mod.tree.body:
@@ -767,6 +768,9 @@ def _launch_target(index: ModuleIndex, mod: _Module, callee: ast.expr) -> tuple[
             if path:
                 return path, name
     return None
+
+
+JIT_DECORATOR = re.compile(rb"^[ \t]*@[\w.]*jit\b", re.MULTILINE)
 
 
 def kernel_names_in(text: bytes) -> tuple[str, ...]:

@@ -477,6 +477,7 @@ class _ExcClass:
         return self.name
 
 
+PRESENT_PACKAGES = {"triton", "torch", "numpy"}  # a reviewer of Triton kernels has these
 _SAFE_BUILTINS = ("abs", "all", "any", "bool", "dict", "divmod", "enumerate", "float", "int", "len", "list", "max",
                   "min", "range", "reversed", "round", "set", "sorted", "str", "sum", "tuple", "zip", "frozenset",
                   "chr", "ord", "hex", "repr", "filter", "map", "isinstance", "hasattr", "getattr", "pow", "iter",
@@ -535,6 +536,7 @@ class Interp:
         self.steps = 0
         self._depth = 0
         self.assumptions: list[str] = []   # what was assumed instead of refused (shown with the rows)
+        self._import_guards = 0            # enclosing `try` blocks that catch ImportError
         self.used: list[str] = []          # assumptions behind the values resolved since the caller cleared it
 
     # -- modules ---------------------------------------------------------------------------------
@@ -693,6 +695,8 @@ class Interp:
                 raise Raised("AssertionError", str(self.eval(stmt.msg, scope)) if stmt.msg else "")
         elif isinstance(stmt, ast.Import):
             for alias in stmt.names:
+                if self.repo_module(alias.name) is None:
+                    self._optional_import(alias.name)
                 if alias.asname:
                     scope.vars[alias.asname] = self.module_value(alias.name)
                 else:
@@ -711,10 +715,15 @@ class Interp:
             raise Refused(f"{type(stmt).__name__} statements are not interpreted", self.where(scope.env, stmt))
 
     def _try(self, stmt: ast.Try, scope: Scope) -> None:
+        guarded = any(self._matches(h, Raised("ImportError"), scope) for h in stmt.handlers)
         try:
             try:
                 try:
-                    self.exec_block(stmt.body, scope)
+                    self._import_guards += guarded
+                    try:
+                        self.exec_block(stmt.body, scope)
+                    finally:
+                        self._import_guards -= guarded
                 except Refused as refused:
                     # host code of a package we do not import, under `except Exception`: take the
                     # handler, as the code does when that package is missing, and say so
@@ -780,7 +789,17 @@ class Interp:
             else:
                 if base == "triton" or base.startswith("triton."):
                     _triton_module_exists(base)
+                self._optional_import(base)
                 scope.vars[bound] = self.attribute(External(base), alias.name, importing=True)
+
+    def _optional_import(self, module: str) -> None:
+        """Under `try: ... except ImportError:`, another package (not triton, torch, numpy or the
+        standard library) is taken as not installed: the code's own fallback runs, and that is
+        said. Whether it is installed on the reviewer's machine is not a fact of the revision."""
+        top = module.split(".")[0]
+        if self._import_guards and top not in PRESENT_PACKAGES and top not in sys.stdlib_module_names:
+            self.assumptions.append(f"import {module}: assumed not installed (the `except ImportError` branch taken)")
+            raise Raised("ImportError", f"no module named {module!r}")
 
     def assign(self, target: ast.expr, value, scope: Scope) -> None:
         if isinstance(target, ast.Name):
@@ -1452,6 +1471,11 @@ class Interp:
             return "Linux"
         if dotted in ("packaging.version.parse", "packaging.version.Version", "pkg_resources.parse_version",
                       "distutils.version.LooseVersion"):
+            return parse_version(args[0])
+        if dotted.rsplit(".", 1)[-1] in ("Version", "parse_version", "version_parse") and len(args) == 1 \
+                and isinstance(args[0], str) and not kwargs:
+            # another package's wrapper around packaging's Version (unsloth_zoo.utils.Version)
+            self.assumptions.append(f"{dotted}({args[0]!r}): assumed it parses a version like packaging's Version")
             return parse_version(args[0])
         if dotted in ("importlib.util.find_spec",) and args and isinstance(args[0], str):
             if args[0] == "triton" or args[0].startswith("triton."):

@@ -414,7 +414,7 @@ def test_coding_cookie_is_honoured():
 
 
 def test_nul_bytes_are_broken_not_a_crash():
-    found = discover(FakeSnapshot({"pkg/nul.py": b"import triton\n\x00\n"}))
+    found = discover(FakeSnapshot({"pkg/nul.py": b"import triton\n@triton.jit\ndef k(x):\n\x00\n"}))
     assert "pkg/nul.py" in found.broken
 
 
@@ -422,6 +422,14 @@ def test_files_without_triton_are_not_parsed():
     # a syntax error in a file that cannot hold kernels is not our business
     found = discover(FakeSnapshot({"tools/script.py": "def broken(:\n"}))
     assert found.kernels == {} and found.broken == {}
+
+
+def test_a_broken_file_with_no_jit_decorator_is_no_kernel_file():
+    """unsloth's models/rl.py once held an empty `try:` and mentions "triton.cudagraphs": it has no
+    kernel, so it is no failed row (a broken file with a jit decorator still is)."""
+    text = 'OPTIONS = {"triton.cudagraphs": False}\ntry:\nexcept Exception:\n    pass\n'
+    found = discover(FakeSnapshot({"models/rl.py": text, "ops/k.py": "import triton\n@jit\ndef k(:\n"}))
+    assert set(found.broken) == {"ops/k.py"}
 
 
 def test_kernel_names_in():
