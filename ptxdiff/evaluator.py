@@ -477,7 +477,7 @@ class _ExcClass:
         return self.name
 
 
-PRESENT_PACKAGES = {"triton", "torch", "numpy"}  # a reviewer of Triton kernels has these
+PRESENT_PACKAGES = {"triton", "torch", "numpy", "packaging"}  # a reviewer of Triton kernels has these
 _SAFE_BUILTINS = ("abs", "all", "any", "bool", "dict", "divmod", "enumerate", "float", "int", "len", "list", "max",
                   "min", "range", "reversed", "round", "set", "sorted", "str", "sum", "tuple", "zip", "frozenset",
                   "chr", "ord", "hex", "repr", "filter", "map", "isinstance", "hasattr", "getattr", "pow", "iter",
