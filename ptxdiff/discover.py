@@ -568,8 +568,7 @@ def infer_param_kinds(fn: ast.FunctionDef, constexprs: bool = False) -> dict[str
                 compared |= names  # `offs < n`: an int, unless a float literal says otherwise
     # values used in //, %, shifts or bit operations are integers: the pointer they come from holds ints
     for node in nodes:
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod, ast.LShift, ast.RShift,
-                                                                  ast.BitAnd, ast.BitOr, ast.BitXor)):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, _INTEGER_OPS):
             for side in (node.left, node.right):
                 for name in _names_outside_calls(side):
                     if name in loaded_from:
