@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ptxdiff.corpus import build_repo, corpus_dir, load_pairs  # noqa: E402
+from ptxdiff.corpus.pairs import build_repo, corpus_dir, load_pairs  # noqa: E402
 
 PAIRS = ["gelu", "leaky_relu", "silu", "l2norm", "rmsnorm", "softmax", "layernorm_eps", "bias_add_dropped",
          "row_scale_wrong_stride", "relu6_clamp_bound", "elu_module_alpha", "sum_fp16_accumulation"]

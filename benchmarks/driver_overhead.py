@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ptxdiff.corpus import corpus_dir, load_pairs  # noqa: E402
+from ptxdiff.corpus.pairs import corpus_dir, load_pairs  # noqa: E402
 
 PAIRS = ["gelu", "leaky_relu", "silu", "l2norm", "rmsnorm", "softmax", "relu6_clamp_bound", "elu_module_alpha"]
 
@@ -144,9 +144,9 @@ def liger(source: Path, work: Path, env: dict, repeat: int) -> None:
 
 
 def log_compiles(work: Path, env: dict, n_commits: int) -> None:
-    from ptxdiff.engine import Engine
-    from ptxdiff.git import Repo
-    from ptxdiff.history import history
+    from ptxdiff.compare.engine import Engine
+    from ptxdiff.compare.history import history
+    from ptxdiff.git.repo import Repo
 
     repo = work / "history"
     repo.mkdir()

@@ -16,11 +16,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 
-from ptxdiff import compiler  # noqa: E402
+from ptxdiff.compile import worker as compiler  # noqa: E402
 from ptxdiff.config import KernelConfig  # noqa: E402
-from ptxdiff.corpus import corpus_dir, load_pairs  # noqa: E402
-from ptxdiff.discover import FileSet, discover  # noqa: E402
-from ptxdiff.specs import resolve  # noqa: E402
+from ptxdiff.corpus.pairs import corpus_dir, load_pairs  # noqa: E402
+from ptxdiff.discovery.kernels import FileSet, discover  # noqa: E402
+from ptxdiff.specs.resolve import resolve  # noqa: E402
 
 
 def main(names: list[str]) -> int:

@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ptxdiff.corpus import build_repo, corpus_dir, load_pairs  # noqa: E402
+from ptxdiff.corpus.pairs import build_repo, corpus_dir, load_pairs  # noqa: E402
 
 # one-dimensional kernels: make_inputs(n) is n elements, so time_size sets the work directly
 DEFAULT = ["gelu", "leaky_relu", "silu", "elu_module_alpha", "perf_block_constexpr"]

@@ -94,7 +94,7 @@ json.dump(out, open(sys.argv[1], "w"), indent=1)
 
 def commit_all(repo: Path, message: str, parent: str | None) -> str:
     """Commit every file under `repo` (pygit2, no git binary needed on the GPU machine)."""
-    from ptxdiff.git import commit_tree
+    from ptxdiff.git.repo import commit_tree
     files = {p.relative_to(repo).as_posix(): p.read_bytes() for p in sorted(repo.rglob("*"))
              if p.is_file() and ".git" not in p.relative_to(repo).parts and "__pycache__" not in p.parts
              and not p.name.endswith(".json")}
@@ -107,7 +107,7 @@ def ptxdiff(repo: Path, *args: str, env: dict | None = None) -> subprocess.Compl
 
 
 def build(repo: Path, liger: Path | None) -> list[str]:
-    from ptxdiff.corpus import load_pairs
+    from ptxdiff.corpus.pairs import load_pairs
 
     (repo / "kernels").mkdir(parents=True)
     (repo / "kernels" / "__init__.py").write_text("")

@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ptxdiff import stats  # noqa: E402  (stdlib only)
+from ptxdiff.dynamic import stats  # noqa: E402  (stdlib only)
 
 PAIRS = ROOT / "corpus" / "pairs"
 ELEMENTWISE = ("gelu", "leaky_relu", "silu")
@@ -92,7 +92,7 @@ def run(args) -> dict:
     import torch
     import triton
 
-    from ptxdiff import timing
+    from ptxdiff.dynamic import timing
 
     timing.require_gpu()
     t0 = time.time()

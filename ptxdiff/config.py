@@ -12,8 +12,8 @@ import json
 import sys
 from dataclasses import dataclass, field
 
-from .errors import ConfigError
-from .targets import parse_target
+from ptxdiff.errors import ConfigError
+from ptxdiff.targets import parse_target
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -10,7 +10,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from .errors import UsageError
+from ptxdiff.errors import UsageError
 
 
 @dataclass(frozen=True)

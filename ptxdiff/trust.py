@@ -37,7 +37,7 @@ def _truthy(value: str | None) -> bool:
 
 def from_user(imports: bool = False, outputs: bool = False, time: bool = False) -> Permissions:
     """Command-line flags, then the user's own git config and environment."""
-    from .git import user_config_get
+    from ptxdiff.git.repo import user_config_get
 
     semantic = "always" if outputs else (user_config_get("ptxdiff.semantic") or "off").strip().lower()
     if semantic not in SEMANTIC:

@@ -130,7 +130,7 @@ def ptxdiff(args: list[str], cwd: Path, env: dict | None = None, python_flags: l
 
 def run_main(args: list[str], capsys) -> tuple[int, str, str]:
     """`ptxdiff.cli.main(args)` in this process; returns (exit code, stdout, stderr)."""
-    from ptxdiff.cli import main
+    from ptxdiff.cli.main import main
 
     capsys.readouterr()
     rc = main(list(args))

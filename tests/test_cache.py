@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helpers import cache_entries, commit, isolate, make_repo, ptxdiff, scale_kernel
 
-from ptxdiff.cache import FORMAT, Cache, valid_results
+from ptxdiff.compare.store import FORMAT, Cache, valid_results
 
 V2 = "x * 2.0 + 1.0"
 METRICS = {"ptx_regs": 10, "ptx_regs_by_type": {"r": 10}, "ptx_instrs": 17, "ptx_opcodes": {"ld": 1, "st": 1},
@@ -109,7 +109,7 @@ def test_cache_clear_says_what_it_removed_and_fails_honestly(tmp_path, cache):
 def test_cache_clear_also_forgets_what_git_diff_stored(tmp_path, capsys):
     from helpers import run_main
 
-    from ptxdiff.driver import state_dir
+    from ptxdiff.gitdiff.driver import state_dir
 
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
     results = Path(state_dir(str(repo / ".git"))) / "results"

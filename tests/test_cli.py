@@ -9,8 +9,20 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import (commit, corpus, git, head, isolate, make_repo, ptxdiff, run_json, run_main, scale_kernel,
-                     snapshot_tree, write)
+from helpers import (
+    commit,
+    corpus,
+    git,
+    head,
+    isolate,
+    make_repo,
+    ptxdiff,
+    run_json,
+    run_main,
+    scale_kernel,
+    snapshot_tree,
+    write,
+)
 
 V1, V2, V3 = "x * 2.0", "x * 2.0 + 1.0", "x * x"
 

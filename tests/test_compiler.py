@@ -14,7 +14,7 @@ def _run(code: str) -> subprocess.CompletedProcess:
 def test_deferred_torch_is_not_imported_until_used_and_then_works_fully():
     proc = _run("""
         import sys
-        from ptxdiff import compiler
+        from ptxdiff.compile import worker as compiler
         compiler.defer_torch()
         import torch
         assert "torch._C" not in sys.modules, "import torch alone must stay cheap"
@@ -31,7 +31,7 @@ def test_deferred_torch_is_not_imported_until_used_and_then_works_fully():
 def test_deferred_torch_leaves_an_already_imported_torch_alone():
     proc = _run("""
         import sys, torch
-        from ptxdiff import compiler
+        from ptxdiff.compile import worker as compiler
         compiler.defer_torch()
         assert sys.modules["torch"] is torch
         print("ok")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 
 import pytest
-
 from helpers import isolate
-from ptxdiff import corpus
+
+from ptxdiff.corpus import pairs as corpus
 
 STUDY_STRUCTURAL = ["gelu", "matmul", "flash_attention", "attention", "l2norm", "rmsnorm", "silu"]
 STUDY_SEMANTIC = ["leaky_relu", "softmax"]

@@ -9,8 +9,14 @@ import textwrap
 
 import pytest
 
-from ptxdiff.discover import Broken, Param, discover, infer_param_kinds, kernel_names_in
-from ptxdiff.hints import Hint
+from ptxdiff.discovery.hints import Hint
+from ptxdiff.discovery.kernels import (
+    Broken,
+    Param,
+    discover,
+    infer_param_kinds,
+    kernel_names_in,
+)
 
 
 class FakeSnapshot:

@@ -18,11 +18,22 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from helpers import HEADER, ROOT, commit, git, head, isolate, make_repo, run_main, scale_kernel, write
+from helpers import (
+    HEADER,
+    ROOT,
+    commit,
+    git,
+    head,
+    isolate,
+    make_repo,
+    run_main,
+    scale_kernel,
+    write,
+)
 
-from ptxdiff.driver import block
-from ptxdiff.engine import Engine
-from ptxdiff.git import INDEX, Repo, Side
+from ptxdiff.compare.engine import Engine
+from ptxdiff.git.repo import INDEX, Repo, Side
+from ptxdiff.gitdiff.driver import block
 
 WAIT = {"PTXDIFF_DRIVER_BUDGET": "600"}   # wait for every compile (no test depends on the clock)
 FORCE = {"PTXDIFF_FORCE": "1", **WAIT}
@@ -340,8 +351,8 @@ def test_driver_budget_is_a_checked_config_key():
 
 
 def test_doctor_reads_the_interpreter_from_the_shim(tmp_path, capsys):
-    from ptxdiff import install as installmod
-    from ptxdiff.install import driver_python
+    from ptxdiff.git import install as installmod
+    from ptxdiff.git.install import driver_python
 
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
     install(repo, capsys)

@@ -7,9 +7,19 @@ from types import SimpleNamespace
 
 import pytest
 
-from ptxdiff import invocation as inv
-from ptxdiff.filler import place
-from ptxdiff.patchsplit import MISSING, UNKNOWN, Piece, lines_of, matches, parse_header, piece_bytes, split, unquote
+from ptxdiff.gitdiff import invocation as inv
+from ptxdiff.gitdiff.filler import place
+from ptxdiff.gitdiff.patches import (
+    MISSING,
+    UNKNOWN,
+    Piece,
+    lines_of,
+    matches,
+    parse_header,
+    piece_bytes,
+    split,
+    unquote,
+)
 
 TA, TB, TC = b"ptxAtok/", b"ptxBtok/", b"ptxCtok"
 

@@ -15,9 +15,9 @@ import stat
 import pytest
 from helpers import commit, git, isolate, make_repo
 
-from ptxdiff import install as installmod
-from ptxdiff.git import Repo
-from ptxdiff.install import driver_shim
+from ptxdiff.git import install as installmod
+from ptxdiff.git.install import driver_shim
+from ptxdiff.git.repo import Repo
 
 NAMES = [b"plain.py", b"a b.py", b"tab\there.py", b'quo"te.py', "\u00fcn\u00ef.py".encode(), b"\xff\xfe bad.py",
          b"back\\slash.py", b"new\nline.py", b"sub/dir/deep.py", b"-dash.py", b"sub/x y/z.py", b"star*.py"]

@@ -16,11 +16,21 @@ import textwrap
 import time
 
 import pytest
-from helpers import (HEADER, cache_entries, commit, isolate, make_repo, rows_by_kernel, run_json, run_main,
-                     scale_kernel, write)
+from helpers import (
+    HEADER,
+    cache_entries,
+    commit,
+    isolate,
+    make_repo,
+    rows_by_kernel,
+    run_json,
+    run_main,
+    scale_kernel,
+    write,
+)
 
-from ptxdiff.engine import Engine
-from ptxdiff.git import Repo
+from ptxdiff.compare.engine import Engine
+from ptxdiff.git.repo import Repo
 from ptxdiff.trust import Permissions
 
 
@@ -181,7 +191,7 @@ def test_compile_timeout_is_a_failed_row(tmp_path, capsys):
 
 def test_after_one_spec_times_out_the_kernel_s_other_specs_are_not_compiled(tmp_path, monkeypatch):
     """A spec that compiles past the timeout says the others would too: they are not started."""
-    from ptxdiff.pool import Pool
+    from ptxdiff.compile.pool import Pool
 
     src = HEADER + '''
 @triton.jit
@@ -307,7 +317,7 @@ def test_cache_lives_under_git_dir_by_default_and_prune_empties_it(tmp_path, mon
 def test_cache_write_is_all_or_nothing(tmp_path, monkeypatch):
     """A write that fails half-way (disk full, a crash before the rename) leaves no entry and no
     temp file; readers never see a partial entry."""
-    from ptxdiff import cache as cachemod
+    from ptxdiff.compare import store as cachemod
 
     root = tmp_path / "atomic"
     c = cachemod.Cache(root, valid=lambda value: True)     # any shape: this is about the file
@@ -334,7 +344,7 @@ def test_cache_key_follows_the_inferred_parameter_types(tmp_path, monkeypatch):
     commit(repo, "v2", {"ops/k.py": scale_kernel("x * 3.5")})
     assert compare(repo, "HEAD~1", "HEAD").compiled == 2
     assert compare(repo, "HEAD~1", "HEAD").compiled == 0
-    import ptxdiff.discover as discover_mod
+    import ptxdiff.discovery.kernels as discover_mod
     real = discover_mod.infer_param_kinds
     monkeypatch.setattr(discover_mod, "infer_param_kinds",
                         lambda fn, **kw: {k: ("i64" if k == "n" else v) for k, v in real(fn, **kw).items()})
@@ -389,7 +399,7 @@ def test_a_worker_dies_with_the_process_that_started_it(tmp_path):
     marker = tmp_path / "child.pid"
     script = textwrap.dedent(f'''
         import os, sys, time
-        from ptxdiff.compiler import die_with_parent
+        from ptxdiff.compile.worker import die_with_parent
         if os.fork() == 0:
             die_with_parent()
             open({str(marker)!r}, "w").write(str(os.getpid()))

@@ -6,8 +6,15 @@ import textwrap
 
 import pytest
 
-from ptxdiff.discover import FileSet, ModuleIndex
-from ptxdiff.evaluator import Constexpr, DType, Interp, Raised, Refused, TritonConfig
+from ptxdiff.build.evaluator import (
+    Constexpr,
+    DType,
+    Interp,
+    Raised,
+    Refused,
+    TritonConfig,
+)
+from ptxdiff.discovery.kernels import FileSet, ModuleIndex
 from ptxdiff.targets import Device
 
 

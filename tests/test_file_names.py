@@ -7,7 +7,17 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import commit, git, head, isolate, make_bare, make_repo, ptxdiff, run_main, scale_kernel
+from helpers import (
+    commit,
+    git,
+    head,
+    isolate,
+    make_bare,
+    make_repo,
+    ptxdiff,
+    run_main,
+    scale_kernel,
+)
 
 NAME = "ops/k \udcff.py"                       # bytes b"ops/k \xff.py": a space and a Latin-1 byte
 KID = f"{NAME}::scale_kernel"

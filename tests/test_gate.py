@@ -13,9 +13,21 @@ import sys
 import textwrap
 
 import pytest
-from helpers import PY, ROOT, commit, git, head, isolate, make_bare, make_repo, ptxdiff, run_main, scale_kernel
+from helpers import (
+    PY,
+    ROOT,
+    commit,
+    git,
+    head,
+    isolate,
+    make_bare,
+    make_repo,
+    ptxdiff,
+    run_main,
+    scale_kernel,
+)
 
-from ptxdiff.install import git_version
+from ptxdiff.git.install import git_version
 
 K = "ops/k.py::scale_kernel"
 OTHER = "ops/other.py::other_kernel"
@@ -94,7 +106,7 @@ def test_cli_check_keeps_its_exit_status_when_nobody_reads(tmp_path, capsys):
 
 @needs_hook_file
 def test_installed_hook_is_hooks_pre_push_with_the_interpreter_filled_in(tmp_path, capsys):
-    from ptxdiff.install import hook_python, hook_source, hook_text
+    from ptxdiff.git.install import hook_python, hook_source, hook_text
 
     template = ROOT / "hooks" / "pre-push"
     assert hook_source("pre-push") == template
@@ -142,8 +154,8 @@ def test_a_hook_whose_interpreter_is_gone_blocks_and_says_how_to_pass(tmp_path, 
 
 def test_config_defined_hook_starts_python_isolated(tmp_path, monkeypatch):
     """git >= 2.54: the hook is `hook.ptxdiff.command`; it starts Python the same isolated way."""
-    from ptxdiff import install as installmod
-    from ptxdiff.git import Repo
+    from ptxdiff.git import install as installmod
+    from ptxdiff.git.repo import Repo
 
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
     monkeypatch.setattr(installmod, "git_version", lambda: (2, 54, 0))

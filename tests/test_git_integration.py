@@ -13,12 +13,26 @@ import random
 import re
 
 import pytest
-from helpers import (HEADER, cache_entries, commit, corpus, git, head, isolate, make_bare, make_repo, ptxdiff,
-                     run_main, scale_kernel, snapshot_tree, write)
+from helpers import (
+    HEADER,
+    cache_entries,
+    commit,
+    corpus,
+    git,
+    head,
+    isolate,
+    make_bare,
+    make_repo,
+    ptxdiff,
+    run_main,
+    scale_kernel,
+    snapshot_tree,
+    write,
+)
 
-from ptxdiff.engine import Engine
-from ptxdiff.git import Repo
-from ptxdiff.install import git_version
+from ptxdiff.compare.engine import Engine
+from ptxdiff.git.install import git_version
+from ptxdiff.git.repo import Repo
 
 V2 = "x * 2.0 + 1.0"
 GELU = "ops/gelu.py::gelu_kernel"
@@ -120,7 +134,7 @@ def uses_helper_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
 
 
 def test_git_diff_survives_a_driver_that_cannot_run(tmp_path, capsys):
-    from ptxdiff import install as installmod
+    from ptxdiff.git import install as installmod
 
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(), "ops/b c.py": "x = 1\n"})
     rc = installmod.install(Repo(repo), python=str(tmp_path / "no-such-python"))
@@ -492,7 +506,7 @@ def test_log_lists_the_commits_that_changed_the_kernel(tmp_path, capsys, cache):
     c["c5"] = commit(repo, "c5 rename the file")
     c["c6"] = commit(repo, "c6 kernel again", {"ops/k2.py": "# a comment\n" + scale_kernel("x * x + 1.0") + FILLER})
 
-    from ptxdiff.history import history
+    from ptxdiff.compare.history import history
     CountingEngine.compiled = 0
     events = history(Repo(repo), CountingEngine(Repo(repo), jobs=2), "scale_kernel")
     assert [e.commit.id for e in events] == [c["c1"], c["c3"], c["c6"]]

@@ -10,11 +10,20 @@ from __future__ import annotations
 import os
 
 import pytest
-from helpers import HEADER, commit, git, isolate, make_repo, ptxdiff, run_main, scale_kernel
+from helpers import (
+    HEADER,
+    commit,
+    git,
+    isolate,
+    make_repo,
+    ptxdiff,
+    run_main,
+    scale_kernel,
+)
 
-from ptxdiff import corpus
-from ptxdiff.engine import Engine
-from ptxdiff.git import Repo
+from ptxdiff.compare.engine import Engine
+from ptxdiff.corpus import pairs as corpus
+from ptxdiff.git.repo import Repo
 
 
 @pytest.fixture(autouse=True)

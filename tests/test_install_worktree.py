@@ -6,9 +6,20 @@ from __future__ import annotations
 import os
 
 import pytest
-from helpers import commit, git, head, isolate, make_bare, make_repo, ptxdiff, run_main, scale_kernel, snapshot_tree
+from helpers import (
+    commit,
+    git,
+    head,
+    isolate,
+    make_bare,
+    make_repo,
+    ptxdiff,
+    run_main,
+    scale_kernel,
+    snapshot_tree,
+)
 
-from ptxdiff.install import git_version
+from ptxdiff.git.install import git_version
 
 K = "ops/k.py::scale_kernel"
 CONFIG_HOOKS = git_version() >= (2, 54)

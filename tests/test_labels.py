@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from ptxdiff.labels import label
+from ptxdiff.corpus.labels import label
 
 BASE = '''
 import triton

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from helpers import commit, git, isolate, make_repo, run_main
-from ptxdiff import corpus as corpusmod
-from ptxdiff.engine import Engine
-from ptxdiff.git import Repo, Side
-from ptxdiff.runner import compare_outputs, sizes_around
+
+from ptxdiff.compare.engine import Engine
+from ptxdiff.corpus import pairs as corpusmod
+from ptxdiff.dynamic.runner import compare_outputs, sizes_around
+from ptxdiff.git.repo import Repo, Side
 
 
 def test_sizes_cover_one_primes_and_block_edges():

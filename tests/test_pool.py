@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from helpers import isolate, make_repo, scale_kernel
 
+from ptxdiff.compile.pool import Pool, Task
 from ptxdiff.config import Config
-from ptxdiff.discover import discover
-from ptxdiff.git import Repo
-from ptxdiff.plan import Plan
-from ptxdiff.pool import Pool, Task
+from ptxdiff.discovery.kernels import discover
+from ptxdiff.git.repo import Repo
+from ptxdiff.specs.plan import Plan
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ptxdiff import ptx
+from ptxdiff.metrics import ptx
 
 DATA = Path(__file__).parent / "data" / "ptx"
 

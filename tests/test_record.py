@@ -11,9 +11,12 @@ from pathlib import Path
 import pytest
 import torch
 import triton.language as tl
-
 from helpers import PY, git, make_repo, ptxdiff
-from ptxdiff import record, record_hook, recorded, timing
+
+from ptxdiff.dynamic import timing
+from ptxdiff.record import command as record
+from ptxdiff.record import launch_hook as record_hook
+from ptxdiff.record import launches as recorded
 
 SCALE = '''\
 """A kernel with its host wrapper, and an autotuned kernel with a heuristic."""

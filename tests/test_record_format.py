@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from ptxdiff import recorded
 from ptxdiff.errors import ConfigError
+from ptxdiff.record import launches as recorded
 
 GELU = {"kernel": "ops/gelu.py::gelu_kernel", "params": ["x_ptr", "out_ptr", "n", "BLOCK"],
         "signature": {"x_ptr": "*fp16", "out_ptr": "*fp16", "n": "i32"}, "constexprs": {"BLOCK": 1024},

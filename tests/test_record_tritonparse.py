@@ -10,10 +10,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from helpers import make_repo, ptxdiff
-from ptxdiff import recorded, tritonparse_logs
+
 from ptxdiff.errors import ConfigError, UsageError
+from ptxdiff.record import launches as recorded
+from ptxdiff.record import tritonparse as tritonparse_logs
 
 TRACES = Path(__file__).parent / "data" / "tritonparse"
 EXPECTED = """\

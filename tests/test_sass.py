@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ptxdiff import sass
+from ptxdiff.metrics import sass
 
 DATA = Path(__file__).parent / "data" / "ptx"
 

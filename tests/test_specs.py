@@ -7,8 +7,14 @@ import json
 import pytest
 
 from ptxdiff.config import KernelConfig, SpecConfig, parse
-from ptxdiff.discover import Kernel, Param
-from ptxdiff.specs import DEFAULT_NUM_STAGES, DEFAULT_NUM_WARPS, Declared, SpecError, resolve
+from ptxdiff.discovery.kernels import Kernel, Param
+from ptxdiff.specs.resolve import (
+    DEFAULT_NUM_STAGES,
+    DEFAULT_NUM_WARPS,
+    Declared,
+    SpecError,
+    resolve,
+)
 
 KID = "ops/norm.py::norm_kernel"
 KEY = f'[tool.ptxdiff.kernels."{KID}"]'
@@ -204,7 +210,7 @@ def test_dtype_constexpr_from_config_string():
     # the spec keeps the string (cache key, labels), the compile worker turns it into the dtype
     import triton.language as tl
 
-    from ptxdiff.compiler import _constexpr_value
+    from ptxdiff.compile.worker import _constexpr_value
     d = declared(defaults={"BLOCK": 1024})
     (spec,) = resolve(K, d, KernelConfig(base=SpecConfig(constexprs={"EVEN": "tl.bfloat16"})))
     assert dict(spec.constexprs)["EVEN"] == "tl.bfloat16"

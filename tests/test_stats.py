@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from ptxdiff import stats
+from ptxdiff.dynamic import stats
 
 
 def rounds(n=30, base=100.0, factor=1.0, noise=0.005, drift=0.02, seed=0):

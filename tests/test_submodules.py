@@ -6,7 +6,17 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import commit, git, head, isolate, make_bare, make_repo, ptxdiff, run_main, scale_kernel
+from helpers import (
+    commit,
+    git,
+    head,
+    isolate,
+    make_bare,
+    make_repo,
+    ptxdiff,
+    run_main,
+    scale_kernel,
+)
 
 ALLOW = ["-c", "protocol.file.allow=always"]
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from ptxdiff import timing
+from ptxdiff.dynamic import timing
 from ptxdiff.errors import PtxdiffError
 
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ptxdiff import ptx, verdict
+from ptxdiff.compare import verdict
+from ptxdiff.metrics import ptx
 
 DATA = Path(__file__).parent / "data" / "ptx"
 

@@ -9,11 +9,11 @@ import textwrap
 import pytest
 from helpers import HEADER, commit, isolate, make_repo
 
-from ptxdiff.callsites import Fact
-from ptxdiff.discover import FileSet, discover
-from ptxdiff.hints import constexpr_hints, descriptor_types, optional_params
-from ptxdiff.plan import make
-from ptxdiff.specs import _cover
+from ptxdiff.discovery.callsites import Fact
+from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, optional_params
+from ptxdiff.discovery.kernels import FileSet, discover
+from ptxdiff.specs.plan import make
+from ptxdiff.specs.resolve import _cover
 
 
 @pytest.fixture(autouse=True)
@@ -79,8 +79,8 @@ def k(x_ptr, MODE: tl.constexpr, HAS_X: tl.constexpr, flag: tl.constexpr, DT: tl
     a = a * scale + tl.load(x_ptr)
 '''
     fn, tree = fn_of(src)
-    from ptxdiff.discover import infer_param_kinds
-    from ptxdiff.hints import module_constants
+    from ptxdiff.discovery.hints import module_constants
+    from ptxdiff.discovery.kernels import infer_param_kinds
     hints = constexpr_hints(fn, module_constants(tree), infer_param_kinds(fn, constexprs=True))
     assert hints["DEFAULTED"].values == (64,)             # used only where its default cannot be had
     assert hints["MODE"].values == (0, 2)                 # compared with a module constant and a literal
@@ -134,7 +134,7 @@ def k(x_ptr, N, BLOCK_SIZE: tl.constexpr):
 def test_a_pointer_advanced_by_loaded_offsets_stays_a_pointer():
     """`h += boh * K` with `boh` loaded from another pointer: h is still the address, and its
     stores make it a pointer (not an int nobody can store through)."""
-    from ptxdiff.discover import infer_param_kinds
+    from ptxdiff.discovery.kernels import infer_param_kinds
     fn, _ = fn_of(HEADER + '''
 @triton.jit
 def k(h, offsets, K: tl.constexpr):
@@ -180,7 +180,7 @@ def test_launch_sites_give_facts():
 
 
 def test_float_the_builtin_is_a_scalar_and_float_the_method_a_tensor():
-    from ptxdiff.callsites import classify
+    from ptxdiff.discovery.callsites import classify
 
     def fact(src):
         return classify(ast.parse(src).body[0].value, None, {})
@@ -209,8 +209,8 @@ def test_cover_compiles_every_value_at_least_once():
 
 
 def test_zero_config_measures_and_says_what_was_guessed(tmp_path):
-    from ptxdiff.engine import Engine
-    from ptxdiff.git import Repo
+    from ptxdiff.compare.engine import Engine
+    from ptxdiff.git.repo import Repo
 
     repo = make_repo(tmp_path, {"ops/k.py": KERNEL})
     commit(repo, "v2", {"ops/k.py": KERNEL.replace("x = x * 2.0", "x = x * 3.0 + 1.0")})
@@ -231,8 +231,8 @@ def test_zero_config_measures_and_says_what_was_guessed(tmp_path):
 def test_a_side_tipped_past_max_specs_is_covered_like_the_other(tmp_path):
     """An added optional pointer doubles the new side's combinations past max_specs: both sides
     then compile the same covering set, so every row pairs (no spec reads `removed`)."""
-    from ptxdiff.engine import Engine
-    from ptxdiff.git import Repo
+    from ptxdiff.compare.engine import Engine
+    from ptxdiff.git.repo import Repo
 
     old = HEADER + '''
 @triton.jit
@@ -277,8 +277,8 @@ def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     acc = tl.cumsum(x.to(accum_type(x.dtype)), 0)
     tl.store(out_ptr + offs, acc, mask=offs < n)
 '''
-    from ptxdiff.engine import Engine
-    from ptxdiff.git import Repo
+    from ptxdiff.compare.engine import Engine
+    from ptxdiff.git.repo import Repo
 
     repo = make_repo(tmp_path, {"ops/k.py": src})
     r = Repo(repo)
@@ -297,8 +297,8 @@ def shift(a, b):
     return a << b
 '''
     codegen = "def pointwise(**kw):\n    return lambda fn: fn\n"
-    from ptxdiff.engine import Engine
-    from ptxdiff.git import Repo
+    from ptxdiff.compare.engine import Engine
+    from ptxdiff.git.repo import Repo
 
     repo = make_repo(tmp_path, {"ops/__init__.py": "", "ops/codegen.py": codegen, "ops/k.py": src})
     commit(repo, "v2", {"ops/k.py": src.replace("a << b", "(a << b) | 1")})
@@ -320,8 +320,8 @@ def k(counts_ptr, out_ptr, n, BLOCK_M: tl.constexpr, GROUP_SIZE: tl.constexpr, N
     tl.store(out_ptr + offs, blocks.to(tl.float32) * 0.5 / BLOCK_M)
 '''
     fn, tree = fn_of(src)
-    from ptxdiff.discover import infer_param_kinds
-    from ptxdiff.hints import module_constants
+    from ptxdiff.discovery.hints import module_constants
+    from ptxdiff.discovery.kernels import infer_param_kinds
     kinds = infer_param_kinds(fn, constexprs=True)
     assert kinds["counts_ptr"] == "*i32"     # its values meet `//`
     hints = constexpr_hints(fn, module_constants(tree), kinds)

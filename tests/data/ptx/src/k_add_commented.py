@@ -8,8 +8,6 @@ import triton
 import triton.language as tl
 
 
-
-
 @triton.jit
 def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     """Add two vectors."""

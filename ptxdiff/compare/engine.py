@@ -1,0 +1,535 @@
+"""The one path every entry point runs: sides -> changed kernels -> specs x targets -> compile
+(cached, in workers) -> metrics -> verdicts.
+
+CLI diff/show, the git diff driver, the pre-push hook, history and the corpus all call
+`compare`; none has its own copy of this logic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ptxdiff import config as configmod
+from ptxdiff.compare.store import Cache, cache_dir, make_key
+from ptxdiff.compare.verdict import classify, delta
+from ptxdiff.compile import toolchain
+from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover, renamed_id
+from ptxdiff.discovery.memo import Memo, changed_paths, update
+from ptxdiff.errors import UsageError
+from ptxdiff.git.repo import Repo, Side, Snapshot
+from ptxdiff.record import launches as recorded
+from ptxdiff.specs import plan as planmod
+from ptxdiff.specs.plan import Plan
+from ptxdiff.targets import target_name
+from ptxdiff.trust import Permissions, suggestions
+
+
+@dataclass(frozen=True)
+class Row:
+    kernel: str
+    spec: str
+    target: str
+    verdict: str
+    blocking: bool
+    old: dict | None
+    new: dict | None
+    delta: dict
+    error: str | None = None
+    spec_detail: dict | None = None
+    old_kernel: str | None = None       # the id on the old side when it differs (rename)
+    log: str | None = None
+    old_ptx: str | None = None
+    new_ptx: str | None = None
+    outputs: dict | None = None         # --outputs: the same inputs through old and new (per kernel)
+    timing: dict | None = None          # --time: new/old on a GPU with CI and A/A band (per kernel)
+    spec_source: str | None = None      # where the spec's values came from: config, recorded, call-site, guessed
+    paths: tuple[str, ...] = ()         # the files the kernel's effective source reads (either side)
+    transient: bool = False             # failed for a reason that may not repeat (timeout, crash): not cached
+
+    def as_json(self) -> dict:
+        return {"kernel": self.kernel, "spec": self.spec, "spec_source": self.spec_source, "target": self.target,
+                "verdict": self.verdict, "blocking": self.blocking, "old": _public(self.old), "new": _public(self.new),
+                "paths": list(self.paths), "transient": self.transient,
+                "delta": self.delta, "error": self.error, "spec_detail": self.spec_detail,
+                "renamed_from": self.old_kernel, "outputs": self.outputs, "timing": self.timing,
+                "log": self.log}
+
+
+def _public(metrics: dict | None) -> dict | None:
+    return dict(metrics) if metrics is not None else None
+
+
+@dataclass(frozen=True)
+class Report:
+    base: Side | None
+    head: Side
+    toolchain: dict
+    rows: list[Row]
+    config: configmod.Config
+    compiled: int = 0                # specs compiled in this run (the rest came from the cache)
+    messages: list[str] = field(default_factory=list)
+
+    @property
+    def blocking(self) -> list[Row]:
+        return [r for r in self.rows if r.blocking]
+
+    def as_json(self) -> dict:
+        return {"base": self.base.commit if self.base else None, "head": self.head.commit,
+                "toolchain": self.toolchain, "kernels": [r.as_json() for r in self.rows],
+                "messages": self.messages}
+
+
+def _deterministic(result: dict) -> bool:
+    """A compile error, or specs that cannot be had from the kernel's effective source, are facts
+    about the source, config and toolchain (the cache key); an import failure, a timeout or a
+    crash may not happen next time, so they are never cached."""
+    return bool(result.get("deterministic")) or (
+        result.get("key") is not None and str(result.get("error", "")).startswith("compile failed:"))
+
+
+def _blocks(verdict: str, source: str | None, old: dict | None, new: dict | None, cfg: configmod.Config) -> bool:
+    """The block policy. A row whose spec holds guesses blocks like any other (`block_guessed`):
+    both sides got the same guesses, so a structural verdict is a change of the code. But when
+    both sides fail to compile with guessed values, the guess failed, not the change."""
+    if verdict not in cfg.block:
+        return False
+    if source == "guessed":
+        if not cfg.block_guessed:
+            return False
+        if verdict == "failed" and old and new and old.get("error") and new.get("error"):
+            return False
+    return True
+
+
+def path_matches(path: str, specs: list[str] | None) -> bool:
+    if not specs:
+        return True
+    for spec in specs:
+        spec = spec.rstrip("/")
+        if spec in ("", ".") or path == spec or path.startswith(spec + "/") or fnmatch.fnmatch(path, spec):
+            return True
+    return False
+
+
+@dataclass
+class _Need:
+    """One (side, kernel) whose results must be produced: per target, a list of spec results."""
+
+    side: Side
+    kernel: Kernel
+    plan: Plan = Plan()
+    results: dict[int, list[dict]] = field(default_factory=dict)
+    keys: dict[int, str] = field(default_factory=dict)
+
+
+def _uncovered_partners(needs: list[_Need], got: list[tuple[_Need, int, list]]) -> list[_Need]:
+    """Needs that compile every combination of guessed values while the other side of their pair
+    (the need with the same plan) compiles a covering set: an added optional parameter can tip
+    one side over `max_specs`, and the two sides' specs must still pair up."""
+    from ptxdiff.specs.resolve import covered_notes
+
+    notes: dict[int, list[str]] = {}
+    for need in needs:
+        for results in need.results.values():
+            for r in results:
+                notes.setdefault(id(need), []).extend((r.get("spec") or {}).get("notes", ()))
+    for need, _, specs in got:
+        notes.setdefault(id(need), []).extend(note for spec in specs for note in spec.notes)
+    by_plan: dict[int, list[_Need]] = {}
+    for need in needs:
+        by_plan.setdefault(id(need.plan), []).append(need)
+    out = []
+    for group in by_plan.values():
+        if len(group) == 2 and not any(n.plan.cover for n in group):
+            flags = [covered_notes(notes.get(id(n), ())) for n in group]
+            if flags[0] != flags[1]:
+                out.append(group[flags.index(False)])
+    return out
+
+
+class Engine:
+    def __init__(self, repo: Repo, jobs: int | None = None, targets: list[int] | None = None,
+                 progress: Callable[[str], None] | None = None, use_cache: bool = True,
+                 permissions: Permissions = Permissions()):
+        from ptxdiff.compile.pool import default_jobs
+
+        self.repo = repo
+        # what of the revision's code may run (imports, outputs, timing): the user's choice only
+        self.permissions = permissions
+        self.imports = permissions.imports
+        self.jobs = jobs or default_jobs()
+        self.targets_override = targets
+        self.progress = progress
+        self.cache = Cache(cache_dir(repo.git_dir)) if use_cache else None
+        self._tool = toolchain.fingerprint()
+        self.compiles = 0  # specs compiled by this engine, over all its comparisons
+        self._loaded_now = 0  # (kernel, target) pairs the last comparison had to load (not cached)
+
+    # -- discovery -------------------------------------------------------------------------
+    @staticmethod
+    def _select(found: Discovery, cfg: configmod.Config, pathspecs: list[str] | None,
+                back: dict[str, str]) -> Discovery:
+        """Kernels in selected files whose effective source reads a file the pathspecs match.
+
+        `back` maps this side's paths to the other side's names (renames), so both sides are
+        filtered by the same, newer names.
+        """
+        def name(p: str) -> str:
+            return back.get(p, p)
+        kernels = {kid: k for kid, k in found.kernels.items() if cfg.selects(name(k.path))
+                   and any(path_matches(name(p), pathspecs) for p in k.paths | {k.path})}
+        broken = {p: b for p, b in found.broken.items() if cfg.selects(name(p)) and path_matches(name(p), pathspecs)}
+        return Discovery(kernels, broken)
+
+    def _discover(self, new: Snapshot, old: Snapshot | None, cfg: configmod.Config) -> tuple[Discovery, Discovery | None]:
+        """Both sides' kernels. A commit's discovery is stored by tree; a side without one is
+        brought up to date from the other side's (or HEAD's) instead of discovered anew."""
+        memo = Memo(self.cache.root, cfg.python_path) if self.cache else None
+        sides = [s for s in (new, old) if s is not None]
+        trees = {id(s): self.repo.tree_id(s.side) for s in sides}
+        found: dict[int, Discovery] = {}
+        for s in sides:
+            stored = memo.get(trees[id(s)]) if memo and trees[id(s)] else None
+            if stored is not None:
+                found[id(s)] = stored
+        head = None
+        for s in sorted(sides, key=lambda s: trees[id(s)] is None):  # commits first: they can be stored
+            if id(s) in found:
+                continue
+            base = next(((found[id(o)], o) for o in sides if id(o) in found), None)
+            if base is None and memo and trees[id(s)] is None:
+                head = head or self._head_side()
+                stored = memo.get(self.repo.tree_id(head.side)) if head else None
+                base = (stored, head) if stored is not None else None
+            if base is not None:
+                found[id(s)] = update(base[0], s, cfg.python_path, changed_paths(base[1], s))
+            else:
+                found[id(s)] = discover(s, cfg.python_path)
+            if memo and trees[id(s)]:
+                memo.put(trees[id(s)], found[id(s)])
+        return found[id(new)], (found[id(old)] if old is not None else None)
+
+    def _head_side(self) -> Snapshot | None:
+        head = self.repo.head_commit()
+        return self.repo.snapshot(Side("HEAD", head)) if head else None
+
+    # -- measuring -------------------------------------------------------------------------
+    def _measure(self, needs: list[_Need], cfg: configmod.Config, targets: list[int]) -> int:
+        """Fill `need.results` from the cache or by compiling; returns how many specs compiled.
+        Each (kernel, target) goes into the cache the moment its last spec is compiled, so a run
+        that is stopped keeps everything it finished."""
+        from ptxdiff.compile.pool import Pool
+
+        missing = self._lookup(needs, cfg, targets)
+        again = _uncovered_partners(needs, [])
+        if again:  # the other side's cached specs are a covering set: look this side up covered too
+            missing = [m for m in missing if m[0] not in again] + self._cover_too(again, cfg, targets)
+        self._loaded_now = len(missing)
+        if not missing:
+            return 0
+        with Pool(self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout, self.progress,
+                  imports=self.imports) as pool:
+            compiled = self._run(pool, missing, needs, cfg, targets)
+        if self.cache:
+            self.cache.prune()
+        self.compiles += compiled
+        return compiled
+
+    def _lookup(self, needs: list[_Need], cfg: configmod.Config, targets: list[int]) -> list[tuple[_Need, int]]:
+        """Key every (need, target) and take what the cache has; returns the rest."""
+        missing: list[tuple[_Need, int]] = []
+        for need in needs:
+            kcfg = cfg.for_kernel(need.kernel.id).key()
+            for cc in targets:
+                key = make_key(fp=need.kernel.fingerprint, cfg=kcfg, target=cc, tool=self._tool,
+                               roots=cfg.python_path, imports=self.imports, plan=need.plan.key(),
+                               params=[(p.name, p.constexpr, p.kind) for p in need.kernel.params])
+                need.keys[cc] = key
+                hit = self.cache.get(key) if self.cache else None
+                if hit is not None:
+                    need.results[cc] = hit
+                else:
+                    missing.append((need, cc))
+        return missing
+
+    def _cover_too(self, needs: list[_Need], cfg: configmod.Config, targets: list[int]) -> list[tuple[_Need, int]]:
+        """Give `needs` a plan that compiles a covering set, like their pair's other side; their
+        results are looked up again under it (what is still missing is returned)."""
+        for need in needs:
+            need.plan = dataclasses.replace(need.plan, cover=True)
+            need.results.clear()
+        return self._lookup(needs, cfg, targets)
+
+    def _run(self, pool, missing: list[tuple[_Need, int]], needs: list[_Need], cfg: configmod.Config,
+             targets: list[int]) -> int:
+        """Specs for every missing (kernel, target), then their compiles, in the same workers."""
+        from ptxdiff.compile.pool import Task
+
+        got = self._specs(pool, missing, cfg)
+        again = _uncovered_partners(needs, got)
+        if again:  # the other side of the pair compiles a covering set of guesses: so does this side
+            got = [g for g in got if g[0] not in again] + self._specs(pool, self._cover_too(again, cfg, targets), cfg)
+        compile_tasks: list[Task] = []
+        left: dict[tuple[int, int], int] = {}
+        for need, cc, specs in got:
+            need.results[cc] = []
+            for spec in specs:
+                slot = {"key": spec.key, "label": spec.label, "spec": spec.as_dict()}
+                need.results[cc].append(slot)
+                compile_tasks.append(Task(need.side, "compile", (need.kernel, spec, cc),
+                                          f"{need.kernel.name} {target_name(cc)} {spec.label}", (need, cc, slot)))
+            left[(id(need), cc)] = len(specs)
+        timed_out: set[tuple[int, int]] = set()
+
+        def skip(task) -> str | None:  # one spec that compiles past the timeout: the kernel's others would too
+            need, cc, _ = task.tag
+            return (f"not compiled: another spec of {need.kernel.name} timed out (config key 'timeout')"
+                    if (id(need), cc) in timed_out else None)
+
+        for task, kind, payload in pool.run(compile_tasks, skip):
+            need, cc, slot = task.tag
+            if kind == "ok":
+                slot.update(payload)
+            else:
+                slot["error"], slot["transient"] = payload, True
+                if kind == "timeout":
+                    timed_out.add((id(need), cc))
+            left[(id(need), cc)] -= 1
+            if not left[(id(need), cc)]:
+                self._store(need, cc)
+        return len(compile_tasks)
+
+    def _specs(self, pool, missing: list[tuple[_Need, int]], cfg: configmod.Config) -> list[tuple[_Need, int, list]]:
+        """The specs of each missing (kernel, target); failures to have them are results already."""
+        from ptxdiff.compile.pool import Task
+
+        tasks = [Task(n.side, "specs", (n.kernel, cfg, cc, n.plan), f"{n.kernel.name} {target_name(cc)} specs",
+                      (n, cc)) for n, cc in missing]
+        got = []
+        for task, kind, payload in pool.run(tasks):
+            need, cc = task.tag
+            if kind != "ok":  # the worker could not start, crashed or timed out: not cached
+                need.results[cc] = [{"key": None, "label": "-", "error": payload, "transient": True}]
+            elif isinstance(payload, dict):  # the specs cannot be had: a fact about source and config
+                need.results[cc] = [{"key": None, "label": "-", **payload}]
+                self._store(need, cc)
+            else:
+                got.append((need, cc, payload))
+        return got
+
+    def _store(self, need: _Need, cc: int) -> None:
+        results = need.results[cc]
+        if self.cache and results and all("metrics" in r or _deterministic(r) for r in results):
+            self.cache.put(need.keys[cc], results)
+
+    # -- the comparison --------------------------------------------------------------------
+    def compare(self, old: Side | None, new: Side, pathspecs: list[str] | None = None,
+                show_all: bool = False, config: configmod.Config | None = None,
+                outputs: bool | None = None, time: bool | None = None,
+                renames: dict[str, str] | None = None) -> Report:
+        """Kernels whose effective source reads a file matching `pathspecs` (all when None).
+
+        `outputs`/`time` force the dynamic checks on (True) or off (False); None follows what
+        the user allowed (`Permissions`); the repository's config only earns a suggestion.
+        `renames` (new path -> old path) replaces git's rename detection where the caller knows
+        better (the diff driver is told about a rename by git itself)."""
+        new_snap = self.repo.snapshot(new)
+        old_snap = self.repo.snapshot(old) if old is not None else None
+        cfg = config or configmod.load(new_snap.read, new_snap.__contains__)
+        targets = self.targets_override or list(cfg.targets)
+        found = self._discover(new_snap, old_snap, cfg)
+        new_found = self._select(found[0], cfg, pathspecs, {})
+        messages: list[str] = []
+        if old is None:
+            pairs = [(None, k) for k in new_found.kernels.values()]
+            broken_rows = [(None, b) for b in new_found.broken.values()]
+            old_found = Discovery({}, {})
+        else:
+            renames = self.repo.renames(old, new) if renames is None else renames
+            back = {v: k for k, v in renames.items()}
+            old_found = self._select(found[1], cfg, pathspecs, back)
+            pairs, broken_rows = self._pair(old_found, new_found, renames)
+        if not show_all:
+            pairs = [(o, n) for o, n in pairs if o is None or n is None or o.fingerprint != n.fingerprint]
+        if pathspecs and not new_found.kernels and not new_found.broken and not old_found.kernels:
+            snaps = [new_snap] + ([self.repo.snapshot(old)] if old is not None else [])
+            unknown = [p for p in pathspecs if not any(path_matches(f, [p]) for s in snaps for f in s.paths)]
+            if unknown:
+                raise UsageError(f"{unknown[0]}: no such path in {' or '.join(s.side.short for s in snaps)}")
+            messages.append(f"no Triton kernels in {' '.join(pathspecs)}")
+        needs: dict[tuple, _Need] = {}
+        launches = recorded.load(new_snap.read, new_snap.__contains__)
+        for o, n in pairs:
+            plan = planmod.make(o, n, launches, cfg.max_specs)  # one plan for both sides: same guesses
+            for side, k in ((old, o), (new, n)):
+                if k is not None and (side, k.fingerprint, k.id) not in needs:
+                    # an unchanged kernel (show_all) is measured once, on the new side
+                    if side is old and n is not None and o is not None and o.fingerprint == n.fingerprint:
+                        continue
+                    needs[(side, k.fingerprint, k.id)] = _Need(side, k, plan)
+        compiled = self._measure(list(needs.values()), cfg, targets)
+        rows: list[Row] = []
+        for o, n in pairs:
+            new_need = needs.get((new, n.fingerprint, n.id)) if n else None
+            if o is not None and n is not None and o.fingerprint == n.fingerprint:
+                old_need = new_need
+            else:
+                old_need = needs.get((old, o.fingerprint, o.id)) if o else None
+            for cc in targets:
+                rows += self._rows(o, n, old_need.results[cc] if old_need else None,
+                                   new_need.results[cc] if new_need else None, cc, cfg, old is not None)
+        for o_broken, n_broken in broken_rows:
+            rows += self._broken_rows(o_broken, n_broken, old_found, new_found, targets, cfg)
+        if old is not None:
+            rows = self._dynamic(rows, pairs, old, new, cfg, outputs, time, messages)
+        messages += suggestions(cfg, self.permissions)
+        if self.imports and self._loaded_now:
+            messages.append("imported the revisions' modules to build kernels (their top-level code ran)")
+        rows.sort(key=lambda r: (r.kernel, r.target, r.spec))
+        return Report(old, new, toolchain.versions(), rows, cfg, compiled, messages)
+
+    # -- dynamic checks ----------------------------------------------------------------------
+    def _dynamic(self, rows: list[Row], pairs, old: Side, new: Side, cfg: configmod.Config,
+                 outputs: bool | None, time: bool | None, messages: list[str]) -> list[Row]:
+        """Run old and new (outputs, timing) for the kernels that ask for it; rows gain results."""
+        from ptxdiff.compile.pool import Pool, Task
+        from ptxdiff.dynamic.runner import RunPlan, sizes_around
+
+        semantic = self.permissions.semantic
+        want_time = time if time is not None else self.permissions.time
+        by_kernel: dict[str, list[Row]] = {}
+        for r in rows:
+            by_kernel.setdefault(r.kernel, []).append(r)
+        tasks = []
+        for o, n in pairs:
+            if o is None or n is None or o.fingerprint == n.fingerprint:
+                continue
+            kernel_rows = by_kernel.get(n.id, [])
+            check = outputs if outputs is not None else (
+                semantic == "always" or (semantic == "auto" and any(r.verdict == "constants-only" for r in kernel_rows)))
+            if not check and not want_time:
+                continue
+            run = cfg.for_kernel(n.id).run
+            if not run.wrapper or not run.inputs:
+                missing = {"result": "not-run", "reason": f'set [tool.ptxdiff.kernels."{n.id}"] wrapper = '
+                                                          '"path.py:function" and inputs = "path.py:function"'}
+                by_kernel[n.id] = [dataclasses.replace(r, outputs=missing if check else None,
+                                                       timing=missing if want_time else None) for r in kernel_rows]
+                continue
+            blocks = [v for r in kernel_rows for k, v in ((r.spec_detail or {}).get("constexprs") or {}).items()
+                      if "BLOCK" in k.upper() and isinstance(v, int)]
+            plan = RunPlan(n.id, run.wrapper, run.inputs, run.dtypes, sizes_around(blocks, run.sizes), run.time_size)
+            if check:
+                tasks.append(Task((old, new), "outputs", (plan,), f"{n.name} outputs", (n.id, "outputs")))
+            if want_time:
+                tasks.append(Task((old, new), "time", (plan, cfg.min_effect), f"{n.name} timing", (n.id, "timing")))
+        results: dict[tuple, dict] = {}
+        if tasks:
+            with Pool(self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout, self.progress) as pool:
+                for task, kind, payload in pool.run(tasks):
+                    results[task.tag] = payload if kind == "ok" else {"result": "not-run",
+                                                                      "reason": str(payload)[:300]}
+            messages.append("ran the revisions' host wrappers to check outputs/timing (you asked for it)")
+        no_gpu = [k for k, v in results.items() if k[1] == "timing" and "no GPU" in v.get("reason", "")]
+        if no_gpu:
+            messages.append("--time needs a GPU and this machine has none: timing skipped, the rest is unaffected")
+        out = []
+        for kid, kernel_rows in by_kernel.items():
+            o_res, t_res = results.get((kid, "outputs")), results.get((kid, "timing"))
+            if (kid, "timing") in no_gpu:
+                t_res = None
+            for r in kernel_rows:
+                if o_res is not None or t_res is not None:
+                    r = dataclasses.replace(r, outputs=o_res or r.outputs, timing=t_res or r.timing)
+                dyn = [x["result"] for x in (r.outputs, r.timing) if x]
+                out.append(dataclasses.replace(r, blocking=r.blocking or any(d in cfg.block for d in dyn)))
+        return out
+
+    def _pair(self, old_found: Discovery, new_found: Discovery, renames: dict[str, str]):
+        pairs: list[tuple[Kernel | None, Kernel | None]] = []
+        matched: set[str] = set()
+        for kid, kernel in new_found.kernels.items():
+            old_id = renamed_id(kid, renames)
+            o = old_found.kernels.get(old_id) or old_found.kernels.get(kid)
+            if o is not None:
+                matched.add(o.id)
+            pairs.append((o, kernel))
+        broken_paths = set(new_found.broken) | {renames.get(p, p) for p in new_found.broken}
+        for kid, kernel in old_found.kernels.items():
+            if kid not in matched and kernel.path not in broken_paths and \
+                    not any(renames.get(np) == kernel.path for np in new_found.broken):
+                pairs.append((kernel, None))
+        broken_rows = [(old_found.broken.get(renames.get(p, p)), b) for p, b in new_found.broken.items()]
+        back = {v: k for k, v in renames.items()}
+        broken_rows += [(b, None) for p, b in old_found.broken.items() if back.get(p, p) not in new_found.broken]
+        return pairs, broken_rows
+
+    def _broken_rows(self, old_b: Broken | None, new_b: Broken | None, old_found: Discovery,
+                     new_found: Discovery, targets: list[int], cfg) -> list[Row]:
+        """A file that does not parse on one side: its kernels are `failed` with the error."""
+        rows = []
+        path = (new_b or old_b).path
+        names = set((new_b.names if new_b else ()) + (old_b.names if old_b else ()))
+        for found in (old_found, new_found):
+            names |= {k.name for k in found.kernels.values() if k.path == path}
+        for name in sorted(names) or ["?"]:
+            for cc in targets:
+                error = (f"new: {new_b.error}" if new_b else "") + ("; " if new_b and old_b else "") + \
+                        (f"old: {old_b.error}" if old_b else "")
+                rows.append(Row(f"{path}::{name}", "-", target_name(cc), "failed", "failed" in cfg.block,
+                                None, None, {}, error))
+        return rows
+
+    def _rows(self, o: Kernel | None, n: Kernel | None, old_res: list[dict] | None, new_res: list[dict] | None,
+              cc: int, cfg: configmod.Config, has_base: bool) -> list[Row]:
+        kernel_id = (n or o).id
+        old_kernel = o.id if o and n and o.id != n.id else None
+        by_key: dict[object, list] = {}
+        for side, results in ((0, old_res), (1, new_res)):
+            for r in results or ():
+                by_key.setdefault(r["key"], [None, None])[side] = r
+        # a side that failed before specs (import error) pairs with every spec of the other side
+        for side in (0, 1):
+            if None in by_key and by_key[None][side] is not None and len(by_key) > 1:
+                failure = by_key.pop(None)[side]
+                for pair in by_key.values():
+                    pair[side] = failure
+        # specs whose values changed (a constexpr default, an autotune Config) pair up in order
+        lone_old = [k for k, (a, b) in by_key.items() if b is None]
+        lone_new = [k for k, (a, b) in by_key.items() if a is None]
+        for ko, kn in zip(lone_old, lone_new):
+            by_key[kn][0] = by_key.pop(ko)[0]
+        rows = []
+        for key, (a, b) in by_key.items():
+            label = (b or a)["label"]
+            if a is not None and b is not None and a["label"] != b["label"]:
+                label = f"{a['label']} → {b['label']}"
+            detail = (b or a).get("spec")
+            old_m = a.get("metrics") if a else None
+            new_m = b.get("metrics") if b else None
+            error = None
+            if (a and a.get("error")) or (b and b.get("error")):
+                verdict = "failed"
+                parts = [f"old: {a['error']}" if a and a.get("error") else "",
+                         f"new: {b['error']}" if b and b.get("error") else ""]
+                error = a["error"] if a is b else b["error"] if not has_base else "; ".join(p for p in parts if p)
+            elif a is None:
+                verdict = "added" if has_base else "-"
+            elif b is None:
+                verdict = "removed"
+            else:
+                verdict = classify(a["ptx"], b["ptx"], old_m, new_m)
+            if not has_base:
+                old_m = None
+            log = "\n".join(x.get("log", "") for x in (a, b) if x and x.get("log")) or None
+            source = detail.get("source") if detail else None
+            paths = tuple(sorted(set().union(*(k.paths | {k.path} for k in (o, n) if k is not None))))
+            transient = any(x.get("transient") for x in (a, b) if x)
+            rows.append(Row(kernel_id, label, target_name(cc), verdict, has_base and _blocks(verdict, source, a, b, cfg),
+                            old_m, new_m, delta(old_m, new_m), error, detail, old_kernel, log,
+                            a.get("ptx") if a else None, b.get("ptx") if b else None, spec_source=source,
+                            paths=paths, transient=transient))
+        return rows

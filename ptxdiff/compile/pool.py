@@ -1,0 +1,187 @@
+"""Worker processes, one revision each, with a deadline on every request.
+
+Workers fork from a multiprocessing forkserver that has imported triton once, so starting a
+worker per revision costs milliseconds. A request
+that outlives its deadline, or a worker that dies (a ptxas or MLIR crash), becomes an error
+result for that request; the slot starts a fresh worker and the run goes on.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import shutil
+import tempfile
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from multiprocessing.connection import wait
+
+from ptxdiff.compile import worker as compiler
+
+_context = None
+
+
+def _ctx():
+    global _context
+    if _context is None:
+        _context = mp.get_context("forkserver")
+        # torch is deliberately not preloaded: workers import it lazily (compiler.defer_torch)
+        _context.set_forkserver_preload(["ptxdiff.compile.preload"])
+    return _context
+
+
+@dataclass
+class Task:
+    side: object             # the git.Side this request runs against
+    op: str                  # "specs" or "compile"
+    args: tuple
+    label: str               # for progress lines
+    tag: object = None       # caller's bookkeeping
+
+
+@dataclass
+class _Slot:
+    proc: object = None
+    conn: object = None
+    side: object = ...       # revision of the live worker; ... when none
+    task: Task | None = None
+    deadline: float = 0.0
+    home: str | None = None  # the worker's private triton cache folder
+
+
+class Pool:
+    def __init__(self, repo_dir: str, roots: tuple[str, ...], jobs: int, timeout: float,
+                 progress: Callable[[str], None] | None = None, imports: bool = False):
+        self.repo_dir, self.roots, self.imports = repo_dir, roots, imports
+        self.jobs, self.timeout = max(1, jobs), timeout
+        self.progress = progress
+        self.slots = [_Slot() for _ in range(self.jobs)]
+
+    def _stop(self, slot: _Slot, kill: bool = False) -> None:
+        if slot.proc is None:
+            return
+        if kill:
+            slot.proc.kill()
+        else:
+            try:
+                slot.conn.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+        slot.proc.join(5)
+        if slot.proc.is_alive():
+            slot.proc.kill()
+            slot.proc.join()
+        slot.conn.close()
+        slot.proc, slot.conn, slot.side = None, None, ...
+        if slot.home:
+            shutil.rmtree(slot.home, ignore_errors=True)
+            slot.home = None
+
+    def _start(self, slot: _Slot, side) -> str | None:
+        # Run workers (an (old, new) pair) must import triton only after choosing the
+        # interpreter, so they start fresh instead of forking from the triton-preloaded server.
+        ctx = mp.get_context("spawn") if isinstance(side, tuple) else _ctx()
+        parent, child = ctx.Pipe()
+        slot.home = tempfile.mkdtemp(prefix="ptxdiff-triton-")
+        proc = ctx.Process(target=compiler.serve, args=(child, self.repo_dir, side, self.roots, self.imports, slot.home),
+                           daemon=True)
+        proc.start()
+        child.close()
+        slot.proc, slot.conn, slot.side = proc, parent, side
+        if not parent.poll(self.timeout):
+            self._stop(slot, kill=True)
+            return f"worker start timed out after {self.timeout:g}s (config key 'timeout')"
+        try:
+            kind, msg = parent.recv()
+        except EOFError:
+            self._stop(slot, kill=True)
+            return "worker died while starting"
+        if kind == "fatal":
+            self._stop(slot, kill=True)
+            return msg
+        return None
+
+    def run(self, tasks: list[Task], skip: Callable[[Task], str | None] | None = None
+            ) -> Iterator[tuple[Task, str, object]]:
+        """Yield (task, "ok"|"error"|"timeout", payload) as results arrive, in any order. `skip`, asked
+        just before a task would start, may give a reason not to run it (an error result)."""
+        pending: dict[object, deque[Task]] = {}
+        for t in tasks:
+            pending.setdefault(t.side, deque()).append(t)
+        total, done = len(tasks), 0
+        try:
+            while pending or any(s.task for s in self.slots):
+                for slot in self.slots:
+                    if slot.task is not None or not pending:
+                        continue
+                    side = slot.side if slot.side in pending else self._next_side(slot, pending)
+                    if slot.side != side:
+                        self._stop(slot)
+                        failure = self._start(slot, side)
+                        if failure:
+                            for t in pending.pop(side):
+                                done += 1
+                                yield t, "error", failure
+                            continue
+                    task = pending[side].popleft()
+                    if not pending[side]:
+                        del pending[side]
+                    reason = skip(task) if skip else None
+                    if reason:
+                        done += 1
+                        yield task, "error", reason
+                        continue
+                    slot.task, slot.deadline = task, time.monotonic() + self.timeout
+                    if self.progress and task.op != "specs":
+                        self.progress(f"[{done + 1}/{total}] {task.label}")
+                    slot.conn.send((task.op, task.args))
+                busy = [s for s in self.slots if s.task is not None]
+                if not busy:
+                    continue
+                wait_for = max(0.0, min(s.deadline for s in busy) - time.monotonic())
+                ready = wait([s.conn for s in busy], timeout=wait_for)
+                for slot in busy:
+                    task = slot.task
+                    if slot.conn in ready:
+                        try:
+                            kind, payload = slot.conn.recv()
+                        except (EOFError, OSError):
+                            code = slot.proc.exitcode if slot.proc else None
+                            self._stop(slot, kill=True)
+                            kind, payload = "error", f"worker crashed (exit code {code}) during {task.label}"
+                    elif time.monotonic() >= slot.deadline:
+                        self._stop(slot, kill=True)
+                        kind, payload = "timeout", f"timed out after {self.timeout:g}s (config key 'timeout')"
+                    else:
+                        continue
+                    slot.task = None
+                    done += 1
+                    yield task, kind, payload
+        finally:  # workers stay for the next run (the compiles after the specs) unless busy
+            for slot in self.slots:
+                if slot.task is not None:
+                    self._stop(slot, kill=True)
+                    slot.task = None
+
+    def _next_side(self, slot: _Slot, pending: dict) -> object:
+        """For an idle slot: a side no other worker serves yet (so two sides compile in
+        parallel), else the side with the most work left."""
+        served = {s.side for s in self.slots if s is not slot}
+        return max(pending, key=lambda c: (c not in served, len(pending[c])))
+
+    def close(self) -> None:
+        for slot in self.slots:
+            self._stop(slot)
+
+    def __enter__(self) -> "Pool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def default_jobs() -> int:
+    import os
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+

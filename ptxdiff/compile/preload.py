@@ -1,0 +1,20 @@
+"""What the compile workers' forkserver does once, before it forks any worker.
+
+Imported only by the forkserver (pool.py), never by the process that runs ptxdiff, so the diff
+driver's warm path still imports no triton. Every worker is forked from this state: triton and
+the modules a first compile would import are loaded, and triton's cache key (a hash of its own
+sources and libraries, ~0.4 s) is computed once here instead of once per worker.
+"""
+
+import triton  # noqa: F401
+import triton.backends.nvidia.compiler  # noqa: F401
+import triton.compiler.code_generator  # noqa: F401
+
+from ptxdiff.compile import worker as compiler  # noqa: F401
+
+try:  # where triton 3.6 to 3.9 keep it
+    from triton.runtime.cache import triton_key
+except ImportError:  # pragma: no cover
+    from triton.compiler.compiler import triton_key
+
+triton_key()

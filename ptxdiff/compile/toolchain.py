@@ -1,0 +1,117 @@
+"""Where the compiler tools are, which versions they are, and running them.
+
+Tools are looked up like triton's nvidia backend does: an env override first
+(PTXDIFF_CUOBJDUMP, then triton's own TRITON_CUOBJDUMP_PATH / TRITON_PTXAS_PATH), else the binary
+that ships inside the triton wheel. Finding the wheel does not import triton.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+from ptxdiff import PACKAGE_DIR, __version__
+from ptxdiff.errors import ToolError
+
+# Bump when the meaning of any metric changes: old cache entries then stop matching.
+METRIC_VERSION = 1
+
+
+def triton_version() -> str | None:
+    """Read from the wheel's dist-info folder name: importlib.metadata costs ~30 ms to import,
+    a tenth of the diff driver's whole warm call."""
+    spec = importlib.util.find_spec("triton")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    site = Path(next(iter(spec.submodule_search_locations))).parent
+    found = sorted(site.glob("triton-*.dist-info"))
+    if found:
+        return found[-1].name[len("triton-"):-len(".dist-info")]
+    from importlib import metadata
+    try:
+        return metadata.version("triton")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _bundled_bin() -> Path | None:
+    spec = importlib.util.find_spec("triton")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / "backends" / "nvidia" / "bin"
+
+
+def tool_path(name: str) -> str:
+    for var in (f"PTXDIFF_{name.upper()}", f"TRITON_{name.upper()}_PATH"):
+        if os.environ.get(var):
+            return os.environ[var]
+    bundled = _bundled_bin()
+    if bundled is not None and (bundled / name).exists():
+        return str(bundled / name)
+    raise ToolError(f"{name} not found: install triton (it ships {name}) or set PTXDIFF_{name.upper()}")
+
+
+def run_tool(name: str, args: list[str], timeout: float = 120) -> str:
+    path = tool_path(name)
+    try:
+        proc = subprocess.run([path, *args], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        raise ToolError(f"{name} timed out after {timeout:.0f}s", str(e.stderr or "")) from None
+    except OSError as e:
+        raise ToolError(f"{name} could not run: {e}") from None
+    if proc.returncode != 0:
+        raise ToolError(f"{name} {' '.join(args[:1])} failed with exit code {proc.returncode}",
+                        proc.stderr + proc.stdout)
+    return proc.stdout
+
+
+def _stamp(path: str) -> str:
+    try:
+        st = os.stat(path)
+        return f"{path}:{st.st_size}:{int(st.st_mtime)}"
+    except OSError:
+        return f"{path}:missing"
+
+
+def _own_source() -> str:
+    """Size and mtime of ptxdiff's own modules: a changed evaluator or metric never reads an old
+    entry, whatever the version number says (stat only: no file is read)."""
+    import hashlib
+    h = hashlib.sha256()
+    for path in source_files():
+        st = os.stat(path)
+        h.update(f"{os.path.relpath(path, PACKAGE_DIR)}:{st.st_size}:{int(st.st_mtime)};".encode())
+    return h.hexdigest()[:16]
+
+
+def source_files() -> list[str]:
+    """ptxdiff's own modules, every package: what a stored result depends on besides triton."""
+    return sorted(os.path.join(folder, name) for folder, _, names in os.walk(PACKAGE_DIR)
+                  for name in names if name.endswith(".py"))
+
+
+def fingerprint() -> dict[str, str]:
+    """Everything that can change what a compile produces; part of every cache key. No subprocess."""
+    tools = {}
+    for name in ("ptxas", "ptxas-blackwell", "cuobjdump"):
+        try:
+            tools[name] = _stamp(tool_path(name))
+        except ToolError:
+            tools[name] = "missing"
+    return {
+        "ptxdiff": __version__,
+        "source": _own_source(),
+        "metrics": str(METRIC_VERSION),
+        "triton": triton_version() or "missing",
+        "python": platform.python_version(),
+        "fp_fusion": os.environ.get("TRITON_DEFAULT_FP_FUSION", "1"),
+        **tools,
+    }
+
+
+def versions() -> dict[str, str]:
+    """What the report shows as the toolchain."""
+    return {"ptxdiff": __version__, "triton": triton_version() or "missing", "python": platform.python_version()}

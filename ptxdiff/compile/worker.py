@@ -1,0 +1,294 @@
+"""The compile worker: runs in its own process, bound to one revision, imports triton.
+
+It builds each kernel from its effective source (hermetic.py; or, when the user asks, imports
+the revision's modules from git objects with importer.py), turns it into specs (specs.py),
+compiles each spec for an explicit GPUTarget (no GPU needed), and measures the result from the
+PTX text, ptxas's -v log and cuobjdump's view of the cubin.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+import inspect
+import io
+import os
+import sys
+import tempfile
+import traceback
+import types
+
+from ptxdiff import targets
+from ptxdiff.compile.toolchain import run_tool
+from ptxdiff.config import Config
+from ptxdiff.discovery.kernels import Kernel, ModuleIndex
+from ptxdiff.errors import ToolError
+from ptxdiff.metrics import ptx as ptxmod
+from ptxdiff.metrics import sass
+from ptxdiff.specs.plan import Plan
+from ptxdiff.specs.resolve import Declared, Spec, SpecError, resolve
+
+WORKER_ENV = {
+    "TRITON_ALWAYS_COMPILE": "1",      # triton's own cache would skip ptxas and so its -v log
+    "TRITON_DUMP_PTXAS_LOG": "1",      # ptxas -v: spill stores/loads, stack frame
+}
+
+
+def pin_fp_fusion() -> None:
+    """Triton 3.9 warns when unset and will flip the default in 3.10; pin today's default so the
+    same source compiles the same way on every version we support (users may override)."""
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+
+def prepare_env() -> None:
+    for k, v in WORKER_ENV.items():
+        os.environ[k] = v
+    pin_fp_fusion()
+
+
+class _DeferredTorch(types.ModuleType):
+    """Stands in for torch until something reads an attribute of it; then torch is imported
+    for real and every access is passed on to it."""
+
+    def __getattr__(self, name):
+        if sys.modules.get("torch") is self:
+            del sys.modules["torch"]
+        return getattr(importlib.import_module("torch"), name)
+
+
+def defer_torch() -> None:
+    """Make `import torch` cheap in this worker: kernel modules import torch at the top for
+    their host code, compiling never touches it, and importing it costs ~2 s. Code that does
+    use torch still gets the real module on first use."""
+    if "torch" in sys.modules or importlib.util.find_spec("torch") is None:
+        return
+    stub = _DeferredTorch("torch")
+    stub.__spec__ = None
+    sys.modules["torch"] = stub
+
+
+def _unwrap(obj) -> tuple[object, Declared]:
+    """JITFunction behind autotune/heuristics wrappers, with what the wrappers add."""
+    autotune: tuple = ()
+    heuristics: dict = {}
+    seen = 0
+    # Autotuner/Heuristics also carry `arg_names`; only the JITFunction has `params`
+    while not hasattr(obj, "params") and hasattr(obj, "fn") and seen < 8:
+        seen += 1
+        if hasattr(obj, "configs"):
+            autotune = tuple((dict(c.kwargs), c.num_warps, c.num_stages) for c in obj.configs)
+        if hasattr(obj, "values") and isinstance(obj.values, dict):
+            heuristics = {**obj.values, **heuristics}
+        obj = obj.fn
+    if not hasattr(obj, "params") or not hasattr(obj, "arg_names"):
+        raise SpecError(f"{obj!r} is not a triton JITFunction")
+    params = tuple(obj.arg_names)
+    constexpr_params, defaults = set(), {}
+    for p in obj.params:
+        if p.is_constexpr:
+            constexpr_params.add(p.name)
+            if p.default is not inspect.Parameter.empty:
+                defaults[p.name] = p.default
+    return obj, Declared(params, frozenset(constexpr_params), defaults, autotune, heuristics)
+
+
+def _constexpr_value(value):
+    """A config string naming a triton dtype ("tl.bfloat16", "triton.language.float16") means that
+    dtype: TOML has no dtype values and kernels take `X_dtype: tl.constexpr`. Other strings stay."""
+    if isinstance(value, str) and value.startswith(("tl.", "triton.language.")):
+        import triton.language as tl
+        dtype = getattr(tl, value.rpartition(".")[2], None)
+        if isinstance(dtype, tl.dtype):
+            return dtype
+    return value
+
+
+def _triton_compile(jit, spec: Spec, cc: int):
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    names = [p for p, _ in spec.signature]
+    divisible = spec.divisible if spec.divisible is not None else [p for p, t in spec.signature if t.startswith("*")]
+    attrs = {(names.index(p),): [["tt.divisibility", 16]] for p in divisible if p in names}
+    constexprs = {k: _constexpr_value(v) for k, v in spec.constexprs}
+    src = ASTSource(fn=jit, signature=dict(spec.signature), constexprs=constexprs, attrs=attrs)
+    return triton.compile(src, target=GPUTarget("cuda", cc, 32),
+                          options={"num_warps": spec.num_warps, "num_stages": spec.num_stages})
+
+
+def measure(ptx: str, cubin: bytes, ptxas_log: str, spec: Spec, cc: int, dynamic_shared: int) -> dict:
+    """All metrics of one compiled spec (design.md's names) plus the normalised PTX."""
+    p = ptxmod.metrics(ptx)
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        dump = run_tool("cuobjdump", ["-res-usage", f.name])
+    names = ptxmod.entry_names(ptx)
+    res = sass.resource_usage(dump, names[0] if names else None)
+    log = sass.ptxas_log(ptxas_log)
+    shared = max(res.shared_bytes, dynamic_shared)
+    return {
+        **p.as_dict(),
+        "regs": res.regs,
+        "spill_store_bytes": log.spill_store_bytes,
+        "spill_load_bytes": log.spill_load_bytes,
+        "stack_bytes": res.stack_bytes,
+        "local_bytes": res.local_bytes,
+        "shared_bytes": shared,
+        "sass_instrs": sass.sass_instrs(cubin, names[0] if names else ""),
+        "occupancy": targets.occupancy(cc, res.regs, spec.num_warps, shared),
+        "num_warps": spec.num_warps,
+        "num_stages": spec.num_stages,
+    }
+
+
+def compile_spec(jit, spec: Spec, cc: int) -> dict:
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            ck = _triton_compile(jit, spec, cc)
+    except Exception as e:
+        log = out.getvalue() + "".join(traceback.format_exception_only(type(e), e))
+        lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
+        summary = " ".join(dict.fromkeys([lines[0], lines[-1]])) if lines else type(e).__name__
+        return {"error": f"compile failed: {type(e).__name__}: {summary}"[:400], "log": log[-20000:]}
+    ptx_text = ck.asm["ptx"]
+    try:
+        metrics = measure(ptx_text, ck.asm["cubin"], out.getvalue(), spec, cc, int(ck.metadata.shared))
+    except ToolError as e:
+        return {"error": str(e), "log": e.log}
+    return {"metrics": metrics, "ptx": ptxmod.normalise(ptx_text)}
+
+
+class Worker:
+    """State of one worker process: one revision's kernels, built from their effective source
+    (hermetic, the default) or, when the user asked for it, by importing the revision's modules."""
+
+    def __init__(self, repo_dir: str, side, roots: tuple[str, ...], imports: bool = False):
+        from ptxdiff.git import repo as git
+
+        prepare_env()
+        repo = git.Repo(repo_dir)
+        sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") not in (repo.workdir, os.getcwd())]
+        self.index = ModuleIndex(repo.snapshot(side), roots)
+        self.tag = side.tag
+        self.imports = imports
+        if imports:
+            from ptxdiff.build import importer
+            defer_torch()
+            importer.install(self.index, side.tag)
+        self._builders: dict[int, object] = {}
+        self._loaded: dict[tuple, tuple[object, Declared]] = {}
+
+    def _builder(self, cc: int):
+        if cc not in self._builders:
+            from ptxdiff.build.builder import Builder
+            from ptxdiff.build.evaluator import Interp
+            from ptxdiff.targets import Device
+            self._builders[cc] = Builder(Interp(self.index, Device.for_target(cc)), self.tag)
+        return self._builders[cc]
+
+    def load(self, kernel: Kernel, cc: int) -> tuple[object, Declared]:
+        key = (kernel.id, None if self.imports else cc)
+        if key not in self._loaded:
+            self._loaded[key] = self._import(kernel) if self.imports else self._builder(cc).kernel(kernel)
+        return self._loaded[key]
+
+    def _import(self, kernel: Kernel) -> tuple[object, Declared]:
+        try:
+            module = importlib.import_module(kernel.module)
+        except BaseException as e:  # SystemExit from a module is an import failure too
+            tb = traceback.format_exception(type(e), e, e.__traceback__)
+            raise SpecError(f"import {kernel.module} failed: {type(e).__name__}: {e}".splitlines()[0]
+                            + "\n" + "".join(tb[-6:])) from None
+        obj = getattr(module, kernel.name, None)
+        if obj is None:
+            raise SpecError(f"{kernel.module} has no attribute {kernel.name} after import")
+        return _unwrap(obj)
+
+    def specs(self, kernel: Kernel, config: Config, cc: int, plan: Plan) -> list[Spec] | dict:
+        """The kernel's specs; on the hermetic path a spec that cannot be had is a fact about the
+        effective source, config and plan (a dict with the error), cached like a result."""
+        try:
+            _, declared = self.load(kernel, cc)
+            return resolve(kernel, declared, config.for_kernel(kernel.id), plan)
+        except SpecError as e:
+            if self.imports:
+                raise
+            return {"error": str(e), "deterministic": True}
+
+    def compile(self, kernel: Kernel, spec: Spec, cc: int) -> dict:
+        jit, _ = self.load(kernel, cc)
+        result = compile_spec(jit, spec, cc)
+        if "error" in result and not self.imports:
+            result["error"] = self._builder(cc).explain(result["error"])
+        return result
+
+
+def die_with_parent() -> None:
+    """A worker must not outlive the run that started it (`kill -9` of a diff): on Linux the
+    kernel kills it when its parent exits; elsewhere a thread notices the parent is gone."""
+    import signal
+    import threading
+    import time
+
+    parent = os.getppid()
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(1, signal.SIGKILL, 0, 0, 0) == 0:  # PR_SET_PDEATHSIG
+            if os.getppid() != parent:
+                os._exit(1)
+            return
+    except (OSError, AttributeError):
+        pass
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def private_triton_home(path: str) -> None:
+    """Each worker compiles with its own triton cache and dump folders: nothing is written to
+    ~/.triton, and one side never reads what the other side compiled."""
+    os.environ["TRITON_HOME"] = path
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(path, "cache")
+    os.environ["TRITON_DUMP_DIR"] = os.path.join(path, "dump")
+    os.environ["TRITON_OVERRIDE_DIR"] = os.path.join(path, "override")
+
+
+def serve(conn, repo_dir: str, side, roots: tuple[str, ...], imports: bool = False,
+          triton_home: str | None = None) -> None:
+    """Worker process main loop: requests in, results out, until told to stop."""
+    die_with_parent()
+    if triton_home:
+        private_triton_home(triton_home)
+    try:
+        if isinstance(side, tuple):  # an (old, new) pair: run and time both in one process
+            from ptxdiff.dynamic.runner import RunWorker
+            worker = RunWorker(repo_dir, side, roots)
+        else:
+            worker = Worker(repo_dir, side, roots, imports)
+    except BaseException as e:
+        conn.send(("fatal", f"worker could not start: {type(e).__name__}: {e}"))
+        return
+    conn.send(("ready", None))
+    while True:
+        try:
+            request = conn.recv()
+        except EOFError:
+            return
+        if request is None:
+            return
+        op, args = request
+        try:
+            result = ("ok", getattr(worker, op)(*args))
+        except SpecError as e:
+            result = ("error", str(e))
+        except Exception as e:
+            result = ("error", f"{type(e).__name__}: {e}\n{traceback.format_exc()[-4000:]}")
+        conn.send(result)

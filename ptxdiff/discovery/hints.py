@@ -1,0 +1,293 @@
+"""What a kernel's own source says about the values it is not given (zero configuration).
+
+A constexpr without a default gets its value from the host wrapper at launch; offline we have
+to choose one. The choice is read from how the kernel uses the parameter, never from its name
+alone where use says more: a `tl.arange` bound or a block shape is a power of two, a parameter
+tested by `if` is a flag (compiled both ways), one compared with constants takes those
+constants, one used as a dtype is a dtype. These are guesses, always shown as guesses; the
+same rules on both sides of a comparison give the same values, so deltas stay meaningful.
+Pure AST work: nothing is imported or evaluated.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+SHAPE_CALLS = {"zeros", "full", "empty", "reshape", "view", "broadcast_to", "expand_dims", "make_block_ptr",
+               "make_tensor_descriptor", "zeros_like", "full_like", "permute", "trans"}
+LOOP_CALLS = {"range", "static_range"}
+FLAG_NAME = re.compile(r"^(HAS|IS|USE|ENABLE|DO|WITH|SAVE|STORE|RETURN|APPLY|REVERSE|NEED|ADD|FUSE|EVEN|CAUSAL|"
+                       r"TRANS|OUTPUT|COMPUTE|INPLACE|SKIP|LOAD|ACC|ATOMIC)(_|$)", re.IGNORECASE)
+BLOCK_NAME = re.compile(r"BLOCK|TILE|^B[A-Z]{1,2}$|_SIZE$|^SIZE|CHUNK", re.IGNORECASE)
+ONE_BLOCK = 1024      # a lone block size: a row kernel (one program per row)
+MANY_BLOCKS = 64      # tiles: several block sizes of one kernel, each 64
+LOOP_COUNT = 2
+SOME_INT = 64         # a dimension (head size, number of heads...): big enough for tl.dot's minimum of 16
+SMALL_INT = 4
+SMALL_NAME = re.compile(r"STAGE|WARP|GROUP|FACTOR|SPLIT|^NUM_|_NUM$|^N_[A-Z]", re.IGNORECASE)
+SOME_FLOAT = 1e-6     # eps, scale, offset...: a small float that folds into no special case (0, 1)
+
+
+@dataclass(frozen=True)
+class Hint:
+    """Candidate values for one constexpr, and what in the source suggested them."""
+
+    values: tuple
+    why: str
+
+
+def _names(nodes) -> set[str]:
+    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _callee(node: ast.Call) -> str:
+    f = node.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+
+
+def _literal(node: ast.expr, consts: dict):
+    """A constant's value: a literal, `-literal`, or a module constant with a literal value."""
+    if isinstance(node, ast.Constant):
+        return True, node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and isinstance(node.operand.value, (int, float)):
+        return True, -node.operand.value
+    if isinstance(node, ast.Name) and node.id in consts:
+        return True, consts[node.id]
+    return False, None
+
+
+def module_constants(tree: ast.Module) -> dict:
+    """Module-level names bound once to a literal (or `tl.constexpr(literal)`)."""
+    seen: dict[str, list] = {}
+    for stmt in tree.body:
+        target, value = None, None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            target, value = stmt.targets[0].id, stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+            target, value = stmt.target.id, stmt.value
+        if target is None:
+            continue
+        if isinstance(value, ast.Call) and _callee(value) == "constexpr" and len(value.args) == 1:
+            value = value.args[0]
+        ok, v = _literal(value, {})
+        seen.setdefault(target, []).append(v if ok and isinstance(v, (int, float, str, bool)) else ...)
+    return {k: v[0] for k, v in seen.items() if len(v) == 1 and v[0] is not ...}
+
+
+def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None) -> dict[str, Hint]:
+    """A guess for every constexpr parameter, used when nothing else gives its value. `kinds` are the
+    types the parameters' use suggests (discover.infer_param_kinds): a float stays a float."""
+    kinds = kinds or {}
+    from ptxdiff.discovery.kernels import _is_constexpr
+
+    # constexprs with a default get a hint too: a default the evaluator refuses needs one
+    names = [a.arg for a in fn.args.args if _is_constexpr(a.annotation)]
+    uses: dict[str, set[str]] = {n: set() for n in names}
+    compared: dict[str, list] = {n: [] for n in names}
+    squares = _square_blocks(fn, set(names))
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call):
+            callee = _callee(node)
+            if callee == "arange":
+                for n in _names(node.args) & uses.keys():
+                    uses[n].add("block")
+            elif callee in SHAPE_CALLS:
+                shapes = [e for a in [*node.args, *(k.value for k in node.keywords)]
+                          if isinstance(a, (ast.List, ast.Tuple)) for e in a.elts]
+                for n in _names(shapes) & uses.keys():
+                    uses[n].add("block")
+            elif callee in LOOP_CALLS and len(node.args) == 1 and isinstance(node.args[0], ast.Name) \
+                    and node.args[0].id in uses:
+                uses[node.args[0].id].add("loop")  # `range(N)`: a count; a bound with a step is a size
+            if callee == "static_range" and len(node.args) <= 2:
+                for n in _names(node.args) & uses.keys():
+                    # unrolled: `static_range(1, W)` with W a size compiles for hours, even when W is
+                    # also an arange bound (`tl.arange(0, n_blocks) == i`)
+                    uses[n] |= {"loop", "unrolled"}
+            if callee in ("to", "cast") and node.args and isinstance(node.args[-1], ast.Name) and \
+                    node.args[-1].id in uses:
+                uses[node.args[-1].id].add("dtype")
+            for k in node.keywords:
+                if k.arg == "dtype" and isinstance(k.value, ast.Name) and k.value.id in uses:
+                    uses[k.value.id].add("dtype")
+        elif isinstance(node, (ast.If, ast.IfExp, ast.While)) or isinstance(node, ast.UnaryOp) and \
+                isinstance(node.op, ast.Not):
+            test = node.test if not isinstance(node, ast.UnaryOp) else node.operand
+            for part in (test.values if isinstance(test, ast.BoolOp) else [test]):
+                if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not):
+                    part = part.operand
+                if isinstance(part, ast.Name) and part.id in uses:
+                    uses[part.id].add("flag")
+        elif isinstance(node, ast.BoolOp):
+            for part in node.values:
+                if isinstance(part, ast.Name) and part.id in uses:
+                    uses[part.id].add("flag")
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+            left, right = node.left, node.comparators[0]
+            for a, b in ((left, right), (right, left)):
+                if isinstance(a, ast.Name) and a.id in compared:
+                    ok, v = _literal(b, consts)
+                    if ok and isinstance(v, (int, float, str, bool)) and v not in compared[a.id]:
+                        compared[a.id].append(v)
+    blocks = [n for n in names if "block" in uses[n] or (not uses[n] and not compared[n] and BLOCK_NAME.search(n)
+                                                       and not SMALL_NAME.search(n))]
+    hints: dict[str, Hint] = {}
+    for n in names:
+        u = uses[n]
+        if "dtype" in u or n.lower().endswith("dtype"):
+            hints[n] = Hint(("tl.float32",), "a dtype (the pointers' guessed element type)")
+        elif compared[n] and "block" not in u:
+            values = tuple(compared[n])
+            if "flag" in u and all(isinstance(v, bool) for v in values):
+                values = (False, True)
+            hints[n] = Hint(values, "compared with " + ", ".join(repr(v) for v in values))
+        elif "flag" in u or FLAG_NAME.search(n) and "block" not in u and "loop" not in u:
+            hints[n] = Hint((False, True), "a flag (compiled both ways)")
+        elif kinds.get(n) == "fp32" and "block" not in u and not BLOCK_NAME.search(n):
+            hints[n] = Hint((SOME_FLOAT,), "a float (from its use or name)")
+        elif n in blocks and "unrolled" in u:
+            hints[n] = Hint((SMALL_INT,), "a block size that also bounds an unrolled loop (small)")
+        elif n in blocks:
+            tile = re.search(r"(_|^B)[MNKTDHV]\d?$|^B[A-Z]$", n)  # BLOCK_M, BK, BT: one side of a tile
+            value = ONE_BLOCK if len(blocks) == 1 and not tile and n not in squares else MANY_BLOCKS
+            hints[n] = Hint((value,), "a block size (a power of two)")
+        elif "loop" in u:
+            hints[n] = Hint((LOOP_COUNT,), "a loop count")
+        elif SMALL_NAME.search(n):
+            hints[n] = Hint((SMALL_INT,), "a small count (its name)")
+        else:
+            hints[n] = Hint((SOME_INT,), "an integer (a size: a power of two)")
+    return hints
+
+
+def _square_blocks(fn: ast.FunctionDef, names: set[str]) -> set[str]:
+    """Block constexprs whose aranges are spread over two axes (`offs_m[:, None]`, `offs_n[None, :]`):
+    one name on both sides of a tile holds B x B elements, so it is a tile side, not a row's 1024."""
+    from_arange: dict[str, set[str]] = {}  # local -> the block names of the aranges its value holds
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            blocks = {b for call in ast.walk(node.value) if isinstance(call, ast.Call) and _callee(call) == "arange"
+                      for b in _names(call.args) & names}
+            if blocks:
+                from_arange.setdefault(node.targets[0].id, set()).update(blocks)
+    axes: dict[str, set[int]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in from_arange \
+                and isinstance(node.slice, ast.Tuple) and len(node.slice.elts) == 2:
+            nones = [i for i, e in enumerate(node.slice.elts) if isinstance(e, ast.Constant) and e.value is None]
+            if len(nones) == 1:
+                for b in from_arange[node.value.id]:
+                    axes.setdefault(b, set()).add(1 - nones[0])
+    return {b for b, seen in axes.items() if len(seen) == 2}
+
+
+def optional_params(fn: ast.FunctionDef) -> frozenset[str]:
+    """Runtime parameters the kernel or its heuristics test against None: the wrapper may pass
+    None for them (an optional tensor), so both cases are worth compiling."""
+    from ptxdiff.discovery.kernels import _is_constexpr
+
+    runtime = {a.arg for a in fn.args.args if not _is_constexpr(a.annotation)}
+    found: set[str] = set()
+    for node in [*fn.decorator_list, *fn.body]:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot)) for op in sub.ops) and any(
+                    isinstance(c, ast.Constant) and c.value is None for c in [sub.left, *sub.comparators]):
+                for side in [sub.left, *sub.comparators]:
+                    if isinstance(side, ast.Name) and side.id in runtime:
+                        found.add(side.id)
+                    elif isinstance(side, ast.Subscript) and isinstance(side.slice, ast.Constant) and \
+                            side.slice.value in runtime:
+                        found.add(side.slice.value)  # a heuristic: args["bias"] is not None
+    return frozenset(found)
+
+
+DESCRIPTOR_METHODS = {"load", "store", "atomic_add", "atomic_min", "atomic_max", "atomic_and", "atomic_or",
+                      "atomic_xor", "gather", "scatter"}
+
+
+def descriptor_types(fn: ast.FunctionDef, tree: ast.Module) -> dict[str, str]:
+    """Runtime params that are host tensor descriptors (`desc.load([i, j])` in the kernel), as
+    signature types `tensordesc<fp32[{BLOCK_M}, {BLOCK_K}]>`: the block shape comes from the
+    autotune `pre_hook` that sets it (`nargs["desc_x"].block_shape = [BLOCK_M, BLOCK_K]`), else
+    one guessed tile of 64 per dimension; `{NAME}` is a constexpr filled in per spec."""
+    from ptxdiff.discovery.kernels import _is_constexpr
+
+    runtime = {a.arg for a in fn.args.args if not _is_constexpr(a.annotation)}
+    constexprs = {a.arg for a in fn.args.args if _is_constexpr(a.annotation)}
+    offsets: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in DESCRIPTOR_METHODS and isinstance(node.func.value, ast.Name) and \
+                node.func.value.id in runtime and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
+            offsets.setdefault(node.func.value.id, node.args[0].elts)
+    if not offsets:
+        return {}
+    shapes = _pre_hook_shapes(fn, tree)
+    steps = _block_steps(fn, constexprs)
+    out = {}
+    for name, elts in offsets.items():
+        dims = shapes.get(name) or [steps.get(ast.dump(e)) or ("1" if i < len(elts) - 2 else str(MANY_BLOCKS))
+                                    for i, e in enumerate(elts)]
+        out[name] = f"tensordesc<fp32[{', '.join(dims)}]>"
+    return out
+
+
+def _block_steps(fn: ast.FunctionDef, constexprs: set[str]) -> dict[str, str]:
+    """Offset expressions of a descriptor access whose stride is one constexpr: `pid * BLOCK_M`
+    (directly or through one local), a loop `for k in range(0, K, BLOCK_K)`: dump -> "{BLOCK_M}"."""
+    assigned: dict[str, ast.expr] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            assigned[node.targets[0].id] = node.value
+        elif isinstance(node, ast.For) and isinstance(node.target, ast.Name) and isinstance(node.iter, ast.Call) \
+                and _callee(node.iter) in ("range", "static_range") and len(node.iter.args) == 3:
+            assigned[node.target.id] = node.iter.args[2]
+    out: dict[str, str] = {}
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.expr):
+            continue
+        exprs = [node] + ([assigned[node.id]] if isinstance(node, ast.Name) and node.id in assigned else [])
+        found = {n for e in exprs for n in _names([e]) & constexprs}
+        if len(found) == 1:
+            out[ast.dump(node)] = "{" + found.pop() + "}"
+    return out
+
+
+def _pre_hook_shapes(fn: ast.FunctionDef, tree: ast.Module) -> dict[str, list[str]]:
+    """`nargs["desc_x"].block_shape = [...]` in the functions the autotune configs name as pre_hook."""
+    hooks = {k.value.id for dec in fn.decorator_list for node in ast.walk(dec) if isinstance(node, ast.Call)
+             for k in node.keywords if k.arg == "pre_hook" and isinstance(k.value, ast.Name)}
+    shapes: dict[str, list[str]] = {}
+    for stmt in tree.body:
+        if not (isinstance(stmt, ast.FunctionDef) and stmt.name in hooks and stmt.args.args):
+            continue
+        nargs = stmt.args.args[0].arg
+        aliases: dict[str, str] = {}
+
+        def dim(e: ast.expr) -> str | None:
+            if isinstance(e, ast.Constant) and isinstance(e.value, int):
+                return str(e.value)
+            if isinstance(e, ast.Name) and e.id in aliases:
+                return "{" + aliases[e.id] + "}"
+            if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Name) and e.value.id == nargs and \
+                    isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str):
+                return "{" + e.slice.value + "}"
+            return None
+        for node in stmt.body:
+            if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+                continue
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                d = dim(node.value)
+                if d and d.startswith("{"):
+                    aliases[target.id] = d[1:-1]
+            elif isinstance(target, ast.Attribute) and target.attr == "block_shape" and \
+                    isinstance(target.value, ast.Subscript) and isinstance(target.value.slice, ast.Constant) and \
+                    isinstance(node.value, (ast.List, ast.Tuple)):
+                dims = [dim(e) for e in node.value.elts]
+                if all(dims):
+                    shapes[target.value.slice.value] = dims
+    return shapes

@@ -1,0 +1,128 @@
+"""Discovery results kept per git tree, and brought up to date from a neighbour instead of redone.
+
+Discovering every kernel of a large repository (closures over hundreds of modules) costs
+seconds; a comparison needs it on both sides, and `git diff` asks again and again. A tree's
+discovery is stored once under the cache folder, keyed by the tree id. A side with no stored
+discovery (the work tree, a new commit) starts from a neighbour's (HEAD's, the other side's):
+only the kernels of changed files, and those whose effective source reads a changed file, are
+discovered again. Everything stored is plain data (no AST).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from ptxdiff.discovery.callsites import Fact
+from ptxdiff.discovery.hints import Hint
+from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, Param, discover
+
+FORMAT = 2
+KEEP = 64  # stored discoveries kept (least recently used go first)
+
+
+def to_json(found: Discovery) -> dict:
+    def param(p: Param) -> list:
+        return [p.name, p.constexpr, p.kind, [list(p.hint.values), p.hint.why] if p.hint else None, p.optional]
+    return {"format": FORMAT, "kernels": [
+        {"id": k.id, "path": k.path, "name": k.name, "module": k.module, "lineno": k.lineno,
+         "fingerprint": k.fingerprint, "params": [param(p) for p in k.params], "paths": sorted(k.paths),
+         "names": sorted(k.names), "launch": [[n, [[f.kind, f.value] for f in facts]] for n, facts in k.launch],
+         "harness": k.harness}
+        for k in found.kernels.values()],
+        "broken": [[b.path, b.error, list(b.names)] for b in found.broken.values()]}
+
+
+def from_json(data: dict) -> Discovery:
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError("not a stored discovery")
+    kernels = {}
+    for k in data["kernels"]:
+        params = tuple(Param(n, c, kind, Hint(tuple(h[0]), h[1]) if h else None, opt)
+                       for n, c, kind, h, opt in k["params"])
+        launch = tuple((n, tuple(Fact(kind, value) for kind, value in facts)) for n, facts in k["launch"])
+        kernels[k["id"]] = Kernel(id=k["id"], path=k["path"], name=k["name"], module=k["module"], lineno=k["lineno"],
+                                  fingerprint=k["fingerprint"], params=params, paths=frozenset(k["paths"]),
+                                  names=frozenset(k["names"]), launch=launch, harness=k["harness"])
+    broken = {p: Broken(p, e, tuple(n)) for p, e, n in data["broken"]}
+    return Discovery(kernels, broken)
+
+
+def changed_paths(a, b) -> set[str]:
+    """Python files that differ between two snapshots (added, removed or edited): blob ids for
+    commits, content hashes for the work tree."""
+    paths = {p for p in a.paths | b.paths if p.endswith(".py")}
+    return {p for p in paths if p not in a or p not in b or a.content_id(p) != b.content_id(p)}
+
+
+def update(base: Discovery, snapshot, roots: tuple[str, ...], changed: set[str]) -> Discovery:
+    """`base` (a neighbouring tree's discovery) brought to `snapshot`, where `changed` lists the
+    paths that differ: kernels in changed files, and kernels whose effective source reads one,
+    are discovered again; the rest are `base`'s, unchanged by construction."""
+    if not changed:
+        return base
+    stale_files = {k.path for k in base.kernels.values() if k.paths & changed} | {
+        p for p in changed if p.endswith(".py")} | {p for p in base.broken if p in changed}
+    # a changed launch site changes what the kernel is given (call-site values)
+    texts = [snapshot.read(p) for p in changed if p.endswith(".py") and p in snapshot]
+    stale_files |= {k.path for k in base.kernels.values() if any(k.name.encode() + b"[" in t for t in texts)}
+    fresh = discover(snapshot, roots, paths={p for p in stale_files if p in snapshot})
+    kernels = {kid: k for kid, k in base.kernels.items() if k.path not in stale_files}
+    kernels.update(fresh.kernels)
+    broken = {p: b for p, b in base.broken.items() if p not in stale_files}
+    broken.update(fresh.broken)
+    return Discovery(kernels, broken)
+
+
+class Memo:
+    """Stored discoveries under `<cache>/discovery/`, one gzip'd JSON file per tree."""
+
+    def __init__(self, root: Path, roots: tuple[str, ...]):
+        self.root = root / "discovery"
+        from ptxdiff.compile.toolchain import fingerprint
+        tool = fingerprint()
+        self.salt = hashlib.sha256(json.dumps([list(roots), tool["ptxdiff"], tool["source"]]).encode()).hexdigest()[:16]
+
+    def _path(self, tree: str) -> Path:
+        return self.root / f"{tree}-{self.salt}.disc.gz"
+
+    def get(self, tree: str) -> Discovery | None:
+        path = self._path(tree)
+        try:
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                found = from_json(json.load(f))
+            os.utime(path)
+            return found
+        except (OSError, ValueError, KeyError, TypeError, EOFError):
+            return None
+
+    def put(self, tree: str, found: Discovery) -> None:
+        tmp = None
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-")
+            with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
+                f.write(json.dumps(to_json(found)).encode())
+            os.replace(tmp, self._path(tree))
+            tmp = None
+            self._prune()
+        except OSError:
+            pass
+        finally:
+            if tmp:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+
+    def _prune(self) -> None:
+        files = sorted(self.root.glob("*.disc.gz"), key=lambda p: p.stat().st_mtime)
+        for old in files[:-KEEP]:
+            try:
+                old.unlink()
+            except OSError:
+                pass

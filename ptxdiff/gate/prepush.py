@@ -1,0 +1,168 @@
+"""`ptxdiff pre-push REMOTE URL`: the gate git runs before a push (refs on stdin).
+
+Every stdin line is read; deletes are skipped. For each pushed ref, what is pushed is compared
+with what the remote already has that it builds on (the pushed commits, never the work tree): a
+new branch that merged main is measured from that main, so changes and approvals the remote
+already has are not asked for again. A verdict in the config's `block` list stops the push unless
+a pushed commit carries `Ptx-Approved: <kernel id | function name | *>` for that kernel.
+
+The verdict is reached before anything is printed and only the exit status carries it: a reader
+that went away (`git push 2>&1 | head -1`) cannot turn a block into a pass.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+
+from tabulate import tabulate
+
+from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK
+from ptxdiff.git.repo import CommitInfo, Repo, Side, is_zero, printable, trailers
+from ptxdiff.report.console import say
+
+TRAILER = "Ptx-Approved"
+
+
+@dataclass(frozen=True)
+class RefUpdate:
+    local_ref: str
+    local_oid: str
+    remote_ref: str
+    remote_oid: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The verdict on one pushed ref: the blocking rows (none: it may go) and what to say."""
+
+    update: RefUpdate
+    blocking: list
+    block_list: tuple[str, ...] = ()
+    commits: tuple[CommitInfo, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def parse_refs(text: str) -> list[RefUpdate]:
+    updates = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 4:
+            updates.append(RefUpdate(*parts))
+    return updates
+
+
+def approved(kernel_id: str, approvals: set[str]) -> bool:
+    name = kernel_id.rpartition("::")[2]
+    return bool({"*", kernel_id, printable(kernel_id), name, printable(name)} & approvals)
+
+
+def judge(repo: Repo, have: list[str], update: RefUpdate, engine) -> Outcome | None:
+    """Compare what `update` sends with each newest commit of the remote's that it builds on; a
+    kernel blocks only when it blocks against every one of them (a merge of two remote branches
+    brings nothing new from either)."""
+    if is_zero(update.local_oid) or update.local_ref == "(delete)":
+        return None
+    pushed = repo.pushed(update.local_oid, have)
+    if not pushed.commits:
+        return None
+    new = Side(update.local_ref, update.local_oid)
+    approvals = {a for c in pushed.commits for a in trailers(c.message, TRAILER)}
+    reports = [engine.compare(Side(base[:10] or "nothing", base), new) for base in pushed.bases]
+    blocking_in = [{r.kernel for r in report.blocking if not approved(r.kernel, approvals)} for report in reports]
+    everywhere = set.intersection(*blocking_in)
+    rows = [r for r in reports[0].blocking if r.kernel in everywhere]
+    notes = tuple(f"ptxdiff: {submodule_note(change)}" for base in pushed.bases
+                  for change in repo.submodule_changes(Side("base", base), new))
+    return Outcome(update, rows, tuple(reports[0].config.block), pushed.commits, tuple(dict.fromkeys(notes)))
+
+
+def submodule_note(change) -> str:
+    """One line for a submodule whose commit changed: its kernels are not looked into here."""
+    old, new = (change.old or "")[:10], (change.new or "")[:10]
+    moved = f"moved {old}..{new}" if old and new else f"added at {new}" if new else f"removed (was {old})"
+    hint = f"; see: ptxdiff -C {printable(change.path)} diff {old} {new}" if old and new else ""
+    return f"submodule {printable(change.path)} {moved}: its kernels are not looked into{hint}"
+
+
+def render(repo: Repo, outcome: Outcome) -> str:
+    update, blocking = outcome.update, outcome.blocking
+    lines = list(outcome.notes)
+    if not blocking:
+        return "".join(f"{line}\n" for line in lines)
+    touched = {r.kernel: [c.short[:7] for c in outcome.commits if repo.touches(c.id, r.kernel.partition("::")[0])]
+               for r in blocking}
+    rows = [[printable(r.kernel), r.target, r.spec, r.verdict,
+             ", ".join(f"{k} {v:+}" for k, v in r.delta.items() if v and k != "occupancy") or (r.error or "")[:80],
+             " ".join(touched[r.kernel]) or "-"] for r in blocking]
+    where = f"{update.local_ref} -> {update.remote_ref}" if update.remote_ref else update.local_ref
+    lines.append(f"ptxdiff: push of {where} blocked: {len(blocking)} kernel change(s) in the block list "
+                 f"({', '.join(outcome.block_list)})")
+    lines.append(tabulate(rows, headers=["kernel", "target", "spec", "verdict", "deltas", "commits"],
+                          disable_numparse=True))
+    lines.append("\nTo approve, add a trailer to a pushed commit, e.g. the last one:")
+    for kid in sorted({printable(r.kernel) for r in blocking}):
+        lines.append(f'    git commit --amend --no-edit --trailer "{TRAILER}: {kid}"')
+    lines.append("or bypass once: git push --no-verify  (or PTXDIFF_SKIP=1 git push)")
+    return "".join(f"{line}\n" for line in lines)
+
+
+def check(repo: Repo, remote: str, updates: list[RefUpdate], engine, out=None, have: list[str] = ()) -> int:
+    """Judge every ref first, then say why; the exit status is the verdict whatever the output does."""
+    have = list(have) + repo.remote_tips(remote) + \
+        [u.remote_oid for u in updates if not is_zero(u.remote_oid) and repo.has_object(u.remote_oid)]
+    outcomes, seen = [], set()
+    for update in updates:
+        if update.local_oid in seen:
+            continue
+        seen.add(update.local_oid)
+        outcome = judge(repo, have, update, engine)
+        if outcome is not None:
+            outcomes.append(outcome)
+    blocked = any(o.blocking for o in outcomes)
+    say("".join(render(repo, o) for o in outcomes), out if out is not None else sys.stderr)
+    return EXIT_BLOCKED if blocked else EXIT_OK
+
+
+def run(remote: str, url: str, stdin_text: str, engine_factory, env=None) -> int:
+    env = os.environ if env is None else env
+    repo = Repo(env.get("GIT_DIR") or ".")
+    if env.get("PTXDIFF_SKIP") == "1" or not repo.config_bool("ptxdiff.enabled", True):
+        say("ptxdiff: pre-push check SKIPPED (PTXDIFF_SKIP=1 or ptxdiff.enabled=false)\n", sys.stderr)
+        return EXIT_OK
+    updates = parse_refs(stdin_text)
+    if updates:
+        return check(repo, remote or url, updates, engine_factory(repo))
+    updates, have, note = from_pre_commit(env, repo)
+    if note:
+        say(note + "\n", sys.stderr)
+    return check(repo, env.get("PRE_COMMIT_REMOTE_NAME") or remote or url, updates, engine_factory(repo), have=have)
+
+
+def from_pre_commit(env, repo: Repo) -> tuple[list[RefUpdate], list[str], str | None]:
+    """The refs to judge under pre-commit's pre-push stage: (updates, commits the remote has, note).
+
+    pre-commit reads git's ref lines itself and passes only the first ref that has commits to
+    send (PRE_COMMIT_FROM_REF/TO_REF; none at all when that history starts at a root commit), so
+    on a real push (PRE_COMMIT_REMOTE_NAME set) every local branch and tag, and a detached HEAD,
+    is judged against what the remote has: a ref pushed second is never let through unseen.
+    Run by hand (`pre-commit run --hook-stage pre-push --from-ref A --to-ref B`), just A..B.
+    """
+    to_ref, from_ref = env.get("PRE_COMMIT_TO_REF"), env.get("PRE_COMMIT_FROM_REF")
+    remote = env.get("PRE_COMMIT_REMOTE_NAME")
+    updates: list[RefUpdate] = []
+    have: list[str] = []
+    if to_ref:
+        to_oid = repo.resolve(to_ref)
+        from_oid = repo.resolve(from_ref) if from_ref else "0" * len(to_oid)
+        if from_ref:
+            have.append(from_oid)
+        updates.append(RefUpdate(env.get("PRE_COMMIT_LOCAL_BRANCH") or to_ref, to_oid,
+                                 env.get("PRE_COMMIT_REMOTE_BRANCH") or "", from_oid))
+    if not remote:
+        return updates, have, None
+    updates += [RefUpdate(ref, oid, "", "0" * len(oid)) for ref, oid in repo.local_tips()]
+    note = (f"ptxdiff: pre-commit names one pushed ref only, so every local branch and tag with commits "
+            f"{remote} lacks is checked (the hook `ptxdiff install` writes sees exactly what is pushed)")
+    return updates, have, note

@@ -1,0 +1,330 @@
+"""`ptxdiff install` / `uninstall`: the diff driver, the attributes line, the pre-push hook.
+
+Install records what it did in a manifest (`<common git dir>/ptxdiff/install.json`, or
+`~/.config/ptxdiff/install.json` with --global); uninstall undoes exactly that and nothing
+else, so `git config --list --show-origin`, the attributes file and the hooks folder are as
+before. A foreign pre-push hook is kept and run first. On git >= 2.54 the hook is a
+config-defined hook (`hook.ptxdiff.*`), so no hook file is written at all.
+
+The hook is the file hooks/pre-push of this package with the interpreter filled in (`hook_text`):
+a reader sees the git touchpoint without reading Python. In a linked work tree (`git worktree
+add`) everything goes where git reads it for every work tree: the common git dir's config,
+hooks/ and info/attributes, and the install record beside them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import stat
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ptxdiff import PACKAGE_DIR
+from ptxdiff.errors import GitError, ToolError, UsageError
+from ptxdiff.git.repo import Repo, config_file_set, global_config_get
+from ptxdiff.gitdiff.driver import PYTHON_FUNCNAME
+
+MARKER = "# ptxdiff-managed pre-push hook"
+LEGACY = "pre-push.ptxdiff-legacy"
+ATTR_LINE = "*.py diff=ptxdiff"
+
+
+def git_version() -> tuple[int, ...]:
+    try:
+        out = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        return (0,)
+    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", out)
+    return tuple(int(x) for x in m.groups() if x) if m else (0,)
+
+
+DRIVER_MARKER = "# ptxdiff diff driver:"
+
+
+def driver_shim(python: str) -> str:
+    """hooks/diff-driver with the interpreter and ptxdiff's import root filled in."""
+    root = os.path.dirname(PACKAGE_DIR)
+    return hook_source("diff-driver").read_text(encoding="utf-8").replace("@PYTHON@", shlex.quote(python), 1).replace(
+        "@ROOT@", shlex.quote(root), 1)
+
+
+def driver_command(shim: str) -> str:
+    """The diff.ptxdiff.command value: the installed shim (git runs it through sh if quoted)."""
+    return shlex.quote(shim)
+
+
+def driver_python(command: str) -> str | None:
+    """The interpreter a diff.ptxdiff.command runs: the one filled into the shim it names (or,
+    for a command written by an older ptxdiff, the one before `-m ptxdiff`)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(words) == 1 and os.path.isfile(words[0]):
+        for line in Path(words[0]).read_text(errors="replace").splitlines():
+            if line.startswith("PTXDIFF_PYTHON="):
+                return (shlex.split(line[len("PTXDIFF_PYTHON="):]) or [None])[0]
+        return None
+    before = command.split("-m ptxdiff")[0].split("{", 1)[-1]
+    return (shlex.split(before) or [None])[-1] if "-m ptxdiff" in command else None
+
+
+def hook_source(name: str) -> Path:
+    """hooks/NAME of this ptxdiff: package data (`ptxdiff/hooks/`) in an installed wheel, the
+    checkout's top-level hooks/ in an editable install (`pip install -e .`)."""
+    here = Path(PACKAGE_DIR)
+    for folder in (here / "hooks", here.parent / "hooks"):
+        path = folder / name
+        if path.is_file() and "ptxdiff" in path.read_text(encoding="utf-8", errors="replace"):
+            return path
+    raise ToolError(f"hooks/{name} is missing from this ptxdiff ({here}); reinstall ptxdiff")
+
+
+def hook_text(name: str, python: str) -> str:
+    """The hook file as written into a repository: the template with the interpreter filled in."""
+    return hook_source(name).read_text(encoding="utf-8").replace("@PYTHON@", shlex.quote(python))
+
+
+def hook_python(text: str) -> str | None:
+    """The interpreter a hook written by `hook_text` runs (its `python=` line), if it has one."""
+    for line in text.splitlines():
+        if line.startswith("python="):
+            words = shlex.split(line[len("python="):], comments=True)
+            return words[0] if words else None
+    return None
+
+
+def runs_isolated(python: str) -> bool:
+    """Whether `python -I` (the way the hook starts it) can import ptxdiff."""
+    try:
+        return subprocess.run([python, "-I", "-c", "import ptxdiff"], capture_output=True).returncode == 0
+    except OSError:
+        return False
+
+
+@dataclass
+class Plan:
+    """What install will do (and uninstall will undo)."""
+
+    config_file: str
+    config: dict[str, str] = field(default_factory=dict)
+    attributes_file: str = ""
+    hook_file: str | None = None
+    hook_text: str = ""
+    driver_file: str = ""
+    driver_text: str = ""
+    legacy_from: str | None = None
+    messages: list[str] = field(default_factory=list)
+
+
+def _config_file(repo: Repo | None, global_: bool) -> str:
+    if global_:
+        return os.path.expanduser("~/.gitconfig")
+    return os.path.join(repo.common_dir, "config")
+
+
+def _manifest_path(repo: Repo | None, global_: bool) -> Path:
+    if global_:
+        base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+        return Path(base) / "ptxdiff" / "install.json"
+    return Path(repo.common_dir) / "ptxdiff" / "install.json"
+
+
+def hooks_dir(repo: Repo) -> Path:
+    """Where git looks for this repository's hooks: core.hooksPath (relative to the work tree
+    the hook runs in), else the hooks/ of the common git dir, shared by all linked work trees."""
+    configured = repo.config_get("core.hooksPath")
+    if configured:
+        if configured.strip() == "/dev/null":
+            raise UsageError("core.hooksPath is /dev/null (hooks disabled in this repo); "
+                             "unset it or install the hook elsewhere by hand")
+        path = Path(os.path.expanduser(configured))
+        return path if path.is_absolute() else Path(repo.workdir) / path
+    return Path(repo.common_dir) / "hooks"
+
+
+def plan(repo: Repo | None, global_: bool, attributes: str, python: str) -> Plan:
+    p = Plan(_config_file(repo, global_))
+    p.driver_file = str(_manifest_path(repo, global_).parent / "diff-driver")
+    p.driver_text = driver_shim(python)
+    p.config["diff.ptxdiff.command"] = driver_command(p.driver_file)
+    p.config["diff.ptxdiff.xfuncname"] = PYTHON_FUNCNAME
+    config_hooks = git_version() >= (2, 54)
+    if global_:
+        configured = global_config_get("core.attributesFile")
+        base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+        p.attributes_file = os.path.expanduser(configured) if configured else os.path.join(base, "git", "attributes")
+    elif attributes == "commit":
+        p.attributes_file = os.path.join(repo.workdir, ".gitattributes")
+    else:
+        p.attributes_file = os.path.join(repo.common_dir, "info", "attributes")
+    if repo is not None and not global_ and os.path.normpath(repo.common_dir) != os.path.normpath(repo.git_dir):
+        p.messages.append(f"linked work tree: installed for the whole repository ({repo.common_dir}), "
+                          "as git reads hooks, config and attributes from there")
+    if config_hooks:
+        p.config["hook.ptxdiff.command"] = f"{shlex.quote(python)} -I -m ptxdiff pre-push"
+        p.config["hook.ptxdiff.event"] = "pre-push"
+    elif global_:
+        p.messages.append("git < 2.54 has no config-defined hooks: run `ptxdiff install` in each repo "
+                          "for the pre-push gate")
+    else:
+        hooks = hooks_dir(repo)
+        p.hook_file = str(hooks / "pre-push")
+        p.hook_text = hook_text("pre-push", python)
+        if os.path.exists(p.hook_file) and MARKER not in Path(p.hook_file).read_text(errors="replace"):
+            p.legacy_from = p.hook_file
+    return p
+
+
+def _set_config(path: str, values: dict[str, str]) -> dict[str, str | None]:
+    Path(path).touch(exist_ok=True)
+    return config_file_set(path, values)
+
+
+def _section_header(key: str) -> str:
+    section, _, _ = key.rpartition(".")
+    head, _, sub = section.partition(".")
+    return f'[{head} "{sub}"]' if sub else f"[{head}]"
+
+
+def _drop_empty_sections(path: str, headers: set[str]) -> None:
+    lines = Path(path).read_text().splitlines(keepends=True)
+    out = []
+    for i, line in enumerate(lines):
+        if line.strip() in headers:
+            following = next((ln for ln in lines[i + 1:] if ln.strip()), "")
+            if not following or following.lstrip().startswith("["):
+                continue
+        out.append(line)
+    Path(path).write_text("".join(out))
+
+
+def install(repo: Repo | None, global_: bool = False, attributes: str = "info", dry_run: bool = False,
+            python: str | None = None, out=None) -> int:
+    out = out or sys.stdout  # looked up per call, so redirected/captured stdout is honoured
+    python = python or sys.executable
+    manifest = _manifest_path(repo, global_)
+    p = plan(repo, global_, attributes, python)
+    if not runs_isolated(python):
+        p.messages.append(f"{python} -I cannot import ptxdiff (installed with --user or through PYTHONPATH?): "
+                          "the pre-push hook blocks every push until ptxdiff is installed in that "
+                          "interpreter's environment (e.g. a venv) and `ptxdiff install` runs from there")
+    existing = json.loads(manifest.read_text()) if manifest.exists() else None
+    say = (lambda s: print(f"would {s}", file=out)) if dry_run else (lambda s: print(s, file=out))
+    for key, value in p.config.items():
+        say(f"set {key} = {value}   ({p.config_file})")
+    say(f"write the diff driver {p.driver_file}")
+    say(f"add '{ATTR_LINE}' to {p.attributes_file}")
+    if p.legacy_from:
+        say(f"keep the existing pre-push hook as {Path(p.legacy_from).parent / LEGACY} (run first)")
+    if p.hook_file:
+        say(f"write the pre-push hook {p.hook_file}")
+    for m in p.messages:
+        print(f"note: {m}", file=out)
+    if dry_run:
+        return 0
+    record = existing or {"config_file": p.config_file, "config_before": {}, "attributes_file": p.attributes_file,
+                          "attributes_created": False, "attributes_added_newline": False, "hook_file": None,
+                          "hooks_dir_created": False, "legacy": None, "sections_created": []}
+    if existing is None:
+        had = set()
+        if os.path.exists(p.config_file):
+            text = Path(p.config_file).read_text()
+            had = {h for h in map(_section_header, p.config) if h in text}
+        record["sections_created"] = sorted({_section_header(k) for k in p.config} - had)
+        record["config_file_created"] = not os.path.exists(p.config_file)
+        record["config_before"] = _set_config(p.config_file, p.config)
+    else:
+        _set_config(p.config_file, p.config)
+    driver = Path(p.driver_file)
+    driver.parent.mkdir(parents=True, exist_ok=True)
+    driver.write_text(p.driver_text)
+    driver.chmod(0o755)
+    record["driver_file"] = str(driver)
+    attr = Path(p.attributes_file)
+    text = attr.read_text() if attr.exists() else None
+    if text is None or ATTR_LINE not in text.splitlines():
+        if existing is None or not record.get("attributes_line_added"):
+            record["attributes_created"] = text is None
+            record["attributes_dir_created"] = not attr.parent.exists()
+            record["attributes_added_newline"] = bool(text) and not text.endswith("\n")
+        attr.parent.mkdir(parents=True, exist_ok=True)
+        attr.write_text((text or "") + ("\n" if text and not text.endswith("\n") else "") + ATTR_LINE + "\n")
+        record["attributes_line_added"] = True
+    if p.hook_file:
+        hook = Path(p.hook_file)
+        if not hook.parent.exists():
+            hook.parent.mkdir(parents=True)
+            record["hooks_dir_created"] = True
+        if p.legacy_from:
+            os.replace(p.legacy_from, hook.parent / LEGACY)
+            record["legacy"] = str(hook.parent / LEGACY)
+        hook.write_text(p.hook_text)
+        hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        record["hook_file"] = str(hook)
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    manifest.write_text(json.dumps(record, indent=2))
+    print("ptxdiff installed: `git diff` shows kernel deltas; `git push` checks them. Undo: ptxdiff uninstall",
+          file=out)
+    return 0
+
+
+def uninstall(repo: Repo | None, global_: bool = False, out=None) -> int:
+    out = out or sys.stdout
+    manifest = _manifest_path(repo, global_)
+    if not manifest.exists():
+        raise GitError("ptxdiff is not installed here (no install record at " + str(manifest) + ")")
+    record = json.loads(manifest.read_text())
+    cfg_file = record["config_file"]
+    if os.path.exists(cfg_file):
+        config_file_set(cfg_file, record["config_before"])  # None removes what we added
+        _drop_empty_sections(cfg_file, set(record.get("sections_created", [])))
+        if record.get("config_file_created") and not Path(cfg_file).read_text().strip():
+            os.remove(cfg_file)
+    attr = Path(record["attributes_file"])
+    if record.get("attributes_line_added") and attr.exists():
+        lines = attr.read_text().splitlines(keepends=True)
+        for i in range(len(lines) - 1, -1, -1):
+            if lines[i].rstrip("\n") == ATTR_LINE:
+                del lines[i]
+                break
+        text = "".join(lines)
+        if record.get("attributes_added_newline") and text.endswith("\n"):
+            text = text[:-1]
+        if record.get("attributes_created") and not text:
+            attr.unlink()
+            if record.get("attributes_dir_created"):
+                try:
+                    attr.parent.rmdir()
+                except OSError:
+                    pass
+        else:
+            attr.write_text(text)
+    driver = record.get("driver_file")
+    if driver and os.path.exists(driver) and DRIVER_MARKER in Path(driver).read_text(errors="replace"):
+        os.remove(driver)
+    if not global_:
+        shutil.rmtree(manifest.parent / "driver", ignore_errors=True)  # the driver's spool and results
+    hook_file = record.get("hook_file")
+    if hook_file and os.path.exists(hook_file) and MARKER in Path(hook_file).read_text(errors="replace"):
+        os.remove(hook_file)
+    if record.get("legacy") and os.path.exists(record["legacy"]) and hook_file:
+        os.replace(record["legacy"], hook_file)
+    if record.get("hooks_dir_created") and hook_file:
+        try:
+            Path(hook_file).parent.rmdir()
+        except OSError:
+            pass
+    manifest.unlink()
+    try:
+        manifest.parent.rmdir()
+    except OSError:
+        pass
+    print("ptxdiff uninstalled", file=out)
+    return 0

@@ -1,0 +1,572 @@
+"""The one place that talks to git (through pygit2).
+
+Everything above this module sees revisions as `Side`s and their files as `Snapshot`s: read-only
+views of a commit's tree or of the work tree, read straight from the object database, so nothing
+is checked out and the user's index and work tree are never touched.
+
+Paths are `str`s holding git's bytes as Python holds file names (`os.fsdecode`: a byte that is
+not UTF-8 becomes a lone surrogate, U+DC80..U+DCFF), which is also what pygit2 gives; so any name
+git allows round-trips to the same bytes on disk. `printable` is the one spelling for people.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pygit2
+from pygit2.enums import (
+    DeltaStatus,
+    DiffFind,
+    DiffOption,
+    FileMode,
+    FileStatus,
+    ObjectType,
+    SortMode,
+)
+
+from ptxdiff.errors import GitError
+
+WORKTREE = "WORKTREE"
+INDEX = "INDEX"  # Side.commit of the index (the staging area): `git diff` compares it with the work tree
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a comparison: a commit (full hex id), the index (`commit == INDEX`), the work
+    tree (`commit is None`) or nothing (`commit == ""`)."""
+
+    label: str
+    commit: str | None
+    # (path, blob id) pairs laid over the commit's tree: the diff driver sees blobs, not
+    # commits, and puts the blob it was given into the nearest commit that holds that file.
+    # An empty blob id removes the path (the old name of a renamed file).
+    overlay: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def tag(self) -> str:
+        """Names this exact content (commit plus overlay), e.g. for source file names."""
+        return self.short + "".join(f"+{blob[:7]}" if blob else f"-{path}" for path, blob in self.overlay)
+
+    @property
+    def short(self) -> str:
+        if self.commit == "":
+            return "nothing"
+        return self.commit[:10] if self.commit else "work tree"
+
+
+@dataclass(frozen=True)
+class Pushed:
+    """What a push sends: the commits the remote lacks (oldest first) and the commits the remote
+    has that they build on directly (the newest ones only; "" when the history starts here)."""
+
+    commits: tuple[CommitInfo, ...]
+    bases: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SubmoduleChange:
+    path: str
+    old: str | None      # the commit recorded on each side; None where there is no submodule
+    new: str | None
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    id: str
+    short: str
+    author: str
+    time: int
+    subject: str
+    message: str
+    parents: tuple[str, ...]
+
+
+class Snapshot:
+    """Files of one side, read lazily. `paths` lists every file; `read` returns its bytes."""
+
+    def __init__(self, repo: Repo, side: Side):
+        self.repo = repo
+        self.side = side
+        self._ids: dict[str, str] = {}
+        self._cache: dict[str, bytes] = {}
+        if side.commit is None:
+            self._ids = repo.worktree_files()
+        elif side.commit == INDEX:
+            self._ids = repo.index_files()
+        elif side.commit:  # "" is the empty side: the old side of a file that is new
+            tree = repo.raw[side.commit].peel(pygit2.Commit).tree
+            self._walk(tree, "")
+        self._overlay = dict(side.overlay)
+        for path, blob in side.overlay:  # an empty blob id removes the path
+            if blob:
+                self._ids[path] = blob
+            else:
+                self._ids.pop(path, None)
+
+    def _walk(self, tree: pygit2.Tree, prefix: str) -> None:
+        for entry in tree:
+            path = prefix + entry.name
+            if entry.type == ObjectType.TREE:
+                self._walk(self.repo.raw[entry.id], path + "/")
+            elif entry.type == ObjectType.BLOB and entry.filemode != FileMode.LINK:
+                # a symlink is link text to git, never a module: it is not a file of the snapshot
+                self._ids[path] = str(entry.id)
+
+    @property
+    def paths(self) -> frozenset[str]:
+        return frozenset(self._ids)
+
+    def __contains__(self, path: str) -> bool:
+        return path in self._ids
+
+    def content_id(self, path: str) -> str:
+        """A content hash: the blob id for a commit, the hash of the file for the work tree."""
+        oid = self._ids[path]
+        if oid:
+            return oid
+        oid = content_hash(self.read(path))
+        self._ids[path] = oid
+        return oid
+
+    def read(self, path: str) -> bytes:
+        if path not in self._cache:
+            if self.side.commit is None and path not in self._overlay:
+                self._cache[path] = self.repo.read_worktree_file(path)
+            else:
+                self._cache[path] = self.repo.raw[self._ids[path]].data
+        return self._cache[path]
+
+
+class Repo:
+    def __init__(self, path: str | os.PathLike = "."):
+        found = pygit2.discover_repository(str(path))
+        if found is None:
+            raise GitError(f"not a git repository (or any parent): {os.path.abspath(path)}")
+        try:
+            self.raw = pygit2.Repository(found)
+        except pygit2.GitError as e:  # e.g. a sha256 repository, which libgit2 cannot read yet
+            raise GitError(f"cannot open the repository {found}: {e}") from None
+
+    @property
+    def git_dir(self) -> str:
+        return self.raw.path.rstrip("/")
+
+    @property
+    def common_dir(self) -> str:
+        """Where git keeps what all work trees share (config, hooks, info/): the git dir itself,
+        except in a linked work tree (`git worktree add`), whose git dir names it in `commondir`."""
+        try:
+            with open(os.path.join(self.git_dir, "commondir"), encoding="utf-8", errors="surrogateescape") as f:
+                named = f.read().strip()
+        except OSError:
+            return self.git_dir
+        return os.path.normpath(os.path.join(self.git_dir, named))
+
+    @property
+    def workdir(self) -> str:
+        if self.raw.workdir is None:
+            raise GitError(f"{self.git_dir} is a bare repository; it has no work tree")
+        return self.raw.workdir.rstrip("/")
+
+    def resolve(self, rev: str) -> str:
+        """Any rev git accepts (sha, branch, tag, HEAD~2, v1^{commit}) -> full commit id."""
+        try:
+            return str(self.raw.revparse_single(rev).peel(pygit2.Commit).id)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+            raise GitError(f"unknown revision {rev!r}") from None
+
+    def side(self, rev: str | None) -> Side:
+        if rev is None:
+            return Side("work tree", None)
+        return Side(rev, self.resolve(rev))
+
+    def sides(self, revs: list[str]) -> tuple[Side, Side]:
+        """`git diff`'s rule: none = HEAD vs work tree; one = REV vs work tree; two or A..B."""
+        if len(revs) == 1 and ".." in revs[0]:
+            three = "..." in revs[0]
+            left, right = revs[0].split("..." if three else "..", 1)
+            left, right = left or "HEAD", right or "HEAD"
+            if three:
+                base = self.raw.merge_base(self.resolve(left), self.resolve(right))
+                if base is None:
+                    raise GitError(f"{left} and {right} have no common ancestor")
+                return Side(f"merge-base({left},{right})", str(base)), self.side(right)
+            return self.side(left), self.side(right)
+        if not revs:
+            return self.side("HEAD"), self.side(None)
+        if len(revs) == 1:
+            return self.side(revs[0]), self.side(None)
+        if len(revs) == 2:
+            return self.side(revs[0]), self.side(revs[1])
+        raise GitError("at most two revisions")
+
+    def range(self, rev_range: str) -> tuple[str, list[str]]:
+        """`A..B` -> (B, [A]): commits reachable from B but not A; a single rev -> (rev, [])."""
+        if ".." in rev_range:
+            left, _, right = rev_range.partition("..")
+            return self.resolve(right or "HEAD"), [self.resolve(left or "HEAD")]
+        return self.resolve(rev_range), []
+
+    def attribute(self, path: str, name: str) -> str | None:
+        """The value of gitattribute `name` for `path` (as `git check-attr` would say)."""
+        return self.raw.get_attr(path, name)
+
+    def snapshot(self, side: Side) -> Snapshot:
+        return Snapshot(self, side)
+
+    def worktree_files(self) -> dict[str, str]:
+        """Tracked files present on disk, plus untracked ones git does not ignore.
+
+        Values are "" (content hashed on demand); the index is read, never written.
+        """
+        index = pygit2.Index(os.path.join(self.git_dir, "index")) if os.path.exists(
+            os.path.join(self.git_dir, "index")) else None
+        files: dict[str, str] = {}
+        for entry in index or ():
+            if self._regular_file(entry.path):
+                files[entry.path] = ""
+        for path, flags in self.raw.status(untracked_files="all").items():
+            if flags & FileStatus.WT_NEW and self._regular_file(path):
+                files[path] = ""
+        return files
+
+    def gitlinks(self, side: Side) -> dict[str, str]:
+        """Submodules of a side: path -> commit. For the work tree, the commit checked out in
+        each (what `git diff` compares), or the one the index records where none is."""
+        out: dict[str, str] = {}
+        if side.commit is None:
+            path = os.path.join(self.git_dir, "index")
+            for entry in pygit2.Index(path) if os.path.exists(path) else ():
+                if entry.mode == FileMode.COMMIT:
+                    out[entry.path] = _checked_out(os.path.join(self.workdir, entry.path)) or str(entry.id)
+        elif side.commit:
+            stack = [(self.raw[side.commit].peel(pygit2.Commit).tree, "")]
+            while stack:
+                tree, prefix = stack.pop()
+                for entry in tree:
+                    if entry.type == ObjectType.TREE:
+                        stack.append((self.raw[entry.id], prefix + entry.name + "/"))
+                    elif entry.filemode == FileMode.COMMIT:
+                        out[prefix + entry.name] = str(entry.id)
+        return out
+
+    def submodule_changes(self, old: Side | None, new: Side) -> list[SubmoduleChange]:
+        """Submodules whose recorded commit differs between the two sides (added, moved, removed)."""
+        before = self.gitlinks(old) if old is not None else {}
+        after = self.gitlinks(new)
+        return [SubmoduleChange(p, before.get(p), after.get(p)) for p in sorted(set(before) | set(after))
+                if before.get(p) != after.get(p)]
+
+    def _regular_file(self, path: str) -> bool:
+        """A plain file inside the work tree, reached through no symlink (git never follows one)."""
+        full = os.path.join(self.workdir, path)
+        try:
+            if not stat.S_ISREG(os.lstat(full).st_mode):
+                return False
+        except OSError:
+            return False
+        return os.path.realpath(full) == os.path.join(os.path.realpath(self.workdir), path)
+
+    def read_worktree_file(self, path: str) -> bytes:
+        """The bytes of a work-tree file; never through a symlink (O_NOFOLLOW, checked parents)."""
+        if not self._regular_file(path):
+            raise GitError(f"{path}: not a regular file in the work tree")
+        fd = os.open(os.path.join(self.workdir, path), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as f:
+            return f.read()
+
+    def renames(self, old: Side, new: Side) -> dict[str, str]:
+        """new path -> old path for files git sees as renamed between the two sides."""
+        if not old.commit or new.commit == "":
+            return {}
+        if INDEX in (old.commit, new.commit):
+            return self._index_renames(old, new)
+        old_tree = self.raw[old.commit].peel(pygit2.Commit).tree
+        if new.commit is None:
+            diff = old_tree.diff_to_workdir(DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS)
+            diff.find_similar(DiffFind.FIND_RENAMES | DiffFind.FIND_FOR_UNTRACKED)
+        else:
+            diff = self.raw.diff(old_tree, self.raw[new.commit].peel(pygit2.Commit).tree)
+            diff.find_similar(DiffFind.FIND_RENAMES)
+        return {d.new_file.path: d.old_file.path for d in diff.deltas if d.status == DeltaStatus.RENAMED}
+
+    def tree_id(self, side: Side) -> str | None:
+        """The tree a commit side shows (None for the work tree, the index or an overlay)."""
+        if not side.commit or side.commit == INDEX or side.overlay:
+            return None
+        return str(self.raw[side.commit].peel(pygit2.Commit).tree.id)
+
+    def _index(self) -> pygit2.Index:
+        """The index git uses here (GIT_INDEX_FILE when set), read, never written."""
+        path = os.environ.get("GIT_INDEX_FILE") or os.path.join(self.git_dir, "index")
+        index = pygit2.Index(path) if os.path.exists(path) else pygit2.Index()
+        index._repo = self.raw  # diffs against trees and the work tree need the repository
+        return index
+
+    def index_files(self) -> dict[str, str]:
+        """Regular files staged in the index (stage 0; no symlinks, submodules or conflicts)."""
+        index = self._index()
+        conflicted = {e.path for c in (index.conflicts or ()) for e in c if e is not None}
+        return {e.path: str(e.id) for e in index
+                if e.path not in conflicted and e.mode in (FileMode.BLOB, FileMode.BLOB_EXECUTABLE)}
+
+    def _index_renames(self, old: Side, new: Side) -> dict[str, str]:
+        """Renames between a commit and the index (either way), or the index and the work tree."""
+        index = self._index()
+        if old.commit == INDEX and new.commit is None:
+            diff = index.diff_to_workdir(DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS)
+            diff.find_similar(DiffFind.FIND_RENAMES | DiffFind.FIND_FOR_UNTRACKED)
+            backwards = False
+        else:
+            commit = new.commit if old.commit == INDEX else old.commit
+            if not commit or commit == INDEX:
+                return {}
+            diff = index.diff_to_tree(self.raw[commit].peel(pygit2.Commit).tree)  # commit -> index
+            diff.find_similar(DiffFind.FIND_RENAMES)
+            backwards = old.commit == INDEX
+        pairs = {d.new_file.path: d.old_file.path for d in diff.deltas if d.status == DeltaStatus.RENAMED}
+        return {v: k for k, v in pairs.items()} if backwards else pairs
+
+    def commit_info(self, commit: str) -> CommitInfo:
+        c = self.raw[commit].peel(pygit2.Commit)
+        message = c.message
+        return CommitInfo(id=str(c.id), short=str(c.id)[:10], author=c.author.name, time=c.commit_time,
+                          subject=message.splitlines()[0] if message else "", message=message,
+                          parents=tuple(str(p) for p in c.parent_ids))
+
+    def walk(self, head: str, hide: list[str] = (), first_parent: bool = False) -> Iterator[CommitInfo]:
+        """Commits reachable from head and not from `hide`, oldest first."""
+        walker = self.raw.walk(head, SortMode.TOPOLOGICAL | SortMode.REVERSE)
+        if first_parent:
+            walker.simplify_first_parent()
+        for h in hide:
+            walker.hide(h)
+        for c in walker:
+            yield self.commit_info(str(c.id))
+
+    # -- config (git config of this repo, all levels) ------------------------------------------
+    def config_get(self, key: str) -> str | None:
+        if os.environ.get("GIT_CONFIG_PARAMETERS") or os.environ.get("GIT_CONFIG_COUNT"):
+            # `git -c key=value ...` passes settings in the environment, which libgit2 ignores:
+            # ask git itself, which sees them (and every config file) the way the user meant.
+            import subprocess
+            try:
+                proc = subprocess.run(["git", f"--git-dir={self.git_dir}", "config", "--get", key],
+                                      capture_output=True, text=True)
+                if proc.returncode in (0, 1):
+                    return proc.stdout.rstrip("\n") if proc.returncode == 0 else None
+            except OSError:
+                pass
+        try:
+            return self.raw.config[key]
+        except (KeyError, pygit2.GitError):
+            return None
+
+    def config_bool(self, key: str, default: bool) -> bool:
+        value = self.config_get(key)
+        if value is None:
+            return default
+        return value.strip().lower() not in ("false", "no", "off", "0", "")
+
+    def commit_holding(self, path: str, blob: str, limit: int = 500) -> str | None:
+        """The newest commit, walking back from HEAD, whose `path` is this blob."""
+        try:
+            head = self.raw.head.target
+        except pygit2.GitError:
+            return None
+        for n, c in enumerate(self.raw.walk(head, SortMode.TOPOLOGICAL | SortMode.TIME)):
+            if n >= limit:
+                break
+            try:
+                if str(c.tree[path].id) == blob:
+                    return str(c.id)
+            except KeyError:
+                continue
+        return None
+
+    def head_commit(self) -> str | None:
+        try:
+            return str(self.raw.head.target)
+        except pygit2.GitError:
+            return None
+
+    def has_object(self, oid: str) -> bool:
+        try:
+            return oid in self.raw
+        except (ValueError, pygit2.GitError):
+            return False
+
+    def remote_tips(self, remote: str) -> list[str]:
+        """Commits we know `remote` has: its remote-tracking refs. `remote` may be a name or, for
+        `git push URL`, a URL: then the tracking refs of every remote configured with that URL;
+        failing both, every remote-tracking ref (git-lfs's `--not --remotes` guess)."""
+        names = [remote] if self.config_get(f"remote.{remote}.url") is not None else []
+        if not names:
+            names = [name for name in self.raw.remotes.names()
+                     if remote in (self.config_get(f"remote.{name}.url"), self.config_get(f"remote.{name}.pushurl"))]
+        prefixes = tuple(f"refs/remotes/{n}/" for n in names) or ("refs/remotes/",)
+        tips = [self._commit_of(r) for r in self.raw.references if r.startswith(prefixes)]
+        if not any(tips) and names:
+            tips = [self._commit_of(r) for r in self.raw.references if r.startswith("refs/remotes/")]
+        return [t for t in tips if t]
+
+    def local_tips(self) -> list[tuple[str, str]]:
+        """(ref, commit) for every local branch and tag that names a commit, and a detached HEAD."""
+        out = [(r, c) for r in self.raw.references if r.startswith(("refs/heads/", "refs/tags/"))
+               for c in [self._commit_of(r)] if c]
+        if self.raw.head_is_detached:
+            out.append(("HEAD", str(self.raw.head.target)))
+        return out
+
+    def _commit_of(self, ref: str) -> str | None:
+        try:
+            return str(self.raw.references[ref].peel(pygit2.Commit).id)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+            return None
+
+    def pushed(self, tip: str, have: list[str]) -> Pushed:
+        """Commits reachable from `tip` and from none of `have` (`rev-list tip --not have`), and
+        the newest commits of `have`'s history that they build on: a branch that merged main is
+        measured from the main it merged, so changes the remote already has are not its own."""
+        commits = tuple(self.walk(tip, [h for h in have if self.has_object(h)]))
+        ids = {c.id for c in commits}
+        edge = {p for c in commits for p in c.parents if p not in ids}
+        bases = [b for b in edge if not any(self.raw.descendant_of(o, b) for o in edge if o != b)]
+        if commits and not bases:
+            bases = [""]           # every commit is new, down to a root
+        return Pushed(commits, tuple(sorted(bases)))
+
+
+    def touches(self, commit: str, path: str) -> bool:
+        """Whether `commit` changed `path` against its first parent (or added it, for a root)."""
+        c = self.raw[commit].peel(pygit2.Commit)
+        def blob(tree):
+            try:
+                return tree[path].id
+            except KeyError:
+                return None
+        mine = blob(c.tree)
+        if not c.parents:
+            return mine is not None
+        return mine != blob(c.parents[0].tree)
+
+
+    def changed_paths(self, commit: str) -> set[str]:
+        """Paths a commit changed against its first parent (both names of a rename)."""
+        c = self.raw[commit].peel(pygit2.Commit)
+        diff = c.tree.diff_to_tree(swap=True) if not c.parents else self.raw.diff(c.parents[0].tree, c.tree)
+        diff.find_similar(DiffFind.FIND_RENAMES)
+        return {p for d in diff.deltas for p in (d.old_file.path, d.new_file.path)}
+
+
+    def write_note(self, commit: str, text: str, ref: str) -> None:
+        sig = self.raw.default_signature if "user.name" in self.raw.config else pygit2.Signature("ptxdiff", "ptxdiff@localhost")
+        self.raw.create_note(text, sig, sig, commit, ref, True)
+
+
+def _checked_out(path: str) -> str | None:
+    """The HEAD commit of the submodule checked out at `path`, if there is one."""
+    try:
+        sub = pygit2.Repository(path)
+        return str(sub.head.target) if os.path.realpath(sub.workdir or "") == os.path.realpath(path) else None
+    except (pygit2.GitError, KeyError, ValueError):
+        return None
+
+
+def printable(path: str) -> str:
+    """A path (or kernel id) for people and commit messages: valid UTF-8, with each byte that is
+    not UTF-8 written as `\\xNN` (the spelling an approval trailer uses for such a name)."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def content_hash(data: bytes) -> str:
+    """The blob id git gives these bytes."""
+    return str(pygit2.hash(data))
+
+
+def global_config_get(key: str) -> str | None:
+    try:
+        return pygit2.Config.get_global_config()[key]
+    except (KeyError, OSError, pygit2.GitError):
+        return None
+
+
+def config_file_set(path: str, values: dict[str, str | None]) -> dict[str, str | None]:
+    """Set (or, for None, remove) keys in one git config file; returns the values before."""
+    cfg = pygit2.Config(path)
+    before: dict[str, str | None] = {}
+    for key, value in values.items():
+        try:
+            before[key] = cfg[key]
+        except KeyError:
+            before[key] = None
+        if value is not None:
+            cfg[key] = value
+        elif before[key] is not None:
+            del cfg[key]
+    return before
+
+
+def is_zero(oid: str) -> bool:
+    return bool(oid) and set(oid) == {"0"}
+
+
+def trailers(message: str, key: str) -> list[str]:
+    """Values of `Key: value` trailer lines in the last paragraph of a commit message."""
+    paragraphs = [p for p in message.strip().split("\n\n") if p.strip()]
+    if len(paragraphs) < 2:
+        return []
+    values = []
+    for line in paragraphs[-1].splitlines():
+        k, sep, v = line.partition(":")
+        if sep and k.strip().lower() == key.lower():
+            values += [x.strip() for x in v.split(",") if x.strip()]
+    return values
+
+
+def commit_tree(path: str, files: dict[str, bytes], message: str, parent: str | None,
+                branch: str = "refs/heads/main") -> str:
+    """Commit exactly `files` (path -> bytes) on `branch` of the repo at `path` (created if
+    missing), without a work tree checkout. For throwaway repos (corpus)."""
+    if pygit2.discover_repository(path) is None or not os.path.exists(os.path.join(path, ".git")):
+        pygit2.init_repository(path, initial_head="main")
+    repo = pygit2.Repository(path)
+    index = pygit2.Index()
+    for name, data in sorted(files.items()):
+        index.add(pygit2.IndexEntry(name, repo.create_blob(data), pygit2.enums.FileMode.BLOB))
+    tree = index.write_tree(repo)
+    sig = pygit2.Signature("ptxdiff", "ptxdiff@localhost", 1700000000, 0)
+    oid = repo.create_commit(branch, sig, sig, message, tree, [parent] if parent else [])
+    return str(oid)
+
+
+def user_config_get(key: str) -> str | None:
+    """A setting from the user's own git config: `git -c`, global, XDG or system level, never the
+    repository's local config (where a tool the repository ran could have written it)."""
+    import shlex
+    params = os.environ.get("GIT_CONFIG_PARAMETERS")
+    if params:
+        for item in shlex.split(params):
+            k, sep, v = item.partition("=")
+            if k.lower() == key.lower():
+                return v if sep else "true"
+    count = os.environ.get("GIT_CONFIG_COUNT")
+    if count and count.isdigit():
+        for i in range(int(count)):
+            if os.environ.get(f"GIT_CONFIG_KEY_{i}", "").lower() == key.lower():
+                return os.environ.get(f"GIT_CONFIG_VALUE_{i}")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    files = [os.environ.get("GIT_CONFIG_GLOBAL") or os.path.expanduser("~/.gitconfig"), os.path.join(xdg, "git", "config")]
+    if not os.environ.get("GIT_CONFIG_NOSYSTEM"):
+        files.append(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig")
+    for path in files:  # most specific first, as git reads them last
+        if not os.path.isfile(path):
+            continue
+        try:
+            return pygit2.Config(path)[key]
+        except (KeyError, OSError, pygit2.GitError):
+            continue
+    return None

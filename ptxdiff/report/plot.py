@@ -1,0 +1,37 @@
+"""`ptxdiff log --plot`: metrics along history as a PNG (matplotlib is optional)."""
+
+from __future__ import annotations
+
+from ptxdiff.errors import UsageError
+
+METRICS = ("ptx_instrs", "ptx_regs", "regs", "sass_instrs")
+
+
+def require_matplotlib() -> None:
+    import importlib.util
+    if importlib.util.find_spec("matplotlib") is None:
+        raise UsageError("--plot needs matplotlib: pip install 'ptxdiff[plot]'")
+
+
+def plot_history(events, path: str) -> None:
+    require_matplotlib()
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    series: dict[str, list] = {}
+    labels = []
+    for e in events:
+        rows = [r for r in e.rows if r.new]
+        if not rows:
+            continue
+        labels.append(e.commit.short[:7])
+        for m in METRICS:
+            series.setdefault(m, []).append(rows[0].new.get(m))
+    fig, axes = plt.subplots(len(METRICS), 1, figsize=(max(6, len(labels) * 0.6), 2.2 * len(METRICS)), sharex=True)
+    for ax, m in zip(axes, METRICS):
+        ax.plot(labels, series.get(m, []), marker="o")
+        ax.set_ylabel(m)
+    axes[-1].tick_params(axis="x", rotation=60)
+    fig.suptitle(events[-1].kernel if events else "")
+    fig.tight_layout()
+    fig.savefig(path)

@@ -1,0 +1,150 @@
+"""What a kernel declares, read from its source through the restricted evaluator (no import).
+
+Parameters and which are constexprs, constexpr defaults, the `@triton.jit` options, the
+`@triton.autotune` config list and the `@triton.heuristics` functions. Decorators of the
+repository's own that pass `configs=` (wrappers around triton.autotune, e.g. a caching
+autotuner) are read as autotune; any other foreign decorator (`@libentry()`) is named in the notes
+and otherwise ignored, since it does not change the compiled code. Nothing here imports triton.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ptxdiff.build.evaluator import (
+    Constexpr,
+    External,
+    Function,
+    Interp,
+    Raised,
+    Refused,
+    Scope,
+    TritonConfig,
+)
+from ptxdiff.discovery.kernels import Kernel, _is_constexpr
+from ptxdiff.specs.resolve import Declared, SpecError
+
+JIT = {"triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit", "triton.language.jit"}
+AUTOTUNE = {"triton.autotune", "triton.runtime.autotune", "triton.runtime.autotuner.autotune"}
+HEURISTICS = {"triton.heuristics", "triton.runtime.heuristics", "triton.runtime.autotuner.heuristics"}
+
+
+def kernel_function(interp: Interp, kernel: Kernel) -> Function:
+    """The kernel's function as the module binds it (the branch of an `if` the target takes)."""
+    try:
+        fn = interp.env(kernel.path).resolve(kernel.name)
+    except (Refused, Raised) as e:
+        raise SpecError(f"cannot read {kernel.name}: {e}") from None
+    if not isinstance(fn, Function) or not isinstance(fn.node, ast.FunctionDef):
+        raise SpecError(f"{kernel.id} is not a function at this revision")
+    return fn
+
+
+def decorator_kind(value) -> str | None:
+    if isinstance(value, External):
+        for kind, names in (("jit", JIT), ("autotune", AUTOTUNE), ("heuristics", HEURISTICS)):
+            if value.dotted in names:
+                return kind
+    return None
+
+
+def _plain(value):
+    """A constexpr value as specs and the compiler take it: constexpr(...) unwrapped."""
+    return value.value if isinstance(value, Constexpr) else value
+
+
+def _call_args(node: ast.expr) -> tuple[list[ast.expr], dict[str, ast.expr]]:
+    if not isinstance(node, ast.Call):
+        return [], {}
+    return list(node.args), {k.arg: k.value for k in node.keywords if k.arg}
+
+
+def read(interp: Interp, kernel: Kernel) -> Declared:
+    fn = kernel_function(interp, kernel)
+    node = fn.node
+    scope = Scope(fn.env, fn.before, outer=fn.outer)
+    refused: dict[str, str] = {}
+    notes: list[str] = []
+
+    def evaluate(expr: ast.expr, what: str):
+        try:
+            return interp.eval(expr, scope)
+        except (Refused, Raised) as e:
+            refused[what] = f"{what}: {e}"
+            return None
+
+    autotune: tuple = ()
+    heuristics: dict = {}
+    jit_options: dict = {}
+    for dec_node, value in zip(node.decorator_list, fn.decorators):
+        args, kwargs = _call_args(dec_node)
+        kind = decorator_kind(value)
+        if kind is None and "configs" in kwargs:
+            kind = "autotune"  # a wrapper of triton.autotune (it takes the same configs)
+        if kind == "jit":
+            for name in ("do_not_specialize", "do_not_specialize_on_alignment", "noinline", "debug"):
+                if name in kwargs:
+                    v = evaluate(kwargs[name], f"@jit {name}")
+                    if v is not None:
+                        jit_options[name] = v
+        elif kind == "autotune":
+            expr = kwargs.get("configs", args[0] if args else None)
+            configs = evaluate(expr, "autotune configs") if expr is not None else None
+            if configs is not None:
+                configs = _configs(configs, refused)
+                autotune = configs or autotune
+            if "prune_configs_by" in kwargs:
+                notes.append("prune_configs_by is not applied offline: every config is compiled")
+        elif kind == "heuristics":
+            expr = kwargs.get("values", args[0] if args else None)
+            values = evaluate(expr, "heuristics") if expr is not None else None
+            if isinstance(values, dict):
+                for name, h in values.items():
+                    heuristics[name] = _heuristic(interp, h)
+            elif values is not None:
+                refused["heuristics"] = "heuristics: not a dict of functions"
+        else:
+            notes.append(f"decorator @{ast.unparse(dec_node)} ignored (it does not change the compiled code)")
+    params = [a.arg for a in node.args.args]
+    constexpr = {a.arg for a in node.args.args if _is_constexpr(a.annotation)}
+    defaults: dict = {}
+    runtime_defaults: dict = {}
+    given = node.args.defaults
+    for a, d in zip(node.args.args[len(params) - len(given):], given):
+        value = evaluate(d, f"default of {a.arg}")
+        if f"default of {a.arg}" in refused:
+            continue
+        if a.arg in constexpr:
+            defaults[a.arg] = _plain(value)
+        else:
+            runtime_defaults[a.arg] = _plain(value)
+    dns = jit_options.get("do_not_specialize") or ()
+    dns = frozenset(params[d] if isinstance(d, int) and d < len(params) else d for d in dns)
+    return Declared(tuple(params), frozenset(constexpr), defaults, autotune, heuristics,
+                    do_not_specialize=dns, runtime_defaults=runtime_defaults, refused=refused,
+                    notes=tuple(notes), jit_options=jit_options)
+
+
+def _configs(value, refused: dict) -> tuple:
+    if not isinstance(value, (list, tuple)) or not all(isinstance(c, TritonConfig) for c in value):
+        refused["autotune configs"] = "autotune configs: not a list of triton.Config"
+        return ()
+    return tuple(({k: _plain(v) for k, v in c.kwargs}, c.num_warps, c.num_stages) for c in value)
+
+
+def _heuristic(interp: Interp, h):
+    """A heuristic as specs calls it: f(args) -> value, with `args` a dict of known values."""
+    if not isinstance(h, Function):
+        return lambda args, h=h: _plain(h)
+
+    def call(args: dict):
+        try:
+            return _plain(interp.call(h, [args], {}))
+        except Raised as e:
+            if e.type_name == "KeyError":
+                raise KeyError(e.message.strip("'\"")) from None
+            raise SpecError(f"heuristic raised {e}") from None
+        except Refused as e:
+            raise SpecError(f"heuristic: {e}") from None
+    return call
+

@@ -1,0 +1,106 @@
+"""Where the values of a kernel's specs come from, decided once per compared pair.
+
+Precedence, strongest first: the user's config, recorded launches (`ptxdiff record`), the
+repository's own launch sites, guesses from the kernel's use of each parameter. Config is
+applied in the worker (specs.py); this module gathers the rest into a `Plan` that both sides
+of a comparison receive, so a guess is the same value on both sides and deltas stay
+meaningful. The plan is part of the cache key. Pure: discovery facts in, a plan out.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from ptxdiff.discovery.callsites import Fact
+from ptxdiff.discovery.kernels import Kernel
+from ptxdiff.record.launches import Launch, match
+
+SOURCES = ("config", "recorded", "call-site", "guessed")
+DEFAULT_MAX_SPECS = 6
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Candidate values for one parameter (a constexpr's values, or a runtime param's type)."""
+
+    name: str
+    values: tuple
+    source: str        # "call-site" | "guessed"
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Plan:
+    recorded: tuple[Launch, ...] = ()
+    recorded_note: str | None = None      # recorded launches exist but do not fit this kernel
+    constexprs: tuple[Choice, ...] = ()
+    types: tuple[Choice, ...] = ()        # runtime params: values are types ("*fp32", "i32", "constexpr")
+    optional: tuple[str, ...] = ()        # runtime params the kernel tests against None: compiled both ways
+    options: tuple[Choice, ...] = ()      # num_warps / num_stages from launch sites
+    max_specs: int = DEFAULT_MAX_SPECS
+    cover: bool = False                   # the other side has too many combinations: a covering set here too
+
+    def key(self) -> str:
+        return json.dumps({
+            "recorded": [launch.spec_text for launch in self.recorded],
+            "constexprs": [[c.name, [repr(v) for v in c.values], c.source] for c in self.constexprs],
+            "types": [[c.name, list(c.values), c.source] for c in self.types],
+            "optional": list(self.optional), "options": [[c.name, list(c.values), c.source] for c in self.options],
+            "max_specs": self.max_specs, "cover": self.cover})
+
+    def choice(self, name: str, kind: str = "constexprs") -> Choice | None:
+        return next((c for c in getattr(self, kind) if c.name == name), None)
+
+
+def _facts(kernel: Kernel) -> dict[str, tuple[Fact, ...]]:
+    return dict(kernel.launch)
+
+
+def make(old: Kernel | None, new: Kernel | None, recorded: dict[str, tuple[Launch, ...]],
+         max_specs: int = DEFAULT_MAX_SPECS) -> Plan:
+    """One plan for a kernel pair, from the newer side's facts (the older side's for params only
+    it has)."""
+    kernels = [k for k in (new, old) if k is not None]
+    main = kernels[0]
+    launches, note = match(recorded, main.id, [p.name for p in main.params]) if recorded else ((), None)
+    facts = _facts(main)
+    constexprs: dict[str, Choice] = {}
+    types: dict[str, Choice] = {}
+    optional: list[str] = []
+    for kernel in kernels:
+        for p in kernel.params:
+            if p.name in (constexprs if p.constexpr else types):
+                continue  # a param may be a constexpr on one side and a runtime param on the other
+            fact = facts.get(p.name) if kernel is main else None
+            if p.constexpr:
+                if fact and all(f.kind in ("value", "none") for f in fact):
+                    constexprs[p.name] = Choice(p.name, tuple(f.value for f in fact), "call-site",
+                                                "passed by the launch site")
+                elif p.hint is not None:
+                    constexprs[p.name] = Choice(p.name, p.hint.values, "guessed", p.hint.why)
+                continue
+            if fact and len(fact) == 1:
+                f = fact[0]
+                if f.kind == "none":
+                    types[p.name] = Choice(p.name, ("constexpr",), "call-site", "None passed")
+                    continue
+                if f.kind == "type" and f.value:
+                    types[p.name] = Choice(p.name, (f.value,), "call-site", "from the launch site")
+                    continue
+                if f.kind == "value" and f.value == 1 and isinstance(f.value, int) and not isinstance(f.value, bool):
+                    types[p.name] = Choice(p.name, ("constexpr1",), "call-site", "1 passed (triton makes it a constant)")
+                    continue
+                if f.kind == "value" and isinstance(f.value, (int, float)):
+                    t = "fp32" if isinstance(f.value, float) else "u1" if isinstance(f.value, bool) else "i32"
+                    types[p.name] = Choice(p.name, (t,), "call-site", f"{f.value!r} passed")
+                    continue
+            if p.optional:
+                optional.append(p.name)
+            types[p.name] = Choice(p.name, (p.kind or "i32",), "guessed",
+                                   "from its use in the kernel" if p.kind else "an integer (nothing says otherwise)")
+    options = tuple(Choice(name, tuple(f.value for f in facts[name]), "call-site", "passed by the launch site")
+                    for name in ("num_warps", "num_stages") if name in facts
+                    and all(f.kind == "value" and isinstance(f.value, int) for f in facts[name]))
+    return Plan(tuple(launches), note, tuple(constexprs.values()), tuple(types.values()), tuple(optional),
+                options, max_specs)

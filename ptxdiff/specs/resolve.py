@@ -1,0 +1,393 @@
+"""Concrete specialisations of a kernel: signature, constexprs, num_warps, num_stages.
+
+Precedence, highest first: `[tool.ptxdiff.kernels."id"]` config (`specs` entries, then the
+kernel's own keys), recorded launches, `@triton.autotune` Configs (one spec per Config), the
+constexpr defaults of the signature, `@triton.heuristics` values computed from what is known,
+then the plan's launch-site values and guesses (plan.py), the same on both sides. A spec says
+where its values came from (`source`: the weakest of config, recorded, call-site, guessed) and
+which values are guesses. A value that cannot be had at all is an error naming the config key.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from ptxdiff.config import KernelConfig, SpecConfig
+from ptxdiff.discovery.kernels import Kernel
+from ptxdiff.specs.plan import SOURCES, Plan
+
+DEFAULT_NUM_WARPS = 4
+DEFAULT_NUM_STAGES = 3
+HEURISTIC_INT = 4096   # a runtime integer a heuristic reads, when nothing says which (divisible by most blocks)
+
+
+class SpecError(Exception):
+    """A spec cannot be built; the message names the config key that would fix it."""
+
+
+@dataclass(frozen=True)
+class Spec:
+    signature: tuple[tuple[str, str], ...]   # every param in order; constexprs as "constexpr"
+    constexprs: tuple[tuple[str, object], ...]
+    num_warps: int
+    num_stages: int
+    divisible: tuple[str, ...] | None = None  # params triton marks divisible by 16; None: every pointer
+    source: str = "config"                    # the weakest source of its values (plan.SOURCES)
+    guessed: tuple[tuple[str, object], ...] = ()   # values that are guesses (constexprs, and types as "name:")
+    notes: tuple[str, ...] = ()
+    shown: tuple[str, ...] = ()               # signature entries its label shows (those that tell specs apart)
+
+    @property
+    def label(self) -> str:
+        """Constexpr values, warps and stages, and the types of the runtime params that tell
+        this spec from the kernel's other specs (`x_ptr:*fp16`, `n:i32%16` when divisible)."""
+        parts = [f"{k}={v}" for k, v in self.constexprs]
+        sig = dict(self.signature)
+        extra = [f"{name}:{sig[name]}{'%16' if name in (self.divisible or ()) and not sig[name].startswith('*') else ''}"
+                 for name in self.shown if sig.get(name) not in (None, "constexpr")]
+        return " ".join([*parts, f"w{self.num_warps}", f"s{self.num_stages}", *extra])
+
+    @property
+    def key(self) -> str:
+        """Identity of the spec across revisions (pairs old and new rows)."""
+        return json.dumps([self.signature, [[k, repr(v)] for k, v in self.constexprs],
+                           self.num_warps, self.num_stages, self.divisible])
+
+    def as_dict(self) -> dict:
+        return {"signature": dict(self.signature), "constexprs": {k: _jsonable(v) for k, v in self.constexprs},
+                "num_warps": self.num_warps, "num_stages": self.num_stages,
+                "divisible_by_16": list(self.divisible) if self.divisible is not None else None,
+                "source": self.source, "guessed": {k: _jsonable(v) for k, v in self.guessed},
+                "notes": list(self.notes)}
+
+
+def _jsonable(v):
+    return v if isinstance(v, (int, float, str, bool, type(None))) else repr(v)
+
+
+@dataclass(frozen=True)
+class Declared:
+    """What the kernel's source declares: its params, constexpr defaults, decorators."""
+
+    params: tuple[str, ...]
+    constexpr_params: frozenset[str]
+    defaults: dict                            # constexpr name -> default value
+    autotune: tuple[tuple[dict, int | None, int | None], ...]  # (kwargs, num_warps, num_stages)
+    heuristics: dict                          # name -> callable(args)
+    do_not_specialize: frozenset[str] = frozenset()
+    runtime_defaults: dict = field(default_factory=dict)   # non-constexpr params with a default
+    refused: dict = field(default_factory=dict)            # what the evaluator would not compute
+    notes: tuple[str, ...] = ()
+    jit_options: dict = field(default_factory=dict)
+
+
+def _key(kernel: Kernel, sub: str) -> str:
+    return f'[tool.ptxdiff.kernels."{kernel.id}"] {sub}'
+
+
+def _missing(kernel: Kernel, no_default: list[str], no_type: list[str]) -> str:
+    """One message naming every config key still needed, so one edit of the config is enough."""
+    def listed(what: str, names: list[str]) -> str:
+        return f"{what}{'s' if len(names) > 1 else ''} {', '.join(repr(n) for n in names)}"
+    problems = []
+    if no_default:
+        problems.append(listed("constexpr", no_default) + (" have" if len(no_default) > 1 else " has") + " no default")
+    if no_type:
+        problems.append("cannot tell the type of " + listed("parameter", no_type))
+    keys = [f"constexprs.{p}" for p in no_default] + [f"signature.{p}" for p in no_type]
+    hint = ' (e.g. "*fp16", "i32", "fp32")' if no_type else ""
+    return "; ".join(problems) + "; set " + _key(kernel, ", ".join(keys) + hint)
+
+
+class TensorArg:
+    """A tensor argument as a heuristic sees it offline: it is not None, and that is all."""
+
+    def __repr__(self) -> str:
+        return "<tensor>"
+
+
+class _Args(dict):
+    """What a heuristic sees: known constexprs and representative runtime args; reading an
+    argument nothing can stand in for says which key to set."""
+
+    def __init__(self, known: dict, kernel: Kernel, target: str, runtime: dict):
+        super().__init__(known)
+        self.kernel, self.target, self.runtime = kernel, target, runtime
+        self.stood_in: dict = {}
+
+    def __missing__(self, name):
+        if name in self.runtime:
+            self.stood_in[name] = self.runtime[name]
+            return self.runtime[name]
+        raise SpecError(f"heuristic for {self.target} reads runtime argument {name!r}; set "
+                        + _key(self.kernel, f"constexprs.{self.target}"))
+
+
+@dataclass
+class _Variant:
+    """One base of specs: a config `specs` entry, a recorded launch, or an autotune Config."""
+
+    override: SpecConfig | None = None
+    launch: object = None
+    tuned: dict = field(default_factory=dict)
+    warps: int | None = None
+    stages: int | None = None
+
+
+COVERED = "combinations of guessed values"
+
+
+def _cover(variables: list[tuple[str, tuple]], limit: int, force: bool = False) -> tuple[list[dict], str | None]:
+    """Every combination of the guessed values when there are few; else a covering set in which
+    every value of every variable appears once (the rest are dropped, and said). Combination i
+    takes value i of each variable (modulo its count), so a side with fewer variables covered
+    the same way (`force`, when the other side has too many) compiles the projections of the
+    other side's combinations: the two sides' specs pair up."""
+    if not variables:
+        return [{}], None
+    total = 1
+    for _, values in variables:
+        total *= len(values)
+    if total <= limit and not force:
+        combos = [{}]
+        for name, values in variables:
+            combos = [{**c, name: v} for c in combos for v in values]
+        return combos, None
+    width = max(len(values) for _, values in variables)
+    combos = [{name: values[i % len(values)] for name, values in variables} for i in range(width)]
+    return combos, (f"{total} {COVERED} ({', '.join(n for n, _ in variables)}): "
+                    f"{width} compiled, each value at least once" + (" (as on the other side)" if total <= limit else ""))
+
+
+def covered_notes(notes) -> bool:
+    """Whether specs with these notes are a covering set rather than every combination."""
+    return any(COVERED in note for note in notes)
+
+
+def _pick(items: list, limit: int) -> list:
+    """`limit` items spread evenly over the list, first and last included."""
+    if len(items) <= limit:
+        return items
+    if limit == 1:
+        return items[:1]
+    step = (len(items) - 1) / (limit - 1)
+    return [items[round(i * step)] for i in range(limit)]
+
+
+def resolve(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan = Plan()) -> list[Spec]:
+    inferred = {p.name: p.kind for p in kernel.params}
+    params = declared.params
+    launches = [launch for launch in plan.recorded if tuple(launch.params) == tuple(params)]
+    notes: list[str] = list(declared.notes)
+    if plan.recorded and not launches:
+        notes.append("recorded launches do not fit this revision's parameters: " + (plan.recorded_note or "they differ"))
+    elif plan.recorded_note:
+        notes.append(plan.recorded_note)
+    notes += list(declared.refused.values())
+    if cfg.specs:
+        variants = [_Variant(override=s) for s in cfg.specs]
+    elif launches:
+        variants = [_Variant(launch=launch) for launch in launches]
+    elif declared.autotune:
+        variants = [_Variant(tuned=kw, warps=w, stages=s) for kw, w, s in declared.autotune]
+    else:
+        variants = [_Variant()]
+    specs: list[Spec] = []
+    dropped: set[str] = set()
+    for variant in variants:
+        for spec in _specs_of(kernel, declared, cfg, plan, variant, inferred, dropped):
+            specs.append(spec)
+    unique = list({s.key: s for s in specs}.values())
+    limit = max(plan.max_specs, len(variants) if (cfg.specs or launches) else 1)
+    kept = _pick(unique, limit)
+    notes += sorted(dropped)
+    if len(kept) < len(unique):
+        notes.append(f"{len(unique)} specs, {len(kept)} compiled (max_specs = {plan.max_specs})")
+    return _labelled([_with_notes(s, tuple(dict.fromkeys(notes))) for s in kept])
+
+
+def _with_notes(spec: Spec, notes: tuple[str, ...]) -> Spec:
+    from dataclasses import replace
+    return replace(spec, notes=notes)
+
+
+def _labelled(specs: list[Spec]) -> list[Spec]:
+    """Labels show every signature entry that differs between the kernel's specs."""
+    from dataclasses import replace
+    if len(specs) < 2:
+        return specs
+    varying = []
+    for i, (name, _) in enumerate(specs[0].signature):
+        seen = {(s.signature[i][1], name in (s.divisible or ()), dict(s.constexprs).get(name, "-")) for s in specs
+                if i < len(s.signature)}
+        if len(seen) > 1:
+            varying.append(name)
+    return [replace(s, shown=tuple(varying)) for s in specs] if varying else specs
+
+
+def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan, variant: _Variant,
+              inferred: dict, dropped: set) -> list[Spec]:
+    layers = [cfg.base] + ([variant.override] if variant.override else [])
+    constexprs: dict = dict(declared.defaults)
+    constexprs.update(variant.tuned)
+    sources: dict[str, str] = {}
+    signature_cfg: dict = {}
+    num_warps, num_stages = variant.warps, variant.stages
+    launch = variant.launch
+    if launch is not None:
+        constexprs.update(launch.constexprs)
+        sources.update({k: "recorded" for k in launch.constexprs})
+        num_warps, num_stages = launch.num_warps, launch.num_stages
+    for layer in layers:
+        signature_cfg.update(layer.signature)
+        constexprs.update(layer.constexprs)
+        sources.update({k: "config" for k in layer.constexprs})
+        num_warps = layer.num_warps or num_warps
+        num_stages = layer.num_stages or num_stages
+    unknown = (set(signature_cfg) | set(constexprs)) - set(declared.params)
+    if unknown:
+        raise SpecError(f"{_key(kernel, 'signature/constexprs')} names {sorted(unknown)}, "
+                        f"which {kernel.name} has no parameter for")
+    if num_warps is None:
+        choice = plan.choice("num_warps", "options")
+        if choice:
+            num_warps, sources["num_warps"] = choice.values[0], "call-site"
+    if num_stages is None:
+        choice = plan.choice("num_stages", "options")
+        if choice:
+            num_stages, sources["num_stages"] = choice.values[0], "call-site"
+    # the types every spec of this variant shares
+    types: dict[str, str] = {}
+    guessed_types: dict[str, str] = {}
+    for p in declared.params:
+        if p in declared.constexpr_params:
+            continue
+        if p in signature_cfg:
+            types[p], sources[p] = signature_cfg[p], "config"
+        elif launch is not None and p in launch.signature:
+            types[p], sources[p] = launch.signature[p], "recorded"
+        elif launch is not None and p in launch.constexprs:
+            types[p] = "constexpr"
+        else:
+            choice = plan.choice(p, "types")
+            if choice is not None:
+                types[p], sources[p] = choice.values[0], choice.source
+                if choice.source == "guessed":
+                    guessed_types[p] = choice.values[0]
+            elif inferred.get(p):
+                types[p], sources[p] = inferred[p], "guessed"
+                guessed_types[p] = inferred[p]
+        if types.get(p) == "constexpr":  # None passed at the launch site: a constant None, as triton makes it
+            constexprs.setdefault(p, None)
+    # what is still open: constexprs nothing gave, optional pointers
+    variables: list[tuple[str, tuple]] = []
+    for p in declared.params:
+        if p in declared.constexpr_params and p not in constexprs and p not in declared.heuristics:
+            choice = plan.choice(p)
+            if choice is not None:
+                variables.append((p, choice.values))
+    # both ways only on a side whose kernel tests the pointer against None (an older kernel that
+    # always uses it gets no None variant: that spec is new, and reads `added`)
+    tested = {p.name for p in kernel.params if p.optional}
+    optional = [p for p in plan.optional if p in tested and p in types and sources.get(p) in ("guessed", None)
+                and types[p].startswith("*") and launch is None]
+    for p in optional:
+        variables.append((p, (types[p], None)))
+    combos, note = _cover(variables, plan.max_specs, plan.cover)
+    if note:
+        dropped.add(note)
+    out = []
+    for combo in combos:
+        out.append(_one_spec(kernel, declared, plan, constexprs, types, sources, guessed_types, combo, optional,
+                             num_warps, num_stages, launch, layers))
+    return out
+
+
+def _one_spec(kernel, declared, plan, constexprs, types, sources, guessed_types, combo, optional,
+              num_warps, num_stages, launch, layers) -> Spec:
+    constexprs = dict(constexprs)
+    types = dict(types)
+    sources = dict(sources)
+    guessed: dict = {}
+    for name, value in combo.items():
+        if name in optional:
+            if value is None:
+                types[name] = "constexpr"
+                constexprs[name] = None
+                guessed[name] = None
+            continue
+        constexprs[name] = value
+        choice = plan.choice(name)
+        sources[name] = choice.source if choice else "guessed"
+        if sources[name] == "guessed":
+            guessed[name] = value
+    for p in [*types]:
+        if types[p] == "constexpr1":  # a launch site passes 1: triton makes it the constant 1
+            types[p] = "constexpr"
+            constexprs[p] = 1
+        elif "{" in types[p]:  # a descriptor whose block shape names constexprs
+            try:
+                types[p] = types[p].format(**{k: v for k, v in constexprs.items() if isinstance(v, int)})
+            except (KeyError, IndexError, ValueError):
+                raise SpecError(f"the block shape of {p} ({types[p]}) names a value no spec gives; set "
+                                + _key(kernel, f"signature.{p}")) from None
+    runtime = {p: (None if constexprs.get(p, 0) is None and types.get(p) == "constexpr" else
+                   TensorArg() if t.startswith("*") else HEURISTIC_INT if t.startswith(("i", "u")) else 1.0)
+               for p, t in types.items()}
+    for name, fn in declared.heuristics.items():
+        if name in constexprs and any(name in layer.constexprs for layer in layers):
+            continue
+        if launch is not None and name in launch.constexprs:
+            continue
+        args = _Args({k: v for k, v in constexprs.items()}, kernel, name, runtime)
+        try:
+            constexprs[name] = fn(args)
+        except SpecError:
+            choice = plan.choice(name)
+            if choice is None:
+                raise
+            constexprs[name] = choice.values[0]
+            sources[name] = choice.source
+            guessed[name] = choice.values[0]
+            continue
+        except Exception as e:
+            raise SpecError(f"heuristic for {name} failed ({type(e).__name__}: {e}); set "
+                            + _key(kernel, f"constexprs.{name}")) from None
+        for arg, value in args.stood_in.items():
+            if not isinstance(value, TensorArg) and value is not None:
+                guessed[f"{arg} (read by heuristic {name})"] = value
+    signature = []
+    no_default: list[str] = []
+    no_type: list[str] = []
+    for p in declared.params:
+        if p in declared.constexpr_params:
+            if p not in constexprs:
+                no_default.append(p)
+            signature.append((p, "constexpr"))
+            continue
+        typ = types.get(p)
+        if not typ:
+            no_type.append(p)
+        signature.append((p, typ))
+    if no_default or no_type:
+        raise SpecError(_missing(kernel, no_default, no_type))
+    for p, t in guessed_types.items():
+        if types.get(p) == t:
+            guessed[f"{p}:"] = t
+    used = {sources[k] for k in sources} & set(SOURCES)
+    if guessed_types or guessed:
+        used.add("guessed")
+    source = max(used, key=SOURCES.index) if used else "config"
+    divisible = tuple(launch.divisible) if launch is not None else tuple(
+        p for p, t in signature if t and t.startswith("*"))
+    return Spec(
+        signature=tuple(signature),
+        constexprs=tuple((p, constexprs[p]) for p in declared.params if p in declared.constexpr_params
+                         or types.get(p) == "constexpr"),
+        num_warps=num_warps or DEFAULT_NUM_WARPS,
+        num_stages=num_stages or DEFAULT_NUM_STAGES,
+        divisible=divisible,
+        source=source,
+        guessed=tuple(guessed.items()),
+    )
