@@ -14,13 +14,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import torch  # noqa: E402
+import torch
 
-from ptxdiff.compile import worker as compiler  # noqa: E402
-from ptxdiff.config import KernelConfig  # noqa: E402
-from ptxdiff.corpus.pairs import corpus_dir, load_pairs  # noqa: E402
-from ptxdiff.discovery.kernels import FileSet, discover  # noqa: E402
-from ptxdiff.specs.resolve import resolve  # noqa: E402
+from ptxdiff.compile import worker as compiler
+from ptxdiff.config import KernelConfig
+from ptxdiff.corpus.pairs import corpus_dir, load_pairs
+from ptxdiff.discovery.kernels import FileSet, discover
+from ptxdiff.specs.resolve import resolve
 
 
 def main(names: list[str]) -> int:

@@ -251,7 +251,7 @@ def _f(x, fmt):
 
 def markdown(data: dict, s: dict) -> str:
     env = data["env"]
-    out = [f"# GPU timing noise: ptxdiff.timing vs the study's method",
+    out = ["# GPU timing noise: ptxdiff.timing vs the study's method",
            "",
            f"{env['gpu']}, torch {env['torch']}, triton {env['triton']}, CUDA {env['cuda']}; "
            f"{env['rounds']} rounds per measurement, {env['n_boot']} bootstrap resamples, L2 {env['l2']}; "

@@ -78,7 +78,7 @@ class Device:
     memory_bytes: int = 80 * 2**30
 
     @classmethod
-    def for_target(cls, cc: int) -> "Device":
+    def for_target(cls, cc: int) -> Device:
         return DEVICES[cc]
 
     def triton_properties(self) -> dict:

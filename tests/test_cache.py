@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import cache_entries, commit, isolate, make_repo, ptxdiff, scale_kernel
 
+from helpers import cache_entries, commit, isolate, make_repo, ptxdiff, scale_kernel
 from ptxdiff.compare.store import FORMAT, Cache, valid_results
 
 V2 = "x * 2.0 + 1.0"
@@ -108,7 +108,6 @@ def test_cache_clear_says_what_it_removed_and_fails_honestly(tmp_path, cache):
 
 def test_cache_clear_also_forgets_what_git_diff_stored(tmp_path, capsys):
     from helpers import run_main
-
     from ptxdiff.gitdiff.driver import state_dir
 
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})

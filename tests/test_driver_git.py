@@ -18,6 +18,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+
 from helpers import (
     HEADER,
     ROOT,
@@ -30,7 +31,6 @@ from helpers import (
     scale_kernel,
     write,
 )
-
 from ptxdiff.compare.engine import Engine
 from ptxdiff.git.repo import INDEX, Repo, Side
 from ptxdiff.gitdiff.driver import block

@@ -13,8 +13,8 @@ import shlex
 import stat
 
 import pytest
-from helpers import commit, git, isolate, make_repo
 
+from helpers import commit, git, isolate, make_repo
 from ptxdiff.git import install as installmod
 from ptxdiff.git.install import driver_shim
 from ptxdiff.git.repo import Repo

@@ -16,6 +16,7 @@ import textwrap
 import time
 
 import pytest
+
 from helpers import (
     HEADER,
     cache_entries,
@@ -28,7 +29,6 @@ from helpers import (
     scale_kernel,
     write,
 )
-
 from ptxdiff.compare.engine import Engine
 from ptxdiff.git.repo import Repo
 from ptxdiff.trust import Permissions

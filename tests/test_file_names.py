@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from helpers import (
     commit,
     git,

@@ -13,6 +13,7 @@ import sys
 import textwrap
 
 import pytest
+
 from helpers import (
     PY,
     ROOT,
@@ -26,7 +27,6 @@ from helpers import (
     run_main,
     scale_kernel,
 )
-
 from ptxdiff.git.install import git_version
 
 K = "ops/k.py::scale_kernel"

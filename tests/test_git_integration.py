@@ -13,6 +13,7 @@ import random
 import re
 
 import pytest
+
 from helpers import (
     HEADER,
     cache_entries,
@@ -29,7 +30,6 @@ from helpers import (
     snapshot_tree,
     write,
 )
-
 from ptxdiff.compare.engine import Engine
 from ptxdiff.git.install import git_version
 from ptxdiff.git.repo import Repo

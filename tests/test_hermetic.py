@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 import pytest
+
 from helpers import (
     HEADER,
     commit,
@@ -20,7 +21,6 @@ from helpers import (
     run_main,
     scale_kernel,
 )
-
 from ptxdiff.compare.engine import Engine
 from ptxdiff.corpus import pairs as corpus
 from ptxdiff.git.repo import Repo

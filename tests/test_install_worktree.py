@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 import pytest
+
 from helpers import (
     commit,
     git,
@@ -18,7 +19,6 @@ from helpers import (
     scale_kernel,
     snapshot_tree,
 )
-
 from ptxdiff.git.install import git_version
 
 K = "ops/k.py::scale_kernel"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from helpers import commit, head, isolate, make_repo, run_main, scale_kernel
 
 

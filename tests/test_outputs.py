@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import commit, git, isolate, make_repo, run_main
 
+from helpers import commit, git, isolate, make_repo, run_main
 from ptxdiff.compare.engine import Engine
 from ptxdiff.corpus import pairs as corpusmod
 from ptxdiff.dynamic.runner import compare_outputs, sizes_around

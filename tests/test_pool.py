@@ -4,8 +4,8 @@ and a timeout told apart from other errors (the engine stops a kernel's specs af
 from __future__ import annotations
 
 import pytest
-from helpers import isolate, make_repo, scale_kernel
 
+from helpers import isolate, make_repo, scale_kernel
 from ptxdiff.compile.pool import Pool, Task
 from ptxdiff.config import Config
 from ptxdiff.discovery.kernels import discover

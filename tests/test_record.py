@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 import triton.language as tl
-from helpers import PY, git, make_repo, ptxdiff
 
+from helpers import PY, git, make_repo, ptxdiff
 from ptxdiff.dynamic import timing
 from ptxdiff.record import command as record
 from ptxdiff.record import launch_hook as record_hook

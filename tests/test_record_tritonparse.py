@@ -10,8 +10,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import make_repo, ptxdiff
 
+from helpers import make_repo, ptxdiff
 from ptxdiff.errors import ConfigError, UsageError
 from ptxdiff.record import launches as recorded
 from ptxdiff.record import tritonparse as tritonparse_logs

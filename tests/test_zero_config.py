@@ -7,8 +7,8 @@ import ast
 import textwrap
 
 import pytest
-from helpers import HEADER, commit, isolate, make_repo
 
+from helpers import HEADER, commit, isolate, make_repo
 from ptxdiff.discovery.callsites import Fact
 from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, optional_params
 from ptxdiff.discovery.kernels import FileSet, discover

@@ -151,7 +151,7 @@ class Builder:
         code = compile(text, filename, "exec", dont_inherit=True)
         fcode = next(c for c in code.co_consts if isinstance(c, types.CodeType))
         pyfn = types.FunctionType(fcode, ns, fcode.co_name)
-        pyfn.__annotations__ = {c: tl.constexpr for c in [*constexprs, "BLOCK"]}
+        pyfn.__annotations__ = dict.fromkeys([*constexprs, "BLOCK"], tl.constexpr)
         pyfn.__module__ = ns["__name__"]
         names = [p.split(":")[0] for p in params]
         harness = replace(declared, params=tuple(names), constexpr_params=frozenset([*constexprs, "BLOCK"]),

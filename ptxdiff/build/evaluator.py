@@ -130,8 +130,8 @@ class Function:
 
     name: str
     node: ast.FunctionDef | ast.Lambda
-    env: "ModuleEnv"
-    outer: "Scope | None"
+    env: ModuleEnv
+    outer: Scope | None
     before: int | None             # module position it was defined at (its defaults were evaluated there)
     decorators: tuple[object, ...] = ()
     _defaults: list | None = None
@@ -169,7 +169,7 @@ class Bound:
 class Module:
     """A module of the repository (its names resolve through its ModuleEnv)."""
 
-    env: "ModuleEnv"
+    env: ModuleEnv
 
     def __repr__(self) -> str:
         return f"<module {self.env.mod.name}>"
@@ -272,8 +272,8 @@ def _installed_version(package: str) -> str | None:
 class Scope:
     """Names visible to one piece of interpreted code: locals, enclosing functions, the module."""
 
-    def __init__(self, env: "ModuleEnv", before: int | None, local: dict | None = None,
-                 outer: "Scope | None" = None, is_module: bool = False):
+    def __init__(self, env: ModuleEnv, before: int | None, local: dict | None = None,
+                 outer: Scope | None = None, is_module: bool = False):
         self.env, self.before, self.outer = env, before, outer
         self.vars: dict = local if local is not None else {}
         self.is_module = is_module
@@ -360,7 +360,7 @@ def _target_names(t: ast.expr) -> set[str]:
 class ModuleEnv:
     """One module's names, each computed when first needed, as of a position in the module."""
 
-    def __init__(self, interp: "Interp", mod: _Module):
+    def __init__(self, interp: Interp, mod: _Module):
         self.interp, self.mod = interp, mod
         body = mod.tree.body if mod.tree is not None else []
         self.body = body

@@ -30,7 +30,7 @@ class SnapshotFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def _package_dir(self, fullname: str) -> bool:
         """A folder with modules but no __init__.py (a namespace package) in the snapshot."""
         rel = fullname.replace(".", "/") + "/"
-        return any(p.startswith((f"{r}/{rel}" if r else rel)) for r in self.index.roots for p in self.index.snapshot.paths)
+        return any(p.startswith(f"{r}/{rel}" if r else rel) for r in self.index.roots for p in self.index.snapshot.paths)
 
     def find_spec(self, fullname, path=None, target=None):
         file = self.index.path_of(fullname)

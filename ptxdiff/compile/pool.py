@@ -174,7 +174,7 @@ class Pool:
         for slot in self.slots:
             self._stop(slot)
 
-    def __enter__(self) -> "Pool":
+    def __enter__(self) -> Pool:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -6,8 +6,8 @@ the modules a first compile would import are loaded, and triton's cache key (a h
 sources and libraries, ~0.4 s) is computed once here instead of once per worker.
 """
 
-import triton  # noqa: F401
-import triton.backends.nvidia.compiler  # noqa: F401
+import triton
+import triton.backends.nvidia.compiler
 import triton.compiler.code_generator  # noqa: F401
 
 from ptxdiff.compile import worker as compiler  # noqa: F401

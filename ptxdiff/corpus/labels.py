@@ -202,11 +202,7 @@ def _relevant(src: str, kernel: str | None) -> ast.Module:
     keep |= {"launch", kernel}
     body = []
     for stmt in tree.body:
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            body.append(stmt)
-        elif isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) and stmt.name in keep:
-            body.append(stmt)
-        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and \
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)) or isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) and stmt.name in keep or isinstance(stmt, (ast.Assign, ast.AnnAssign)) and \
                 {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} & keep:
             body.append(stmt)
     tree.body = body

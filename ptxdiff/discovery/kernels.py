@@ -593,9 +593,7 @@ def infer_param_kinds(fn: ast.FunctionDef, constexprs: bool = False) -> dict[str
         elif "ptr" in low or p in pointer_roots and p not in int_evidence | compared:  # use beats a name
             # index pointers: *i32, so a commit widening their values to int64 shows as a change
             kinds[p] = "*i32" if p in index_pointers else "*fp32"
-        elif p in float_evidence and p not in int_evidence:
-            kinds[p] = "fp32"
-        elif any(f == low or low.endswith("_" + f) or low.startswith(f + "_") for f in _FLOAT_NAMES):
+        elif p in float_evidence and p not in int_evidence or any(f == low or low.endswith("_" + f) or low.startswith(f + "_") for f in _FLOAT_NAMES):
             kinds[p] = "fp32"
         elif p in int_evidence | compared or any(s in low for s in _INT_NAMES) or _INT_WORD_PREFIXES.search(low) \
                 or len(p) == 1 and p.isupper() and p in "NMKLDHTBSCE":

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Sequence
 
 FASTER = "faster"
 SLOWER = "slower"

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Callable
+from collections.abc import Callable
 
 from ptxdiff.dynamic import stats
 from ptxdiff.errors import PtxdiffError
@@ -66,11 +66,11 @@ def gpu_available() -> bool:
     """True when torch is importable and sees a CUDA device."""
     try:
         import torch
-    except Exception:  # noqa: BLE001 - any import failure means "no GPU timing here"
+    except Exception:
         return False
     try:
         return bool(torch.cuda.is_available())
-    except Exception:  # noqa: BLE001
+    except Exception:
         return False
 
 
@@ -78,7 +78,7 @@ def require_gpu():
     """Return the torch module, or raise NoGpuError with one line saying why."""
     try:
         import torch
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         raise NoGpuError(f"GPU timing needs torch with CUDA; torch is not importable ({e.__class__.__name__})") from e
     if not torch.cuda.is_available():
         raise NoGpuError("GPU timing needs a CUDA GPU; torch.cuda.is_available() is false on this machine")

@@ -237,12 +237,12 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
     launch = variant.launch
     if launch is not None:
         constexprs.update(launch.constexprs)
-        sources.update({k: "recorded" for k in launch.constexprs})
+        sources.update(dict.fromkeys(launch.constexprs, "recorded"))
         num_warps, num_stages = launch.num_warps, launch.num_stages
     for layer in layers:
         signature_cfg.update(layer.signature)
         constexprs.update(layer.constexprs)
-        sources.update({k: "config" for k in layer.constexprs})
+        sources.update(dict.fromkeys(layer.constexprs, "config"))
         num_warps = layer.num_warps or num_warps
         num_stages = layer.num_stages or num_stages
     unknown = (set(signature_cfg) | set(constexprs)) - set(declared.params)
