@@ -1,7 +1,7 @@
 """On a GPU machine: do the `regs` / spill figures ptxdiff computes offline match what the CUDA
 driver reports for the same kernel (triton's CompiledKernel.n_regs / n_spills)?
 
-Compiles each corpus kernel the offline way (ptxdiff.compiler, explicit GPUTarget), then launches
+Compiles each corpus kernel the offline way (ptxdiff.compile.worker, explicit GPUTarget), then launches
 it for real through its host wrapper and reads the driver's numbers from the kernel's cache.
     python benchmarks/gpu_check.py [pair ...]
 """
@@ -19,7 +19,8 @@ import torch
 from ptxdiff.compile import worker as compiler
 from ptxdiff.config import KernelConfig
 from ptxdiff.corpus.pairs import corpus_dir, load_pairs
-from ptxdiff.discovery.kernels import FileSet, discover
+from ptxdiff.discovery.kernels import discover
+from ptxdiff.source.modules import FileSet
 from ptxdiff.specs.resolve import resolve
 
 

@@ -111,7 +111,7 @@ def build(repo: Path, liger: Path | None) -> list[str]:
 
     (repo / "kernels").mkdir(parents=True)
     (repo / "kernels" / "__init__.py").write_text("")
-    pairs = [p for p in load_pairs(names=PAIRS)]
+    pairs = list(load_pairs(names=PAIRS))
     for p in pairs:
         (repo / "kernels" / f"{p.name}.py").write_text(p.source(ROOT / "corpus", "old"))
     (repo / "run_corpus.py").write_text(RUN_CORPUS.replace("PAIRS", ", ".join(f"({p.name!r}, {p.kernel!r})" for p in pairs)))

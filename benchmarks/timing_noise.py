@@ -11,7 +11,7 @@ make_inputs as is). Each callable is the pair's host wrapper ``launch(*inputs)``
 allocation (a zero fill) included -- on inputs prepared once on the GPU.
 
 Per (kernel, n):
-  (a) A/A trials: ptxdiff.timing.measure(old, old) -- three separate graphs of the same callable;
+  (a) A/A trials: ptxdiff.dynamic.timing.measure(old, old) -- three separate graphs of the same callable;
       any verdict other than within-noise is a false call.
   (b) the A/A band half-width of every measurement at that (kernel, n).
   (c) 5%-slower trials: new = the same launch on 1.05 n elements (5% more work; at bandwidth-bound
@@ -79,6 +79,11 @@ def study_call_us(torch, mod, cpu_inputs) -> float:
     return start.elapsed_time(end) * 1000.0
 
 
+def launcher(mod, inputs):
+    """A zero-argument callable launching `mod` on `inputs`, bound now (not when the loop moves on)."""
+    return lambda: mod.launch(*inputs)
+
+
 def trial_row(kind_of_trial: str, kernel: str, n: int, seed: int, res) -> dict:
     d = res.as_dict()
     extra = d.pop("extra")
@@ -117,12 +122,12 @@ def run(args) -> dict:
             continue
         old, new = load(kernel, "old"), load(kernel, "new")
         x = make_gpu_inputs(torch, old, kind, n, seed=1)
-        old_fn = (lambda m=old, a=x: m.launch(*a))
-        new_fn = (lambda m=new, a=x: m.launch(*a))
+        old_fn = launcher(old, x)
+        new_fn = launcher(new, x)
         slow_fn = None
         if kind == "elementwise":
             big = make_gpu_inputs(torch, old, kind, int(round(n * SLOW_FACTOR)), seed=1)
-            slow_fn = (lambda m=old, a=big: m.launch(*a))
+            slow_fn = launcher(old, big)
         tc = time.time()
         for _ in range(n_aa):
             seed += 1
@@ -251,7 +256,7 @@ def _f(x, fmt):
 
 def markdown(data: dict, s: dict) -> str:
     env = data["env"]
-    out = ["# GPU timing noise: ptxdiff.timing vs the study's method",
+    out = ["# GPU timing noise: ptxdiff.dynamic.timing vs the study's method",
            "",
            f"{env['gpu']}, torch {env['torch']}, triton {env['triton']}, CUDA {env['cuda']}; "
            f"{env['rounds']} rounds per measurement, {env['n_boot']} bootstrap resamples, L2 {env['l2']}; "
@@ -276,7 +281,7 @@ def markdown(data: dict, s: dict) -> str:
            f"**{'met' if s['c_target_met'] else 'NOT met'}**",
            f"- (d) A/A ratio range, study's method (single event-timed call incl. H2D/D2H copies): "
            f"{_f(s['d_study_aa_min'], '.3f')} .. {_f(s['d_study_aa_max'], '.3f')}; "
-           f"ptxdiff.timing A/A point ratios: {_f(s['d_graph_aa_min'], '.4f')} .. {_f(s['d_graph_aa_max'], '.4f')}",
+           f"ptxdiff.dynamic.timing A/A point ratios: {_f(s['d_graph_aa_min'], '.4f')} .. {_f(s['d_graph_aa_max'], '.4f')}",
            f"- control, graphs captured once per measurement instead of every round (not the protocol): "
            f"A/A false calls {s['once_wrong']} of {s['once_trials']}, A/A point ratios "
            f"{_f(s['once_ratio_min'], '.4f')} .. {_f(s['once_ratio_max'], '.4f')}",
@@ -284,7 +289,8 @@ def markdown(data: dict, s: dict) -> str:
            "## Per kernel and size (sorted by time per call)",
            "",
            "| kernel | n | us/call | band median | band max | A/A wrong | A/A ratio range | +5%: slower | +5% ratio "
-           "| real pair new/old [CI] verdict | study A/A range | study old->new range | control A/A, captured once: ratio (band) verdict |",
+           "| real pair new/old [CI] verdict | study A/A range | study old->new range "
+           "| control A/A, captured once: ratio (band) verdict |",
            "|---|---:|---:|---:|---:|---:|---|---:|---:|---|---|---|---|"]
     for r in s["rows"]:
         pair = "-" if r["pair_ratio"] is None else \

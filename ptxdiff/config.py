@@ -10,7 +10,9 @@ from __future__ import annotations
 import fnmatch
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ptxdiff.errors import ConfigError
 from ptxdiff.targets import parse_target
@@ -95,7 +97,7 @@ def _expect(cond: bool, where: str, key: str, what: str) -> None:
         raise ConfigError(f"{where}: key {key!r} {what}")
 
 
-def _str_list(value, where: str, key: str) -> tuple[str, ...]:
+def _str_list(value: Any, where: str, key: str) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
     _expect(isinstance(value, list) and all(isinstance(v, str) for v in value), where, key,
@@ -212,7 +214,7 @@ def load_file(path: str) -> Config:
                 else name == "ptxdiff.toml")
 
 
-def load(read, exists) -> Config:
+def load(read: Callable[[str], bytes], exists: Callable[[str], bool]) -> Config:
     """Config of a snapshot: `read(path) -> bytes`, `exists(path) -> bool` (work tree or commit)."""
     for path, section in (("ptxdiff.toml", None), ("pyproject.toml", ("tool", "ptxdiff"))):
         if not exists(path):
@@ -223,10 +225,11 @@ def load(read, exists) -> Config:
             raise ConfigError(f"{path}: invalid TOML: {e}") from None
         if section is None and set(data) == {"tool"} and isinstance(data["tool"], dict) and "ptxdiff" in data["tool"]:
             section = ("tool", "ptxdiff")  # ptxdiff.toml may use pyproject's spelling too
+        table: Any = data   # any TOML value under the section: parse() says when it is no table
         if section:
             for key in section:
-                data = data.get(key) if isinstance(data, dict) else None
-            if data is None:
+                table = table.get(key) if isinstance(table, dict) else None
+            if table is None:
                 continue
-        return parse(data, f"{path} [tool.ptxdiff]" if section else path)
+        return parse(table, f"{path} [tool.ptxdiff]" if section else path)
     return Config()

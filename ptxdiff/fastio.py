@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
-def spawn(argv: list, out: str | None = None, inp: str | None = None, err: str | None = None,
-           env: dict | None = None) -> int:
-    argv = [os.fsencode(a) for a in argv]
-    path = argv[0] if b"/" in argv[0] else _which(argv[0])
-    env = os.environ if env is None else env
+
+def spawn(argv: Sequence[str | bytes], out: str | None = None, inp: str | None = None, err: str | None = None,
+          env: dict[str, str] | None = None) -> int:
+    args = [os.fsencode(a) for a in argv]
+    path = args[0] if b"/" in args[0] else _which(args[0])
+    environ = os.environ if env is None else env
     pid = os.fork()
     if pid == 0:  # the child: only redirections, then exec
         try:
@@ -25,7 +29,7 @@ def spawn(argv: list, out: str | None = None, inp: str | None = None, err: str |
                 new = os.open(name, flags, 0o600)
                 os.dup2(new, fd)
                 os.close(new)
-            os.execve(path, argv, env)
+            os.execve(path, args, environ)
         finally:
             os._exit(127)
     return pid
@@ -71,10 +75,22 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
+TMP_SUFFIX = ".tmp"
+
+
 def replace_file(path: str, data: bytes) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    write(tmp, data)
-    os.replace(tmp, path)
+    """The one atomic write: readers see the old file or the new one, never a part of either,
+    and a failure (disk full, an interrupt) leaves no temp file behind."""
+    tmp = f"{path}.{os.getpid()}{TMP_SUFFIX}"
+    try:
+        write(tmp, data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def rmtree(path: str) -> None:
@@ -91,7 +107,7 @@ def rmtree(path: str) -> None:
 
 def sha256(data: bytes) -> str:
     try:
-        from _sha256 import sha256
+        from _sha256 import sha256  # type: ignore[import-not-found]  # CPython's own module, no stub
     except ImportError:  # Python >= 3.12
         from hashlib import sha256
     return sha256(data).hexdigest()
@@ -102,7 +118,7 @@ def blob_id(data: bytes, length: int) -> str:
     if length == 64:
         return sha256(b"blob %d\0" % len(data) + data)
     try:
-        from _sha1 import sha1
+        from _sha1 import sha1  # type: ignore[import-not-found]  # CPython's own module, no stub
     except ImportError:  # pragma: no cover
         from hashlib import sha1
     return sha1(b"blob %d\0" % len(data) + data).hexdigest()

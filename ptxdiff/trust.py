@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from ptxdiff.config import Config
+
 SEMANTIC = ("off", "auto", "always")
 
 
@@ -25,10 +27,6 @@ class Permissions:
     imports: bool = False
     semantic: str = "off"
     time: bool = False
-
-    @property
-    def runs_code(self) -> bool:
-        return self.imports or self.semantic != "off" or self.time
 
 
 def _truthy(value: str | None) -> bool:
@@ -49,7 +47,7 @@ def from_user(imports: bool = False, outputs: bool = False, time: bool = False) 
     )
 
 
-def suggestions(cfg, granted: Permissions) -> list[str]:
+def suggestions(cfg: Config, granted: Permissions) -> list[str]:
     """One line for each run-code setting the repository's config asks for and the user has not
     granted: the repository may suggest, not decide."""
     lines = []

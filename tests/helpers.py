@@ -18,6 +18,7 @@ import pytest
 
 PY = sys.executable
 ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"   # checked-in PTX, cubins and traces
 CORPUS = ROOT / "corpus" / "pairs"
 
 AUTHOR_NAME = "Test Author"

@@ -12,7 +12,6 @@ from helpers import (
     commit,
     git,
     head,
-    isolate,
     make_bare,
     make_repo,
     ptxdiff,
@@ -20,16 +19,14 @@ from helpers import (
     scale_kernel,
 )
 
+pytestmark = pytest.mark.integration
+
 NAME = "ops/k \udcff.py"                       # bytes b"ops/k \xff.py": a space and a Latin-1 byte
 KID = f"{NAME}::scale_kernel"
 SHOWN = "ops/k \\xff.py::scale_kernel"         # what people read and write in a trailer
 V2 = "x * 2.0 + 1.0"
 UTF8 = {"LC_ALL": "C.UTF-8"}                   # a UTF-8 locale: Python's stdout is strict there
 
-
-@pytest.fixture(autouse=True)
-def cache(tmp_path, monkeypatch):
-    return isolate(tmp_path, monkeypatch)
 
 
 def test_diff_show_and_check_on_a_non_utf8_file_name(tmp_path):

@@ -21,7 +21,6 @@ from helpers import (
     corpus,
     git,
     head,
-    isolate,
     make_bare,
     make_repo,
     ptxdiff,
@@ -34,6 +33,8 @@ from ptxdiff.compare.engine import Engine
 from ptxdiff.git.install import git_version
 from ptxdiff.git.repo import Repo
 
+pytestmark = pytest.mark.integration
+
 V2 = "x * 2.0 + 1.0"
 GELU = "ops/gelu.py::gelu_kernel"
 LEAKY = "ops/leaky.py::leaky_relu_kernel"
@@ -43,10 +44,6 @@ CONFIG_HOOKS = git_version() >= (2, 54)    # install then uses hook.ptxdiff.* co
 GIT_STATE_SKIP = (".git/objects", ".git/logs", ".git/refs", ".git/index", ".git/COMMIT_EDITMSG", ".git/ORIG_HEAD",
                   ".git/packed-refs", ".git/FETCH_HEAD")
 
-
-@pytest.fixture(autouse=True)
-def cache(tmp_path, monkeypatch):
-    return isolate(tmp_path, monkeypatch)
 
 
 def install(repo, capsys, *extra) -> None:

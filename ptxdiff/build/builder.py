@@ -14,34 +14,29 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
+import dataclasses
 import linecache
+import re
 import types
 
-from ptxdiff.build.evaluator import (
-    Constexpr,
-    DType,
-    External,
-    Function,
-    Interp,
-    Module,
-    ModuleEnv,
-    Raised,
-    Refused,
-    from_triton,
-    real_object,
-)
+from ptxdiff.build.evaluator.installed import from_triton, real_object
+from ptxdiff.build.evaluator.interp import Interp
+from ptxdiff.build.evaluator.scope import Function, Module, ModuleEnv, Scope
+from ptxdiff.build.evaluator.values import Constexpr, DType, External, Raised, Refused
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.git.repo import printable
+from ptxdiff.source.syntax import attribute_chains, call_args, is_constexpr
 from ptxdiff.specs.declared import decorator_kind, kernel_function, read
+from ptxdiff.specs.resolve import Declared, SpecError
 
 CONSTEXPR_FUNCTIONS = {"triton.language.constexpr", "triton.language.core.constexpr", "triton.constexpr_function",
                        "triton.language.constexpr_function", "triton.language.core.constexpr_function"}
-from ptxdiff.specs.resolve import Declared, SpecError
 
 
 def _body_names(fn: ast.FunctionDef) -> set[str]:
     """Names a function body reads from its module (params and locals excluded)."""
-    loads, stores = set(), {a.arg for a in [*fn.args.args, *fn.args.kwonlyargs]}
+    loads: set[str] = set()
+    stores = {a.arg for a in [*fn.args.args, *fn.args.kwonlyargs]}
     for stmt in fn.body:
         for sub in ast.walk(stmt):
             if isinstance(sub, ast.Name):
@@ -49,18 +44,10 @@ def _body_names(fn: ast.FunctionDef) -> set[str]:
     return loads - stores
 
 
-def _chains(fn: ast.FunctionDef) -> list[list[str]]:
-    out = []
-    for stmt in fn.body:
-        for sub in ast.walk(stmt):
-            if isinstance(sub, ast.Attribute):
-                parts, node = [], sub
-                while isinstance(node, ast.Attribute):
-                    parts.append(node.attr)
-                    node = node.value
-                if isinstance(node, ast.Name):
-                    out.append([node.id, *parts[::-1]])
-    return out
+def _definition(fn: Function) -> ast.FunctionDef:
+    """The `def` of a function the builder compiles (jit functions are never lambdas)."""
+    assert isinstance(fn.node, ast.FunctionDef)
+    return fn.node
 
 
 class Builder:
@@ -76,15 +63,13 @@ class Builder:
         self.refused: dict[str, str] = {}
 
     def kernel(self, kernel: Kernel) -> tuple[object, Declared]:
-        from dataclasses import replace
-
         self.interp.used = []
         declared = read(self.interp, kernel)
         jit = self.jit(kernel_function(self.interp, kernel))
         if kernel.harness is not None:
-            jit, declared = self._harness(kernel, jit, declared)
+            jit, declared = self._harness(kernel, kernel.harness, jit, declared)
         assumed = tuple(dict.fromkeys(self.interp.used))
-        return jit, replace(declared, notes=declared.notes + assumed) if assumed else declared
+        return jit, dataclasses.replace(declared, notes=declared.notes + assumed) if assumed else declared
 
     # -- values for triton's code generator --------------------------------------------------------
     def convert(self, value, name: str):
@@ -117,18 +102,16 @@ class Builder:
             return self._module(value)
         return None
 
-    def _harness(self, kernel: Kernel, device, declared: Declared) -> tuple[object, Declared]:
+    def _harness(self, kernel: Kernel, outputs_count: int, device, declared: Declared) -> tuple[object, Declared]:
         """An elementwise kernel around a device function that is never launched itself (a
         repository decorator generates its kernels): each input loaded from its own pointer,
         the function applied, each output stored. The text is ptxdiff's own; the device function
         is the repository's, built from source like any other."""
-        from dataclasses import replace
-
         import triton
 
         constexprs = [p for p in declared.params if p in declared.constexpr_params]
         inputs = [p for p in declared.params if p not in declared.constexpr_params]
-        outputs = [f"out{i}_ptr" for i in range(kernel.harness)]
+        outputs = [f"out{i}_ptr" for i in range(outputs_count)]
         params = [f"{p}_ptr" for p in inputs] + outputs + ["n_elements"] + \
             [f"{p}: tl.constexpr" for p in constexprs] + ["BLOCK: tl.constexpr"]
         call = f"_device({', '.join([*inputs, *(f'{c}={c}' for c in constexprs)])})"
@@ -154,7 +137,7 @@ class Builder:
         pyfn.__annotations__ = dict.fromkeys([*constexprs, "BLOCK"], tl.constexpr)
         pyfn.__module__ = ns["__name__"]
         names = [p.split(":")[0] for p in params]
-        harness = replace(declared, params=tuple(names), constexpr_params=frozenset([*constexprs, "BLOCK"]),
+        harness = dataclasses.replace(declared, params=tuple(names), constexpr_params=frozenset([*constexprs, "BLOCK"]),
                           heuristics={}, autotune=(), runtime_defaults={},
                           notes=declared.notes + (f"compiled in an elementwise harness (a device function that "
                                                   f"{'a decorator of the repository turns into kernels'})",))
@@ -164,8 +147,6 @@ class Builder:
         """`@tl.constexpr def f(dtype): ...` (or `@triton.constexpr_function`): host code that
         triton calls while compiling. It is interpreted by the evaluator, never executed: the
         kernel gets a callable that runs the evaluator on triton's arguments."""
-        import dataclasses
-
         import triton.language as tl
 
         plain = dataclasses.replace(fn, decorators=())
@@ -226,7 +207,7 @@ class Builder:
 
     # -- functions ---------------------------------------------------------------------------------
     def jit(self, fn: Function):
-        node: ast.FunctionDef = fn.node
+        node = _definition(fn)
         key = (fn.env.mod.path, node.name, node.lineno)
         if key in self._jit:
             return self._jit[key]
@@ -248,7 +229,7 @@ class Builder:
                 converted = self.convert(value, name)
                 if converted is not None:
                     ns[name] = converted
-            for chain in _chains(node):
+            for chain in (c for stmt in node.body for c in attribute_chains(stmt)):
                 module = ns.get(chain[0])
                 if isinstance(module, types.ModuleType) and id(module) in self._module_values:
                     self._fill_module(module, chain[1:])
@@ -261,15 +242,13 @@ class Builder:
             self._building.discard(key)
 
     def _jit_options(self, fn: Function) -> dict:
-        from ptxdiff.specs.declared import _call_args
-        for dec_node, value in zip(fn.node.decorator_list, fn.decorators):
+        for dec_node, value in zip(_definition(fn).decorator_list, fn.decorators):
             if decorator_kind(value) != "jit":
                 continue
-            _, kwargs = _call_args(dec_node)
+            _, kwargs = call_args(dec_node)
             options = {}
             for name in ("do_not_specialize", "do_not_specialize_on_alignment", "noinline", "debug"):
                 if name in kwargs:
-                    from ptxdiff.build.evaluator import Scope
                     try:
                         options[name] = self.interp.eval(kwargs[name], Scope(fn.env, fn.before, outer=fn.outer))
                     except (Refused, Raised) as e:
@@ -282,20 +261,19 @@ class Builder:
         and annotations come from the evaluator, the body is compiled but never run."""
         import triton.language as tl
 
-        from ptxdiff.discovery.kernels import _is_constexpr
-
-        node = copy.deepcopy(fn.node)
+        definition = _definition(fn)
+        node = copy.deepcopy(definition)
         node.decorator_list = []
         node.returns = None
         annotations = {}
         for a in [*node.args.args, *node.args.kwonlyargs]:
-            if _is_constexpr(a.annotation):
+            if is_constexpr(a.annotation):
                 annotations[a.arg] = tl.constexpr
             elif isinstance(a.annotation, ast.Constant) and isinstance(a.annotation.value, str):
                 annotations[a.arg] = a.annotation.value
             a.annotation = None
         defaults = []
-        for d in fn.node.args.defaults:
+        for d in definition.args.defaults:
             try:
                 defaults.append(self.convert(self.interp.eval(d, _scope(fn)), "default"))
             except (Refused, Raised):
@@ -322,9 +300,11 @@ class Builder:
         computed (None where it refused), so no default expression is ever evaluated for real."""
         import triton.language as tl
 
-        lines = linecache.cache[filename][2]
-        params = fn.node.args.args[len(fn.node.args.args) - len(fn.node.args.defaults):]
-        for arg, expr, value in reversed(list(zip(params, fn.node.args.defaults, values))):
+        entry: tuple = linecache.cache[filename]
+        lines = entry[2]
+        node = _definition(fn)
+        params = node.args.args[len(node.args.args) - len(node.args.defaults):]
+        for arg, expr, value in reversed(list(zip(params, node.args.defaults, values))):
             if isinstance(expr, ast.Constant) or expr.end_lineno is None:
                 continue
             name = f"_ptxdiff_default_{arg.arg}"
@@ -349,13 +329,11 @@ class Builder:
 
     def explain(self, error: str) -> str:
         """A compile error about a name the evaluator refused gets the refusal appended."""
-        import re
         for name, why in self.refused.items():
             if re.search(rf"\b{re.escape(name)}\b", error):
                 return f"{error} ({name}: {why})"
         return error
 
 
-def _scope(fn: Function):
-    from ptxdiff.build.evaluator import Scope
+def _scope(fn: Function) -> Scope:
     return Scope(fn.env, fn.before, outer=fn.outer)

@@ -14,8 +14,8 @@ import linecache
 import sys
 from types import ModuleType
 
-from ptxdiff.discovery.kernels import ModuleIndex
 from ptxdiff.git.repo import printable
+from ptxdiff.source.modules import ModuleIndex
 
 
 class SnapshotFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):

@@ -11,9 +11,11 @@ import dataclasses
 import fnmatch
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import cast
 
 from ptxdiff import config as configmod
-from ptxdiff.compare.store import Cache, cache_dir, make_key
+from ptxdiff.compare.cache import Cache, cache_dir, make_key
+from ptxdiff.compare.results import Report, Row
 from ptxdiff.compare.verdict import classify, delta
 from ptxdiff.compile import toolchain
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover, renamed_id
@@ -25,61 +27,6 @@ from ptxdiff.specs import plan as planmod
 from ptxdiff.specs.plan import Plan
 from ptxdiff.targets import target_name
 from ptxdiff.trust import Permissions, suggestions
-
-
-@dataclass(frozen=True)
-class Row:
-    kernel: str
-    spec: str
-    target: str
-    verdict: str
-    blocking: bool
-    old: dict | None
-    new: dict | None
-    delta: dict
-    error: str | None = None
-    spec_detail: dict | None = None
-    old_kernel: str | None = None       # the id on the old side when it differs (rename)
-    log: str | None = None
-    old_ptx: str | None = None
-    new_ptx: str | None = None
-    outputs: dict | None = None         # --outputs: the same inputs through old and new (per kernel)
-    timing: dict | None = None          # --time: new/old on a GPU with CI and A/A band (per kernel)
-    spec_source: str | None = None      # where the spec's values came from: config, recorded, call-site, guessed
-    paths: tuple[str, ...] = ()         # the files the kernel's effective source reads (either side)
-    transient: bool = False             # failed for a reason that may not repeat (timeout, crash): not cached
-
-    def as_json(self) -> dict:
-        return {"kernel": self.kernel, "spec": self.spec, "spec_source": self.spec_source, "target": self.target,
-                "verdict": self.verdict, "blocking": self.blocking, "old": _public(self.old), "new": _public(self.new),
-                "paths": list(self.paths), "transient": self.transient,
-                "delta": self.delta, "error": self.error, "spec_detail": self.spec_detail,
-                "renamed_from": self.old_kernel, "outputs": self.outputs, "timing": self.timing,
-                "log": self.log}
-
-
-def _public(metrics: dict | None) -> dict | None:
-    return dict(metrics) if metrics is not None else None
-
-
-@dataclass(frozen=True)
-class Report:
-    base: Side | None
-    head: Side
-    toolchain: dict
-    rows: list[Row]
-    config: configmod.Config
-    compiled: int = 0                # specs compiled in this run (the rest came from the cache)
-    messages: list[str] = field(default_factory=list)
-
-    @property
-    def blocking(self) -> list[Row]:
-        return [r for r in self.rows if r.blocking]
-
-    def as_json(self) -> dict:
-        return {"base": self.base.commit if self.base else None, "head": self.head.commit,
-                "toolchain": self.toolchain, "kernels": [r.as_json() for r in self.rows],
-                "messages": self.messages}
 
 
 def _deterministic(result: dict) -> bool:
@@ -153,13 +100,13 @@ def _uncovered_partners(needs: list[_Need], got: list[tuple[_Need, int, list]]) 
 class Engine:
     def __init__(self, repo: Repo, jobs: int | None = None, targets: list[int] | None = None,
                  progress: Callable[[str], None] | None = None, use_cache: bool = True,
-                 permissions: Permissions = Permissions()):
+                 permissions: Permissions | None = None):
         from ptxdiff.compile.pool import default_jobs
 
         self.repo = repo
         # what of the revision's code may run (imports, outputs, timing): the user's choice only
-        self.permissions = permissions
-        self.imports = permissions.imports
+        self.permissions = permissions or Permissions()
+        self.imports = self.permissions.imports
         self.jobs = jobs or default_jobs()
         self.targets_override = targets
         self.progress = progress
@@ -192,7 +139,8 @@ class Engine:
         trees = {id(s): self.repo.tree_id(s.side) for s in sides}
         found: dict[int, Discovery] = {}
         for s in sides:
-            stored = memo.get(trees[id(s)]) if memo and trees[id(s)] else None
+            tree = trees[id(s)]
+            stored = memo.get(tree) if memo and tree else None
             if stored is not None:
                 found[id(s)] = stored
         head = None
@@ -202,14 +150,16 @@ class Engine:
             base = next(((found[id(o)], o) for o in sides if id(o) in found), None)
             if base is None and memo and trees[id(s)] is None:
                 head = head or self._head_side()
-                stored = memo.get(self.repo.tree_id(head.side)) if head else None
-                base = (stored, head) if stored is not None else None
+                head_tree = self.repo.tree_id(head.side) if head else None
+                stored = memo.get(head_tree) if head_tree else None
+                base = (stored, head) if stored is not None and head is not None else None
             if base is not None:
                 found[id(s)] = update(base[0], s, cfg.python_path, changed_paths(base[1], s))
             else:
                 found[id(s)] = discover(s, cfg.python_path)
-            if memo and trees[id(s)]:
-                memo.put(trees[id(s)], found[id(s)])
+            tree = trees[id(s)]
+            if memo and tree:
+                memo.put(tree, found[id(s)])
         return found[id(new)], (found[id(old)] if old is not None else None)
 
     def _head_side(self) -> Snapshot | None:
@@ -249,7 +199,7 @@ class Engine:
                                params=[(p.name, p.constexpr, p.kind) for p in need.kernel.params])
                 need.keys[cc] = key
                 hit = self.cache.get(key) if self.cache else None
-                if hit is not None:
+                if isinstance(hit, list):
                     need.results[cc] = hit
                 else:
                     missing.append((need, cc))
@@ -350,7 +300,7 @@ class Engine:
         else:
             renames = self.repo.renames(old, new) if renames is None else renames
             back = {v: k for k, v in renames.items()}
-            old_found = self._select(found[1], cfg, pathspecs, back)
+            old_found = self._select(found[1] or Discovery({}, {}), cfg, pathspecs, back)
             pairs, broken_rows = self._pair(old_found, new_found, renames)
         if not show_all:
             pairs = [(o, n) for o, n in pairs if o is None or n is None or o.fingerprint != n.fingerprint]
@@ -365,7 +315,7 @@ class Engine:
         for o, n in pairs:
             plan = planmod.make(o, n, launches, cfg.max_specs)  # one plan for both sides: same guesses
             for side, k in ((old, o), (new, n)):
-                if k is not None and (side, k.fingerprint, k.id) not in needs:
+                if side is not None and k is not None and (side, k.fingerprint, k.id) not in needs:
                     # an unchanged kernel (show_all) is measured once, on the new side
                     if side is old and n is not None and o is not None and o.fingerprint == n.fingerprint:
                         continue
@@ -426,12 +376,12 @@ class Engine:
                 tasks.append(Task((old, new), "outputs", (plan,), f"{n.name} outputs", (n.id, "outputs")))
             if want_time:
                 tasks.append(Task((old, new), "time", (plan, cfg.min_effect), f"{n.name} timing", (n.id, "timing")))
-        results: dict[tuple, dict] = {}
+        results: dict[tuple[str, str], dict] = {}
         if tasks:
             with Pool(self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout, self.progress) as pool:
                 for task, kind, payload in pool.run(tasks):
-                    results[task.tag] = payload if kind == "ok" else {"result": "not-run",
-                                                                      "reason": str(payload)[:300]}
+                    results[cast(tuple[str, str], task.tag)] = cast(dict, payload) if kind == "ok" else {
+                        "result": "not-run", "reason": str(payload)[:300]}
             messages.append("ran the revisions' host wrappers to check outputs/timing (you asked for it)")
         no_gpu = [k for k, v in results.items() if k[1] == "timing" and "no GPU" in v.get("reason", "")]
         if no_gpu:
@@ -462,7 +412,8 @@ class Engine:
             if kid not in matched and kernel.path not in broken_paths and \
                     not any(renames.get(np) == kernel.path for np in new_found.broken):
                 pairs.append((kernel, None))
-        broken_rows = [(old_found.broken.get(renames.get(p, p)), b) for p, b in new_found.broken.items()]
+        broken_rows: list[tuple[Broken | None, Broken | None]] = [
+            (old_found.broken.get(renames.get(p, p)), b) for p, b in new_found.broken.items()]
         back = {v: k for k, v in renames.items()}
         broken_rows += [(b, None) for p, b in old_found.broken.items() if back.get(p, p) not in new_found.broken]
         return pairs, broken_rows
@@ -471,7 +422,9 @@ class Engine:
                      new_found: Discovery, targets: list[int], cfg) -> list[Row]:
         """A file that does not parse on one side: its kernels are `failed` with the error."""
         rows = []
-        path = (new_b or old_b).path
+        either = new_b or old_b
+        assert either is not None, "a broken row has a broken side"
+        path = either.path
         names = set((new_b.names if new_b else ()) + (old_b.names if old_b else ()))
         for found in (old_found, new_found):
             names |= {k.name for k in found.kernels.values() if k.path == path}
@@ -485,7 +438,9 @@ class Engine:
 
     def _rows(self, o: Kernel | None, n: Kernel | None, old_res: list[dict] | None, new_res: list[dict] | None,
               cc: int, cfg: configmod.Config, has_base: bool) -> list[Row]:
-        kernel_id = (n or o).id
+        either = n or o
+        assert either is not None, "a row has a kernel on one side at least"
+        kernel_id = either.id
         old_kernel = o.id if o and n and o.id != n.id else None
         by_key: dict[object, list] = {}
         for side, results in ((0, old_res), (1, new_res)):
@@ -503,7 +458,7 @@ class Engine:
         for ko, kn in zip(lone_old, lone_new):
             by_key[kn][0] = by_key.pop(ko)[0]
         rows = []
-        for key, (a, b) in by_key.items():
+        for a, b in by_key.values():
             label = (b or a)["label"]
             if a is not None and b is not None and a["label"] != b["label"]:
                 label = f"{a['label']} → {b['label']}"
@@ -521,7 +476,7 @@ class Engine:
             elif b is None:
                 verdict = "removed"
             else:
-                verdict = classify(a["ptx"], b["ptx"], old_m, new_m)
+                verdict = classify(a["ptx"], b["ptx"], a["metrics"], b["metrics"])
             if not has_base:
                 old_m = None
             log = "\n".join(x.get("log", "") for x in (a, b) if x and x.get("log")) or None

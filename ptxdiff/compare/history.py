@@ -16,7 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ptxdiff import config as configmod
-from ptxdiff.compare.engine import Engine, Row
+from ptxdiff.compare.engine import Engine
+from ptxdiff.compare.results import Row
 from ptxdiff.discovery.kernels import discover
 from ptxdiff.errors import UsageError
 from ptxdiff.git.repo import CommitInfo, Repo, Side

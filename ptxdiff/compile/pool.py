@@ -15,14 +15,16 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from multiprocessing.connection import wait
+from multiprocessing.connection import Connection, wait
+from multiprocessing.context import ForkServerContext
+from multiprocessing.process import BaseProcess
 
 from ptxdiff.compile import worker as compiler
 
-_context = None
+_context: ForkServerContext | None = None
 
 
-def _ctx():
+def _ctx() -> ForkServerContext:
     global _context
     if _context is None:
         _context = mp.get_context("forkserver")
@@ -42,12 +44,17 @@ class Task:
 
 @dataclass
 class _Slot:
-    proc: object = None
-    conn: object = None
+    proc: BaseProcess | None = None
+    conn: Connection | None = None
     side: object = ...       # revision of the live worker; ... when none
     task: Task | None = None
     deadline: float = 0.0
     home: str | None = None  # the worker's private triton cache folder
+
+    def channel(self) -> Connection:
+        """The live worker's pipe: a slot has one from `_start` until `_stop`."""
+        assert self.conn is not None, "no worker in this slot"
+        return self.conn
 
 
 class Pool:
@@ -59,26 +66,27 @@ class Pool:
         self.slots = [_Slot() for _ in range(self.jobs)]
 
     def _stop(self, slot: _Slot, kill: bool = False) -> None:
-        if slot.proc is None:
+        proc = slot.proc
+        if proc is None:
             return
         if kill:
-            slot.proc.kill()
+            proc.kill()
         else:
             try:
-                slot.conn.send(None)
+                slot.channel().send(None)
             except (BrokenPipeError, OSError):
                 pass
-        slot.proc.join(5)
-        if slot.proc.is_alive():
-            slot.proc.kill()
-            slot.proc.join()
-        slot.conn.close()
+        proc.join(5)
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
+        slot.channel().close()
         slot.proc, slot.conn, slot.side = None, None, ...
         if slot.home:
             shutil.rmtree(slot.home, ignore_errors=True)
             slot.home = None
 
-    def _start(self, slot: _Slot, side) -> str | None:
+    def _start(self, slot: _Slot, side: object) -> str | None:
         # Run workers (an (old, new) pair) must import triton only after choosing the
         # interpreter, so they start fresh instead of forking from the triton-preloaded server.
         ctx = mp.get_context("spawn") if isinstance(side, tuple) else _ctx()
@@ -135,17 +143,18 @@ class Pool:
                     slot.task, slot.deadline = task, time.monotonic() + self.timeout
                     if self.progress and task.op != "specs":
                         self.progress(f"[{done + 1}/{total}] {task.label}")
-                    slot.conn.send((task.op, task.args))
-                busy = [s for s in self.slots if s.task is not None]
+                    slot.channel().send((task.op, task.args))
+                busy = [(s, s.task) for s in self.slots if s.task is not None]
                 if not busy:
                     continue
-                wait_for = max(0.0, min(s.deadline for s in busy) - time.monotonic())
-                ready = wait([s.conn for s in busy], timeout=wait_for)
-                for slot in busy:
-                    task = slot.task
+                wait_for = max(0.0, min(s.deadline for s, _ in busy) - time.monotonic())
+                ready = wait([s.channel() for s, _ in busy], timeout=wait_for)
+                for slot, task in busy:
+                    kind: str
+                    payload: object
                     if slot.conn in ready:
                         try:
-                            kind, payload = slot.conn.recv()
+                            kind, payload = slot.channel().recv()
                         except (EOFError, OSError):
                             code = slot.proc.exitcode if slot.proc else None
                             self._stop(slot, kill=True)
@@ -164,7 +173,7 @@ class Pool:
                     self._stop(slot, kill=True)
                     slot.task = None
 
-    def _next_side(self, slot: _Slot, pending: dict) -> object:
+    def _next_side(self, slot: _Slot, pending: dict[object, deque[Task]]) -> object:
         """For an idle slot: a side no other worker serves yet (so two sides compile in
         parallel), else the side with the most work left."""
         served = {s.side for s in self.slots if s is not slot}
@@ -177,7 +186,7 @@ class Pool:
     def __enter__(self) -> Pool:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 

@@ -115,3 +115,9 @@ def fingerprint() -> dict[str, str]:
 def versions() -> dict[str, str]:
     """What the report shows as the toolchain."""
     return {"ptxdiff": __version__, "triton": triton_version() or "missing", "python": platform.python_version()}
+
+
+def pin_fp_fusion() -> None:
+    """Triton 3.9 warns when unset and will flip the default in 3.10; pin today's default so the
+    same source compiles the same way on every version we support (users may override)."""
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")

@@ -1,7 +1,8 @@
 """The compile worker: runs in its own process, bound to one revision, imports triton.
 
-It builds each kernel from its effective source (hermetic.py; or, when the user asks, imports
-the revision's modules from git objects with importer.py), turns it into specs (specs.py),
+It builds each kernel from its effective source (build/builder.py; or, when the user asks, imports
+the revision's modules from git objects with build/importer.py), turns it into specs
+(specs/resolve.py),
 compiles each spec for an explicit GPUTarget (no GPU needed), and measures the result from the
 PTX text, ptxas's -v log and cuobjdump's view of the cubin.
 """
@@ -18,27 +19,26 @@ import sys
 import tempfile
 import traceback
 import types
+from typing import TYPE_CHECKING
 
 from ptxdiff import targets
-from ptxdiff.compile.toolchain import run_tool
+from ptxdiff.compile.toolchain import pin_fp_fusion, run_tool
 from ptxdiff.config import Config
-from ptxdiff.discovery.kernels import Kernel, ModuleIndex
+from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.errors import ToolError
 from ptxdiff.metrics import ptx as ptxmod
 from ptxdiff.metrics import sass
+from ptxdiff.source.modules import ModuleIndex
 from ptxdiff.specs.plan import Plan
 from ptxdiff.specs.resolve import Declared, Spec, SpecError, resolve
+
+if TYPE_CHECKING:
+    from ptxdiff.dynamic.runner import RunWorker
 
 WORKER_ENV = {
     "TRITON_ALWAYS_COMPILE": "1",      # triton's own cache would skip ptxas and so its -v log
     "TRITON_DUMP_PTXAS_LOG": "1",      # ptxas -v: spill stores/loads, stack frame
 }
-
-
-def pin_fp_fusion() -> None:
-    """Triton 3.9 warns when unset and will flip the default in 3.10; pin today's default so the
-    same source compiles the same way on every version we support (users may override)."""
-    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 
 def prepare_env() -> None:
@@ -93,7 +93,7 @@ def _unwrap(obj) -> tuple[object, Declared]:
     return obj, Declared(params, frozenset(constexpr_params), defaults, autotune, heuristics)
 
 
-def _constexpr_value(value):
+def constexpr_value(value):
     """A config string naming a triton dtype ("tl.bfloat16", "triton.language.float16") means that
     dtype: TOML has no dtype values and kernels take `X_dtype: tl.constexpr`. Other strings stay."""
     if isinstance(value, str) and value.startswith(("tl.", "triton.language.")):
@@ -112,7 +112,7 @@ def _triton_compile(jit, spec: Spec, cc: int):
     names = [p for p, _ in spec.signature]
     divisible = spec.divisible if spec.divisible is not None else [p for p, t in spec.signature if t.startswith("*")]
     attrs = {(names.index(p),): [["tt.divisibility", 16]] for p in divisible if p in names}
-    constexprs = {k: _constexpr_value(v) for k, v in spec.constexprs}
+    constexprs = {k: constexpr_value(v) for k, v in spec.constexprs}
     src = ASTSource(fn=jit, signature=dict(spec.signature), constexprs=constexprs, attrs=attrs)
     return triton.compile(src, target=GPUTarget("cuda", cc, 32),
                           options={"num_warps": spec.num_warps, "num_stages": spec.num_stages})
@@ -185,7 +185,7 @@ class Worker:
     def _builder(self, cc: int):
         if cc not in self._builders:
             from ptxdiff.build.builder import Builder
-            from ptxdiff.build.evaluator import Interp
+            from ptxdiff.build.evaluator.interp import Interp
             from ptxdiff.targets import Device
             self._builders[cc] = Builder(Interp(self.index, Device.for_target(cc)), self.tag)
         return self._builders[cc]
@@ -268,6 +268,7 @@ def serve(conn, repo_dir: str, side, roots: tuple[str, ...], imports: bool = Fal
     if triton_home:
         private_triton_home(triton_home)
     try:
+        worker: Worker | RunWorker
         if isinstance(side, tuple):  # an (old, new) pair: run and time both in one process
             from ptxdiff.dynamic.runner import RunWorker
             worker = RunWorker(repo_dir, side, roots)

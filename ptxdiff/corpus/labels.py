@@ -4,9 +4,10 @@
   own names, operand order of commutative + and *, and reordering of independent statements;
 - constant-only: equal once every literal constant is masked (and not a refactor);
 - structural: anything else.
-Only the kernel's effective source (discover.py's closure) and the host wrapper `launch` are
-compared: code the kernel never reads is not part of the change. Helper extraction is *not* recognised (it changes the AST's shape): such pairs show up as
-rule/hand-label disagreements in the corpus report, on purpose, rather than being special-cased.
+Only the kernel's effective source (discovery's closure) and the host wrapper `launch` are
+compared: code the kernel never reads is not part of the change. Helper extraction is *not*
+recognised (it changes the AST's shape): such pairs show up as rule/hand-label disagreements in
+the corpus report, on purpose, rather than being special-cased.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
-from ptxdiff.discovery.kernels import _strip_docstrings
+from ptxdiff.discovery.kernels import discover
+from ptxdiff.source.modules import FileSet
+from ptxdiff.source.syntax import strip_docstrings
 
 
 def _parse(src: str) -> ast.Module:
     tree = ast.parse(src)
-    _strip_docstrings(tree)
+    strip_docstrings(tree)
     return tree
 
 
@@ -130,7 +133,8 @@ def _dump(tree: ast.AST) -> str:
 
 
 def _reads_writes(stmt: ast.stmt) -> tuple[set[str], set[str]]:
-    reads, writes = set(), set()
+    reads: set[str] = set()
+    writes: set[str] = set()
     for n in ast.walk(stmt):
         if isinstance(n, ast.Name):
             (reads if isinstance(n.ctx, ast.Load) else writes).add(n.id)
@@ -171,11 +175,10 @@ def _equal_up_to_reorder(a: ast.AST, b: ast.AST) -> bool:
         if isinstance(va, list) and va and isinstance(va[0], ast.stmt):
             if not isinstance(vb, list) or len(va) != len(vb):
                 return False
-            if [_dump(s) for s in va] != [_dump(s) for s in vb]:
-                if not _independent_permutation(va, vb):
-                    # same statements in place, differing inside: recurse pairwise
-                    if not all(_equal_up_to_reorder(x, y) for x, y in zip(va, vb)):
-                        return False
+            # not a reordering of the same statements: the statements in place, compared pairwise
+            if [_dump(s) for s in va] != [_dump(s) for s in vb] and not _independent_permutation(va, vb) \
+                    and not all(_equal_up_to_reorder(x, y) for x, y in zip(va, vb)):
+                return False
         elif isinstance(va, list):
             if not isinstance(vb, list) or len(va) != len(vb):
                 return False
@@ -194,15 +197,15 @@ def _relevant(src: str, kernel: str | None) -> ast.Module:
     tree = _parse(src)
     if kernel is None:
         return tree
-    from ptxdiff.discovery.kernels import FileSet, discover
-
     found = discover(FileSet({"k.py": src.encode()}))
     k = found.kernels.get(f"k.py::{kernel}")
     keep = set(k.names) if k else set()
     keep |= {"launch", kernel}
-    body = []
+    body: list[ast.stmt] = []
     for stmt in tree.body:
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)) or isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) and stmt.name in keep or isinstance(stmt, (ast.Assign, ast.AnnAssign)) and \
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)) or \
+                isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) and stmt.name in keep or \
+                isinstance(stmt, (ast.Assign, ast.AnnAssign)) and \
                 {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} & keep:
             body.append(stmt)
     tree.body = body

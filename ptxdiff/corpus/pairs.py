@@ -14,12 +14,11 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from tabulate import tabulate
-
 from ptxdiff import PACKAGE_DIR
 from ptxdiff.corpus.labels import label as source_label
 from ptxdiff.errors import UsageError
-from ptxdiff.report.render import outputs_cell
+from ptxdiff.report.evidence import README_BEGIN, README_END, Evidence, headline, table_row
+from ptxdiff.report.evidence import evidence as evidence  # `corpus.evidence(ev)`: the report's text, re-exported
 from ptxdiff.targets import target_name
 
 if sys.version_info >= (3, 11):
@@ -28,7 +27,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 COUNTS = ("ptx_regs", "ptx_instrs", "regs")  # the counts a static gate reads
-LABELS = ("structural", "constant-only", "refactor")
 
 
 def corpus_dir() -> Path:
@@ -116,68 +114,6 @@ def run(targets: list[int], jobs: int | None = None, names: list[str] | None = N
     return pairs, report
 
 
-def _d(row, key):
-    v = row.delta.get(key)
-    return "-" if v is None else (f"{v:+.2f}" if isinstance(v, float) else f"{v:+d}")
-
-
-def _spills(row):
-    if not row.old or not row.new:
-        return "-"
-    a = (row.old.get("spill_store_bytes") or 0) + (row.old.get("spill_load_bytes") or 0)
-    b = (row.new.get("spill_store_bytes") or 0) + (row.new.get("spill_load_bytes") or 0)
-    return f"{b - a:+d}"
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """Everything the corpus report states, computed once; rendered as a table or a headline."""
-
-    pairs: int
-    targets: tuple[str, ...]
-    primary: str
-    toolchain: str
-    table: list
-    confusion: dict
-    tp: int
-    fp: int
-    fn: int
-    block: tuple[str, ...]
-    counter: list[str]
-    portable: dict[str, bool]
-    outputs: dict[str, Counter]  # source label -> counts of outputs results (--outputs)
-
-    @property
-    def precision(self) -> float:
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else float("nan")
-
-    @property
-    def recall(self) -> float:
-        return self.tp / (self.tp + self.fn) if self.tp + self.fn else float("nan")
-
-    def matrix(self) -> list[list]:
-        verdicts = [v for v in ("failed", "added", "removed", "structural", "reordered", "constants-only", "identical")
-                    if any(k[0] == v for k in self.confusion)]
-        return [[v, *(self.confusion.get((v, lab), 0) for lab in LABELS)] for v in verdicts]
-
-    def gate_line(self) -> str:
-        return (f"Gate ({'/'.join(sorted(self.block))} blocks) against source label `structural` on "
-                f"{self.primary}: precision {self.precision:.2f} ({self.tp}/{self.tp + self.fp}), "
-                f"recall {self.recall:.2f} ({self.tp}/{self.tp + self.fn})")
-
-    def outputs_line(self) -> str:
-        if not self.outputs:
-            return "outputs not checked (run with --outputs)"
-        parts = [f"{lab}: " + ", ".join(f"{n} {res}" for res, n in sorted(c.items()))
-                 for lab, c in sorted(self.outputs.items())]
-        return "Outputs on the same inputs (" + "; ".join(parts) + ")"
-
-    def portability_line(self) -> str:
-        moved = sorted(n for n, ok in self.portable.items() if not ok)
-        return (f"{sum(self.portable.values())}/{len(self.portable)} pairs have equal PTX-level deltas on every "
-                f"target ({', '.join(self.targets)})" + (f"; they differ for: {', '.join(moved)}" if moved else ""))
-
-
 def collect(pairs: list[Pair], report) -> Evidence:
     root = corpus_dir()
     rows_by_kernel: dict[str, list] = {}
@@ -186,16 +122,18 @@ def collect(pairs: list[Pair], report) -> Evidence:
     labels = {p.name: source_label(p.source(root, "old"), p.source(root, "new"), p.kernel) for p in pairs}
     targets = tuple(sorted({r.target for r in report.rows}, key=lambda t: int(t[3:])))
     primary = "sm_90" if "sm_90" in targets else (targets[0] if targets else "sm_90")
-    table, confusion, counter, portable, outputs = [], Counter(), [], {}, {}
+    table: list[list[str]] = []
+    confusion: Counter[tuple[str, str]] = Counter()
+    counter: list[str] = []
+    portable: dict[str, bool] = {}
+    outputs: dict[str, str] = {}
     block = tuple(report.config.block)
     tp = fp = fn = 0
     for p in pairs:
         rows = rows_by_kernel.get(p.kernel_id, [])
         lab = labels[p.name]
         for r in rows:
-            table.append([p.name, lab, p.hand_label if p.hand_label != lab else "=", r.target, r.spec,
-                          r.verdict, _d(r, "ptx_regs"), _d(r, "ptx_instrs"), _d(r, "regs"), _spills(r),
-                          _d(r, "sass_instrs"), _d(r, "occupancy"), outputs_cell(r.outputs)])
+            table.append(table_row(p.name, lab, p.hand_label, r))
             if r.outputs and r.target == primary:
                 outputs[p.name] = r.outputs["result"]
         for r in (r for r in rows if r.target == primary):
@@ -212,7 +150,7 @@ def collect(pairs: list[Pair], report) -> Evidence:
                 counter.append(f"{p.name}: constant-only by source, count delta on {r.target} "
                                f"({', '.join(f'{k} {r.delta[k]:+}' for k in COUNTS if r.delta.get(k))}) "
                                f"- {p.description}")
-        per_target = {}
+        per_target: dict[str, list[tuple]] = {}
         for r in rows:
             per_target.setdefault(r.target, []).append(tuple(r.delta.get(k) for k in ("ptx_regs", "ptx_instrs")))
         portable[p.name] = len({tuple(v) for v in per_target.values()}) <= 1
@@ -223,38 +161,6 @@ def collect(pairs: list[Pair], report) -> Evidence:
             by_label.setdefault(labels[p.name], Counter())[outputs[p.name]] += 1
     return Evidence(len(pairs), targets, primary, tools, table, dict(confusion), tp, fp, fn, block, counter, portable,
                     by_label)
-
-
-def evidence(ev: Evidence, fmt: str = "simple") -> str:
-    md = fmt == "github"
-    h2, h3, item = ("## ", "### ", "- ") if md else ("", "", "  ")
-    out = [f"{h2}ptxdiff corpus: {ev.pairs} pairs; targets {', '.join(ev.targets)}; toolchain {ev.toolchain}", ""]
-    out.append(tabulate(ev.table, headers=["pair", "label (rule)", "hand", "target", "spec", "verdict", "Δptx_regs",
-                                           "Δptx_instrs", "Δregs", "Δspills", "Δsass", "Δocc", "outputs"],
-                        tablefmt=fmt, disable_numparse=True))
-    out += ["", f"{h3}Confusion matrix on {ev.primary} (verdict x source label)", ""]
-    out.append(tabulate(ev.matrix(), headers=["verdict", *LABELS], tablefmt=fmt, disable_numparse=True))
-    out += ["", ev.gate_line(), "", ev.outputs_line(), "", f"{h3}Counter-examples ({len(ev.counter)})"]
-    out += [item + c for c in ev.counter] or ["none"]
-    out += ["", f"{h3}Portability across targets", ev.portability_line()]
-    return "\n".join(out) + "\n"
-
-
-README_BEGIN = "<!-- corpus-evidence:begin (generated by `ptxdiff corpus --readme README.md`) -->"
-README_END = "<!-- corpus-evidence:end -->"
-
-
-def headline(ev: Evidence) -> str:
-    """The README's evidence block: the corpus table's headline numbers, generated."""
-    lines = [README_BEGIN, "",
-             f"{ev.pairs} pairs, compiled for {', '.join(ev.targets)} ({ev.toolchain}).", "",
-             tabulate(ev.matrix(), headers=["verdict", *LABELS], tablefmt="github", disable_numparse=True), "",
-             f"- {ev.gate_line()}.",
-             f"- {len(ev.counter)} counter-examples on {ev.primary} (a structural change with zero count delta, "
-             "or a constant-only change with a count delta), each named in docs/corpus-results.md.",
-             f"- Portability: {ev.portability_line()}.",
-             f"- {ev.outputs_line()}.", "", README_END]
-    return "\n".join(lines)
 
 
 def update_readme(path: Path, ev: Evidence) -> None:

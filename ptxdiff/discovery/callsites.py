@@ -13,11 +13,15 @@ import ast
 import functools
 from dataclasses import dataclass
 
-from ptxdiff.discovery.hints import _literal
+from ptxdiff.source.syntax import last_name, literal
 
 INT_METHODS = {"stride", "size", "numel", "dim", "element_size", "nelement", "data_ptr"}
 INT_CALLS = {"len", "int", "cdiv", "next_power_of_2", "min", "max", "prod"}
 TENSOR_CASTS = {"float": "*fp32", "half": "*fp16", "bfloat16": "*bf16", "double": "*fp64"}  # x.float(): a tensor
+
+
+# the host function around a launch site (`async def` too)
+HostFunction = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 @dataclass(frozen=True)
@@ -29,20 +33,18 @@ class Fact:
     value: object
 
 
-def launch_calls(tree: ast.Module) -> list[tuple[str, ast.Call, ast.FunctionDef | None]]:
+def launch_calls(tree: ast.Module) -> list[tuple[str, ast.Call, HostFunction | None]]:
     """Every `x[grid](...)` call of a module, with the callee's last name and the function
     around it (None at module level)."""
-    out: list[tuple[str, ast.Call, ast.FunctionDef | None]] = []
+    out: list[tuple[str, ast.Call, HostFunction | None]] = []
 
-    def visit(node: ast.AST, fn: ast.FunctionDef | None) -> None:
+    def visit(node: ast.AST, fn: HostFunction | None) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 visit(child, child)
                 continue
             if isinstance(child, ast.Call) and isinstance(child.func, ast.Subscript):
-                target = child.func.value
-                name = target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(
-                    target, ast.Name) else None
+                name = last_name(child.func.value)
                 if name:
                     out.append((name, child, fn))
             visit(child, fn)
@@ -50,13 +52,13 @@ def launch_calls(tree: ast.Module) -> list[tuple[str, ast.Call, ast.FunctionDef 
     return out
 
 
-def _assignments(fn: ast.FunctionDef | None, name: str) -> list[ast.expr | None]:
+def _assignments(fn: HostFunction | None, name: str) -> list[ast.expr | None]:
     """Values assigned to a local of `fn` (None for a binding we cannot read: a loop, a tuple)."""
     return _all_assignments(fn).get(name, []) if fn is not None else []
 
 
 @functools.lru_cache(maxsize=64)
-def _all_assignments(fn: ast.FunctionDef) -> dict[str, list[ast.expr | None]]:
+def _all_assignments(fn: HostFunction) -> dict[str, list[ast.expr | None]]:
     found: dict[str, list[ast.expr | None]] = {}
     for node in ast.walk(fn):
         if isinstance(node, ast.Assign):
@@ -76,7 +78,7 @@ def _all_assignments(fn: ast.FunctionDef) -> dict[str, list[ast.expr | None]]:
     return found
 
 
-def _param_default(fn: ast.FunctionDef | None, name: str) -> tuple[bool, ast.expr | None]:
+def _param_default(fn: HostFunction | None, name: str) -> tuple[bool, ast.expr | None]:
     if fn is None:
         return False, None
     a = fn.args
@@ -87,13 +89,13 @@ def _param_default(fn: ast.FunctionDef | None, name: str) -> tuple[bool, ast.exp
     return name in params, defaults.get(name)
 
 
-def classify(expr: ast.expr, fn: ast.FunctionDef | None, consts: dict, depth: int = 0) -> Fact | None:
+def classify(expr: ast.expr, fn: HostFunction | None, consts: dict, depth: int = 0) -> Fact | None:
     """What one argument expression says, or None when it says nothing we can use."""
     if depth > 4:
         return None
     if isinstance(expr, ast.Constant) and expr.value is None:
         return Fact("none", None)
-    ok, value = _literal(expr, consts)
+    ok, value = literal(expr, consts)
     if ok and isinstance(value, (bool, int, float, str)):
         return Fact("value", value)
     if isinstance(expr, ast.Name):
@@ -112,7 +114,7 @@ def classify(expr: ast.expr, fn: ast.FunctionDef | None, consts: dict, depth: in
         return Fact("value", f"tl.{expr.attr}") if expr.attr.startswith(("float", "bfloat", "int", "uint")) else None
     if isinstance(expr, ast.Call):
         f = expr.func
-        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        name = last_name(f)
         if isinstance(f, ast.Name) and name == "float":
             return Fact("type", "fp32")
         if isinstance(f, ast.Attribute) and name in TENSOR_CASTS and not expr.args:
@@ -165,7 +167,7 @@ def arguments(call: ast.Call, params: list[str]) -> dict[str, ast.expr]:
     return out
 
 
-def facts(call: ast.Call, fn: ast.FunctionDef | None, params: list[str], consts: dict) -> dict[str, Fact]:
+def facts(call: ast.Call, fn: HostFunction | None, params: list[str], consts: dict) -> dict[str, Fact]:
     """What one launch site says, by parameter (and `num_warps`/`num_stages`)."""
     out = {}
     for name, expr in arguments(call, params).items():
@@ -180,9 +182,9 @@ def merge(sites: list[dict[str, Fact]]) -> dict[str, tuple[Fact, ...]]:
     merged: dict[str, list[Fact]] = {}
     names = set().union(*(s.keys() for s in sites)) if sites else set()
     for name in sorted(names):
-        got = [s.get(name) for s in sites]
-        if any(g is None for g in got):
+        if any(name not in s for s in sites):
             continue
+        got = [s[name] for s in sites]
         kinds = {g.kind for g in got}
         if kinds == {"type"} and len({g.value for g in got}) > 1:
             continue

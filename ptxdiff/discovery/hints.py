@@ -15,6 +15,8 @@ import ast
 import re
 from dataclasses import dataclass
 
+from ptxdiff.source.syntax import is_constexpr, last_name, literal
+
 SHAPE_CALLS = {"zeros", "full", "empty", "reshape", "view", "broadcast_to", "expand_dims", "make_block_ptr",
                "make_tensor_descriptor", "zeros_like", "full_like", "permute", "trans"}
 LOOP_CALLS = {"range", "static_range"}
@@ -42,23 +44,6 @@ def _names(nodes) -> set[str]:
     return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
-def _callee(node: ast.Call) -> str:
-    f = node.func
-    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-
-
-def _literal(node: ast.expr, consts: dict):
-    """A constant's value: a literal, `-literal`, or a module constant with a literal value."""
-    if isinstance(node, ast.Constant):
-        return True, node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
-            and isinstance(node.operand.value, (int, float)):
-        return True, -node.operand.value
-    if isinstance(node, ast.Name) and node.id in consts:
-        return True, consts[node.id]
-    return False, None
-
-
 def module_constants(tree: ast.Module) -> dict:
     """Module-level names bound once to a literal (or `tl.constexpr(literal)`)."""
     seen: dict[str, list] = {}
@@ -68,70 +53,23 @@ def module_constants(tree: ast.Module) -> dict:
             target, value = stmt.targets[0].id, stmt.value
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
             target, value = stmt.target.id, stmt.value
-        if target is None:
+        if target is None or value is None:
             continue
-        if isinstance(value, ast.Call) and _callee(value) == "constexpr" and len(value.args) == 1:
+        if isinstance(value, ast.Call) and last_name(value.func) == "constexpr" and len(value.args) == 1:
             value = value.args[0]
-        ok, v = _literal(value, {})
+        ok, v = literal(value, {})
         seen.setdefault(target, []).append(v if ok and isinstance(v, (int, float, str, bool)) else ...)
     return {k: v[0] for k, v in seen.items() if len(v) == 1 and v[0] is not ...}
 
 
 def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None) -> dict[str, Hint]:
     """A guess for every constexpr parameter, used when nothing else gives its value. `kinds` are the
-    types the parameters' use suggests (discover.infer_param_kinds): a float stays a float."""
+    types the parameters' use suggests (params.infer_param_kinds): a float stays a float."""
     kinds = kinds or {}
-    from ptxdiff.discovery.kernels import _is_constexpr
-
     # constexprs with a default get a hint too: a default the evaluator refuses needs one
-    names = [a.arg for a in fn.args.args if _is_constexpr(a.annotation)]
-    uses: dict[str, set[str]] = {n: set() for n in names}
-    compared: dict[str, list] = {n: [] for n in names}
+    names = [a.arg for a in fn.args.args if is_constexpr(a.annotation)]
+    uses, compared = _constexpr_uses(fn, names, consts)
     squares = _square_blocks(fn, set(names))
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Call):
-            callee = _callee(node)
-            if callee == "arange":
-                for n in _names(node.args) & uses.keys():
-                    uses[n].add("block")
-            elif callee in SHAPE_CALLS:
-                shapes = [e for a in [*node.args, *(k.value for k in node.keywords)]
-                          if isinstance(a, (ast.List, ast.Tuple)) for e in a.elts]
-                for n in _names(shapes) & uses.keys():
-                    uses[n].add("block")
-            elif callee in LOOP_CALLS and len(node.args) == 1 and isinstance(node.args[0], ast.Name) \
-                    and node.args[0].id in uses:
-                uses[node.args[0].id].add("loop")  # `range(N)`: a count; a bound with a step is a size
-            if callee == "static_range" and len(node.args) <= 2:
-                for n in _names(node.args) & uses.keys():
-                    # unrolled: `static_range(1, W)` with W a size compiles for hours, even when W is
-                    # also an arange bound (`tl.arange(0, n_blocks) == i`)
-                    uses[n] |= {"loop", "unrolled"}
-            if callee in ("to", "cast") and node.args and isinstance(node.args[-1], ast.Name) and \
-                    node.args[-1].id in uses:
-                uses[node.args[-1].id].add("dtype")
-            for k in node.keywords:
-                if k.arg == "dtype" and isinstance(k.value, ast.Name) and k.value.id in uses:
-                    uses[k.value.id].add("dtype")
-        elif isinstance(node, (ast.If, ast.IfExp, ast.While)) or isinstance(node, ast.UnaryOp) and \
-                isinstance(node.op, ast.Not):
-            test = node.test if not isinstance(node, ast.UnaryOp) else node.operand
-            for part in (test.values if isinstance(test, ast.BoolOp) else [test]):
-                if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not):
-                    part = part.operand
-                if isinstance(part, ast.Name) and part.id in uses:
-                    uses[part.id].add("flag")
-        elif isinstance(node, ast.BoolOp):
-            for part in node.values:
-                if isinstance(part, ast.Name) and part.id in uses:
-                    uses[part.id].add("flag")
-        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
-            left, right = node.left, node.comparators[0]
-            for a, b in ((left, right), (right, left)):
-                if isinstance(a, ast.Name) and a.id in compared:
-                    ok, v = _literal(b, consts)
-                    if ok and isinstance(v, (int, float, str, bool)) and v not in compared[a.id]:
-                        compared[a.id].append(v)
     blocks = [n for n in names if "block" in uses[n] or (not uses[n] and not compared[n] and BLOCK_NAME.search(n)
                                                        and not SMALL_NAME.search(n))]
     hints: dict[str, Hint] = {}
@@ -163,13 +101,71 @@ def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None
     return hints
 
 
+def _constexpr_uses(fn: ast.FunctionDef, names: list[str], consts: dict) -> tuple[dict[str, set[str]], dict[str, list]]:
+    """How the kernel uses each constexpr ("block", "loop", "unrolled", "dtype", "flag"), and the
+    constants it is compared with by == or !=."""
+    uses: dict[str, set[str]] = {n: set() for n in names}
+    compared: dict[str, list] = {n: [] for n in names}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call):
+            _call_uses(node, uses)
+        elif isinstance(node, (ast.If, ast.IfExp, ast.While)) or isinstance(node, ast.UnaryOp) and \
+                isinstance(node.op, ast.Not):
+            test = node.test if not isinstance(node, ast.UnaryOp) else node.operand
+            for part in (test.values if isinstance(test, ast.BoolOp) else [test]):
+                if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not):
+                    part = part.operand
+                if isinstance(part, ast.Name) and part.id in uses:
+                    uses[part.id].add("flag")
+        elif isinstance(node, ast.BoolOp):
+            for part in node.values:
+                if isinstance(part, ast.Name) and part.id in uses:
+                    uses[part.id].add("flag")
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+            left, right = node.left, node.comparators[0]
+            for a, b in ((left, right), (right, left)):
+                if isinstance(a, ast.Name) and a.id in compared:
+                    ok, v = literal(b, consts)
+                    if ok and isinstance(v, (int, float, str, bool)) and v not in compared[a.id]:
+                        compared[a.id].append(v)
+    return uses, compared
+
+
+def _call_uses(node: ast.Call, uses: dict[str, set[str]]) -> None:
+    """What one call says of the constexprs among its arguments."""
+    callee = last_name(node.func)
+    if callee == "arange":
+        for n in _names(node.args) & uses.keys():
+            uses[n].add("block")
+    elif callee in SHAPE_CALLS:
+        shapes = [e for a in [*node.args, *(k.value for k in node.keywords)]
+                  if isinstance(a, (ast.List, ast.Tuple)) for e in a.elts]
+        for n in _names(shapes) & uses.keys():
+            uses[n].add("block")
+    elif callee in LOOP_CALLS and len(node.args) == 1 and isinstance(node.args[0], ast.Name) \
+            and node.args[0].id in uses:
+        uses[node.args[0].id].add("loop")  # `range(N)`: a count; a bound with a step is a size
+    if callee == "static_range" and len(node.args) <= 2:
+        for n in _names(node.args) & uses.keys():
+            # unrolled: `static_range(1, W)` with W a size compiles for hours, even when W is
+            # also an arange bound (`tl.arange(0, n_blocks) == i`)
+            uses[n] |= {"loop", "unrolled"}
+    if callee in ("to", "cast") and node.args and isinstance(node.args[-1], ast.Name) and \
+            node.args[-1].id in uses:
+        uses[node.args[-1].id].add("dtype")
+    for k in node.keywords:
+        if k.arg == "dtype" and isinstance(k.value, ast.Name) and k.value.id in uses:
+            uses[k.value.id].add("dtype")
+
+
 def _square_blocks(fn: ast.FunctionDef, names: set[str]) -> set[str]:
     """Block constexprs whose aranges are spread over two axes (`offs_m[:, None]`, `offs_n[None, :]`):
     one name on both sides of a tile holds B x B elements, so it is a tile side, not a row's 1024."""
     from_arange: dict[str, set[str]] = {}  # local -> the block names of the aranges its value holds
     for node in ast.walk(fn):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            blocks = {b for call in ast.walk(node.value) if isinstance(call, ast.Call) and _callee(call) == "arange"
+            blocks = {b for call in ast.walk(node.value)
+                      if isinstance(call, ast.Call) and last_name(call.func) == "arange"
                       for b in _names(call.args) & names}
             if blocks:
                 from_arange.setdefault(node.targets[0].id, set()).update(blocks)
@@ -187,9 +183,7 @@ def _square_blocks(fn: ast.FunctionDef, names: set[str]) -> set[str]:
 def optional_params(fn: ast.FunctionDef) -> frozenset[str]:
     """Runtime parameters the kernel or its heuristics test against None: the wrapper may pass
     None for them (an optional tensor), so both cases are worth compiling."""
-    from ptxdiff.discovery.kernels import _is_constexpr
-
-    runtime = {a.arg for a in fn.args.args if not _is_constexpr(a.annotation)}
+    runtime = {a.arg for a in fn.args.args if not is_constexpr(a.annotation)}
     found: set[str] = set()
     for node in [*fn.decorator_list, *fn.body]:
         for sub in ast.walk(node):
@@ -213,10 +207,8 @@ def descriptor_types(fn: ast.FunctionDef, tree: ast.Module) -> dict[str, str]:
     signature types `tensordesc<fp32[{BLOCK_M}, {BLOCK_K}]>`: the block shape comes from the
     autotune `pre_hook` that sets it (`nargs["desc_x"].block_shape = [BLOCK_M, BLOCK_K]`), else
     one guessed tile of 64 per dimension; `{NAME}` is a constexpr filled in per spec."""
-    from ptxdiff.discovery.kernels import _is_constexpr
-
-    runtime = {a.arg for a in fn.args.args if not _is_constexpr(a.annotation)}
-    constexprs = {a.arg for a in fn.args.args if _is_constexpr(a.annotation)}
+    runtime = {a.arg for a in fn.args.args if not is_constexpr(a.annotation)}
+    constexprs = {a.arg for a in fn.args.args if is_constexpr(a.annotation)}
     offsets: dict[str, list[ast.expr]] = {}
     for node in ast.walk(fn):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
@@ -243,7 +235,7 @@ def _block_steps(fn: ast.FunctionDef, constexprs: set[str]) -> dict[str, str]:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             assigned[node.targets[0].id] = node.value
         elif isinstance(node, ast.For) and isinstance(node.target, ast.Name) and isinstance(node.iter, ast.Call) \
-                and _callee(node.iter) in ("range", "static_range") and len(node.iter.args) == 3:
+                and last_name(node.iter.func) in ("range", "static_range") and len(node.iter.args) == 3:
             assigned[node.target.id] = node.iter.args[2]
     out: dict[str, str] = {}
     for node in ast.walk(fn):
@@ -266,28 +258,33 @@ def _pre_hook_shapes(fn: ast.FunctionDef, tree: ast.Module) -> dict[str, list[st
             continue
         nargs = stmt.args.args[0].arg
         aliases: dict[str, str] = {}
-
-        def dim(e: ast.expr) -> str | None:
-            if isinstance(e, ast.Constant) and isinstance(e.value, int):
-                return str(e.value)
-            if isinstance(e, ast.Name) and e.id in aliases:
-                return "{" + aliases[e.id] + "}"
-            if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Name) and e.value.id == nargs and \
-                    isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str):
-                return "{" + e.slice.value + "}"
-            return None
         for node in stmt.body:
             if not isinstance(node, ast.Assign) or len(node.targets) != 1:
                 continue
             target = node.targets[0]
             if isinstance(target, ast.Name):
-                d = dim(node.value)
+                d = _hook_dim(node.value, nargs, aliases)
                 if d and d.startswith("{"):
                     aliases[target.id] = d[1:-1]
             elif isinstance(target, ast.Attribute) and target.attr == "block_shape" and \
                     isinstance(target.value, ast.Subscript) and isinstance(target.value.slice, ast.Constant) and \
                     isinstance(node.value, (ast.List, ast.Tuple)):
-                dims = [dim(e) for e in node.value.elts]
-                if all(dims):
-                    shapes[target.value.slice.value] = dims
+                dims = [_hook_dim(e, nargs, aliases) for e in node.value.elts]
+                known = [d for d in dims if d]
+                key = target.value.slice.value
+                if len(known) == len(dims) and isinstance(key, str):  # (a key that is no str is never looked up)
+                    shapes[key] = known
     return shapes
+
+
+def _hook_dim(e: ast.expr, nargs: str, aliases: dict[str, str]) -> str | None:
+    """One dimension of a block shape a pre_hook sets: a literal, or "{NAME}" for a constexpr read from
+    `nargs["NAME"]` (directly or through a local)."""
+    if isinstance(e, ast.Constant) and isinstance(e.value, int):
+        return str(e.value)
+    if isinstance(e, ast.Name) and e.id in aliases:
+        return "{" + aliases[e.id] + "}"
+    if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Name) and e.value.id == nargs and \
+            isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str):
+        return "{" + e.slice.value + "}"
+    return None

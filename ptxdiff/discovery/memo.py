@@ -10,16 +10,16 @@ discovered again. Everything stored is plain data (no AST).
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
+from ptxdiff.compile.toolchain import fingerprint
 from ptxdiff.discovery.callsites import Fact
 from ptxdiff.discovery.hints import Hint
-from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, Param, discover
+from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover
+from ptxdiff.discovery.params import Param
+from ptxdiff.store import Store
 
 FORMAT = 2
 KEEP = 64  # stored discoveries kept (least recently used go first)
@@ -78,51 +78,26 @@ def update(base: Discovery, snapshot, roots: tuple[str, ...], changed: set[str])
     return Discovery(kernels, broken)
 
 
+def discoveries(cache_root: Path) -> Store:
+    """Where stored discoveries live: `<cache>/discovery/`, one gzip'd JSON file per tree."""
+    return Store(cache_root / "discovery", ".disc.gz", lambda value: isinstance(value, dict), FORMAT, fan_out=False)
+
+
 class Memo:
-    """Stored discoveries under `<cache>/discovery/`, one gzip'd JSON file per tree."""
+    """Stored discoveries, keyed by tree id and salted by what discovery depends on."""
 
     def __init__(self, root: Path, roots: tuple[str, ...]):
-        self.root = root / "discovery"
-        from ptxdiff.compile.toolchain import fingerprint
+        self.store = discoveries(root)
         tool = fingerprint()
         self.salt = hashlib.sha256(json.dumps([list(roots), tool["ptxdiff"], tool["source"]]).encode()).hexdigest()[:16]
 
-    def _path(self, tree: str) -> Path:
-        return self.root / f"{tree}-{self.salt}.disc.gz"
-
     def get(self, tree: str) -> Discovery | None:
-        path = self._path(tree)
+        data = self.store.get(f"{tree}-{self.salt}")
         try:
-            with gzip.open(path, "rt", encoding="utf-8") as f:
-                found = from_json(json.load(f))
-            os.utime(path)
-            return found
-        except (OSError, ValueError, KeyError, TypeError, EOFError):
+            return from_json(data) if isinstance(data, dict) else None
+        except (ValueError, KeyError, TypeError):
             return None
 
     def put(self, tree: str, found: Discovery) -> None:
-        tmp = None
-        try:
-            self.root.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
-                f.write(json.dumps(to_json(found)).encode())
-            os.replace(tmp, self._path(tree))
-            tmp = None
-            self._prune()
-        except OSError:
-            pass
-        finally:
-            if tmp:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-
-    def _prune(self) -> None:
-        files = sorted(self.root.glob("*.disc.gz"), key=lambda p: p.stat().st_mtime)
-        for old in files[:-KEEP]:
-            try:
-                old.unlink()
-            except OSError:
-                pass
+        self.store.put(f"{tree}-{self.salt}", to_json(found))
+        self.store.prune(max_entries=KEEP)

@@ -20,7 +20,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from ptxdiff.discovery.kernels import ModuleIndex
+from ptxdiff.source.modules import ModuleIndex
 
 # Tolerances per dtype (torch.testing's defaults). Old and new run the same inputs on the same
 # backend, so unchanged code gives bit-identical outputs; tolerance only forgives reassociation.
@@ -112,7 +112,7 @@ class RunWorker:
     """A worker holding an (old, new) pair of revisions."""
 
     def __init__(self, repo_dir: str, pair, roots: tuple[str, ...]):
-        from ptxdiff.compile.worker import pin_fp_fusion
+        from ptxdiff.compile.toolchain import pin_fp_fusion
         from ptxdiff.git import repo as git
 
         pin_fp_fusion()  # and nothing else of the compile worker's env: these launches are real

@@ -2,7 +2,7 @@
 
 Pure standard library, no torch or numpy, so it imports anywhere and its unit tests run on CI.
 
-The protocol (ptxdiff.timing) measures in *rounds*: in each round old, new and an A/A copy of old
+The protocol (ptxdiff.dynamic.timing) measures in *rounds*: in each round old, new and an A/A copy of old
 ("old2") are each timed once, in a randomised order. One round therefore gives one sample of each,
 taken close together in time, and the natural statistic is **paired by round**:
 
@@ -110,13 +110,6 @@ def band_from_ci(ci: Sequence[float]) -> float:
     """Half-width about 1 of an A/A CI: max(|lo-1|, |hi-1|). Accepts (lo, hi) or (ratio, lo, hi)."""
     lo, hi = ci[-2], ci[-1]
     return max(abs(lo - 1.0), abs(hi - 1.0))
-
-
-def aa_band(old2_samples: Sequence[float], old_samples: Sequence[float], n_boot: int = 2000, seed: int = 0,
-            level: float = 0.95, paired: bool = True) -> float:
-    """The A/A noise band: ``band_from_ci`` of the bootstrap CI of old2/old (same callable twice)."""
-    return band_from_ci(bootstrap_ratio_ci(old2_samples, old_samples, n_boot=n_boot, seed=seed, level=level,
-                                           paired=paired))
 
 
 def decide(ci: Sequence[float], band: float) -> str:

@@ -32,7 +32,7 @@ Protocol (``measure``):
    replay right before each timed batch puts them (as far as they fit, 50 MB on H100/H200) in L2.
    No flush between rounds. This measures steady-state back-to-back throughput of the callable,
    not a cold first call; the result says so (``TimingResult.l2 == "warm"``).
-5. Statistics (ptxdiff.stats): per-round ratios new/old, median, 95% percentile-bootstrap CI over
+5. Statistics (ptxdiff.dynamic.stats): per-round ratios new/old, median, 95% percentile-bootstrap CI over
    rounds (paired); the same for old2/old gives the A/A band; the verdict is ``faster``/``slower``
    only when the whole CI lies outside 1 +- band.
 
@@ -49,6 +49,8 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable
+from types import ModuleType
+from typing import Any
 
 from ptxdiff.dynamic import stats
 from ptxdiff.errors import PtxdiffError
@@ -62,19 +64,7 @@ class NoGpuError(PtxdiffError):
     """GPU timing was asked for on a machine without a usable CUDA GPU (or without torch)."""
 
 
-def gpu_available() -> bool:
-    """True when torch is importable and sees a CUDA device."""
-    try:
-        import torch
-    except Exception:
-        return False
-    try:
-        return bool(torch.cuda.is_available())
-    except Exception:
-        return False
-
-
-def require_gpu():
+def require_gpu() -> ModuleType:
     """Return the torch module, or raise NoGpuError with one line saying why."""
     try:
         import torch
@@ -85,7 +75,7 @@ def require_gpu():
     return torch
 
 
-def _warm(torch, fns: list[Callable[[], object]], times: int) -> None:
+def _warm(torch: ModuleType, fns: list[Callable[[], object]], times: int) -> None:
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
@@ -96,7 +86,7 @@ def _warm(torch, fns: list[Callable[[], object]], times: int) -> None:
     torch.cuda.synchronize()
 
 
-def _capture(torch, fn: Callable[[], object], launches: int, pool=None, stream=None):
+def _capture(torch: ModuleType, fn: Callable[[], object], launches: int, pool: Any = None, stream: Any = None) -> Any:
     """Capture ``launches`` calls of fn into a new graph (in ``pool`` if given) on a side stream.
 
     Unlike ``torch.cuda.graph`` this does not empty the allocator cache first (see the module
@@ -120,7 +110,7 @@ def _capture(torch, fn: Callable[[], object], launches: int, pool=None, stream=N
     return g
 
 
-def _time_replays(torch, g, reps: int) -> float:
+def _time_replays(torch: ModuleType, g: Any, reps: int) -> float:
     """Milliseconds for ``reps`` replays, preceded by one untimed replay (host-synchronised)."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     g.replay()
@@ -198,9 +188,9 @@ def measure(old_fn: Callable[[], object], new_fn: Callable[[], object], rounds: 
     graphs.clear()
     torch.cuda.synchronize()
 
-    extra = {"launches_per_graph": launches, "reps": reps, "seed": seed, "est_call_us": est_us,
-             "recapture": recapture, "shared_pool": shared_pool,
-             "old2_median_us": stats.median(samples["old2"])}
+    extra: dict[str, object] = {
+        "launches_per_graph": launches, "reps": reps, "seed": seed, "est_call_us": est_us,
+        "recapture": recapture, "shared_pool": shared_pool, "old2_median_us": stats.median(samples["old2"])}
     if keep_samples:
         extra["samples_us"] = samples
     return stats.compare(samples["old"], samples["new"], samples["old2"], n_boot=n_boot, seed=seed, level=level,

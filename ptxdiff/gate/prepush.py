@@ -14,34 +14,13 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
-
-from tabulate import tabulate
+from collections.abc import Sequence
 
 from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK
-from ptxdiff.git.repo import CommitInfo, Repo, Side, is_zero, printable, trailers
+from ptxdiff.gate.outcome import TRAILER, Outcome, RefUpdate
+from ptxdiff.git.repo import Repo, Side, is_zero, printable, trailers
 from ptxdiff.report.console import say
-
-TRAILER = "Ptx-Approved"
-
-
-@dataclass(frozen=True)
-class RefUpdate:
-    local_ref: str
-    local_oid: str
-    remote_ref: str
-    remote_oid: str
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """The verdict on one pushed ref: the blocking rows (none: it may go) and what to say."""
-
-    update: RefUpdate
-    blocking: list
-    block_list: tuple[str, ...] = ()
-    commits: tuple[CommitInfo, ...] = ()
-    notes: tuple[str, ...] = ()
+from ptxdiff.report.gate import render
 
 
 def parse_refs(text: str) -> list[RefUpdate]:
@@ -86,29 +65,13 @@ def submodule_note(change) -> str:
     return f"submodule {printable(change.path)} {moved}: its kernels are not looked into{hint}"
 
 
-def render(repo: Repo, outcome: Outcome) -> str:
-    update, blocking = outcome.update, outcome.blocking
-    lines = list(outcome.notes)
-    if not blocking:
-        return "".join(f"{line}\n" for line in lines)
-    touched = {r.kernel: [c.short[:7] for c in outcome.commits if repo.touches(c.id, r.kernel.partition("::")[0])]
-               for r in blocking}
-    rows = [[printable(r.kernel), r.target, r.spec, r.verdict,
-             ", ".join(f"{k} {v:+}" for k, v in r.delta.items() if v and k != "occupancy") or (r.error or "")[:80],
-             " ".join(touched[r.kernel]) or "-"] for r in blocking]
-    where = f"{update.local_ref} -> {update.remote_ref}" if update.remote_ref else update.local_ref
-    lines.append(f"ptxdiff: push of {where} blocked: {len(blocking)} kernel change(s) in the block list "
-                 f"({', '.join(outcome.block_list)})")
-    lines.append(tabulate(rows, headers=["kernel", "target", "spec", "verdict", "deltas", "commits"],
-                          disable_numparse=True))
-    lines.append("\nTo approve, add a trailer to a pushed commit, e.g. the last one:")
-    for kid in sorted({printable(r.kernel) for r in blocking}):
-        lines.append(f'    git commit --amend --no-edit --trailer "{TRAILER}: {kid}"')
-    lines.append("or bypass once: git push --no-verify  (or PTXDIFF_SKIP=1 git push)")
-    return "".join(f"{line}\n" for line in lines)
+def touched(repo: Repo, outcome: Outcome) -> dict[str, list[str]]:
+    """Per blocking kernel, the pushed commits (short ids) that changed its file."""
+    return {r.kernel: [c.short[:7] for c in outcome.commits if repo.touches(c.id, r.kernel.partition("::")[0])]
+            for r in outcome.blocking}
 
 
-def check(repo: Repo, remote: str, updates: list[RefUpdate], engine, out=None, have: list[str] = ()) -> int:
+def check(repo: Repo, remote: str, updates: list[RefUpdate], engine, out=None, have: Sequence[str] = ()) -> int:
     """Judge every ref first, then say why; the exit status is the verdict whatever the output does."""
     have = list(have) + repo.remote_tips(remote) + \
         [u.remote_oid for u in updates if not is_zero(u.remote_oid) and repo.has_object(u.remote_oid)]
@@ -121,7 +84,7 @@ def check(repo: Repo, remote: str, updates: list[RefUpdate], engine, out=None, h
         if outcome is not None:
             outcomes.append(outcome)
     blocked = any(o.blocking for o in outcomes)
-    say("".join(render(repo, o) for o in outcomes), out if out is not None else sys.stderr)
+    say("".join(render(o, touched(repo, o)) for o in outcomes), out if out is not None else sys.stderr)
     return EXIT_BLOCKED if blocked else EXIT_OK
 
 

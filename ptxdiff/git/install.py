@@ -24,6 +24,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from ptxdiff import PACKAGE_DIR
 from ptxdiff.errors import GitError, ToolError, UsageError
@@ -69,10 +70,13 @@ def driver_python(command: str) -> str | None:
     if len(words) == 1 and os.path.isfile(words[0]):
         for line in Path(words[0]).read_text(errors="replace").splitlines():
             if line.startswith("PTXDIFF_PYTHON="):
-                return (shlex.split(line[len("PTXDIFF_PYTHON="):]) or [None])[0]
+                filled = shlex.split(line[len("PTXDIFF_PYTHON="):])
+                return filled[0] if filled else None
         return None
-    before = command.split("-m ptxdiff")[0].split("{", 1)[-1]
-    return (shlex.split(before) or [None])[-1] if "-m ptxdiff" in command else None
+    if "-m ptxdiff" not in command:
+        return None
+    before = shlex.split(command.split("-m ptxdiff")[0].split("{", 1)[-1])
+    return before[-1] if before else None
 
 
 def hook_source(name: str) -> Path:
@@ -123,17 +127,23 @@ class Plan:
     messages: list[str] = field(default_factory=list)
 
 
+def _local(repo: Repo | None) -> Repo:
+    """The repository an install that is not --global writes to (the CLI passes one then)."""
+    assert repo is not None, "an install that is not --global needs a repository"
+    return repo
+
+
 def _config_file(repo: Repo | None, global_: bool) -> str:
     if global_:
         return os.path.expanduser("~/.gitconfig")
-    return os.path.join(repo.common_dir, "config")
+    return os.path.join(_local(repo).common_dir, "config")
 
 
 def _manifest_path(repo: Repo | None, global_: bool) -> Path:
     if global_:
         base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
         return Path(base) / "ptxdiff" / "install.json"
-    return Path(repo.common_dir) / "ptxdiff" / "install.json"
+    return Path(_local(repo).common_dir) / "ptxdiff" / "install.json"
 
 
 def hooks_dir(repo: Repo) -> Path:
@@ -161,9 +171,9 @@ def plan(repo: Repo | None, global_: bool, attributes: str, python: str) -> Plan
         base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
         p.attributes_file = os.path.expanduser(configured) if configured else os.path.join(base, "git", "attributes")
     elif attributes == "commit":
-        p.attributes_file = os.path.join(repo.workdir, ".gitattributes")
+        p.attributes_file = os.path.join(_local(repo).workdir, ".gitattributes")
     else:
-        p.attributes_file = os.path.join(repo.common_dir, "info", "attributes")
+        p.attributes_file = os.path.join(_local(repo).common_dir, "info", "attributes")
     if repo is not None and not global_ and os.path.normpath(repo.common_dir) != os.path.normpath(repo.git_dir):
         p.messages.append(f"linked work tree: installed for the whole repository ({repo.common_dir}), "
                           "as git reads hooks, config and attributes from there")
@@ -174,7 +184,7 @@ def plan(repo: Repo | None, global_: bool, attributes: str, python: str) -> Plan
         p.messages.append("git < 2.54 has no config-defined hooks: run `ptxdiff install` in each repo "
                           "for the pre-push gate")
     else:
-        hooks = hooks_dir(repo)
+        hooks = hooks_dir(_local(repo))
         p.hook_file = str(hooks / "pre-push")
         p.hook_text = hook_text("pre-push", python)
         if os.path.exists(p.hook_file) and MARKER not in Path(p.hook_file).read_text(errors="replace"):
@@ -206,7 +216,7 @@ def _drop_empty_sections(path: str, headers: set[str]) -> None:
 
 
 def install(repo: Repo | None, global_: bool = False, attributes: str = "info", dry_run: bool = False,
-            python: str | None = None, out=None) -> int:
+            python: str | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout  # looked up per call, so redirected/captured stdout is honoured
     python = python or sys.executable
     manifest = _manifest_path(repo, global_)
@@ -235,8 +245,8 @@ def install(repo: Repo | None, global_: bool = False, attributes: str = "info", 
     if existing is None:
         had = set()
         if os.path.exists(p.config_file):
-            text = Path(p.config_file).read_text()
-            had = {h for h in map(_section_header, p.config) if h in text}
+            config_text = Path(p.config_file).read_text()
+            had = {h for h in map(_section_header, p.config) if h in config_text}
         record["sections_created"] = sorted({_section_header(k) for k in p.config} - had)
         record["config_file_created"] = not os.path.exists(p.config_file)
         record["config_before"] = _set_config(p.config_file, p.config)
@@ -253,7 +263,7 @@ def install(repo: Repo | None, global_: bool = False, attributes: str = "info", 
         if existing is None or not record.get("attributes_line_added"):
             record["attributes_created"] = text is None
             record["attributes_dir_created"] = not attr.parent.exists()
-            record["attributes_added_newline"] = bool(text) and not text.endswith("\n")
+            record["attributes_added_newline"] = bool(text and not text.endswith("\n"))
         attr.parent.mkdir(parents=True, exist_ok=True)
         attr.write_text((text or "") + ("\n" if text and not text.endswith("\n") else "") + ATTR_LINE + "\n")
         record["attributes_line_added"] = True
@@ -275,7 +285,7 @@ def install(repo: Repo | None, global_: bool = False, attributes: str = "info", 
     return 0
 
 
-def uninstall(repo: Repo | None, global_: bool = False, out=None) -> int:
+def uninstall(repo: Repo | None, global_: bool = False, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     manifest = _manifest_path(repo, global_)
     if not manifest.exists():

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import pygit2
@@ -108,9 +108,9 @@ class Snapshot:
 
     def _walk(self, tree: pygit2.Tree, prefix: str) -> None:
         for entry in tree:
-            path = prefix + entry.name
+            path = prefix + _entry_name(entry)
             if entry.type == ObjectType.TREE:
-                self._walk(self.repo.raw[entry.id], path + "/")
+                self._walk(self.repo.raw[entry.id].peel(pygit2.Tree), path + "/")
             elif entry.type == ObjectType.BLOB and entry.filemode != FileMode.LINK:
                 # a symlink is link text to git, never a module: it is not a file of the snapshot
                 self._ids[path] = str(entry.id)
@@ -136,7 +136,7 @@ class Snapshot:
             if self.side.commit is None and path not in self._overlay:
                 self._cache[path] = self.repo.read_worktree_file(path)
             else:
-                self._cache[path] = self.repo.raw[self._ids[path]].data
+                self._cache[path] = self.repo.raw[self._ids[path]].peel(pygit2.Blob).data
         return self._cache[path]
 
 
@@ -210,8 +210,9 @@ class Repo:
             return self.resolve(right or "HEAD"), [self.resolve(left or "HEAD")]
         return self.resolve(rev_range), []
 
-    def attribute(self, path: str, name: str) -> str | None:
-        """The value of gitattribute `name` for `path` (as `git check-attr` would say)."""
+    def attribute(self, path: str, name: str) -> bool | str | None:
+        """The value of gitattribute `name` for `path` (as `git check-attr` would say): its text,
+        True where set, False where unset, None where unspecified."""
         return self.raw.get_attr(path, name)
 
     def snapshot(self, side: Side) -> Snapshot:
@@ -248,9 +249,9 @@ class Repo:
                 tree, prefix = stack.pop()
                 for entry in tree:
                     if entry.type == ObjectType.TREE:
-                        stack.append((self.raw[entry.id], prefix + entry.name + "/"))
+                        stack.append((self.raw[entry.id].peel(pygit2.Tree), prefix + _entry_name(entry) + "/"))
                     elif entry.filemode == FileMode.COMMIT:
-                        out[prefix + entry.name] = str(entry.id)
+                        out[prefix + _entry_name(entry)] = str(entry.id)
         return out
 
     def submodule_changes(self, old: Side | None, new: Side) -> list[SubmoduleChange]:
@@ -289,7 +290,8 @@ class Repo:
             diff = old_tree.diff_to_workdir(DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS)
             diff.find_similar(DiffFind.FIND_RENAMES | DiffFind.FIND_FOR_UNTRACKED)
         else:
-            diff = self.raw.diff(old_tree, self.raw[new.commit].peel(pygit2.Commit).tree)
+            new_tree = self.raw[new.commit].peel(pygit2.Commit).tree
+            diff = self.raw.diff(old_tree, new_tree)  # type: ignore[call-overload]  # stub lacks (Tree, Tree)
             diff.find_similar(DiffFind.FIND_RENAMES)
         return {d.new_file.path: d.old_file.path for d in diff.deltas if d.status == DeltaStatus.RENAMED}
 
@@ -303,7 +305,8 @@ class Repo:
         """The index git uses here (GIT_INDEX_FILE when set), read, never written."""
         path = os.environ.get("GIT_INDEX_FILE") or os.path.join(self.git_dir, "index")
         index = pygit2.Index(path) if os.path.exists(path) else pygit2.Index()
-        index._repo = self.raw  # diffs against trees and the work tree need the repository
+        # diffs against trees and the work tree need the repository (pygit2 types `_repo` as None)
+        index._repo = self.raw  # type: ignore[assignment]
         return index
 
     def index_files(self) -> dict[str, str]:
@@ -337,7 +340,7 @@ class Repo:
                           subject=message.splitlines()[0] if message else "", message=message,
                           parents=tuple(str(p) for p in c.parent_ids))
 
-    def walk(self, head: str, hide: list[str] = (), first_parent: bool = False) -> Iterator[CommitInfo]:
+    def walk(self, head: str, hide: Sequence[str] = (), first_parent: bool = False) -> Iterator[CommitInfo]:
         """Commits reachable from head and not from `hide`, oldest first."""
         walker = self.raw.walk(head, SortMode.TOPOLOGICAL | SortMode.REVERSE)
         if first_parent:
@@ -371,22 +374,6 @@ class Repo:
             return default
         return value.strip().lower() not in ("false", "no", "off", "0", "")
 
-    def commit_holding(self, path: str, blob: str, limit: int = 500) -> str | None:
-        """The newest commit, walking back from HEAD, whose `path` is this blob."""
-        try:
-            head = self.raw.head.target
-        except pygit2.GitError:
-            return None
-        for n, c in enumerate(self.raw.walk(head, SortMode.TOPOLOGICAL | SortMode.TIME)):
-            if n >= limit:
-                break
-            try:
-                if str(c.tree[path].id) == blob:
-                    return str(c.id)
-            except KeyError:
-                continue
-        return None
-
     def head_commit(self) -> str | None:
         try:
             return str(self.raw.head.target)
@@ -405,8 +392,8 @@ class Repo:
         failing both, every remote-tracking ref (git-lfs's `--not --remotes` guess)."""
         names = [remote] if self.config_get(f"remote.{remote}.url") is not None else []
         if not names:
-            names = [name for name in self.raw.remotes.names()
-                     if remote in (self.config_get(f"remote.{name}.url"), self.config_get(f"remote.{name}.pushurl"))]
+            names = [name for name in self.raw.remotes.names() if name is not None
+                     and remote in (self.config_get(f"remote.{name}.url"), self.config_get(f"remote.{name}.pushurl"))]
         prefixes = tuple(f"refs/remotes/{n}/" for n in names) or ("refs/remotes/",)
         tips = [self._commit_of(r) for r in self.raw.references if r.startswith(prefixes)]
         if not any(tips) and names:
@@ -443,7 +430,7 @@ class Repo:
     def touches(self, commit: str, path: str) -> bool:
         """Whether `commit` changed `path` against its first parent (or added it, for a root)."""
         c = self.raw[commit].peel(pygit2.Commit)
-        def blob(tree):
+        def blob(tree: pygit2.Tree) -> pygit2.Oid | None:
             try:
                 return tree[path].id
             except KeyError:
@@ -457,7 +444,10 @@ class Repo:
     def changed_paths(self, commit: str) -> set[str]:
         """Paths a commit changed against its first parent (both names of a rename)."""
         c = self.raw[commit].peel(pygit2.Commit)
-        diff = c.tree.diff_to_tree(swap=True) if not c.parents else self.raw.diff(c.parents[0].tree, c.tree)
+        if not c.parents:
+            diff = c.tree.diff_to_tree(swap=True)
+        else:
+            diff = self.raw.diff(c.parents[0].tree, c.tree)  # type: ignore[call-overload]  # stub lacks (Tree, Tree)
         diff.find_similar(DiffFind.FIND_RENAMES)
         return {p for d in diff.deltas for p in (d.old_file.path, d.new_file.path)}
 
@@ -465,6 +455,13 @@ class Repo:
     def write_note(self, commit: str, text: str, ref: str) -> None:
         sig = self.raw.default_signature if "user.name" in self.raw.config else pygit2.Signature("ptxdiff", "ptxdiff@localhost")
         self.raw.create_note(text, sig, sig, commit, ref, True)
+
+
+def _entry_name(entry: pygit2.Object) -> str:
+    """The name of a tree entry (pygit2 types `name` optional: an object looked up by id has none)."""
+    name = entry.name
+    assert name is not None, f"tree entry {entry.id} has no name"
+    return name
 
 
 def _checked_out(path: str) -> str | None:
@@ -494,7 +491,7 @@ def global_config_get(key: str) -> str | None:
         return None
 
 
-def config_file_set(path: str, values: dict[str, str | None]) -> dict[str, str | None]:
+def config_file_set(path: str, values: Mapping[str, str | None]) -> dict[str, str | None]:
     """Set (or, for None, remove) keys in one git config file; returns the values before."""
     cfg = pygit2.Config(path)
     before: dict[str, str | None] = {}

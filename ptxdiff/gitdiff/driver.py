@@ -5,7 +5,7 @@ for an unmerged path), and the driver's output replaces git's for that file. So:
 
 - The first call of a git command (say `git diff A..B -- ops/`) reads that command from the
   process tree (invocation.py), runs it again with `--no-ext-diff` and cuts git's own output into
-  per-file pieces (patchsplit.py). Each file's output is git's piece, byte for byte: quoting,
+  per-file pieces (patches.py). Each file's output is git's piece, byte for byte: quoting,
   prefixes, `--relative`, `-U0`, `--word-diff`, colour and `--output=FILE` are git's own.
 - Where a person reads it (a terminal, git's pager, or PTXDIFF_FORCE=1), each piece is followed
   by one line per changed kernel: `Engine.compare(old, new)` for the two revisions that git
@@ -269,7 +269,7 @@ def _short(hexid: bytes, file: bytes) -> bytes:
 # -- building the spool ---------------------------------------------------------------------------
 
 class Rerun:
-    """The invoking git command, run again three ways (see patchsplit), side by side."""
+    """The invoking git command, run again three ways (see patches.py), side by side."""
 
     def __init__(self, gp: inv.GitProcess, cmd: inv.Command, spool: str, output: bytes | None):
         token = os.urandom(8).hex().encode()
@@ -402,7 +402,7 @@ def kernel_lines(facts: rev.Facts, pieces: list[Piece], commits, p_lines: list[b
     state = state_dir(facts.gitdir)
     for s in jobs:
         s.key = rev.job_key(facts, s)
-    results = {s.key: filler.load_result(state, s.key) for s in jobs}
+    results = {s.key: filler.load_result(state, _key(s)) for s in jobs}
     missing = [s for s in jobs if results[s.key] is None]
     if missing:
         budget = driver_budget(facts, missing[0])
@@ -418,7 +418,7 @@ def kernel_lines(facts: rev.Facts, pieces: list[Piece], commits, p_lines: list[b
                     sys.stderr.write(f"ptxdiff: compiling (waiting up to {budget:g}s, driver_budget)...\n")
                     waiting_line = True
                 time.sleep(0.02)
-                results[s.key] = filler.load_result(state, s.key, any_kind=True)
+                results[s.key] = filler.load_result(state, _key(s), any_kind=True)
     notes_done = False
     for s in sections:
         first = next((k for k in s.pieces if _is_python(pieces[k])), None)
@@ -431,8 +431,8 @@ def kernel_lines(facts: rev.Facts, pieces: list[Piece], commits, p_lines: list[b
             continue
         result = results.get(s.key)
         if result is None:
-            mine = frozenset(x.key for x in jobs)
-            suffix[first] += _note(filler.still_compiling(state, s.key, facts.gitdir, mine), colour)
+            mine = frozenset(_key(x) for x in jobs)
+            suffix[first] += _note(filler.still_compiling(state, _key(s), facts.gitdir, mine), colour)
             continue
         for i, k in enumerate(s.pieces):
             for plain, coloured in result["lines"][i] if i < len(result["lines"]) else ():
@@ -440,6 +440,12 @@ def kernel_lines(facts: rev.Facts, pieces: list[Piece], commits, p_lines: list[b
         for note in result["notes"]:
             suffix[first] += _note(note, colour)
     return suffix
+
+
+def _key(s: rev.Section) -> str:
+    """A comparison's key: set for every section without a problem before anything reads it."""
+    assert s.key is not None
+    return s.key
 
 
 def _note(text: str, colour: bool) -> bytes:
@@ -463,28 +469,3 @@ def driver_budget(facts: rev.Facts, s: rev.Section) -> float:
         return load(side_file, lambda path: bool(side_file(path))).driver_budget
     except Exception:  # a broken config is the filler's to report
         return DEFAULT_BUDGET
-
-
-def block(report, colour: bool) -> str:
-    """One line per kernel x spec x target of a report (the filler formats with this)."""
-    from ptxdiff.report.render import SOURCE_MARK, cell, outputs_cell
-
-    dim, warn, reset = ("\x1b[2m", "\x1b[33m", "\x1b[m") if colour else ("", "", "")
-    lines = []
-    keys = (("ptx_instrs", "ptx_instrs"), ("ptx_regs", "ptx_regs"), ("regs", "regs"), ("spills", "spills"),
-            ("shared_bytes", "shared"), ("occupancy", "occ"))
-    for r in report.rows:
-        metrics = "  ".join(f"{label} {cell(r, key)}" for key, label in keys)
-        verdict = f"{warn}{r.verdict}{reset}" if r.blocking else r.verdict
-        source = f" ({SOURCE_MARK[r.spec_source]})" if r.spec_source in SOURCE_MARK and r.spec_source != "config" else ""
-        line = f"{dim}ptxdiff {r.target} {r.kernel} [{r.spec}]{source}{reset} {verdict}"
-        if r.error:
-            line += f"  {r.error.splitlines()[0][:200]}"
-        else:
-            line += f"  {metrics}"
-        if r.outputs:
-            line += f"  outputs {outputs_cell(r.outputs)}"
-        lines.append(line)
-        if r.timing and r.timing.get("summary"):
-            lines.append(f"{dim}ptxdiff {r.target} {r.kernel} time{reset} {r.timing['summary']}")
-    return "".join(line + "\n" for line in lines)

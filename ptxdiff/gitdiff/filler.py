@@ -232,12 +232,8 @@ def _run(state: str, item: tuple[str, dict]) -> None:
 
 
 def _status(state: str, key: str, progress: str, names: list[str]) -> None:
-    path = os.path.join(state, "status")
-    tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        with open(tmp, "w") as f:
-            f.write("\n".join([key, progress, *names]) + "\n")
-        os.replace(tmp, path)
+        replace_file(os.path.join(state, "status"), ("\n".join([key, progress, *names]) + "\n").encode())
     except OSError:
         pass
 
@@ -252,23 +248,19 @@ def clear_results(state: str) -> tuple[int, list[tuple[str, str]]]:
         return 0, []
     except OSError as e:
         return 0, [(folder, e.strerror or str(e))]
-    for e in entries:
+    for entry in entries:
         try:
-            os.unlink(e.path)
+            os.unlink(entry.path)
             removed += 1
         except OSError as err:
-            failed.append((e.path, err.strerror or str(err)))
+            failed.append((entry.path, err.strerror or str(err)))
     return removed, failed
 
 
 def _save(state: str, key: str, result: dict) -> None:
     folder = os.path.join(state, "results")
     os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, key)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as f:
-        marshal.dump(result, f)
-    os.replace(tmp, path)
+    replace_file(os.path.join(folder, key), marshal.dumps(result))
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.stat().st_mtime)
         for e in entries[:-KEEP_RESULTS]:
@@ -289,11 +281,11 @@ def side(spec: str):
 
 def compare(state: str, job: dict) -> dict:
     """Engine.compare on the job's two sides; the kernel lines per shown file, in order."""
-    from types import SimpleNamespace
+    import dataclasses
 
     from ptxdiff.compare.engine import Engine
     from ptxdiff.git.repo import Repo
-    from ptxdiff.gitdiff.driver import block
+    from ptxdiff.report.driver_lines import block
 
     repo = Repo(job["workdir"])
     names: list[str] = []
@@ -320,7 +312,7 @@ def compare(state: str, job: dict) -> dict:
     report = engine.compare(old, new, exact(paths))
     where = place(report.rows, pieces)
     for r in report.rows:
-        one = SimpleNamespace(rows=[r])
+        one = dataclasses.replace(report, rows=[r])
         lines[where[r.kernel]].append((block(one, False).encode("utf-8", "replace"),
                                        block(one, True).encode("utf-8", "replace")))
     notes = [m for m in report.messages if not m.startswith("no Triton kernels in")]

@@ -45,19 +45,19 @@ IGNORING = (b"-w", b"-b", b"--ignore-all-space", b"--ignore-space-change", b"--i
 class _Record:
     """A small read-only record (what a frozen dataclass would be, without its import cost)."""
 
-    __slots__ = ()
+    __slots__: tuple[str, ...] = ()
 
-    def __init__(self, *values):
+    def __init__(self, *values: object) -> None:
         for name, value in zip(self.__slots__, values, strict=True):
             object.__setattr__(self, name, value)
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is read-only")
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self.__slots__)})"
 
 
@@ -66,12 +66,18 @@ class GitProcess(_Record):
     very git binary that runs us); argv."""
 
     __slots__ = ("pid", "start", "exe", "argv")
+    pid: int
+    start: str
+    exe: str
+    argv: tuple[bytes, ...]
 
 
 class Command(_Record):
     """name ("diff", "log", ...; "" when none was found) and args (what follows it)."""
 
     __slots__ = ("name", "args")
+    name: str
+    args: tuple[bytes, ...]
 
 
 class DiffArgs(_Record):
@@ -81,6 +87,14 @@ class DiffArgs(_Record):
     can make git print nothing for a changed file)."""
 
     __slots__ = ("revs", "cached", "merge_base", "reverse", "no_index", "output", "relative", "ignoring")
+    revs: tuple[bytes, ...]
+    cached: bool
+    merge_base: bool
+    reverse: bool
+    no_index: bool
+    output: bytes | None
+    relative: bytes | None
+    ignoring: bool
 
 
 def _stat(pid: int) -> tuple[str, int, str] | None:
@@ -173,7 +187,8 @@ def diff_args(args: tuple[bytes, ...]) -> tuple[DiffArgs, list[bytes]]:
     given without `--`: telling them apart takes the repository)."""
     revs: list[bytes] = []
     cached = merge_base = reverse = no_index = ignoring = False
-    output = relative = None
+    output: bytes | None = None
+    relative: bytes | None = None
     i = 0
     while i < len(args):
         a = args[i]

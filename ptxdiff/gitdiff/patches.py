@@ -182,7 +182,7 @@ def split(t_lines: list[bytes], tok_a: bytes, tok_b: bytes, t2_lines: list[bytes
     def is_end(line: bytes) -> bool:
         plain = strip_ansi(line)
         return (is_header(line) or plain.startswith((b"diff --cc ", b"diff --combined ", b"* Unmerged path "))
-                or (tok_c and tok_c in line))
+                or (bool(tok_c) and tok_c in line))
 
     # extents and sections, from T2 when there is one (its commit markers end the last piece of
     # each commit), else from T itself

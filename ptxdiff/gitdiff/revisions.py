@@ -17,7 +17,7 @@ import sys
 
 from ptxdiff.fastio import blob_id, read, sha256, spawn, tmp_path, wait, write
 from ptxdiff.gitdiff import invocation as inv
-from ptxdiff.gitdiff.patches import MISSING, UNKNOWN, Piece
+from ptxdiff.gitdiff.patches import MISSING, UNKNOWN, Commit, Piece
 
 
 class Facts:
@@ -138,7 +138,9 @@ def diff_sides(facts: Facts) -> tuple[str, str] | str:
         return "--no-index compares files, not revisions"
     resolved = facts.resolved()
     head = resolved.get(b"HEAD")
-    pos, neg, sym = [], [], []
+    pos: list[str] = []
+    neg: list[str] = []
+    sym: list[str] = []
     for tok, terms in facts.tokens:
         if all(rev in resolved for _, rev in terms):
             for kind, rev in terms:
@@ -157,15 +159,14 @@ def diff_sides(facts: Facts) -> tuple[str, str] | str:
         old, new = "C:" + base, pos[0]
     elif d.merge_base:
         if len(pos) == 1 and not neg and head:
-            base = merge_base(pos[0][2:], head)
-            old, new = ("C:" + base if base else None), work
+            base, new = merge_base(pos[0][2:], head), work
         elif len(pos) == 2 and not neg:
-            base = merge_base(pos[0][2:], pos[1][2:])
-            old, new = ("C:" + base if base else None), pos[1]
+            base, new = merge_base(pos[0][2:], pos[1][2:]), pos[1]
         else:
             return "--merge-base with these revisions"
-        if old is None:
+        if not base:
             return "the revisions have no common ancestor"
+        old = "C:" + base
     elif not pos and not neg:
         if name == "diff-tree":
             return "diff-tree without revisions"
@@ -204,7 +205,7 @@ class Section:
         self.paths: list[tuple[bytes, bytes]] = []
 
 
-def sections(facts: Facts, pieces: list[Piece], commits) -> list[Section]:
+def sections(facts: Facts, pieces: list[Piece], commits: list[Commit]) -> list[Section]:
     if facts.cmd.name in inv.LOG_LIKE:
         out = []
         by_section: dict[int, list[int]] = {}

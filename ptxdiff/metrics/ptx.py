@@ -89,7 +89,9 @@ def normalise(ptx: str) -> str:
 
 
 def _split_operands(text: str) -> tuple[str, ...]:
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for ch in text:
         if ch in "{[":
             depth += 1
@@ -173,7 +175,7 @@ def value_numbers(ptx: str, mask_immediates: bool = False) -> list[str]:
     ignored: equal masked sequences but unequal plain ones means only constants changed.
     """
     instructions, labels = statements(normalise(ptx))
-    label_rank = {name: f"L{rank}" for rank, name in enumerate(sorted(labels, key=labels.get))}
+    label_rank = {name: f"L{rank}" for rank, name in enumerate(sorted(labels, key=labels.__getitem__))}
     current: dict[str, str] = {}
     out: list[str] = []
 

@@ -1,5 +1,5 @@
 """`ptxdiff record`: the launches a command really makes, or those tritonparse traced, written to
-the recorded-launch file (recorded.py says its format).
+the recorded-launch file (launches.py says its format).
 
 The command is the user's (their tests, a benchmark), run because they asked: it runs with a
 temporary folder first on PYTHONPATH whose sitecustomize loads launch_hook.py in every Python
@@ -19,10 +19,11 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 
 from ptxdiff.errors import PtxdiffError, UsageError
+from ptxdiff.fastio import replace_file
 from ptxdiff.record import launches as recorded
 from ptxdiff.record.launch_hook import ENV_OUT, ENV_ROOT
 
@@ -56,17 +57,7 @@ class CommandFailed(PtxdiffError):
     exit_code = 1
 
 
-@dataclass(frozen=True)
-class Recording:
-    """What one recording saw, before it is combined and merged into the file."""
-
-    launches: tuple[recorded.Launch, ...]   # repository kernels; the same spec may come once per process
-    ignored: dict[str, int]                 # kernel outside the repository -> launches
-    notes: tuple[str, ...] = ()             # what could not be read, said once each
-    via: str = ""
-
-
-def interpreting(device: str, env: dict) -> bool:
+def interpreting(device: str, env: Mapping[str, str]) -> bool:
     """auto: the interpreter unless a GPU device node is visible (or TRITON_INTERPRET is set)."""
     if device != "auto":
         return device == "interpreter"
@@ -115,16 +106,17 @@ def read_raw(folder: str) -> list[tuple[dict, int, str]]:
     return records
 
 
-def split(raw: list[tuple[dict, int, str]], repo_files, via: str) -> Recording:
+def split(raw: list[tuple[dict, int, str]], repo_files, via: str) -> recorded.Recording:
     """Raw records -> the launches of repository kernels, and what was left out."""
-    launches, ignored = [], Counter()
+    launches = []
+    ignored: Counter[str] = Counter()
     for obj, count, where in raw:
         path = obj["kernel"].rpartition("::")[0]
         if path in repo_files:
             launches.append(recorded.from_json({**obj, "count": count}, where))
         else:
             ignored[obj["kernel"]] += count
-    return Recording(tuple(launches), dict(ignored), (), via)
+    return recorded.Recording(tuple(launches), dict(ignored), (), via)
 
 
 def _display(path: Path, root: str) -> str:
@@ -134,7 +126,7 @@ def _display(path: Path, root: str) -> str:
         return str(path)
 
 
-def save(path: Path, recording: Recording, keep: int, root: str) -> dict[str, tuple[recorded.Launch, ...]]:
+def save(path: Path, recording: recorded.Recording, keep: int, root: str) -> dict[str, tuple[recorded.Launch, ...]]:
     """Merge the recording into the file at `path` (its other kernels kept) and write it
     atomically; a file we cannot read back is an error, never overwritten."""
     where = _display(path, root)
@@ -151,18 +143,11 @@ def save(path: Path, recording: Recording, keep: int, root: str) -> dict[str, tu
     new = recorded.combine(recording.launches, keep)
     merged = recorded.replace(old, new)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="ascii", newline="\n") as f:
-            f.write(recorded.dumps(merged))
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    replace_file(str(path), recorded.dumps(merged).encode("ascii"))
     return new
 
 
-def summary(recording: Recording, new: dict, where: str, keep: int) -> list[str]:
+def summary(recording: recorded.Recording, new: dict, where: str, keep: int) -> list[str]:
     launches = sum(launch.count for launch in recording.launches)
     specs = sum(len(v) for v in new.values())
     lines = [f"recorded {launches} launch{'es' if launches != 1 else ''} of {len(new)} "
@@ -203,6 +188,7 @@ def main(args, command: list[str] | None) -> int:
         from ptxdiff.record import tritonparse as tritonparse_logs
         recording = tritonparse_logs.read(Path(args.from_tritonparse), files)
     else:
+        assert command, "checked above: a command or --from-tritonparse"
         interpret = interpreting(args.device, os.environ)
         print(f"ptxdiff record: running {' '.join(command)}"
               + (" under the triton interpreter (TRITON_INTERPRET=1)" if interpret else " on the GPU"),

@@ -94,16 +94,17 @@ class _State(threading.local):
 
 
 _state = _State()
+_AUTOTUNE_OF_MODE: dict[str | None, str] = {"ran": "ran", "all_dry": "all"}   # a launch's `autotune`
 
 
 class _Mode:
-    def __init__(self, mode: str):
+    def __init__(self, mode: str | None) -> None:
         self.mode = mode
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         self.before, _state.mode = _state.mode, self.mode
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         _state.mode = self.before
 
 
@@ -206,7 +207,7 @@ class Recorder:
             "divisible_by_16": divisible,
             "num_warps": DEFAULT_NUM_WARPS if num_warps is None else num_warps,
             "num_stages": DEFAULT_NUM_STAGES if num_stages is None else num_stages,
-            "options": extra, "autotune": {"ran": "ran", "all_dry": "all"}.get(mode), "via": via,
+            "options": extra, "autotune": _AUTOTUNE_OF_MODE.get(mode), "via": via,
         }, ensure_ascii=True)
 
     def id_of(self, fn) -> str:

@@ -147,7 +147,9 @@ def from_json(obj, where: str) -> Launch:
         _fail(where, "'via' must say where the launch was seen (cuda, interpreter, tritonparse)")
     count = _int(obj, "count", where, 1)
     def in_order(name: str) -> tuple:  # canonical order: the parameters', tuple elements after their tuple
-        return order[_PATH.match(name).group(1)], name
+        match = _PATH.match(name)
+        assert match is not None, name   # names were checked against _PATH when read
+        return order[match.group(1)], name
 
     order = {p: i for i, p in enumerate(params)}
     return Launch(kernel, tuple(params), {p: signature[p] for p in params if p in signature},
@@ -259,3 +261,13 @@ def match(launches: dict[str, tuple[Launch, ...]], kernel_id: str, params) -> tu
             parts.append("same names in another order (recorded: " + ", ".join(recorded) + ")")
     return (), (f"recorded launches of {kernel_id} are for other parameters ({'; '.join(parts)}); "
                 "not used here")
+
+
+@dataclass(frozen=True)
+class Recording:
+    """What one recording saw, before it is combined and merged into the file."""
+
+    launches: tuple[Launch, ...]   # repository kernels; the same spec may come once per process
+    ignored: dict[str, int]                 # kernel outside the repository -> launches
+    notes: tuple[str, ...] = ()             # what could not be read, said once each
+    via: str = ""

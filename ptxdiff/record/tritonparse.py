@@ -32,7 +32,6 @@ from pathlib import Path
 
 from ptxdiff.errors import ConfigError, UsageError
 from ptxdiff.record import launches as recorded
-from ptxdiff.record.command import Recording
 from ptxdiff.record.launch_hook import (
     DEFAULT_NUM_STAGES,
     DEFAULT_NUM_WARPS,
@@ -172,7 +171,7 @@ def ttir_types(ttir: str, name: str) -> list[str | None] | None:
     return types
 
 
-def _arg_type(info) -> str | None:
+def arg_type(info) -> str | None:
     """A launch's `extracted_args` entry -> the type triton's specialisation gives it."""
     if not isinstance(info, dict):
         return None
@@ -233,7 +232,7 @@ def _autotune(stack) -> str | None:
 class _Reader:
     """Turns events into recorded-file objects; collects what it leaves out and why."""
 
-    def __init__(self, repo_files):
+    def __init__(self, repo_files) -> None:
         self.repo_files = repo_files
         self.notes: dict[str, None] = {}
         self.ignored: Counter = Counter()
@@ -275,7 +274,7 @@ class _Reader:
                 return None
             constexprs[params[p[0]]] = _value(value)
         runtime = [p for p in params if p not in constexprs]
-        types = [_arg_type((args or {}).get(p)) for p in runtime] if args else []
+        types = [arg_type((args or {}).get(p)) for p in runtime] if args else []
         if not args or None in types:
             ttir = next((t for n, t in (payload.get("file_content") or {}).items()
                          if n.endswith(".ttir") and isinstance(t, str)), "")
@@ -302,7 +301,7 @@ class _Reader:
                 "autotune": autotune, "via": "tritonparse"}
 
 
-def read(folder: Path, repo_files) -> Recording:
+def read(folder: Path, repo_files) -> recorded.Recording:
     """The launches of repository kernels in the raw traces under `folder`."""
     reader = _Reader(repo_files)
     comps: dict[str, list[tuple[dict, str]]] = {}
@@ -336,27 +335,30 @@ def read(folder: Path, repo_files) -> Recording:
         if h not in comps:
             reader.note(f"{where}: a launch of {event.get('name')} without its compilation event; left out")
             continue
-        if not isinstance(kernels[h], tuple):
-            if kernels[h] is not None:
-                reader.ignored[kernels[h]] += 1
-                launched.add(kernels[h])
+        found_kernel = kernels[h]
+        if not isinstance(found_kernel, tuple):
+            if found_kernel is not None:
+                reader.ignored[found_kernel] += 1
+                launched.add(found_kernel)
             continue
-        kid, params = kernels[h]
+        kid, params = found_kernel
         launched.add(kid)
         args = event.get("extracted_args") or {}
-        key = (h, mode, tuple((p, _arg_type(args.get(p))) for p in params))
+        key = (h, mode, tuple((p, arg_type(args.get(p))) for p in params))
         if key not in seen:
             seen[key] = reader.entry(comps[h][0][0], kid, params, args, "ran" if mode == "run" else None, where)
-        add(None if seen[key] is None else {**seen[key], "count": 1}, where)
+        obj = seen[key]
+        add(None if obj is None else {**obj, "count": 1}, where)
     for h, found in comps.items():
-        if (kernels[h][0] if isinstance(kernels[h], tuple) else kernels[h]) in launched:
+        found_kernel = kernels[h]
+        if (found_kernel[0] if isinstance(found_kernel, tuple) else found_kernel) in launched:
             continue
         for event, where in found:
-            if not isinstance(kernels[h], tuple):
-                if kernels[h] is not None:
-                    reader.ignored[kernels[h]] += 1
+            if not isinstance(found_kernel, tuple):
+                if found_kernel is not None:
+                    reader.ignored[found_kernel] += 1
                 continue
-            kid, params = kernels[h]
+            kid, params = found_kernel
             obj = reader.entry(event, kid, params, None, "all" if _autotune(event.get("stack")) else None, where)
             add(None if obj is None else {**obj, "count": 1}, where)
-    return Recording(tuple(out), dict(reader.ignored), tuple(reader.notes), "tritonparse")
+    return recorded.Recording(tuple(out), dict(reader.ignored), tuple(reader.notes), "tritonparse")

@@ -4,66 +4,16 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Callable
 
 from tabulate import tabulate
 
-from ptxdiff.compare.engine import Report, Row
-
-COLUMNS = (("ptx_instrs", "ptx instrs"), ("ptx_regs", "ptx regs"), ("regs", "regs"), ("spills", "spills"),
-           ("shared_bytes", "shared"), ("occupancy", "occupancy"))
+from ptxdiff.compare.results import Report, Row
+from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, outputs_cell, timing_cell
 
 
-def _value(m: dict | None, key: str):
-    if m is None:
-        return None
-    if key == "spills":
-        a, b = m.get("spill_store_bytes"), m.get("spill_load_bytes")
-        return None if a is None or b is None else a + b
-    return m.get(key)
-
-
-def _fmt(v) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.2f}"
-    return str(v)
-
-
-def cell(row: Row, key: str) -> str:
-    a, b = _value(row.old, key), _value(row.new, key)
-    if row.old is None:
-        return _fmt(b)
-    if row.new is None:
-        return _fmt(a)
-    if a == b:
-        return _fmt(b)
-    d = b - a if isinstance(a, (int, float)) and isinstance(b, (int, float)) else None
-    sign = "" if d is None else (f" ({d:+.2f})" if isinstance(d, float) else f" ({d:+d})")
-    return f"{_fmt(a)}→{_fmt(b)}{sign}"
-
-
-def outputs_cell(result: dict | None) -> str:
-    if not result:
-        return "-"
-    if result["result"] == "outputs-equal":
-        return f"equal ({result['checked']} runs)"
-    if result["result"] == "outputs-differ":
-        return f"DIFFER n={result['n']} {result['dtype']} abs {result['max_abs']:.2g} rel {result['max_rel']:.2g}"
-    return "not-run"
-
-
-def timing_cell(result: dict | None) -> str:
-    if not result:
-        return "-"
-    if result["result"] == "not-run":
-        return "not-run"
-    return (f"{(result['ratio'] - 1) * 100:+.2f}% [{(result['ci_lo'] - 1) * 100:+.2f}, {(result['ci_hi'] - 1) * 100:+.2f}]"
-            f" ±{result['band'] * 100:.2f}% {result['result']}")
-
-
-def _dynamic_columns(report: Report) -> list[tuple[str, object]]:
-    cols = []
+def _dynamic_columns(report: Report) -> list[tuple[str, Callable[[Row], str]]]:
+    cols: list[tuple[str, Callable[[Row], str]]] = []
     if any(r.outputs for r in report.rows):
         cols.append(("outputs", lambda r: outputs_cell(r.outputs)))
     if any(r.timing for r in report.rows):
@@ -78,13 +28,10 @@ def _spec(text: str) -> str:
     return text if len(text) <= SPEC_WIDTH else text[:SPEC_WIDTH - 1] + "…"
 
 
-SOURCE_MARK = {"config": "config", "recorded": "recorded", "call-site": "call site", "guessed": "guessed"}
-
-
 def _table_rows(report: Report) -> list[list[str]]:
     dyn = _dynamic_columns(report)
     return [[r.kernel, _spec(r.spec), SOURCE_MARK.get(r.spec_source or "", "-"), r.target,
-             *(cell(r, k) for k, _ in COLUMNS), *(f(r) for _, f in dyn),
+             *(c.cell(r) for c in COLUMNS), *(f(r) for _, f in dyn),
              r.verdict + (" ✗" if r.blocking else "")] for r in report.rows]
 
 
@@ -140,7 +87,7 @@ def _errors(report: Report) -> list[str]:
 
 
 def table(report: Report, fmt: str = "simple") -> str:
-    headers = ["kernel", "spec", "from", "target", *(h for _, h in COLUMNS),
+    headers = ["kernel", "spec", "from", "target", *(c.label for c in COLUMNS),
                *(h for h, _ in _dynamic_columns(report)), "verdict"]
     lines = [_heading(report)]
     if report.rows:
@@ -168,7 +115,7 @@ def as_json(report: Report) -> str:
 
 def ptx_diffs(report: Report) -> str:
     """Unified diffs of the normalised PTX of every changed kernel x spec x target."""
-    out = []
+    out: list[str] = []
     for r in report.rows:
         if r.old_ptx is None or r.new_ptx is None or r.old_ptx == r.new_ptx:
             continue

@@ -11,17 +11,11 @@ from __future__ import annotations
 
 import ast
 
-from ptxdiff.build.evaluator import (
-    Constexpr,
-    External,
-    Function,
-    Interp,
-    Raised,
-    Refused,
-    Scope,
-    TritonConfig,
-)
-from ptxdiff.discovery.kernels import Kernel, _is_constexpr
+from ptxdiff.build.evaluator.interp import Interp
+from ptxdiff.build.evaluator.scope import Function, Scope
+from ptxdiff.build.evaluator.values import Constexpr, External, Raised, Refused, TritonConfig
+from ptxdiff.discovery.kernels import Kernel
+from ptxdiff.source.syntax import call_args, is_constexpr
 from ptxdiff.specs.resolve import Declared, SpecError
 
 JIT = {"triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit", "triton.language.jit"}
@@ -53,15 +47,10 @@ def _plain(value):
     return value.value if isinstance(value, Constexpr) else value
 
 
-def _call_args(node: ast.expr) -> tuple[list[ast.expr], dict[str, ast.expr]]:
-    if not isinstance(node, ast.Call):
-        return [], {}
-    return list(node.args), {k.arg: k.value for k in node.keywords if k.arg}
-
-
 def read(interp: Interp, kernel: Kernel) -> Declared:
     fn = kernel_function(interp, kernel)
     node = fn.node
+    assert isinstance(node, ast.FunctionDef)  # kernel_function made sure
     scope = Scope(fn.env, fn.before, outer=fn.outer)
     refused: dict[str, str] = {}
     notes: list[str] = []
@@ -77,7 +66,7 @@ def read(interp: Interp, kernel: Kernel) -> Declared:
     heuristics: dict = {}
     jit_options: dict = {}
     for dec_node, value in zip(node.decorator_list, fn.decorators):
-        args, kwargs = _call_args(dec_node)
+        args, kwargs = call_args(dec_node)
         kind = decorator_kind(value)
         if kind is None and "configs" in kwargs:
             kind = "autotune"  # a wrapper of triton.autotune (it takes the same configs)
@@ -106,7 +95,7 @@ def read(interp: Interp, kernel: Kernel) -> Declared:
         else:
             notes.append(f"decorator @{ast.unparse(dec_node)} ignored (it does not change the compiled code)")
     params = [a.arg for a in node.args.args]
-    constexpr = {a.arg for a in node.args.args if _is_constexpr(a.annotation)}
+    constexpr = {a.arg for a in node.args.args if is_constexpr(a.annotation)}
     defaults: dict = {}
     runtime_defaults: dict = {}
     given = node.args.defaults

@@ -2,7 +2,7 @@
 
 Precedence, strongest first: the user's config, recorded launches (`ptxdiff record`), the
 repository's own launch sites, guesses from the kernel's use of each parameter. Config is
-applied in the worker (specs.py); this module gathers the rest into a `Plan` that both sides
+applied in the worker (resolve.py); this module gathers the rest into a `Plan` that both sides
 of a comparison receive, so a guess is the same value on both sides and deltas stay
 meaningful. The plan is part of the cache key. Pure: discovery facts in, a plan out.
 """

@@ -11,15 +11,18 @@ which values are guesses. A value that cannot be had at all is an error naming t
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 
 from ptxdiff.config import KernelConfig, SpecConfig
 from ptxdiff.discovery.kernels import Kernel
+from ptxdiff.record.launches import Launch
 from ptxdiff.specs.plan import SOURCES, Plan
 
 DEFAULT_NUM_WARPS = 4
 DEFAULT_NUM_STAGES = 3
 HEURISTIC_INT = 4096   # a runtime integer a heuristic reads, when nothing says which (divisible by most blocks)
+NO_PLAN = Plan()       # nothing gathered beyond the config: the default of `resolve`
 
 
 class SpecError(Exception):
@@ -62,7 +65,7 @@ class Spec:
                 "notes": list(self.notes)}
 
 
-def _jsonable(v):
+def _jsonable(v: object) -> object:
     return v if isinstance(v, (int, float, str, bool, type(None))) else repr(v)
 
 
@@ -74,7 +77,7 @@ class Declared:
     constexpr_params: frozenset[str]
     defaults: dict                            # constexpr name -> default value
     autotune: tuple[tuple[dict, int | None, int | None], ...]  # (kwargs, num_warps, num_stages)
-    heuristics: dict                          # name -> callable(args)
+    heuristics: dict[str, Callable[[dict], object]]   # name -> callable(args)
     do_not_specialize: frozenset[str] = frozenset()
     runtime_defaults: dict = field(default_factory=dict)   # non-constexpr params with a default
     refused: dict = field(default_factory=dict)            # what the evaluator would not compute
@@ -111,12 +114,12 @@ class _Args(dict):
     """What a heuristic sees: known constexprs and representative runtime args; reading an
     argument nothing can stand in for says which key to set."""
 
-    def __init__(self, known: dict, kernel: Kernel, target: str, runtime: dict):
+    def __init__(self, known: dict, kernel: Kernel, target: str, runtime: dict) -> None:
         super().__init__(known)
         self.kernel, self.target, self.runtime = kernel, target, runtime
         self.stood_in: dict = {}
 
-    def __missing__(self, name):
+    def __missing__(self, name: str) -> object:
         if name in self.runtime:
             self.stood_in[name] = self.runtime[name]
             return self.runtime[name]
@@ -129,7 +132,7 @@ class _Variant:
     """One base of specs: a config `specs` entry, a recorded launch, or an autotune Config."""
 
     override: SpecConfig | None = None
-    launch: object = None
+    launch: Launch | None = None
     tuned: dict = field(default_factory=dict)
     warps: int | None = None
     stages: int | None = None
@@ -138,7 +141,8 @@ class _Variant:
 COVERED = "combinations of guessed values"
 
 
-def _cover(variables: list[tuple[str, tuple]], limit: int, force: bool = False) -> tuple[list[dict], str | None]:
+def cover_combinations(variables: list[tuple[str, tuple]], limit: int,
+                       force: bool = False) -> tuple[list[dict], str | None]:
     """Every combination of the guessed values when there are few; else a covering set in which
     every value of every variable appears once (the rest are dropped, and said). Combination i
     takes value i of each variable (modulo its count), so a side with fewer variables covered
@@ -150,7 +154,7 @@ def _cover(variables: list[tuple[str, tuple]], limit: int, force: bool = False) 
     for _, values in variables:
         total *= len(values)
     if total <= limit and not force:
-        combos = [{}]
+        combos: list[dict] = [{}]
         for name, values in variables:
             combos = [{**c, name: v} for c in combos for v in values]
         return combos, None
@@ -160,7 +164,7 @@ def _cover(variables: list[tuple[str, tuple]], limit: int, force: bool = False) 
                     f"{width} compiled, each value at least once" + (" (as on the other side)" if total <= limit else ""))
 
 
-def covered_notes(notes) -> bool:
+def covered_notes(notes: Iterable[str]) -> bool:
     """Whether specs with these notes are a covering set rather than every combination."""
     return any(COVERED in note for note in notes)
 
@@ -175,7 +179,7 @@ def _pick(items: list, limit: int) -> list:
     return [items[round(i * step)] for i in range(limit)]
 
 
-def resolve(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan = Plan()) -> list[Spec]:
+def resolve(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan = NO_PLAN) -> list[Spec]:
     inferred = {p.name: p.kind for p in kernel.params}
     params = declared.params
     launches = [launch for launch in plan.recorded if tuple(launch.params) == tuple(params)]
@@ -208,13 +212,11 @@ def resolve(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan = 
 
 
 def _with_notes(spec: Spec, notes: tuple[str, ...]) -> Spec:
-    from dataclasses import replace
     return replace(spec, notes=notes)
 
 
 def _labelled(specs: list[Spec]) -> list[Spec]:
     """Labels show every signature entry that differs between the kernel's specs."""
-    from dataclasses import replace
     if len(specs) < 2:
         return specs
     varying = []
@@ -227,7 +229,7 @@ def _labelled(specs: list[Spec]) -> list[Spec]:
 
 
 def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan, variant: _Variant,
-              inferred: dict, dropped: set) -> list[Spec]:
+              inferred: dict, dropped: set[str]) -> list[Spec]:
     layers = [cfg.base] + ([variant.override] if variant.override else [])
     constexprs: dict = dict(declared.defaults)
     constexprs.update(variant.tuned)
@@ -294,24 +296,38 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
                 and types[p].startswith("*") and launch is None]
     for p in optional:
         variables.append((p, (types[p], None)))
-    combos, note = _cover(variables, plan.max_specs, plan.cover)
+    combos, note = cover_combinations(variables, plan.max_specs, plan.cover)
     if note:
         dropped.add(note)
-    out = []
-    for combo in combos:
-        out.append(_one_spec(kernel, declared, plan, constexprs, types, sources, guessed_types, combo, optional,
-                             num_warps, num_stages, launch, layers))
-    return out
+    shared = _Shared(constexprs=constexprs, types=types, sources=sources, guessed_types=guessed_types,
+                     optional=tuple(optional), num_warps=num_warps, num_stages=num_stages, launch=launch,
+                     layers=tuple(layers))
+    return [_one_spec(kernel, declared, plan, shared, combo) for combo in combos]
 
 
-def _one_spec(kernel, declared, plan, constexprs, types, sources, guessed_types, combo, optional,
-              num_warps, num_stages, launch, layers) -> Spec:
-    constexprs = dict(constexprs)
-    types = dict(types)
-    sources = dict(sources)
+@dataclass(frozen=True)
+class _Shared:
+    """What every spec of one variant starts from; each combination of open values copies it."""
+
+    constexprs: dict
+    types: dict[str, str]
+    sources: dict[str, str]
+    guessed_types: dict[str, str]     # runtime param -> its type, where that type is a guess
+    optional: tuple[str, ...]         # pointers compiled both ways (a pointer, and None)
+    num_warps: int | None
+    num_stages: int | None
+    launch: Launch | None
+    layers: tuple[SpecConfig, ...]    # the config layers, weakest first
+
+
+def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, combo: dict) -> Spec:
+    constexprs = dict(shared.constexprs)
+    types = dict(shared.types)
+    sources = dict(shared.sources)
+    guessed_types, launch = shared.guessed_types, shared.launch
     guessed: dict = {}
     for name, value in combo.items():
-        if name in optional:
+        if name in shared.optional:
             if value is None:
                 types[name] = "constexpr"
                 constexprs[name] = None
@@ -336,11 +352,11 @@ def _one_spec(kernel, declared, plan, constexprs, types, sources, guessed_types,
                    TensorArg() if t.startswith("*") else HEURISTIC_INT if t.startswith(("i", "u")) else 1.0)
                for p, t in types.items()}
     for name, fn in declared.heuristics.items():
-        if name in constexprs and any(name in layer.constexprs for layer in layers):
+        if name in constexprs and any(name in layer.constexprs for layer in shared.layers):
             continue
         if launch is not None and name in launch.constexprs:
             continue
-        args = _Args({k: v for k, v in constexprs.items()}, kernel, name, runtime)
+        args = _Args(dict(constexprs), kernel, name, runtime)
         try:
             constexprs[name] = fn(args)
         except SpecError:
@@ -357,7 +373,7 @@ def _one_spec(kernel, declared, plan, constexprs, types, sources, guessed_types,
         for arg, value in args.stood_in.items():
             if not isinstance(value, TensorArg) and value is not None:
                 guessed[f"{arg} (read by heuristic {name})"] = value
-    signature = []
+    signature: list[tuple[str, str]] = []
     no_default: list[str] = []
     no_type: list[str] = []
     for p in declared.params:
@@ -368,7 +384,8 @@ def _one_spec(kernel, declared, plan, constexprs, types, sources, guessed_types,
             continue
         typ = types.get(p)
         if not typ:
-            no_type.append(p)
+            no_type.append(p)   # raised below, with every other missing value
+            continue
         signature.append((p, typ))
     if no_default or no_type:
         raise SpecError(_missing(kernel, no_default, no_type))
@@ -385,8 +402,8 @@ def _one_spec(kernel, declared, plan, constexprs, types, sources, guessed_types,
         signature=tuple(signature),
         constexprs=tuple((p, constexprs[p]) for p in declared.params if p in declared.constexpr_params
                          or types.get(p) == "constexpr"),
-        num_warps=num_warps or DEFAULT_NUM_WARPS,
-        num_stages=num_stages or DEFAULT_NUM_STAGES,
+        num_warps=shared.num_warps or DEFAULT_NUM_WARPS,
+        num_stages=shared.num_stages or DEFAULT_NUM_STAGES,
         divisible=divisible,
         source=source,
         guessed=tuple(guessed.items()),

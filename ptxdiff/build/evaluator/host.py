@@ -1,0 +1,292 @@
+"""What is known of packages that are never imported: calls and attributes, by dotted name.
+
+A call into triton, torch, math, itertools, packaging, os... is looked up in a table from the
+dotted name to a small handler; a name without one is refused as host code. Questions about
+the device are answered for the compile target (`Device`), never for this machine, and
+environment variables read as unset, so a result never depends on the reviewer's shell.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import operator
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from ptxdiff.build.evaluator.core import InterpCore
+from ptxdiff.build.evaluator.installed import installed_version, real_object, triton_module_exists
+from ptxdiff.build.evaluator.scope import Function
+from ptxdiff.build.evaluator.values import (
+    DTYPES,
+    MAX_LEN,
+    Class,
+    Constexpr,
+    DType,
+    External,
+    Opaque,
+    Partial,
+    Props,
+    Raised,
+    Refused,
+    Target,
+    TritonConfig,
+    Version,
+    check_size,
+    parse_version,
+)
+
+_MATH_FUNCS = {"ceil", "floor", "sqrt", "log", "log2", "log10", "exp", "exp2", "pow", "isqrt", "gcd", "lcm", "prod",
+               "fsum", "fabs", "isclose", "isfinite", "isinf", "isnan", "trunc", "copysign", "comb", "perm", "hypot",
+               "sin", "cos", "tan", "atan", "atan2", "erf", "tanh", "ldexp", "frexp", "fmod", "degrees", "radians"}
+_MATH_CONSTS = {"pi", "e", "inf", "nan", "tau"}
+_OPERATOR_FUNCS = {"add", "sub", "mul", "truediv", "floordiv", "mod", "neg", "and_", "or_", "xor", "not_", "eq",
+                   "ne", "lt", "le", "gt", "ge", "itemgetter"}
+IDENTITY_DECORATORS = {"functools.cache", "functools.lru_cache", "functools.wraps", "functools.cached_property",
+                       "builtins.staticmethod", "builtins.classmethod", "builtins.property", "typing.overload",
+                       "torch.compiler.disable", "torch.no_grad", "torch.inference_mode", "torch._dynamo.disable",
+                       "torch.jit.ignore", "torch.jit.unused"}
+_IGNORED_CALLS = {"warnings.warn", "warnings.filterwarnings", "builtins.print", "logging.basicConfig"}
+_VERSION_WRAPPERS = ("Version", "parse_version", "version_parse")
+
+
+def _chain_from_iterable(s):
+    return itertools.chain.from_iterable(s)
+
+
+# called with the wrong arguments it fails in Python, and the message names it: it keeps the name
+# it had before this table existed (a lambda inside Interp._external_call)
+_chain_from_iterable.__qualname__ = "Interp._external_call.<locals>.<lambda>"
+
+_ITERTOOLS: dict[str, Callable[..., Any]] = {
+    "itertools.product": itertools.product, "itertools.chain": itertools.chain,
+    "itertools.combinations": itertools.combinations, "itertools.permutations": itertools.permutations,
+    "itertools.chain.from_iterable": _chain_from_iterable, "itertools.accumulate": itertools.accumulate,
+    "itertools.islice": itertools.islice,
+}
+
+# calls whose answer does not depend on their arguments or the target
+_ANSWERS: dict[str, object] = {
+    **dict.fromkeys(_IGNORED_CALLS),
+    "platform.machine": "x86_64",
+    "platform.system": "Linux",
+    "triton.runtime.driver.active.get_current_device": 0,
+    "torch.cuda.current_device": 0,
+    "torch.cuda.is_available": True,
+    "torch.cuda.is_initialized": True,
+    "torch.cuda.device_count": 1,
+    "torch.xpu.is_available": False,
+    "torch.npu.is_available": False,
+    "torch.mps.is_available": False,
+    "torch.backends.mps.is_available": False,
+}
+
+
+def _host_code(dotted: str) -> Refused:
+    return Refused(f"calling {dotted}, which is host code", host_call=True)
+
+
+class HostMixin(InterpCore):
+    """Calls and attributes of packages that are never imported (`External` values)."""
+
+    def external_call(self, dotted: str, args: list, kwargs: dict):
+        if dotted in _ANSWERS:
+            return _ANSWERS[dotted]
+        handler = _CALLS.get(dotted)
+        if handler is not None:
+            return handler(self, dotted, args, kwargs)
+        if dotted.rsplit(".", 1)[-1] in _VERSION_WRAPPERS and len(args) == 1 \
+                and isinstance(args[0], str) and not kwargs:
+            # another package's wrapper around packaging's Version (unsloth_zoo.utils.Version)
+            self.assumptions.append(f"{dotted}({args[0]!r}): assumed it parses a version like packaging's Version")
+            return parse_version(args[0])
+        raise _host_code(dotted)
+
+    # -- the standard library --------------------------------------------------------------------------
+    def _identity(self, dotted: str, args: list, kwargs: dict):
+        if args and not kwargs and len(args) == 1 and isinstance(args[0], (Function, Class)):
+            return args[0]
+        return External(dotted)  # `lru_cache(maxsize=1)` -> the decorator
+
+    def _get_logger(self, dotted: str, args: list, kwargs: dict):
+        return Opaque("logger")
+
+    def _math(self, dotted: str, args: list, kwargs: dict):
+        for a in args:
+            self.plain(a)
+        if dotted == "math.comb" and args and args[0] > 1000:
+            raise Refused(f"{dotted} of large values")
+        try:
+            return check_size(getattr(math, dotted[5:])(*args, **kwargs))
+        except (ValueError, TypeError, OverflowError) as e:
+            raise Raised(type(e).__name__, str(e)) from None
+
+    def _operator(self, dotted: str, args: list, kwargs: dict):
+        for a in args:
+            if not isinstance(a, Version):
+                self.plain(a)
+        return getattr(operator, dotted[9:])(*args)
+
+    def _itertools(self, dotted: str, args: list, kwargs: dict):
+        seqs = [self.iterate(a) if not isinstance(a, int) else a for a in args]
+        fn = _ITERTOOLS[dotted]
+        size = math.prod(len(s) for s in seqs if isinstance(s, list)) if dotted == "itertools.product" else 0
+        if size > MAX_LEN:
+            raise Refused(f"{dotted} of more than {MAX_LEN} elements")
+        try:
+            return check_size([tuple(x) if isinstance(x, tuple) else x for x in itertools.islice(
+                fn(*seqs, **kwargs), MAX_LEN + 1)])
+        except TypeError as e:
+            raise Raised("TypeError", str(e)) from None
+
+    def _partial(self, dotted: str, args: list, kwargs: dict):
+        return Partial(args[0], tuple(args[1:]), kwargs)
+
+    def _reduce(self, dotted: str, args: list, kwargs: dict):
+        fn, seq, *init = args
+        items = self.iterate(seq)
+        acc = init[0] if init else items.pop(0)
+        for x in items:
+            acc = self.call(fn, [acc, x], {})
+        return acc
+
+    def _getenv(self, dotted: str, args: list, kwargs: dict):
+        return args[1] if len(args) > 1 else kwargs.get("default")  # the environment reads as empty
+
+    def _parse_version(self, dotted: str, args: list, kwargs: dict):
+        return parse_version(args[0])
+
+    def _find_spec(self, dotted: str, args: list, kwargs: dict):
+        if not (args and isinstance(args[0], str)):
+            raise _host_code(dotted)
+        if args[0] == "triton" or args[0].startswith("triton."):
+            return External(args[0]) if triton_module_exists(args[0], quiet=True) else None
+        raise Refused(f"whether {args[0]} is installed on the reviewer's machine")
+
+    def _import_module(self, dotted: str, args: list, kwargs: dict):
+        if not (args and isinstance(args[0], str)):
+            raise _host_code(dotted)
+        return self.module_value(args[0])
+
+    # -- triton: configs, helpers ----------------------------------------------------------------------
+    def _config(self, dotted: str, args: list, kwargs: dict):
+        return _config(args, kwargs)
+
+    def _cdiv(self, dotted: str, args: list, kwargs: dict):
+        a, b = args
+        return -(-a // b)
+
+    def _next_power_of_2(self, dotted: str, args: list, kwargs: dict):
+        n = args[0]
+        self.plain(n)
+        return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
+
+    def _constexpr(self, dotted: str, args: list, kwargs: dict):
+        value = args[0] if args else None
+        return value if isinstance(value, Constexpr) else Constexpr(value)
+
+    # -- the device, as the compile target ------------------------------------------------------------
+    def _current_target(self, dotted: str, args: list, kwargs: dict):
+        return Target("cuda", self.device.cc, 32)
+
+    def _triton_device_properties(self, dotted: str, args: list, kwargs: dict):
+        return self.device.triton_properties()
+
+    def _bf16_supported(self, dotted: str, args: list, kwargs: dict):
+        return self.device.cc >= 80
+
+    def _device_capability(self, dotted: str, args: list, kwargs: dict):
+        return (self.device.cc // 10, self.device.cc % 10)
+
+    def _device_name(self, dotted: str, args: list, kwargs: dict):
+        return self.device.name
+
+    def _torch_device_properties(self, dotted: str, args: list, kwargs: dict):
+        return Props("device properties", self.device.torch_properties())
+
+    # -- attributes ----------------------------------------------------------------------------------
+    def external_attribute(self, obj: External, name: str, importing: bool):
+        dotted = f"{obj.dotted}.{name}"
+        if dotted.startswith("triton.language.") and name in DTYPES and dotted.count(".") == 2:
+            return DType(name)
+        if dotted.startswith("triton.language.core.") and name in DTYPES:
+            return DType(name)
+        if dotted in ("triton.__version__", "torch.__version__"):
+            version = installed_version(dotted.split(".")[0])
+            if version is None:
+                raise Refused(f"{dotted}: the package is not installed")
+            return version
+        if obj.dotted == "math" and name in _MATH_CONSTS:
+            return getattr(math, name)
+        if dotted == "sys.platform":
+            return "linux"
+        if dotted == "sys.version_info":
+            return tuple(sys.version_info)
+        if dotted == "sys.maxsize":
+            return sys.maxsize
+        if dotted == "torch.version.hip":
+            return None
+        if dotted == "torch.version.cuda":
+            return "12.8"
+        if dotted == "os.environ":
+            return Props("os.environ", {})
+        if dotted == "triton.runtime.driver.active.utils" or dotted == "triton.runtime.driver.active":
+            return External(dotted)
+        if (dotted.startswith("triton.") and not dotted.startswith("triton.runtime")) and not importing:
+            real_object(dotted)  # `triton.language.gather` on this triton: AttributeError if missing
+        return External(dotted)
+
+
+_Handler = Callable[[HostMixin, str, list, dict], Any]
+
+
+def _each(names, handler: _Handler) -> dict[str, _Handler]:
+    return dict.fromkeys(names, handler)
+
+
+_CALLS: dict[str, _Handler] = {
+    **_each(IDENTITY_DECORATORS, HostMixin._identity),
+    "logging.getLogger": HostMixin._get_logger,
+    **_each((f"math.{name}" for name in _MATH_FUNCS), HostMixin._math),
+    **_each((f"operator.{name}" for name in _OPERATOR_FUNCS), HostMixin._operator),
+    **_each(_ITERTOOLS, HostMixin._itertools),
+    "functools.partial": HostMixin._partial,
+    "functools.reduce": HostMixin._reduce,
+    **_each(("os.getenv", "os.environ.get"), HostMixin._getenv),
+    **_each(("packaging.version.parse", "packaging.version.Version", "pkg_resources.parse_version",
+             "distutils.version.LooseVersion"), HostMixin._parse_version),
+    "importlib.util.find_spec": HostMixin._find_spec,
+    "importlib.import_module": HostMixin._import_module,
+    **_each(("triton.Config", "triton.runtime.autotuner.Config", "triton.runtime.Config"), HostMixin._config),
+    **_each(("triton.cdiv", "triton.language.cdiv"), HostMixin._cdiv),
+    **_each(("triton.next_power_of_2", "triton.language.next_power_of_2"), HostMixin._next_power_of_2),
+    **_each(("triton.language.constexpr", "triton.language.core.constexpr"), HostMixin._constexpr),
+    "triton.runtime.driver.active.get_current_target": HostMixin._current_target,
+    "triton.runtime.driver.active.utils.get_device_properties": HostMixin._triton_device_properties,
+    "torch.cuda.is_bf16_supported": HostMixin._bf16_supported,
+    "torch.cuda.get_device_capability": HostMixin._device_capability,
+    "torch.cuda.get_device_name": HostMixin._device_name,
+    "torch.cuda.get_device_properties": HostMixin._torch_device_properties,
+}
+
+
+def _config(args: list, kwargs: dict) -> TritonConfig:
+    kw = args[0] if args else kwargs.pop("kwargs", {})
+    if not isinstance(kw, dict):
+        raise Refused("triton.Config with kwargs that are not a dict")
+    names = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+    rest = dict(zip(names, args[1:]))
+    for k, v in kwargs.items():
+        if k in names:
+            rest[k] = v
+        elif k not in ("pre_hook", "ir_override"):
+            raise Raised("TypeError", f"triton.Config got an unexpected argument {k!r}")
+    values = {k: (v.value if isinstance(v, Constexpr) else v) for k, v in kw.items()}
+    for k, v in values.items():
+        if not isinstance(v, (int, float, str, bool, type(None), DType, tuple)):
+            raise Refused(f"triton.Config value {k}={v!r}")
+    num_stages = rest.get("num_stages")
+    return TritonConfig(tuple(values.items()), rest.get("num_warps") or 4,
+                        num_stages if num_stages is not None else 3,
+                        rest.get("num_ctas") or 1, rest.get("maxnreg"))

@@ -1,0 +1,69 @@
+"""The tool's own triton (and the versions of installed packages), looked up for real.
+
+Triton's modules and dtypes are the tool's code, not the repository's: whether
+`triton.language.extra.libdevice` exists, what `tl.float8e5.is_fp8()` answers, which version
+is installed, are questions about the tool's environment. Nothing of the repository is imported.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from pathlib import Path
+
+from ptxdiff.build.evaluator.values import DTYPES, DType, Raised
+
+
+def installed_version(package: str) -> str | None:
+    """A package's version from its dist-info folder name, without importing it."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    site = Path(next(iter(spec.submodule_search_locations))).parent
+    found = sorted(site.glob(f"{package}-*.dist-info"))
+    return found[-1].name[len(package) + 1:-len(".dist-info")] if found else None
+
+
+def from_triton(value):
+    """A value triton hands over (a dtype, a constexpr) as the evaluator's own."""
+    try:
+        import triton.language as tl
+    except ImportError:  # pragma: no cover
+        return value
+    if isinstance(value, tl.constexpr):
+        return from_triton(value.value)
+    if isinstance(value, tl.dtype):
+        for name in DTYPES:
+            if getattr(tl, name, None) == value:
+                return DType(name)
+    if isinstance(value, (tuple, list)):
+        return type(value)(from_triton(v) for v in value)
+    return value
+
+
+def triton_module_exists(dotted: str, quiet: bool = False) -> bool:
+    """Import one of triton's own modules (the tool's, never the repository's) to see it exists."""
+    try:
+        importlib.import_module(dotted)
+        return True
+    except ImportError:
+        if quiet:
+            return False
+        raise Raised("ModuleNotFoundError", f"No module named {dotted!r}") from None
+
+
+def real_object(dotted: str):
+    """One of triton's (or math's) own objects, by dotted name: the tool's code, never the
+    repository's. A missing module or attribute raises as Python would (`Raised`)."""
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            if not hasattr(obj, attr):
+                raise Raised("AttributeError", f"module {'.'.join(parts[:i])!r} has no attribute {attr!r}")
+            obj = getattr(obj, attr)
+        return obj
+    raise Raised("ModuleNotFoundError", f"No module named {parts[0]!r}")

@@ -1,0 +1,11 @@
+"""`ptxdiff demo`: the whole product in one minute, in a throwaway repository (see corpus/demo.py)."""
+
+from __future__ import annotations
+
+import argparse
+
+from ptxdiff.corpus import demo
+
+
+def run(args: argparse.Namespace, paths: list[str] | None) -> int:
+    return demo.run(keep=True, pause=not args.no_pause)

@@ -1,0 +1,105 @@
+"""`ptxdiff doctor`: is this machine and repo set up, and if not, what exactly to do."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from typing import TextIO
+
+from ptxdiff import config as configmod
+from ptxdiff.compare.cache import cache_dir
+from ptxdiff.compile import toolchain
+from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK, PtxdiffError
+from ptxdiff.git.repo import Repo, Side
+from ptxdiff.report.console import say
+
+
+def checks(repo: Repo) -> list[tuple[bool, str, str]]:
+    """(ok, what, how to fix) for every part of the set-up."""
+    out: list[tuple[bool, str, str]] = []
+    version = toolchain.triton_version()
+    supported = version is not None and (3, 6) <= tuple(int(x) for x in version.split(".")[:2]) <= (3, 9)
+    out.append((supported, f"triton {version or 'missing'} (3.6 to 3.9 supported)",
+                "pip install 'triton>=3.6,<3.10' into the interpreter that runs ptxdiff"))
+    for tool in ("ptxas", "cuobjdump"):
+        try:
+            path = toolchain.tool_path(tool)
+            out.append((os.access(path, os.X_OK), f"{tool}: {path}", f"make {path} executable or set PTXDIFF_{tool.upper()}"))
+        except PtxdiffError as e:
+            out.append((False, f"{tool}: missing", str(e)))
+    command = repo.config_get("diff.ptxdiff.command")
+    if command is None:
+        out.append((False, "diff driver: not configured", "ptxdiff install"))
+    else:
+        from ptxdiff.git.install import driver_python
+        python = driver_python(command) or command
+        runs = subprocess.run([python, "-c", "import ptxdiff"], capture_output=True).returncode == 0 \
+            if os.path.exists(python) else False
+        out.append((runs, f"diff driver: {python} -m ptxdiff", "ptxdiff install (again, from the right interpreter)"))
+    attr = repo.attribute("x.py", "diff")
+    out.append((attr == "ptxdiff", f"*.py diff attribute: {attr}", "ptxdiff install"))
+    out.append(pre_push_check(repo))
+    root = cache_dir(repo.git_dir)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=root):
+            pass
+        out.append((True, f"cache writable: {root}", ""))
+    except OSError as e:
+        out.append((False, f"cache not writable: {root} ({e.strerror})", "set PTXDIFF_CACHE_DIR to a writable folder"))
+    try:
+        snap = repo.snapshot(Side("work tree", None))
+        cfg = configmod.load(snap.read, snap.__contains__)
+        out.append((True, f"config ({cfg.source}): targets {', '.join(f'sm_{t}' for t in cfg.targets)}", ""))
+    except PtxdiffError as e:
+        out.append((False, f"config: {e}", "fix the key it names"))
+    out.append((importlib.util.find_spec("torch") is not None, "torch importable (kernel modules and --outputs need it)",
+                "pip install torch"))
+    return out
+
+
+def pre_push_check(repo: Repo) -> tuple[bool, str, str]:
+    """Would git run a working ptxdiff gate on `git push`? The hook must be where git looks (the
+    common git dir in a linked work tree, or core.hooksPath), executable, and its interpreter
+    must import ptxdiff the way the hook starts it."""
+    from ptxdiff.git.install import MARKER, hook_python, hooks_dir, runs_isolated
+
+    hooks = repo.config_get("core.hooksPath")
+    if hooks and hooks.strip() == "/dev/null":
+        return False, "pre-push hook: core.hooksPath=/dev/null disables hooks", "git config --unset core.hooksPath"
+    command = repo.config_get("hook.ptxdiff.command")
+    if command:
+        python = shlex.split(command)[0] if command.strip() else ""
+        ok = runs_isolated(python)
+        return ok, f"pre-push hook: config-defined hook.ptxdiff ({python}{'' if ok else ' cannot import ptxdiff'})", \
+            "ptxdiff install (again, from the right interpreter)"
+    hook = hooks_dir(repo) / "pre-push"
+    text = hook.read_text(errors="replace") if hook.is_file() else None
+    if text is None or MARKER not in text:
+        return False, f"pre-push hook: {hook} {'missing' if text is None else 'is not written by ptxdiff'}", "ptxdiff install"
+    if not os.access(hook, os.X_OK):
+        return False, f"pre-push hook: {hook} is not executable (git skips it)", f"chmod +x {shlex.quote(str(hook))}"
+    interpreter = hook_python(text)
+    if interpreter is None or not runs_isolated(interpreter):
+        return False, f"pre-push hook: {hook} runs {interpreter or 'no interpreter'}, which cannot import ptxdiff " \
+            "(every push is blocked)", "ptxdiff install (again, from the right interpreter)"
+    return True, f"pre-push hook: {hook} (ptxdiff, {interpreter})", ""
+
+
+def run(args: argparse.Namespace, paths: list[str] | None) -> int:
+    return diagnose(Repo(args.repo), sys.stdout)
+
+
+def diagnose(repo: Repo, out: TextIO) -> int:
+    """Every check first, then the report: the exit code does not depend on anyone reading it."""
+    results = checks(repo)
+    bad = sum(not ok for ok, _, _ in results)
+    lines = [f"{'ok ' if ok else 'FIX'} {what}" + ("" if ok or not fix else f"\n    -> {fix}") for ok, what, fix in results]
+    lines.append("all good" if not bad else f"{bad} thing(s) to fix")
+    say("".join(f"{line}\n" for line in lines), out)
+    return EXIT_OK if not bad else EXIT_BLOCKED

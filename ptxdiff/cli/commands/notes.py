@@ -1,0 +1,27 @@
+"""`ptxdiff notes [RANGE]`: each commit's kernel deltas, written under refs/notes/ptxdiff."""
+
+from __future__ import annotations
+
+import argparse
+
+from ptxdiff.cli.common import open_engine
+from ptxdiff.errors import EXIT_OK
+from ptxdiff.git.repo import Side
+from ptxdiff.report import render as reportmod
+
+NOTES_REF = "refs/notes/ptxdiff"
+
+
+def run(args: argparse.Namespace, paths: list[str] | None) -> int:
+    repo, engine = open_engine(args)
+    commits = list(repo.walk(*repo.range(args.range or "HEAD")))
+    written = 0
+    for c in commits:
+        old = Side(c.parents[0][:10], c.parents[0]) if c.parents else Side("nothing", "")
+        report = engine.compare(old, Side(c.short, c.id))
+        if report.rows:
+            repo.write_note(c.id, reportmod.table(report), NOTES_REF)
+            written += 1
+    print(f"wrote {written} note(s) under {NOTES_REF} ({len(commits)} commits looked at); "
+          "see them with: git log --notes=ptxdiff")
+    return EXIT_OK

@@ -1,0 +1,92 @@
+"""What the verbs share: the engine from the common options, targets, progress lines, pathspecs
+relative to the cwd, a --config file, and printing a report.
+
+Every import of a costly module stays inside the function that needs it: a verb that does not
+compile (cache, install, ...) never loads the engine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK, UsageError
+
+if TYPE_CHECKING:  # types only: importing them costs pygit2 and the compile pipeline
+    from ptxdiff.compare.engine import Engine
+    from ptxdiff.compare.results import Report
+    from ptxdiff.config import Config
+    from ptxdiff.git.repo import Repo
+
+
+def target_list(text: str | None) -> list[int] | None:
+    """`--target sm_90,sm_80` as compute capabilities; None when not given."""
+    if not text:
+        return None
+    from ptxdiff.targets import parse_target
+    return [parse_target(t) for t in text.split(",") if t.strip()]
+
+
+def progress(args: argparse.Namespace) -> Callable[[str], None] | None:
+    """Progress lines on stderr where a person watches (a terminal, or PTXDIFF_PROGRESS), unless -q."""
+    if getattr(args, "quiet", False):
+        return None
+    if not (sys.stderr.isatty() or os.environ.get("PTXDIFF_PROGRESS")):
+        return None
+    from ptxdiff.report.console import say
+
+    def show(line: str) -> None:
+        say(line + "\n", sys.stderr)
+    return show
+
+
+def repo_paths(repo: Repo, paths: list[str] | None) -> list[str] | None:
+    """Paths after `--` are relative to the cwd, like git's; make them repo-relative."""
+    if not paths:
+        return paths
+    root = os.path.realpath(repo.workdir)
+    out = []
+    for p in paths:
+        full = os.path.realpath(os.path.join(os.getcwd(), p))
+        rel = os.path.relpath(full, root)
+        if rel.startswith(".."):
+            raise UsageError(f"{p}: outside repository {root}")
+        out.append("" if rel == "." else rel.replace(os.sep, "/"))
+    return out
+
+
+def open_engine(args: argparse.Namespace) -> tuple[Repo, Engine]:
+    """The repository of -C and an engine set up from the common options."""
+    from ptxdiff.compare.engine import Engine
+    from ptxdiff.git.repo import Repo
+    from ptxdiff.trust import from_user
+
+    repo = Repo(args.repo)
+    permissions = from_user(imports=args.imports, outputs=getattr(args, "outputs", False),
+                            time=getattr(args, "time", False))
+    return repo, Engine(repo, jobs=args.jobs, targets=target_list(args.target), progress=progress(args),
+                        use_cache=not args.no_cache, permissions=permissions)
+
+
+def user_config(args: argparse.Namespace) -> Config | None:
+    """The --config file, read instead of the repository's; None when not given."""
+    if not getattr(args, "config", None):
+        return None
+    from ptxdiff.config import load_file
+    return load_file(args.config)
+
+
+def emit(report: Report, args: argparse.Namespace) -> int:
+    """Print the report; the exit code is decided before and never by whether anyone read it."""
+    from ptxdiff.report import render as reportmod
+    from ptxdiff.report.console import say
+
+    code = EXIT_BLOCKED if getattr(args, "check", False) and report.blocking else EXIT_OK
+    text = reportmod.render(report, args.format)
+    if getattr(args, "ptx", False):
+        text += reportmod.ptx_diffs(report)
+    say(text, sys.stdout)
+    return code

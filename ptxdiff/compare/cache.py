@@ -1,0 +1,84 @@
+"""Content-addressed results: effective source + kernel config + target + toolchain -> metrics.
+
+Entries live under `<git dir>/ptxdiff/cache` (PTXDIFF_CACHE_DIR overrides), one gzip'd JSON file
+each in the one store of ptxdiff (store.py), so two processes never see half a file.
+The folder is bounded (PTXDIFF_CACHE_MAX_MB, default 512): after a write, the least recently
+used entries are deleted until it fits (once per run, not per write); `ptxdiff cache prune` does the same on demand.
+
+A file is trusted only when it is what `put` wrote for that very key: an envelope naming the
+format and the key, around a value of the right shape (`valid_results`). Anything else (a
+truncated file, JSON of another shape, an entry copied under another name, an older format) is a
+miss, so a damaged cache costs a compile, never a verdict.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from ptxdiff.compare.verdict import NUMERIC
+from ptxdiff.discovery.memo import discoveries
+from ptxdiff.store import Cleared, Store
+
+DEFAULT_MAX_MB = 512
+FORMAT = 1   # bump when the stored value changes shape: older entries then read as misses
+
+
+def cache_dir(git_dir: str) -> Path:
+    return Path(os.environ.get("PTXDIFF_CACHE_DIR") or os.path.join(git_dir, "ptxdiff", "cache"))
+
+
+def make_key(**parts) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _count(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def valid_results(value) -> bool:
+    """The engine's entry for one kernel x target: a non-empty list with one result per spec,
+    each either measured (every number the verdicts read, the opcode histogram, the normalised
+    PTX) or failed with its error text."""
+    if not isinstance(value, list) or not value:
+        return False
+    for r in value:
+        if not isinstance(r, dict) or not isinstance(r.get("label"), str):
+            return False
+        if r.get("key") is not None and not isinstance(r["key"], str):
+            return False
+        if r.get("error") is not None:
+            if not isinstance(r["error"], str) or not r["error"]:
+                return False
+            continue
+        metrics = r.get("metrics")
+        if not isinstance(metrics, dict) or not isinstance(r.get("ptx"), str):
+            return False
+        if not all(_count(metrics.get(k)) for k in NUMERIC):
+            return False
+        opcodes = metrics.get("ptx_opcodes")
+        if not isinstance(opcodes, dict) or not all(isinstance(k, str) and _count(v) for k, v in opcodes.items()):
+            return False
+    return True
+
+
+class Cache(Store):
+    """The compile results: one entry per kernel x target, bounded in bytes (least recently used
+    go first), beside the stored discoveries (discovery/memo.py) that `clear` forgets too."""
+
+    def __init__(self, root: Path, max_bytes: int | None = None,
+                 valid: Callable[[object], bool] = valid_results):
+        super().__init__(root, ".json.gz", valid, FORMAT)
+        env = os.environ.get("PTXDIFF_CACHE_MAX_MB")
+        self.max_bytes = max_bytes if max_bytes is not None else int(float(env or DEFAULT_MAX_MB) * 2**20)
+
+    def prune(self, max_bytes: int | None = None, max_entries: int | None = None) -> tuple[int, int]:
+        return super().prune(self.max_bytes if max_bytes is None else max_bytes, max_entries)
+
+    def clear(self) -> Cleared:
+        results, stored = super().clear(), discoveries(self.root).clear()
+        return Cleared(results.removed, results.failed + stored.failed)

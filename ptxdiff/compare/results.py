@@ -1,0 +1,67 @@
+"""What a comparison produces: one row per kernel x spec x target, and the report around them.
+
+Its own module so that renderers (report/), history and the gate read results without importing
+the engine that makes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ptxdiff import config as configmod
+from ptxdiff.git.repo import Side
+
+
+@dataclass(frozen=True)
+class Row:
+    kernel: str
+    spec: str
+    target: str
+    verdict: str
+    blocking: bool
+    old: dict | None
+    new: dict | None
+    delta: dict
+    error: str | None = None
+    spec_detail: dict | None = None
+    old_kernel: str | None = None       # the id on the old side when it differs (rename)
+    log: str | None = None
+    old_ptx: str | None = None
+    new_ptx: str | None = None
+    outputs: dict | None = None         # --outputs: the same inputs through old and new (per kernel)
+    timing: dict | None = None          # --time: new/old on a GPU with CI and A/A band (per kernel)
+    spec_source: str | None = None      # where the spec's values came from: config, recorded, call-site, guessed
+    paths: tuple[str, ...] = ()         # the files the kernel's effective source reads (either side)
+    transient: bool = False             # failed for a reason that may not repeat (timeout, crash): not cached
+
+    def as_json(self) -> dict:
+        return {"kernel": self.kernel, "spec": self.spec, "spec_source": self.spec_source, "target": self.target,
+                "verdict": self.verdict, "blocking": self.blocking, "old": _public(self.old), "new": _public(self.new),
+                "paths": list(self.paths), "transient": self.transient,
+                "delta": self.delta, "error": self.error, "spec_detail": self.spec_detail,
+                "renamed_from": self.old_kernel, "outputs": self.outputs, "timing": self.timing,
+                "log": self.log}
+
+
+def _public(metrics: dict | None) -> dict | None:
+    return dict(metrics) if metrics is not None else None
+
+
+@dataclass(frozen=True)
+class Report:
+    base: Side | None
+    head: Side
+    toolchain: dict
+    rows: list[Row]
+    config: configmod.Config
+    compiled: int = 0                # specs compiled in this run (the rest came from the cache)
+    messages: list[str] = field(default_factory=list)
+
+    @property
+    def blocking(self) -> list[Row]:
+        return [r for r in self.rows if r.blocking]
+
+    def as_json(self) -> dict:
+        return {"base": self.base.commit if self.base else None, "head": self.head.commit,
+                "toolchain": self.toolchain, "kernels": [r.as_json() for r in self.rows],
+                "messages": self.messages}

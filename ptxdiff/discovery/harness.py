@@ -1,0 +1,65 @@
+"""Device functions compiled inside an elementwise harness: the parameters that harness takes.
+
+A `@triton.jit` function that no launch site launches, and that a wrapper decorator of the
+repository turns into kernels (`@pointwise_dynamic` over `@triton.jit`), is never a kernel by
+itself: it is compiled inside a harness that loads each input, calls it and stores each output.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ptxdiff.discovery.decorators import TRITON_DECORATORS
+from ptxdiff.discovery.hints import Hint
+from ptxdiff.discovery.params import INTEGER_OPS, Param
+from ptxdiff.source.syntax import dotted_name
+
+
+def _wrapped(fn: ast.FunctionDef) -> bool:
+    """A decorator of the repository's own wraps this jit function (not autotune-like)."""
+    for dec in fn.decorator_list:
+        chain = dotted_name(dec)
+        keywords = dec.keywords if isinstance(dec, ast.Call) else []
+        if chain and chain[-1] not in TRITON_DECORATORS and not any(k.arg == "configs" for k in keywords):
+            return True
+    return False
+
+
+def _outputs(fn: ast.FunctionDef) -> int:
+    """How many values a device function returns (a tuple of k, or one; 0 when none)."""
+    counts = {len(r.value.elts) if isinstance(r.value, ast.Tuple) else 1
+              for r in ast.walk(fn) if isinstance(r, ast.Return) and r.value is not None}
+    return max(counts) if counts else 0
+
+
+def _integer_operands(fn: ast.FunctionDef) -> set[str]:
+    """Names used in shifts, bit operations, // or %: integer values."""
+    return {side.id for n in ast.walk(fn) if isinstance(n, ast.BinOp) and isinstance(n.op, INTEGER_OPS)
+            for side in (n.left, n.right) if isinstance(side, ast.Name)} | {
+        n.operand.id for n in ast.walk(fn) if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Invert)
+        and isinstance(n.operand, ast.Name)}
+
+
+def harness_params(params: tuple[Param, ...], outputs: int, integers: frozenset[str] | set[str] = frozenset()
+                   ) -> tuple[Param, ...]:
+    """The elementwise harness around a device function: a pointer per input (`x` -> `x_ptr`,
+    `*i32` for values used as integers, else `*fp32`), its constexprs as they are, a pointer per
+    output, the element count and a block size."""
+    inputs = tuple(Param(f"{p.name}_ptr", False, "*i32" if p.name in integers or p.kind == "i32" else "*fp32")
+                   for p in params if not p.constexpr)
+    kind = "*i32" if inputs and all(p.kind == "*i32" for p in inputs) else "*fp32"
+    outs = tuple(Param(f"out{i}_ptr", False, kind) for i in range(outputs))
+    constexprs = tuple(p for p in params if p.constexpr)
+    block = Param("BLOCK", True, None, Hint((1024,), "the harness's block size"))
+    return (*inputs, *outs, Param("n_elements", False, "i32"), *constexprs, block)
+
+
+def device_harness(fn: ast.FunctionDef, params: tuple[Param, ...]) -> tuple[int | None, tuple[Param, ...]]:
+    """(outputs, harness params) for a jit function that is never launched itself, when a wrapper
+    decorator of the repository makes it a device function (no pointer param, no program_id);
+    else (None, its own params)."""
+    if not _wrapped(fn) or any((p.kind or "").startswith("*") for p in params) \
+            or any(isinstance(n, ast.Attribute) and n.attr == "program_id" for n in ast.walk(fn)):
+        return None, params
+    outputs = _outputs(fn)
+    return outputs, harness_params(params, outputs, _integer_operands(fn))

@@ -1,0 +1,93 @@
+"""The metric columns, declared once: the report table, the lines under `git diff` and `ptxdiff
+log` all read this table, so a metric is added, relabelled or formatted in one place.
+
+Also the cells that are not metrics but that several renderers show the same way: where a spec
+came from, and the results of running (--outputs) and timing (--time) old against new.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ptxdiff.compare.results import Row
+
+
+def _spills(metrics: dict) -> int | None:
+    """Spilled bytes, stored plus loaded (None when either count is missing)."""
+    a, b = metrics.get("spill_store_bytes"), metrics.get("spill_load_bytes")
+    return None if a is None or b is None else a + b
+
+
+def fmt(value: object) -> str:
+    """One metric value as the renderers print it: `-` for none, floats to two decimals."""
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One metric column: its key, its header in tables, its name under `git diff`."""
+
+    key: str
+    label: str
+    short: str
+    history: bool = True                                # `ptxdiff log` shows it too
+    read: Callable[[dict], object] | None = None        # how to get it from a side's metrics (default: by key)
+
+    def value(self, metrics: dict | None) -> object:
+        if metrics is None:
+            return None
+        return self.read(metrics) if self.read is not None else metrics.get(self.key)
+
+    def cell(self, row: Row) -> str:
+        """`new`, or `old→new (+delta)` when the two sides differ."""
+        a, b = self.value(row.old), self.value(row.new)
+        if row.old is None:
+            return fmt(b)
+        if row.new is None:
+            return fmt(a)
+        if a == b:
+            return fmt(b)
+        d = b - a if isinstance(a, (int, float)) and isinstance(b, (int, float)) else None
+        sign = "" if d is None else (f" ({d:+.2f})" if isinstance(d, float) else f" ({d:+d})")
+        return f"{fmt(a)}→{fmt(b)}{sign}"
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("ptx_instrs", "ptx instrs", "ptx_instrs"),
+    Column("ptx_regs", "ptx regs", "ptx_regs"),
+    Column("regs", "regs", "regs"),
+    Column("spills", "spills", "spills", read=_spills),
+    Column("shared_bytes", "shared", "shared", history=False),
+    Column("occupancy", "occupancy", "occ", history=False),
+)
+
+HISTORY_COLUMNS: tuple[Column, ...] = tuple(c for c in COLUMNS if c.history)
+
+# where a spec's values came from (Row.spec_source), as the table's `from` column says it
+SOURCE_MARK = {"config": "config", "recorded": "recorded", "call-site": "call site", "guessed": "guessed"}
+
+
+def outputs_cell(result: dict | None) -> str:
+    """--outputs: old and new run on the same inputs."""
+    if not result:
+        return "-"
+    if result["result"] == "outputs-equal":
+        return f"equal ({result['checked']} runs)"
+    if result["result"] == "outputs-differ":
+        return f"DIFFER n={result['n']} {result['dtype']} abs {result['max_abs']:.2g} rel {result['max_rel']:.2g}"
+    return "not-run"
+
+
+def timing_cell(result: dict | None) -> str:
+    """--time: new/old with its confidence interval and the A/A noise band."""
+    if not result:
+        return "-"
+    if result["result"] == "not-run":
+        return "not-run"
+    return (f"{(result['ratio'] - 1) * 100:+.2f}% [{(result['ci_lo'] - 1) * 100:+.2f}, {(result['ci_hi'] - 1) * 100:+.2f}]"
+            f" ±{result['band'] * 100:.2f}% {result['result']}")

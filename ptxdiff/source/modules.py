@@ -1,0 +1,204 @@
+"""The parsed modules of one snapshot: each file parsed once, its top-level bindings indexed.
+
+Discovery, fingerprints and the restricted evaluator all ask the same questions of a module
+(which statements bind a name, what a relative import refers to, which path a dotted name is),
+so they share one index per snapshot. Nothing is imported or executed.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from ptxdiff.source.syntax import attribute_chains, strip_docstrings
+
+
+class FileSet:
+    """An in-memory stand-in for a git Snapshot (corpus labels, tests): path -> bytes."""
+
+    def __init__(self, files: dict[str, bytes]):
+        self.files = files
+        self.paths = frozenset(files)
+
+    def __contains__(self, path: str) -> bool:
+        return path in self.files
+
+    def read(self, path: str) -> bytes:
+        return self.files[path]
+
+
+@dataclass
+class ParsedModule:
+    """One file of the snapshot: its tree (docstrings dropped) or why it has none, and its bindings."""
+
+    path: str
+    name: str
+    tree: ast.Module | None
+    error: str | None = None
+    bindings: dict[str, list[ast.stmt]] = field(default_factory=dict)
+    stars: list[ast.ImportFrom] = field(default_factory=list)
+
+
+def names_bound(stmt: ast.stmt) -> list[str]:
+    """Names one simple statement binds."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [stmt.name]
+    if isinstance(stmt, ast.Assign):
+        return [n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and isinstance(stmt.target, ast.Name):
+        return [stmt.target.id]
+    if isinstance(stmt, ast.Import):
+        return [(a.asname or a.name.split(".")[0]) for a in stmt.names]
+    if isinstance(stmt, ast.ImportFrom):
+        return [(a.asname or a.name) for a in stmt.names if a.name != "*"]
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return [n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)]
+    return []
+
+
+def nested_statements(stmt: ast.stmt) -> Iterator[ast.stmt]:
+    """A statement and, for `if`/`try`/`with`/`for` blocks, every statement inside them
+    (not inside function or class bodies)."""
+    yield stmt
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return
+    for block in ("body", "orelse", "finalbody"):
+        for sub in getattr(stmt, block, []) or []:
+            yield from nested_statements(sub)
+    for handler in getattr(stmt, "handlers", []) or []:
+        for sub in handler.body:
+            yield from nested_statements(sub)
+
+
+_MUTATORS = {"append", "extend", "insert", "update", "add", "setdefault", "pop", "remove", "sort", "clear"}
+
+
+def mutated_name(stmt: ast.stmt) -> str | None:
+    """`X.append(...)`, `X[k] = v`, `X[k] += v` at module level: the name of X (they change it)."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        f = stmt.value.func
+        if isinstance(f, ast.Attribute) and f.attr in _MUTATORS and isinstance(f.value, ast.Name):
+            return f.value.id
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AugAssign) else []
+    for t in targets:
+        if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+            return t.value.id
+    return None
+
+
+def _collect_bindings(mod: ParsedModule, stmts: list[ast.stmt]) -> None:
+    """name -> the top-level statements that bind or change it. A name bound inside an
+    `if`/`try`/`with` block maps to the whole block: its test and other branches decide the value."""
+    for stmt in stmts:
+        names: list[str] = []
+        for inner in nested_statements(stmt):
+            names += names_bound(inner)
+            if isinstance(inner, ast.ImportFrom) and any(a.name == "*" for a in inner.names):
+                mod.stars.append(inner)
+            if isinstance(inner, ast.ExceptHandler) and inner.name:
+                names.append(inner.name)
+        changed = mutated_name(stmt)
+        if changed:
+            names.append(changed)
+        for name in dict.fromkeys(names):
+            mod.bindings.setdefault(name, []).append(stmt)
+
+
+def _free_names(node: ast.AST) -> set[str]:
+    """Names a definition reads from its enclosing module."""
+    loads: set[str] = set()
+    stores: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            (loads if isinstance(sub.ctx, ast.Load) else stores).add(sub.id)
+        elif isinstance(sub, ast.arg):
+            stores.add(sub.arg)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        # decorators and defaults are evaluated in the module, the body sees params as locals
+        outer = set()
+        for expr in [*node.decorator_list, *node.args.defaults, *node.args.kw_defaults]:
+            if expr is not None:
+                outer |= {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+        return (loads - stores) | outer
+    return loads - stores
+
+
+class ModuleIndex:
+    """Parsed modules of one snapshot, addressed by path or dotted name, parsed once each."""
+
+    def __init__(self, snapshot, roots: tuple[str, ...] = ()):
+        self.snapshot = snapshot
+        auto = ("src",) if any(p.startswith("src/") for p in snapshot.paths) else ()
+        # longest root first, so src/pkg/x.py is "pkg.x" and not "src.pkg.x"
+        self.roots = tuple(sorted({r.strip("/") for r in (*roots, *auto)} | {""}, key=len, reverse=True))
+        self._by_path: dict[str, ParsedModule] = {}
+        self._summaries: dict[int, tuple] = {}
+
+    def module_name(self, path: str) -> str:
+        for root in self.roots:
+            if not root or path.startswith(root + "/"):
+                rel = path[len(root) + 1:] if root else path
+                parts = rel[:-3].split("/")
+                if parts[-1] == "__init__":
+                    parts = parts[:-1]
+                return ".".join(parts)
+        return path[:-3].replace("/", ".")
+
+    def path_of(self, dotted: str) -> str | None:
+        rel = dotted.replace(".", "/")
+        for root in self.roots:
+            base = f"{root}/{rel}" if root else rel
+            for candidate in (base + ".py", base + "/__init__.py"):
+                if candidate in self.snapshot:
+                    return candidate
+        return None
+
+    def summary(self, stmt: ast.stmt) -> tuple[str, frozenset[str], tuple[tuple[str, ...], ...]]:
+        """(position-free dump, free names, attribute chains) of a module-level statement,
+        computed once: many kernels share the same helpers and constants."""
+        key = id(stmt)
+        if key not in self._summaries:
+            chains = tuple(dict.fromkeys(tuple(c) for c in attribute_chains(stmt) if len(c) > 1))
+            self._summaries[key] = (ast.dump(stmt, include_attributes=False), frozenset(_free_names(stmt)), chains)
+        return self._summaries[key]
+
+    def text(self, path: str) -> str:
+        """A module's source as Python reads it: UTF-8, or the encoding its coding cookie names."""
+        data = self.snapshot.read(path)
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        except SyntaxError:
+            encoding = "utf-8"
+        return data.decode(encoding)
+
+    def parse(self, path: str) -> ParsedModule:
+        if path in self._by_path:
+            return self._by_path[path]
+        mod = ParsedModule(path=path, name=self.module_name(path), tree=None)
+        try:
+            text = self.text(path)
+            mod.tree = ast.parse(text, filename=path)
+        except (UnicodeDecodeError, LookupError):
+            mod.error = f"{path}: not text in UTF-8 or in the encoding its coding line names"
+        except SyntaxError as e:
+            mod.error = f"{path}:{e.lineno}: SyntaxError: {e.msg}" if e.lineno else f"{path}: SyntaxError: {e.msg}"
+        except ValueError as e:  # source with NUL bytes
+            mod.error = f"{path}: {e}"
+        if mod.tree is not None:
+            strip_docstrings(mod.tree)
+            _collect_bindings(mod, mod.tree.body)
+        self._by_path[path] = mod
+        return mod
+
+    def absolute(self, mod: ParsedModule, stmt: ast.ImportFrom) -> str:
+        """The dotted module a `from ... import` names, relative imports resolved against `mod`."""
+        if not stmt.level:
+            return stmt.module or ""
+        package = mod.name.split(".")
+        if not mod.path.endswith("__init__.py"):
+            package = package[:-1]
+        package = package[: len(package) - (stmt.level - 1)] if stmt.level > 1 else package
+        return ".".join([*package, *([stmt.module] if stmt.module else [])])

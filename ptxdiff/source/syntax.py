@@ -1,0 +1,83 @@
+"""Small questions asked of Python syntax trees, shared by discovery, specs, the builder and the corpus.
+
+Pure AST work: nothing is imported or evaluated.
+"""
+
+from __future__ import annotations
+
+import ast
+
+
+def dotted_name(node: ast.expr) -> list[str]:
+    """`a.b.c` -> ["a", "b", "c"]; a call's callee; [] when the root is not a plain name (`x[0].to`)."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return parts[::-1]
+    return []
+
+
+def last_name(node: ast.expr) -> str:
+    """The last name of `a.b.c` or `name`, whatever the root (`tl.load(p).to` -> "to"); "" otherwise.
+
+    Unlike dotted_name it does not need a plain root, so method calls on any value are seen."""
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+
+def attribute_chains(node: ast.AST) -> list[list[str]]:
+    """Every dotted name `a.b.c` under `node` (with its prefixes `a.b`), in walk order."""
+    return [c for sub in ast.walk(node) if isinstance(sub, ast.Attribute) and (c := dotted_name(sub))]
+
+
+def is_constexpr(annotation: ast.expr | None) -> bool:
+    """`x: tl.constexpr` (or `"tl.constexpr"` as a string): a compile-time parameter."""
+    if annotation is None:
+        return False
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        return annotation.value.endswith("constexpr")
+    chain = dotted_name(annotation)
+    return bool(chain) and chain[-1] == "constexpr"
+
+
+def literal(node: ast.expr, consts: dict) -> tuple[bool, object]:
+    """A constant's value: a literal, `-literal`, or a module constant with a literal value."""
+    if isinstance(node, ast.Constant):
+        return True, node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and isinstance(node.operand.value, (int, float)):
+        return True, -node.operand.value
+    if isinstance(node, ast.Name) and node.id in consts:
+        return True, consts[node.id]
+    return False, None
+
+
+def call_args(node: ast.expr) -> tuple[list[ast.expr], dict[str, ast.expr]]:
+    """A call's positional and keyword arguments (`**kw` left out); nothing for a non-call."""
+    if not isinstance(node, ast.Call):
+        return [], {}
+    return list(node.args), {k.arg: k.value for k in node.keywords if k.arg}
+
+
+def strip_docstrings(tree: ast.AST) -> None:
+    """Docstrings are not code: drop them from modules, classes and functions (statements only
+    are walked, so this stays cheap on large modules)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        body = getattr(node, "body", None)
+        if not isinstance(body, list):
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)) and body and \
+                isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and \
+                isinstance(body[0].value.value, str):
+            node.body = body = body[1:] or [ast.Pass()]
+        for stmt in body:
+            todo.append(stmt)
+        for block in ("orelse", "finalbody"):
+            todo.extend(getattr(node, block, []) or [])
+        todo.extend(getattr(node, "handlers", []) or [])

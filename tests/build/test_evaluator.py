@@ -1,0 +1,268 @@
+"""The restricted evaluator: module values computed from source text, never executed."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from ptxdiff.build.evaluator.interp import Interp
+from ptxdiff.build.evaluator.values import Constexpr, DType, Raised, Refused, TritonConfig
+from ptxdiff.source.modules import FileSet, ModuleIndex
+from ptxdiff.targets import Device
+
+
+def interp(files: dict[str, str], cc: int = 90) -> Interp:
+    snap = FileSet({p: textwrap.dedent(t).encode() for p, t in files.items()})
+    return Interp(ModuleIndex(snap), Device.for_target(cc))
+
+
+def value(files: dict[str, str], name: str, path: str = "m.py", cc: int = 90):
+    return interp(files, cc).env(path).resolve(name)
+
+
+def test_literals_arithmetic_containers_and_comprehensions():
+    src = """
+        import math
+        A = 3
+        B = [A * i for i in range(4) if i % 2] + [2 ** 10]
+        C = {k: v for k, v in zip("ab", (1.5, -2))}
+        D = math.ceil(7 / 2), max(B), sorted({3, 1, 2}), "x{}".format(A), f"{A:03d}"
+        E = (lambda n: n + 1)(A) if A > 2 else None
+    """
+    files = {"m.py": src}
+    assert value(files, "B") == [3, 9, 1024]
+    assert value(files, "C") == {"a": 1.5, "b": -2}
+    assert value(files, "D") == (4, 1024, [1, 2, 3], "x3", "003")
+    assert value(files, "E") == 4
+
+
+def test_triton_values_configs_constexprs_dtypes():
+    src = """
+        import triton
+        import triton.language as tl
+        BLOCK: tl.constexpr = tl.constexpr(128)
+        DT = tl.bfloat16
+        CONFIGS = [triton.Config({"BLOCK": b}, num_warps=w, num_stages=2) for b in (64, BLOCK) for w in (4, 8)]
+        N = triton.cdiv(1000, 128) + triton.next_power_of_2(100)
+    """
+    files = {"m.py": src}
+    assert value(files, "BLOCK") == Constexpr(128)
+    assert value(files, "DT") == DType("bfloat16")
+    configs = value(files, "CONFIGS")
+    assert configs[0] == TritonConfig((("BLOCK", 64),), 4, 2) and len(configs) == 4
+    assert configs[-1] == TritonConfig((("BLOCK", 128),), 8, 2)
+    assert value(files, "N") == 8 + 128
+
+
+def test_a_name_has_the_value_python_would_give_at_that_point():
+    src = """
+        X = 1
+        Y = X * 2
+        X = 3
+        CONFIGS = [1]
+        CONFIGS.append(2)
+        CONFIGS += [3]
+        if X > 2:
+            Z = "big"
+        else:
+            Z = "small"
+    """
+    files = {"m.py": src}
+    assert value(files, "Y") == 2 and value(files, "X") == 3
+    assert value(files, "CONFIGS") == [1, 2, 3]
+    assert value(files, "Z") == "big"
+
+
+def test_device_questions_are_answered_for_the_target():
+    src = """
+        import torch
+        import triton
+        HOPPER = torch.cuda.get_device_capability()[0] == 9 and "NVIDIA H" in torch.cuda.get_device_name(0)
+        SMEM = triton.runtime.driver.active.utils.get_device_properties(0)["max_shared_mem"]
+        WARPS = [2, 4] if HOPPER else [2, 4, 8]
+        TARGET = triton.runtime.driver.active.get_current_target().arch
+    """
+    files = {"m.py": src}
+    assert value(files, "WARPS", cc=90) == [2, 4] and value(files, "WARPS", cc=80) == [2, 4, 8]
+    assert value(files, "SMEM", cc=90) == 232448 and value(files, "SMEM", cc=86) == 101376
+    assert value(files, "TARGET", cc=120) == 120
+
+
+def test_enum_classmethod_and_try_except_as_real_repos_write_them():
+    # the shape of flash-linear-attention's check_shared_mem(): an Enum, a classmethod, KeyError caught
+    src = """
+        from enum import Enum
+        from functools import cache
+        import triton
+
+        class Backend(Enum):
+            ADA = 101376
+            HOPPER = 232448
+            DEFAULT = 102400
+
+            @classmethod
+            def get_shared_memory(cls, arch):
+                try:
+                    return cls[arch.upper()].value
+                except KeyError:
+                    return cls.DEFAULT.value
+
+        @cache
+        def check_shared_mem(arch="none", idx=0):
+            try:
+                props = [triton.runtime.driver.active.utils.get_device_properties(i)["max_shared_mem"] for i in range(1)]
+                return props[idx] >= Backend.get_shared_memory(arch)
+            except Exception:
+                return False
+
+        BKV = [64, 128] if check_shared_mem() else [32]
+        ADA = check_shared_mem("ada")
+    """
+    files = {"m.py": src}
+    assert value(files, "BKV", cc=90) == [64, 128]
+    assert value(files, "BKV", cc=86) == [32]
+    assert value(files, "ADA", cc=86) is True
+
+
+def test_imports_of_repository_modules_and_triton_fallbacks():
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/consts.py": "BLOCK = 256\nBAD = open('/etc/passwd').read()\n",
+        "pkg/m.py": """
+            from .consts import BLOCK, BAD
+            try:
+                from triton.language.extra.no_such_module import rsqrt
+            except ImportError:
+                from triton.language.extra.libdevice import rsqrt
+            import pkg.consts as c
+            TWICE = BLOCK * 2 + c.BLOCK
+        """,
+    }
+    it = interp(files)
+    env = it.env("pkg/m.py")
+    assert env.resolve("TWICE") == 768       # BAD is imported beside BLOCK but never needed
+    assert env.resolve("rsqrt").dotted == "triton.language.extra.libdevice.rsqrt"
+    with pytest.raises(Refused, match=r"pkg/consts.py:2: .*open"):
+        env.resolve("BAD")
+
+
+@pytest.mark.parametrize("expr", [
+    "open('/tmp/x', 'w')",
+    "__import__('os').system('true')",
+    "eval('1')",
+    "os.system('true')",
+    "subprocess.run(['true'])",
+    "os.path.exists('/')",
+    "pathlib.Path('/').read_text()",
+    "(lambda: 0).__code__",
+    "[].__class__.__base__.__subclasses__()",
+    "getattr(os, 'system')('true')",
+    "type('x', (), {})",
+    "2 ** 10 ** 10",
+    "list(range(10 ** 9))",
+    "'x' * 10 ** 9",
+])
+def test_what_reaches_files_processes_or_attributes_is_refused_with_its_line(expr):
+    src = f"import os\nimport subprocess\nimport pathlib\nX = {expr}\n"
+    with pytest.raises((Refused, Raised)) as info:
+        value({"m.py": src}, "X")
+    if isinstance(info.value, Refused):
+        assert "m.py:4" in str(info.value)
+
+
+def test_loops_are_bounded():
+    src = """
+        def spin():
+            n = 0
+            while True:
+                n += 1
+            return n
+        X = spin()
+    """
+    with pytest.raises(Refused, match="evaluation steps"):
+        value({"m.py": src}, "X")
+
+
+def test_environment_reads_as_unset(monkeypatch):
+    monkeypatch.setenv("FAST_OPS", "1")
+    src = "import os\nFAST = os.environ.get('FAST_OPS', '0') == '1' or os.getenv('FAST_OPS') == '1'\n"
+    assert value({"m.py": src}, "FAST") is False
+
+
+def test_import_cycles_and_self_imports_do_not_recurse():
+    files = {"a.py": "from b import Y\nX = 1\nZ = Y\n", "b.py": "from a import X\nY = X + 1\n",
+             "c.py": "import c\nW = 5\nV = c.W\n"}
+    assert value(files, "Y", "b.py") == 2
+    assert value(files, "V", "c.py") == 5
+    with pytest.raises((Refused, Raised)):
+        value({"a.py": "from b import Y\nX = Y\n", "b.py": "from a import X\nY = X\n"}, "X", "a.py")
+
+
+def test_host_calls_under_except_exception_take_the_handler_and_say_so():
+    src = """
+        def npu():
+            try:
+                from transformers.utils import is_torch_npu_available
+                return is_torch_npu_available()
+            except Exception:
+                return False
+        ON_NPU = npu()
+    """
+    it = interp({"m.py": src})
+    assert it.env("m.py").resolve("ON_NPU") is False
+    assert any("transformers.utils" in a and "assumed" in a for a in it.assumptions)
+    # without a handler that catches it, the same call is refused
+    with pytest.raises(Refused):
+        value({"m.py": "from transformers.utils import f\nX = f()\n"}, "X")
+
+
+def test_version_checks_compare_the_installed_triton():
+    src = """
+        from packaging import version
+        import triton
+        NEW = version.parse(triton.__version__) >= version.parse("3.0.0")
+    """
+    assert value({"m.py": src}, "NEW") is True
+
+
+def test_another_package_s_version_wrapper_parses_versions_and_says_so():
+    """unsloth: `from unsloth_zoo.utils import Version`; `Version(triton.__version__) >= Version("3.0.0")`."""
+    src = """
+        import triton
+        from unsloth_zoo.utils import Version
+        NEW = Version(triton.__version__) >= Version("3.0.0")
+    """
+    it = interp({"m.py": src})
+    assert it.env("m.py").resolve("NEW") is True
+    assert any("unsloth_zoo.utils.Version" in a and "assumed" in a for a in it.assumptions)
+    with pytest.raises(Refused):  # other calls into that package are still host code
+        value({"m.py": "from unsloth_zoo.utils import f\nX = f('3.0')\n"}, "X")
+
+
+def test_another_package_imported_under_except_importerror_is_taken_as_missing():
+    """unsloth's device_type.py: `try: from unsloth_zoo.mlx import f / except ImportError: return
+    False`, then `f()`: the fallback runs and that is said, rather than refusing the call."""
+    src = """
+        def is_mlx_available():
+            try:
+                from unsloth_zoo.mlx import is_mlx_available as f
+            except ImportError:
+                return False
+            return f()
+        MLX = is_mlx_available()
+        try:
+            from triton.language.extra.cuda import libdevice
+            HAS_LIBDEVICE = True
+        except ImportError:
+            HAS_LIBDEVICE = False
+        try:
+            import einops
+        except ImportError:
+            einops = None
+    """
+    it = interp({"m.py": src})
+    env = it.env("m.py")
+    assert env.resolve("MLX") is False and env.resolve("einops") is None
+    assert env.resolve("HAS_LIBDEVICE") is True            # triton is present: its modules are checked
+    assert any("unsloth_zoo.mlx" in a and "not installed" in a for a in it.assumptions)

@@ -1,0 +1,63 @@
+"""`ptxdiff doctor` and the pre-commit (PRE_COMMIT_FROM_REF/TO_REF) entry of the gate."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import ROOT, commit, corpus, git, make_repo, ptxdiff
+
+pytestmark = pytest.mark.integration
+
+GELU = "ops/gelu.py::gelu_kernel"
+
+
+def test_doctor_names_what_to_fix_then_passes_after_install(tmp_path, monkeypatch):
+    repo = make_repo(tmp_path, {"ops/gelu.py": corpus("gelu", "old")})
+    before = ptxdiff(["doctor"], repo)
+    assert before.returncode == 1
+    assert "FIX diff driver: not configured" in before.stdout and "-> ptxdiff install" in before.stdout
+    assert ptxdiff(["install"], repo).returncode == 0
+    after = ptxdiff(["doctor"], repo)
+    assert after.returncode == 0, after.stdout
+    assert "all good" in after.stdout
+
+
+def test_doctor_reports_a_malformed_config(tmp_path, monkeypatch):
+    repo = make_repo(tmp_path, {"ptxdiff.toml": "tragets = ['sm_90']\n"})
+    proc = ptxdiff(["doctor"], repo)
+    assert proc.returncode == 1
+    assert "tragets" in proc.stdout
+
+
+def test_pre_commit_range_from_environment(tmp_path, monkeypatch):
+    """pre-commit passes the pushed range in the environment, with nothing on stdin."""
+    repo = make_repo(tmp_path, {"ops/gelu.py": corpus("gelu", "old")})
+    base = git(repo, "rev-parse", "HEAD").stdout.strip()
+    changed = commit(repo, "gelu: drop the 0.5", {"ops/gelu.py": corpus("gelu", "new")})
+    env = {"PRE_COMMIT_FROM_REF": base, "PRE_COMMIT_TO_REF": changed,
+           "PRE_COMMIT_REMOTE_BRANCH": "refs/heads/main"}
+    blocked = ptxdiff(["pre-push", "origin", "url"], repo, env=env, input="")
+    assert blocked.returncode == 1, blocked.stderr
+    assert GELU in blocked.stderr
+    approved = commit(repo, "approve", extra=["--trailer", f"Ptx-Approved: {GELU}"])
+    passed = ptxdiff(["pre-push", "origin", "url"], repo, env={**env, "PRE_COMMIT_TO_REF": approved}, input="")
+    assert passed.returncode == 0, passed.stderr
+
+
+def test_pre_commit_hooks_manifest_runs_the_gate_on_push():
+    text = (ROOT / ".pre-commit-hooks.yaml").read_text()
+    assert "entry: ptxdiff pre-push" in text and "stages: [pre-push]" in text
+    assert "pass_filenames: false" in text
+
+
+def test_log_plot_without_matplotlib_is_a_clear_usage_error(tmp_path, monkeypatch):
+    import importlib.util
+
+    import pytest
+    if importlib.util.find_spec("matplotlib") is not None:
+        pytest.skip("matplotlib is installed here")
+    repo = make_repo(tmp_path, {"ops/gelu.py": corpus("gelu", "old")})
+    proc = ptxdiff(["log", "gelu_kernel", "--plot", "h.png"], repo)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "ptxdiff: --plot needs matplotlib: pip install 'ptxdiff[plot]'"
+    assert not (repo / "h.png").exists()

@@ -1,0 +1,417 @@
+"""Engine behaviour: what counts as a kernel change, failures kept per kernel, config, specs, cache.
+
+Every compile here is real (triton, offline, no GPU). Kernels are tiny and each test has its own
+compile cache (PTXDIFF_CACHE_DIR in tmp_path), so tests are independent.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import (
+    HEADER,
+    cache_entries,
+    commit,
+    make_repo,
+    rows_by_kernel,
+    run_json,
+    run_main,
+    scale_kernel,
+    write,
+)
+from ptxdiff.compare.engine import Engine
+from ptxdiff.git.repo import Repo
+from ptxdiff.trust import Permissions
+
+pytestmark = pytest.mark.integration
+
+
+def compare(repo, old: str | None, new: str | None, permissions: Permissions | None = None, **kw):
+    """Engine.compare between two revs (None = work tree for `new`, nothing for `old`)."""
+    r = Repo(repo)
+    eng = Engine(r, jobs=2, permissions=permissions or Permissions())
+    return eng.compare(r.side(old) if old else None, r.side(new), **kw)
+
+
+# ---------------------------------------------------------------------------------------------
+# effective source: what is (not) a change
+
+def test_comment_docstring_blank_line_and_line_shift_are_not_changes(tmp_path, capsys):
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
+    edited = HEADER + '''
+# a comment block pushed in above the kernel,
+
+# with blank lines, so every line of the kernel shifts down
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
+    """A docstring that was not there before."""
+    # which block this program owns
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+
+    mask = offs < n  # tail mask
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x * 2.0, mask=mask)   # done
+'''
+    write(repo, {"ops/k.py": edited})
+    report = run_json(["diff", "-C", str(repo)], capsys)
+    assert report["kernels"] == []
+    rc, out, _ = run_main(["diff", "-C", str(repo), "-q"], capsys)
+    assert rc == 0 and "no Triton kernel changed" in out
+
+    listed = run_json(["diff", "-C", str(repo), "--all"], capsys)
+    rows = rows_by_kernel(listed)
+    assert list(rows) == ["ops/k.py::scale_kernel"]
+    assert [r["verdict"] for r in rows["ops/k.py::scale_kernel"]] == ["identical"]
+    assert rows["ops/k.py::scale_kernel"][0]["blocking"] is False
+
+
+def test_edit_inside_helper_in_another_module_changes_the_kernel(tmp_path):
+    helper = HEADER + "\n@triton.jit\ndef h(x):\n    return x * 2.0\n"
+    kernel = HEADER + '''from .helpers import h
+
+
+@triton.jit
+def uses_helper_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, h(x), mask=mask)
+'''
+    repo = make_repo(tmp_path, {"ops/__init__.py": "", "ops/helpers.py": helper, "ops/k.py": kernel})
+    commit(repo, "helper changes", {"ops/helpers.py": helper.replace("x * 2.0", "x * 2.0 + 1.0")})
+    report = compare(repo, "HEAD~1", "HEAD")
+    assert [r.kernel for r in report.rows] == ["ops/k.py::uses_helper_kernel"]   # the helper is no kernel
+    row = report.rows[0]
+    assert row.error is None, row.error
+    assert row.verdict not in ("identical", "failed")
+    assert row.verdict == "structural"
+    assert row.old is not None and row.new is not None
+
+
+def test_module_constexpr_constant_change_lists_the_kernel(tmp_path):
+    def src(value: str) -> str:
+        return HEADER + f'''SCALE = tl.constexpr({value})
+
+
+@triton.jit
+def const_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x * SCALE, mask=mask)
+'''
+    repo = make_repo(tmp_path, {"ops/c.py": src("3.0")})
+    commit(repo, "constant", {"ops/c.py": src("5.0")})
+    report = compare(repo, "HEAD~1", "HEAD")
+    assert [r.kernel for r in report.rows] == ["ops/c.py::const_kernel"]
+    assert report.rows[0].error is None, report.rows[0].error
+    assert report.rows[0].verdict != "identical"
+
+
+# ---------------------------------------------------------------------------------------------
+# failures are per kernel, never the whole run
+
+def test_syntax_error_fails_that_file_only(tmp_path, capsys):
+    repo = make_repo(tmp_path, {"ops/a.py": scale_kernel(name="a_kernel"), "ops/b.py": scale_kernel(name="b_kernel")})
+    commit(repo, "break a, change b", {"ops/a.py": scale_kernel(name="a_kernel") + "\ndef broken(:\n    pass\n",
+                                       "ops/b.py": scale_kernel("x * 2.0 + 1.0", name="b_kernel")})
+    report = run_json(["diff", "-C", str(repo), "HEAD~1", "HEAD"], capsys)
+    rows = rows_by_kernel(report)
+    assert set(rows) == {"ops/a.py::a_kernel", "ops/b.py::b_kernel"}
+    (a,) = rows["ops/a.py::a_kernel"]
+    assert a["verdict"] == "failed" and a["blocking"] is True
+    assert "SyntaxError" in a["error"] and "ops/a.py" in a["error"]
+    (b,) = rows["ops/b.py::b_kernel"]
+    assert b["verdict"] == "structural" and b["error"] is None
+
+
+def test_missing_package_does_not_matter_unless_importing(tmp_path, capsys):
+    """Built from source, a kernel never needs its module's imports; with --import (the user's
+    choice) a module that cannot be imported makes its kernels failed with the error."""
+    repo = make_repo(tmp_path, {"README": "x\n"})
+    src = "import not_a_real_package_xyz\n" + scale_kernel(name="needs_pkg_kernel")
+    commit(repo, "kernel with a bad import", {"ops/p.py": src})
+    report = run_json(["diff", "-C", str(repo), "HEAD~1", "HEAD"], capsys)
+    (row,) = report["kernels"]
+    assert row["kernel"] == "ops/p.py::needs_pkg_kernel"
+    assert row["verdict"] == "added" and row["new"]["ptx_instrs"] > 0
+    imported = run_json(["diff", "-C", str(repo), "HEAD~1", "HEAD", "--import"], capsys)
+    (row,) = imported["kernels"]
+    assert row["verdict"] == "failed"
+    assert "not_a_real_package_xyz" in row["error"]
+    assert "ModuleNotFoundError" in row["error"] or "No module named" in row["error"]
+    assert any("imported" in m for m in imported["messages"])
+
+
+def test_non_utf8_and_binary_py_files_fail_clearly(tmp_path, capsys):
+    repo = make_repo(tmp_path, {"ops/good.py": scale_kernel(name="good_kernel")})
+    latin1 = ("# caf\xe9 au lait\n" + scale_kernel(name="latin_kernel")).encode("latin-1")
+    binary = b"\x00\x01\x02@triton.jit\ndef blob_kernel(x):\n\x00\xff\xfe" + bytes(range(256))
+    commit(repo, "odd files", {"ops/latin.py": latin1, "ops/blob.py": binary})
+    rc, out, err = run_main(["diff", "-C", str(repo), "HEAD~1", "HEAD", "--format", "json", "-q"], capsys)
+    assert rc == 0, err
+    assert "internal error" not in err
+    rows = rows_by_kernel(json.loads(out))
+    assert "ops/good.py::good_kernel" not in rows          # unchanged
+    (latin,) = rows["ops/latin.py::latin_kernel"]
+    assert latin["verdict"] == "failed" and "not text in UTF-8" in latin["error"]
+    blob_rows = [r for k, v in rows.items() if k.startswith("ops/blob.py::") for r in v]
+    for r in blob_rows:                                    # reported, if at all, as a clear failure
+        assert r["verdict"] == "failed" and "ops/blob.py" in r["error"]
+    # the work tree side (files read from disk rather than blobs) behaves the same
+    rc, out, err = run_main(["diff", "-C", str(repo), "HEAD~1", "--format", "json", "-q"], capsys)
+    assert rc == 0, err
+    assert rows_by_kernel(json.loads(out))["ops/latin.py::latin_kernel"][0]["verdict"] == "failed"
+
+
+def test_compile_timeout_is_a_failed_row(tmp_path, capsys):
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
+    write(repo, {"ops/k.py": scale_kernel("x * 2.0 + 1.0"), "pyproject.toml": "[tool.ptxdiff]\ntimeout = 0.001\n"})
+    report = run_json(["diff", "-C", str(repo), "--no-cache"], capsys)
+    (row,) = report["kernels"]
+    assert row["verdict"] == "failed"
+    assert "timed out" in row["error"]
+    assert "timeout" in row["error"].replace("timed out", "")   # names the config key
+
+
+def test_after_one_spec_times_out_the_kernel_s_other_specs_are_not_compiled(tmp_path, monkeypatch):
+    """A spec that compiles past the timeout says the others would too: they are not started."""
+    from ptxdiff.compile.pool import Pool
+
+    src = HEADER + '''
+@triton.jit
+def k(x_ptr, n, HAS_A: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    if HAS_A:
+        x = x + 1.0
+    tl.store(x_ptr + offs, x, mask=offs < n)
+'''
+    original = Pool.run
+
+    def first_compile_times_out(self, tasks, skip=None):
+        if not tasks or tasks[0].op != "compile":
+            yield from original(self, tasks, skip)
+            return
+        yield tasks[0], "timeout", "timed out after 1s (config key 'timeout')"
+        for t in tasks[1:]:
+            yield t, "error", skip(t) or "ran"
+
+    monkeypatch.setattr(Pool, "run", first_compile_times_out)
+    repo = make_repo(tmp_path, {"ops/k.py": src})
+    rows = compare(repo, None, "HEAD").rows
+    assert sorted(row.error.split(" (")[0] for row in rows) == [
+        "not compiled: another spec of k timed out", "timed out after 1s"]
+
+
+# ---------------------------------------------------------------------------------------------
+# specs and config
+
+MYSTERY = HEADER + '''
+@triton.jit
+def mystery_kernel(x_ptr, out_ptr, n, foo, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x * foo, mask=mask)
+'''
+
+
+def test_zero_config_guesses_are_shown_and_config_makes_them_facts(tmp_path):
+    repo = make_repo(tmp_path, {"ops/m.py": MYSTERY})
+    kid = "ops/m.py::mystery_kernel"
+
+    (row,) = compare(repo, None, "HEAD").rows
+    assert row.kernel == kid and row.error is None and row.new["ptx_instrs"] > 0
+    assert row.spec_source == "guessed"
+    guessed = row.spec_detail["guessed"]
+    assert guessed["BLOCK"] == 1024 and guessed["foo:"] == "fp32"  # foo multiplies a loaded value
+
+    commit(repo, "config", {"pyproject.toml": f'[tool.ptxdiff.kernels."{kid}"]\n'
+                                              'signature = { x_ptr = "*fp16", out_ptr = "*fp16", n = "i32", foo = "fp16" }\n'
+                                              "constexprs = { BLOCK = 64 }\n"})
+    (row,) = compare(repo, None, "HEAD").rows
+    assert row.error is None and row.spec_source == "config" and row.spec_detail["guessed"] == {}
+    assert row.spec_detail["signature"]["foo"] == "fp16"
+    assert row.spec_detail["constexprs"] == {"BLOCK": 64}
+
+
+def test_autotune_with_two_configs_gives_two_specs(tmp_path, capsys):
+    src = HEADER + '''
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}, num_warps=2), triton.Config({"BLOCK": 128}, num_warps=4)],
+                 key=["n"])
+@triton.jit
+def tuned_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + 1.0, mask=mask)
+'''
+    repo = make_repo(tmp_path, {"ops/t.py": src})
+    report = run_json(["show", "-C", str(repo)], capsys)
+    rows = report["kernels"]
+    assert {r["kernel"] for r in rows} == {"ops/t.py::tuned_kernel"}
+    assert len(rows) == 2
+    assert all(r["error"] is None for r in rows), rows
+    details = sorted((r["spec_detail"]["constexprs"]["BLOCK"], r["spec_detail"]["num_warps"]) for r in rows)
+    assert details == [(64, 2), (128, 4)]
+    assert len({r["spec"] for r in rows}) == 2
+    assert all(r["new"]["num_warps"] == r["spec_detail"]["num_warps"] for r in rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# cache
+
+def test_repeated_diff_compiles_nothing(tmp_path):
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
+    write(repo, {"ops/k.py": scale_kernel("x * 2.0 + 1.0")})
+    first = compare(repo, "HEAD", None)
+    assert first.compiled == 2
+    second = compare(repo, "HEAD", None)
+    assert second.compiled == 0
+    assert [r.as_json() for r in second.rows] == [r.as_json() for r in first.rows]
+    # without the cache everything is compiled again
+    r = Repo(repo)
+    assert Engine(r, jobs=2, use_cache=False).compare(r.side("HEAD"), r.side(None)).compiled == 2
+
+
+def test_cache_lives_under_git_dir_by_default_and_prune_empties_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("PTXDIFF_CACHE_DIR")
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
+    write(repo, {"ops/k.py": scale_kernel("x * 2.0 + 1.0")})
+    rc, _, err = run_main(["diff", "-C", str(repo), "-q"], capsys)
+    assert rc == 0, err
+    root = repo / ".git" / "ptxdiff" / "cache"
+    entries = cache_entries(root)
+    assert len(entries) == 2                                  # one per side (x one target)
+    leftovers = [p for p in root.rglob("*") if p.is_file() and not p.name.endswith((".json.gz", ".disc.gz"))]
+    assert leftovers == []                                    # no half-written temp files
+    for p in entries:                                         # each entry is a whole gzip'd JSON document
+        with gzip.open(p, "rt") as f:
+            value = json.load(f)["value"]
+        assert isinstance(value, list) and value and "metrics" in value[0]
+    assert not (tmp_path / "cache").exists()                  # nothing went to the per-test dir
+
+    rc, out, _ = run_main(["cache", "path", "-C", str(repo)], capsys)
+    assert rc == 0 and out.strip() == str(root)
+    rc, out, _ = run_main(["cache", "prune", "--max-mb", "0", "-C", str(repo)], capsys)
+    assert rc == 0 and "removed 2" in out
+    assert cache_entries(root) == []
+
+
+def test_cache_write_is_all_or_nothing(tmp_path, monkeypatch):
+    """A write that fails half-way (disk full, a crash before the rename) leaves no entry and no
+    temp file; readers never see a partial entry."""
+    from ptxdiff.compare import cache as cachemod
+
+    root = tmp_path / "atomic"
+    c = cachemod.Cache(root, valid=lambda value: True)     # any shape: this is about the file
+    c.put("ab" + "0" * 62, [{"metrics": {"x": 1}}])
+    assert c.get("ab" + "0" * 62) == [{"metrics": {"x": 1}}]
+
+    def boom(src, dst):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(cachemod.os, "replace", boom)
+    c.put("cd" + "0" * 62, [{"metrics": {"x": 2}}])
+    monkeypatch.undo()
+    assert c.get("cd" + "0" * 62) is None
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    assert files == ["ab/ab" + "0" * 62 + ".json.gz"]
+    # a truncated entry (another writer's crash on a filesystem without atomic rename) reads as a miss
+    (root / "ef").mkdir()
+    (root / "ef" / ("ef" + "0" * 62 + ".json.gz")).write_bytes(b"\x1f\x8b\x08\x00garbage")
+    assert c.get("ef" + "0" * 62) is None
+
+
+def test_cache_key_follows_the_inferred_parameter_types(tmp_path, monkeypatch):
+    """A new inference rule must not be served results compiled under the old one."""
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
+    commit(repo, "v2", {"ops/k.py": scale_kernel("x * 3.5")})
+    assert compare(repo, "HEAD~1", "HEAD").compiled == 2
+    assert compare(repo, "HEAD~1", "HEAD").compiled == 0
+    import ptxdiff.discovery.kernels as discover_mod
+    real = discover_mod.infer_param_kinds
+    monkeypatch.setattr(discover_mod, "infer_param_kinds",
+                        lambda fn, **kw: {k: ("i64" if k == "n" else v) for k, v in real(fn, **kw).items()})
+    # a new rule comes with new ptxdiff code, which stored discoveries are keyed by; here, forget them
+    shutil.rmtree(tmp_path / "cache" / "discovery")
+    report = compare(repo, "HEAD~1", "HEAD")
+    assert report.compiled == 2
+    assert report.rows[0].spec_detail["signature"]["n"] == "i64"
+
+
+def test_compile_and_spec_errors_are_cached_but_import_failures_are_not(tmp_path, cache):
+    broken = scale_kernel("x * undefined_name")
+    # a module constant the kernel body reads, which the evaluator refuses: the row fails, saying why
+    refused = HEADER + "import os\nSCALE = tl.constexpr(len(os.listdir('/')))\n" + scale_kernel(
+        "x * SCALE", name="r_kernel").replace(HEADER, "")
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(), "ops/m.py": "import not_a_package\n" + scale_kernel(name="m_kernel"),
+                                "ops/r.py": refused})
+    commit(repo, "break", {"ops/k.py": broken, "ops/m.py": "import not_a_package\n" + scale_kernel("x + 1.5", name="m_kernel"),
+                           "ops/r.py": refused.replace("x * SCALE", "x * SCALE + 1.0")})
+    first = compare(repo, "HEAD~1", "HEAD")
+    assert {r.kernel: r.verdict for r in first.rows} == {"ops/k.py::scale_kernel": "failed",
+                                                         "ops/m.py::m_kernel": "structural",
+                                                         "ops/r.py::r_kernel": "failed"}
+    (r_row,) = [r for r in first.rows if r.kernel == "ops/r.py::r_kernel"]
+    assert "os.listdir" in r_row.error and "ops/r.py:5" in r_row.error  # the expression and its line
+    second = compare(repo, "HEAD~1", "HEAD")
+    assert second.compiled == 0  # k: both sides from the cache, the new one a cached compile error
+    assert "compile failed" in [r for r in second.rows if r.kernel == "ops/k.py::scale_kernel"][0].error
+    assert "os.listdir" in [r for r in second.rows if r.kernel == "ops/r.py::r_kernel"][0].error
+    before = len(cache_entries(cache))
+    imported = compare(repo, "HEAD~1", "HEAD", permissions=Permissions(imports=True))
+    assert "not_a_package" in [r for r in imported.rows if r.kernel == "ops/m.py::m_kernel"][0].error
+    # imported, r's module really lists / (the user's choice): its kernel compiles
+    assert [r for r in imported.rows if r.kernel == "ops/r.py::r_kernel"][0].error is None
+    # k's and r's two sides were cached, m's import failure was not: it may not happen next time
+    assert len(cache_entries(cache)) == before + 4
+
+
+def test_ptxdiff_toml_accepts_the_pyproject_spelling(tmp_path, capsys, monkeypatch):
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(),
+                                "ptxdiff.toml": '[tool.ptxdiff]\ntargets = ["sm_80"]\n'})
+    commit(repo, "v2", {"ops/k.py": scale_kernel("x * 3.5")})
+    monkeypatch.chdir(repo)
+    report = run_json(["diff", "HEAD~1", "HEAD"], capsys)
+    assert [r["target"] for r in report["kernels"]] == ["sm_80"]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self"), reason="reads /proc")
+def test_a_worker_dies_with_the_process_that_started_it(tmp_path):
+    """`kill -9` of a diff must not leave a worker compiling: workers ask the kernel to kill them
+    when their parent exits (the forkserver, which exits with the run)."""
+    marker = tmp_path / "child.pid"
+    script = textwrap.dedent(f'''
+        import os, sys, time
+        from ptxdiff.compile.worker import die_with_parent
+        if os.fork() == 0:
+            die_with_parent()
+            open({str(marker)!r}, "w").write(str(os.getpid()))
+            time.sleep(600)
+        else:
+            while not os.path.exists({str(marker)!r}) or not open({str(marker)!r}).read():
+                time.sleep(0.05)
+            os._exit(0)  # the parent is gone, as after kill -9
+    ''')
+    subprocess.run([sys.executable, "-c", script], check=True)
+    child = int(marker.read_text())
+    for _ in range(600):  # waits for the event; no speed is asserted
+        if not os.path.exists(f"/proc/{child}") or "Z" in Path(f"/proc/{child}/stat").read_text().split()[2]:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(child, 9)
+        pytest.fail("the worker outlived its parent")

@@ -1,0 +1,600 @@
+"""discover.py on an in-memory snapshot: kernels, helpers, effective-source fingerprints, breakage,
+parameter type inference. Nothing is imported or compiled."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import textwrap
+
+import pytest
+
+from ptxdiff.discovery.hints import Hint
+from ptxdiff.discovery.kernels import Broken, discover, kernel_names_in
+from ptxdiff.discovery.params import Param, infer_param_kinds
+
+
+class FakeSnapshot:
+    """What discover needs of git.Snapshot: paths, read, `in`, content_id."""
+
+    def __init__(self, files: dict[str, str | bytes]):
+        self.files = {p: (t.encode() if isinstance(t, str) else t) for p, t in files.items()}
+
+    @property
+    def paths(self) -> frozenset[str]:
+        return frozenset(self.files)
+
+    def __contains__(self, path: str) -> bool:
+        return path in self.files
+
+    def read(self, path: str) -> bytes:
+        return self.files[path]
+
+    def content_id(self, path: str) -> str:
+        return hashlib.sha1(self.files[path]).hexdigest()
+
+
+def src(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+HELPERS = src('''
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def h(x):
+        return x * 2.0
+
+
+    @triton.jit
+    def unused(x):
+        return x + 1.0
+''')
+
+KERNELS = src('''
+    import triton
+    import triton.language as tl
+
+    SCALE = 0.5
+    WRAPPER_BLOCK = 1024
+
+
+    @triton.jit
+    def _local_helper(x):
+        return x * SCALE
+
+
+    @triton.jit
+    def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        offs = pid * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        x = tl.load(x_ptr + offs, mask=mask)
+        tl.store(out_ptr + offs, _local_helper(x), mask=mask)
+
+
+    @triton.jit
+    def plain_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        offs = pid * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + 1.0, mask=mask)
+
+
+    def scale(x, out):
+        n = x.numel()
+        scale_kernel[(triton.cdiv(n, WRAPPER_BLOCK),)](x, out, n, BLOCK=WRAPPER_BLOCK)
+''')
+
+REL = src('''
+    import triton
+    import triton.language as tl
+    from .helpers import h
+
+
+    @triton.jit
+    def rel_kernel(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n)
+        tl.store(x_ptr + offs, h(x), mask=offs < n)
+''')
+
+ABS = REL.replace("from .helpers import h", "from pkg.helpers import h").replace("rel_kernel", "abs_kernel")
+
+MOD = src('''
+    import triton
+    import triton.language as tl
+    import pkg.helpers as H
+
+
+    @triton.jit
+    def mod_kernel(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n)
+        tl.store(x_ptr + offs, H.h(x), mask=offs < n)
+''')
+
+AUTOTUNED = src('''
+    import triton
+    import triton.language as tl
+
+    CONFIGS = [
+        triton.Config({"BLOCK": 128}, num_warps=4),
+        triton.Config({"BLOCK": 256}, num_warps=8),
+    ]
+
+
+    @triton.autotune(configs=CONFIGS, key=["n"])
+    @triton.jit
+    def tuned_kernel(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 3.0, mask=offs < n)
+
+
+    @triton.autotune(configs=[triton.Config({"BLOCK": 64}, num_warps=2)], key=["n"])
+    @triton.jit
+    def inline_tuned_kernel(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 3.0, mask=offs < n)
+''')
+
+BASE = {
+    "pkg/__init__.py": "",
+    "pkg/helpers.py": HELPERS,
+    "pkg/kernels.py": KERNELS,
+    "pkg/rel.py": REL,
+    "pkg/absolute.py": ABS,
+    "pkg/modalias.py": MOD,
+    "pkg/tuned.py": AUTOTUNED,
+    "README.md": "not python",
+    "setup.py": "from setuptools import setup\nsetup()\n",
+}
+
+ALL_KERNELS = {
+    "pkg/kernels.py::scale_kernel", "pkg/kernels.py::plain_kernel", "pkg/rel.py::rel_kernel",
+    "pkg/absolute.py::abs_kernel", "pkg/modalias.py::mod_kernel", "pkg/tuned.py::tuned_kernel",
+    "pkg/tuned.py::inline_tuned_kernel", "pkg/helpers.py::unused",
+}
+
+
+def fingerprints(files: dict[str, str | bytes]) -> dict[str, str]:
+    return {kid: k.fingerprint for kid, k in discover(FakeSnapshot(files)).kernels.items()}
+
+
+def edited(path: str, old: str, new: str) -> dict[str, str]:
+    files = dict(BASE)
+    assert old in files[path], old
+    files[path] = files[path].replace(old, new)
+    return files
+
+
+def changed(before: dict[str, str], after: dict[str, str]) -> set[str]:
+    assert set(before) == set(after)
+    return {k for k in before if before[k] != after[k]}
+
+
+@pytest.fixture(scope="module")
+def base_prints() -> dict[str, str]:
+    return fingerprints(BASE)
+
+
+# -- what is a kernel --------------------------------------------------------------------------------
+
+def test_kernels_found_and_helpers_not_listed():
+    found = discover(FakeSnapshot(BASE))
+    assert set(found.kernels) == ALL_KERNELS
+    # h is called by jit code in other modules, _local_helper in its own; `unused` is called by
+    # nobody, so it may be a kernel launched from elsewhere and is listed
+    assert "pkg/helpers.py::unused" in found.kernels
+    assert "pkg/helpers.py::h" not in found.kernels
+    assert "pkg/kernels.py::_local_helper" not in found.kernels
+    assert found.broken == {}
+
+
+def test_unused_jit_function_is_a_kernel():
+    found = discover(FakeSnapshot({"pkg/helpers.py": HELPERS}))
+    assert set(found.kernels) == {"pkg/helpers.py::h", "pkg/helpers.py::unused"}
+
+
+def test_kernel_fields():
+    k = discover(FakeSnapshot(BASE)).kernels["pkg/rel.py::rel_kernel"]
+    assert (k.id, k.path, k.name, k.module) == ("pkg/rel.py::rel_kernel", "pkg/rel.py", "rel_kernel", "pkg.rel")
+    assert k.lineno == 7  # the `def` line, below the decorator
+    assert k.params == (Param("x_ptr", False, "*fp32"), Param("n", False, "i32"),
+                        Param("BLOCK", True, None, Hint((1024,), "a block size (a power of two)")))
+    assert {"pkg/rel.py", "pkg/helpers.py"} <= k.paths
+    assert len(k.fingerprint) == 64
+
+
+def test_helper_launched_with_a_grid_is_also_a_kernel():
+    files = dict(BASE)
+    files["pkg/launch.py"] = "import triton\nfrom pkg.helpers import h\n\ndef run(x):\n    h[(1,)](x)\n"
+    assert "pkg/helpers.py::h" in discover(FakeSnapshot(files)).kernels
+
+
+def test_paths_limits_what_is_returned_but_helpers_are_still_followed(base_prints):
+    found = discover(FakeSnapshot(BASE), paths={"pkg/rel.py"})
+    assert set(found.kernels) == {"pkg/rel.py::rel_kernel"}
+    assert found.kernels["pkg/rel.py::rel_kernel"].fingerprint == base_prints["pkg/rel.py::rel_kernel"]
+
+
+def test_src_layout_resolves_absolute_imports():
+    files = {"src/pkg/__init__.py": "", "src/pkg/helpers.py": HELPERS, "src/pkg/absolute.py": ABS}
+    found = discover(FakeSnapshot(files))
+    k = found.kernels["src/pkg/absolute.py::abs_kernel"]
+    assert k.module == "pkg.absolute"
+    assert "src/pkg/helpers.py" in k.paths
+    before = k.fingerprint
+    files["src/pkg/helpers.py"] = HELPERS.replace("x * 2.0", "x * 4.0")
+    assert discover(FakeSnapshot(files)).kernels["src/pkg/absolute.py::abs_kernel"].fingerprint != before
+
+
+
+def test_functions_of_other_jit_compilers_are_not_kernels():
+    # a CuTe DSL / numba module next to Triton ones: `@cute.jit` is not `@triton.jit`
+    other = src('''
+        import cutlass.cute as cute
+        import numba
+        import triton as tr
+        from triton import jit
+        from .compat import triton_jit_alias
+
+
+        @cute.jit
+        def cute_host(a, b):
+            pass
+
+
+        @numba.jit
+        def numba_fn(x):
+            return x
+
+
+        @tr.jit
+        def aliased_kernel(x_ptr):
+            tl.store(x_ptr, 1.0)
+
+
+        @jit
+        def bare_kernel(x_ptr):
+            tl.store(x_ptr, 1.0)
+
+
+        @triton_jit_alias.jit
+        def repo_wrapped_kernel(x_ptr):
+            tl.store(x_ptr, 1.0)
+    ''')
+    found = discover(FakeSnapshot({"pkg/__init__.py": "", "pkg/compat.py": "", "pkg/mixed.py": other}))
+    assert set(found.kernels) == {"pkg/mixed.py::aliased_kernel", "pkg/mixed.py::bare_kernel",
+                                  "pkg/mixed.py::repo_wrapped_kernel"}
+
+# -- fingerprint: what is NOT a change ------------------------------------------------------------------
+
+def test_fingerprint_is_deterministic(base_prints):
+    assert fingerprints(BASE) == base_prints
+
+
+def test_comments_docstrings_blank_lines_and_shifts_are_not_changes(base_prints):
+    files = dict(BASE)
+    files["pkg/kernels.py"] = (
+        '"""Module docstring."""\n# header comment\n\n\n' +
+        KERNELS.replace("    pid = tl.program_id(0)\n",
+                        '    """Kernel docstring."""\n\n    # which block\n    pid = tl.program_id(0)  # pid\n\n')
+        .replace("SCALE = 0.5", "SCALE = 0.5  # half")
+    )
+    files["pkg/helpers.py"] = "# moved down\n\n\n" + HELPERS.replace(
+        "    return x * 2.0", '    """Double it."""\n    # twice\n    return x * 2.0')
+    after = fingerprints(files)
+    assert files["pkg/kernels.py"] != BASE["pkg/kernels.py"]
+    assert after == base_prints
+
+
+def test_new_code_above_the_kernel_that_it_does_not_read_is_not_a_change(base_prints):
+    files = edited("pkg/kernels.py", "SCALE = 0.5\n",
+                   "SCALE = 0.5\nOTHER = 3\n\n\ndef unrelated():\n    return OTHER\n")
+    assert changed(base_prints, fingerprints(files)) == set()
+
+
+def test_constant_read_only_by_the_host_wrapper_is_not_a_change(base_prints):
+    files = edited("pkg/kernels.py", "WRAPPER_BLOCK = 1024", "WRAPPER_BLOCK = 2048")
+    assert changed(base_prints, fingerprints(files)) == set()
+
+
+def test_edit_of_another_function_in_the_helper_module_is_not_a_change(base_prints):
+    files = edited("pkg/helpers.py", "return x + 1.0", "return x + 2.0")
+    assert changed(base_prints, fingerprints(files)) == {"pkg/helpers.py::unused"}
+
+
+# -- fingerprint: what IS a change ----------------------------------------------------------------------
+
+def test_edit_in_kernel_body(base_prints):
+    files = edited("pkg/kernels.py", "+ 1.0, mask=mask)", "+ 2.0, mask=mask)")
+    assert changed(base_prints, fingerprints(files)) == {"pkg/kernels.py::plain_kernel"}
+
+
+def test_edit_in_a_helper_of_another_module_reaches_every_import_style(base_prints):
+    files = edited("pkg/helpers.py", "return x * 2.0", "return x * 3.0")
+    assert changed(base_prints, fingerprints(files)) == {
+        "pkg/rel.py::rel_kernel",          # from .helpers import h
+        "pkg/absolute.py::abs_kernel",     # from pkg.helpers import h
+        "pkg/modalias.py::mod_kernel",     # import pkg.helpers as H; H.h(x)
+    }
+
+
+def test_plain_import_and_dotted_call_reaches_the_helper():
+    files = dict(BASE)
+    files["pkg/dotted.py"] = MOD.replace("import pkg.helpers as H", "import pkg.helpers").replace(
+        "H.h(x)", "pkg.helpers.h(x)").replace("mod_kernel", "dotted_kernel")
+    files["pkg/fromdot.py"] = MOD.replace("import pkg.helpers as H", "from . import helpers").replace(
+        "H.h(x)", "helpers.h(x)").replace("mod_kernel", "fromdot_kernel")
+    before = fingerprints(files)
+    files["pkg/helpers.py"] = HELPERS.replace("x * 2.0", "x * 5.0")
+    after = fingerprints(files)
+    assert {"pkg/dotted.py::dotted_kernel", "pkg/fromdot.py::fromdot_kernel"} <= changed(before, after)
+
+
+def test_edit_in_a_same_module_helper(base_prints):
+    files = edited("pkg/kernels.py", "return x * SCALE", "return x * SCALE * SCALE")
+    assert changed(base_prints, fingerprints(files)) == {"pkg/kernels.py::scale_kernel"}
+
+
+def test_module_constant_read_through_a_helper(base_prints):
+    files = edited("pkg/kernels.py", "SCALE = 0.5", "SCALE = 0.25")
+    assert changed(base_prints, fingerprints(files)) == {"pkg/kernels.py::scale_kernel"}
+
+
+def test_module_constant_read_by_the_kernel_itself():
+    files = dict(BASE)
+    files["pkg/const.py"] = src('''
+        import triton
+        import triton.language as tl
+        EPS = 1e-6
+        @triton.jit
+        def eps_kernel(x_ptr):
+            tl.store(x_ptr, tl.load(x_ptr) + EPS)
+    ''')
+    before = fingerprints(files)
+    files["pkg/const.py"] = files["pkg/const.py"].replace("1e-6", "1e-5")
+    assert changed(before, fingerprints(files)) == {"pkg/const.py::eps_kernel"}
+
+
+def test_autotune_config_change(base_prints):
+    files = edited("pkg/tuned.py", '{"BLOCK": 256}, num_warps=8', '{"BLOCK": 256}, num_warps=4')
+    assert changed(base_prints, fingerprints(files)) == {"pkg/tuned.py::tuned_kernel"}
+    files = edited("pkg/tuned.py", '{"BLOCK": 64}, num_warps=2', '{"BLOCK": 64}, num_warps=1')
+    assert changed(base_prints, fingerprints(files)) == {"pkg/tuned.py::inline_tuned_kernel"}
+
+
+def test_autotune_key_change(base_prints):
+    files = edited("pkg/tuned.py", 'configs=CONFIGS, key=["n"]', 'configs=CONFIGS, key=[]')
+    assert changed(base_prints, fingerprints(files)) == {"pkg/tuned.py::tuned_kernel"}
+
+
+# -- broken files ------------------------------------------------------------------------------------
+
+def test_syntax_error_is_broken_with_kernel_names():
+    bad = src('''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def first_kernel(x_ptr):
+            tl.store(x_ptr, 1.0
+
+        @triton.autotune(configs=[], key=[])
+        @triton.jit
+        def second_kernel(x_ptr):
+            pass
+    ''')
+    files = dict(BASE)
+    files["pkg/bad.py"] = bad
+    found = discover(FakeSnapshot(files))
+    assert set(found.kernels) == ALL_KERNELS  # the rest of the snapshot is still read
+    broken = found.broken["pkg/bad.py"]
+    assert isinstance(broken, Broken)
+    assert broken.path == "pkg/bad.py"
+    assert broken.names == ("first_kernel", "second_kernel")
+    assert broken.error.startswith("pkg/bad.py:") and "SyntaxError" in broken.error
+
+
+def test_non_utf8_is_broken():
+    files = {"pkg/latin.py": b"import triton\n# caf\xe9\n@triton.jit\ndef k(x_ptr):\n    pass\n"}
+    found = discover(FakeSnapshot(files))
+    assert found.kernels == {}
+    broken = found.broken["pkg/latin.py"]
+    assert "not text in UTF-8" in broken.error and broken.names == ("k",)
+
+
+def test_coding_cookie_is_honoured():
+    """PEP 263: a `# -*- coding: latin-1 -*-` file is read as Python reads it."""
+    files = {"pkg/latin.py": b"# -*- coding: latin-1 -*-\nimport triton\n# caf\xe9\n@triton.jit\ndef k(x_ptr):\n    pass\n"}
+    found = discover(FakeSnapshot(files))
+    assert set(found.kernels) == {"pkg/latin.py::k"} and not found.broken
+
+
+def test_nul_bytes_are_broken_not_a_crash():
+    found = discover(FakeSnapshot({"pkg/nul.py": b"import triton\n@triton.jit\ndef k(x):\n\x00\n"}))
+    assert "pkg/nul.py" in found.broken
+
+
+def test_files_without_triton_are_not_parsed():
+    # a syntax error in a file that cannot hold kernels is not our business
+    found = discover(FakeSnapshot({"tools/script.py": "def broken(:\n"}))
+    assert found.kernels == {} and found.broken == {}
+
+
+def test_a_broken_file_with_no_jit_decorator_is_no_kernel_file():
+    """unsloth's models/rl.py once held an empty `try:` and mentions "triton.cudagraphs": it has no
+    kernel, so it is no failed row (a broken file with a jit decorator still is)."""
+    text = 'OPTIONS = {"triton.cudagraphs": False}\ntry:\nexcept Exception:\n    pass\n'
+    found = discover(FakeSnapshot({"models/rl.py": text, "ops/k.py": "import triton\n@jit\ndef k(:\n"}))
+    assert set(found.broken) == {"ops/k.py"}
+
+
+def test_kernel_names_in():
+    text = b"@triton.jit\ndef a(x):\n  pass\n@triton.heuristics({})\n@triton.jit(debug=True)\ndef b(x):\n"
+    assert kernel_names_in(text) == ("a", "b")
+
+
+# -- parameter kinds -----------------------------------------------------------------------------------
+
+def kinds_of(code: str) -> dict:
+    fn = ast.parse(src(code)).body[0]
+    assert isinstance(fn, ast.FunctionDef)
+    return infer_param_kinds(fn)
+
+
+def test_infer_param_kinds():
+    kinds = kinds_of('''
+        def k(x_ptr, X, n, stride_x, eps, foo, BLOCK: tl.constexpr):
+            pid = tl.program_id(0)
+            offs = pid * BLOCK + tl.arange(0, BLOCK)
+            mask = offs < n
+            x = tl.load(X + offs * stride_x, mask=mask)
+            y = tl.load(x_ptr + offs, mask=mask)
+            tl.store(x_ptr + offs, x * eps + y * foo, mask=mask)
+    ''')
+    # foo multiplies a value loaded from memory: a float scalar
+    assert kinds == {"x_ptr": "*fp32", "X": "*fp32", "n": "i32", "stride_x": "i32", "eps": "fp32", "foo": "fp32"}
+
+
+def test_infer_pointer_through_a_local_and_ints_from_calls():
+    kinds = kinds_of('''
+        def k(Out, In, rows, M, w):
+            row = tl.program_id(0)
+            for i in range(rows):
+                p = In + row * 4
+                q = Out + row
+                tl.store(q, tl.load(p) * w)
+            tl.cdiv(M, 2)
+    ''')
+    assert kinds == {"Out": "*fp32", "In": "*fp32", "rows": "i32", "M": "i32", "w": None}
+
+
+def test_infer_string_annotation_wins():
+    assert kinds_of('''
+        def k(x: "*fp16", n: "i64", BLOCK: "tl.constexpr"):
+            pass
+    ''') == {"x": "*fp16", "n": "i64"}
+
+
+def test_load_base_beats_a_float_sounding_name():
+    # `scale` is dereferenced: it is a pointer, not an fp32 scalar
+    kinds = kinds_of('''
+        def k(x_ptr, scale, alpha):
+            s = tl.load(scale)
+            tl.store(x_ptr, tl.load(x_ptr) * s * alpha)
+    ''')
+    assert kinds == {"x_ptr": "*fp32", "scale": "*fp32", "alpha": "fp32"}
+
+
+def test_name_rules_for_ints():
+    kinds = kinds_of('''
+        def k(n_elements, seq_len, batch_size, N, Q):
+            pass
+    ''')
+    assert kinds == {"n_elements": "i32", "seq_len": "i32", "batch_size": "i32", "N": "i32", "Q": None}
+
+
+def test_offset_added_next_to_a_ptr_param_is_an_int():
+    kinds = kinds_of('''
+        def k(x_ptr, out_ptr, start, BLOCK: tl.constexpr):
+            offs = start + tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(out_ptr + offs, tl.load(x_ptr + offs))
+    ''')
+    assert kinds == {"x_ptr": "*fp32", "out_ptr": "*fp32", "start": "i32"}
+
+
+def test_pointer_param_reached_through_a_local_named_ptrs():
+    kinds = kinds_of('''
+        def k(X, Y, BLOCK: tl.constexpr):
+            cols = tl.arange(0, BLOCK)
+            x_ptrs = X + cols
+            y_ptrs = Y + cols
+            tl.store(y_ptrs, tl.load(x_ptrs))
+    ''')
+    assert kinds == {"X": "*fp32", "Y": "*fp32"}
+
+
+def test_is_none_check_does_not_make_an_optional_pointer_an_int():
+    kinds = kinds_of('''
+        def k(LOGITS, MASK, OLD_LOGP, L):
+            off = tl.program_id(0)
+            if MASK is not None:
+                MASK += off * L
+                if tl.load(MASK) == 0:
+                    return
+            if OLD_LOGP is None:
+                old = 0.0
+            else:
+                old = tl.load(OLD_LOGP + off)
+            tl.store(LOGITS + off, old)
+    ''')
+    assert kinds == {"LOGITS": "*fp32", "MASK": "*fp32", "OLD_LOGP": "*fp32", "L": "i32"}
+
+
+def test_stride_suffix_beats_ptr_and_float_sounding_names():
+    kinds = kinds_of('''
+        def k(Mean_ptr, Mean_ptr_row_stride, Scale_ptr, Scale_row_stride, scale):
+            row = tl.program_id(0)
+            m = tl.load(Mean_ptr + row * Mean_ptr_row_stride)
+            base = Scale_ptr + row * Scale_row_stride
+            tl.store(base, tl.load(base) * m * scale)
+    ''')
+    assert kinds == {"Mean_ptr": "*fp32", "Mean_ptr_row_stride": "i32", "Scale_ptr": "*fp32",
+                     "Scale_row_stride": "i32", "scale": "fp32"}
+
+
+def test_int_name_prefixes_only_at_a_word_start():
+    # "n_"/"num_" inside sum_non_ignore_weight or mean_value are not counts
+    kinds = kinds_of('''
+        def k(sum_non_ignore_weight, mean_value, n_heads, num_tokens, x_n_rows, NUM_SMS):
+            pass
+    ''')
+    assert kinds == {"sum_non_ignore_weight": None, "mean_value": None, "n_heads": "i32", "num_tokens": "i32",
+                     "x_n_rows": "i32", "NUM_SMS": "i32"}
+
+
+def test_compare_with_a_float_literal_is_a_float():
+    kinds = kinds_of('''
+        def k(x_ptr, delta, n, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs, mask=offs < n)
+            if delta != 0.0:
+                x = tl.minimum(x, delta)
+            x = x * (x <= delta)
+            tl.store(x_ptr + offs, x, mask=offs < n)
+    ''')
+    assert kinds == {"x_ptr": "*fp32", "delta": "fp32", "n": "i32"}
+
+
+def test_pointer_whose_values_index_another_pointer_is_an_int_pointer():
+    # labels/gather indices: `X + tl.load(Y)` needs Y to hold ints, or triton rejects pointer + float
+    kinds = kinds_of('''
+        def k(X_ptr, Y_ptr, LOGITS, INPUT_IDS, idx_ptr, x_ptr, out_ptr, stride, BLOCK: tl.constexpr):
+            y = tl.load(Y_ptr)
+            x_y = tl.load(X_ptr + y)
+            ids = tl.load(INPUT_IDS)
+            logit = tl.load(LOGITS + ids).to(tl.float32)
+            rows = tl.load(idx_ptr + tl.arange(0, BLOCK)).to(tl.int64)
+            ptrs = x_ptr + rows[:, None] * stride
+            tl.store(out_ptr, tl.load(ptrs) + x_y + logit)
+    ''')
+    assert kinds == {"X_ptr": "*fp32", "Y_ptr": "*i32", "LOGITS": "*fp32", "INPUT_IDS": "*i32", "idx_ptr": "*i32",
+                     "x_ptr": "*fp32", "out_ptr": "*fp32", "stride": "i32"}
+
+
+def test_value_computed_from_a_loaded_index_makes_its_pointer_an_int_pointer():
+    kinds = kinds_of('''
+        def k(row_start_ptr, expert_ptr, a_ptr, w_ptr, stride_a, stride_w, BLOCK_M: tl.constexpr):
+            row_start = tl.load(row_start_ptr + tl.program_id(0))
+            expert = tl.load(expert_ptr + tl.program_id(0))
+            row_offs = row_start + tl.arange(0, BLOCK_M)
+            a_ptrs = a_ptr + row_offs[:, None] * stride_a
+            a = tl.load(a_ptrs)
+            tl.store(w_ptr + expert * stride_w, tl.sum(a))
+    ''')
+    assert kinds == {"row_start_ptr": "*i32", "expert_ptr": "*i32", "a_ptr": "*fp32", "w_ptr": "*fp32",
+                     "stride_a": "i32", "stride_w": "i32"}

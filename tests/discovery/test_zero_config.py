@@ -1,0 +1,326 @@
+"""Zero configuration: guesses from the kernel's use of its parameters, facts from its launch
+sites, one plan for both sides, and specs that say where each value came from."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from helpers import HEADER, commit, make_repo
+from ptxdiff.discovery.callsites import Fact
+from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, optional_params
+from ptxdiff.discovery.kernels import discover
+from ptxdiff.source.modules import FileSet
+from ptxdiff.specs.plan import make
+from ptxdiff.specs.resolve import cover_combinations as _cover
+
+pytestmark = pytest.mark.integration
+
+KERNEL = HEADER + '''
+MODE_A: tl.constexpr = tl.constexpr(0)
+MODE_B: tl.constexpr = tl.constexpr(1)
+
+
+@triton.heuristics({"HAS_BIAS": lambda args: args["b_ptr"] is not None})
+@triton.jit
+def k(x_ptr, b_ptr, y_ptr, n, eps, offset, mode: tl.constexpr, HAS_BIAS: tl.constexpr, affine: tl.constexpr,
+      X_dtype: tl.constexpr, BLOCK: tl.constexpr, ROWS: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    for r in range(ROWS):
+        x = x + 1
+    if mode == MODE_A:
+        x = x.to(tl.float32)
+    if affine:
+        x = x * 2.0
+    if HAS_BIAS:
+        x += tl.load(b_ptr + offs, mask=mask)
+    y = x * tl.rsqrt(x + eps) + offset
+    tl.store(y_ptr + offs, y.to(X_dtype), mask=mask)
+
+
+def launch(x, b, y, eps, affine):
+    n = x.numel()
+    k[(1,)](x, b, y, n, eps, 0.5, 1, affine=affine, X_dtype=tl.float16, BLOCK=256, ROWS=2, num_warps=8)
+
+
+def launch_no_bias(x, y):
+    k[(1,)](x, None, y, x.numel(), 1e-6, 0.5, 0, affine=True, X_dtype=tl.float16, BLOCK=256, ROWS=2, num_warps=8)
+'''
+
+
+def fn_of(src: str, name: str = "k") -> tuple[ast.FunctionDef, ast.Module]:
+    tree = ast.parse(textwrap.dedent(src))
+    return next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == name), tree
+
+
+def test_constexpr_hints_come_from_use():
+    src = HEADER + '''
+C0 = 0
+@triton.jit
+def k(x_ptr, MODE: tl.constexpr, HAS_X: tl.constexpr, flag: tl.constexpr, DT: tl.constexpr, BLOCK_M: tl.constexpr,
+      BLOCK_N: tl.constexpr, STEPS: tl.constexpr, K: tl.constexpr, scale: tl.constexpr, W: tl.constexpr,
+      DEFAULTED: tl.constexpr = 3):
+    a = tl.zeros([BLOCK_M, BLOCK_N], dtype=DT)
+    if MODE == C0 or MODE == 2:
+        a += 1
+    if flag:
+        a += 2
+    for i in tl.static_range(STEPS):
+        a += K
+    for j in tl.static_range(1, W):
+        a += j
+    a = a * scale + tl.load(x_ptr)
+'''
+    fn, tree = fn_of(src)
+    from ptxdiff.discovery.hints import module_constants
+    from ptxdiff.discovery.params import infer_param_kinds
+    hints = constexpr_hints(fn, module_constants(tree), infer_param_kinds(fn, constexprs=True))
+    assert hints["DEFAULTED"].values == (64,)             # used only where its default cannot be had
+    assert hints["MODE"].values == (0, 2)                 # compared with a module constant and a literal
+    assert hints["HAS_X"].values == (False, True)         # a flag by its name
+    assert hints["flag"].values == (False, True)          # tested by `if`
+    assert hints["DT"].values == ("tl.float32",)          # used as a dtype
+    assert hints["BLOCK_M"].values == hints["BLOCK_N"].values == (64,)  # tiles
+    assert hints["STEPS"].values == (2,)                  # a loop count
+    assert hints["W"].values == (2,)                      # bounds an unrolled loop: small, not a size
+    fn, _ = fn_of(HEADER + '''
+@triton.jit
+def k(x_ptr, NB: tl.constexpr, BLOCK_D: tl.constexpr):
+    s = tl.zeros([NB], dtype=tl.float32)
+    for i in tl.static_range(0, NB):
+        s = tl.where(tl.arange(0, NB) == i, tl.sum(tl.load(x_ptr + i * BLOCK_D + tl.arange(0, BLOCK_D))), s)
+''')
+    unrolled = constexpr_hints(fn, {})
+    assert unrolled["NB"].values == (4,) and unrolled["BLOCK_D"].values == (64,)  # an unrolled block stays small
+    assert hints["K"].values == (64,)                     # some size
+    assert hints["scale"].values == (1e-6,)               # multiplies a loaded value: a float
+
+
+def test_a_lone_block_over_two_aranges_is_a_tile_side():
+    """`offs_m[:, None]` and `offs_n[None, :]` from `tl.arange(0, B)`: B x B elements, so B is 64,
+    not a row kernel's 1024 (a 1024 x 1024 tile compiles for many minutes)."""
+    fn, tree = fn_of(HEADER + '''
+@triton.jit
+def k(x_ptr, M, N, BLOCK_SIZE: tl.constexpr):
+    offs_m = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    offs_n = tl.program_id(1) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    x = tl.load(x_ptr + offs_m[:, None] * N + offs_n[None, :])
+''')
+    assert constexpr_hints(fn, {})["BLOCK_SIZE"].values == (64,)
+    fn, _ = fn_of(HEADER + '''
+@triton.jit
+def k(x_ptr, N, BLOCK_SIZE: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK_SIZE))
+''')
+    assert constexpr_hints(fn, {})["BLOCK_SIZE"].values == (1024,)
+    fn, _ = fn_of(HEADER + '''
+@triton.jit
+def k(x_ptr, N, BLOCK_SIZE: tl.constexpr):
+    for i in range(0, N, BLOCK_SIZE):
+        x = tl.load(x_ptr + i + tl.arange(0, BLOCK_SIZE))
+    for i in range(0, N, BLOCK_SIZE):
+        tl.store(x_ptr + i + tl.arange(0, BLOCK_SIZE), x)
+''')
+    assert constexpr_hints(fn, {})["BLOCK_SIZE"].values == (1024,)   # two passes over a row: still a row
+
+
+def test_a_pointer_advanced_by_loaded_offsets_stays_a_pointer():
+    """`h += boh * K` with `boh` loaded from another pointer: h is still the address, and its
+    stores make it a pointer (not an int nobody can store through)."""
+    from ptxdiff.discovery.params import infer_param_kinds
+    fn, _ = fn_of(HEADER + '''
+@triton.jit
+def k(h, offsets, K: tl.constexpr):
+    boh = tl.load(offsets + tl.program_id(0)).to(tl.int64)
+    h += boh * K
+    p_h = h + tl.arange(0, K)
+    tl.store(p_h, tl.zeros([K], dtype=tl.float32))
+''')
+    kinds = infer_param_kinds(fn)
+    assert kinds["h"] == "*fp32" and kinds["offsets"] == "*i32"
+
+
+def test_optional_params_and_descriptors():
+    fn, tree = fn_of(KERNEL)
+    assert optional_params(fn) == {"b_ptr"}               # its heuristic tests it against None
+    src = HEADER + '''
+def hook(nargs):
+    BM = nargs["BLOCK_M"]
+    nargs["a_desc"].block_shape = [BM, nargs["BLOCK_K"]]
+@triton.autotune(configs=[triton.Config({"BLOCK_M": 64, "BLOCK_K": 32}, pre_hook=hook)], key=[])
+@triton.jit
+def k(a_desc, b_desc, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):
+    a = a_desc.load([0, 0])
+    for kk in range(0, 128, BLOCK_K):
+        b = b_desc.load([0, tl.program_id(0) * BLOCK_M, kk])
+'''
+    fn, tree = fn_of(src)
+    assert descriptor_types(fn, tree) == {"a_desc": "tensordesc<fp32[{BLOCK_M}, {BLOCK_K}]>",
+                                          "b_desc": "tensordesc<fp32[1, {BLOCK_M}, {BLOCK_K}]>"}
+
+
+def test_launch_sites_give_facts():
+    found = discover(FileSet({"ops/k.py": KERNEL.encode()}))
+    kernel = found.kernels["ops/k.py::k"]
+    facts = dict(kernel.launch)
+    assert facts["n"] == (Fact("type", "i32"),)                              # x.numel()
+    assert facts["offset"] == (Fact("value", 0.5),)
+    assert facts["mode"] == (Fact("value", 1), Fact("value", 0))             # both sites, both values
+    assert "b_ptr" not in facts          # a tensor at one site, None at the other: nothing agreed on
+    assert facts["X_dtype"] == (Fact("value", "tl.float16"),)
+    assert facts["num_warps"] == (Fact("value", 8),)
+    assert "eps" not in facts                                                 # a wrapper parameter
+
+
+def test_float_the_builtin_is_a_scalar_and_float_the_method_a_tensor():
+    from ptxdiff.discovery.callsites import classify
+
+    def fact(src):
+        return classify(ast.parse(src).body[0].value, None, {})
+    assert fact("float(scale)") == Fact("type", "fp32")
+    assert fact("x.amax(dim=-1).float()") == Fact("type", "*fp32")   # Liger passes this for a *_ptr
+    assert fact("y.half()") == Fact("type", "*fp16")
+
+
+def test_plan_prefers_launch_sites_to_guesses_and_is_the_same_for_both_sides():
+    kernel = discover(FileSet({"ops/k.py": KERNEL.encode()})).kernels["ops/k.py::k"]
+    plan = make(kernel, kernel, {})
+    by_name = {c.name: c for c in plan.constexprs}
+    assert by_name["BLOCK"].values == (256,) and by_name["BLOCK"].source == "call-site"
+    assert by_name["mode"].values == (1, 0)
+    assert {c.name: c for c in plan.types}["offset"].values == ("fp32",)
+    assert plan.choice("num_warps", "options").values == (8,)
+    assert make(kernel, kernel, {}).key() == plan.key()
+
+
+def test_cover_compiles_every_value_at_least_once():
+    combos, note = _cover([("a", (0, 1, 2)), ("f", (False, True))], 4)
+    assert len(combos) == 3 and note and {c["a"] for c in combos} == {0, 1, 2} and {c["f"] for c in combos} == {
+        False, True}
+    combos, note = _cover([("f", (False, True)), ("g", (False, True))], 4)
+    assert len(combos) == 4 and note is None
+
+
+def test_zero_config_measures_and_says_what_was_guessed(tmp_path):
+    from ptxdiff.compare.engine import Engine
+    from ptxdiff.git.repo import Repo
+
+    repo = make_repo(tmp_path, {"ops/k.py": KERNEL})
+    commit(repo, "v2", {"ops/k.py": KERNEL.replace("x = x * 2.0", "x = x * 3.0 + 1.0")})
+    r = Repo(repo)
+    report = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD"))
+    assert report.rows and all(row.error is None for row in report.rows), [row.error for row in report.rows]
+    assert {row.verdict for row in report.rows} <= {"structural", "identical", "constants-only"}
+    assert "structural" in {row.verdict for row in report.rows}
+    detail = report.rows[0].spec_detail
+    assert report.rows[0].spec_source == "guessed"
+    assert detail["constexprs"]["BLOCK"] == 256 and detail["num_warps"] == 8  # launch-site facts
+    assert detail["signature"]["offset"] == "fp32"
+    # the optional bias pointer is compiled both ways: as a pointer and as None
+    assert {row.spec_detail["signature"]["b_ptr"] for row in report.rows} == {"*fp32", "constexpr"}
+    assert {row.spec_detail["constexprs"].get("HAS_BIAS") for row in report.rows} == {True, False}
+
+
+def test_a_side_tipped_past_max_specs_is_covered_like_the_other(tmp_path):
+    """An added optional pointer doubles the new side's combinations past max_specs: both sides
+    then compile the same covering set, so every row pairs (no spec reads `removed`)."""
+    from ptxdiff.compare.engine import Engine
+    from ptxdiff.git.repo import Repo
+
+    old = HEADER + '''
+@triton.jit
+def k(x_ptr, out_ptr, n, HAS_A: tl.constexpr, HAS_B: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    if HAS_A:
+        x = x + 1.0
+    if HAS_B:
+        x = x * 2.0
+    tl.store(out_ptr + offs, x, mask=offs < n)
+'''
+    new = old.replace("def k(x_ptr, out_ptr,", "def k(x_ptr, y_ptr, out_ptr,").replace(
+        "    tl.store(", "    if y_ptr is not None:\n        x = x + tl.load(y_ptr + offs, mask=offs < n)\n    tl.store(")
+    repo = make_repo(tmp_path, {"ops/k.py": old})
+    commit(repo, "v2", {"ops/k.py": new})
+    r = Repo(repo)
+    report = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD"))
+    verdicts = [row.verdict for row in report.rows]
+    assert len(report.rows) == 2 and "removed" not in verdicts and "added" not in verdicts, verdicts
+    assert all(row.error is None for row in report.rows)
+    assert {row.spec_detail["constexprs"]["HAS_A"] for row in report.rows} == {False, True}
+    warm = Engine(r, jobs=2)
+    again = warm.compare(r.side("HEAD~1"), r.side("HEAD"))  # from the cache: nothing compiled, nothing started
+    assert warm.compiles == 0 and not warm._loaded_now and [row.verdict for row in again.rows] == verdicts
+
+
+def test_constexpr_functions_are_interpreted_not_run(tmp_path):
+    """`@tl.constexpr def f(dtype)`: host code triton calls while compiling; the evaluator answers."""
+    src = HEADER + '''
+@tl.constexpr
+def accum_type(dtype: tl.dtype) -> tl.dtype:
+    if dtype.is_bf16() or dtype.is_fp16():
+        return tl.float32
+    return dtype
+
+
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    acc = tl.cumsum(x.to(accum_type(x.dtype)), 0)
+    tl.store(out_ptr + offs, acc, mask=offs < n)
+'''
+    from ptxdiff.compare.engine import Engine
+    from ptxdiff.git.repo import Repo
+
+    repo = make_repo(tmp_path, {"ops/k.py": src})
+    r = Repo(repo)
+    (row,) = Engine(r, jobs=1).compare(None, r.side("HEAD")).rows
+    assert row.error is None and row.new["ptx_instrs"] > 0
+
+
+def test_device_functions_a_decorator_turns_into_kernels_are_compiled_in_a_harness(tmp_path):
+    src = HEADER + '''
+from ops.codegen import pointwise
+
+
+@pointwise(promotion=[(0, 1)])
+@triton.jit
+def shift(a, b):
+    return a << b
+'''
+    codegen = "def pointwise(**kw):\n    return lambda fn: fn\n"
+    from ptxdiff.compare.engine import Engine
+    from ptxdiff.git.repo import Repo
+
+    repo = make_repo(tmp_path, {"ops/__init__.py": "", "ops/codegen.py": codegen, "ops/k.py": src})
+    commit(repo, "v2", {"ops/k.py": src.replace("a << b", "(a << b) | 1")})
+    r = Repo(repo)
+    (row,) = Engine(r, jobs=1).compare(r.side("HEAD~1"), r.side("HEAD")).rows
+    assert row.error is None and row.verdict == "structural"
+    # shifted values are integers: the harness loads them through *i32 pointers
+    assert row.spec_detail["signature"]["a_ptr"] == "*i32"
+    assert any("elementwise harness" in n for n in row.spec_detail["notes"])
+
+
+def test_integer_evidence_for_pointers_and_sizes():
+    src = HEADER + '''
+@triton.jit
+def k(counts_ptr, out_ptr, n, BLOCK_M: tl.constexpr, GROUP_SIZE: tl.constexpr, NUM_STAGES: tl.constexpr):
+    offs = tl.arange(0, 16)
+    c = tl.load(counts_ptr + offs) if n > 0 else 0
+    blocks = (c + BLOCK_M - 1) // BLOCK_M
+    tl.store(out_ptr + offs, blocks.to(tl.float32) * 0.5 / BLOCK_M)
+'''
+    fn, tree = fn_of(src)
+    from ptxdiff.discovery.hints import module_constants
+    from ptxdiff.discovery.params import infer_param_kinds
+    kinds = infer_param_kinds(fn, constexprs=True)
+    assert kinds["counts_ptr"] == "*i32"     # its values meet `//`
+    hints = constexpr_hints(fn, module_constants(tree), kinds)
+    assert hints["BLOCK_M"].values == (64,)  # a block by its name, though it divides a float
+    assert hints["GROUP_SIZE"].values == hints["NUM_STAGES"].values == (4,)
