@@ -10,7 +10,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,7 +71,7 @@ class Config:
     kernels: dict[str, KernelConfig] = field(default_factory=dict)
     semantic: str = "off"              # "auto": output check for every constants-only verdict
     time: bool = False                 # GPU timing of changed kernels (also PTXDIFF_TIME=1)
-    min_effect: float = 0.0            # timing: smallest ratio change called faster/slower
+    min_effect: float = 0.01           # timing: smallest change called faster/slower (1%), beside the A/A band
     max_specs: int = 6                 # specs compiled per kernel and target when values are guessed
     block_guessed: bool = True         # rows whose spec holds a guess block like the others
     driver_budget: float = 10.0        # seconds `git diff` waits on compiles (PTXDIFF_DRIVER_BUDGET overrides)
@@ -130,7 +130,7 @@ def parse(table: dict, where: str) -> Config:
         targets = _str_list(table["targets"], where, "targets")
         _expect(bool(targets), where, "targets", "must name at least one target")
         try:
-            kw["targets"] = tuple(parse_target(t) for t in targets)
+            kw["targets"] = tuple(sorted({parse_target(t) for t in targets}))   # once each, by number
         except Exception as e:
             raise ConfigError(f"{where}: key 'targets': {e}") from None
     for key in ("include", "exclude", "python_path"):
@@ -233,3 +233,20 @@ def load(read: Callable[[str], bytes], exists: Callable[[str], bool]) -> Config:
                 continue
         return parse(table, f"{path} [tool.ptxdiff]" if section else path)
     return Config()
+
+
+def unmatched_kernels(cfg: Config, kernel_ids: Iterable[str]) -> list[str]:
+    """One line per `kernels."..."` entry that names no kernel (by id or function name) of the
+    compared revisions, with the nearest existing id: a typo must not silently do nothing."""
+    import difflib
+
+    ids = sorted(set(kernel_ids))
+    names = sorted({k.rpartition("::")[2] for k in ids})
+    lines = []
+    for key in cfg.kernels:
+        if key in ids or key in names:
+            continue
+        near = difflib.get_close_matches(key, ids if "::" in key else names + ids, n=1, cutoff=0.6)
+        hint = f"; did you mean {json.dumps(near[0])}?" if near else ""
+        lines.append(f"{cfg.source}: kernels.{json.dumps(key)} matches no kernel{hint}")
+    return lines

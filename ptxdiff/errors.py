@@ -29,6 +29,10 @@ class GitError(PtxdiffError):
     """Not a repository, a rev git cannot resolve, an unreadable object."""
 
 
+class SandboxError(PtxdiffError):
+    """The compile workers' sandbox cannot be set up here: the line says why and how to opt out."""
+
+
 class ToolError(PtxdiffError):
     """A toolchain binary failed; carries its log."""
 
@@ -37,3 +41,7 @@ class ToolError(PtxdiffError):
     def __init__(self, message: str, log: str = ""):
         super().__init__(message)
         self.log = log
+
+
+class SetupError(PtxdiffError):
+    """This machine lacks what ptxdiff needs (triton): the message names the command that fixes it."""

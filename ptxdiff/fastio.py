@@ -15,14 +15,21 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 
+MAX_CHILD_OUTPUT = 1 << 30   # bytes a spawned process may write to one file
+
+
 def spawn(argv: Sequence[str | bytes], out: str | None = None, inp: str | None = None, err: str | None = None,
           env: dict[str, str] | None = None) -> int:
     args = [os.fsencode(a) for a in argv]
     path = args[0] if b"/" in args[0] else _which(args[0])
     environ = os.environ if env is None else env
     pid = os.fork()
-    if pid == 0:  # the child: only redirections, then exec
+    if pid == 0:  # the child: only redirections and the output bound, then exec
         try:
+            import resource  # a runaway child (a git bug printing forever) is cut, not the disk filled
+            _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+            cap = MAX_CHILD_OUTPUT if hard == resource.RLIM_INFINITY else min(MAX_CHILD_OUTPUT, hard)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (cap, hard))
             for fd, name, flags in ((0, inp or os.devnull, os.O_RDONLY),
                                     (1, out or os.devnull, os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
                                     (2, err or os.devnull, os.O_WRONLY | os.O_CREAT | os.O_APPEND)):

@@ -10,6 +10,10 @@ key only earns a one-line suggestion.
     git config --global ptxdiff.import true        # import modules (the pre-hermetic path)
     git config --global ptxdiff.semantic auto      # output check of every constants-only verdict
     git config --global ptxdiff.time true          # GPU timing (also PTXDIFF_TIME=1)
+
+The compile workers' OS sandbox (ptxdiff/sandbox/) is on unless the user turns it off, the same
+way: `--no-sandbox`, `PTXDIFF_SANDBOX=off`, `git config --global ptxdiff.sandbox off`; never a
+repository's config.
 """
 
 from __future__ import annotations
@@ -31,6 +35,27 @@ class Permissions:
 
 def _truthy(value: str | None) -> bool:
     return value is not None and value.strip().lower() in ("1", "true", "yes", "on")
+
+
+def _falsy(value: str | None) -> bool:
+    return value is not None and value.strip().lower() in ("0", "false", "no", "off")
+
+
+SANDBOX_ENV = "PTXDIFF_SANDBOX"
+
+
+def sandbox_opt_out() -> str | None:
+    """The user's own setting that turns the compile sandbox off, as they would write it, or None
+    (sandboxed): PTXDIFF_SANDBOX=off (what --no-sandbox sets for its run), then `ptxdiff.sandbox`
+    in the user's git config (`git -c`, global, XDG, system; never the repository's)."""
+    from ptxdiff.git.repo import user_config_get
+
+    if _falsy(os.environ.get(SANDBOX_ENV)):
+        return f"{SANDBOX_ENV}={os.environ[SANDBOX_ENV]}"
+    value = user_config_get("ptxdiff.sandbox")
+    if _falsy(value):
+        return f"git config ptxdiff.sandbox {value}"
+    return None
 
 
 def from_user(imports: bool = False, outputs: bool = False, time: bool = False) -> Permissions:

@@ -188,3 +188,33 @@ def {name}(x_ptr, out_ptr, n, BLOCK: tl.constexpr = {block}):
     x = tl.load(x_ptr + offs, mask=mask)
     tl.store(out_ptr + offs, {body_expr}, mask=mask)
 '''
+
+
+KERNEL_LINE_INDENT = " " * 8   # report/driver_lines.py: a kernel line goes on, indented, past 100 columns
+
+
+def kernel_lines(text: str) -> list[str]:
+    """The kernel lines under `git diff`, each with its continuation lines ("\\n"-joined)."""
+    out: list[str] = []
+    open_ = False
+    for ln in text.splitlines():
+        if ln.startswith("ptxdiff ") or ln.startswith("\x1b[2mptxdiff "):
+            out.append(ln)
+            open_ = True
+        elif open_ and ln.startswith(KERNEL_LINE_INDENT) and ln.strip():
+            out[-1] += "\n" + ln
+        else:
+            open_ = False
+    return out
+
+
+def without_kernel_lines(data: bytes) -> bytes:
+    """git diff's output without the kernel lines and their continuations: git's own bytes."""
+    kept, open_ = [], False
+    for ln in data.splitlines(keepends=True):
+        if ln.startswith(b"ptxdiff ") or (open_ and ln.startswith(KERNEL_LINE_INDENT.encode()) and ln.strip()):
+            open_ = True
+            continue
+        open_ = False
+        kept.append(ln)
+    return b"".join(kept)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ptxdiff.config import DEFAULT_BLOCK, Config, KernelConfig, SpecConfig, load, parse
+from ptxdiff.config import DEFAULT_BLOCK, Config, KernelConfig, SpecConfig, load, parse, unmatched_kernels
 from ptxdiff.errors import ConfigError
 
 
@@ -61,7 +61,7 @@ def test_pyproject_without_section_gives_defaults():
 def test_full_pyproject():
     cfg = load_files({"pyproject.toml": FULL})
     assert cfg.source == "pyproject.toml [tool.ptxdiff]"
-    assert cfg.targets == (90, 80)
+    assert cfg.targets == (80, 90)                    # in order of number
     assert cfg.include == ("ops/*.py",) and cfg.exclude == ("ops/test_*.py",)
     assert cfg.block == ("structural", "failed", "reordered")
     assert cfg.timeout == 60.0 and isinstance(cfg.timeout, float)
@@ -212,3 +212,26 @@ def test_kernel_config_key_is_stable_and_sensitive():
                                                          "num_warps = 4\nnum_stages = 2")})
     assert changed.for_kernel("ops/gelu.py::gelu_kernel").key() != gelu.key()
     assert KernelConfig().key() != gelu.key()
+
+
+def test_targets_are_kept_once_each_in_order_of_number():
+    cfg = load_files({"ptxdiff.toml": 'targets = ["sm_100", "sm_90", "sm_80", "sm_90"]\n'})
+    assert cfg.targets == (80, 90, 100)
+
+
+def test_timing_floor_is_one_percent_unless_set():
+    assert Config().min_effect == 0.01
+    assert load_files({"ptxdiff.toml": "min_effect = 0\n"}).min_effect == 0.0
+    assert load_files({"ptxdiff.toml": "min_effect = 0.05\n"}).min_effect == 0.05
+
+
+def test_unmatched_kernel_entries_name_the_nearest_id():
+    cfg = load_files({"ptxdiff.toml": '[kernels."ops/relu.py::relu_kernell"]\nnum_warps = 4\n'
+                                      '[kernels."gelu_kernal"]\nnum_warps = 4\n'
+                                      '[kernels."ops/gelu.py::gelu_kernel"]\nnum_warps = 4\n'
+                                      '[kernels."relu_kernel"]\nnum_warps = 4\n'})
+    ids = ["ops/relu.py::relu_kernel", "ops/gelu.py::gelu_kernel"]
+    assert unmatched_kernels(cfg, ids) == [
+        'ptxdiff.toml: kernels."ops/relu.py::relu_kernell" matches no kernel; did you mean "ops/relu.py::relu_kernel"?',
+        'ptxdiff.toml: kernels."gelu_kernal" matches no kernel; did you mean "gelu_kernel"?']
+    assert unmatched_kernels(Config(), ids) == []

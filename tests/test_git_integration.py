@@ -21,12 +21,14 @@ from helpers import (
     corpus,
     git,
     head,
+    kernel_lines,
     make_bare,
     make_repo,
     ptxdiff,
     run_main,
     scale_kernel,
     snapshot_tree,
+    without_kernel_lines,
     write,
 )
 from ptxdiff.compare.engine import Engine
@@ -49,14 +51,6 @@ GIT_STATE_SKIP = (".git/objects", ".git/logs", ".git/refs", ".git/index", ".git/
 def install(repo, capsys, *extra) -> None:
     rc, out, err = run_main(["install", "-C", str(repo), *extra], capsys)
     assert rc == 0, err
-
-
-def kernel_lines(text: str) -> list[str]:
-    return [ln for ln in text.splitlines() if ln.startswith("ptxdiff ")]
-
-
-def without_kernel_lines(data: bytes) -> bytes:
-    return b"".join(ln for ln in data.splitlines(keepends=True) if not ln.startswith(b"ptxdiff "))
 
 
 def gitdiff(repo, *args, env=None):
@@ -127,7 +121,7 @@ def uses_helper_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
     text = forced.decode()
     assert "diff --git a/ops/helpers.py b/ops/helpers.py" in text
     (line,) = kernel_lines(text)
-    assert line.startswith("ptxdiff sm_90 ops/k.py::uses_helper_kernel ") and " structural " in line
+    assert line.startswith("ptxdiff sm_90 ops/k.py::uses_helper_kernel ") and " structural" in line
 
 
 def test_git_diff_survives_a_driver_that_cannot_run(tmp_path, capsys):

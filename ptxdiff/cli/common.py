@@ -20,27 +20,56 @@ if TYPE_CHECKING:  # types only: importing them costs pygit2 and the compile pip
     from ptxdiff.compare.results import Report
     from ptxdiff.config import Config
     from ptxdiff.git.repo import Repo
+    from ptxdiff.report.layout import Layout
+
+TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
+
+
+def env_flag(name: str) -> bool | None:
+    """A boolean environment variable: 1/true/yes/on, 0/false/no/off (or empty); None when unset."""
+    value = os.environ.get(name)
+    if value is None:
+        return None
+    if value.strip().lower() in TRUE:
+        return True
+    if value.strip().lower() in FALSE:
+        return False
+    raise UsageError(f"{name}={value!r}: expected 1 or 0 (true/false, yes/no, on/off)")
 
 
 def target_list(text: str | None) -> list[int] | None:
-    """`--target sm_90,sm_80` as compute capabilities; None when not given."""
+    """`--target sm_90,sm_80` as compute capabilities, each once, in order of number; None when
+    not given."""
     if not text:
         return None
     from ptxdiff.targets import parse_target
-    return [parse_target(t) for t in text.split(",") if t.strip()]
+    return sorted({parse_target(t) for t in text.split(",") if t.strip()})
 
 
 def progress(args: argparse.Namespace) -> Callable[[str], None] | None:
-    """Progress lines on stderr where a person watches (a terminal, or PTXDIFF_PROGRESS), unless -q."""
+    """Progress lines on stderr where a person watches: a terminal (one line, rewritten and erased
+    when done), or wherever PTXDIFF_PROGRESS=1 or -v asks for them; never with -q or
+    PTXDIFF_PROGRESS=0."""
+    from ptxdiff.report.console import Status
+
     if getattr(args, "quiet", False):
         return None
-    if not (sys.stderr.isatty() or os.environ.get("PTXDIFF_PROGRESS")):
+    asked = env_flag("PTXDIFF_PROGRESS")
+    terminal = sys.stderr is not None and sys.stderr.isatty()
+    if asked is False or not (asked or terminal or getattr(args, "verbose", False)):
         return None
-    from ptxdiff.report.console import say
+    return Status(sys.stderr, live=terminal and os.environ.get("TERM") != "dumb")
 
-    def show(line: str) -> None:
-        say(line + "\n", sys.stderr)
-    return show
+
+def layout(args: argparse.Namespace, stream=None) -> Layout:
+    """How a report is laid out for `stream` (stdout): the terminal's width (COLUMNS; no limit
+    for a file or a pipe), colour by --color and NO_COLOR, the full table with --wide."""
+    from ptxdiff.report.console import wants_colour, width
+    from ptxdiff.report.layout import Layout
+
+    stream = sys.stdout if stream is None else stream
+    return Layout(width=width(stream), colour=wants_colour(stream, getattr(args, "color", "auto")),
+                  wide=getattr(args, "wide", False))
 
 
 def repo_paths(repo: Repo, paths: list[str] | None) -> list[str] | None:
@@ -58,6 +87,14 @@ def repo_paths(repo: Repo, paths: list[str] | None) -> list[str] | None:
     return out
 
 
+def sandbox_choice(args: argparse.Namespace) -> None:
+    """--no-sandbox holds for this run as PTXDIFF_SANDBOX=off does: the compile pool reads the
+    user's choice there (trust.sandbox_opt_out)."""
+    if getattr(args, "no_sandbox", False):
+        from ptxdiff.trust import SANDBOX_ENV
+        os.environ[SANDBOX_ENV] = "off"
+
+
 def open_engine(args: argparse.Namespace) -> tuple[Repo, Engine]:
     """The repository of -C and an engine set up from the common options."""
     from ptxdiff.compare.engine import Engine
@@ -65,6 +102,7 @@ def open_engine(args: argparse.Namespace) -> tuple[Repo, Engine]:
     from ptxdiff.trust import from_user
 
     repo = Repo(args.repo)
+    sandbox_choice(args)
     permissions = from_user(imports=args.imports, outputs=getattr(args, "outputs", False),
                             time=getattr(args, "time", False))
     return repo, Engine(repo, jobs=args.jobs, targets=target_list(args.target), progress=progress(args),
@@ -82,10 +120,11 @@ def user_config(args: argparse.Namespace) -> Config | None:
 def emit(report: Report, args: argparse.Namespace) -> int:
     """Print the report; the exit code is decided before and never by whether anyone read it."""
     from ptxdiff.report import render as reportmod
-    from ptxdiff.report.console import say
+    from ptxdiff.report.console import clear_status, say
 
     code = EXIT_BLOCKED if getattr(args, "check", False) and report.blocking else EXIT_OK
-    text = reportmod.render(report, args.format)
+    text = reportmod.render(report, args.format, layout(args))
+    clear_status()
     if getattr(args, "ptx", False):
         text += reportmod.ptx_diffs(report)
     say(text, sys.stdout)

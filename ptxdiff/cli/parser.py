@@ -7,31 +7,67 @@ commands/__init__.py by the verb's name (`args.command`).
 from __future__ import annotations
 
 import argparse
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
+def add_global_options(p: argparse.ArgumentParser, top: bool = False) -> None:
+    """The options git-style tools take before the verb (`ptxdiff -C DIR diff`); every verb takes
+    them after it too. A verb's copy has no default, so it never undoes one given before it."""
+    keep: dict[str, Any] = {} if top else {"default": argparse.SUPPRESS}
+    p.add_argument("-C", dest="chdir_global" if top else "chdir", action="append", metavar="DIR",
+                   default=[] if top else argparse.SUPPRESS,
+                   help="run as if started in DIR (like git -C; several -C are joined, each relative to the last)")
+    p.add_argument("--color", "--colour", dest="color", nargs="?", const="always", choices=("auto", "always", "never"),
+                   metavar="WHEN", default="auto" if top else argparse.SUPPRESS,
+                   help="colour verdicts: auto (a terminal, unless NO_COLOR is set; the default), always, never")
+    p.add_argument("--no-color", "--no-colour", dest="color", action="store_const", const="never", **keep,
+                   help="the same as --color=never")
+    p.add_argument("-q", "--quiet", action="store_true", **keep, help="no progress lines on stderr")
+    p.add_argument("-v", "--verbose", action="store_true", **keep,
+                   help="progress lines on stderr even when it is not a terminal; a traceback with an internal error")
+
+
 def add_common_options(p: argparse.ArgumentParser, compile_opts: bool = True) -> None:
-    """-C for every verb that reads a repository; with `compile_opts`, the options of the verbs that compile."""
-    p.add_argument("-C", dest="repo", default=".", help="run as if started in this directory")
+    """With `compile_opts`, the options of the verbs that compile."""
     if compile_opts:
         p.add_argument("--target", help="comma-separated targets, e.g. sm_90,sm_80 (default: config, else sm_90)")
         p.add_argument("--format", choices=("table", "json", "markdown"), default="table")
         p.add_argument("--jobs", "-j", type=int, default=None, help="parallel compile workers (default: cores)")
         p.add_argument("--no-cache", action="store_true", help="compile everything again")
-        p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
         p.add_argument("--config", metavar="FILE", help="your own config file (ptxdiff.toml or pyproject.toml "
                                                           "spelling), used instead of the repository's")
         p.add_argument("--import", dest="imports", action="store_true",
                        help="import the revisions' modules to build kernels (runs their code; default: "
                             "build from source, run nothing)")
+        p.add_argument("--no-sandbox", action="store_true",
+                       help="compile outside the OS sandbox (a repository's code could then run with your rights; "
+                            "see Security)")
+
+
+def _wide(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--wide", action="store_true",
+                   help="the full table whatever the terminal's width (a narrow one gets a compact table)")
+
+
+def _verb(sub: Subparsers, name: str, summary: str, examples: str) -> argparse.ArgumentParser:
+    """A verb with its one-line summary (in `ptxdiff --help` and its own help) and examples."""
+    p = sub.add_parser(name, help=summary, description=summary[:1].upper() + summary[1:] + ".",
+                       epilog="examples:\n" + examples, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_global_options(p)
+    return p
 
 
 def _diff(sub: Subparsers) -> None:
-    p = sub.add_parser("diff", help="compare the kernels of two revisions (like git diff)")
+    p = _verb(sub, "diff", "compare the kernels of two revisions (like git diff)",
+              "  ptxdiff diff                        HEAD vs the work tree\n"
+              "  ptxdiff diff HEAD~1 HEAD -- ops/    two commits, kernels that read a file under ops/\n"
+              "  ptxdiff diff main --check           exit 1 on a blocking verdict (CI)\n"
+              "  ptxdiff diff HEAD~1 --format markdown --target sm_80,sm_90")
     p.add_argument("revs", nargs="*", help="none: HEAD vs work tree; one: REV vs work tree; two, or A..B")
     add_common_options(p)
+    _wide(p)
     p.add_argument("--check", action="store_true", help="exit 1 when a verdict is in the block policy")
     p.add_argument("--all", action="store_true", help="list unchanged kernels too")
     p.add_argument("--ptx", action="store_true", help="add the unified diff of the normalised PTX")
@@ -41,34 +77,47 @@ def _diff(sub: Subparsers) -> None:
 
 
 def _show(sub: Subparsers) -> None:
-    p = sub.add_parser("show", help="metrics of every kernel at one revision")
+    p = _verb(sub, "show", "metrics of every kernel at one revision",
+              "  ptxdiff show                        every kernel at HEAD\n"
+              "  ptxdiff show v1.2 -- ops/gelu.py    the kernels of one file at a tag")
     p.add_argument("rev", nargs="?", help="default HEAD")
     add_common_options(p)
+    _wide(p)
 
 
 def _cache(sub: Subparsers) -> None:
-    p = sub.add_parser("cache", help="the compile cache: path, prune, clear")
+    p = _verb(sub, "cache", "the compile cache: path, prune, clear",
+              "  ptxdiff cache path                  where it is\n"
+              "  ptxdiff cache prune --max-mb 100    drop least recently used entries down to 100 MiB\n"
+              "  ptxdiff cache clear                 drop everything (and git diff's stored lines)")
     p.add_argument("action", choices=("path", "prune", "clear"))
     p.add_argument("--max-mb", type=float, default=None, help="prune down to this size (default PTXDIFF_CACHE_MAX_MB or 512)")
     add_common_options(p, compile_opts=False)
 
 
 def _log(sub: Subparsers) -> None:
-    p = sub.add_parser("log", help="a kernel's metrics along history")
+    p = _verb(sub, "log", "a kernel's metrics along history",
+              "  ptxdiff log gelu_kernel             every commit that changed it, up to HEAD\n"
+              "  ptxdiff log ops/gelu.py::gelu_kernel v1.0..main --plot gelu.png")
     p.add_argument("kernel", nargs="?", help="kernel id (path::name) or function name")
     p.add_argument("range", nargs="?", help="REV or A..B (default HEAD)")
     p.add_argument("--plot", metavar="FILE.png", help="draw the metrics along history (needs matplotlib)")
     add_common_options(p)
+    _wide(p)
 
 
 def _notes(sub: Subparsers) -> None:
-    p = sub.add_parser("notes", help="write each commit's kernel deltas under refs/notes/ptxdiff")
+    p = _verb(sub, "notes", "write each commit's kernel deltas under refs/notes/ptxdiff",
+              "  ptxdiff notes main~20..main && git log --notes=ptxdiff")
     p.add_argument("range", nargs="?", help="REV or A..B (default HEAD: all its history)")
     add_common_options(p)
 
 
 def _install(sub: Subparsers) -> None:
-    p = sub.add_parser("install", help="git diff driver, attributes and pre-push hook for this repo")
+    p = _verb(sub, "install", "git diff driver, attributes and pre-push hook for this repo",
+              "  ptxdiff install                     this repository\n"
+              "  ptxdiff install --global            every repository of this user\n"
+              "  ptxdiff install --dry-run           print every change, make none")
     p.add_argument("--global", dest="global_", action="store_true", help="for every repo of this user")
     p.add_argument("--attributes", choices=("info", "commit"), default="info",
                    help="info: .git/info/attributes (default); commit: .gitattributes")
@@ -77,18 +126,25 @@ def _install(sub: Subparsers) -> None:
 
 
 def _uninstall(sub: Subparsers) -> None:
-    p = sub.add_parser("uninstall", help="undo exactly what install did")
-    p.add_argument("--global", dest="global_", action="store_true")
+    p = _verb(sub, "uninstall", "undo exactly what install did",
+              "  ptxdiff uninstall                   this repository (the compile cache stays: ptxdiff cache clear)\n"
+              "  ptxdiff uninstall --global          what install --global did")
+    p.add_argument("--global", dest="global_", action="store_true",
+                   help="undo what `ptxdiff install --global` did (your global git config and hooks)")
     add_common_options(p, compile_opts=False)
 
 
 def _doctor(sub: Subparsers) -> None:
-    p = sub.add_parser("doctor", help="check the set-up and say what to fix (exit 1 if anything)")
+    p = _verb(sub, "doctor", "check the set-up and say what to fix (exit 1 if anything)",
+              "  ptxdiff doctor\n"
+              "  ptxdiff -C ~/src/kernels doctor")
     add_common_options(p, compile_opts=False)
 
 
 def _corpus(sub: Subparsers) -> None:
-    p = sub.add_parser("corpus", help="the evidence table on the embedded corpus")
+    p = _verb(sub, "corpus", "the evidence table on the embedded corpus",
+              "  ptxdiff corpus gelu silu            two pairs\n"
+              "  ptxdiff corpus --target sm_80,sm_90 --format markdown > results.md")
     p.add_argument("pairs", nargs="*", help="only these pairs (default: all)")
     p.add_argument("--readme", metavar="README.md", help="also rewrite that file's generated evidence block")
     p.add_argument("--outputs", action="store_true", help="also run every changed pair on the same inputs")
@@ -96,12 +152,17 @@ def _corpus(sub: Subparsers) -> None:
 
 
 def _demo(sub: Subparsers) -> None:
-    p = sub.add_parser("demo", help="the whole product in one minute, in a throwaway repo")
+    p = _verb(sub, "demo", "the whole product in one minute, in a throwaway repo",
+              "  ptxdiff demo                        on a terminal it waits for enter after each step\n"
+              "  ptxdiff demo --no-pause > demo.txt")
     p.add_argument("--no-pause", action="store_true", help="do not wait between steps")
 
 
 def _record(sub: Subparsers) -> None:
-    p = sub.add_parser("record", help="record the kernel launches a command makes (ptxdiff record -- CMD ...)")
+    p = _verb(sub, "record", "record the kernel launches a command makes (ptxdiff record -- CMD ...)",
+              "  ptxdiff record -- python -m pytest tests/\n"
+              "  ptxdiff record --from-tritonparse ./traces\n"
+              "then commit .ptxdiff/launches.jsonl: ptxdiff diff, git diff and the gate read it")
     p.add_argument("-o", "--output", metavar="FILE", help="default: .ptxdiff/launches.jsonl at the repository root")
     p.add_argument("--keep", type=int, metavar="N", help="the N most frequent specs per kernel (default 8)")
     p.add_argument("--device", choices=("auto", "gpu", "interpreter"), default="auto",
@@ -112,16 +173,21 @@ def _record(sub: Subparsers) -> None:
 
 
 def _diff_driver(sub: Subparsers) -> None:
-    # listed for --help only: main() hands `diff-driver` to the driver before any parsing
-    sub.add_parser("diff-driver", help="what git calls (diff.ptxdiff.command): 7, 9 or 1 arguments")
+    # git runs the installed shim, which calls the driver directly; main() hands `diff-driver ARGS`
+    # to it before any parsing, unless the one argument is -h/--help
+    p = _verb(sub, "diff-driver", "what git calls (diff.ptxdiff.command): 7, 9 or 1 arguments",
+              "  git diff                            (after ptxdiff install: git runs it per changed *.py file)")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="what git passes: path old-file old-hex old-mode "
+                                                         "new-file new-hex new-mode [new-path header]")
 
 
 def _pre_push(sub: Subparsers) -> None:
-    p = sub.add_parser("pre-push", help="what the pre-push hook calls (refs on stdin)")
+    p = _verb(sub, "pre-push", "what the pre-push hook calls (refs on stdin)",
+              "  git push                            (after ptxdiff install: the hook runs it)\n"
+              "  echo 'refs/heads/f OID refs/heads/f OID' | ptxdiff pre-push origin URL")
     p.add_argument("remote", nargs="?", default="origin")
     p.add_argument("url", nargs="?", default="")
     p.add_argument("--jobs", "-j", type=int, default=None)
-    p.add_argument("--quiet", "-q", action="store_true")
 
 
 # in the order --help lists them
@@ -129,9 +195,32 @@ VERBS = (_diff, _show, _cache, _log, _notes, _install, _uninstall, _doctor, _cor
          _pre_push)
 
 
+class _Version(argparse.Action):
+    """`--version`: the versions the report heading shows, looked up only when asked."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from ptxdiff.compile.toolchain import versions
+
+        tools = versions()
+        print(f"ptxdiff {tools.pop('ptxdiff')} ({', '.join(f'{k} {v}' for k, v in tools.items())})")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="ptxdiff", description="What did this change do to the compiled Triton kernel?")
-    sub = ap.add_subparsers(dest="command", required=True)
+    ap = argparse.ArgumentParser(
+        prog="ptxdiff", description="What did this change do to the compiled Triton kernel?",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n"
+               "  ptxdiff diff HEAD~1                 the kernels the last commit changed, compiled\n"
+               "  ptxdiff -C ~/src/kernels diff main  in another repository\n"
+               "  ptxdiff install                     git diff shows kernel deltas; git push checks them\n"
+               "  ptxdiff VERB --help                 one verb's options and examples\n"
+               "\nexit codes: 0 fine; 1 --check or the pre-push gate found a blocking verdict; 2 bad usage,\n"
+               "config or set-up (a wrong rev, a bad target, malformed config, no triton: one line on\n"
+               "stderr); 3 internal error. The diff driver always exits 0.")
+    ap.add_argument("--version", action=_Version, nargs=0, help="print ptxdiff's version (and triton's, python's) and exit")
+    add_global_options(ap, top=True)
+    sub = ap.add_subparsers(dest="command", required=True, metavar="VERB")
     for add in VERBS:
         add(sub)
     return ap

@@ -16,14 +16,17 @@ from typing import cast
 from ptxdiff import config as configmod
 from ptxdiff.compare.cache import Cache, cache_dir, make_key
 from ptxdiff.compare.results import Report, Row
-from ptxdiff.compare.verdict import classify, delta
+from ptxdiff.compare.verdict import classify, delta, pair_label, reason
 from ptxdiff.compile import toolchain
+from ptxdiff.config import KernelConfig
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover, renamed_id
 from ptxdiff.discovery.memo import Memo, changed_paths, update
 from ptxdiff.errors import UsageError
 from ptxdiff.git.repo import Repo, Side, Snapshot
 from ptxdiff.record import launches as recorded
+from ptxdiff.specs import launch
 from ptxdiff.specs import plan as planmod
+from ptxdiff.specs.launch import LaunchInputs
 from ptxdiff.specs.plan import Plan
 from ptxdiff.targets import target_name
 from ptxdiff.trust import Permissions, suggestions
@@ -63,19 +66,22 @@ def path_matches(path: str, specs: list[str] | None) -> bool:
 
 @dataclass
 class _Need:
-    """One (side, kernel) whose results must be produced: per target, a list of spec results."""
+    """One (side, kernel) whose results must be produced: per target, a list of spec results.
+    Each side is compiled with its own launch inputs: its plan and its config entry."""
 
     side: Side
     kernel: Kernel
-    plan: Plan = Plan()
+    plan: Plan
+    kcfg: KernelConfig
+    pair: int                                # the compared pair it belongs to
     results: dict[int, list[dict]] = field(default_factory=dict)
     keys: dict[int, str] = field(default_factory=dict)
 
 
 def _uncovered_partners(needs: list[_Need], got: list[tuple[_Need, int, list]]) -> list[_Need]:
     """Needs that compile every combination of guessed values while the other side of their pair
-    (the need with the same plan) compiles a covering set: an added optional parameter can tip
-    one side over `max_specs`, and the two sides' specs must still pair up."""
+    compiles a covering set: an added optional parameter can tip one side over `max_specs`, and
+    the two sides' specs must still pair up."""
     from ptxdiff.specs.resolve import covered_notes
 
     notes: dict[int, list[str]] = {}
@@ -85,15 +91,62 @@ def _uncovered_partners(needs: list[_Need], got: list[tuple[_Need, int, list]]) 
                 notes.setdefault(id(need), []).extend((r.get("spec") or {}).get("notes", ()))
     for need, _, specs in got:
         notes.setdefault(id(need), []).extend(note for spec in specs for note in spec.notes)
-    by_plan: dict[int, list[_Need]] = {}
+    by_pair: dict[int, list[_Need]] = {}
     for need in needs:
-        by_plan.setdefault(id(need.plan), []).append(need)
+        by_pair.setdefault(need.pair, []).append(need)
     out = []
-    for group in by_plan.values():
+    for group in by_pair.values():
         if len(group) == 2 and not any(n.plan.cover for n in group):
             flags = [covered_notes(notes.get(id(n), ())) for n in group]
             if flags[0] != flags[1]:
                 out.append(group[flags.index(False)])
+    return out
+
+
+@dataclass(frozen=True)
+class _Pair:
+    """A compared kernel pair with each side's launch inputs and config entry."""
+
+    old: Kernel | None
+    new: Kernel | None
+    old_inputs: LaunchInputs | None
+    new_inputs: LaunchInputs | None
+    old_config: KernelConfig | None
+    new_config: KernelConfig | None
+
+    @property
+    def unchanged(self) -> bool:
+        """Both sides there, the same effective source, launched the same way."""
+        return self.old is not None and self.new is not None and self.old.fingerprint == self.new.fingerprint \
+            and self.old_inputs == self.new_inputs
+
+    def launch_changes(self) -> list[str]:
+        if self.old_inputs is None or self.new_inputs is None:
+            return []
+        return launch.changes(self.old_inputs, self.new_inputs)
+
+    def launch_paths(self) -> set[str]:
+        if self.old_inputs is None or self.new_inputs is None:
+            return set()
+        return launch.paths_of(self.old_inputs, self.new_inputs)
+
+
+def _launched(kernel_pairs: list[tuple[Kernel | None, Kernel | None]], new_snap: Snapshot, old_snap: Snapshot | None,
+              cfg: configmod.Config, old_cfg: configmod.Config) -> list[_Pair]:
+    """Each pair with the launch inputs and config entry of each side (`cfg`, `old_cfg`: the
+    configs whose kernel entries describe the newer and the older side)."""
+    new_launches = recorded.load(new_snap.read, new_snap.__contains__)
+    old_launches = launch.side_launches(old_snap)
+    out = []
+    for o, n in kernel_pairs:
+        n_in = launch.inputs_of(n, new_launches, cfg) if n else None
+        o_in = launch.inputs_of(o, old_launches, old_cfg) if o else None
+        o_cfg = old_cfg.for_kernel(o.id) if o else None
+        if o_in is not None and n_in is not None and o is not None and n is not None:
+            if not o_in.config:  # no entry of its own: the newer side's describes it
+                o_cfg = cfg.for_kernel(n.id)
+            o_in = launch.inherit(o_in, n_in)
+        out.append(_Pair(o, n, o_in, n_in, o_cfg, cfg.for_kernel(n.id) if n else None))
     return out
 
 
@@ -126,8 +179,10 @@ class Engine:
         """
         def name(p: str) -> str:
             return back.get(p, p)
+        # the recording and the config hold launch values of any kernel: naming one selects all
+        every = {p for p in launch.FILES if path_matches(p, pathspecs)}
         kernels = {kid: k for kid, k in found.kernels.items() if cfg.selects(name(k.path))
-                   and any(path_matches(name(p), pathspecs) for p in k.paths | {k.path})}
+                   and any(path_matches(name(p), pathspecs) for p in k.paths | {k.path} | every)}
         broken = {p: b for p, b in found.broken.items() if cfg.selects(name(p)) and path_matches(name(p), pathspecs)}
         return Discovery(kernels, broken)
 
@@ -180,6 +235,7 @@ class Engine:
         self._loaded_now = len(missing)
         if not missing:
             return 0
+        toolchain.require_triton()
         with Pool(self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout, self.progress,
                   imports=self.imports) as pool:
             compiled = self._run(pool, missing, needs, cfg, targets)
@@ -192,7 +248,7 @@ class Engine:
         """Key every (need, target) and take what the cache has; returns the rest."""
         missing: list[tuple[_Need, int]] = []
         for need in needs:
-            kcfg = cfg.for_kernel(need.kernel.id).key()
+            kcfg = need.kcfg.key()
             for cc in targets:
                 key = make_key(fp=need.kernel.fingerprint, cfg=kcfg, target=cc, tool=self._tool,
                                roots=cfg.python_path, imports=self.imports, plan=need.plan.key(),
@@ -256,7 +312,7 @@ class Engine:
         """The specs of each missing (kernel, target); failures to have them are results already."""
         from ptxdiff.compile.pool import Task
 
-        tasks = [Task(n.side, "specs", (n.kernel, cfg, cc, n.plan), f"{n.kernel.name} {target_name(cc)} specs",
+        tasks = [Task(n.side, "specs", (n.kernel, n.kcfg, cc, n.plan), f"{n.kernel.name} {target_name(cc)} specs",
                       (n, cc)) for n, cc in missing]
         got = []
         for task, kind, payload in pool.run(tasks):
@@ -279,7 +335,7 @@ class Engine:
     def compare(self, old: Side | None, new: Side, pathspecs: list[str] | None = None,
                 show_all: bool = False, config: configmod.Config | None = None,
                 outputs: bool | None = None, time: bool | None = None,
-                renames: dict[str, str] | None = None) -> Report:
+                renames: dict[str, str] | None = None, own_entries: bool = False) -> Report:
         """Kernels whose effective source reads a file matching `pathspecs` (all when None).
 
         `outputs`/`time` force the dynamic checks on (True) or off (False); None follows what
@@ -292,18 +348,23 @@ class Engine:
         targets = self.targets_override or list(cfg.targets)
         found = self._discover(new_snap, old_snap, cfg)
         new_found = self._select(found[0], cfg, pathspecs, {})
-        messages: list[str] = []
+        messages: list[str] = configmod.unmatched_kernels(cfg, [*found[0].kernels, *(found[1] or found[0]).kernels])
         if old is None:
-            pairs = [(None, k) for k in new_found.kernels.values()]
-            broken_rows = [(None, b) for b in new_found.broken.values()]
+            kernel_pairs: list[tuple[Kernel | None, Kernel | None]] = [(None, k) for k in new_found.kernels.values()]
+            broken_rows: list[tuple[Broken | None, Broken | None]] = [(None, b) for b in new_found.broken.values()]
             old_found = Discovery({}, {})
         else:
             renames = self.repo.renames(old, new) if renames is None else renames
             back = {v: k for k, v in renames.items()}
             old_found = self._select(found[1] or Discovery({}, {}), cfg, pathspecs, back)
-            pairs, broken_rows = self._pair(old_found, new_found, renames)
+            kernel_pairs, broken_rows = self._pair(old_found, new_found, renames)
+        # kernel entries: a config the user gives describes both sides, unless `own_entries` (history:
+        # the newest config's settings, each commit's own entries)
+        entries = launch.side_config(new_snap, cfg) if config is not None and own_entries else cfg
+        old_entries = config if config is not None and not own_entries else launch.side_config(old_snap, entries)
+        pairs = _launched(kernel_pairs, new_snap, old_snap, entries, old_entries)
         if not show_all:
-            pairs = [(o, n) for o, n in pairs if o is None or n is None or o.fingerprint != n.fingerprint]
+            pairs = [p for p in pairs if not p.unchanged]
         if pathspecs and not new_found.kernels and not new_found.broken and not old_found.kernels:
             snaps = [new_snap] + ([self.repo.snapshot(old)] if old is not None else [])
             unknown = [p for p in pathspecs if not any(path_matches(f, [p]) for s in snaps for f in s.paths)]
@@ -311,25 +372,23 @@ class Engine:
                 raise UsageError(f"{unknown[0]}: no such path in {' or '.join(s.side.short for s in snaps)}")
             messages.append(f"no Triton kernels in {' '.join(pathspecs)}")
         needs: dict[tuple, _Need] = {}
-        launches = recorded.load(new_snap.read, new_snap.__contains__)
-        for o, n in pairs:
-            plan = planmod.make(o, n, launches, cfg.max_specs)  # one plan for both sides: same guesses
-            for side, k in ((old, o), (new, n)):
-                if side is not None and k is not None and (side, k.fingerprint, k.id) not in needs:
-                    # an unchanged kernel (show_all) is measured once, on the new side
-                    if side is old and n is not None and o is not None and o.fingerprint == n.fingerprint:
-                        continue
-                    needs[(side, k.fingerprint, k.id)] = _Need(side, k, plan)
+        for i, pair in enumerate(pairs):
+            for side, k, kcfg, inputs in ((old, pair.old, pair.old_config, pair.old_inputs),
+                                          (new, pair.new, pair.new_config, pair.new_inputs)):
+                if side is None or k is None or inputs is None or kcfg is None or (side, k.fingerprint, k.id) in needs:
+                    continue
+                if side is old and pair.unchanged:  # an unchanged kernel (show_all) is measured once, on the new side
+                    continue
+                plan = planmod.make(k, pair.old, pair.new, inputs, cfg.max_specs)
+                needs[(side, k.fingerprint, k.id)] = _Need(side, k, plan, kcfg, i)
         compiled = self._measure(list(needs.values()), cfg, targets)
         rows: list[Row] = []
-        for o, n in pairs:
+        for pair in pairs:
+            o, n = pair.old, pair.new
             new_need = needs.get((new, n.fingerprint, n.id)) if n else None
-            if o is not None and n is not None and o.fingerprint == n.fingerprint:
-                old_need = new_need
-            else:
-                old_need = needs.get((old, o.fingerprint, o.id)) if o else None
+            old_need = new_need if pair.unchanged else needs.get((old, o.fingerprint, o.id)) if o else None
             for cc in targets:
-                rows += self._rows(o, n, old_need.results[cc] if old_need else None,
+                rows += self._rows(pair, old_need.results[cc] if old_need else None,
                                    new_need.results[cc] if new_need else None, cc, cfg, old is not None)
         for o_broken, n_broken in broken_rows:
             rows += self._broken_rows(o_broken, n_broken, old_found, new_found, targets, cfg)
@@ -338,11 +397,12 @@ class Engine:
         messages += suggestions(cfg, self.permissions)
         if self.imports and self._loaded_now:
             messages.append("imported the revisions' modules to build kernels (their top-level code ran)")
-        rows.sort(key=lambda r: (r.kernel, r.target, r.spec))
+        # targets by number (sm_80 before sm_100), not as text
+        rows.sort(key=lambda r: (r.kernel, int(r.target[3:]) if r.target[3:].isdigit() else 0, r.target, r.spec))
         return Report(old, new, toolchain.versions(), rows, cfg, compiled, messages)
 
     # -- dynamic checks ----------------------------------------------------------------------
-    def _dynamic(self, rows: list[Row], pairs, old: Side, new: Side, cfg: configmod.Config,
+    def _dynamic(self, rows: list[Row], pairs: list[_Pair], old: Side, new: Side, cfg: configmod.Config,
                  outputs: bool | None, time: bool | None, messages: list[str]) -> list[Row]:
         """Run old and new (outputs, timing) for the kernels that ask for it; rows gain results."""
         from ptxdiff.compile.pool import Pool, Task
@@ -354,8 +414,9 @@ class Engine:
         for r in rows:
             by_kernel.setdefault(r.kernel, []).append(r)
         tasks = []
-        for o, n in pairs:
-            if o is None or n is None or o.fingerprint == n.fingerprint:
+        for pair in pairs:
+            o, n = pair.old, pair.new
+            if o is None or n is None or pair.unchanged:
                 continue
             kernel_rows = by_kernel.get(n.id, [])
             check = outputs if outputs is not None else (
@@ -436,12 +497,14 @@ class Engine:
                                 None, None, {}, error))
         return rows
 
-    def _rows(self, o: Kernel | None, n: Kernel | None, old_res: list[dict] | None, new_res: list[dict] | None,
+    def _rows(self, pair: _Pair, old_res: list[dict] | None, new_res: list[dict] | None,
               cc: int, cfg: configmod.Config, has_base: bool) -> list[Row]:
+        o, n = pair.old, pair.new
         either = n or o
         assert either is not None, "a row has a kernel on one side at least"
         kernel_id = either.id
         old_kernel = o.id if o and n and o.id != n.id else None
+        changes = pair.launch_changes() if has_base else []
         by_key: dict[object, list] = {}
         for side, results in ((0, old_res), (1, new_res)):
             for r in results or ():
@@ -450,8 +513,8 @@ class Engine:
         for side in (0, 1):
             if None in by_key and by_key[None][side] is not None and len(by_key) > 1:
                 failure = by_key.pop(None)[side]
-                for pair in by_key.values():
-                    pair[side] = failure
+                for both in by_key.values():
+                    both[side] = failure
         # specs whose values changed (a constexpr default, an autotune Config) pair up in order
         lone_old = [k for k, (a, b) in by_key.items() if b is None]
         lone_new = [k for k, (a, b) in by_key.items() if a is None]
@@ -461,11 +524,11 @@ class Engine:
         for a, b in by_key.values():
             label = (b or a)["label"]
             if a is not None and b is not None and a["label"] != b["label"]:
-                label = f"{a['label']} → {b['label']}"
+                label = pair_label(a["label"], b["label"])
             detail = (b or a).get("spec")
             old_m = a.get("metrics") if a else None
             new_m = b.get("metrics") if b else None
-            error = None
+            error = why = None
             if (a and a.get("error")) or (b and b.get("error")):
                 verdict = "failed"
                 parts = [f"old: {a['error']}" if a and a.get("error") else "",
@@ -477,14 +540,16 @@ class Engine:
                 verdict = "removed"
             else:
                 verdict = classify(a["ptx"], b["ptx"], a["metrics"], b["metrics"])
+                why = reason(verdict, a["ptx"], b["ptx"], a["metrics"], b["metrics"])
             if not has_base:
                 old_m = None
             log = "\n".join(x.get("log", "") for x in (a, b) if x and x.get("log")) or None
             source = detail.get("source") if detail else None
-            paths = tuple(sorted(set().union(*(k.paths | {k.path} for k in (o, n) if k is not None))))
+            paths = tuple(sorted(set().union(*(k.paths | {k.path} for k in (o, n) if k is not None),
+                                             pair.launch_paths())))
             transient = any(x.get("transient") for x in (a, b) if x)
             rows.append(Row(kernel_id, label, target_name(cc), verdict, has_base and _blocks(verdict, source, a, b, cfg),
                             old_m, new_m, delta(old_m, new_m), error, detail, old_kernel, log,
                             a.get("ptx") if a else None, b.get("ptx") if b else None, spec_source=source,
-                            paths=paths, transient=transient))
+                            paths=paths, transient=transient, why=why, launch="; ".join(changes) or None))
         return rows

@@ -1,10 +1,12 @@
-"""A kernel's story along history: one row per commit that changed its effective source.
+"""A kernel's story along history: one row per commit that changed its effective source or its
+launch (a call site's values, its recorded launches, its config entry).
 
 Commits are walked oldest first (first parent). A commit is looked at only when it touched a
-file of the kernel's effective source; the kernel's file is followed through renames. Each
-distinct version is compiled once: consecutive versions are compared through the engine, whose
-cache makes the older side of every comparison a hit. Every step uses the newest commit's config,
-so a config added today also describes the kernels of last year.
+file of the kernel's effective source, of its launch sites, the recording or a config file; the
+kernel's file is followed through renames. Each distinct version is compiled once: consecutive
+versions are compared through the engine, whose cache makes the older side of every comparison
+a hit. Every step uses the newest commit's config for its settings (a config added today also
+describes the kernels of last year), and each commit's own entry for the kernel where it has one.
 
 The story of a range `A..B` starts from the kernel as it was at A (the first parent of the
 range's oldest commit): the first row is `added` only when the kernel did not exist there, so
@@ -18,9 +20,10 @@ from dataclasses import dataclass
 from ptxdiff import config as configmod
 from ptxdiff.compare.engine import Engine
 from ptxdiff.compare.results import Row
-from ptxdiff.discovery.kernels import discover
+from ptxdiff.discovery.kernels import Kernel, discover
 from ptxdiff.errors import UsageError
 from ptxdiff.git.repo import CommitInfo, Repo, Side
+from ptxdiff.specs import launch
 
 
 @dataclass(frozen=True)
@@ -54,19 +57,17 @@ def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEA
         raise UsageError(f"no kernel {query!r} at {rev_range}")
     # walk back from head to collect the versions, following renames of the kernel's file
     path, name = target.path, target.name
-    versions: list[tuple[CommitInfo, str, str]] = []   # (commit, kernel id, fingerprint)
-    watched = set(target.paths) | {path}
-    current_fp = None
-    before_range: tuple[CommitInfo, str, str] | None = None
+    versions: list[tuple[CommitInfo, Kernel, Version]] = []
+    watched = set(target.paths) | {path, *launch.FILES}
+    before_range: tuple[CommitInfo, Kernel, Version] | None = None
     for info in reversed(commits):
-        if current_fp is not None and not (repo.changed_paths(info.id) & watched):
+        if versions and not (repo.changed_paths(info.id) & watched):
             continue
-        k = _kernel_at(repo, info, path, name, cfg)
-        if k is None:
+        at = _kernel_at(repo, info, path, name, cfg)
+        if at is None:
             break
-        watched |= k.paths
-        versions.append((info, k.id, k.fingerprint))
-        current_fp = k.fingerprint
+        watched |= at[0].paths
+        versions.append((info, *at))
         parent = info.parents[0] if info.parents else None
         if parent:
             renames = repo.renames(Side("p", parent), Side("c", info.id))
@@ -76,28 +77,46 @@ def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEA
         # the kernel is there all through the range: start from what it was just before it
         if commits and commits[0].parents:
             before = repo.commit_info(commits[0].parents[0])
-            k = _kernel_at(repo, before, path, name, cfg)
-            if k is not None:
-                before_range = (before, k.id, k.fingerprint)
+            at = _kernel_at(repo, before, path, name, cfg)
+            if at is not None:
+                before_range = (before, *at)
     versions.reverse()
-    # keep the commits where the fingerprint changed (the first version is where it appeared,
+    # keep the commits where the version changed (the first version is where it appeared,
     # unless the kernel was there before the range: then that version is the first "previous")
     events: list[Event] = []
     previous = before_range
-    for info, kid, fp in versions:
-        if previous is not None and previous[2] == fp:
+    for info, k, version in versions:
+        if previous is not None and previous[2].same_as(version):
             continue
         old = Side(previous[0].short, previous[0].id) if previous else Side("nothing", "")
-        report = engine.compare(old, Side(info.short, info.id), [kid.partition("::")[0]]
-                                + ([previous[1].partition("::")[0]] if previous else []), config=cfg)
-        rows = [r for r in report.rows if r.kernel == kid]
-        events.append(Event(info, kid, rows))
-        previous = (info, kid, fp)
+        report = engine.compare(old, Side(info.short, info.id), [k.path] + ([previous[1].path] if previous else []),
+                                config=cfg, own_entries=True)
+        events.append(Event(info, k.id, [r for r in report.rows if r.kernel == k.id]))
+        previous = (info, k, version)
     return events
 
 
-def _kernel_at(repo: Repo, info: CommitInfo, path: str, name: str, cfg):
+@dataclass(frozen=True)
+class Version:
+    """The kernel at one commit: its effective source and what it is launched with."""
+
+    fingerprint: str
+    inputs: launch.LaunchInputs
+
+    def same_as(self, newer: Version) -> bool:
+        """No change between this version and a newer one (a first recording or config entry
+        describes the older commit too)."""
+        return self.fingerprint == newer.fingerprint and launch.inherit(self.inputs, newer.inputs) == newer.inputs
+
+
+def _kernel_at(repo: Repo, info: CommitInfo, path: str, name: str,
+               cfg: configmod.Config) -> tuple[Kernel, Version] | None:
+    """The kernel at a commit and its version (None when it is not there)."""
     snap = repo.snapshot(Side(info.short, info.id))
     if path not in snap:
         return None
-    return discover(snap, cfg.python_path, paths={path}).kernels.get(f"{path}::{name}")
+    k = discover(snap, cfg.python_path, paths={path}).kernels.get(f"{path}::{name}")
+    if k is None:
+        return None
+    inputs = launch.inputs_of(k, launch.side_launches(snap), launch.side_config(snap, cfg))
+    return k, Version(k.fingerprint, inputs)

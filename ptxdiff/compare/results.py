@@ -33,6 +33,8 @@ class Row:
     spec_source: str | None = None      # where the spec's values came from: config, recorded, call-site, guessed
     paths: tuple[str, ...] = ()         # the files the kernel's effective source reads (either side)
     transient: bool = False             # failed for a reason that may not repeat (timeout, crash): not cached
+    why: str | None = None              # why the verdict: the opcode delta, or the first differing PTX lines
+    launch: str | None = None           # what changed in the launch: "BLOCK_SIZE 1024 -> 2048 (call site f.py:21)"
 
     def as_json(self) -> dict:
         return {"kernel": self.kernel, "spec": self.spec, "spec_source": self.spec_source, "target": self.target,
@@ -40,6 +42,7 @@ class Row:
                 "paths": list(self.paths), "transient": self.transient,
                 "delta": self.delta, "error": self.error, "spec_detail": self.spec_detail,
                 "renamed_from": self.old_kernel, "outputs": self.outputs, "timing": self.timing,
+                "why": self.why, "launch": self.launch,
                 "log": self.log}
 
 

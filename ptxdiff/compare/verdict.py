@@ -51,3 +51,64 @@ def classify(old_ptx: str, new_ptx: str, old: dict, new: dict) -> str:
 def strongest(verdicts) -> str | None:
     ranked = [v for v in ORDER if v in set(verdicts)]
     return ranked[0] if ranked else None
+
+
+WHY_ITEMS = 6      # opcodes or counts named in a reason; the rest are counted
+WHY_WIDTH = 60     # characters of each PTX line a reason quotes
+
+
+def opcode_delta(old: dict, new: dict) -> str:
+    """`add.f32 -1, sub.f32 +1`: the opcodes whose counts moved, by name."""
+    moved = sorted((op, new.get(op, 0) - old.get(op, 0)) for op in set(old) | set(new)
+                   if new.get(op, 0) != old.get(op, 0))
+    shown = ", ".join(f"{op} {d:+}" for op, d in moved[:WHY_ITEMS])
+    return shown + (f", {len(moved) - WHY_ITEMS} more" if len(moved) > WHY_ITEMS else "")
+
+
+def _cut(line: str) -> str:
+    line = " ".join(line.split())
+    return line if len(line) <= WHY_WIDTH else line[:WHY_WIDTH - 1] + "…"
+
+
+def first_difference(old_ptx: str, new_ptx: str) -> str:
+    """The first pair of normalised PTX lines that differ: `old line -> new line`."""
+    a, b = old_ptx.splitlines(), new_ptx.splitlines()
+    for x, y in zip(a, b):
+        if x != y:
+            return f"{_cut(x)} -> {_cut(y)}"
+    longer, extra = (a, "-") if len(a) > len(b) else (b, "+")
+    return f"{extra}{_cut(longer[min(len(a), len(b))])}" if longer else ""
+
+
+def reason(verdict: str, old_ptx: str, new_ptx: str, old: dict, new: dict) -> str | None:
+    """Why two successful compiles got their verdict, in one line: the opcode delta of a
+    structural change (or the counts that moved), the first differing line of a reordering or a
+    constants-only change (static counts are blind there). The full PTX is behind --ptx."""
+    if verdict == "structural":
+        ops = opcode_delta(old.get("ptx_opcodes") or {}, new.get("ptx_opcodes") or {})
+        if ops:
+            return ops
+        counts = [f"{k} {old.get(k)} -> {new.get(k)}" for k in COUNTED if old.get(k) != new.get(k)]
+        return ", ".join(counts[:WHY_ITEMS]) if counts else "values computed differ: " + first_difference(old_ptx, new_ptx)
+    if verdict in ("reordered", "constants-only"):
+        return first_difference(old_ptx, new_ptx)
+    return None
+
+
+def pair_label(old: str, new: str) -> str:
+    """One label for a spec whose values changed: `BLOCK_SIZE=1024 -> 2048 w4 s3`, word by word
+    where both labels have the same words, else both labels whole."""
+    a, b = old.split(" "), new.split(" ")
+    if len(a) != len(b):
+        return f"{old} -> {new}"
+    words = []
+    for x, y in zip(a, b):
+        key_x, eq, value_x = x.partition("=")
+        key_y, _, value_y = y.partition("=")
+        if x == y:
+            words.append(x)
+        elif eq and key_x == key_y:
+            words.append(f"{key_x}={value_x} -> {value_y}")
+        else:
+            words.append(f"{x} -> {y}")
+    return " ".join(words)

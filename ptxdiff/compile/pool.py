@@ -4,12 +4,19 @@ Workers fork from a multiprocessing forkserver that has imported triton once, so
 worker per revision costs milliseconds. A request
 that outlives its deadline, or a worker that dies (a ptxas or MLIR crash), becomes an error
 result for that request; the slot starts a fresh worker and the run goes on.
+
+Compile workers are sandboxed (ptxdiff/sandbox/) unless the user turned that off: the
+forkserver starts clean, each worker gets a private folder and a policy, and the deadline is the
+repository's timeout capped by the user's maximum. A machine where the sandbox cannot hold gets
+SandboxError (one line: why, and how to opt out) before any worker starts.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import shutil
+import signal
 import tempfile
 import time
 from collections import deque
@@ -19,7 +26,11 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
 
+from ptxdiff import trust
 from ptxdiff.compile import worker as compiler
+from ptxdiff.errors import SandboxError
+from ptxdiff.sandbox import launcher, limits, probe
+from ptxdiff.sandbox.policy import Policy
 
 _context: ForkServerContext | None = None
 
@@ -49,7 +60,8 @@ class _Slot:
     side: object = ...       # revision of the live worker; ... when none
     task: Task | None = None
     deadline: float = 0.0
-    home: str | None = None  # the worker's private triton cache folder
+    home: str | None = None  # the worker's private folder (HOME, TMPDIR, cwd, triton's cache)
+    cpu: float = 0.0         # CPU seconds the live worker has used, as it last said
 
     def channel(self) -> Connection:
         """The live worker's pipe: a slot has one from `_start` until `_stop`."""
@@ -61,15 +73,35 @@ class Pool:
     def __init__(self, repo_dir: str, roots: tuple[str, ...], jobs: int, timeout: float,
                  progress: Callable[[str], None] | None = None, imports: bool = False):
         self.repo_dir, self.roots, self.imports = repo_dir, roots, imports
-        self.jobs, self.timeout = max(1, jobs), timeout
+        self.bound = limits.bound(timeout)
+        self.jobs, self.timeout = max(1, jobs), self.bound.seconds
+        self.limits = limits.Limits.for_bound(self.timeout, imports)
         self.progress = progress
         self.slots = [_Slot() for _ in range(self.jobs)]
+        self.unsandboxed = trust.sandbox_opt_out()   # the user's setting that turned it off, if any
+        self.sandbox: str | None = None              # what holds in the workers, as the last one said
+
+    def timed_out(self) -> str:
+        cap = f", capped by {self.bound.capped}" if self.bound.capped else ""
+        return f"timed out after {self.timeout:g}s (config key 'timeout'{cap})"
+
+    def _sandboxed(self, side: object) -> bool:
+        """Whether a worker for `side` is sealed: every compile worker unless the user opted out;
+        not a run worker (--outputs/--time run the repository's code because the user asked, on
+        the GPU). Raises the one-line refusal where the sandbox cannot be set up."""
+        if isinstance(side, tuple) or self.unsandboxed:
+            return False
+        why = probe.unavailable()
+        if why:
+            raise probe.refusal(why)
+        return True
 
     def _stop(self, slot: _Slot, kill: bool = False) -> None:
         proc = slot.proc
         if proc is None:
             return
         if kill:
+            _kill_group(proc)
             proc.kill()
         else:
             try:
@@ -78,10 +110,11 @@ class Pool:
                 pass
         proc.join(5)
         if proc.is_alive():
+            _kill_group(proc)
             proc.kill()
             proc.join()
         slot.channel().close()
-        slot.proc, slot.conn, slot.side = None, None, ...
+        slot.proc, slot.conn, slot.side, slot.cpu = None, None, ..., 0.0
         if slot.home:
             shutil.rmtree(slot.home, ignore_errors=True)
             slot.home = None
@@ -90,24 +123,32 @@ class Pool:
         # Run workers (an (old, new) pair) must import triton only after choosing the
         # interpreter, so they start fresh instead of forking from the triton-preloaded server.
         ctx = mp.get_context("spawn") if isinstance(side, tuple) else _ctx()
+        sealed = self._sandboxed(side)
+        slot.home = tempfile.mkdtemp(prefix="ptxdiff-worker-")
+        # an importing worker runs the modules' top level because the user asked: bounded, not sealed
+        policy = Policy(slot.home, self.limits, namespaces=not self.imports, seal=not self.imports) if sealed else None
         parent, child = ctx.Pipe()
-        slot.home = tempfile.mkdtemp(prefix="ptxdiff-triton-")
-        proc = ctx.Process(target=compiler.serve, args=(child, self.repo_dir, side, self.roots, self.imports, slot.home),
-                           daemon=True)
-        proc.start()
+        proc = ctx.Process(target=compiler.serve, args=(child, self.repo_dir, side, self.roots, self.imports, slot.home,
+                                                        policy), daemon=True)
+        # the forkserver is shared by sealed and unsealed compile workers: it always starts clean
+        with launcher.clean_start(None if isinstance(side, tuple) else os.environ):
+            proc.start()
         child.close()
         slot.proc, slot.conn, slot.side = proc, parent, side
         if not parent.poll(self.timeout):
             self._stop(slot, kill=True)
-            return f"worker start timed out after {self.timeout:g}s (config key 'timeout')"
+            return f"worker start {self.timed_out()}"
         try:
             kind, msg = parent.recv()
         except EOFError:
             self._stop(slot, kill=True)
             return "worker died while starting"
-        if kind == "fatal":
+        if kind in ("fatal", "sandbox"):
             self._stop(slot, kill=True)
+            if kind == "sandbox":
+                raise probe.refusal(msg)
             return msg
+        self.sandbox = msg
         return None
 
     def run(self, tasks: list[Task], skip: Callable[[Task], str | None] | None = None
@@ -154,17 +195,19 @@ class Pool:
                     payload: object
                     if slot.conn in ready:
                         try:
-                            kind, payload = slot.channel().recv()
-                        except (EOFError, OSError):
+                            kind, payload, slot.cpu = slot.channel().recv()
+                        except (EOFError, OSError, ValueError, TypeError):
                             code = slot.proc.exitcode if slot.proc else None
                             self._stop(slot, kill=True)
                             kind, payload = "error", f"worker crashed (exit code {code}) during {task.label}"
                     elif time.monotonic() >= slot.deadline:
                         self._stop(slot, kill=True)
-                        kind, payload = "timeout", f"timed out after {self.timeout:g}s (config key 'timeout')"
+                        kind, payload = "timeout", self.timed_out()
                     else:
                         continue
                     slot.task = None
+                    if slot.proc is not None and slot.cpu > self.limits.recycle_after(self.timeout):
+                        self._stop(slot)   # a fresh worker before this one's CPU rlimit could end a request
                     done += 1
                     yield task, kind, payload
         finally:  # workers stay for the next run (the compiles after the specs) unless busy
@@ -190,7 +233,47 @@ class Pool:
         self.close()
 
 
+def _kill_group(proc: BaseProcess) -> None:
+    """A sandboxed worker leads its own process group and cannot leave it (seccomp): kill all of
+    it, so nothing it started outlives it even where no PID namespace could be made."""
+    pid = proc.pid
+    try:
+        if pid and os.getpgid(pid) == pid:
+            os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def sandboxed_call(fn: Callable, args: tuple, timeout: float = 120.0, namespaces: bool = True) -> tuple[str, object]:
+    """Run `fn(*args)` (a module-level function) in a sealed compile worker, as the pool starts
+    them, and return (what holds in the sandbox, the result). For `ptxdiff doctor` and the tests
+    (`namespaces=False`: as on a kernel that refuses them)."""
+    why = probe.unavailable()
+    if why:
+        raise probe.refusal(why)
+    ctx = _ctx()
+    home = tempfile.mkdtemp(prefix="ptxdiff-worker-")
+    parent, child = ctx.Pipe()
+    policy = Policy(home, limits.Limits.for_bound(limits.user_max()[0]), namespaces)   # a worker at the user's bound
+    proc = ctx.Process(target=compiler.call_sealed, args=(child, policy, fn, args), daemon=True)
+    try:
+        with launcher.clean_start(os.environ):
+            proc.start()
+        child.close()
+        if not parent.poll(timeout):
+            raise SandboxError(f"the sandboxed call did not answer in {timeout:g}s")
+        kind, active, result = parent.recv()
+        if kind == "sandbox":
+            raise probe.refusal(str(result))
+        return active, result
+    finally:
+        if proc.pid is not None:
+            _kill_group(proc)
+            proc.kill()
+            proc.join()
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def default_jobs() -> int:
-    import os
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 

@@ -3,14 +3,16 @@
 Imported only by the forkserver (pool.py), never by the process that runs ptxdiff, so the diff
 driver's warm path still imports no triton. Every worker is forked from this state: triton and
 the modules a first compile would import are loaded, and triton's cache key (a hash of its own
-sources and libraries, ~0.4 s) is computed once here instead of once per worker.
+sources and libraries, ~0.4 s) is computed once here instead of once per worker. The forkserver
+dies with ptxdiff (and its workers with it: each dies with its parent).
 """
 
 import triton
 import triton.backends.nvidia.compiler
 import triton.compiler.code_generator  # noqa: F401
 
-from ptxdiff.compile import worker as compiler  # noqa: F401
+from ptxdiff.compile import worker as compiler
+from ptxdiff.sandbox import enter  # noqa: F401  (what every worker runs first: loaded once here)
 
 try:  # where triton 3.6 to 3.9 keep it
     from triton.runtime.cache import triton_key
@@ -18,3 +20,4 @@ except ImportError:  # pragma: no cover
     from triton.compiler.compiler import triton_key
 
 triton_key()
+compiler.die_with_parent()

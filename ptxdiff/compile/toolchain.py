@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 from ptxdiff import PACKAGE_DIR, __version__
-from ptxdiff.errors import ToolError
+from ptxdiff.errors import SetupError, ToolError
 
 # Bump when the meaning of any metric changes: old cache entries then stop matching.
 METRIC_VERSION = 1
@@ -45,13 +45,28 @@ def _bundled_bin() -> Path | None:
 
 
 def tool_path(name: str) -> str:
-    for var in (f"PTXDIFF_{name.upper()}", f"TRITON_{name.upper()}_PATH"):
+    env_name = name.upper().replace("-", "_")   # ptxas-blackwell: TRITON_PTXAS_BLACKWELL_PATH, as triton spells it
+    for var in (f"PTXDIFF_{env_name}", f"TRITON_{env_name}_PATH"):
         if os.environ.get(var):
             return os.environ[var]
     bundled = _bundled_bin()
     if bundled is not None and (bundled / name).exists():
         return str(bundled / name)
     raise ToolError(f"{name} not found: install triton (it ships {name}) or set PTXDIFF_{name.upper()}")
+
+
+TOOLS = ("ptxas", "ptxas-blackwell", "cuobjdump", "nvdisasm")
+
+
+def tool_paths() -> list[str]:
+    """Every toolchain binary that exists here: what a sealed compile worker may execute."""
+    found = []
+    for name in TOOLS:
+        try:
+            found.append(tool_path(name))
+        except ToolError:
+            pass
+    return found
 
 
 def run_tool(name: str, args: list[str], timeout: float = 120) -> str:
@@ -121,3 +136,19 @@ def pin_fp_fusion() -> None:
     """Triton 3.9 warns when unset and will flip the default in 3.10; pin today's default so the
     same source compiles the same way on every version we support (users may override)."""
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+
+SUPPORTED_TRITON = "triton>=3.6,<3.10"
+
+
+def install_triton() -> str:
+    """The command that installs a supported triton for the interpreter running ptxdiff."""
+    import shlex
+    import sys
+    return f"{shlex.quote(sys.executable)} -m pip install '{SUPPORTED_TRITON}'"
+
+
+def require_triton() -> None:
+    """Before the first compile: without triton every kernel fails the same way, so say it once."""
+    if triton_version() is None:
+        raise SetupError(f"triton is not installed, so no kernel can be compiled; install it with: {install_triton()}")

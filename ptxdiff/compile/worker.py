@@ -15,6 +15,7 @@ import importlib.util
 import inspect
 import io
 import os
+import resource
 import sys
 import tempfile
 import traceback
@@ -22,12 +23,14 @@ import types
 from typing import TYPE_CHECKING
 
 from ptxdiff import targets
-from ptxdiff.compile.toolchain import pin_fp_fusion, run_tool
-from ptxdiff.config import Config
+from ptxdiff.compile.toolchain import pin_fp_fusion, run_tool, tool_paths
+from ptxdiff.config import KernelConfig
 from ptxdiff.discovery.kernels import Kernel
-from ptxdiff.errors import ToolError
+from ptxdiff.errors import SandboxError, ToolError
 from ptxdiff.metrics import ptx as ptxmod
 from ptxdiff.metrics import sass
+from ptxdiff.sandbox.enter import begin, seal
+from ptxdiff.sandbox.policy import Policy
 from ptxdiff.source.modules import ModuleIndex
 from ptxdiff.specs.plan import Plan
 from ptxdiff.specs.resolve import Declared, Spec, SpecError, resolve
@@ -153,7 +156,9 @@ def compile_spec(jit, spec: Spec, cc: int) -> dict:
         log = out.getvalue() + "".join(traceback.format_exception_only(type(e), e))
         lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
         summary = " ".join(dict.fromkeys([lines[0], lines[-1]])) if lines else type(e).__name__
-        return {"error": f"compile failed: {type(e).__name__}: {summary}"[:400], "log": log[-20000:]}
+        from ptxdiff.build.locate import located
+        where = located(e, jit)  # `ops/relu.py:12:44: NameError: ...`: the file's own line
+        return {"error": f"compile failed: {where or f'{type(e).__name__}: {summary}'}"[:400], "log": log[-20000:]}
     ptx_text = ck.asm["ptx"]
     try:
         metrics = measure(ptx_text, ck.asm["cubin"], out.getvalue(), spec, cc, int(ck.metadata.shared))
@@ -172,6 +177,7 @@ class Worker:
         prepare_env()
         repo = git.Repo(repo_dir)
         sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") not in (repo.workdir, os.getcwd())]
+        self.repo, self.side = repo, side
         self.index = ModuleIndex(repo.snapshot(side), roots)
         self.tag = side.tag
         self.imports = imports
@@ -181,6 +187,16 @@ class Worker:
             importer.install(self.index, side.tag)
         self._builders: dict[int, object] = {}
         self._loaded: dict[tuple, tuple[object, Declared]] = {}
+
+    def reads(self) -> list[str]:
+        """What of the repository a sealed worker may read: the object stores (blobs of commits
+        and the index) and, for the work tree, its Python files one by one (not .git, not the
+        other files)."""
+        objects = os.path.join(self.repo.common_dir, "objects")
+        out = [objects, *_alternates(objects)]
+        if self.side.commit is None:
+            out += [os.path.join(self.repo.workdir, p) for p in sorted(self.index.snapshot.paths) if p.endswith(".py")]
+        return out
 
     def _builder(self, cc: int):
         if cc not in self._builders:
@@ -208,12 +224,12 @@ class Worker:
             raise SpecError(f"{kernel.module} has no attribute {kernel.name} after import")
         return _unwrap(obj)
 
-    def specs(self, kernel: Kernel, config: Config, cc: int, plan: Plan) -> list[Spec] | dict:
+    def specs(self, kernel: Kernel, config: KernelConfig, cc: int, plan: Plan) -> list[Spec] | dict:
         """The kernel's specs; on the hermetic path a spec that cannot be had is a fact about the
         effective source, config and plan (a dict with the error), cached like a result."""
         try:
             _, declared = self.load(kernel, cc)
-            return resolve(kernel, declared, config.for_kernel(kernel.id), plan)
+            return resolve(kernel, declared, config, plan)
         except SpecError as e:
             if self.imports:
                 raise
@@ -225,6 +241,22 @@ class Worker:
         if "error" in result and not self.imports:
             result["error"] = self._builder(cc).explain(result["error"])
         return result
+
+
+def _alternates(objects: str, depth: int = 0) -> list[str]:
+    """Object stores this one borrows from (objects/info/alternates), recursively as git reads them."""
+    try:
+        with open(os.path.join(objects, "info", "alternates"), encoding="utf-8", errors="surrogateescape") as f:
+            lines = [ln.strip() for ln in f if ln.strip() and not ln.startswith("#")]
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        path = os.path.normpath(os.path.join(objects, line))
+        out.append(path)
+        if depth < 5:
+            out += _alternates(path, depth + 1)
+    return out
 
 
 def die_with_parent() -> None:
@@ -261,23 +293,36 @@ def private_triton_home(path: str) -> None:
     os.environ["TRITON_OVERRIDE_DIR"] = os.path.join(path, "override")
 
 
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def serve(conn, repo_dir: str, side, roots: tuple[str, ...], imports: bool = False,
-          triton_home: str | None = None) -> None:
-    """Worker process main loop: requests in, results out, until told to stop."""
+          triton_home: str | None = None, policy: Policy | None = None) -> None:
+    """Worker process main loop: requests in, (kind, result, CPU seconds used) out, until told to
+    stop. With a policy, nothing of the repository is handled before the worker is sealed."""
     die_with_parent()
-    if triton_home:
-        private_triton_home(triton_home)
     try:
+        started = begin(policy) if policy is not None else None
+        if triton_home:
+            private_triton_home(triton_home)
         worker: Worker | RunWorker
+        active = None
         if isinstance(side, tuple):  # an (old, new) pair: run and time both in one process
             from ptxdiff.dynamic.runner import RunWorker
             worker = RunWorker(repo_dir, side, roots)
         else:
             worker = Worker(repo_dir, side, roots, imports)
+            if policy is not None and policy.seal and started is not None:
+                active = seal(policy, started, tool_paths(), worker.reads())
+    except SandboxError as e:
+        conn.send(("sandbox", str(e)))
+        return
     except BaseException as e:
         conn.send(("fatal", f"worker could not start: {type(e).__name__}: {e}"))
         return
-    conn.send(("ready", None))
+    conn.send(("ready", active.describe() if active else None))
     while True:
         try:
             request = conn.recv()
@@ -292,4 +337,21 @@ def serve(conn, repo_dir: str, side, roots: tuple[str, ...], imports: bool = Fal
             result = ("error", str(e))
         except Exception as e:
             result = ("error", f"{type(e).__name__}: {e}\n{traceback.format_exc()[-4000:]}")
-        conn.send(result)
+        conn.send((*result, cpu_seconds()))
+
+
+def call_sealed(conn, policy: Policy, fn, args: tuple) -> None:
+    """A sealed worker that runs one function (pool.sandboxed_call): what the sandbox holds is
+    what the compile workers get, with no repository."""
+    die_with_parent()
+    try:
+        started = begin(policy)
+        active = seal(policy, started, tool_paths())
+    except SandboxError as e:
+        conn.send(("sandbox", None, str(e)))
+        return
+    try:
+        result = fn(*args)
+    except Exception as e:
+        result = f"{type(e).__name__}: {e}"
+    conn.send(("ok", active.describe(), result))

@@ -13,36 +13,68 @@ import tempfile
 from pathlib import Path
 
 from ptxdiff.corpus.pairs import corpus_dir, load_pairs
+from ptxdiff.report.console import width
 
 PAIRS = ("gelu", "leaky_relu")
 
 
-def _env() -> dict:
+def _env(width: int | None) -> dict:
+    """The steps' environment: a fixed author, kernel lines under git diff although its output is
+    captured, and the width of the terminal the demo prints to, if any (their output goes there)."""
     env = dict(os.environ)
     env.update(GIT_AUTHOR_NAME="Demo Author", GIT_AUTHOR_EMAIL="demo@example.invalid",
                GIT_COMMITTER_NAME="Demo Author", GIT_COMMITTER_EMAIL="demo@example.invalid",
                PTXDIFF_FORCE="1", GIT_PAGER="cat", PAGER="cat")
+    if width is not None:
+        env["COLUMNS"] = str(width)
     env.pop("PTXDIFF_SKIP", None)
     return env
 
 
-def run(keep: bool = True, pause: bool = False, out=sys.stdout) -> int:
+def _wait() -> bool:
+    """Enter goes on; end of input (Ctrl-D) stops the demo quietly."""
+    try:
+        input("\n[enter] ")
+        return True
+    except EOFError:
+        print()
+        return False
+
+
+class Stop(Exception):
+    """The person at the prompt ended input: the demo stops here, without an error."""
+
+
+def run(keep: bool = True, pause: bool = False, out=sys.stdout, colour: bool = False) -> int:
+    """The demo; `pause`: wait for enter after each step when stdin is a terminal; `colour`:
+    headings and the steps' verdicts coloured (ptxdiff --color=always, git -c color.ui=always)."""
+    try:
+        return _run(keep, pause, out, colour)
+    except Stop:
+        return 0
+
+
+def _run(keep: bool, pause: bool, out, colour: bool) -> int:
     root = Path(tempfile.mkdtemp(prefix="ptxdiff-demo-"))
     work, remote = root / "work", root / "remote.git"
-    env = _env()
+    env = _env(width(out))
     ptxdiff = [sys.executable, "-m", "ptxdiff"]
     failures = []
 
     def step(title: str, cmd: list[str], expect: int | None = 0) -> str:
         shown = " ".join(cmd if cmd[0] != sys.executable else ["ptxdiff", *cmd[3:]])
-        print(f"\n\033[1m## {title}\033[m\n$ {shown}", file=out, flush=True)
+        heading = f"\033[1m## {title}\033[m" if colour else f"## {title}"
+        print(f"\n{heading}\n$ {shown}", file=out, flush=True)
+        if colour:  # the steps write to a pipe: ask them for the colours a terminal gets
+            cmd = [*cmd[:3], "--color=always", *cmd[3:]] if cmd[0] == sys.executable else \
+                [cmd[0], "-c", "color.ui=always", *cmd[1:]]
         proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
         text = proc.stdout + proc.stderr
         print(text.rstrip(), file=out, flush=True)
         if expect is not None and (proc.returncode == 0) != (expect == 0):
             failures.append(f"{shown}: exit {proc.returncode}, expected {'0' if expect == 0 else 'non-zero'}")
-        if pause and sys.stdin.isatty():
-            input("\n[enter] ")
+        if pause and sys.stdin.isatty() and not _wait():
+            raise Stop
         return text
 
     pairs = {p.name: p for p in load_pairs(names=list(PAIRS))}
@@ -67,7 +99,7 @@ def run(keep: bool = True, pause: bool = False, out=sys.stdout) -> int:
          ["git", "commit", "--amend", "--no-edit", "--trailer", "Ptx-Approved: kernels/gelu.py::gelu_kernel"])
     step("Now the push passes", ["git", "push", "origin", "main"])
     step("The kernel's history", [*ptxdiff, "log", "gelu_kernel"])
-    print(f"\nThe demo repo is at {work} (remote: {remote}); look around, e.g. `cd {work} && git diff HEAD~1`.",
+    print(f"\nThe demo repo is at {work} (remote: {remote}).\nLook around, e.g.: cd {work} && git diff HEAD~1",
           file=out)
     if failures:
         print("demo: unexpected results:\n  " + "\n  ".join(failures), file=out)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from ptxdiff.source.syntax import last_name, literal
 
@@ -31,6 +31,7 @@ class Fact:
 
     kind: str
     value: object
+    site: str = field(default="", compare=False)   # "path:line" of the launch site that says it
 
 
 def launch_calls(tree: ast.Module) -> list[tuple[str, ast.Call, HostFunction | None]]:
@@ -167,13 +168,14 @@ def arguments(call: ast.Call, params: list[str]) -> dict[str, ast.expr]:
     return out
 
 
-def facts(call: ast.Call, fn: HostFunction | None, params: list[str], consts: dict) -> dict[str, Fact]:
-    """What one launch site says, by parameter (and `num_warps`/`num_stages`)."""
+def facts(call: ast.Call, fn: HostFunction | None, params: list[str], consts: dict,
+          site: str = "") -> dict[str, Fact]:
+    """What one launch site (at `site`, "path:line") says, by parameter (and `num_warps`/`num_stages`)."""
     out = {}
     for name, expr in arguments(call, params).items():
         fact = classify(expr, fn, consts)
         if fact is not None:
-            out[name] = fact
+            out[name] = replace(fact, site=site)
     return out
 
 

@@ -33,7 +33,7 @@ class Kernel:
     lineno: int
     fingerprint: str
     params: tuple[Param, ...]
-    paths: frozenset[str]  # the repo files its effective source reads
+    paths: frozenset[str]  # the repo files its effective source reads, and those of its launch sites
     names: frozenset[str] = frozenset()  # module-level names its effective source reads
     launch: tuple[tuple[str, tuple[Fact, ...]], ...] = ()  # what the repo's launch sites pass, by param
     # a device function never launched itself, that a wrapper decorator of the repo turns into
@@ -59,8 +59,9 @@ class Discovery:
     broken: dict[str, Broken]    # by path
 
 
-# a launch site: the call, the function around it (None at module level), its module's constants
-_Site = tuple[ast.Call, HostFunction | None, dict]
+# a launch site: the call, the function around it (None at module level), its module's
+# constants, its file
+_Site = tuple[ast.Call, HostFunction | None, dict, str]
 
 
 def discover(snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = None) -> Discovery:
@@ -110,10 +111,14 @@ def discover(snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = Non
                        for a in fn.args.args for constexpr in [is_constexpr(a.annotation)])
         harness, params = (None, params) if fn.name in launched else device_harness(fn, params)
         names = [a.arg for a in fn.args.args]
-        launch = merge([facts(call, where, names, consts) for call, where, consts in sites.get((mod.path, fn.name), ())])
+        own_sites = sites.get((mod.path, fn.name), ())
+        launch = merge([facts(call, where, names, consts, f"{site}:{call.lineno}")
+                        for call, where, consts, site in own_sites])
         kid = f"{mod.path}::{fn.name}"
+        # the files of its launch sites are part of what it is compiled with, like its helpers'
+        read = frozenset(closure.paths) | {site for *_, site in own_sites}
         kernels[kid] = Kernel(id=kid, path=mod.path, name=fn.name, module=mod.name, lineno=fn.lineno,
-                              fingerprint=closure.fingerprint(), params=params, paths=frozenset(closure.paths),
+                              fingerprint=closure.fingerprint(), params=params, paths=read,
                               names=frozenset(name for name, _ in closure.parts), launch=tuple(launch.items()),
                               harness=harness)
     return Discovery(kernels, broken)
@@ -146,7 +151,7 @@ def _launches(index: ModuleIndex, names: set[str]) -> tuple[set[str], dict[tuple
             target = _launch_target(index, mod, call.func.value)
             if target is not None:
                 consts = module_constants(mod.tree) if consts is None else consts
-                sites.setdefault(target, []).append((call, fn, consts))
+                sites.setdefault(target, []).append((call, fn, consts, mod.path))
     return launched, sites
 
 

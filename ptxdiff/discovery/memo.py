@@ -21,7 +21,7 @@ from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover
 from ptxdiff.discovery.params import Param
 from ptxdiff.store import Store
 
-FORMAT = 2
+FORMAT = 3
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 
@@ -31,7 +31,7 @@ def to_json(found: Discovery) -> dict:
     return {"format": FORMAT, "kernels": [
         {"id": k.id, "path": k.path, "name": k.name, "module": k.module, "lineno": k.lineno,
          "fingerprint": k.fingerprint, "params": [param(p) for p in k.params], "paths": sorted(k.paths),
-         "names": sorted(k.names), "launch": [[n, [[f.kind, f.value] for f in facts]] for n, facts in k.launch],
+         "names": sorted(k.names), "launch": [[n, [[f.kind, f.value, f.site] for f in facts]] for n, facts in k.launch],
          "harness": k.harness}
         for k in found.kernels.values()],
         "broken": [[b.path, b.error, list(b.names)] for b in found.broken.values()]}
@@ -44,7 +44,7 @@ def from_json(data: dict) -> Discovery:
     for k in data["kernels"]:
         params = tuple(Param(n, c, kind, Hint(tuple(h[0]), h[1]) if h else None, opt)
                        for n, c, kind, h, opt in k["params"])
-        launch = tuple((n, tuple(Fact(kind, value) for kind, value in facts)) for n, facts in k["launch"])
+        launch = tuple((n, tuple(Fact(kind, value, site) for kind, value, site in facts)) for n, facts in k["launch"])
         kernels[k["id"]] = Kernel(id=k["id"], path=k["path"], name=k["name"], module=k["module"], lineno=k["lineno"],
                                   fingerprint=k["fingerprint"], params=params, paths=frozenset(k["paths"]),
                                   names=frozenset(k["names"]), launch=launch, harness=k["harness"])

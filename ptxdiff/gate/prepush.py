@@ -21,6 +21,7 @@ from ptxdiff.gate.outcome import TRAILER, Outcome, RefUpdate
 from ptxdiff.git.repo import Repo, Side, is_zero, printable, trailers
 from ptxdiff.report.console import say
 from ptxdiff.report.gate import render
+from ptxdiff.report.layout import PLAIN, Layout
 
 
 def parse_refs(text: str) -> list[RefUpdate]:
@@ -71,7 +72,8 @@ def touched(repo: Repo, outcome: Outcome) -> dict[str, list[str]]:
             for r in outcome.blocking}
 
 
-def check(repo: Repo, remote: str, updates: list[RefUpdate], engine, out=None, have: Sequence[str] = ()) -> int:
+def check(repo: Repo, remote: str, updates: list[RefUpdate], engine, out=None, have: Sequence[str] = (),
+          layout: Layout = PLAIN) -> int:
     """Judge every ref first, then say why; the exit status is the verdict whatever the output does."""
     have = list(have) + repo.remote_tips(remote) + \
         [u.remote_oid for u in updates if not is_zero(u.remote_oid) and repo.has_object(u.remote_oid)]
@@ -84,11 +86,11 @@ def check(repo: Repo, remote: str, updates: list[RefUpdate], engine, out=None, h
         if outcome is not None:
             outcomes.append(outcome)
     blocked = any(o.blocking for o in outcomes)
-    say("".join(render(o, touched(repo, o)) for o in outcomes), out if out is not None else sys.stderr)
+    say("".join(render(o, touched(repo, o), layout) for o in outcomes), out if out is not None else sys.stderr)
     return EXIT_BLOCKED if blocked else EXIT_OK
 
 
-def run(remote: str, url: str, stdin_text: str, engine_factory, env=None) -> int:
+def run(remote: str, url: str, stdin_text: str, engine_factory, env=None, layout: Layout = PLAIN) -> int:
     env = os.environ if env is None else env
     repo = Repo(env.get("GIT_DIR") or ".")
     if env.get("PTXDIFF_SKIP") == "1" or not repo.config_bool("ptxdiff.enabled", True):
@@ -96,11 +98,12 @@ def run(remote: str, url: str, stdin_text: str, engine_factory, env=None) -> int
         return EXIT_OK
     updates = parse_refs(stdin_text)
     if updates:
-        return check(repo, remote or url, updates, engine_factory(repo))
+        return check(repo, remote or url, updates, engine_factory(repo), layout=layout)
     updates, have, note = from_pre_commit(env, repo)
     if note:
         say(note + "\n", sys.stderr)
-    return check(repo, env.get("PRE_COMMIT_REMOTE_NAME") or remote or url, updates, engine_factory(repo), have=have)
+    return check(repo, env.get("PRE_COMMIT_REMOTE_NAME") or remote or url, updates, engine_factory(repo), have=have,
+                 layout=layout)
 
 
 def from_pre_commit(env, repo: Repo) -> tuple[list[RefUpdate], list[str], str | None]:

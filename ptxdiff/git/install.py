@@ -33,7 +33,18 @@ from ptxdiff.gitdiff.driver import PYTHON_FUNCNAME
 
 MARKER = "# ptxdiff-managed pre-push hook"
 LEGACY = "pre-push.ptxdiff-legacy"
-ATTR_LINE = "*.py diff=ptxdiff"
+# Python files, and the files a kernel's launch values come from besides its source (the
+# recording, the config): a launch change shows its kernel lines under the file that changed
+# (globs by suffix: git 2.39 prints blanks forever for `log -p --graph --no-graph`, as the driver
+# re-runs it, when *.py stands beside a literal path such as /pyproject.toml)
+ATTR_LINES = ("*.py diff=ptxdiff", "*.toml diff=ptxdiff", "*.jsonl diff=ptxdiff")
+
+
+def _lines_added(record: dict) -> list[str]:
+    """The attribute lines an install added (an install before launch files added one)."""
+    if record.get("attributes_line_added"):
+        return [ATTR_LINES[0]]
+    return list(record.get("attributes_lines_added", ()))
 
 
 def git_version() -> tuple[int, ...]:
@@ -230,7 +241,7 @@ def install(repo: Repo | None, global_: bool = False, attributes: str = "info", 
     for key, value in p.config.items():
         say(f"set {key} = {value}   ({p.config_file})")
     say(f"write the diff driver {p.driver_file}")
-    say(f"add '{ATTR_LINE}' to {p.attributes_file}")
+    say(f"add {', '.join(repr(line) for line in ATTR_LINES)} to {p.attributes_file}")
     if p.legacy_from:
         say(f"keep the existing pre-push hook as {Path(p.legacy_from).parent / LEGACY} (run first)")
     if p.hook_file:
@@ -259,14 +270,17 @@ def install(repo: Repo | None, global_: bool = False, attributes: str = "info", 
     record["driver_file"] = str(driver)
     attr = Path(p.attributes_file)
     text = attr.read_text() if attr.exists() else None
-    if text is None or ATTR_LINE not in text.splitlines():
-        if existing is None or not record.get("attributes_line_added"):
+    missing = [line for line in ATTR_LINES if text is None or line not in text.splitlines()]
+    if missing:
+        if existing is None or not _lines_added(record):
             record["attributes_created"] = text is None
             record["attributes_dir_created"] = not attr.parent.exists()
             record["attributes_added_newline"] = bool(text and not text.endswith("\n"))
         attr.parent.mkdir(parents=True, exist_ok=True)
-        attr.write_text((text or "") + ("\n" if text and not text.endswith("\n") else "") + ATTR_LINE + "\n")
-        record["attributes_line_added"] = True
+        attr.write_text((text or "") + ("\n" if text and not text.endswith("\n") else "") + "".join(
+            f"{line}\n" for line in missing))
+        record["attributes_lines_added"] = [*_lines_added(record), *missing]
+        record.pop("attributes_line_added", None)
     if p.hook_file:
         hook = Path(p.hook_file)
         if not hook.parent.exists():
@@ -298,12 +312,13 @@ def uninstall(repo: Repo | None, global_: bool = False, out: TextIO | None = Non
         if record.get("config_file_created") and not Path(cfg_file).read_text().strip():
             os.remove(cfg_file)
     attr = Path(record["attributes_file"])
-    if record.get("attributes_line_added") and attr.exists():
+    if _lines_added(record) and attr.exists():
         lines = attr.read_text().splitlines(keepends=True)
-        for i in range(len(lines) - 1, -1, -1):
-            if lines[i].rstrip("\n") == ATTR_LINE:
-                del lines[i]
-                break
+        for added in _lines_added(record):
+            for i in range(len(lines) - 1, -1, -1):
+                if lines[i].rstrip("\n") == added:
+                    del lines[i]
+                    break
         text = "".join(lines)
         if record.get("attributes_added_newline") and text.endswith("\n"):
             text = text[:-1]

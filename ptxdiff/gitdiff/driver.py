@@ -42,7 +42,7 @@ from ptxdiff.fastio import (
 from ptxdiff.gitdiff import filler
 from ptxdiff.gitdiff import invocation as inv
 from ptxdiff.gitdiff import revisions as rev
-from ptxdiff.gitdiff.patches import Piece, lines_of, matches, piece_bytes, split
+from ptxdiff.gitdiff.patches import Piece, handled, lines_of, matches, piece_bytes, split
 
 PYTHON_FUNCNAME = r"^[ \t]*((class|(async[ \t]+)?def)[ \t].*)$"
 SERVE = 10                  # exit status: the spool is ready, the shim prints this file from it
@@ -367,9 +367,10 @@ def build(spool: str, args: list[bytes]) -> None:
 
 
 def _is_python(p: Piece) -> bool:
-    """The pieces git hands to this driver (`*.py diff=ptxdiff`); other files git prints itself
-    (a piece the shim does not find is still served, by Python, from the whole table)."""
-    return p.old_path.endswith(b".py") or p.new_path.endswith(b".py")
+    """The pieces git hands to this driver (`*.py diff=ptxdiff` and the launch files); other
+    files git prints itself (a piece the shim does not find is still served, by Python, from the
+    whole table)."""
+    return handled(p.old_path) or handled(p.new_path)
 
 
 def _output_fd(output: bytes) -> int | None:
@@ -415,10 +416,14 @@ def kernel_lines(facts: rev.Facts, pieces: list[Piece], commits, p_lines: list[b
             while results[s.key] is None and time.monotonic() < deadline:
                 if not waiting_line and time.monotonic() - t0 > 1.0 and os.isatty(2) and \
                         os.environ.get("GIT_PAGER_IN_USE") != "true":
-                    sys.stderr.write(f"ptxdiff: compiling (waiting up to {budget:g}s, driver_budget)...\n")
+                    sys.stderr.write(f"ptxdiff: compiling (waiting up to {budget:g}s, driver_budget)...")
+                    sys.stderr.flush()
                     waiting_line = True
                 time.sleep(0.02)
                 results[s.key] = filler.load_result(state, _key(s), any_kind=True)
+        if waiting_line:  # erased before git's output goes on: nothing is left above the diff
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
     notes_done = False
     for s in sections:
         first = next((k for k in s.pieces if _is_python(pieces[k])), None)

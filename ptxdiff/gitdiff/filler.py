@@ -215,9 +215,10 @@ def _run(state: str, item: tuple[str, dict]) -> None:
     try:
         result = compare(state, job)
     except Exception as e:
-        from ptxdiff.errors import GitError, PtxdiffError
+        from ptxdiff.errors import GitError, PtxdiffError, SandboxError
 
-        keep = isinstance(e, PtxdiffError) and not isinstance(e, GitError)
+        # a sandbox that cannot be set up is this machine's state, not the comparison's: not kept
+        keep = isinstance(e, PtxdiffError) and not isinstance(e, GitError | SandboxError)
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         if not isinstance(e, PtxdiffError):
             import traceback
@@ -311,10 +312,13 @@ def compare(state: str, job: dict) -> dict:
         return [glob_escape(p) for p in specs if p in present]
     report = engine.compare(old, new, exact(paths))
     where = place(report.rows, pieces)
+    by_kernel: dict[str, list] = {}
     for r in report.rows:
-        one = dataclasses.replace(report, rows=[r])
-        lines[where[r.kernel]].append((block(one, False).encode("utf-8", "replace"),
-                                       block(one, True).encode("utf-8", "replace")))
+        by_kernel.setdefault(r.kernel, []).append(r)
+    for kernel, rows in by_kernel.items():  # a kernel's lines together: what changed in its launch said once
+        one = dataclasses.replace(report, rows=rows)
+        lines[where[kernel]].append((block(one, False).encode("utf-8", "replace"),
+                                     block(one, True).encode("utf-8", "replace")))
     notes = [m for m in report.messages if not m.startswith("no Triton kernels in")]
     keep = not any(r.transient for r in report.rows)
     return {"keep": keep, "deps": _deps(), "lines": lines, "notes": notes}

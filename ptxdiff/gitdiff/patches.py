@@ -16,6 +16,13 @@ classes rather than dataclasses.
 
 from __future__ import annotations
 
+
+def handled(path: bytes) -> bool:
+    """A file git hands to the driver (`*.py`, `*.toml`, `*.jsonl diff=ptxdiff`): Python files and
+    those that may hold launch values; kernel lines go under the one that changed a kernel."""
+    return path.endswith((b".py", b".toml", b".jsonl"))
+
+
 UNKNOWN = "*"   # a blob id or mode the header does not show (a pure rename, a mode change)
 MISSING = "."   # the side git passes as /dev/null (a new or deleted file)
 

@@ -17,7 +17,7 @@ import sys
 
 from ptxdiff.fastio import blob_id, read, sha256, spawn, tmp_path, wait, write
 from ptxdiff.gitdiff import invocation as inv
-from ptxdiff.gitdiff.patches import MISSING, UNKNOWN, Commit, Piece
+from ptxdiff.gitdiff.patches import MISSING, UNKNOWN, Commit, Piece, handled
 
 
 class Facts:
@@ -257,9 +257,8 @@ def verify(facts: Facts, sections: list[Section], pieces: list[Piece], prefix: b
         for k in s.pieces:
             p = pieces[k]
             old_path, new_path = prefix + p.old_path, prefix + p.new_path
-            if not (_regular(p.old_mode) or _regular(p.new_mode)) or not p.new_path.endswith(b".py") and \
-                    not p.old_path.endswith(b".py"):
-                s.paths.append((b"", b""))  # a symlink, a submodule, not Python: never a module
+            if not (_regular(p.old_mode) or _regular(p.new_mode)) or not handled(old_path) and not handled(new_path):
+                s.paths.append((b"", b""))  # a symlink, a submodule, another file: nothing the engine reads
                 continue
             s.paths.append((old_path, new_path))
             for spec, path, want in ((s.old, old_path, p.old_hex), (s.new, new_path, p.new_hex)):
@@ -324,11 +323,11 @@ def _index_stamp(facts: Facts) -> bytes:
 
 
 def _worktree_stamp(facts: Facts) -> bytes:
-    """Size, time and inode of every .py and config file of the work tree (what the engine
-    reads), tracked or not: cheap, and any edit changes it."""
+    """Size, time and inode of every .py, config and recording file of the work tree (what the
+    engine reads), tracked or not: cheap, and any edit changes it."""
     stamp = []
     for path in sorted(facts.work_files()):
-        if path.endswith(b".py") or path in (b"pyproject.toml", b"ptxdiff.toml"):
+        if handled(path):
             try:
                 st = os.lstat(os.path.join(os.fsencode(facts.top), path))
                 stamp.append(b"%s %d %d %d %d" % (path, st.st_size, st.st_mtime_ns, st.st_ino, st.st_mode))

@@ -208,4 +208,6 @@ def main(args, command: list[str] | None) -> int:
     new = save(out, recording, keep, root)
     for line in summary(recording, new, where, keep):
         print(line)
+    if not args.output:  # the default file is read from the compared revisions: it counts once committed
+        print(f"commit {where}: ptxdiff diff, git diff and the pre-push gate read it from the revisions they compare")
     return 0

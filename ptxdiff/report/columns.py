@@ -1,13 +1,14 @@
 """The metric columns, declared once: the report table, the lines under `git diff` and `ptxdiff
 log` all read this table, so a metric is added, relabelled or formatted in one place.
 
-Also the cells that are not metrics but that several renderers show the same way: where a spec
-came from, and the results of running (--outputs) and timing (--time) old against new.
+Also what is not a metric but that several renderers show the same way: where a spec came from,
+the results of running (--outputs) and timing (--time) old against new, and the words under the
+rows (what changed in a launch, why a verdict).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ptxdiff.compare.results import Row
@@ -56,6 +57,12 @@ class Column:
         sign = "" if d is None else (f" ({d:+.2f})" if isinstance(d, float) else f" ({d:+d})")
         return f"{fmt(a)}→{fmt(b)}{sign}"
 
+    def changed(self, row: Row) -> bool:
+        """Among the few deltas a narrow layout shows: the sides differ, or only one side exists."""
+        if (row.old is None) != (row.new is None):
+            return True
+        return self.value(row.old) != self.value(row.new)
+
 
 COLUMNS: tuple[Column, ...] = (
     Column("ptx_instrs", "ptx instrs", "ptx_instrs"),
@@ -90,4 +97,19 @@ def timing_cell(result: dict | None) -> str:
     if result["result"] == "not-run":
         return "not-run"
     return (f"{(result['ratio'] - 1) * 100:+.2f}% [{(result['ci_lo'] - 1) * 100:+.2f}, {(result['ci_hi'] - 1) * 100:+.2f}]"
-            f" ±{result['band'] * 100:.2f}% {result['result']}")
+            f" ±{result['band'] * 100:.2f}%" + (f" min {result['floor'] * 100:g}%" if result.get("floor") else "")
+            + f" {result['result']}")
+
+
+def explanations(rows: Sequence[Row]) -> list[str]:
+    """What every renderer says under its rows: per kernel, what changed in its launch; per row,
+    why its verdict (the opcode delta, or the first differing PTX lines)."""
+    lines = []
+    launched: set[str] = set()
+    for r in rows:
+        if r.launch and r.kernel not in launched:
+            launched.add(r.kernel)
+            lines.append(f"{r.kernel}: launch: {r.launch}")
+        if r.why:
+            lines.append(f"{r.kernel} [{r.target} {r.spec}] {r.verdict}: {r.why}")
+    return lines

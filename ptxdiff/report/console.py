@@ -38,7 +38,14 @@ def for_people(*streams) -> None:
 
 def say(text: str, stream) -> bool:
     """Write and flush; False (and the stream silenced) when nobody reads it any more, or when
-    there is no stream at all (Python started with that file descriptor closed)."""
+    there is no stream at all (Python started with that file descriptor closed). A live progress
+    line is erased first: the text starts on a clean line."""
+    if Status.shown and text:
+        clear_status()
+    return _write(text, stream)
+
+
+def _write(text: str, stream) -> bool:
     if stream is None:
         return False
     try:
@@ -61,3 +68,60 @@ def silence(stream) -> None:
         os.dup2(devnull, fd)
     finally:
         os.close(devnull)
+
+
+def wants_colour(stream, when: str = "auto") -> bool:
+    """--color=always|never decide; auto: colour for a terminal, unless NO_COLOR is set (non-empty,
+    no-color.org) or TERM=dumb."""
+    if when in ("always", "never"):
+        return when == "always"
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def width(stream=None) -> int | None:
+    """Columns to lay text out in: COLUMNS when set, else the terminal's width when `stream`
+    (default stdout) is one; None (no limit) for a file or a pipe, which keep whole lines."""
+    import shutil
+    if os.environ.get("COLUMNS", "").strip().isdigit():
+        return max(1, int(os.environ["COLUMNS"]))
+    stream = sys.stdout if stream is None else stream
+    try:
+        if stream is None or not stream.isatty():
+            return None
+        return os.get_terminal_size(stream.fileno()).columns or shutil.get_terminal_size().columns
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+class Status:
+    """Progress lines on stderr. On a terminal (`live`): one line, rewritten in place and erased
+    by `clear`, so nothing is left above the output; elsewhere (a log): plain lines."""
+
+    shown: list[Status] = []   # live lines on screen now, for `clear_all`
+
+    def __init__(self, stream, live: bool):
+        self.stream, self.live = stream, live
+
+    def __call__(self, line: str) -> None:
+        if not self.live:
+            say(line + "\n", self.stream)
+            return
+        _write("\r\x1b[K" + line[:max(10, (width(self.stream) or 80) - 1)], self.stream)
+        if self not in Status.shown:
+            Status.shown.append(self)
+
+    def clear(self) -> None:
+        if self in Status.shown:
+            Status.shown.remove(self)
+            _write("\r\x1b[K", self.stream)
+
+
+def clear_status() -> None:
+    """Erase every live progress line (before the output, and when a command ends)."""
+    for status in list(Status.shown):
+        status.clear()

@@ -6,27 +6,84 @@ the diff driver only prints the stored bytes, so nothing here is on git's warm p
 
 from __future__ import annotations
 
-from ptxdiff.compare.results import Report
+from ptxdiff.compare.results import Report, Row
 from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, outputs_cell
+from ptxdiff.report.style import DIM, RESET, VERDICT_SGR
+
+WIDTH = 100         # a line under `git diff` stays within this many columns ...
+INDENT = " " * 8    # ... and goes on, indented, on the next line
+
+Token = tuple[str, str | None, str]   # (text, SGR code or None, separator before it on a line)
+
+
+def _pack(tokens: list[Token]) -> list[list[Token]]:
+    lines: list[list[Token]] = [[]]
+    used = 0
+    for text, sgr, sep in tokens:
+        if lines[-1] and used + len(sep) + len(text) > WIDTH:
+            lines.append([])
+            used = len(INDENT)
+        used += (len(sep) if lines[-1] else 0) + len(text)
+        lines[-1].append((text, sgr, sep))
+    return lines
+
+
+def _show(line: list[Token], first: bool, colour: bool) -> str:
+    """A line's tokens, each run of one colour painted once (the line as text when plain)."""
+    out, run, run_sgr = [] if first else [INDENT], "", None
+    for i, (text, sgr, sep) in enumerate(line):
+        piece = (sep if i else "") + text
+        if sgr != run_sgr and run:
+            out.append(f"{run_sgr}{run}{RESET}" if colour and run_sgr else run)
+            run = ""
+            if i:  # the separator stays outside the colour
+                out.append(sep)
+                piece = text
+        run, run_sgr = run + piece, sgr
+    if run:
+        out.append(f"{run_sgr}{run}{RESET}" if colour and run_sgr else run)
+    return "".join(out)
+
+
+def _lines(tokens: list[Token], colour: bool) -> list[str]:
+    return [_show(line, i == 0, colour) for i, line in enumerate(_pack(tokens))]
+
+
+def _words(text: str, sgr: str | None = None) -> list[Token]:
+    return [(w, sgr, " ") for w in text.split()]
+
+
+def _facts(r: Row) -> list[Token]:
+    """The metrics that changed (every metric of a one-sided row), or the error; and --outputs."""
+    if r.error:
+        facts = _words(r.error.splitlines()[0][:200])
+        facts[:1] = [(facts[0][0], None, "  ")] if facts else []
+    else:
+        facts = [(f"{c.short} {c.cell(r)}", None, "  ") for c in COLUMNS if c.changed(r)]
+    if r.outputs:
+        facts.append((f"outputs {outputs_cell(r.outputs)}", None, "  "))
+    return facts
 
 
 def block(report: Report, colour: bool) -> str:
-    """One line per kernel x spec x target of a report (a timing summary adds one)."""
-    dim, warn, reset = ("\x1b[2m", "\x1b[33m", "\x1b[m") if colour else ("", "", "")
+    """Per kernel x spec x target of a report, its line (within WIDTH columns, continued on
+    indented lines when it cannot be): target, kernel, spec, verdict and what changed; what
+    changed in its launch and why the verdict go on, indented; a timing summary adds a line."""
     lines = []
+    launched: set[str] = set()
     for r in report.rows:
-        metrics = "  ".join(f"{c.short} {c.cell(r)}" for c in COLUMNS)
-        verdict = f"{warn}{r.verdict}{reset}" if r.blocking else r.verdict
         mark = SOURCE_MARK.get(r.spec_source or "")
         source = f" ({mark})" if mark and r.spec_source != "config" else ""
-        line = f"{dim}ptxdiff {r.target} {r.kernel} [{r.spec}]{source}{reset} {verdict}"
-        if r.error:
-            line += f"  {r.error.splitlines()[0][:200]}"
-        else:
-            line += f"  {metrics}"
-        if r.outputs:
-            line += f"  outputs {outputs_cell(r.outputs)}"
-        lines.append(line)
+        head = _words(f"ptxdiff {r.target} {r.kernel} [{r.spec}]{source}", DIM)
+        lines += _lines([*head, (r.verdict, VERDICT_SGR.get(r.verdict), " "), *_facts(r)], colour)
+        # what changed in the launch (once per kernel) and why the verdict: the row's line goes on
+        said = [("launch:", r.launch if r.kernel not in launched else None), ("why:", r.why)]
+        for label, text in said:
+            if text:
+                lines += [INDENT + line for line in _lines([*_words(label, DIM), *_words(text)], colour)]
+        if r.launch:
+            launched.add(r.kernel)
         if r.timing and r.timing.get("summary"):
-            lines.append(f"{dim}ptxdiff {r.target} {r.kernel} time{reset} {r.timing['summary']}")
+            lines += _lines([*_words(f"ptxdiff {r.target} {r.kernel} time", DIM), *_words(r.timing["summary"])],
+                            colour)
     return "".join(line + "\n" for line in lines)

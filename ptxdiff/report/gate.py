@@ -3,26 +3,37 @@ block it, in which pushed commits they changed, and how to approve or bypass."""
 
 from __future__ import annotations
 
-from tabulate import tabulate
-
+from ptxdiff.compare.results import Row
 from ptxdiff.gate.outcome import TRAILER, Outcome
 from ptxdiff.git.repo import printable
+from ptxdiff.report.columns import explanations
+from ptxdiff.report.layout import FULL, KEY, PLAIN, Layout, TableColumn, grid, hanging
+from ptxdiff.report.style import VERDICT_SGR
 
 
-def render(outcome: Outcome, touched: dict[str, list[str]]) -> str:
-    """`touched`: per blocking kernel, the short ids of the pushed commits that changed its file."""
+def _deltas(r: Row) -> str:
+    return ", ".join(f"{k} {v:+}" for k, v in r.delta.items() if v and k != "occupancy") or (r.error or "")[:80]
+
+
+def render(outcome: Outcome, touched: dict[str, list[str]], layout: Layout = PLAIN) -> str:
+    """`touched`: per blocking kernel, the short ids of the pushed commits that changed its file.
+    The table fits `layout.width` (narrow: the spec goes, long cells wrap)."""
     update, blocking = outcome.update, outcome.blocking
     lines = list(outcome.notes)
     if not blocking:
         return "".join(f"{line}\n" for line in lines)
-    rows = [[printable(r.kernel), r.target, r.spec, r.verdict,
-             ", ".join(f"{k} {v:+}" for k, v in r.delta.items() if v and k != "occupancy") or (r.error or "")[:80],
-             " ".join(touched[r.kernel]) or "-"] for r in blocking]
+    columns: list[TableColumn[Row]] = [
+        TableColumn("kernel", lambda r: printable(r.kernel), KEY, wrap=20),
+        TableColumn("target", lambda r: r.target, KEY),
+        TableColumn("spec", lambda r: r.spec, FULL, wrap=16),
+        TableColumn("verdict", lambda r: r.verdict, KEY, style=lambda r: VERDICT_SGR.get(r.verdict)),
+        TableColumn("deltas", _deltas, KEY, wrap=16),
+        TableColumn("commits", lambda r: " ".join(touched[r.kernel]) or "-", KEY, wrap=7)]
     where = f"{update.local_ref} -> {update.remote_ref}" if update.remote_ref else update.local_ref
-    lines.append(f"ptxdiff: push of {where} blocked: {len(blocking)} kernel change(s) in the block list "
-                 f"({', '.join(outcome.block_list)})")
-    lines.append(tabulate(rows, headers=["kernel", "target", "spec", "verdict", "deltas", "commits"],
-                          disable_numparse=True))
+    lines.append(hanging(f"ptxdiff: push of {where} blocked: {len(blocking)} kernel change(s) in the block list "
+                         f"({', '.join(outcome.block_list)})", layout.width))
+    lines.append(grid(columns, blocking, layout))
+    lines += [hanging(printable(line), layout.width) for line in explanations(blocking)]
     lines.append("\nTo approve, add a trailer to a pushed commit, e.g. the last one:")
     for kid in sorted({printable(r.kernel) for r in blocking}):
         lines.append(f'    git commit --amend --no-edit --trailer "{TRAILER}: {kid}"')

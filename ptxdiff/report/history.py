@@ -6,10 +6,13 @@ from __future__ import annotations
 import datetime
 import json
 
-from tabulate import tabulate
-
 from ptxdiff.compare.history import Event
-from ptxdiff.report.columns import HISTORY_COLUMNS
+from ptxdiff.compare.results import Row
+from ptxdiff.report.columns import HISTORY_COLUMNS, explanations
+from ptxdiff.report.layout import FOLD, FULL, KEY, PLAIN, Layout, TableColumn, grid, hanging
+from ptxdiff.report.style import VERDICT_SGR
+
+Item = tuple[Event, Row]
 
 
 def as_json(events: list[Event]) -> str:
@@ -18,14 +21,36 @@ def as_json(events: list[Event]) -> str:
                         "rows": [r.as_json() for r in e.rows]} for e in events], indent=2) + "\n"
 
 
-def table(events: list[Event]) -> str:
-    rows = []
-    for e in events:
-        for r in e.rows:
-            date = datetime.datetime.fromtimestamp(e.commit.time).strftime("%Y-%m-%d")
-            rows.append([e.commit.short[:7], date, e.commit.author, e.commit.subject[:40], r.target, r.spec, r.verdict,
-                         *(c.cell(r) for c in HISTORY_COLUMNS)])
-    headers = ["commit", "date", "author", "subject", "target", "spec", "verdict", *(c.label for c in HISTORY_COLUMNS)]
-    lines = [tabulate(rows, headers=headers, disable_numparse=True)]
-    lines += [f"{e.commit.short[:7]} {r.target}: {r.error}" for e in events for r in e.rows if r.error]
+def _date(e: Event) -> str:
+    return datetime.datetime.fromtimestamp(e.commit.time).strftime("%Y-%m-%d")
+
+
+def _metric(c):
+    return lambda item: c.cell(item[1])
+
+
+def _changed(c):
+    return lambda item: c.changed(item[1])
+
+
+COLUMNS: list[TableColumn[Item]] = [
+    TableColumn("commit", lambda item: item[0].commit.short[:7], KEY),
+    TableColumn("date", lambda item: _date(item[0]), FULL),
+    TableColumn("author", lambda item: item[0].commit.author, FULL, wrap=12),
+    TableColumn("subject", lambda item: item[0].commit.subject[:40], KEY, wrap=16),
+    TableColumn("target", lambda item: item[1].target, KEY),
+    TableColumn("spec", lambda item: item[1].spec, FULL, wrap=16),
+    TableColumn("verdict", lambda item: item[1].verdict, KEY, style=lambda item: VERDICT_SGR.get(item[1].verdict)),
+    *(TableColumn(c.label, _metric(c), FOLD, says=_changed(c)) for c in HISTORY_COLUMNS),
+]
+
+
+def table(events: list[Event], layout: Layout = PLAIN) -> str:
+    """The rows along history, fitted to `layout` (a narrow terminal: commit, subject, target,
+    verdict and what changed), then each commit's errors and explanations."""
+    items = [(e, r) for e in events for r in e.rows]
+    lines = [grid(COLUMNS, items, layout)]
+    notes = [f"{e.commit.short[:7]} {r.target}: {r.error}" for e in events for r in e.rows if r.error]
+    notes += [f"{e.commit.short[:7]} {line}" for e in events for line in explanations(e.rows)]
+    lines += [hanging(n, layout.width) for n in notes]
     return "".join(f"{line}\n" for line in lines)

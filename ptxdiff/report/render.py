@@ -6,18 +6,19 @@ import difflib
 import json
 from collections.abc import Callable
 
-from tabulate import tabulate
-
 from ptxdiff.compare.results import Report, Row
-from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, outputs_cell, timing_cell
+from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, Column, explanations, outputs_cell, timing_cell
+from ptxdiff.report.layout import FOLD, FULL, KEY, PLAIN, Layout, TableColumn, grid, hanging, md_escape
+from ptxdiff.report.style import VERDICT_SGR
 
 
-def _dynamic_columns(report: Report) -> list[tuple[str, Callable[[Row], str]]]:
-    cols: list[tuple[str, Callable[[Row], str]]] = []
+def _dynamic_columns(report: Report) -> list[TableColumn[Row]]:
+    cols: list[TableColumn[Row]] = []
     if any(r.outputs for r in report.rows):
-        cols.append(("outputs", lambda r: outputs_cell(r.outputs)))
+        cols.append(TableColumn("outputs", lambda r: outputs_cell(r.outputs), FOLD, wrap=16))
     if any(r.timing for r in report.rows):
-        cols.append(("time new/old [95% CI] A/A band", lambda r: timing_cell(r.timing)))
+        cols.append(TableColumn("time new/old [95% CI] A/A band", lambda r: timing_cell(r.timing), FOLD, wrap=16,
+                                label="time"))
     return cols
 
 
@@ -28,11 +29,23 @@ def _spec(text: str) -> str:
     return text if len(text) <= SPEC_WIDTH else text[:SPEC_WIDTH - 1] + "…"
 
 
-def _table_rows(report: Report) -> list[list[str]]:
-    dyn = _dynamic_columns(report)
-    return [[r.kernel, _spec(r.spec), SOURCE_MARK.get(r.spec_source or "", "-"), r.target,
-             *(c.cell(r) for c in COLUMNS), *(f(r) for _, f in dyn),
-             r.verdict + (" ✗" if r.blocking else "")] for r in report.rows]
+def _says(column: Column) -> Callable[[Row], bool]:
+    """A metric worth a place among a compact row's few deltas (a failed row's error says it all)."""
+    return lambda r: not r.error and column.changed(r)
+
+
+def report_columns(report: Report) -> list[TableColumn[Row]]:
+    """The report table's columns, for every layout: the compact one keeps kernel, target and
+    verdict (and the spec where a kernel has several) and folds the metrics that changed."""
+    several_specs = len({(r.kernel, r.target) for r in report.rows}) < len(report.rows)
+    return [TableColumn("kernel", lambda r: r.kernel, KEY, wrap=20),
+            TableColumn("spec", lambda r: _spec(r.spec), KEY if several_specs else FULL, wrap=16),
+            TableColumn("from", lambda r: SOURCE_MARK.get(r.spec_source or "", "-"), FULL),
+            TableColumn("target", lambda r: r.target, KEY),
+            *(TableColumn(c.label, c.cell, FOLD, says=_says(c)) for c in COLUMNS),
+            *_dynamic_columns(report),
+            TableColumn("verdict", lambda r: r.verdict + (" ✗" if r.blocking else ""), KEY,
+                        style=lambda r: VERDICT_SGR.get(r.verdict))]
 
 
 def spec_notes(report: Report) -> list[str]:
@@ -86,27 +99,38 @@ def _errors(report: Report) -> list[str]:
     return lines
 
 
-def table(report: Report, fmt: str = "simple") -> str:
-    headers = ["kernel", "spec", "from", "target", *(c.label for c in COLUMNS),
-               *(h for h, _ in _dynamic_columns(report)), "verdict"]
-    lines = [_heading(report)]
-    if report.rows:
-        lines.append(tabulate(_table_rows(report), headers=headers, tablefmt=fmt, disable_numparse=True))
-    else:
-        lines.append("no Triton kernel changed" if report.base else "no Triton kernels found")
-    lines += _errors(report)
-    lines += spec_notes(report)
-    lines += report.messages
+def notes(report: Report) -> list[str]:
+    """What every layout says under the table: errors, dynamic results, why, guesses, messages."""
+    lines = _errors(report) + explanations(report.rows) + spec_notes(report) + list(report.messages)
     blocking = report.blocking
     if blocking:
         lines.append(f"{len(blocking)} blocking verdict(s) ({', '.join(report.config.block)})")
+    return lines
+
+
+def table(report: Report, layout: Layout = PLAIN) -> str:
+    """For a terminal or a file: the table fitted to `layout.width`, the notes wrapped to it."""
+    lines = [_heading(report)]
+    if report.rows:
+        one_side = report.base is None   # `ptxdiff show`: the counts themselves, all of them
+        lines.append(grid(report_columns(report), report.rows, layout, changed="counts" if one_side else "changed",
+                          folds=len(COLUMNS) if one_side else 4))
+    else:
+        lines.append("no Triton kernel changed" if report.base else "no Triton kernels found")
+    lines += [hanging(n, layout.width) for n in notes(report)]
     return "\n".join(lines) + "\n"
 
 
 def markdown(report: Report) -> str:
-    text = table(report, fmt="github")
-    head, _, rest = text.partition("\n")
-    return f"**{head}**\n\n{rest}"
+    """For a review comment (GitHub, GitLab): the heading, one table, then each note as its own
+    paragraph; blank lines keep the notes out of the table, escapes keep names literal."""
+    blocks = [f"**{md_escape(_heading(report))}**"]
+    if report.rows:
+        blocks.append(grid(report_columns(report), report.rows, PLAIN, fmt="github"))
+    else:
+        blocks.append("no Triton kernel changed" if report.base else "no Triton kernels found")
+    blocks += [md_escape(" ".join(n.split())) for n in notes(report)]
+    return "\n\n".join(blocks) + "\n"
 
 
 def as_json(report: Report) -> str:
@@ -125,5 +149,7 @@ def ptx_diffs(report: Report) -> str:
     return "".join(out)
 
 
-def render(report: Report, fmt: str) -> str:
-    return {"table": table, "markdown": markdown, "json": as_json}[fmt](report)
+def render(report: Report, fmt: str, layout: Layout = PLAIN) -> str:
+    if fmt == "table":
+        return table(report, layout)
+    return {"markdown": markdown, "json": as_json}[fmt](report)

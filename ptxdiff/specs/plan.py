@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from ptxdiff.discovery.callsites import Fact
 from ptxdiff.discovery.kernels import Kernel
-from ptxdiff.record.launches import Launch, match
+from ptxdiff.record.launches import Launch
+from ptxdiff.specs.launch import LaunchInputs
 
 SOURCES = ("config", "recorded", "call-site", "guessed")
 DEFAULT_MAX_SPECS = 6
@@ -53,18 +54,14 @@ class Plan:
         return next((c for c in getattr(self, kind) if c.name == name), None)
 
 
-def _facts(kernel: Kernel) -> dict[str, tuple[Fact, ...]]:
-    return dict(kernel.launch)
-
-
-def make(old: Kernel | None, new: Kernel | None, recorded: dict[str, tuple[Launch, ...]],
+def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInputs,
          max_specs: int = DEFAULT_MAX_SPECS) -> Plan:
-    """One plan for a kernel pair, from the newer side's facts (the older side's for params only
-    it has)."""
+    """The plan of one side (`this`) of a kernel pair: that side's own launch inputs (each side is
+    compiled with what it is launched with), and for the rest the same guesses on both sides
+    (the newer side's hints first, the older side's for params only it has)."""
     kernels = [k for k in (new, old) if k is not None]
-    main = kernels[0]
-    launches, note = match(recorded, main.id, [p.name for p in main.params]) if recorded else ((), None)
-    facts = _facts(main)
+    facts: dict[str, tuple[Fact, ...]] = dict(this.launch)
+    own = {p.name for p in this.params}
     constexprs: dict[str, Choice] = {}
     types: dict[str, Choice] = {}
     optional: list[str] = []
@@ -72,7 +69,7 @@ def make(old: Kernel | None, new: Kernel | None, recorded: dict[str, tuple[Launc
         for p in kernel.params:
             if p.name in (constexprs if p.constexpr else types):
                 continue  # a param may be a constexpr on one side and a runtime param on the other
-            fact = facts.get(p.name) if kernel is main else None
+            fact = facts.get(p.name) if p.name in own else None
             if p.constexpr:
                 if fact and all(f.kind in ("value", "none") for f in fact):
                     constexprs[p.name] = Choice(p.name, tuple(f.value for f in fact), "call-site",
@@ -102,5 +99,5 @@ def make(old: Kernel | None, new: Kernel | None, recorded: dict[str, tuple[Launc
     options = tuple(Choice(name, tuple(f.value for f in facts[name]), "call-site", "passed by the launch site")
                     for name in ("num_warps", "num_stages") if name in facts
                     and all(f.kind == "value" and isinstance(f.value, int) for f in facts[name]))
-    return Plan(tuple(launches), note, tuple(constexprs.values()), tuple(types.values()), tuple(optional),
-                options, max_specs)
+    return Plan(inputs.recorded, inputs.recorded_note, tuple(constexprs.values()), tuple(types.values()),
+                tuple(optional), options, max_specs)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shlex
+import sys
+
 import pytest
 
 from helpers import ROOT, commit, corpus, git, make_repo, ptxdiff
@@ -16,10 +19,13 @@ def test_doctor_names_what_to_fix_then_passes_after_install(tmp_path, monkeypatc
     before = ptxdiff(["doctor"], repo)
     assert before.returncode == 1
     assert "FIX diff driver: not configured" in before.stdout and "-> ptxdiff install" in before.stdout
+    assert before.stdout.startswith("ok  ptxdiff 0.") and f"{sys.executable})" in before.stdout.splitlines()[0]
+    assert "FIX *.py files have no diff attribute (git diff shows no kernel lines)" in before.stdout
+    assert "None" not in before.stdout
     assert ptxdiff(["install"], repo).returncode == 0
     after = ptxdiff(["doctor"], repo)
     assert after.returncode == 0, after.stdout
-    assert "all good" in after.stdout
+    assert "all good" in after.stdout and "ok  *.py files use the ptxdiff diff driver" in after.stdout
 
 
 def test_doctor_reports_a_malformed_config(tmp_path, monkeypatch):
@@ -59,5 +65,18 @@ def test_log_plot_without_matplotlib_is_a_clear_usage_error(tmp_path, monkeypatc
     repo = make_repo(tmp_path, {"ops/gelu.py": corpus("gelu", "old")})
     proc = ptxdiff(["log", "gelu_kernel", "--plot", "h.png"], repo)
     assert proc.returncode == 2
-    assert proc.stderr.strip() == "ptxdiff: --plot needs matplotlib: pip install 'ptxdiff[plot]'"
+    # the command that installs it into this interpreter (install.sh leaves the extra out)
+    assert proc.stderr.strip() == ("ptxdiff: --plot needs matplotlib (install.sh leaves it out): "
+                                   f"{shlex.quote(sys.executable)} -m pip install 'matplotlib>=3.7'")
     assert not (repo / "h.png").exists()
+
+
+def test_doctor_tries_the_sandbox_for_real_and_says_what_holds(monkeypatch):
+    from ptxdiff.cli.commands.doctor import sandbox_check
+
+    monkeypatch.delenv("PTXDIFF_SANDBOX", raising=False)
+    ok, what, _ = sandbox_check()
+    assert ok and "Landlock ABI" in what and "seccomp" in what and "were refused" in what
+    monkeypatch.setenv("PTXDIFF_SANDBOX", "off")
+    ok, what, _ = sandbox_check()
+    assert ok and "off by your setting PTXDIFF_SANDBOX=off" in what

@@ -7,6 +7,7 @@ process boundary is the point (exit status, what gets imported).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -294,3 +295,130 @@ def test_log_describes_old_history_with_the_newest_config(tmp_path, monkeypatch,
     events = json.loads(out)
     assert [e["subject"] for e in events] == ["initial", "v2"]
     assert [e["rows"][0]["verdict"] for e in events] == ["added", "constants-only"]
+
+
+# ---------------------------------------------------------------------------------------------
+# git's conventions: -C before the verb
+
+def test_dash_c_before_the_verb_as_git_spells_it(tmp_path, monkeypatch, capsys):
+    repo = make_repo(tmp_path, {"ops/a.py": scale_kernel(name="a_kernel"), "lib/b.py": scale_kernel(name="b_kernel")})
+    write(repo, {"ops/a.py": scale_kernel(V2, name="a_kernel"), "lib/b.py": scale_kernel(V2, name="b_kernel")})
+    monkeypatch.chdir(tmp_path)
+    before = run_json(["-C", "repo", "diff"], capsys)
+    after = run_json(["diff", "-C", str(repo)], capsys)               # after the verb, as before
+    assert [r["kernel"] for r in before["kernels"]] == [r["kernel"] for r in after["kernels"]] == \
+        ["lib/b.py::b_kernel", "ops/a.py::a_kernel"]
+    # several -C are joined, and paths after -- are relative to where -C leads, like git's
+    only = run_json(["-C", "repo", "diff", "-C", "ops", "--", "."], capsys)
+    assert [r["kernel"] for r in only["kernels"]] == ["ops/a.py::a_kernel"]
+    import os
+    assert os.getcwd() == str(tmp_path)                               # an in-process caller keeps its cwd
+    # the gate's own hint for a submodule, `ptxdiff -C SUB diff OLD NEW`, runs as printed
+    proc = ptxdiff(["-C", "repo", "diff", "HEAD", "--format", "json", "-q"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert len(json.loads(proc.stdout)["kernels"]) == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# errors that help
+
+def test_a_config_entry_for_no_kernel_names_the_nearest_id(tmp_path, capsys):
+    repo = make_repo(tmp_path, {"ops/relu.py": scale_kernel(name="relu_kernel")})
+    write(repo, {"ops/relu.py": scale_kernel(V2, name="relu_kernel"),
+                 "pyproject.toml": '[tool.ptxdiff.kernels."ops/relu.py::relu_kernell"]\nconstexprs = { BLOCK = 64 }\n'
+                                   '[tool.ptxdiff.kernels."relu_kernel"]\nnum_warps = 4\n'
+                                   '[tool.ptxdiff.kernels."qqqqq"]\nnum_warps = 4\n'})
+    report = run_json(["diff", "-C", str(repo)], capsys)
+    assert report["messages"] == [
+        'pyproject.toml [tool.ptxdiff]: kernels."ops/relu.py::relu_kernell" matches no kernel; did you mean '
+        '"ops/relu.py::relu_kernel"?',
+        'pyproject.toml [tool.ptxdiff]: kernels."qqqqq" matches no kernel']     # a name that matches is fine
+    rc, out, _ = run_main(["diff", "-C", str(repo), "-q"], capsys)
+    assert rc == 0 and 'did you mean "ops/relu.py::relu_kernel"?' in out
+
+
+def test_without_triton_diff_says_so_in_one_line_and_fails(tmp_path):
+    """A venv with ptxdiff and its base dependencies only (pygit2, tabulate), no triton."""
+    import subprocess
+    import sys
+
+    import pygit2
+    import tabulate
+
+    from helpers import ROOT
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    deps = tmp_path / "deps"
+    deps.mkdir()
+    site = Path(pygit2.__file__).parents[1]
+    for name in ("pygit2", "pygit2.libs", "cffi", "pycparser", "tabulate"):
+        if (site / name).exists():
+            (deps / name).symlink_to(site / name)
+    for backend in site.glob("_cffi_backend*"):
+        (deps / backend.name).symlink_to(backend)
+    assert Path(tabulate.__file__).parent == site / "tabulate"
+    python = venv / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    (Path(purelib) / "ptxdiff-test.pth").write_text(f"{ROOT}\n{deps}\n")
+    probe = subprocess.run([str(python), "-c", "import ptxdiff, pygit2, tabulate, importlib.util as u; "
+                            "print(u.find_spec('triton'))"], capture_output=True, text=True)
+    assert probe.stdout.strip() == "None", probe.stderr
+
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(), "ops/j.py": scale_kernel(name="j_kernel")})
+    write(repo, {"ops/k.py": scale_kernel(V2), "ops/j.py": scale_kernel(V2, name="j_kernel")})
+    proc = subprocess.run([str(python), "-m", "ptxdiff", "diff"], cwd=repo, capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stderr                        # an error exit: nothing was measured
+    assert proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        f"ptxdiff: triton is not installed, so no kernel can be compiled; install it with: {python} -m pip install "
+        "'triton>=3.6,<3.10'"]
+    doctor = subprocess.run([str(python), "-m", "ptxdiff", "doctor"], cwd=repo, capture_output=True, text=True)
+    assert "FIX triton missing" in doctor.stdout and f"-> {python} -m pip install 'triton>=3.6,<3.10'" in doctor.stdout
+
+
+def test_uninstall_says_the_compile_cache_stays(tmp_path, capsys, cache):
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
+    assert run_main(["install", "-C", str(repo)], capsys)[0] == 0
+    write(repo, {"ops/k.py": scale_kernel(V2)})
+    assert run_main(["diff", "-C", str(repo), "-q"], capsys)[0] == 0       # fills the cache
+    rc, out, _ = run_main(["uninstall", "-C", str(repo)], capsys)
+    assert rc == 0 and out.splitlines()[0] == "ptxdiff uninstalled"
+    assert out.splitlines()[1].startswith(f"kept the compile cache {cache} (")
+    assert out.splitlines()[1].endswith(f"remove it with: ptxdiff cache clear (or rm -r {cache})")
+
+
+def test_end_of_input_at_the_demo_s_prompt_is_a_quiet_exit(monkeypatch, capsys):
+    import io
+    import sys
+
+    class ClosedTerminal(io.StringIO):   # a terminal whose user pressed Ctrl-D
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stdin", ClosedTerminal(""))
+    rc, out, err = run_main(["demo"], capsys)
+    assert rc == 0, err
+    assert "internal error" not in err and "EOFError" not in out + err
+    assert out.count("## ") == 1 and out.rstrip().endswith("[enter]")   # stopped at the first prompt
+
+
+def test_demo_into_a_file_has_no_escapes_and_colours_when_asked(monkeypatch, capsys):
+    from ptxdiff.corpus import demo
+
+    seen = []
+    monkeypatch.setattr(demo, "run", lambda **kw: seen.append(kw["colour"]) or 0)
+    monkeypatch.setenv("TERM", "xterm")
+    assert run_main(["demo", "--no-pause"], capsys)[0] == 0          # stdout is not a terminal here
+    assert run_main(["--color=always", "demo"], capsys)[0] == 0
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert run_main(["demo"], capsys)[0] == 0
+    assert seen == [False, True, False]
+
+
+def test_targets_given_twice_or_out_of_order_give_one_row_each_by_number(tmp_path, capsys):
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
+    write(repo, {"ops/k.py": scale_kernel(V2)})
+    report = run_json(["diff", "-C", str(repo), "--target", "sm_100,sm_90,sm_80,sm_90"], capsys)
+    assert [r["target"] for r in report["kernels"]] == ["sm_80", "sm_90", "sm_100"]

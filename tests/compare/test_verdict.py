@@ -112,3 +112,47 @@ def test_strongest():
 def test_order_is_strongest_first():
     assert verdict.ORDER == ("failed", "added", "removed", "structural", "reordered", "constants-only",
                              "identical")
+
+
+def why(old_tag: str, new_tag: str) -> str | None:
+    old_ptx, old_m = side(old_tag)
+    new_ptx, new_m = side(new_tag)
+    return verdict.reason(verdict.classify(old_ptx, new_ptx, old_m, new_m), old_ptx, new_ptx, old_m, new_m)
+
+
+def test_a_structural_verdict_says_which_opcodes_moved():
+    """x + y -> x * y: the counts are equal, the opcode changed, and the reason says so."""
+    assert why("add", "mul") == "add.f32 -1, mul.f32 +1"
+    assert why("fma", "fma_nofusion") == "add.rn.f32 +1, fma.rn.f32 -1, mul.rn.f32 +1"
+
+
+def test_a_structural_verdict_with_the_same_opcodes_says_what_else_differs():
+    reason = why("sub", "sub_swapped")
+    assert reason is not None and reason.startswith("values computed differ: ") and " -> " in reason
+
+
+@pytest.mark.parametrize("old,new", [("leaky", "leaky_01"), ("add", "add_swapped_loads")])
+def test_constants_only_and_reordered_quote_the_first_differing_lines(old, new):
+    old_ptx, new_ptx = side(old)[0], side(new)[0]
+    a, b = next((a, b) for a, b in zip(old_ptx.splitlines(), new_ptx.splitlines()) if a != b)
+    assert why(old, new) == f"{' '.join(a.split())} -> {' '.join(b.split())}"
+
+
+def test_identical_has_no_reason_and_counts_are_named_when_opcodes_agree():
+    assert why("add", "add_renamed") is None
+    m = {"ptx_opcodes": {"add.f32": 1}, "regs": 26}
+    assert verdict.reason("structural", "a", "b", m, {**m, "regs": 46}) == "regs 26 -> 46"
+
+
+def test_opcode_delta_counts_what_it_does_not_name():
+    old = {f"op{i}": 1 for i in range(8)}
+    assert verdict.opcode_delta(old, {}) == "op0 -1, op1 -1, op2 -1, op3 -1, op4 -1, op5 -1, 2 more"
+
+
+@pytest.mark.parametrize("old,new,label", [
+    ("BLOCK_SIZE=1024 w4 s3", "BLOCK_SIZE=2048 w4 s3", "BLOCK_SIZE=1024 -> 2048 w4 s3"),
+    ("BLOCK=64 w4 s3", "BLOCK=64 w8 s3", "BLOCK=64 w4 -> w8 s3"),
+    ("BLOCK=64 w4", "BLOCK=64 EVEN=True w4", "BLOCK=64 w4 -> BLOCK=64 EVEN=True w4"),
+])
+def test_a_spec_whose_values_changed_is_one_label(old, new, label):
+    assert verdict.pair_label(old, new) == label

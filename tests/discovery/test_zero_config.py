@@ -9,10 +9,12 @@ import textwrap
 import pytest
 
 from helpers import HEADER, commit, make_repo
+from ptxdiff.config import Config
 from ptxdiff.discovery.callsites import Fact
 from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, optional_params
 from ptxdiff.discovery.kernels import discover
 from ptxdiff.source.modules import FileSet
+from ptxdiff.specs.launch import inputs_of
 from ptxdiff.specs.plan import make
 from ptxdiff.specs.resolve import cover_combinations as _cover
 
@@ -188,13 +190,14 @@ def test_float_the_builtin_is_a_scalar_and_float_the_method_a_tensor():
 
 def test_plan_prefers_launch_sites_to_guesses_and_is_the_same_for_both_sides():
     kernel = discover(FileSet({"ops/k.py": KERNEL.encode()})).kernels["ops/k.py::k"]
-    plan = make(kernel, kernel, {})
+    inputs = inputs_of(kernel, {}, Config())
+    plan = make(kernel, kernel, kernel, inputs)
     by_name = {c.name: c for c in plan.constexprs}
     assert by_name["BLOCK"].values == (256,) and by_name["BLOCK"].source == "call-site"
     assert by_name["mode"].values == (1, 0)
     assert {c.name: c for c in plan.types}["offset"].values == ("fp32",)
     assert plan.choice("num_warps", "options").values == (8,)
-    assert make(kernel, kernel, {}).key() == plan.key()
+    assert make(kernel, kernel, kernel, inputs).key() == plan.key()
 
 
 def test_cover_compiles_every_value_at_least_once():

@@ -127,9 +127,26 @@ def test_decide_rejects_bad_input():
 
 def test_min_band_floor():
     old, new, old2 = rounds(factor=1.03, noise=0.001, seed=4)
-    assert stats.compare(old, new, old2, n_boot=500).verdict == "slower"
+    plain = stats.compare(old, new, old2, n_boot=500)
+    assert plain.verdict == "slower" and plain.floor == 0.0
     res = stats.compare(old, new, old2, n_boot=500, min_band=0.05)
-    assert res.band == 0.05 and res.verdict == "within-noise"
+    # the measured band stays what it was; the floor decides beside it, and both are shown
+    assert res.band == plain.band < 0.05 and res.floor == 0.05 and res.verdict == "within-noise"
+    assert "A/A band +-" in res.summary() and "min effect 5.00%" in res.summary()
+    assert "min effect" not in plain.summary()
+
+
+def test_a_tiny_clear_change_is_within_the_default_floor():
+    """+0.4% with almost no noise is statistically clear but below the default 1% floor
+    (config min_effect): the H200 case of a NaN guard in a 3 us kernel."""
+    from ptxdiff.config import Config
+
+    old, new, old2 = rounds(factor=1.004, noise=0.0002, seed=5)
+    assert stats.compare(old, new, old2, n_boot=500).verdict == "slower"
+    res = stats.compare(old, new, old2, n_boot=500, min_band=Config().min_effect)
+    assert Config().min_effect == 0.01 and res.verdict == "within-noise" and res.floor == 0.01
+    faster = stats.compare(old, [t / 1.05 for t in old], old2, n_boot=500, min_band=Config().min_effect)
+    assert faster.verdict == "faster"
 
 
 def test_bad_samples_rejected():

@@ -21,10 +21,12 @@ import pytest
 
 from helpers import (
     HEADER,
+    KERNEL_LINE_INDENT,
     ROOT,
     commit,
     git,
     head,
+    kernel_lines,
     make_repo,
     run_main,
     scale_kernel,
@@ -70,14 +72,10 @@ def gitout(repo, *args, env=None) -> str:
     return proc.stdout.decode("utf-8", "replace")
 
 
-def kernel_lines(text: str) -> list[str]:
-    return [ln for ln in text.splitlines() if ln.startswith("ptxdiff ")]
-
-
 def expected(repo, old: Side, new: Side, paths=None) -> list[str]:
     """What `ptxdiff diff` computes for these two sides, as the driver's lines."""
     report = Engine(Repo(repo)).compare(old, new, paths)
-    return [ln for r in report.rows for ln in block(SimpleNamespace(rows=[r]), False).splitlines()]
+    return [ln for r in report.rows for ln in kernel_lines(block(SimpleNamespace(rows=[r]), False))]
 
 
 def commit_side(repo, rev: str) -> Side:
@@ -115,7 +113,7 @@ def test_branch_range_shows_what_ptxdiff_diff_says_with_main_checked_out(branchy
     repo = branchy
     fork = commit_side(repo, "main~1")
     truth = expected(repo, commit_side(repo, "main"), commit_side(repo, "branch"))
-    assert truth and all(" structural " in ln for ln in truth)
+    assert truth and all(" structural" in ln for ln in truth)
     # the blob-over-HEAD guess reads the branch's helper from main: it gives other numbers
     assert truth != expected(repo, commit_side(repo, "main"),
                              Side("guess", head(repo, "main"), (("ops/gelu.py", head(repo, "branch:ops/gelu.py")),)))
@@ -221,7 +219,7 @@ def test_past_the_budget_git_diff_says_what_is_compiling_and_the_cache_fills(tmp
     wait_for_filler(repo)
     lines = kernel_lines(gitout(repo, "diff", env=env))
     assert lines == expected(repo, Side("index", INDEX), Side("work tree", None))
-    assert lines and " structural " in lines[0]
+    assert lines and " structural" in lines[0]
 
 
 def test_files_without_kernels_get_no_line(tmp_path, capsys):
@@ -280,9 +278,15 @@ def test_pager_and_colour(tmp_path, capsys):
     install(repo, capsys)
     write(repo, {"ops/k.py": scale_kernel("x * 6.0")})
     paged = gitout(repo, "-c", "color.diff=always", "diff", env={"GIT_PAGER_IN_USE": "true", **WAIT})
-    (line,) = [ln for ln in paged.splitlines() if "ptxdiff" in ln]
+    (line,) = [ln for ln in paged.splitlines() if "ptxdiff sm_90" in ln]
     assert line.startswith("\x1b[2mptxdiff sm_90 ops/k.py::scale_kernel")
-    assert paged.replace(line + "\n", "") == gitout(repo, "-c", "color.diff=always", "diff", "--no-ext-diff")
+    lines = paged.splitlines(keepends=True)
+    first = lines.index(line + "\n")
+    end = first + 1
+    while end < len(lines) and lines[end].startswith(KERNEL_LINE_INDENT):
+        end += 1
+    assert "why:" in "".join(lines[first:end])          # the row goes on, indented: why the verdict
+    assert "".join(lines[:first] + lines[end:]) == gitout(repo, "-c", "color.diff=always", "diff", "--no-ext-diff")
     plain = gitout(repo, "diff", env={"GIT_PAGER_IN_USE": "true", "NO_COLOR": "1", **WAIT})
     assert kernel_lines(plain)[0].startswith("ptxdiff sm_90 ")
 

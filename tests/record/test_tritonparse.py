@@ -48,6 +48,9 @@ def test_the_sample_trace_becomes_the_file(repo, tmp_path):
         "recorded 6 launches of 3 kernels (3 distinct specs, tritonparse) into .ptxdiff/launches.jsonl",
         "ignored 1 launch of 1 kernel outside the repository or ignored by git "
         "(/tmp/torchinductor_ci/qx/cqxabc.py::triton_poi_fused_add_0)",
+        # the default file counts once it is committed: the compared revisions are read, not the work tree
+        "commit .ptxdiff/launches.jsonl: ptxdiff diff, git diff and the pre-push gate read it from the revisions "
+        "they compare",
     ]
 
 

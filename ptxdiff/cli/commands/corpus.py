@@ -6,17 +6,20 @@ import argparse
 import sys
 from pathlib import Path
 
-from ptxdiff.cli.common import progress, target_list
+from ptxdiff.cli.common import progress, sandbox_choice, target_list
 from ptxdiff.corpus import pairs as corpus
 from ptxdiff.errors import EXIT_OK
+from ptxdiff.report.console import clear_status
 from ptxdiff.report.evidence import evidence
 from ptxdiff.report.render import as_json
 
 
 def run(args: argparse.Namespace, paths: list[str] | None) -> int:
+    sandbox_choice(args)
     targets = target_list(args.target) or [90]
     pairs, report = corpus.run(targets, jobs=args.jobs, names=args.pairs or None, progress=progress(args),
                                outputs=args.outputs)
+    clear_status()
     if args.format == "json":
         sys.stdout.write(as_json(report))
         return EXIT_OK

@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import platform
 import shlex
 import subprocess
 import sys
 import tempfile
 from typing import TextIO
 
+from ptxdiff import __version__
 from ptxdiff import config as configmod
 from ptxdiff.compare.cache import cache_dir
 from ptxdiff.compile import toolchain
@@ -24,8 +26,8 @@ def checks(repo: Repo) -> list[tuple[bool, str, str]]:
     out: list[tuple[bool, str, str]] = []
     version = toolchain.triton_version()
     supported = version is not None and (3, 6) <= tuple(int(x) for x in version.split(".")[:2]) <= (3, 9)
-    out.append((supported, f"triton {version or 'missing'} (3.6 to 3.9 supported)",
-                "pip install 'triton>=3.6,<3.10' into the interpreter that runs ptxdiff"))
+    out.append((True, f"ptxdiff {__version__} (python {platform.python_version()}, {sys.executable})", ""))
+    out.append((supported, f"triton {version or 'missing'} (3.6 to 3.9 supported)", toolchain.install_triton()))
     for tool in ("ptxas", "cuobjdump"):
         try:
             path = toolchain.tool_path(tool)
@@ -42,7 +44,9 @@ def checks(repo: Repo) -> list[tuple[bool, str, str]]:
             if os.path.exists(python) else False
         out.append((runs, f"diff driver: {python} -m ptxdiff", "ptxdiff install (again, from the right interpreter)"))
     attr = repo.attribute("x.py", "diff")
-    out.append((attr == "ptxdiff", f"*.py diff attribute: {attr}", "ptxdiff install"))
+    out.append((attr == "ptxdiff", "*.py files use the ptxdiff diff driver" if attr == "ptxdiff" else
+                "*.py files have no diff attribute (git diff shows no kernel lines)" if attr is None else
+                f"*.py files use diff={attr}, not ptxdiff (git diff shows no kernel lines)", "ptxdiff install"))
     out.append(pre_push_check(repo))
     root = cache_dir(repo.git_dir)
     try:
@@ -60,7 +64,50 @@ def checks(repo: Repo) -> list[tuple[bool, str, str]]:
         out.append((False, f"config: {e}", "fix the key it names"))
     out.append((importlib.util.find_spec("torch") is not None, "torch importable (kernel modules and --outputs need it)",
                 "pip install torch"))
+    out.append(sandbox_check())
     return out
+
+
+def sandbox_check() -> tuple[bool, str, str]:
+    """What holds around the compile workers, tried for real: a sealed worker must fail to write
+    outside its folder, read a file outside, read a secret of the environment, connect over TCP
+    and run /bin/sh."""
+    import shutil
+    import socket
+
+    from ptxdiff import trust
+    from ptxdiff.sandbox import limits, probe
+
+    most, where = limits.user_max()
+    bound = f"{most:g} s per compile at most ({where}; PTXDIFF_MAX_TIMEOUT or git config ptxdiff.maxTimeout)"
+    off = trust.sandbox_opt_out()
+    if off:
+        return True, f"sandbox: off by your setting {off}: compiles run with your rights; {bound}", ""
+    from ptxdiff.compile.pool import sandboxed_call
+    from ptxdiff.sandbox import selftest
+
+    outside = tempfile.mkdtemp(prefix="ptxdiff-doctor-")
+    secret = os.path.join(outside, "secret")
+    with open(secret, "w") as f:
+        f.write("not for the sandbox\n")
+    listener = socket.create_server(("127.0.0.1", 0))
+    os.environ["PTXDIFF_DOCTOR_TOKEN"] = "not-for-the-sandbox"
+    tries = [("write", os.path.join(outside, "written")), ("read", secret), ("env", "PTXDIFF_DOCTOR_TOKEN"),
+             ("tcp", f"127.0.0.1:{listener.getsockname()[1]}"), ("exec", "/bin/sh")]
+    try:
+        active, results = sandboxed_call(selftest.attempts, (tries,))
+    except PtxdiffError as e:
+        return False, f"sandbox: {e}", probe.OPT_OUT
+    finally:
+        listener.close()
+        del os.environ["PTXDIFF_DOCTOR_TOKEN"]
+        shutil.rmtree(outside, ignore_errors=True)
+    got = results if isinstance(results, list) else []
+    through = [what for (what, _), answer in zip(tries, got, strict=False) if answer == "ok"]
+    if through or len(got) != len(tries):
+        return False, f"sandbox: {active}; NOT refused: {', '.join(through) or results}", "report this as a bug"
+    return True, (f"sandbox: {active}; {bound}; a write outside, a read outside, an environment secret, "
+                  "a TCP connect and /bin/sh were refused"), ""
 
 
 def pre_push_check(repo: Repo) -> tuple[bool, str, str]:

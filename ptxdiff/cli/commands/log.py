@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ptxdiff.cli.common import open_engine, user_config
+from ptxdiff.cli.common import layout, open_engine, user_config
 from ptxdiff.compare.history import history
 from ptxdiff.errors import EXIT_OK
 from ptxdiff.report import history as historymod
+from ptxdiff.report.console import clear_status
 from ptxdiff.report.plot import plot_history, require_matplotlib
 
 
@@ -17,10 +18,11 @@ def run(args: argparse.Namespace, paths: list[str] | None) -> int:
         require_matplotlib()  # before any compile: say it now, not after minutes of work
     repo, engine = open_engine(args)
     events = history(repo, engine, args.kernel, args.range or "HEAD", config=user_config(args))
+    clear_status()
     if args.format == "json":
         sys.stdout.write(historymod.as_json(events))
     else:
-        sys.stdout.write(historymod.table(events))
+        sys.stdout.write(historymod.table(events, layout(args)))
     if args.plot:
         plot_history(events, args.plot)
     return EXIT_OK

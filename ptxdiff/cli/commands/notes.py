@@ -8,6 +8,7 @@ from ptxdiff.cli.common import open_engine
 from ptxdiff.errors import EXIT_OK
 from ptxdiff.git.repo import Side
 from ptxdiff.report import render as reportmod
+from ptxdiff.report.console import clear_status
 
 NOTES_REF = "refs/notes/ptxdiff"
 
@@ -22,6 +23,7 @@ def run(args: argparse.Namespace, paths: list[str] | None) -> int:
         if report.rows:
             repo.write_note(c.id, reportmod.table(report), NOTES_REF)
             written += 1
+    clear_status()
     print(f"wrote {written} note(s) under {NOTES_REF} ({len(commits)} commits looked at); "
           "see them with: git log --notes=ptxdiff")
     return EXIT_OK

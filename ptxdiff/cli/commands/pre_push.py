@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ptxdiff.cli.common import progress
+from ptxdiff.cli.common import layout, progress
 from ptxdiff.compare.engine import Engine
 from ptxdiff.gate import prepush
 from ptxdiff.git.repo import Repo
@@ -20,4 +20,4 @@ def run(args: argparse.Namespace, paths: list[str] | None) -> int:
         getattr(stdin, "buffer", stdin).read()
     if isinstance(text, bytes):   # ref names are bytes to git; keep them as file names are kept
         text = text.decode("utf-8", "surrogateescape")
-    return prepush.run(args.remote, args.url, text, factory)
+    return prepush.run(args.remote, args.url, text, factory, layout=layout(args, sys.stderr))

@@ -1,13 +1,32 @@
-"""`ptxdiff uninstall`: undo exactly what install did (see git/install.py)."""
+"""`ptxdiff uninstall`: undo exactly what install did (see git/install.py), and say what stays."""
 
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
+from ptxdiff.compare.cache import cache_dir
+from ptxdiff.errors import EXIT_OK
 from ptxdiff.git import install
 from ptxdiff.git.repo import Repo
 
 
 def run(args: argparse.Namespace, paths: list[str] | None) -> int:
     repo = None if args.global_ else Repo(args.repo)
-    return install.uninstall(repo, args.global_)
+    code = install.uninstall(repo, args.global_)
+    if code == EXIT_OK and repo is not None:
+        kept = cache_note(cache_dir(repo.git_dir))
+        if kept:
+            print(kept)
+    return code
+
+
+def cache_note(root: Path) -> str | None:
+    """The compile cache is not part of the install: it stays (a reinstall finds it warm), said once."""
+    if not root.is_dir():
+        return None
+    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(root) for f in files)
+    shown = f"{size / 2**20:.1f} MiB" if size >= 2**20 else f"{size / 2**10:.0f} KiB"
+    return (f"kept the compile cache {root} ({shown}); remove it with: "
+            f"ptxdiff cache clear (or rm -r {root})")

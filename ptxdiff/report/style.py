@@ -1,0 +1,31 @@
+"""Colours for people on a terminal: verdicts by how much they ask of a reviewer.
+
+Only SGR codes and the choice of them live here; whether to colour at all (a terminal, NO_COLOR,
+--color) is decided at the edge (cli/common.py, the diff driver) and handed in as a bool.
+"""
+
+from __future__ import annotations
+
+RESET = "\x1b[m"
+DIM = "\x1b[2m"
+BOLD = "\x1b[1m"
+
+# structural and failed ask for a look (red), constants-only and reordered for a thought
+# (yellow: counts are blind there), identical for nothing (dim); added/removed stay plain
+VERDICT_SGR = {
+    "failed": "\x1b[1;31m",
+    "structural": "\x1b[31m",
+    "reordered": "\x1b[33m",
+    "constants-only": "\x1b[33m",
+    "identical": DIM,
+}
+
+
+def paint(text: str, sgr: str | None, colour: bool) -> str:
+    """`text` in `sgr` when colouring, else as it is."""
+    return f"{sgr}{text}{RESET}" if colour and sgr and text else text
+
+
+def verdict(text: str, name: str, colour: bool) -> str:
+    """A verdict cell (`name` is the verdict, `text` what is shown for it, e.g. with a mark)."""
+    return paint(text, VERDICT_SGR.get(name), colour)

@@ -1,0 +1,48 @@
+"""`git diff` on a terminal while compiles run: the driver says it is waiting, on stderr, and
+erases that line before git's output goes on, so nothing is left above the diff."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+
+import pytest
+
+from helpers import make_repo, run_main, scale_kernel, write
+from ptxdiff.compile.toolchain import tool_path
+
+pytestmark = pytest.mark.integration
+
+
+def test_the_waiting_line_is_erased(tmp_path, capsys):
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
+    assert run_main(["install", "-C", str(repo)], capsys)[0] == 0
+    write(repo, {"ops/k.py": scale_kernel("x * 3.0 + 1.0")})
+    slow = tmp_path / "slow-ptxas"   # every compile takes over the driver's 1 s before it speaks
+    slow.write_text(f"#!/bin/sh\nsleep 1.5\nexec {tool_path('ptxas')} \"$@\"\n")
+    slow.chmod(0o755)
+    primary, secondary = pty.openpty()
+    try:
+        proc = subprocess.run(["git", "--no-pager", "diff"], cwd=repo, stdout=subprocess.PIPE, stderr=secondary,
+                              env={**os.environ, "PTXDIFF_FORCE": "1", "PTXDIFF_DRIVER_BUDGET": "600",
+                                   "TRITON_PTXAS_PATH": str(slow),
+                                   "PTXDIFF_SANDBOX": "off"},   # the slow ptxas is a shell script
+                              timeout=600)
+        os.close(secondary)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(primary, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(primary)
+    assert proc.returncode == 0
+    assert b"ptxdiff sm_90 ops/k.py::scale_kernel" in proc.stdout
+    said = b"ptxdiff: compiling (waiting up to 600s, driver_budget)..."
+    assert said in seen, seen
+    assert seen.endswith(said + b"\r\x1b[K"), seen          # erased, and no newline left behind
