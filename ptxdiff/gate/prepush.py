@@ -22,6 +22,7 @@ from ptxdiff.git.repo import Repo, Side, is_zero, printable, trailers
 from ptxdiff.report.console import say
 from ptxdiff.report.gate import render
 from ptxdiff.report.layout import PLAIN, Layout
+from ptxdiff.report.safe import shown
 
 
 def parse_refs(text: str) -> list[RefUpdate]:
@@ -35,7 +36,8 @@ def parse_refs(text: str) -> list[RefUpdate]:
 
 def approved(kernel_id: str, approvals: set[str]) -> bool:
     name = kernel_id.rpartition("::")[2]
-    return bool({"*", kernel_id, printable(kernel_id), name, printable(name)} & approvals)
+    return bool({"*", kernel_id, printable(kernel_id), shown(kernel_id), name, printable(name), shown(name)}
+                & approvals)
 
 
 def judge(repo: Repo, have: list[str], update: RefUpdate, engine) -> Outcome | None:
@@ -62,8 +64,8 @@ def submodule_note(change) -> str:
     """One line for a submodule whose commit changed: its kernels are not looked into here."""
     old, new = (change.old or "")[:10], (change.new or "")[:10]
     moved = f"moved {old}..{new}" if old and new else f"added at {new}" if new else f"removed (was {old})"
-    hint = f"; see: ptxdiff -C {printable(change.path)} diff {old} {new}" if old and new else ""
-    return f"submodule {printable(change.path)} {moved}: its kernels are not looked into{hint}"
+    hint = f"; see: ptxdiff -C {shown(change.path)} diff {old} {new}" if old and new else ""
+    return f"submodule {shown(change.path)} {moved}: its kernels are not looked into{hint}"
 
 
 def touched(repo: Repo, outcome: Outcome) -> dict[str, list[str]]:

@@ -7,6 +7,7 @@ the diff driver only prints the stored bytes, so nothing here is on git's warm p
 from __future__ import annotations
 
 from ptxdiff.compare.results import Report, Row
+from ptxdiff.report import safe
 from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, outputs_cell
 from ptxdiff.report.style import DIM, RESET, VERDICT_SGR
 
@@ -71,7 +72,7 @@ def block(report: Report, colour: bool) -> str:
     changed in its launch and why the verdict go on, indented; a timing summary adds a line."""
     lines = []
     launched: set[str] = set()
-    for r in report.rows:
+    for r in safe.report(report).rows:
         mark = SOURCE_MARK.get(r.spec_source or "")
         source = f" ({mark})" if mark and r.spec_source != "config" else ""
         head = _words(f"ptxdiff {r.target} {r.kernel} [{r.spec}]{source}", DIM)

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from ptxdiff.compare.results import Row
 from ptxdiff.gate.outcome import TRAILER, Outcome
-from ptxdiff.git.repo import printable
 from ptxdiff.report.columns import explanations
 from ptxdiff.report.layout import FULL, KEY, PLAIN, Layout, TableColumn, grid, hanging
+from ptxdiff.report.safe import shown
 from ptxdiff.report.style import VERDICT_SGR
 
 
 def _deltas(r: Row) -> str:
-    return ", ".join(f"{k} {v:+}" for k, v in r.delta.items() if v and k != "occupancy") or (r.error or "")[:80]
+    return ", ".join(f"{k} {v:+}" for k, v in r.delta.items() if v and k != "occupancy") or shown(r.error or "")[:80]
 
 
 def render(outcome: Outcome, touched: dict[str, list[str]], layout: Layout = PLAIN) -> str:
@@ -23,9 +23,9 @@ def render(outcome: Outcome, touched: dict[str, list[str]], layout: Layout = PLA
     if not blocking:
         return "".join(f"{line}\n" for line in lines)
     columns: list[TableColumn[Row]] = [
-        TableColumn("kernel", lambda r: printable(r.kernel), KEY, wrap=20),
+        TableColumn("kernel", lambda r: shown(r.kernel), KEY, wrap=20),
         TableColumn("target", lambda r: r.target, KEY),
-        TableColumn("spec", lambda r: r.spec, FULL, wrap=16),
+        TableColumn("spec", lambda r: shown(r.spec), FULL, wrap=16),
         TableColumn("verdict", lambda r: r.verdict, KEY, style=lambda r: VERDICT_SGR.get(r.verdict)),
         TableColumn("deltas", _deltas, KEY, wrap=16),
         TableColumn("commits", lambda r: " ".join(touched[r.kernel]) or "-", KEY, wrap=7)]
@@ -33,9 +33,9 @@ def render(outcome: Outcome, touched: dict[str, list[str]], layout: Layout = PLA
     lines.append(hanging(f"ptxdiff: push of {where} blocked: {len(blocking)} kernel change(s) in the block list "
                          f"({', '.join(outcome.block_list)})", layout.width))
     lines.append(grid(columns, blocking, layout))
-    lines += [hanging(printable(line), layout.width) for line in explanations(blocking)]
+    lines += [hanging(shown(line), layout.width) for line in explanations(blocking)]
     lines.append("\nTo approve, add a trailer to a pushed commit, e.g. the last one:")
-    for kid in sorted({printable(r.kernel) for r in blocking}):
+    for kid in sorted({shown(r.kernel) for r in blocking}):
         lines.append(f'    git commit --amend --no-edit --trailer "{TRAILER}: {kid}"')
     lines.append("or bypass once: git push --no-verify  (or PTXDIFF_SKIP=1 git push)")
     return "".join(f"{line}\n" for line in lines)

@@ -3,13 +3,16 @@ after it), or as JSON."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 
 from ptxdiff.compare.history import Event
 from ptxdiff.compare.results import Row
+from ptxdiff.report import safe
 from ptxdiff.report.columns import HISTORY_COLUMNS, explanations
 from ptxdiff.report.layout import FOLD, FULL, KEY, PLAIN, Layout, TableColumn, grid, hanging
+from ptxdiff.report.safe import shown
 from ptxdiff.report.style import VERDICT_SGR
 
 Item = tuple[Event, Row]
@@ -48,6 +51,8 @@ COLUMNS: list[TableColumn[Item]] = [
 def table(events: list[Event], layout: Layout = PLAIN) -> str:
     """The rows along history, fitted to `layout` (a narrow terminal: commit, subject, target,
     verdict and what changed), then each commit's errors and explanations."""
+    events = [Event(dataclasses.replace(e.commit, subject=shown(e.commit.subject), author=shown(e.commit.author)),
+                    shown(e.kernel), [safe.row(r) for r in e.rows]) for e in events]
     items = [(e, r) for e in events for r in e.rows]
     lines = [grid(COLUMNS, items, layout)]
     notes = [f"{e.commit.short[:7]} {r.target}: {r.error}" for e in events for r in e.rows if r.error]

@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 
 from ptxdiff.compare.results import Report, Row
+from ptxdiff.report import safe
 from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, Column, explanations, outputs_cell, timing_cell
 from ptxdiff.report.layout import FOLD, FULL, KEY, PLAIN, Layout, TableColumn, grid, hanging, md_escape
 from ptxdiff.report.style import VERDICT_SGR
@@ -110,6 +111,7 @@ def notes(report: Report) -> list[str]:
 
 def table(report: Report, layout: Layout = PLAIN) -> str:
     """For a terminal or a file: the table fitted to `layout.width`, the notes wrapped to it."""
+    report = safe.report(report)
     lines = [_heading(report)]
     if report.rows:
         one_side = report.base is None   # `ptxdiff show`: the counts themselves, all of them
@@ -124,6 +126,7 @@ def table(report: Report, layout: Layout = PLAIN) -> str:
 def markdown(report: Report) -> str:
     """For a review comment (GitHub, GitLab): the heading, one table, then each note as its own
     paragraph; blank lines keep the notes out of the table, escapes keep names literal."""
+    report = safe.report(report)
     blocks = [f"**{md_escape(_heading(report))}**"]
     if report.rows:
         blocks.append(grid(report_columns(report), report.rows, PLAIN, fmt="github"))
@@ -143,7 +146,7 @@ def ptx_diffs(report: Report) -> str:
     for r in report.rows:
         if r.old_ptx is None or r.new_ptx is None or r.old_ptx == r.new_ptx:
             continue
-        name = f"{r.kernel} [{r.target} {r.spec}]"
+        name = safe.shown(f"{r.kernel} [{r.target} {r.spec}]")
         out.extend(difflib.unified_diff(r.old_ptx.splitlines(keepends=True), r.new_ptx.splitlines(keepends=True),
                                         f"a/{name}", f"b/{name}", n=2))
     return "".join(out)

@@ -1,0 +1,53 @@
+"""What the repository names, made safe to print: file names, kernel ids, specs, commit
+subjects and error text reach a reviewer's terminal, where an escape sequence, a carriage return
+or a newline inside a name could rewrite what is shown (hide a row, fake a verdict).
+
+Every text renderer prints a copy of the rows with each control character written as `\\xNN`
+(and each byte that is not UTF-8, as `printable` writes it); JSON needs none of this, its own
+escaping keeps names exact.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from ptxdiff.compare.results import Report, Row
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_CONTROL_BUT_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")   # text of several lines keeps \t and \n
+
+
+def shown(text: str, lines: bool = False) -> str:
+    """`text` with every control character (but tabs and newlines where `lines`) as `\\xNN`."""
+    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return (_CONTROL_BUT_LINES if lines else _CONTROL).sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _deep(value: object) -> object:
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, dict):
+        return {shown(k) if isinstance(k, str) else k: _deep(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_deep(v) for v in value)
+    return value
+
+
+def _maybe(text: str | None, lines: bool = False) -> str | None:
+    return None if text is None else shown(text, lines)
+
+
+def row(r: Row) -> Row:
+    """A row as people may see it."""
+    detail = _deep(r.spec_detail)
+    return dataclasses.replace(
+        r, kernel=shown(r.kernel), spec=shown(r.spec), old_kernel=_maybe(r.old_kernel),
+        error=_maybe(r.error, lines=True), log=_maybe(r.log, lines=True), why=_maybe(r.why),
+        launch=_maybe(r.launch), paths=tuple(shown(p) for p in r.paths),
+        spec_detail=detail if isinstance(detail, dict) else None)
+
+
+def report(rep: Report) -> Report:
+    """A report as people may see it."""
+    return dataclasses.replace(rep, rows=[row(r) for r in rep.rows], messages=[shown(m, lines=True) for m in rep.messages])
