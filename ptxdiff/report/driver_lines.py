@@ -72,7 +72,7 @@ def block(report: Report, colour: bool) -> str:
     changed in its launch and why the verdict go on, indented; a timing summary adds a line."""
     lines = []
     launched: set[str] = set()
-    for r in safe.report(report).rows:
+    for r in map(safe.row, report.rows):
         mark = SOURCE_MARK.get(r.spec_source or "")
         source = f" ({mark})" if mark and r.spec_source != "config" else ""
         head = _words(f"ptxdiff {r.target} {r.kernel} [{r.spec}]{source}", DIM)
