@@ -2,13 +2,17 @@
 level, or under `[tool.ptxdiff]` too, so the keys that error messages name can be pasted as they are).
 
 Read from the newer side of a comparison (its bytes, not the work tree), validated strictly: an
-unknown or mistyped key is an error naming the file and the key, never silently ignored.
+unknown or mistyped key is an error naming the file and the key, never silently ignored. The
+policy that decides the gate (block, include/exclude, targets, timeout) is the base side's: a
+compared change cannot switch its own gate off (`governed`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import json
+import re
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -22,7 +26,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-VERDICTS = ("failed", "added", "removed", "structural", "reordered", "constants-only", "identical")
+VERDICTS = ("failed", "unmeasured", "added", "removed", "structural", "reordered", "constants-only", "identical")
 DEFAULT_BLOCK = ("structural", "failed")
 
 
@@ -74,7 +78,9 @@ class Config:
     min_effect: float = 0.01           # timing: smallest change called faster/slower (1%), beside the A/A band
     max_specs: int = 6                 # specs compiled per kernel and target when values are guessed
     block_guessed: bool = True         # rows whose spec holds a guess block like the others
+    block_unmeasured: bool = True      # a changed kernel measured on neither side blocks (the gate fails closed)
     driver_budget: float = 10.0        # seconds `git diff` waits on compiles (PTXDIFF_DRIVER_BUDGET overrides)
+    remote_cache: str | None = None    # a shared cache the repository suggests (one line; only the user turns it on)
 
     def for_kernel(self, kernel_id: str) -> KernelConfig:
         name = kernel_id.rpartition("::")[2]
@@ -87,7 +93,8 @@ class Config:
 
 
 _TOP_KEYS = {"targets", "include", "exclude", "block", "timeout", "python_path", "kernels", "semantic", "time",
-             "min_effect", "max_specs", "block_guessed", "driver_budget"}
+             "min_effect", "max_specs", "block_guessed", "block_unmeasured", "driver_budget",
+             "remote_cache"}
 _SPEC_KEYS = {"signature", "constexprs", "num_warps", "num_stages"}
 _RUN_KEYS = frozenset({"wrapper", "inputs", "dtypes", "sizes", "time_size"})
 
@@ -140,6 +147,8 @@ def parse(table: dict, where: str) -> Config:
         block = _str_list(table["block"], where, "block")
         bad = [b for b in block if b not in VERDICTS + ("outputs-differ", "slower")]
         _expect(not bad, where, "block", f"names unknown verdicts {bad} (known: {', '.join(VERDICTS)})")
+        _expect("unmeasured" not in block, where, "block",
+                "names 'unmeasured', which block_unmeasured = true|false decides (default true)")
         kw["block"] = block
     if "timeout" in table:
         t = table["timeout"]
@@ -171,9 +180,10 @@ def parse(table: dict, where: str) -> Config:
         v = table["max_specs"]
         _expect(isinstance(v, int) and not isinstance(v, bool) and v > 0, where, "max_specs", "must be a positive integer")
         kw["max_specs"] = v
-    if "block_guessed" in table:
-        _expect(isinstance(table["block_guessed"], bool), where, "block_guessed", "must be true or false")
-        kw["block_guessed"] = table["block_guessed"]
+    for key in ("block_guessed", "block_unmeasured"):
+        if key in table:
+            _expect(isinstance(table[key], bool), where, key, "must be true or false")
+            kw[key] = table[key]
     if "min_effect" in table:
         v = table["min_effect"]
         _expect(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1, where, "min_effect",
@@ -184,6 +194,11 @@ def parse(table: dict, where: str) -> Config:
         _expect(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 600, where, "driver_budget",
                 "must be a number of seconds from 0 to 600")
         kw["driver_budget"] = float(v)
+    if "remote_cache" in table:
+        v = table["remote_cache"]
+        _expect(isinstance(v, str) and re.fullmatch(r"[^\s\x00-\x1f\x7f]+", v) is not None, where, "remote_cache",
+                'must be a URL such as "s3://bucket/ptxdiff" (a suggestion: only your git config uses it)')
+        kw["remote_cache"] = v
     return Config(**kw)
 
 
@@ -233,6 +248,23 @@ def load(read: Callable[[str], bytes], exists: Callable[[str], bool]) -> Config:
                 continue
         return parse(table, f"{path} [tool.ptxdiff]" if section else path)
     return Config()
+
+
+# what decides the gate: a compared change may not set these for its own review
+POLICY_KEYS = ("targets", "include", "exclude", "block", "block_guessed", "block_unmeasured", "timeout")
+POLICY_NOTE = "the compared change edits ptxdiff's own policy"
+
+
+def governed(base: Config, branch: Config) -> tuple[Config, str | None]:
+    """The newer side's config with the base side's policy, and a line naming what the change
+    edits in that policy (None when nothing). A branch cannot switch its own gate off: its
+    `block = []`, `exclude` or `timeout` takes effect once it is on the base."""
+    changed = [k for k in POLICY_KEYS if getattr(base, k) != getattr(branch, k)]
+    if not changed:
+        return branch, None
+    note = (f"{POLICY_NOTE} ({', '.join(changed)} in {branch.source}); "
+            f"the base side's ({base.source}) decides this comparison, the new one once it is on the base")
+    return dataclasses.replace(branch, **{k: getattr(base, k) for k in POLICY_KEYS}), note
 
 
 def unmatched_kernels(cfg: Config, kernel_ids: Iterable[str]) -> list[str]:

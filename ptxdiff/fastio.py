@@ -9,6 +9,7 @@ no dataclasses.
 from __future__ import annotations
 
 import os
+import threading
 
 TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -68,8 +69,8 @@ def read(path: str) -> bytes:
         return b""
 
 
-def write(path: str, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+def write(path: str, data: bytes, mode: int = 0o600) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
         os.write(fd, data) if len(data) < 1 << 20 else write_all(fd, data)
     finally:
@@ -85,12 +86,13 @@ def write_all(fd: int, data: bytes) -> None:
 TMP_SUFFIX = ".tmp"
 
 
-def replace_file(path: str, data: bytes) -> None:
+def replace_file(path: str, data: bytes, mode: int = 0o600) -> None:
     """The one atomic write: readers see the old file or the new one, never a part of either,
-    and a failure (disk full, an interrupt) leaves no temp file behind."""
-    tmp = f"{path}.{os.getpid()}{TMP_SUFFIX}"
+    and a failure (disk full, an interrupt) leaves no temp file behind. `mode` before the umask
+    (0o666: a shared folder the team reads); the temp name is per process and thread."""
+    tmp = f"{path}.{os.getpid()}-{threading.get_ident()}{TMP_SUFFIX}"
     try:
-        write(tmp, data)
+        write(tmp, data, mode)
         os.replace(tmp, path)
     except BaseException:
         try:

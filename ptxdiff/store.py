@@ -46,8 +46,7 @@ class Store:
                 entry = json.load(f)
         except (OSError, ValueError, EOFError):
             return None
-        if not (isinstance(entry, dict) and entry.get("format") == self.format and entry.get("key") == key
-                and "value" in entry and self.valid(entry["value"])):
+        if not self.accepts(key, entry):
             return None
         try:
             os.utime(path)  # recency for pruning
@@ -55,10 +54,23 @@ class Store:
             pass
         return entry["value"]
 
+    def accepts(self, key: str, entry: object) -> bool:
+        """Is `entry` (a decoded file) what `put` writes for `key`, around a value that passes the check?"""
+        return (isinstance(entry, dict) and entry.get("format") == self.format and entry.get("key") == key
+                and "value" in entry and self.valid(entry["value"]))
+
+    def encode(self, key: str, value: object) -> bytes:
+        """The bytes of the entry `put` writes: the same value gives the same bytes (gzip mtime 0),
+        so a copy elsewhere (compare/remote.py) is byte for byte a local entry."""
+        return gzip.compress(json.dumps({"format": self.format, "key": key, "value": value}).encode(), mtime=0)
+
     def put(self, key: str, value: object) -> None:
         """Store `value`; a store that cannot be written only costs time, so failures are quiet."""
+        self.write(key, self.encode(key, value))
+
+    def write(self, key: str, data: bytes) -> None:
+        """Store an entry's bytes as they are (checked by the caller), all or nothing; quiet on failure."""
         path = self.path(key)
-        data = gzip.compress(json.dumps({"format": self.format, "key": key, "value": value}).encode(), mtime=0)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             replace_file(str(path), data)

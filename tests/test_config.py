@@ -235,3 +235,20 @@ def test_unmatched_kernel_entries_name_the_nearest_id():
         'ptxdiff.toml: kernels."ops/relu.py::relu_kernell" matches no kernel; did you mean "ops/relu.py::relu_kernel"?',
         'ptxdiff.toml: kernels."gelu_kernal" matches no kernel; did you mean "gelu_kernel"?']
     assert unmatched_kernels(Config(), ids) == []
+
+
+def test_the_base_side_s_policy_decides_and_the_change_is_said():
+    from ptxdiff.config import governed, parse
+    base = parse({"block": ["structural", "failed"]}, "pyproject.toml [tool.ptxdiff]")
+    branch = parse({"block": [], "exclude": ["ops/*"], "max_specs": 2}, "pyproject.toml [tool.ptxdiff]")
+    cfg, note = governed(base, branch)
+    assert cfg.block == ("structural", "failed") and cfg.exclude == () and cfg.max_specs == 2
+    assert note is not None and "(exclude, block in pyproject.toml [tool.ptxdiff])" in note
+    assert governed(base, base) == (base, None)
+
+
+def test_unmeasured_is_decided_by_its_own_key():
+    from ptxdiff.config import parse
+    assert parse({"block_unmeasured": False}, "f").block_unmeasured is False
+    with pytest.raises(ConfigError, match="block_unmeasured"):
+        parse({"block": ["unmeasured"]}, "f")

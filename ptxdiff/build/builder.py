@@ -3,34 +3,39 @@
 A `@triton.jit` function comes in as source text: its `def` (decorators removed, defaults and
 annotations replaced by values the evaluator computed) is compiled to a code object and wrapped
 in a function object whose globals hold only what the kernel reads: other jit functions (built
-the same way), module constants, triton's own modules and dtypes. Nothing is executed; triton's
-code generator reads the source (through linecache) and those globals, exactly as it would for
-an imported module. Names the evaluator refused stay out of the globals and are remembered, so
+the same way), module constants, stand-ins for triton's modules (namespace.py) and dtypes, and
+no builtins. Nothing is executed; triton's code generator reads the source (through linecache)
+and those globals, exactly as it would for an imported module. Before that, the text is read for
+what could reach Python internals (scan.py), and after, the function triton will parse is checked
+to be the one built. Names the evaluator refused stay out of the globals and are remembered, so
 a compile error about such a name says why. Worker side: imports triton.
 """
 
 from __future__ import annotations
 
 import ast
-import builtins
 import copy
 import dataclasses
 import linecache
 import re
 import types
 
-from ptxdiff.build.evaluator.installed import from_triton, real_object
+from ptxdiff.build import namespace
+from ptxdiff.build.evaluator.installed import from_triton
 from ptxdiff.build.evaluator.interp import Interp
 from ptxdiff.build.evaluator.scope import Function, Module, ModuleEnv, Scope
 from ptxdiff.build.evaluator.values import Constexpr, DType, External, Raised, Refused
+from ptxdiff.build.scan import describe, refusal
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.git.repo import printable
-from ptxdiff.source.syntax import attribute_chains, call_args, is_constexpr
+from ptxdiff.source.syntax import call_args, dotted_name, is_constexpr, python_lines, strip_docstrings
 from ptxdiff.specs.declared import decorator_kind, kernel_function, read
 from ptxdiff.specs.resolve import Declared, SpecError
 
 CONSTEXPR_FUNCTIONS = {"triton.language.constexpr", "triton.language.core.constexpr", "triton.constexpr_function",
                        "triton.language.constexpr_function", "triton.language.core.constexpr_function"}
+NOT_THE_TEXT = "the source triton would compile is not the kernel's text"
+_REFUSED = object()  # a value that must not reach a kernel (convert records why)
 
 
 def _body_names(fn: ast.FunctionDef) -> set[str]:
@@ -42,6 +47,17 @@ def _body_names(fn: ast.FunctionDef) -> set[str]:
             if isinstance(sub, ast.Name):
                 (loads if isinstance(sub.ctx, ast.Load) else stores).add(sub.id)
     return loads - stores
+
+
+def _first_use(fn: ast.FunctionDef, name: str) -> ast.AST:
+    """Where a function body first reads a name (for the line of a refusal)."""
+    return next((sub for stmt in fn.body for sub in ast.walk(stmt) if isinstance(sub, ast.Name) and sub.id == name), fn)
+
+
+def _chains(fn: ast.FunctionDef) -> list[tuple[list[str], ast.Attribute]]:
+    """Every dotted name `a.b.c` of a function body (with its prefixes), with its node."""
+    return [(c, sub) for stmt in fn.body for sub in ast.walk(stmt) if isinstance(sub, ast.Attribute)
+            and (c := dotted_name(sub))]
 
 
 def _definition(fn: Function) -> ast.FunctionDef:
@@ -61,6 +77,7 @@ class Builder:
         self._modules: dict[str, types.ModuleType] = {}
         self._module_values: dict[int, Module] = {}
         self.refused: dict[str, str] = {}
+        self._denied_names: frozenset[str] | None = None
 
     def kernel(self, kernel: Kernel) -> tuple[object, Declared]:
         self.interp.used = []
@@ -73,25 +90,26 @@ class Builder:
 
     # -- values for triton's code generator --------------------------------------------------------
     def convert(self, value, name: str):
-        """An evaluator value as a kernel global; None when it has no meaning inside a kernel."""
+        """An evaluator value as a kernel global; None when it has no meaning inside a kernel, or
+        must not reach one (then `refused` says why)."""
+        converted = self._convert(value, name)
+        return None if converted is _REFUSED else converted
+
+    def _convert(self, value, name: str):
         if value is None or isinstance(value, (bool, int, float, str)):
             return value
         if isinstance(value, (tuple, list)):
-            items = [self.convert(v, name) for v in value]
-            return type(value)(items)
+            items = [self._convert(v, name) for v in value]
+            return _REFUSED if any(i is _REFUSED for i in items) else type(value)(items)
         if isinstance(value, Constexpr):
             import triton.language as tl
-            return tl.constexpr(self.convert(value.value, name))
+            inner = self._convert(value.value, name)
+            return inner if inner is _REFUSED else tl.constexpr(inner)
         if isinstance(value, DType):
             import triton.language as tl
             return getattr(tl, value.name)
         if isinstance(value, External):
-            if value.dotted.split(".")[0] in ("triton", "math"):
-                try:
-                    return real_object(value.dotted)
-                except Raised:
-                    return None
-            return None
+            return self._external(value, name)
         if isinstance(value, Function):
             if any(decorator_kind(d) == "jit" for d in value.decorators):
                 return self.jit(value)
@@ -101,6 +119,22 @@ class Builder:
         if isinstance(value, Module):
             return self._module(value)
         return None
+
+    def _external(self, value: External, name: str):
+        """A name of triton or math, read through the stand-ins: a language builtin, dtype, class,
+        constant or a stand-in module; never an object reached by walking a real module
+        (`tl.core.builtins.exec` is refused). None for a name this triton does not have (triton
+        says so if the kernel reaches it) and for other packages' names (torch...)."""
+        parts = value.dotted.split(".")
+        if parts[0] not in ("triton", "math"):
+            return None
+        found, obj = namespace.lookup(value.dotted)
+        if found:
+            return obj
+        if namespace.withheld(namespace.root(parts[0]), parts[1:]) is None:
+            return None
+        self.refused[name] = f"`{value.dotted}` {namespace.WITHHELD}"
+        return _REFUSED
 
     def _harness(self, kernel: Kernel, outputs_count: int, device, declared: Declared) -> tuple[object, Declared]:
         """An elementwise kernel around a device function that is never launched itself (a
@@ -127,10 +161,10 @@ class Builder:
             lines.append(f"    {call}")
         text = "\n".join(lines) + "\n"
         filename = f"<ptxdiff harness of {kernel.id}>"
-        linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+        linecache.cache[filename] = (len(text), None, python_lines(text), filename)
         import triton.language as tl
-        ns = {"tl": tl, "triton": triton, "_device": device, "__name__": f"ptxdiff_harness_{kernel.name}",
-              "__builtins__": builtins}
+        ns = {"tl": namespace.proxy(tl), "triton": namespace.triton_top(), "_device": device,
+              "__name__": f"ptxdiff_harness_{kernel.name}", "__builtins__": {}}
         code = compile(text, filename, "exec", dont_inherit=True)
         fcode = next(c for c in code.co_consts if isinstance(c, types.CodeType))
         pyfn = types.FunctionType(fcode, ns, fcode.co_name)
@@ -170,7 +204,7 @@ class Builder:
         holds the attributes kernels read from it (filled in as they are found)."""
         key = value.env.mod.path
         if key not in self._modules:
-            module = types.ModuleType(value.env.mod.name)
+            module = types.ModuleType(_module_name(value.env.mod.name))
             self._modules[key] = module
             self._module_values[id(module)] = value
         return self._modules[key]
@@ -196,9 +230,13 @@ class Builder:
             self._fill_module(sub, rest[1:])
 
     def namespace(self, env: ModuleEnv) -> dict:
+        """A module's globals as its kernels see them. `__builtins__` is empty: triton's code
+        generator has its own (range, min, len, getattr...), and a function object made on globals
+        without the key would get the real ones."""
         path = env.mod.path
         if path not in self._ns:
-            self._ns[path] = {"__name__": env.mod.name, "__builtins__": builtins, "__file__": self.filename(path)}
+            self._ns[path] = {"__name__": _module_name(env.mod.name), "__builtins__": {},
+                              "__file__": self.filename(path)}
         return self._ns[path]
 
     def filename(self, path: str) -> str:
@@ -213,6 +251,9 @@ class Builder:
             return self._jit[key]
         if key in self._building:
             raise SpecError(f"{node.name} calls itself through other jit functions")
+        found = refusal(node, self._denied())
+        if found is not None:
+            raise SpecError(describe(fn.env.mod.path, *found))
         self._building.add(key)
         try:
             ns = self.namespace(fn.env)
@@ -226,20 +267,31 @@ class Builder:
                 except Refused as e:
                     self.refused[name] = str(e)
                     continue
-                converted = self.convert(value, name)
+                converted = self._convert(value, name)
+                if converted is _REFUSED:
+                    raise SpecError(describe(fn.env.mod.path, _first_use(node, name), self.refused[name]))
                 if converted is not None:
                     ns[name] = converted
-            for chain in (c for stmt in node.body for c in attribute_chains(stmt)):
+            for chain, sub in _chains(node):
                 module = ns.get(chain[0])
                 if isinstance(module, types.ModuleType) and id(module) in self._module_values:
                     self._fill_module(module, chain[1:])
-            pyfn = self._function(fn, ns)
+                if (dotted := namespace.withheld(module, chain[1:])) is not None:
+                    raise SpecError(describe(fn.env.mod.path, sub, f"`{dotted}` {namespace.WITHHELD}"))
+            pyfn, expected = self._function(fn, ns)
             import triton
             options = self._jit_options(fn)
-            self._jit[key] = triton.jit(pyfn, **options)
-            return self._jit[key]
+            jit = triton.jit(pyfn, **options)
+            _check_source(jit, expected, fn.env.mod.path)
+            self._jit[key] = jit
+            return jit
         finally:
             self._building.discard(key)
+
+    def _denied(self) -> frozenset[str]:
+        if self._denied_names is None:
+            self._denied_names = namespace.jit_internals()
+        return self._denied_names
 
     def _jit_options(self, fn: Function) -> dict:
         for dec_node, value in zip(_definition(fn).decorator_list, fn.decorators):
@@ -256,9 +308,10 @@ class Builder:
             return options
         return {}
 
-    def _function(self, fn: Function, ns: dict) -> types.FunctionType:
+    def _function(self, fn: Function, ns: dict) -> tuple[types.FunctionType, ast.FunctionDef]:
         """The function object of a `def`, made without executing the `def` statement: defaults
-        and annotations come from the evaluator, the body is compiled but never run."""
+        and annotations come from the evaluator, the body is compiled but never run. Also the
+        `def` as triton will parse it from the registered text (placeholders in)."""
         import triton.language as tl
 
         definition = _definition(fn)
@@ -272,18 +325,13 @@ class Builder:
             elif isinstance(a.annotation, ast.Constant) and isinstance(a.annotation.value, str):
                 annotations[a.arg] = a.annotation.value
             a.annotation = None
-        defaults = []
-        for d in definition.args.defaults:
-            try:
-                defaults.append(self.convert(self.interp.eval(d, _scope(fn)), "default"))
-            except (Refused, Raised):
-                defaults.append(None)  # the spec gives every constexpr's value; declared.py says why
+        defaults = [self._default(fn, d) for d in definition.args.defaults]
         node.args.defaults = [ast.copy_location(ast.Constant(None), d) for d in node.args.defaults]
         node.args.kw_defaults = [None if d is None else ast.copy_location(ast.Constant(None), d)
                                  for d in node.args.kw_defaults]
         filename = self.filename(fn.env.mod.path)
         self._register_source(fn.env, filename)
-        self._placeholder_defaults(fn, filename, defaults, ns)
+        expected = self._placeholders(fn, filename, defaults, ns)
         module = ast.Module(body=[node], type_ignores=[])
         code = compile(module, filename, "exec", dont_inherit=True)
         fcode = next(c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
@@ -292,40 +340,50 @@ class Builder:
         pyfn.__annotations__ = annotations
         pyfn.__module__ = ns["__name__"]
         pyfn.__qualname__ = node.name
-        return pyfn
+        return pyfn, expected
 
-    def _placeholder_defaults(self, fn: Function, filename: str, values: list, ns: dict) -> None:
-        """Triton's code generator evaluates default expressions from the source text: each one
-        that is not a literal is replaced there by a name bound to the value the evaluator
-        computed (None where it refused), so no default expression is ever evaluated for real."""
+    def _default(self, fn: Function, expr: ast.expr):
+        try:
+            return self.convert(self.interp.eval(expr, _scope(fn)), "default")
+        except (Refused, Raised):
+            return None  # the spec gives every constexpr's value; declared.py says why
+
+    def _placeholders(self, fn: Function, filename: str, defaults: list, ns: dict) -> ast.FunctionDef:
+        """Triton's code generator evaluates default expressions and annotations from the source
+        text: each one that is not a literal is replaced there by a name bound to the value the
+        builder computed (a default: the evaluator's value, None where it refused; an annotation:
+        `tl.constexpr` or nothing), so none is ever evaluated for real. An annotation other than a
+        constant, a name or a dotted name is refused. Returns the `def` as the text now reads."""
         import triton.language as tl
 
-        entry: tuple = linecache.cache[filename]
-        lines = entry[2]
-        node = _definition(fn)
-        params = node.args.args[len(node.args.args) - len(node.args.defaults):]
-        for arg, expr, value in reversed(list(zip(params, node.args.defaults, values))):
-            if isinstance(expr, ast.Constant) or expr.end_lineno is None:
+        path = fn.env.mod.path
+        expected = copy.deepcopy(_definition(fn))
+        expected.decorator_list = []
+        spans: list[tuple[ast.expr, str]] = []
+        for slot, value in _slots(expected, defaults):
+            expr = slot.get()
+            if isinstance(expr, ast.Constant):
                 continue
-            name = f"_ptxdiff_default_{arg.arg}"
-            ns[name] = value if isinstance(value, tl.constexpr) else tl.constexpr(value)
-            first, last = expr.lineno - 1, expr.end_lineno - 1
-            head = lines[first].encode()[:expr.col_offset].decode(errors="replace")
-            tail = lines[last].encode()[expr.end_col_offset:].decode(errors="replace")
-            if first == last:
-                lines[first] = head + name + tail
-            else:
-                lines[first] = head + name + "\n"
-                for i in range(first + 1, last):
-                    lines[i] = "\n"
-                lines[last] = " " * expr.end_col_offset + tail
+            if slot.kind in ("annotation", "return"):
+                if not (isinstance(expr, ast.Name) or isinstance(expr, ast.Attribute) and dotted_name(expr)):
+                    raise SpecError(describe(path, expr, "an annotation must be a constant, a name or a dotted "
+                                                         "name (triton's code generator evaluates it)"))
+                value = tl.constexpr if is_constexpr(expr) else None
+            elif value is _UNSET:
+                value = self._default(fn, expr)
+            name = f"_ptxdiff_{expected.name}_{slot.kind}_{slot.arg}"
+            ns[name] = value if isinstance(value, tl.constexpr) or value is tl.constexpr else tl.constexpr(value)
+            spans.append((expr, name))
+            slot.set(ast.Name(id=name, ctx=ast.Load()))
+        entry: tuple = linecache.cache[filename]
+        _replace(entry[2], spans)
+        return expected
 
     def _register_source(self, env: ModuleEnv, filename: str) -> None:
         if filename in linecache.cache:
             return
         text = self.interp.index.text(env.mod.path)
-        lines = text.splitlines(keepends=True)
-        linecache.cache[filename] = (len(text), None, lines, filename)
+        linecache.cache[filename] = (len(text), None, python_lines(text), filename)
 
     def explain(self, error: str) -> str:
         """A compile error about a name the evaluator refused gets the refusal appended."""
@@ -337,3 +395,93 @@ class Builder:
 
 def _scope(fn: Function) -> Scope:
     return Scope(fn.env, fn.before, outer=fn.outer)
+
+
+_UNSET = object()  # a default the evaluator has not computed yet (keyword-only ones)
+
+
+@dataclasses.dataclass
+class _Slot:
+    """One place of a `def` that triton evaluates from the text: a default or an annotation."""
+
+    kind: str  # "default", "kwdefault", "annotation", "return"
+    arg: str
+    owner: object
+    field: str
+    index: int | None = None
+
+    def get(self) -> ast.expr:
+        value = getattr(self.owner, self.field)
+        return value if self.index is None else value[self.index]
+
+    def set(self, expr: ast.expr) -> None:
+        if self.index is None:
+            setattr(self.owner, self.field, expr)
+        else:
+            getattr(self.owner, self.field)[self.index] = expr
+
+
+def _slots(node: ast.FunctionDef, defaults: list) -> list[tuple[_Slot, object]]:
+    """Every default and annotation of a `def` (with the evaluator's value of each positional
+    default), the last in the text first: replacing text from the end keeps earlier columns."""
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    slots: list[tuple[_Slot, object]] = []
+    for i, (arg, value) in enumerate(zip(positional[len(positional) - len(args.defaults):], defaults)):
+        slots.append((_Slot("default", arg.arg, args, "defaults", i), value))
+    for i, (arg, expr) in enumerate(zip(args.kwonlyargs, args.kw_defaults)):
+        if expr is not None:
+            slots.append((_Slot("kwdefault", arg.arg, args, "kw_defaults", i), _UNSET))
+    for param in [*positional, args.vararg, *args.kwonlyargs, args.kwarg]:
+        if param is not None and param.annotation is not None:
+            slots.append((_Slot("annotation", param.arg, param, "annotation"), None))
+    if node.returns is not None:
+        slots.append((_Slot("return", "", node, "returns"), None))
+    return sorted(slots, key=lambda s: (s[0].get().lineno, s[0].get().col_offset), reverse=True)
+
+
+def _replace(lines: list[str], spans: list[tuple[ast.expr, str]]) -> None:
+    """Put each name in place of its expression's text (spans come last first). Another target's
+    builder of the same revision shares the registered text: when the first span already reads
+    its name (the text left of it never moves), the function's text was done."""
+    if spans:
+        expr, name = spans[-1]
+        if lines[expr.lineno - 1].encode()[expr.col_offset:].startswith(name.encode()):
+            return
+    for expr, name in spans:
+        if expr.end_lineno is None or expr.end_col_offset is None:
+            continue
+        first, last = expr.lineno - 1, expr.end_lineno - 1
+        head = lines[first].encode()[:expr.col_offset].decode(errors="replace")
+        tail = lines[last].encode()[expr.end_col_offset:].decode(errors="replace")
+        if first == last:
+            lines[first] = head + name + tail
+        else:
+            lines[first] = head + name + "\n"
+            for i in range(first + 1, last):
+                lines[i] = "\n"
+            lines[last] = " " * expr.end_col_offset + tail
+
+
+def _check_source(jit, expected: ast.FunctionDef, path: str) -> None:
+    """The function triton will parse (`jit.src`, re-read from the registered text) must be the
+    `def` the builder compiled, placeholders in: otherwise triton would compile other text than
+    the kernel's (lines split differently: a decoy function above it)."""
+    try:
+        tree: ast.Module | None = ast.parse(getattr(jit, "src", ""))
+    except (SyntaxError, ValueError):
+        tree = None
+    same = tree is not None and len(tree.body) == 1 and isinstance(tree.body[0], ast.FunctionDef)
+    if tree is not None and same:
+        built = ast.Module(body=[copy.deepcopy(expected)], type_ignores=[])
+        for module in (tree, built):
+            strip_docstrings(module)   # docstrings are not code (the module index may have dropped them)
+        same = ast.dump(tree.body[0]) == ast.dump(built.body[0])
+    if not same:
+        raise SpecError(f"{path}:{expected.lineno}: {expected.name}: {NOT_THE_TEXT}")
+
+
+def _module_name(name: str) -> str:
+    """A repository module's name as kernels see it: never one triton's code generator would swap
+    for one of its real modules (a repository file at triton/language/extra/libdevice.py)."""
+    return f"{name} (repository)" if namespace.reserved(name) else name

@@ -16,6 +16,7 @@ from types import ModuleType
 
 from ptxdiff.git.repo import printable
 from ptxdiff.source.modules import ModuleIndex
+from ptxdiff.source.syntax import python_lines
 
 
 class SnapshotFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -54,7 +55,7 @@ class SnapshotFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return
         text = self.index.snapshot.read(file).decode("utf-8")
         name = self.filename(file)
-        linecache.cache[name] = (len(text), None, text.splitlines(keepends=True), name)
+        linecache.cache[name] = (len(text), None, python_lines(text), name)
         module.__file__ = name
         if file.endswith("/__init__.py"):
             module.__path__ = []

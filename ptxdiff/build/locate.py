@@ -39,6 +39,36 @@ def _jit_functions(jit, limit: int = 256) -> list:
     return found
 
 
+MESSAGE_WIDTH = 600   # characters of triton's message a row keeps (the log has it all)
+
+
+def message(error: BaseException) -> str:
+    """`Type: message` of a compile error, whole, on one line: the innermost CompilationError's
+    own message, else the exception it was raised for (triton's `at 42:20: ^` alone says nothing)."""
+    inner = _innermost(error)
+    original = inner.__context__ if inner.__context__ is not None and not hasattr(inner.__context__, "src") else None
+    if original is not None:
+        kind, text = type(original).__name__, str(original)
+    elif hasattr(inner, "src"):
+        kind, text = type(inner).__name__, getattr(inner, "error_message", None) or ""
+    else:
+        kind, text = type(inner).__name__, str(inner)
+    text = " ".join(line.strip() for line in text.strip().splitlines() if line.strip())
+    if len(text) > MESSAGE_WIDTH:
+        text = text[:MESSAGE_WIDTH - 1] + "…"
+    return f"{kind}: {text}" if text else kind
+
+
+def _source_line(error: BaseException) -> str | None:
+    """The source line triton points at, as written."""
+    inner = _innermost(error)
+    node, src = getattr(inner, "node", None), getattr(inner, "src", None)
+    if node is None or not src or not hasattr(node, "lineno"):
+        return None
+    lines = src.split("\n")
+    return lines[node.lineno - 1].strip() if 0 < node.lineno <= len(lines) else None
+
+
 def _where(fn, node) -> tuple[str, int, int] | None:
     """(path, line, column from 1) of an AST node of `fn`'s source, in its file."""
     filename = fn.fn.__code__.co_filename
@@ -54,6 +84,15 @@ def _where(fn, node) -> tuple[str, int, int] | None:
     return path, first + def_index + node.lineno - 1, indent + node.col_offset + 1
 
 
+def described(error: BaseException, jit) -> str:
+    """A compile error in full, on one line: `path:line:col: Type: message (at: source line)`,
+    the place in the repository's file where it can be told."""
+    where = located(error, jit)
+    line = _source_line(error)
+    text = where or message(error)
+    return f"{text} (at: {line})" if line else text
+
+
 def located(error: BaseException, jit) -> str | None:
     """`path:line:col: Type: message` for a triton CompilationError of kernel `jit`; None when
     the place cannot be told (then the caller keeps triton's own words)."""
@@ -65,11 +104,5 @@ def located(error: BaseException, jit) -> str | None:
     where = _where(fn, node) if fn is not None else None
     if where is None:
         return None
-    original = inner.__context__ if inner.__context__ is not None and not hasattr(inner.__context__, "src") else None
-    if original is not None:
-        what = f"{type(original).__name__}: {str(original).strip().splitlines()[0] if str(original).strip() else ''}"
-    else:
-        message = (getattr(inner, "error_message", None) or type(inner).__name__).strip()
-        what = message.splitlines()[0] if message else type(inner).__name__
     path, line, column = where
-    return f"{path}:{line}:{column}: {what}"
+    return f"{path}:{line}:{column}: {message(error)}"

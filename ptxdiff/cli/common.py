@@ -98,6 +98,7 @@ def sandbox_choice(args: argparse.Namespace) -> None:
 def open_engine(args: argparse.Namespace) -> tuple[Repo, Engine]:
     """The repository of -C and an engine set up from the common options."""
     from ptxdiff.compare.engine import Engine
+    from ptxdiff.compile.executor import parse
     from ptxdiff.git.repo import Repo
     from ptxdiff.trust import from_user
 
@@ -106,7 +107,8 @@ def open_engine(args: argparse.Namespace) -> tuple[Repo, Engine]:
     permissions = from_user(imports=args.imports, outputs=getattr(args, "outputs", False),
                             time=getattr(args, "time", False))
     return repo, Engine(repo, jobs=args.jobs, targets=target_list(args.target), progress=progress(args),
-                        use_cache=not args.no_cache, permissions=permissions)
+                        use_cache=not args.no_cache, permissions=permissions,
+                        executor=parse(getattr(args, "executor", "local")))
 
 
 def user_config(args: argparse.Namespace) -> Config | None:

@@ -46,6 +46,12 @@ def add_common_options(p: argparse.ArgumentParser, compile_opts: bool = True) ->
                             "see Security)")
 
 
+def _executor(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--executor", default="local", metavar="local|ray|ray://ADDRESS",
+                   help="where the compile jobs run: this machine's cores (the default), Ray (a local instance, or "
+                        "the cluster RAY_ADDRESS names) or the Ray cluster at ray://HOST:PORT (pip install 'ptxdiff[ray]')")
+
+
 def _wide(p: argparse.ArgumentParser) -> None:
     p.add_argument("--wide", action="store_true",
                    help="the full table whatever the terminal's width (a narrow one gets a compact table)")
@@ -76,6 +82,28 @@ def _diff(sub: Subparsers) -> None:
     p.add_argument("--time", action="store_true", help="on a GPU: time new against old with a measured noise band")
 
 
+def _ci(sub: Subparsers) -> None:
+    p = _verb(sub, "ci", "the report as a pull-request comment, the JSON and the gate's exit status (CI)",
+              "  ptxdiff ci                          on GitHub Actions: the pull_request event says base and head\n"
+              "  ptxdiff ci --base main --head HEAD  anywhere (GitLab: CI_MERGE_REQUEST_DIFF_BASE_SHA is read)\n"
+              "  ptxdiff ci --sticky-from comments.json   update ID, unchanged ID or create: which comment to write\n"
+              "compares the merge base of base and head with head; exit 1 when a row blocks (--no-fail: 0)")
+    p.add_argument("--base", metavar="REV", help="default: the pull request's base (GITHUB_EVENT_PATH), or "
+                                                 "CI_MERGE_REQUEST_DIFF_BASE_SHA")
+    p.add_argument("--head", metavar="REV", help="default: the pull request's head, CI_COMMIT_SHA, or HEAD")
+    p.add_argument("--comment-file", metavar="FILE", default="ptxdiff-comment.md",
+                   help="where the comment's Markdown goes (default ptxdiff-comment.md)")
+    p.add_argument("--json-file", metavar="FILE", default="ptxdiff-report.json",
+                   help="where the JSON report goes, for the artifact (default ptxdiff-report.json)")
+    p.add_argument("--no-fail", action="store_true", help="exit 0 even when a row blocks")
+    p.add_argument("--sticky-from", metavar="COMMENTS.json",
+                   help="only print which existing comment gets --comment-file's body: update ID, unchanged ID "
+                        "or create (the comments as the forge's API lists them)")
+    p.add_argument("--author", metavar="LOGIN", help="with --sticky-from: only this author's comments are ours "
+                                                     "(e.g. github-actions[bot])")
+    add_common_options(p)
+
+
 def _show(sub: Subparsers) -> None:
     p = _verb(sub, "show", "metrics of every kernel at one revision",
               "  ptxdiff show                        every kernel at HEAD\n"
@@ -104,6 +132,7 @@ def _log(sub: Subparsers) -> None:
     p.add_argument("--plot", metavar="FILE.png", help="draw the metrics along history (needs matplotlib)")
     add_common_options(p)
     _wide(p)
+    _executor(p)
 
 
 def _notes(sub: Subparsers) -> None:
@@ -111,6 +140,7 @@ def _notes(sub: Subparsers) -> None:
               "  ptxdiff notes main~20..main && git log --notes=ptxdiff")
     p.add_argument("range", nargs="?", help="REV or A..B (default HEAD: all its history)")
     add_common_options(p)
+    _executor(p)
 
 
 def _install(sub: Subparsers) -> None:
@@ -191,8 +221,8 @@ def _pre_push(sub: Subparsers) -> None:
 
 
 # in the order --help lists them
-VERBS = (_diff, _show, _cache, _log, _notes, _install, _uninstall, _doctor, _corpus, _demo, _record, _diff_driver,
-         _pre_push)
+VERBS = (_diff, _show, _cache, _log, _notes, _ci, _install, _uninstall, _doctor, _corpus, _demo, _record,
+         _diff_driver, _pre_push)
 
 
 class _Version(argparse.Action):

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import cast
 
 from ptxdiff import config as configmod
+from ptxdiff.compare import remote as remotemod
 from ptxdiff.compare.cache import Cache, cache_dir, make_key
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.compare.verdict import classify, delta, pair_label, reason
@@ -24,6 +25,7 @@ from ptxdiff.discovery.memo import Memo, changed_paths, update
 from ptxdiff.errors import UsageError
 from ptxdiff.git.repo import Repo, Side, Snapshot
 from ptxdiff.record import launches as recorded
+from ptxdiff.sandbox import limits
 from ptxdiff.specs import launch
 from ptxdiff.specs import plan as planmod
 from ptxdiff.specs.launch import LaunchInputs
@@ -31,27 +33,33 @@ from ptxdiff.specs.plan import Plan
 from ptxdiff.targets import target_name
 from ptxdiff.trust import Permissions, suggestions
 
+BATCH = 256  # comparisons whose compile jobs `compare_many` measures together (bounds what is held at once)
+
 
 def _deterministic(result: dict) -> bool:
     """A compile error, or specs that cannot be had from the kernel's effective source, are facts
-    about the source, config and toolchain (the cache key); an import failure, a timeout or a
-    crash may not happen next time, so they are never cached."""
-    return bool(result.get("deterministic")) or (
+    about the source, config and toolchain (the cache key); so is a compile that ran past its
+    bound, for that bound (`timed_out`: a warm re-run never compiles it again, a larger bound
+    does). An import failure or a crash may not happen next time, so they are never cached."""
+    return bool(result.get("deterministic")) or result.get("timed_out") is not None or (
         result.get("key") is not None and str(result.get("error", "")).startswith("compile failed:"))
 
 
-def _blocks(verdict: str, source: str | None, old: dict | None, new: dict | None, cfg: configmod.Config) -> bool:
-    """The block policy. A row whose spec holds guesses blocks like any other (`block_guessed`):
-    both sides got the same guesses, so a structural verdict is a change of the code. But when
-    both sides fail to compile with guessed values, the guess failed, not the change."""
+def _outgrown(results: list, bound: float) -> bool:
+    """Cached results that include a compile timed out under a smaller bound than today's."""
+    return any(isinstance(r.get("timed_out"), (int, float)) and r["timed_out"] < bound for r in results)
+
+
+def _blocks(verdict: str, source: str | None, cfg: configmod.Config, error: str | None = None) -> bool:
+    """The block policy; the gate fails closed. A changed kernel that could not be measured on
+    either side (`unmeasured`, or `added` with an error) blocks whatever its values' source
+    (`block_unmeasured`). A row whose spec holds guesses blocks like any other (`block_guessed`):
+    both sides got the same guesses, so a structural verdict is a change of the code."""
+    if verdict == "unmeasured" or (verdict == "added" and error):
+        return cfg.block_unmeasured or verdict in cfg.block
     if verdict not in cfg.block:
         return False
-    if source == "guessed":
-        if not cfg.block_guessed:
-            return False
-        if verdict == "failed" and old and new and old.get("error") and new.get("error"):
-            return False
-    return True
+    return source != "guessed" or cfg.block_guessed
 
 
 def path_matches(path: str, specs: list[str] | None) -> bool:
@@ -150,10 +158,27 @@ def _launched(kernel_pairs: list[tuple[Kernel | None, Kernel | None]], new_snap:
     return out
 
 
+@dataclass
+class _Planned:
+    """A comparison planned up to its needs, which are measured before its rows are made:
+    alone (`compare`) or with other comparisons' needs (`compare_many`)."""
+
+    old: Side | None
+    new: Side
+    cfg: configmod.Config
+    targets: list[int]
+    pairs: list[_Pair]
+    needs: dict[tuple, _Need]
+    broken_rows: list[tuple[Broken | None, Broken | None]]
+    old_found: Discovery
+    new_found: Discovery
+    messages: list[str]
+
+
 class Engine:
     def __init__(self, repo: Repo, jobs: int | None = None, targets: list[int] | None = None,
                  progress: Callable[[str], None] | None = None, use_cache: bool = True,
-                 permissions: Permissions | None = None):
+                 permissions: Permissions | None = None, executor: str = "local"):
         from ptxdiff.compile.pool import default_jobs
 
         self.repo = repo
@@ -163,8 +188,12 @@ class Engine:
         self.jobs = jobs or default_jobs()
         self.targets_override = targets
         self.progress = progress
+        self.executor = executor  # where compile jobs run (compile/executor.py): local, ray, ray://ADDRESS
         self.cache = Cache(cache_dir(repo.git_dir)) if use_cache else None
-        self._tool = toolchain.fingerprint()
+        # the shared tier behind it (the user's setting); its keys name the toolchain portably
+        self.remote = remotemod.configured(self.cache)
+        self._tool = remotemod.toolchain_id(self.cache.root) if self.remote and self.cache else toolchain.fingerprint()
+        self._came_from: dict[str, str] = {}  # cache key -> "local" | "remote" (absent: compiled)
         self.compiles = 0  # specs compiled by this engine, over all its comparisons
         self._loaded_now = 0  # (kernel, target) pairs the last comparison had to load (not cached)
 
@@ -226,7 +255,7 @@ class Engine:
         """Fill `need.results` from the cache or by compiling; returns how many specs compiled.
         Each (kernel, target) goes into the cache the moment its last spec is compiled, so a run
         that is stopped keeps everything it finished."""
-        from ptxdiff.compile.pool import Pool
+        from ptxdiff.compile.executor import open_executor
 
         missing = self._lookup(needs, cfg, targets)
         again = _uncovered_partners(needs, [])
@@ -236,9 +265,11 @@ class Engine:
         if not missing:
             return 0
         toolchain.require_triton()
-        with Pool(self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout, self.progress,
-                  imports=self.imports) as pool:
+        with open_executor(self.executor, self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout,
+                           self.progress, imports=self.imports) as pool:
             compiled = self._run(pool, missing, needs, cfg, targets)
+        if self.remote:
+            self.remote.push()
         if self.cache:
             self.cache.prune()
         self.compiles += compiled
@@ -247,6 +278,7 @@ class Engine:
     def _lookup(self, needs: list[_Need], cfg: configmod.Config, targets: list[int]) -> list[tuple[_Need, int]]:
         """Key every (need, target) and take what the cache has; returns the rest."""
         missing: list[tuple[_Need, int]] = []
+        bound = limits.bound(cfg.timeout).seconds
         for need in needs:
             kcfg = need.kcfg.key()
             for cc in targets:
@@ -255,11 +287,33 @@ class Engine:
                                params=[(p.name, p.constexpr, p.kind) for p in need.kernel.params])
                 need.keys[cc] = key
                 hit = self.cache.get(key) if self.cache else None
-                if isinstance(hit, list):
+                if isinstance(hit, list) and not _outgrown(hit, bound):
                     need.results[cc] = hit
+                    self._came_from[key] = "local"
                 else:
+                    self._came_from.pop(key, None)
                     missing.append((need, cc))
-        return missing
+        return self._fetch(missing)
+
+    def _fetch(self, missing: list[tuple[_Need, int]]) -> list[tuple[_Need, int]]:
+        """What the remote tier has of `missing` (read concurrently, bounded); returns the rest."""
+        if not self.remote or not missing:
+            return missing
+        found = self.remote.fetch([need.keys[cc] for need, cc in missing])
+        rest = []
+        for need, cc in missing:
+            hit = found.get(need.keys[cc])
+            if isinstance(hit, list):
+                need.results[cc] = hit
+                self._came_from[need.keys[cc]] = "remote"
+            else:
+                rest.append((need, cc))
+        return rest
+
+    def _came(self, cc: int, *needs: _Need | None) -> str | None:
+        """Where a row's results came from: compiled when a side was, else remote, else local."""
+        got = {self._came_from.get(n.keys[cc], "compiled") for n in needs if n is not None and cc in n.keys}
+        return next((c for c in ("compiled", "remote", "local") if c in got), None)
 
     def _cover_too(self, needs: list[_Need], cfg: configmod.Config, targets: list[int]) -> list[tuple[_Need, int]]:
         """Give `needs` a plan that compiles a covering set, like their pair's other side; their
@@ -299,10 +353,11 @@ class Engine:
             need, cc, slot = task.tag
             if kind == "ok":
                 slot.update(payload)
+            elif kind == "timeout" or (id(need), cc) in timed_out:
+                slot["error"], slot["timed_out"] = payload, pool.timeout
+                timed_out.add((id(need), cc))
             else:
                 slot["error"], slot["transient"] = payload, True
-                if kind == "timeout":
-                    timed_out.add((id(need), cc))
             left[(id(need), cc)] -= 1
             if not left[(id(need), cc)]:
                 self._store(need, cc)
@@ -317,7 +372,10 @@ class Engine:
         got = []
         for task, kind, payload in pool.run(tasks):
             need, cc = task.tag
-            if kind != "ok":  # the worker could not start, crashed or timed out: not cached
+            if kind == "timeout":  # cached for this bound, like a compile that timed out
+                need.results[cc] = [{"key": None, "label": "-", "error": payload, "timed_out": pool.timeout}]
+                self._store(need, cc)
+            elif kind != "ok":  # the worker could not start or crashed: not cached
                 need.results[cc] = [{"key": None, "label": "-", "error": payload, "transient": True}]
             elif isinstance(payload, dict):  # the specs cannot be had: a fact about source and config
                 need.results[cc] = [{"key": None, "label": "-", **payload}]
@@ -330,6 +388,8 @@ class Engine:
         results = need.results[cc]
         if self.cache and results and all("metrics" in r or _deterministic(r) for r in results):
             self.cache.put(need.keys[cc], results)
+            if self.remote:
+                self.remote.stage(need.keys[cc], results)
 
     # -- the comparison --------------------------------------------------------------------
     def compare(self, old: Side | None, new: Side, pathspecs: list[str] | None = None,
@@ -342,13 +402,93 @@ class Engine:
         the user allowed (`Permissions`); the repository's config only earns a suggestion.
         `renames` (new path -> old path) replaces git's rename detection where the caller knows
         better (the diff driver is told about a rename by git itself)."""
+        planned = self._plan(old, new, pathspecs, show_all, config, renames, own_entries)
+        return self._report(planned, self._measure(list(planned.needs.values()), planned.cfg, planned.targets),
+                            outputs, time)
+
+    def compare_many(self, comparisons: list[tuple[Side | None, Side, list[str] | None]],
+                     config: configmod.Config | None = None, own_entries: bool = False) -> Iterator[Report]:
+        """`compare` of each (old, new, pathspecs), with the compile jobs of many comparisons in one
+        batch (BATCH at a time): history keeps every worker, or every Ray node, busy at once
+        instead of waiting on one commit. The reports, in order, are those of comparing them one
+        by one; they come a batch at a time."""
+        for start in range(0, len(comparisons), BATCH):
+            planned = [self._plan(old, new, paths, False, config, None, own_entries)
+                       for old, new, paths in comparisons[start:start + BATCH]]
+            yield from self._measured_together(planned)
+
+    def _measured_together(self, planned: list[_Planned]) -> list[Report]:
+        """The distinct needs of all `planned` measured in one go, then each comparison measured
+        as `compare` does, from the cache. A result the batch compiled (or fetched from the remote
+        tier) counts so in the first comparison that uses it, as one comparison after another
+        would have it (with --no-cache a throwaway cache holds the batch for this run, and a
+        result counts as compiled in each comparison)."""
+        import shutil
+        import tempfile
+        from pathlib import Path
+
+        scratch = tempfile.mkdtemp(prefix="ptxdiff-batch-") if self.cache is None else None
+        if scratch:
+            self.cache = Cache(Path(scratch))
+        try:
+            got = self._prefetch(planned)
+            reports = []
+            for p in planned:
+                compiled = self._measure(list(p.needs.values()), p.cfg, p.targets)
+                claimed = [(need, cc) for need in p.needs.values() for cc, key in need.keys.items()
+                           if key in got and self._came_from.get(key) == "local"]
+                for need, cc in claimed:
+                    key = need.keys[cc]
+                    if got[key] == "compiled":
+                        self._came_from.pop(key, None)
+                        compiled += sum(1 for r in need.results[cc] if r.get("key") is not None)
+                    else:
+                        self._came_from[key] = got[key]
+                if not scratch:
+                    for need, cc in claimed:
+                        got.pop(need.keys[cc], None)
+                self._loaded_now += len(claimed)
+                reports.append(self._report(p, compiled))
+            return reports
+        finally:
+            if scratch:
+                self.cache = None
+                shutil.rmtree(scratch, ignore_errors=True)
+
+    def _prefetch(self, planned: list[_Planned]) -> dict[str, str]:
+        """Measure the distinct needs of `planned` together (per python_path, timeout and targets,
+        what a measurement depends on); returns the cache keys it compiled or fetched, and which."""
+        groups: dict[tuple, tuple[_Planned, list[_Need]]] = {}
+        seen: set[tuple] = set()
+        offset = 0
+        for p in planned:
+            group = groups.setdefault((tuple(p.cfg.python_path), p.cfg.timeout, tuple(p.targets)), (p, []))[1]
+            for need in p.needs.values():
+                same = (need.kernel.id, need.kernel.fingerprint, need.kcfg.key(), need.plan.key())
+                if same not in seen:  # pair ids stay apart: a pair's two sides are looked at together
+                    seen.add(same)
+                    group.append(dataclasses.replace(need, pair=offset + need.pair, results={}, keys={}))
+            offset += len(p.pairs)
+        got: dict[str, str] = {}
+        for p, needs in groups.values():
+            self._measure(needs, p.cfg, p.targets)
+            for need in needs:
+                for key in need.keys.values():
+                    if self._came_from.get(key, "compiled") != "local":
+                        got[key] = self._came_from.get(key, "compiled")
+        return got
+
+    def _plan(self, old: Side | None, new: Side, pathspecs: list[str] | None, show_all: bool,
+              config: configmod.Config | None, renames: dict[str, str] | None, own_entries: bool) -> _Planned:
+        """A comparison up to what must be measured: its config, kernel pairs and needs."""
         new_snap = self.repo.snapshot(new)
         old_snap = self.repo.snapshot(old) if old is not None else None
-        cfg = config or configmod.load(new_snap.read, new_snap.__contains__)
+        cfg, policy_note = (config, None) if config is not None else self._config(new_snap, old_snap)
         targets = self.targets_override or list(cfg.targets)
         found = self._discover(new_snap, old_snap, cfg)
         new_found = self._select(found[0], cfg, pathspecs, {})
         messages: list[str] = configmod.unmatched_kernels(cfg, [*found[0].kernels, *(found[1] or found[0]).kernels])
+        messages += [policy_note] if policy_note else []
         if old is None:
             kernel_pairs: list[tuple[Kernel | None, Kernel | None]] = [(None, k) for k in new_found.kernels.values()]
             broken_rows: list[tuple[Broken | None, Broken | None]] = [(None, b) for b in new_found.broken.values()]
@@ -381,25 +521,49 @@ class Engine:
                     continue
                 plan = planmod.make(k, pair.old, pair.new, inputs, cfg.max_specs)
                 needs[(side, k.fingerprint, k.id)] = _Need(side, k, plan, kcfg, i)
-        compiled = self._measure(list(needs.values()), cfg, targets)
+        return _Planned(old, new, cfg, targets, pairs, needs, broken_rows, old_found, new_found, messages)
+
+    def _report(self, planned: _Planned, compiled: int, outputs: bool | None = None,
+                time: bool | None = None) -> Report:
+        """The rows and the report of a planned comparison whose needs are measured."""
+        old, new, cfg, targets, pairs, needs = (planned.old, planned.new, planned.cfg, planned.targets,
+                                                planned.pairs, planned.needs)
+        broken_rows, old_found, new_found, messages = (planned.broken_rows, planned.old_found, planned.new_found,
+                                                       planned.messages)
         rows: list[Row] = []
         for pair in pairs:
             o, n = pair.old, pair.new
             new_need = needs.get((new, n.fingerprint, n.id)) if n else None
             old_need = new_need if pair.unchanged else needs.get((old, o.fingerprint, o.id)) if o else None
             for cc in targets:
-                rows += self._rows(pair, old_need.results[cc] if old_need else None,
-                                   new_need.results[cc] if new_need else None, cc, cfg, old is not None)
+                came = self._came(cc, old_need, new_need)
+                rows += [dataclasses.replace(r, cache=came) for r in self._rows(
+                    pair, old_need.results[cc] if old_need else None,
+                    new_need.results[cc] if new_need else None, cc, cfg, old is not None)]
         for o_broken, n_broken in broken_rows:
             rows += self._broken_rows(o_broken, n_broken, old_found, new_found, targets, cfg)
         if old is not None:
             rows = self._dynamic(rows, pairs, old, new, cfg, outputs, time, messages)
         messages += suggestions(cfg, self.permissions)
+        messages += self.remote.lines() if self.remote else remotemod.suggestion(cfg)
         if self.imports and self._loaded_now:
             messages.append("imported the revisions' modules to build kernels (their top-level code ran)")
         # targets by number (sm_80 before sm_100), not as text
         rows.sort(key=lambda r: (r.kernel, int(r.target[3:]) if r.target[3:].isdigit() else 0, r.target, r.spec))
         return Report(old, new, toolchain.versions(), rows, cfg, compiled, messages)
+
+    @staticmethod
+    def _config(new_snap: Snapshot, old_snap: Snapshot | None) -> tuple[configmod.Config, str | None]:
+        """The newer side's config under the base side's policy (the gate fails closed: a change
+        cannot relax its own review); a base whose config does not load gives the defaults' policy."""
+        cfg = configmod.load(new_snap.read, new_snap.__contains__)
+        if old_snap is None:
+            return cfg, None
+        try:
+            base = configmod.load(old_snap.read, old_snap.__contains__)
+        except configmod.ConfigError as e:
+            base = configmod.Config(source=f"the defaults ({e})")
+        return configmod.governed(base, cfg)
 
     # -- dynamic checks ----------------------------------------------------------------------
     def _dynamic(self, rows: list[Row], pairs: list[_Pair], old: Side, new: Side, cfg: configmod.Config,
@@ -489,11 +653,12 @@ class Engine:
         names = set((new_b.names if new_b else ()) + (old_b.names if old_b else ()))
         for found in (old_found, new_found):
             names |= {k.name for k in found.kernels.values() if k.path == path}
+        verdict = "unmeasured" if old_b and new_b else "failed"
         for name in sorted(names) or ["?"]:
             for cc in targets:
                 error = (f"new: {new_b.error}" if new_b else "") + ("; " if new_b and old_b else "") + \
                         (f"old: {old_b.error}" if old_b else "")
-                rows.append(Row(f"{path}::{name}", "-", target_name(cc), "failed", "failed" in cfg.block,
+                rows.append(Row(f"{path}::{name}", "-", target_name(cc), verdict, _blocks(verdict, None, cfg, error),
                                 None, None, {}, error))
         return rows
 
@@ -529,8 +694,10 @@ class Engine:
             old_m = a.get("metrics") if a else None
             new_m = b.get("metrics") if b else None
             error = why = None
-            if (a and a.get("error")) or (b and b.get("error")):
-                verdict = "failed"
+            failures = [x for x in (a, b) if x and x.get("error")]
+            if failures:
+                verdict = "failed" if not has_base else "added" if a is None else "removed" if b is None else \
+                    "unmeasured" if len(failures) == 2 or a is b else "failed"
                 parts = [f"old: {a['error']}" if a and a.get("error") else "",
                          f"new: {b['error']}" if b and b.get("error") else ""]
                 error = a["error"] if a is b else b["error"] if not has_base else "; ".join(p for p in parts if p)
@@ -548,7 +715,8 @@ class Engine:
             paths = tuple(sorted(set().union(*(k.paths | {k.path} for k in (o, n) if k is not None),
                                              pair.launch_paths())))
             transient = any(x.get("transient") for x in (a, b) if x)
-            rows.append(Row(kernel_id, label, target_name(cc), verdict, has_base and _blocks(verdict, source, a, b, cfg),
+            blocking = has_base and not pair.unchanged and _blocks(verdict, source, cfg, error)
+            rows.append(Row(kernel_id, label, target_name(cc), verdict, blocking,
                             old_m, new_m, delta(old_m, new_m), error, detail, old_kernel, log,
                             a.get("ptx") if a else None, b.get("ptx") if b else None, spec_source=source,
                             paths=paths, transient=transient, why=why, launch="; ".join(changes) or None))

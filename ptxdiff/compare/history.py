@@ -4,9 +4,10 @@ launch (a call site's values, its recorded launches, its config entry).
 Commits are walked oldest first (first parent). A commit is looked at only when it touched a
 file of the kernel's effective source, of its launch sites, the recording or a config file; the
 kernel's file is followed through renames. Each distinct version is compiled once: consecutive
-versions are compared through the engine, whose cache makes the older side of every comparison
-a hit. Every step uses the newest commit's config for its settings (a config added today also
-describes the kernels of last year), and each commit's own entry for the kernel where it has one.
+versions are compared through the engine in one batch (`Engine.compare_many`), so the compile
+jobs of every commit of the story run at once, on this machine's workers or a Ray cluster's.
+Every step uses the newest commit's config for its settings (a config added today also describes
+the kernels of last year), and each commit's own entry for the kernel where it has one.
 
 The story of a range `A..B` starts from the kernel as it was at A (the first parent of the
 range's oldest commit): the first row is `added` only when the kernel did not exist there, so
@@ -83,17 +84,18 @@ def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEA
     versions.reverse()
     # keep the commits where the version changed (the first version is where it appeared,
     # unless the kernel was there before the range: then that version is the first "previous")
-    events: list[Event] = []
+    steps: list[tuple[CommitInfo, Kernel]] = []
+    comparisons: list[tuple[Side | None, Side, list[str] | None]] = []
     previous = before_range
     for info, k, version in versions:
         if previous is not None and previous[2].same_as(version):
             continue
         old = Side(previous[0].short, previous[0].id) if previous else Side("nothing", "")
-        report = engine.compare(old, Side(info.short, info.id), [k.path] + ([previous[1].path] if previous else []),
-                                config=cfg, own_entries=True)
-        events.append(Event(info, k.id, [r for r in report.rows if r.kernel == k.id]))
+        comparisons.append((old, Side(info.short, info.id), [k.path] + ([previous[1].path] if previous else [])))
+        steps.append((info, k))
         previous = (info, k, version)
-    return events
+    reports = engine.compare_many(comparisons, config=cfg, own_entries=True)
+    return [Event(info, k.id, [r for r in report.rows if r.kernel == k.id]) for (info, k), report in zip(steps, reports)]
 
 
 @dataclass(frozen=True)

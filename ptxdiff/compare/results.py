@@ -35,6 +35,7 @@ class Row:
     transient: bool = False             # failed for a reason that may not repeat (timeout, crash): not cached
     why: str | None = None              # why the verdict: the opcode delta, or the first differing PTX lines
     launch: str | None = None           # what changed in the launch: "BLOCK_SIZE 1024 -> 2048 (call site f.py:21)"
+    cache: str | None = None            # where its results came from: "local", "remote" (cache) or "compiled"
 
     def as_json(self) -> dict:
         return {"kernel": self.kernel, "spec": self.spec, "spec_source": self.spec_source, "target": self.target,
@@ -42,7 +43,7 @@ class Row:
                 "paths": list(self.paths), "transient": self.transient,
                 "delta": self.delta, "error": self.error, "spec_detail": self.spec_detail,
                 "renamed_from": self.old_kernel, "outputs": self.outputs, "timing": self.timing,
-                "why": self.why, "launch": self.launch,
+                "why": self.why, "launch": self.launch, "cache": self.cache,
                 "log": self.log}
 
 

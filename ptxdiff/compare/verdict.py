@@ -1,9 +1,10 @@
 """Old vs new for one kernel x spec x target: the verdict, the deltas.
 
-Strongest first: failed; added / removed; structural (the opcode multiset or a count differs,
-or the values computed differ); reordered (same computations, other order); constants-only
-(same instruction sequence, only immediates differ); identical (normalised PTX equal, register
-numbering aside).
+Strongest first: failed (one side did not compile); unmeasured (a changed kernel neither side of
+which could be measured: the gate cannot tell what changed, so it blocks); added / removed;
+structural (the opcode multiset or a count differs, or the values computed differ); reordered
+(same computations, other order); constants-only (same instruction sequence, only immediates
+differ); identical (normalised PTX equal, register numbering aside).
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ from collections import Counter
 
 from ptxdiff.metrics import ptx as ptxmod
 
-ORDER = ("failed", "added", "removed", "structural", "reordered", "constants-only", "identical")
+ORDER = ("failed", "unmeasured", "added", "removed", "structural", "reordered", "constants-only", "identical")
 
 # Counts that make a change structural when they move. sass_instrs is reported but not here:
 # ptxas schedules a mere reordering of PTX differently, which is not a structural change.
 COUNTED = ("ptx_regs", "ptx_instrs", "ptx_local_bytes", "ptx_shared_bytes", "regs", "spill_store_bytes",
-           "spill_load_bytes", "stack_bytes", "local_bytes", "shared_bytes", "num_warps", "num_stages")
+           "spill_load_bytes", "stack_bytes", "local_bytes", "shared_bytes", "num_warps", "num_stages", "maxnreg",
+           "num_ctas")
 NUMERIC = (*COUNTED, "sass_instrs", "occupancy")
 
 

@@ -32,6 +32,7 @@ from ptxdiff.metrics import sass
 from ptxdiff.sandbox.enter import begin, seal
 from ptxdiff.sandbox.policy import Policy
 from ptxdiff.source.modules import ModuleIndex
+from ptxdiff.specs.declared import config_options
 from ptxdiff.specs.plan import Plan
 from ptxdiff.specs.resolve import Declared, Spec, SpecError, resolve
 
@@ -80,7 +81,7 @@ def _unwrap(obj) -> tuple[object, Declared]:
     while not hasattr(obj, "params") and hasattr(obj, "fn") and seen < 8:
         seen += 1
         if hasattr(obj, "configs"):
-            autotune = tuple((dict(c.kwargs), c.num_warps, c.num_stages) for c in obj.configs)
+            autotune = tuple((dict(c.kwargs), c.num_warps, c.num_stages, config_options(c)) for c in obj.configs)
         if hasattr(obj, "values") and isinstance(obj.values, dict):
             heuristics = {**obj.values, **heuristics}
         obj = obj.fn
@@ -118,7 +119,7 @@ def _triton_compile(jit, spec: Spec, cc: int):
     constexprs = {k: constexpr_value(v) for k, v in spec.constexprs}
     src = ASTSource(fn=jit, signature=dict(spec.signature), constexprs=constexprs, attrs=attrs)
     return triton.compile(src, target=GPUTarget("cuda", cc, 32),
-                          options={"num_warps": spec.num_warps, "num_stages": spec.num_stages})
+                          options={"num_warps": spec.num_warps, "num_stages": spec.num_stages, **dict(spec.options)})
 
 
 def measure(ptx: str, cubin: bytes, ptxas_log: str, spec: Spec, cc: int, dynamic_shared: int) -> dict:
@@ -144,6 +145,8 @@ def measure(ptx: str, cubin: bytes, ptxas_log: str, spec: Spec, cc: int, dynamic
         "occupancy": targets.occupancy(cc, res.regs, spec.num_warps, shared),
         "num_warps": spec.num_warps,
         "num_stages": spec.num_stages,
+        "maxnreg": dict(spec.options).get("maxnreg") or 0,      # 0: no cap
+        "num_ctas": dict(spec.options).get("num_ctas") or 1,
     }
 
 
@@ -154,11 +157,9 @@ def compile_spec(jit, spec: Spec, cc: int) -> dict:
             ck = _triton_compile(jit, spec, cc)
     except Exception as e:
         log = out.getvalue() + "".join(traceback.format_exception_only(type(e), e))
-        lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
-        summary = " ".join(dict.fromkeys([lines[0], lines[-1]])) if lines else type(e).__name__
-        from ptxdiff.build.locate import located
-        where = located(e, jit)  # `ops/relu.py:12:44: NameError: ...`: the file's own line
-        return {"error": f"compile failed: {where or f'{type(e).__name__}: {summary}'}"[:400], "log": log[-20000:]}
+        from ptxdiff.build.locate import described
+        # `ops/relu.py:12:44: NameError: ... (at: y = relu(x))`: the message whole, at the file's own line
+        return {"error": f"compile failed: {described(e, jit)}", "log": log[-20000:]}
     ptx_text = ck.asm["ptx"]
     try:
         metrics = measure(ptx_text, ck.asm["cubin"], out.getvalue(), spec, cc, int(ck.metadata.shared))
@@ -175,6 +176,7 @@ class Worker:
         from ptxdiff.git import repo as git
 
         prepare_env()
+        git.bound_mapped_memory()
         repo = git.Repo(repo_dir)
         sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") not in (repo.workdir, os.getcwd())]
         self.repo, self.side = repo, side

@@ -21,10 +21,9 @@ def decorator_kinds(fn: ast.FunctionDef) -> set[str]:
 
 
 def _foreign_root(index: ModuleIndex, mod: ParsedModule, chain: list[str]) -> bool:
-    """`@cute.jit`, `@numba.jit`, `@jax.jit`: the decorator's root name is imported from a package
-    that is neither triton nor part of the repo, so the function is not a Triton kernel."""
-    if len(chain) < 2:
-        return False  # a bare `@jit` cannot be told apart; keep it
+    """`@cute.jit`, `@numba.jit`, `@jax.jit`, or a bare `@jit` from `from cutlass.cute import jit`:
+    the decorator's root name is imported from a package that is neither triton nor part of the
+    repo, so the function is not a Triton kernel. A name bound any other way is kept."""
     stmts = mod.bindings.get(chain[0])
     if not stmts or not all(isinstance(st, (ast.Import, ast.ImportFrom)) for st in stmts):
         return False

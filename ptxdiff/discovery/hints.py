@@ -4,7 +4,8 @@ A constexpr without a default gets its value from the host wrapper at launch; of
 to choose one. The choice is read from how the kernel uses the parameter, never from its name
 alone where use says more: a `tl.arange` bound or a block shape is a power of two, a parameter
 tested by `if` is a flag (compiled both ways), one compared with constants takes those
-constants, one used as a dtype is a dtype. These are guesses, always shown as guesses; the
+constants and one that matches none (every branch it selects is compiled), one used as a dtype
+is a dtype. These are guesses, always shown as guesses; the
 same rules on both sides of a comparison give the same values, so deltas stay meaningful.
 Pure AST work: nothing is imported or evaluated.
 """
@@ -38,6 +39,28 @@ class Hint:
 
     values: tuple
     why: str
+    branches: bool = False    # the values select branches (compared with literals): both sides' are united
+
+
+def unmatched(values, block: bool = False):
+    """A value of the kind of `values` that equals none of them: the branch no comparison selects.
+    A size stays a power of two (it may bound an arange)."""
+    if all(isinstance(v, bool) for v in values):
+        return next((b for b in (False, True) if b not in values), None)
+    if all(isinstance(v, str) for v in values):
+        return next(c for c in ("", "_", "__") if c not in values)
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        if any(isinstance(v, float) for v in values):
+            return next(c for c in (SOME_FLOAT, 2 * SOME_FLOAT, 4 * SOME_FLOAT) if c not in values)
+        sizes = (MANY_BLOCKS, 2 * MANY_BLOCKS, MANY_BLOCKS // 2, ONE_BLOCK, 16)
+        return next((c for c in sizes if c not in values), None if block else max(values) + 1)
+    return None
+
+
+def _branch_values(values: tuple, block: bool = False) -> tuple:
+    """Compared values and one that matches none of them."""
+    other = unmatched(values, block)
+    return values if other is None else (*values, other)
 
 
 def _names(nodes) -> set[str]:
@@ -78,10 +101,10 @@ def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None
         if "dtype" in u or n.lower().endswith("dtype"):
             hints[n] = Hint(("tl.float32",), "a dtype (the pointers' guessed element type)")
         elif compared[n] and "block" not in u:
-            values = tuple(compared[n])
+            values = _branch_values(tuple(compared[n]))
             if "flag" in u and all(isinstance(v, bool) for v in values):
                 values = (False, True)
-            hints[n] = Hint(values, "compared with " + ", ".join(repr(v) for v in values))
+            hints[n] = Hint(values, f"compared with {', '.join(repr(v) for v in compared[n])}; every branch", True)
         elif "flag" in u or FLAG_NAME.search(n) and "block" not in u and "loop" not in u:
             hints[n] = Hint((False, True), "a flag (compiled both ways)")
         elif kinds.get(n) == "fp32" and "block" not in u and not BLOCK_NAME.search(n):
@@ -91,7 +114,13 @@ def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None
         elif n in blocks:
             tile = re.search(r"(_|^B)[MNKTDHV]\d?$|^B[A-Z]$", n)  # BLOCK_M, BK, BT: one side of a tile
             value = ONE_BLOCK if len(blocks) == 1 and not tile and n not in squares else MANY_BLOCKS
-            hints[n] = Hint((value,), "a block size (a power of two)")
+            sizes = [v for v in compared[n] if isinstance(v, int) and not isinstance(v, bool)]
+            if sizes:  # `if BLOCK == 1024:` selects a branch: each compared size, and one that matches none
+                values = (value, *(v for v in sizes if v != value)) if value not in sizes else \
+                    _branch_values(tuple(sizes), block=True)
+                hints[n] = Hint(values, f"a block size compared with {', '.join(map(repr, sizes))}; every branch", True)
+            else:
+                hints[n] = Hint((value,), "a block size (a power of two)")
         elif "loop" in u:
             hints[n] = Hint((LOOP_COUNT,), "a loop count")
         elif SMALL_NAME.search(n):
@@ -126,9 +155,20 @@ def _constexpr_uses(fn: ast.FunctionDef, names: list[str], consts: dict) -> tupl
             for a, b in ((left, right), (right, left)):
                 if isinstance(a, ast.Name) and a.id in compared:
                     ok, v = literal(b, consts)
-                    if ok and isinstance(v, (int, float, str, bool)) and v not in compared[a.id]:
-                        compared[a.id].append(v)
+                    _add_compared(compared[a.id], [v] if ok else [])
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
+                and isinstance(node.left, ast.Name) and node.left.id in compared:
+            options = node.comparators[0]   # `MODE in ("a", "b")`
+            if isinstance(options, (ast.Tuple, ast.List, ast.Set)):
+                found = [literal(e, consts) for e in options.elts]
+                _add_compared(compared[node.left.id], [v for ok, v in found if ok])
     return uses, compared
+
+
+def _add_compared(found: list, values: list) -> None:
+    for v in values:
+        if isinstance(v, (int, float, str, bool)) and not any(v == f and type(v) is type(f) for f in found):
+            found.append(v)
 
 
 def _call_uses(node: ast.Call, uses: dict[str, set[str]]) -> None:

@@ -9,6 +9,7 @@ device functions harness.py's.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from ptxdiff.discovery.fingerprint import Closure
 from ptxdiff.discovery.harness import device_harness
 from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, module_constants, optional_params
 from ptxdiff.discovery.params import Param, infer_param_kinds
+from ptxdiff.source.bounds import size_error
 from ptxdiff.source.modules import ModuleIndex, ParsedModule, nested_statements
 from ptxdiff.source.syntax import dotted_name, is_constexpr
 
@@ -136,8 +138,9 @@ def _launches(index: ModuleIndex, names: set[str]) -> tuple[set[str], dict[tuple
         return launched, sites
     wanted = {n.encode() for n in names}
     for path in sorted(p for p in index.snapshot.paths if p.endswith(".py")):
-        if wanted.isdisjoint(_SUBSCRIPTED.findall(index.snapshot.read(path))):
-            continue
+        data = index.snapshot.read(path)
+        if size_error(path, len(data)) or wanted.isdisjoint(_SUBSCRIPTED.findall(data)):
+            continue   # a module over the size bound is never parsed: not scanned either
         mod = index.parse(path)
         if mod.error:
             continue
@@ -190,12 +193,19 @@ def _launch_target(index: ModuleIndex, mod: ParsedModule, callee: ast.expr) -> t
 
 
 JIT_DECORATOR = re.compile(rb"^[ \t]*@[\w.]*jit\b", re.MULTILINE)
+# a line that starts with a triton decorator, up to 20 more decorator or blank lines, the def: a
+# line is read by the 21 starts above it at most, so a file that does not parse is scanned in
+# linear time whatever it holds
+_DECORATED_DEF = re.compile(rb"^[ \t]*@triton\.(?:jit|autotune|heuristics)\b[^\n]*\n(?:[ \t]*(?:@[^\n]*)?\n){0,20}?"
+                            rb"[ \t]*def[ \t]+(\w+)", re.MULTILINE)
+MAX_BROKEN_NAMES = 256   # failed rows for one file that cannot be read
 
 
 def kernel_names_in(text: bytes) -> tuple[str, ...]:
-    """Best-effort names of jit functions in a file that does not parse (for `failed` rows)."""
-    names = re.findall(rb"@triton\.(?:jit|autotune|heuristics)[^\n]*\n(?:\s*@[^\n]*\n)*\s*def\s+(\w+)", text)
-    return tuple(n.decode() for n in names)
+    """Best-effort names of jit functions in a file that does not parse or is over a bound on
+    what ptxdiff parses (for `failed` rows): the first MAX_BROKEN_NAMES."""
+    names = dict.fromkeys(m.group(1).decode() for m in itertools.islice(_DECORATED_DEF.finditer(text), 4 * MAX_BROKEN_NAMES))
+    return tuple(itertools.islice(names, MAX_BROKEN_NAMES))
 
 
 def renamed_id(kernel_id: str, renames: dict[str, str]) -> str:

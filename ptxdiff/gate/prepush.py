@@ -16,6 +16,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from ptxdiff.config import POLICY_NOTE
 from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK
 from ptxdiff.gate.outcome import TRAILER, Outcome, RefUpdate
 from ptxdiff.git.repo import Repo, Side, is_zero, printable, trailers
@@ -52,12 +53,27 @@ def judge(repo: Repo, have: list[str], update: RefUpdate, engine) -> Outcome | N
     new = Side(update.local_ref, update.local_oid)
     approvals = {a for c in pushed.commits for a in trailers(c.message, TRAILER)}
     reports = [engine.compare(Side(base[:10] or "nothing", base), new) for base in pushed.bases]
-    blocking_in = [{r.kernel for r in report.blocking if not approved(r.kernel, approvals)} for report in reports]
+    blocking_in = [{r.kernel for r in report.blocking} for report in reports]
     everywhere = set.intersection(*blocking_in)
-    rows = [r for r in reports[0].blocking if r.kernel in everywhere]
-    notes = tuple(f"ptxdiff: {submodule_note(change)}" for base in pushed.bases
-                  for change in repo.submodule_changes(Side("base", base), new))
+    rows = [r for r in reports[0].blocking if r.kernel in everywhere and not approved(r.kernel, approvals)]
+    notes = [f"ptxdiff: {submodule_note(change)}" for base in pushed.bases
+             for change in repo.submodule_changes(Side("base", base), new)]
+    notes += [f"ptxdiff: {m}" for report in reports for m in report.messages if m.startswith(POLICY_NOTE)]
+    notes += [f"ptxdiff: {line}" for line in approval_notes(
+        [r for r in reports[0].blocking if r.kernel in everywhere and r not in rows], pushed.commits)]
     return Outcome(update, rows, tuple(reports[0].config.block), pushed.commits, tuple(dict.fromkeys(notes)))
+
+
+def approval_notes(passed: list, commits) -> list[str]:
+    """One line per blocking kernel a pushed commit's trailer lets through: an approval the branch
+    gives itself is said, never silent."""
+    lines = []
+    for kernel in dict.fromkeys(r.kernel for r in passed):
+        verdicts = ", ".join(dict.fromkeys(r.verdict for r in passed if r.kernel == kernel))
+        by = [f"{c.short[:7]} ({TRAILER}: {shown(value)})" for c in commits
+              for value in trailers(c.message, TRAILER) if approved(kernel, {value})]
+        lines.append(f"{shown(kernel)} ({verdicts}) passes, approved by {', '.join(by)}")
+    return lines
 
 
 def submodule_note(change) -> str:

@@ -473,6 +473,13 @@ def _checked_out(path: str) -> str | None:
         return None
 
 
+def bound_mapped_memory(window: int = 64 << 20, mapped: int = 512 << 20) -> None:
+    """Keep libgit2's pack windows small (its defaults: 1 GiB windows, 8 GiB mapped in all): under a
+    worker's address-space rlimit, a large pack read with the defaults is `Out of memory`."""
+    pygit2.settings.mwindow_size = window
+    pygit2.settings.mwindow_mapped_limit = mapped
+
+
 def printable(path: str) -> str:
     """A path (or kernel id) for people and commit messages: valid UTF-8, with each byte that is
     not UTF-8 written as `\\xNN` (the spelling an approval trailer uses for such a name)."""

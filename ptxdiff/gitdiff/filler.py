@@ -7,11 +7,18 @@ This process, one per repository (an exclusive lock), takes the newest request f
 defines the kernel (else the first shown file its effective source reads), and writes the result
 where the waiting driver - or the next `git diff` - finds it. It keeps going while requests are
 queued (64 at most), then exits. Its output goes to `filler.log` beside the queue.
+
+It is detached from the `git diff` that started it, so nothing else ends it: its whole life is
+bounded by an alarm set when it starts (LIFE_REQUESTS requests at the user's per-request
+maximum: an hour by default, the age past which a queued request is dropped anyway). At the
+alarm the kernel ends it, whatever it is doing; its compile workers die with it and what was
+left queued is taken by the next `git diff`'s filler.
 """
 
 from __future__ import annotations
 
 import marshal
+import math
 import os
 import sys
 import time
@@ -20,6 +27,7 @@ from ptxdiff.fastio import read, replace_file
 
 MAX_LOG = 1 << 20
 MAX_AGE = 3600.0  # a request nobody has waited for in an hour is dropped
+LIFE_REQUESTS = 6   # the filler's life: this many requests at the user's per-request maximum
 
 
 # -- the queue and the results, as the driver's first call uses them (cheap imports only) ---------
@@ -134,20 +142,37 @@ def still_compiling(state: str, key: str, gitdir: str, mine: frozenset[str] = fr
 
 
 
+def life_bound() -> int:
+    """Seconds the filler may live, all requests together: LIFE_REQUESTS at the user's maximum
+    per request (PTXDIFF_MAX_TIMEOUT, git config ptxdiff.maxTimeout, else 600 s). A repository's
+    own `timeout` lowers a request's bound, never this one."""
+    from ptxdiff.sandbox.limits import user_max
+
+    return max(1, math.ceil(LIFE_REQUESTS * user_max()[0]))
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: ptxdiff driver-fill STATE_DIR", file=sys.stderr)
         return 2
     state = argv[0]
     import fcntl
+    import signal
 
+    life = life_bound()
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)   # the alarm ends the process, nothing can catch it
+    signal.alarm(life)
     _trim_log(os.path.join(state, "filler.log"))
     fd = os.open(os.path.join(state, "lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    said = False
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             return 0  # another filler runs; it takes the queue
+        if not said:
+            _log(state, f"filler {os.getpid()} ends within {life} s ({LIFE_REQUESTS} requests at the maximum per request)")
+            said = True
         while (job := _next(state)) is not None:
             _run(state, job)
         fcntl.flock(fd, fcntl.LOCK_UN)

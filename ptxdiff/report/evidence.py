@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from tabulate import tabulate
 
 from ptxdiff.compare.results import Row
+from ptxdiff.compare.verdict import ORDER
 from ptxdiff.report.columns import outputs_cell
 
 LABELS = ("structural", "constant-only", "refactor")  # the source labels, in the matrix's order
@@ -69,8 +70,7 @@ class Evidence:
         return self.tp / (self.tp + self.fn) if self.tp + self.fn else float("nan")
 
     def matrix(self) -> list[list]:
-        verdicts = [v for v in ("failed", "added", "removed", "structural", "reordered", "constants-only", "identical")
-                    if any(k[0] == v for k in self.confusion)]
+        verdicts = [v for v in ORDER if any(k[0] == v for k in self.confusion)]
         return [[v, *(self.confusion.get((v, lab), 0) for lab in LABELS)] for v in verdicts]
 
     def gate_line(self) -> str:

@@ -34,6 +34,11 @@ def render(outcome: Outcome, touched: dict[str, list[str]], layout: Layout = PLA
                          f"({', '.join(outcome.block_list)})", layout.width))
     lines.append(grid(columns, blocking, layout))
     lines += [hanging(shown(line), layout.width) for line in explanations(blocking)]
+    if any(r.verdict == "unmeasured" or r.verdict == "added" and r.error for r in blocking):
+        lines.append(hanging("unmeasured: no side of the change could be compiled, so what it does to the kernel "
+                             "cannot be told and the push fails closed (the errors say why; give the values in "
+                             "[tool.ptxdiff.kernels.\"<id>\"], or set block_unmeasured = false on the base branch)",
+                             layout.width))
     lines.append("\nTo approve, add a trailer to a pushed commit, e.g. the last one:")
     for kid in sorted({shown(r.kernel) for r in blocking}):
         lines.append(f'    git commit --amend --no-edit --trailer "{TRAILER}: {kid}"')

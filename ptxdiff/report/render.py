@@ -106,7 +106,15 @@ def notes(report: Report) -> list[str]:
     blocking = report.blocking
     if blocking:
         lines.append(f"{len(blocking)} blocking verdict(s) ({', '.join(report.config.block)})")
-    return lines
+    return lines + cache_counts(report)
+
+
+def cache_counts(report: Report) -> list[str]:
+    """The footer: how many rows were compiled in this run and how many came from each cache."""
+    counts = {c: sum(r.cache == c for r in report.rows) for c in ("compiled", "local", "remote")}
+    parts = [f"{n} {what}" for n, what in ((counts["compiled"], "compiled"), (counts["local"], "from the local cache"),
+                                           (counts["remote"], "from the remote cache")) if n]
+    return [f"rows: {', '.join(parts)}"] if parts else []
 
 
 def table(report: Report, layout: Layout = PLAIN) -> str:

@@ -10,10 +10,11 @@ RESET = "\x1b[m"
 DIM = "\x1b[2m"
 BOLD = "\x1b[1m"
 
-# structural and failed ask for a look (red), constants-only and reordered for a thought
+# structural, failed and unmeasured ask for a look (red), constants-only and reordered for a thought
 # (yellow: counts are blind there), identical for nothing (dim); added/removed stay plain
 VERDICT_SGR = {
     "failed": "\x1b[1;31m",
+    "unmeasured": "\x1b[1;31m",
     "structural": "\x1b[31m",
     "reordered": "\x1b[33m",
     "constants-only": "\x1b[33m",

@@ -5,13 +5,22 @@ repository content: it forks the process that does the work (the init of the new
 where there is one) and waits for it. seccomp keeps every descendant in the group (no setsid,
 no setpgid), so one kill of the group ends the tree: the pool sends it when a request runs past
 its bound, and the supervisor sends it itself when the working process ends (what it started
-must not stay) or when its parent (the forkserver, which dies with ptxdiff, kill -9 included)
-goes away; then it also has the worker's private folder removed, which ptxdiff no longer can.
-In a PID namespace the kernel also kills everything in it when its init dies.
+must not stay) or when ptxdiff goes away, kill -9 included: it watches both its parent (the
+forkserver, which dies with ptxdiff: PR_SET_PDEATHSIG) and a pipe only ptxdiff holds (the
+worker's multiprocessing sentinel, so a forkserver that died before the supervisor asked for
+its signal is noticed too). Then it also has the worker's private folder removed, which ptxdiff
+no longer can. In a PID namespace the kernel also kills everything in it when its init dies.
+
+What ends with these processes ends the rest: multiprocessing's resource tracker exits when the
+last process holding its pipe (ptxdiff, the forkserver, the workers) is gone, so nothing here
+may wait on anything outside its bound; the cleaner below waits for its group's live members
+only (a killed process stays a zombie until some ancestor reaps it, which a container's PID 1
+may never do) and for CLEAN_UP_WAIT seconds at most.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import select
 import shutil
@@ -20,18 +29,40 @@ import time
 
 from ptxdiff.sandbox.syscalls import PR_SET_PDEATHSIG, prctl
 
+CLEAN_UP_WAIT = 30.0   # seconds the cleaner waits for a killed group to go before it gives up
+
+
+def ptxdiff_sentinel() -> int | None:
+    """A descriptor that becomes readable (EOF) once ptxdiff is gone: the read end of the pipe
+    multiprocessing keeps open in ptxdiff for each worker; None outside a multiprocessing child."""
+    parent = multiprocessing.parent_process()
+    try:
+        return parent.sentinel if parent is not None else None
+    except ValueError:
+        return None
+
+
+def _readable(fd: int | None) -> bool:
+    return fd is not None and bool(select.select([fd], [], [], 0)[0])
+
 
 def supervise(home: str, pid_namespace: bool) -> None:
     """Fork the working process and return in it; this process stays as the supervisor until the
     working one exits, then exits with its status. Call with the process group already taken
     (and, with `pid_namespace`, after unsharing one: the working process is then its init).
-    When ptxdiff is gone, nobody else removes the private folder `home`: the supervisor does."""
+    The supervisor removes the private folder `home` when it goes: ptxdiff may be gone."""
     parent = os.getppid()
+    watch = ptxdiff_sentinel()
     worker: list[int] = []
 
     def orphaned(signum: int, frame: object) -> None:
+        # once: the parent-death signal and the sentinel can both say it, the signal in the middle
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         if worker:
-            os.kill(worker[0], signal.SIGKILL)
+            try:
+                os.kill(worker[0], signal.SIGKILL)
+            except ProcessLookupError:
+                pass   # already reaped
             _reap(worker[0])
         if pid_namespace or not worker:   # the namespace died with its init: nothing is left
             shutil.rmtree(home, ignore_errors=True)
@@ -40,7 +71,7 @@ def supervise(home: str, pid_namespace: bool) -> None:
 
     signal.signal(signal.SIGTERM, orphaned)
     prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    if os.getppid() != parent:   # the parent went before the line above
+    if os.getppid() != parent or _readable(watch):   # the parent or ptxdiff went before the line above
         orphaned(signal.SIGTERM, None)
     alive_r, alive_w = os.pipe()
     child = os.fork()
@@ -54,9 +85,36 @@ def supervise(home: str, pid_namespace: bool) -> None:
         return
     worker.append(child)
     os.close(alive_r)
-    status = _reap(child)
+    status = _wait(child, watch)
+    if status is None:   # ptxdiff is gone
+        orphaned(signal.SIGTERM, None)
+        status = 0
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)   # from here on the way out is the same
     _end_group()
+    shutil.rmtree(home, ignore_errors=True)   # no one uses it now: removed also if ptxdiff goes before it can
     os._exit(os.waitstatus_to_exitcode(status) & 0xFF if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+
+
+def _wait(pid: int, watch: int | None) -> int | None:
+    """The working process's wait status, or None if ptxdiff goes first (`watch` readable)."""
+    if watch is None:
+        return _reap(pid)
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):   # Linux < 5.3: the parent-death signal alone
+        return _reap(pid)
+    try:
+        while True:
+            try:
+                ready = select.select([pidfd, watch], [], [])[0]
+            except InterruptedError:
+                continue
+            if pidfd in ready:
+                return _reap(pid)
+            if watch in ready:
+                return None
+    finally:
+        os.close(pidfd)
 
 
 def _reap(pid: int) -> int:
@@ -77,8 +135,9 @@ def _clean_up_group(home: str) -> None:
         try:
             os.setpgid(0, 0)
             os.killpg(group, signal.SIGKILL)
-            while _alive(group):
-                time.sleep(0.01)
+            deadline = time.monotonic() + CLEAN_UP_WAIT
+            while alive(group) and time.monotonic() < deadline:
+                time.sleep(0.02)
             shutil.rmtree(home, ignore_errors=True)
         finally:
             os._exit(0)
@@ -86,14 +145,21 @@ def _clean_up_group(home: str) -> None:
         signal.pause()
 
 
-def _alive(group: int) -> bool:
-    try:
-        os.killpg(group, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def alive(group: int) -> bool:
+    """Whether a process of `group` still runs. A zombie does not count: `kill(-group, 0)` finds
+    it until an ancestor reaps it, which a container whose PID 1 never reaps never does (the
+    cleaner then waited for ever, and kept the resource tracker alive through its pipe)."""
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and int(fields[2]) == group and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
 
 
 def _end_group() -> None:

@@ -13,6 +13,7 @@ import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from ptxdiff.source.bounds import parse_module, size_error
 from ptxdiff.source.syntax import attribute_chains, strip_docstrings
 
 
@@ -61,16 +62,17 @@ def names_bound(stmt: ast.stmt) -> list[str]:
 
 def nested_statements(stmt: ast.stmt) -> Iterator[ast.stmt]:
     """A statement and, for `if`/`try`/`with`/`for` blocks, every statement inside them
-    (not inside function or class bodies)."""
-    yield stmt
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return
-    for block in ("body", "orelse", "finalbody"):
-        for sub in getattr(stmt, block, []) or []:
-            yield from nested_statements(sub)
-    for handler in getattr(stmt, "handlers", []) or []:
-        for sub in handler.body:
-            yield from nested_statements(sub)
+    (not inside function or class bodies), in source order. A work list, not recursion: a long
+    `elif` chain nests as deep as it is long."""
+    todo = [stmt]
+    while todo:
+        current = todo.pop()
+        yield current
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        inner = [sub for block in ("body", "orelse", "finalbody") for sub in getattr(current, block, []) or []]
+        inner += [sub for handler in getattr(current, "handlers", []) or [] for sub in handler.body]
+        todo.extend(reversed(inner))
 
 
 _MUTATORS = {"append", "extend", "insert", "update", "add", "setdefault", "pop", "remove", "sort", "clear"}
@@ -126,6 +128,15 @@ def _free_names(node: ast.AST) -> set[str]:
     return loads - stores
 
 
+def _decode(data: bytes) -> str:
+    """Source bytes as Python reads them: UTF-8, or the encoding the coding cookie names."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:
+        encoding = "utf-8"
+    return data.decode(encoding)
+
+
 class ModuleIndex:
     """Parsed modules of one snapshot, addressed by path or dotted name, parsed once each."""
 
@@ -167,26 +178,23 @@ class ModuleIndex:
 
     def text(self, path: str) -> str:
         """A module's source as Python reads it: UTF-8, or the encoding its coding cookie names."""
-        data = self.snapshot.read(path)
-        try:
-            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        except SyntaxError:
-            encoding = "utf-8"
-        return data.decode(encoding)
+        return _decode(self.snapshot.read(path))
 
     def parse(self, path: str) -> ParsedModule:
+        """A module's tree, or why there is none: it does not parse, or it is over a bound on what
+        ptxdiff reads (bounds.py: its size is checked before it is decoded or parsed)."""
         if path in self._by_path:
             return self._by_path[path]
         mod = ParsedModule(path=path, name=self.module_name(path), tree=None)
-        try:
-            text = self.text(path)
-            mod.tree = ast.parse(text, filename=path)
-        except (UnicodeDecodeError, LookupError):
-            mod.error = f"{path}: not text in UTF-8 or in the encoding its coding line names"
-        except SyntaxError as e:
-            mod.error = f"{path}:{e.lineno}: SyntaxError: {e.msg}" if e.lineno else f"{path}: SyntaxError: {e.msg}"
-        except ValueError as e:  # source with NUL bytes
-            mod.error = f"{path}: {e}"
+        data = self.snapshot.read(path)
+        mod.error = size_error(path, len(data))
+        if mod.error is None:
+            try:
+                text = _decode(data)
+            except (UnicodeDecodeError, LookupError):
+                mod.error = f"{path}: not text in UTF-8 or in the encoding its coding line names"
+            else:
+                mod.tree, mod.error = parse_module(text, path)
         if mod.tree is not None:
             strip_docstrings(mod.tree)
             _collect_bindings(mod, mod.tree.body)

@@ -6,6 +6,23 @@ Pure AST work: nothing is imported or evaluated.
 from __future__ import annotations
 
 import ast
+import re
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def python_lines(text: str) -> list[str]:
+    """A module's lines as Python's tokenizer counts them, each ending in "\\n" (the last one
+    may have no end): only `\\r\\n`, `\\r` and `\\n` end a line. `str.splitlines` also splits at
+    `\\x0c`, `\\x1c`-`\\x1e`, `\\x85`, `\\u2028`..., which Python reads as ordinary characters: line
+    numbers from the AST would then point at other lines (a decoy function above the kernel)."""
+    lines, start = [], 0
+    for end in _LINE_END.finditer(text):
+        lines.append(text[start:end.start()] + "\n")
+        start = end.end()
+    if start < len(text):
+        lines.append(text[start:])
+    return lines
 
 
 def dotted_name(node: ast.expr) -> list[str]:

@@ -118,7 +118,14 @@ def _configs(value, refused: dict) -> tuple:
     if not isinstance(value, (list, tuple)) or not all(isinstance(c, TritonConfig) for c in value):
         refused["autotune configs"] = "autotune configs: not a list of triton.Config"
         return ()
-    return tuple(({k: _plain(v) for k, v in c.kwargs}, c.num_warps, c.num_stages) for c in value)
+    return tuple(({k: _plain(v) for k, v in c.kwargs}, c.num_warps, c.num_stages, config_options(c)) for c in value)
+
+
+def config_options(config) -> dict:
+    """The compile options a Config carries beyond warps and stages (`maxnreg`, `num_ctas`), where
+    they differ from triton's defaults: each changes the compiled kernel."""
+    options = {"num_ctas": getattr(config, "num_ctas", 1), "maxnreg": getattr(config, "maxnreg", None)}
+    return {k: v for k, v in options.items() if v is not None and not (k == "num_ctas" and v == 1)}
 
 
 def _heuristic(interp: Interp, h):

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 
 from ptxdiff.discovery.callsites import Fact
+from ptxdiff.discovery.hints import Hint
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.record.launches import Launch
 from ptxdiff.specs.launch import LaunchInputs
@@ -54,6 +55,19 @@ class Plan:
         return next((c for c in getattr(self, kind) if c.name == name), None)
 
 
+def _guess(name: str, hint: Hint, kernels: list[Kernel]) -> Choice:
+    """A guessed constexpr's values, the same on both sides: where a side compares it with
+    literals, every branch of either side is compiled (the values of both sides, united)."""
+    hints = [q.hint for k in kernels for q in k.params if q.name == name and q.constexpr and q.hint is not None]
+    if not any(h.branches for h in hints):
+        return Choice(name, hint.values, "guessed", hint.why)
+    values: list = []
+    for h in hints:
+        values += [v for v in h.values if not any(v == w and type(v) is type(w) for w in values)]
+    whys = list(dict.fromkeys(h.why for h in hints))
+    return Choice(name, tuple(values), "guessed", " / ".join(whys))
+
+
 def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInputs,
          max_specs: int = DEFAULT_MAX_SPECS) -> Plan:
     """The plan of one side (`this`) of a kernel pair: that side's own launch inputs (each side is
@@ -75,7 +89,7 @@ def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInp
                     constexprs[p.name] = Choice(p.name, tuple(f.value for f in fact), "call-site",
                                                 "passed by the launch site")
                 elif p.hint is not None:
-                    constexprs[p.name] = Choice(p.name, p.hint.values, "guessed", p.hint.why)
+                    constexprs[p.name] = _guess(p.name, p.hint, kernels)
                 continue
             if fact and len(fact) == 1:
                 f = fact[0]

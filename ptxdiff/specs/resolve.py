@@ -40,6 +40,7 @@ class Spec:
     guessed: tuple[tuple[str, object], ...] = ()   # values that are guesses (constexprs, and types as "name:")
     notes: tuple[str, ...] = ()
     shown: tuple[str, ...] = ()               # signature entries its label shows (those that tell specs apart)
+    options: tuple[tuple[str, object], ...] = ()  # other compile options of an autotune Config (maxnreg, num_ctas)
 
     @property
     def label(self) -> str:
@@ -49,17 +50,18 @@ class Spec:
         sig = dict(self.signature)
         extra = [f"{name}:{sig[name]}{'%16' if name in (self.divisible or ()) and not sig[name].startswith('*') else ''}"
                  for name in self.shown if sig.get(name) not in (None, "constexpr")]
-        return " ".join([*parts, f"w{self.num_warps}", f"s{self.num_stages}", *extra])
+        options = [f"{k}={v}" for k, v in self.options]
+        return " ".join([*parts, f"w{self.num_warps}", f"s{self.num_stages}", *options, *extra])
 
     @property
     def key(self) -> str:
         """Identity of the spec across revisions (pairs old and new rows)."""
         return json.dumps([self.signature, [[k, repr(v)] for k, v in self.constexprs],
-                           self.num_warps, self.num_stages, self.divisible])
+                           self.num_warps, self.num_stages, self.divisible] + ([list(self.options)] if self.options else []))
 
     def as_dict(self) -> dict:
         return {"signature": dict(self.signature), "constexprs": {k: _jsonable(v) for k, v in self.constexprs},
-                "num_warps": self.num_warps, "num_stages": self.num_stages,
+                "num_warps": self.num_warps, "num_stages": self.num_stages, **dict(self.options),
                 "divisible_by_16": list(self.divisible) if self.divisible is not None else None,
                 "source": self.source, "guessed": {k: _jsonable(v) for k, v in self.guessed},
                 "notes": list(self.notes)}
@@ -76,7 +78,7 @@ class Declared:
     params: tuple[str, ...]
     constexpr_params: frozenset[str]
     defaults: dict                            # constexpr name -> default value
-    autotune: tuple[tuple[dict, int | None, int | None], ...]  # (kwargs, num_warps, num_stages)
+    autotune: tuple[tuple[dict, int | None, int | None, dict], ...]  # (kwargs, num_warps, num_stages, options)
     heuristics: dict[str, Callable[[dict], object]]   # name -> callable(args)
     do_not_specialize: frozenset[str] = frozenset()
     runtime_defaults: dict = field(default_factory=dict)   # non-constexpr params with a default
@@ -136,6 +138,7 @@ class _Variant:
     tuned: dict = field(default_factory=dict)
     warps: int | None = None
     stages: int | None = None
+    options: tuple[tuple[str, object], ...] = ()   # a Config's other compile options (maxnreg, num_ctas)
 
 
 COVERED = "combinations of guessed values"
@@ -194,7 +197,8 @@ def resolve(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan = 
     elif launches:
         variants = [_Variant(launch=launch) for launch in launches]
     elif declared.autotune:
-        variants = [_Variant(tuned=kw, warps=w, stages=s) for kw, w, s in declared.autotune]
+        variants = [_Variant(tuned=kw, warps=w, stages=s, options=tuple(sorted(o.items())))
+                    for kw, w, s, o in declared.autotune]
     else:
         variants = [_Variant()]
     specs: list[Spec] = []
@@ -301,7 +305,7 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
         dropped.add(note)
     shared = _Shared(constexprs=constexprs, types=types, sources=sources, guessed_types=guessed_types,
                      optional=tuple(optional), num_warps=num_warps, num_stages=num_stages, launch=launch,
-                     layers=tuple(layers))
+                     layers=tuple(layers), options=variant.options)
     return [_one_spec(kernel, declared, plan, shared, combo) for combo in combos]
 
 
@@ -318,6 +322,7 @@ class _Shared:
     num_stages: int | None
     launch: Launch | None
     layers: tuple[SpecConfig, ...]    # the config layers, weakest first
+    options: tuple[tuple[str, object], ...] = ()
 
 
 def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, combo: dict) -> Spec:
@@ -407,4 +412,5 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
         divisible=divisible,
         source=source,
         guessed=tuple(guessed.items()),
+        options=shared.options,
     )

@@ -7,7 +7,14 @@ corpus, building from source gives exactly what importing gives."""
 
 from __future__ import annotations
 
+import itertools
+import json
+import linecache
 import os
+import sys
+import textwrap
+import types
+from pathlib import Path
 
 import pytest
 
@@ -19,12 +26,15 @@ from helpers import (
     ptxdiff,
     run_main,
     scale_kernel,
+    write,
 )
+from ptxdiff.build.builder import NOT_THE_TEXT
 from ptxdiff.compare.engine import Engine
 from ptxdiff.corpus import pairs as corpus
 from ptxdiff.git.repo import Repo
+from ptxdiff.specs.resolve import SpecError
 
-pytestmark = pytest.mark.integration
+INTEGRATION = pytest.mark.integration  # the tests that build git repos and compile
 
 
 def hostile_kernel(marker: str, body: str) -> str:
@@ -79,6 +89,7 @@ def hostile(tmp_path):
     return repo, marker
 
 
+@INTEGRATION
 def test_reviewing_a_hostile_branch_runs_none_of_its_code(hostile, capsys):
     repo, marker = hostile
     rc, out, err = run_main(["diff", "-C", str(repo), "main", "branch", "--format", "json", "-q"], capsys)
@@ -101,6 +112,7 @@ def test_reviewing_a_hostile_branch_runs_none_of_its_code(hostile, capsys):
     assert not os.path.exists(marker)
 
 
+@INTEGRATION
 def test_importing_is_the_users_choice_and_then_it_does_run(hostile, capsys):
     repo, marker = hostile
     rc, out, err = run_main(["diff", "-C", str(repo), "main", "branch", "--import", "-q"], capsys)
@@ -108,6 +120,7 @@ def test_importing_is_the_users_choice_and_then_it_does_run(hostile, capsys):
     assert "imported" in out
 
 
+@INTEGRATION
 def test_a_symlinked_module_is_link_text_not_a_module(tmp_path, capsys):
     outside = tmp_path / "outside.py"
     outside.write_text(scale_kernel(name="outside_kernel"))
@@ -121,6 +134,7 @@ def test_a_symlinked_module_is_link_text_not_a_module(tmp_path, capsys):
     assert {row.kernel for row in work.rows} == {"ops/k.py::scale_kernel"}
 
 
+@INTEGRATION
 def test_compiles_use_a_private_triton_cache(tmp_path):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
     commit(repo, "v2", {"ops/k.py": scale_kernel("x * 3.0")})
@@ -129,6 +143,7 @@ def test_compiles_use_a_private_triton_cache(tmp_path):
     assert not (tmp_path / "home" / ".triton").exists()
 
 
+@INTEGRATION
 def test_building_from_source_gives_what_importing_gives_on_the_corpus(tmp_path):
     pairs, hermetic = corpus.run([90], jobs=2, workdir=str(tmp_path / "a"))
     _, imported = corpus.run([90], jobs=2, workdir=str(tmp_path / "b"), imports=True)
@@ -139,6 +154,7 @@ def test_building_from_source_gives_what_importing_gives_on_the_corpus(tmp_path)
         assert a.old == b.old and a.new == b.new, a.kernel
 
 
+@INTEGRATION
 def test_every_git_touchpoint_on_a_hostile_branch_runs_none_of_its_code(hostile, tmp_path, capsys):
     """The branch also tries to replace the tool itself (`ptxdiff/__main__.py`, `pygit2.py` at its
     root). git diff shown and piped, git log -p --ext-diff, git show, and a real push through the
@@ -167,3 +183,255 @@ def test_every_git_touchpoint_on_a_hostile_branch_runs_none_of_its_code(hostile,
     push = git(repo, "push", "origin", "branch", check=False)
     assert push.returncode != 0 and "blocked" in push.stderr, push.stderr  # a structural change, measured
     assert not os.path.exists(marker)
+
+
+# -- the second layer by itself: a hostile kernel text is refused before triton's code generator runs it
+def _kernel(marker: Path, first_line: str, params: str = "x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128",
+            prelude: str = "") -> str:
+    """The scale kernel with one hostile line (which would write `marker`) at the top of its body."""
+    touch = f"open({str(marker)!r}, 'w').write('ran')"
+    return HEADER + prelude.replace("TOUCH", repr(touch)) + f'''
+@triton.jit
+def scale_kernel({params.replace("TOUCH", repr(touch))}):
+    {first_line.replace("TOUCH", repr(touch))}
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x * 3.0, mask=mask)
+'''
+
+
+def _decoy(marker: Path) -> str:
+    """A plain function above the kernel that reads like the old kernel (and would write the
+    marker), and control characters in a comment that `str.splitlines` takes for line ends: a
+    builder that splits the module that way makes triton compile the decoy (an `identical`)."""
+    touch = f"open({str(marker)!r}, 'w').write('ran')"
+    return HEADER + f'''
+def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
+    tl.core.builtins.exec({touch!r})
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x * 2.0, mask=mask)
+
+# \x1c\x0c\x1d\x1e\x85\u2028
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x * 3.0, mask=mask)
+'''
+
+
+HOSTILE_KERNELS = {  # file -> (its text given the marker, what the row's error names)
+    "body_exec.py": (lambda m: _kernel(m, "tl.core.builtins.exec(TOUCH)"), "`triton.language.core.builtins`"),
+    "dunder_builtins.py": (lambda m: _kernel(m, 'getattr(__builtins__, "exec")(TOUCH)'), "`__builtins__`"),
+    "annotation_call.py": (lambda m: _kernel(m, "pass", params="x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128, "
+                                              "Z: tl.core.builtins.exec(TOUCH) = 1"), "an annotation must be"),
+    "constexpr_exec.py": (lambda m: _kernel(m, "RUN(TOUCH)", prelude="RUN = tl.constexpr(tl.core.builtins.exec)\n"),
+                          "`triton.language.core.builtins.exec`"),
+    "format_walk.py": (lambda m: _kernel(m, 'tl.static_assert(False, "{0.__globals__}".format(tl.sum))'),
+                       "walks attributes"),
+}
+
+
+@INTEGRATION
+def test_a_hostile_kernel_text_is_refused_without_the_sandbox(tmp_path):
+    """`--no-sandbox`: only the build layer stands between the branch and the reviewer. Each
+    payload (in the body, a parameter annotation, a module constant, a static_assert message,
+    a decoy above the kernel) would write its marker; none does, each kernel's row fails and
+    blocks with what was refused, and the decoy's file is measured on the real kernel."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    files = {f"ops/{name}": scale_kernel() for name in [*HOSTILE_KERNELS, "decoy.py"]}
+    repo = make_repo(tmp_path, files)
+    write(repo, {f"ops/{name}": text(markers / name) for name, (text, _) in HOSTILE_KERNELS.items()})
+    write(repo, {"ops/decoy.py": _decoy(markers / "decoy.py")})
+
+    proc = ptxdiff(["diff", "--no-sandbox", "--no-cache", "--format", "json", "-q", "-j", "2"], repo)
+    assert sorted(p.name for p in markers.iterdir()) == []
+    assert proc.returncode in (0, 1), proc.stderr
+    rows = {r["kernel"]: r for r in json.loads(proc.stdout)["kernels"]}
+    for name, (_, refused) in HOSTILE_KERNELS.items():
+        row = rows[f"ops/{name}::scale_kernel"]
+        assert row["verdict"] == "failed" and row["blocking"], (name, row)
+        assert refused in row["error"] and f"ops/{name}:" in row["error"], (name, row["error"])
+    assert "'__name__': 'triton.language" not in proc.stdout        # the format walk leaked no globals
+    decoy = rows["ops/decoy.py::scale_kernel"]
+    assert decoy["verdict"] not in ("identical", "failed"), decoy   # x * 2.0 -> x * 3.0, the real kernel's change
+
+
+# -- the second layer, unit by unit: jit functions built (not compiled) from small modules
+def _builder(files: dict[str, str], cc: int = 90, tag: str | None = None):
+    from ptxdiff.build.builder import Builder
+    from ptxdiff.build.evaluator.interp import Interp
+    from ptxdiff.source.modules import FileSet, ModuleIndex
+    from ptxdiff.targets import Device
+
+    snap = FileSet({p: textwrap.dedent(t).encode() for p, t in files.items()})
+    return Builder(Interp(ModuleIndex(snap), Device.for_target(cc)), tag or f"t{next(_TAGS)}")
+
+
+def _built(files: dict[str, str], name: str, path: str = "m.py", builder=None):
+    builder = builder or _builder(files)
+    return builder.jit(builder.interp.env(path).resolve(name))
+
+
+_TAGS = itertools.count()
+KERNEL_MODULE = """
+    import math
+    import triton
+    import triton.language as tl
+    from triton.language.extra import libdevice
+
+    DEFAULT = 64
+
+
+    @triton.jit
+    def k(x_ptr, n: "i32", BLOCK: tl.constexpr = DEFAULT, SCALE: tl.constexpr = math.pi, *,
+          EXTRA: tl.constexpr = tl.constexpr(2)) -> tl.tensor:
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n)
+        tl.store(x_ptr + offs, libdevice.exp(x) * SCALE + triton.cdiv(n, BLOCK) + math.e, mask=offs < n)
+"""
+
+
+def test_a_kernel_sees_stand_ins_for_triton_and_math_and_no_builtins():
+    import triton.language as tl
+
+    jit = _built({"m.py": KERNEL_MODULE}, "k")
+    ns = jit.fn.__globals__
+    assert ns["__builtins__"] == {}
+    modules = {name: v for name, v in ns.items() if isinstance(v, types.ModuleType)}
+    assert set(modules) == {"tl", "triton", "math", "libdevice"}
+    assert all(sys.modules.get(m.__name__) is not m for m in modules.values())   # stand-ins, not the modules
+    assert ns["tl"].load is tl.load and not hasattr(ns["tl"].core, "builtins")
+    assert ns["libdevice"].exp is tl.extra.cuda.libdevice.exp
+    assert ns["triton"].cdiv is not None and not hasattr(ns["triton"], "runtime")
+
+
+def test_annotations_and_defaults_are_names_in_the_text_triton_reads():
+    """Triton evaluates them from the def's text: each that is not a literal is a name bound to
+    the builder's value; a second target's builder reads the same text."""
+    import triton.language as tl
+
+    files = {"m.py": KERNEL_MODULE}
+    jit = _built(files, "k")
+    src, ns = jit.src, jit.fn.__globals__
+    for placeholder in ("_ptxdiff_k_annotation_BLOCK", "_ptxdiff_k_default_BLOCK", "_ptxdiff_k_default_SCALE",
+                        "_ptxdiff_k_kwdefault_EXTRA", "_ptxdiff_k_annotation_EXTRA", "_ptxdiff_k_return_"):
+        assert placeholder in src and placeholder in ns, placeholder
+    assert 'n: "i32"' in src and "DEFAULT" not in src and "math.pi" not in src and "tl.tensor" not in src
+    assert ns["_ptxdiff_k_annotation_BLOCK"] is tl.constexpr and ns["_ptxdiff_k_default_BLOCK"] == tl.constexpr(64)
+    assert ns["_ptxdiff_k_return_"] == tl.constexpr(None)
+    tag = jit.fn.__code__.co_filename.rpartition("@")[2]
+    assert _built(files, "k", builder=_builder(files, cc=80, tag=tag)).src == src
+
+
+@pytest.mark.parametrize("annotation", ["tl.core.builtins.exec('1')", "open('x', 'w').write('ran')",
+                                        "tl.constexpr[print()]", "(lambda: 1)()", "tl.constexpr | tl.tensor"])
+def test_an_annotation_other_than_a_name_is_refused(annotation):
+    files = {"m.py": f"""
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, Z: {annotation} = 1):
+            tl.store(x_ptr, 1.0)
+    """}
+    with pytest.raises(SpecError, match=r"m\.py:6: refused .*an annotation must be a constant, a name or a dotted"):
+        _built(files, "k")
+
+
+@pytest.mark.parametrize(("line", "refused"), [
+    ("tl.core.builtins.exec('1')", "`triton.language.core.builtins`"),
+    ("RUN('1')", "RUN`: `triton.language.core.builtins.exec`"),
+    ("triton.runtime.driver", "`triton.runtime`"),
+    ("getattr(__builtins__, 'exec')", "`__builtins__`"),
+    ("tl.sum.get_capture_scope()", "jit-function objects"),
+])
+def test_a_body_that_reaches_past_the_language_is_refused_before_triton_sees_it(line, refused):
+    files = {"m.py": f"""
+        import triton
+        import triton.language as tl
+
+        RUN = tl.constexpr(tl.core.builtins.exec)
+
+        @triton.jit
+        def k(x_ptr):
+            {line}
+            tl.store(x_ptr, 1.0)
+    """}
+    with pytest.raises(SpecError, match="m\\.py:9: refused") as e:
+        _built(files, "k")
+    assert refused in str(e.value)
+
+
+def test_a_refused_helper_fails_the_kernel_that_calls_it():
+    files = {"m.py": """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def helper(x):
+            return x.__class__
+
+        @triton.jit
+        def k(x_ptr):
+            tl.store(x_ptr, helper(1.0))
+    """}
+    with pytest.raises(SpecError, match=r"m\.py:7: refused `x\.__class__`"):
+        _built(files, "k")
+
+
+def test_a_decoy_above_the_kernel_is_not_the_text_triton_reads():
+    """Control characters that `str.splitlines` takes for line ends: the lines are Python's, so
+    triton reads the kernel; with lines split the other way, the builder says so."""
+    files = {"m.py": """
+        import triton
+        import triton.language as tl
+
+        def k(x_ptr):
+            tl.store(x_ptr, 2.0)
+
+        # \x1c\x0c\x1d\x1e\x85\u2028
+        @triton.jit
+        def k(x_ptr):
+            tl.store(x_ptr, 3.0)
+    """}
+    assert "3.0" in _built(files, "k").src
+    builder = _builder(files)
+    text = builder.interp.index.text("m.py")
+    linecache.cache[builder.filename("m.py")] = (len(text), None, text.splitlines(keepends=True), "m.py")
+    with pytest.raises(SpecError, match=rf"m\.py:10: k: {NOT_THE_TEXT}"):
+        _built(files, "k", builder=builder)
+
+
+def test_a_repository_module_never_takes_a_name_triton_swaps_for_its_own():
+    files = {"triton/language/extra/libdevice.py": """
+        import triton
+
+        @triton.jit
+        def k(x_ptr):
+            x_ptr
+    """}
+    jit = _built(files, "k", path="triton/language/extra/libdevice.py")
+    assert jit.fn.__globals__["__name__"] == "triton.language.extra.libdevice (repository)"
+
+
+def test_a_name_this_triton_lacks_is_left_to_triton_not_refused():
+    """`from triton.language.math import tanh` on a triton without it: the kernel builds (a
+    branch that never reaches it compiles) and triton's own NameError speaks if one does."""
+    files = {"m.py": """
+        import triton
+        import triton.language as tl
+        from triton.language.math import no_such_function
+
+        @triton.jit
+        def k(x_ptr, SOFTCAP: tl.constexpr):
+            if SOFTCAP:
+                no_such_function(1.0)
+            tl.store(x_ptr, 1.0)
+    """}
+    assert "no_such_function" not in _built(files, "k").fn.__globals__

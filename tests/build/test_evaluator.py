@@ -266,3 +266,123 @@ def test_another_package_imported_under_except_importerror_is_taken_as_missing()
     assert env.resolve("MLX") is False and env.resolve("einops") is None
     assert env.resolve("HAS_LIBDEVICE") is True            # triton is present: its modules are checked
     assert any("unsloth_zoo.mlx" in a and "not installed" in a for a in it.assumptions)
+
+
+# -- sizes: what would be built is measured first ------------------------------------------------------
+
+def _outcome(expr: str) -> str:
+    src = f"import itertools, math, operator, functools\nX = {expr}\n"
+    try:
+        return f"value {value({'m.py': src}, 'X')!r}"
+    except Refused as e:
+        return f"refused {e}"
+    except Raised as e:
+        return f"raised {e}"
+
+
+def _with_memory_cap(fn) -> str:
+    """fn() in a forked child whose address space may grow by 1 GiB at most: a bomb that was built
+    before it was refused dies there with MemoryError instead of taking the machine."""
+    import os
+    import resource
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        os.close(read)
+        try:
+            with open("/proc/self/statm") as f:
+                size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            resource.setrlimit(resource.RLIMIT_AS, (size + (1 << 30), resource.getrlimit(resource.RLIMIT_AS)[1]))
+            result = fn()
+        except BaseException as e:
+            result = f"{type(e).__name__}: {e}"
+        os.write(write, result.encode())
+        os._exit(0)
+    os.close(write)
+    chunks = []
+    while chunk := os.read(read, 1 << 16):
+        chunks.append(chunk)
+    os.close(read)
+    os.waitpid(pid, 0)
+    return b"".join(chunks).decode()
+
+
+@pytest.mark.parametrize("expr, bound", [
+    ("'a'.ljust(10**10)", "str.ljust to a width of 10000000000 (more than 100000)"),
+    ("'a'.center(width=10**10)", "str.center to a width of 10000000000 (more than 100000)"),
+    ("'a'.zfill(10**10)", "str.zfill to a width of 10000000000 (more than 100000)"),
+    ("(0).to_bytes(10**10)", "int.to_bytes to a length of 10000000000 (more than 100000)"),
+    ("'a' * 10**10", "a value of more than 100000 elements"),
+    ("b'a' * 10**10", "a value of more than 100000 elements"),
+    ("operator.mul('a', 10**10)", "a value of more than 100000 elements"),
+    ("format(1, '>10000000000')", "a format width or precision of 10000000000 (more than 100000)"),
+    ("format(1.0, '.10000000000f')", "a format width or precision of 10000000000 (more than 100000)"),
+    ("'{:>10000000000}'.format(1)", "a format width or precision of 10000000000 (more than 100000)"),
+    ("'{0:{1}}'.format(1, '>10000000000')", "a format width or precision of 10000000000 (more than 100000)"),
+    ("f'{1:>10000000000}'", "a format width or precision of 10000000000 (more than 100000)"),
+    ("'%10000000000d' % 1", "a format width or precision of 10000000000 (more than 100000)"),
+    ("'%.10000000000f' % 1.0", "a format width or precision of 10000000000 (more than 100000)"),
+    ("'%*d' % (10**10, 1)", "a `*` width or precision in % formatting is not evaluated"),
+    ("pow(3, 10**10, None)", "a power too large to compute"),
+    ("math.perm(10**9, 10**5)", "math.perm of more than 4096 bits"),
+    ("math.comb(10**9, 10**5)", "math.comb of more than 4096 bits"),
+    ("math.prod([2**2000] * 100)", "math.prod of more than 4096 bits"),
+    ("int('9' * 10**5)", "int() of a text of 100000 characters (more than 5000)"),
+    ("round(5, -10**10)", "round() to -10000000000 digits (more than 4096)"),
+    ("range(10**30)", "a range of more than 100000 elements"),
+    ("''.join(['x' * 100000] * 100000)", "str.join of more than 100000 characters"),
+    ("('x' * 100000).replace('', 'y' * 100000)", "str.replace to more than 100000 characters"),
+    ("str([[0] * 100000] * 100000)", "str() of a value as text: more than 100000 characters"),
+    ("f'{[[0] * 100000] * 100000}'", "an f-string field as text: more than 100000 characters"),
+    ("'{}'.format([[0] * 100000] * 100000)", "str.format of more than 100000 characters"),
+    ("('{0}' * 30000).format('x' * 100000)", "str.format of more than 100000 characters"),
+    ("'%s' % ([[0] * 100000] * 100000,)", "% formatting of more than 100000 characters"),
+    ("sum([[0] * 100000] * 100000, [])", "sum() of sequences into more than 100000 elements"),
+    ("list(itertools.permutations(range(100000)))", "itertools.permutations of more than 1000000 elements"),
+    ("list(itertools.product(range(10), repeat=100000))", "itertools.product of more than 100000 elements"),
+    ("list(itertools.accumulate([[0] * 1000] * 1000))", "itertools.accumulate of values other than numbers"),
+    ("[[0] * 100000 for _ in range(100000)]", "more than 20000000 elements built in all"),
+    ("'{0.__class__}'.format(1)", "an attribute in a format field ({0.__class__}) is not evaluated"),
+])
+def test_what_would_build_gigabytes_is_refused_before_it_is_built(expr, bound):
+    got = _with_memory_cap(lambda: _outcome(expr))
+    assert got.startswith("refused m.py:") and bound in got, got
+
+
+def test_growing_a_container_in_place_is_bounded():
+    src = """
+        def grow():
+            a = [0] * 100000
+            for _ in range(40):
+                a.extend(a)
+            return a
+        X = grow()
+    """
+    got = _with_memory_cap(lambda: _outcome_of(src))
+    assert "list.extend to more than 100000 elements" in got, got
+
+
+def _outcome_of(src: str) -> str:
+    try:
+        return f"value {value({'m.py': src}, 'X')!r}"
+    except Refused as e:
+        return f"refused {e}"
+
+
+@pytest.mark.parametrize("expr", [
+    "'ab'.ljust(8, '.') + 'x'.center(5) + '7'.zfill(3)", "(258).to_bytes(2, 'big')",
+    "'{0:>6}|{1[1]}|{k:.2f}'.format('r', [1, 2], k=3.14159)", "'{}{}'.format(1, 'a')", "f'{42:08d}{3.5:>7.2f}{\"s\"!r}'",
+    "'%5.1f|%-4s|%x' % (2.25, 'ab', 255)", "'%(n)03d' % {'n': 7}", "pow(3, 200, 1000)", "pow(2, 10, None)",
+    "math.comb(60, 30)", "math.perm(20, 5)", "math.prod([2 ** 100] * 10)", "math.prod([0.5] * 1000)", "math.lcm(12, 18, 30)",
+    "len(list(itertools.product(range(4), repeat=5)))", "len(list(itertools.permutations(range(6))))",
+    "list(itertools.combinations('abcd', 2))", "list(itertools.accumulate([1, 2, 3]))",
+    "','.join(str(i) for i in range(1000)).replace(',', ';;')", "sum([[1], [2, 3]], [])", "round(12345, -2)",
+    "int('1' * 100)", "str([[0] * 10] * 10)", "operator.mul('ab', 3)", "'x' * 100000 == 'x' * 100000",
+])
+def test_sizes_within_the_bounds_evaluate_as_python_does(expr):
+    import itertools  # noqa: F401  (the names the expressions use, for Python's own answer)
+    import math  # noqa: F401
+    import operator  # noqa: F401
+
+    assert _outcome(expr) == f"value {eval(expr)!r}"

@@ -35,3 +35,15 @@ def test_an_error_in_a_helper_of_another_module_names_the_helper_s_line(tmp_path
     report = run_json(["diff", "-C", str(repo)], capsys)
     (row,) = rows_by_kernel(report)["ops/k.py::k_kernel"]
     assert f"ops/util.py:{where(util, 'offset')}: NameError: offset is not defined" in row["error"], row["error"]
+
+
+def test_the_whole_message_and_the_source_line_are_kept(tmp_path, capsys):
+    """A type error whose message spans lines keeps all of it, with the line triton points at."""
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(name="k_kernel")})
+    broken = scale_kernel("tl.dot(x, x)", name="k_kernel")
+    write(repo, {"ops/k.py": broken})
+    (row,) = run_json(["diff", "-C", str(repo)], capsys)["kernels"]
+    error = row["error"]
+    assert f"compile failed: ops/k.py:{where(broken, 'tl.dot')}: " in error, error
+    assert "equal ranks" in error and not error.rstrip(")").endswith("^")
+    assert error.endswith("(at: tl.store(out_ptr + offs, tl.dot(x, x), mask=mask))"), error

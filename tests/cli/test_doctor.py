@@ -80,3 +80,27 @@ def test_doctor_tries_the_sandbox_for_real_and_says_what_holds(monkeypatch):
     monkeypatch.setenv("PTXDIFF_SANDBOX", "off")
     ok, what, _ = sandbox_check()
     assert ok and "off by your setting PTXDIFF_SANDBOX=off" in what
+
+
+def test_doctor_says_which_remote_cache_is_set_and_whether_it_answers(tmp_path, monkeypatch):
+    import socket
+
+    from ptxdiff.cli.commands.doctor import remote_check
+
+    root = tmp_path / "cache"
+    ok, what, _ = remote_check(root)
+    assert ok and what.startswith("remote cache: none (to share compiles: git config --global ptxdiff.remoteCache URL")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    git(tmp_path, "config", "--global", "ptxdiff.remoteCache", shared.as_uri())
+    ok, what, _ = remote_check(root)
+    assert ok and what.startswith(f"remote cache: {shared.as_uri()} (read-only, from git config ptxdiff.remoteCache): "
+                                  "reachable in ")
+    with socket.create_server(("127.0.0.1", 0)) as hung:   # accepts, never answers
+        url = f"http://127.0.0.1:{hung.getsockname()[1]}/ptxdiff"
+        monkeypatch.setenv("PTXDIFF_REMOTE_CACHE", url)
+        monkeypatch.setenv("PTXDIFF_REMOTE_TIMEOUT", "0.5")
+        ok, what, fix = remote_check(root)
+    assert not ok and what == f"remote cache: {url} (read-only, from PTXDIFF_REMOTE_CACHE): no answer within 0.5 s " \
+                              "(PTXDIFF_REMOTE_TIMEOUT)"
+    assert fix.endswith("or: unset PTXDIFF_REMOTE_CACHE")

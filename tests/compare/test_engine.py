@@ -149,7 +149,7 @@ def test_missing_package_does_not_matter_unless_importing(tmp_path, capsys):
     assert row["verdict"] == "added" and row["new"]["ptx_instrs"] > 0
     imported = run_json(["diff", "-C", str(repo), "HEAD~1", "HEAD", "--import"], capsys)
     (row,) = imported["kernels"]
-    assert row["verdict"] == "failed"
+    assert row["verdict"] == "added" and row["blocking"]     # an added kernel that fails: added, with its error
     assert "not_a_real_package_xyz" in row["error"]
     assert "ModuleNotFoundError" in row["error"] or "No module named" in row["error"]
     assert any("imported" in m for m in imported["messages"])
@@ -176,14 +176,62 @@ def test_non_utf8_and_binary_py_files_fail_clearly(tmp_path, capsys):
     assert rows_by_kernel(json.loads(out))["ops/latin.py::latin_kernel"][0]["verdict"] == "failed"
 
 
-def test_compile_timeout_is_a_failed_row(tmp_path, capsys):
-    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
-    write(repo, {"ops/k.py": scale_kernel("x * 2.0 + 1.0"), "pyproject.toml": "[tool.ptxdiff]\ntimeout = 0.001\n"})
+def test_compile_timeout_is_an_unmeasured_row_that_blocks(tmp_path, capsys):
+    """Both sides time out (the timeout is the config's, committed with the kernel): the change
+    cannot be measured, so the row says so and blocks."""
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(), "pyproject.toml": "[tool.ptxdiff]\ntimeout = 0.001\n"})
+    write(repo, {"ops/k.py": scale_kernel("x * 2.0 + 1.0")})
     report = run_json(["diff", "-C", str(repo), "--no-cache"], capsys)
     (row,) = report["kernels"]
-    assert row["verdict"] == "failed"
+    assert row["verdict"] == "unmeasured" and row["blocking"]
+    assert row["error"].startswith("old: ") and "; new: " in row["error"]
     assert "timed out" in row["error"]
     assert "timeout" in row["error"].replace("timed out", "")   # names the config key
+
+
+def test_config_options_beyond_warps_and_stages_are_compiled_and_shown(tmp_path):
+    """A commit whose point is `maxnreg=` on its autotune Configs is not `identical`."""
+    def tuned(extra: str) -> str:
+        return HEADER + f'''
+@triton.autotune(configs=[triton.Config({{"BLOCK": 128}}, num_warps=4{extra})], key=["n"])
+@triton.jit
+def tuned_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, x * 2.0, mask=offs < n)
+'''
+    repo = make_repo(tmp_path, {"ops/t.py": tuned("")})
+    commit(repo, "cap registers", {"ops/t.py": tuned(", maxnreg=128")})
+    (row,) = compare(repo, "HEAD~1", "HEAD").rows
+    assert row.verdict == "structural" and row.delta["maxnreg"] == 128
+    assert row.spec.endswith("maxnreg=128") and row.spec_detail["maxnreg"] == 128
+
+
+def test_a_timeout_is_cached_for_its_bound(tmp_path, monkeypatch):
+    """A warm re-run never compiles again what timed out; a larger bound does."""
+    from ptxdiff.compile.pool import Pool
+    from ptxdiff.config import Config
+
+    original = Pool.run
+
+    def compiles_time_out(self, tasks, skip=None):
+        if not tasks or tasks[0].op != "compile" or self.timeout > 100:
+            yield from original(self, tasks, skip)
+            return
+        for t in tasks:
+            yield t, "timeout", self.timed_out()
+
+    monkeypatch.setattr(Pool, "run", compiles_time_out)
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
+    commit(repo, "v2", {"ops/k.py": scale_kernel("x * 2.0 + 1.0")})
+    r = Repo(repo)
+    runs = []
+    for timeout in (30.0, 30.0, 300.0):
+        eng = Engine(r, jobs=2)
+        report = eng.compare(r.side("HEAD~1"), r.side("HEAD"), config=Config(timeout=timeout))
+        runs.append((eng._loaded_now, [row.verdict for row in report.rows]))
+    assert runs[0] == (2, ["unmeasured"]) and runs[1] == (0, ["unmeasured"])   # both sides, then none
+    assert runs[2] == (2, ["structural"])
 
 
 def test_after_one_spec_times_out_the_kernel_s_other_specs_are_not_compiled(tmp_path, monkeypatch):
@@ -281,7 +329,8 @@ def test_repeated_diff_compiles_nothing(tmp_path):
     assert first.compiled == 2
     second = compare(repo, "HEAD", None)
     assert second.compiled == 0
-    assert [r.as_json() for r in second.rows] == [r.as_json() for r in first.rows]
+    assert [r.cache for r in first.rows] == ["compiled"] and [r.cache for r in second.rows] == ["local"]
+    assert [{**r.as_json(), "cache": None} for r in second.rows] == [{**r.as_json(), "cache": None} for r in first.rows]
     # without the cache everything is compiled again
     r = Repo(repo)
     assert Engine(r, jobs=2, use_cache=False).compare(r.side("HEAD"), r.side(None)).compiled == 2
@@ -364,7 +413,7 @@ def test_compile_and_spec_errors_are_cached_but_import_failures_are_not(tmp_path
     first = compare(repo, "HEAD~1", "HEAD")
     assert {r.kernel: r.verdict for r in first.rows} == {"ops/k.py::scale_kernel": "failed",
                                                          "ops/m.py::m_kernel": "structural",
-                                                         "ops/r.py::r_kernel": "failed"}
+                                                         "ops/r.py::r_kernel": "unmeasured"}
     (r_row,) = [r for r in first.rows if r.kernel == "ops/r.py::r_kernel"]
     assert "os.listdir" in r_row.error and "ops/r.py:5" in r_row.error  # the expression and its line
     second = compare(repo, "HEAD~1", "HEAD")

@@ -31,3 +31,51 @@ def test_log_of_a_range_agrees_with_diff_on_its_first_commit(tmp_path, capsys):
     assert log(repo, capsys, "HEAD~3..HEAD") == [(added, ["added"]), (changed, ["structural"])]
     assert log(repo, capsys, "HEAD~2..HEAD~1") == []                 # there, unchanged: nothing to tell
     assert head(repo) == changed
+
+
+def test_log_compiles_every_version_of_the_story_in_one_batch(tmp_path, capsys, monkeypatch):
+    """The versions' compile jobs go to one executor together (every worker busy at once, or every
+    Ray node), not one commit after another."""
+    from ptxdiff.compile import executor
+
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()}, message="add")
+    added = head(repo)
+    two = commit(repo, "two", {"ops/k.py": scale_kernel("x * 2.0 + 1.0")})
+    three = commit(repo, "three", {"ops/k.py": scale_kernel("x * 3.0 + 1.0")})
+    opened = []
+    real = executor.open_executor
+
+    def counting(spec, *args, **kwargs):
+        opened.append(spec)
+        return real(spec, *args, **kwargs)
+
+    monkeypatch.setattr(executor, "open_executor", counting)
+    assert log(repo, capsys, "HEAD") == [(added, ["added"]), (two, ["structural"]), (three, ["constants-only"])]
+    assert opened == ["local"]
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_a_batch_reports_what_one_comparison_after_another_reports(tmp_path, cache, use_cache):
+    """Where each row came from and how much compiled, as comparing one by one says it: a result
+    the batch compiled is `compiled` in the first comparison that uses it and `local` after (with
+    --no-cache, compiled in each)."""
+    import shutil
+
+    from ptxdiff.compare.engine import Engine
+    from ptxdiff.git.repo import Repo
+
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
+    commit(repo, "change", {"ops/k.py": scale_kernel("x * 2.0 + 1.0")})
+    r = Repo(repo)
+    old, new = r.side("HEAD~1"), r.side("HEAD")
+
+    def seen(reports):
+        return [([(row.kernel, row.verdict, row.cache) for row in rep.rows], rep.compiled) for rep in reports]
+
+    batch = seen(Engine(r, jobs=2, use_cache=use_cache).compare_many([(old, new, None), (old, new, None)]))
+    shutil.rmtree(cache, ignore_errors=True)
+    engine = Engine(r, jobs=2, use_cache=use_cache)
+    assert batch == seen([engine.compare(old, new), engine.compare(old, new)])
+    kernel = "ops/k.py::scale_kernel"
+    assert batch == [([(kernel, "structural", "compiled")], 2),
+                     ([(kernel, "structural", "compiled" if not use_cache else "local")], 0 if use_cache else 2)]

@@ -110,7 +110,7 @@ def test_strongest():
 
 
 def test_order_is_strongest_first():
-    assert verdict.ORDER == ("failed", "added", "removed", "structural", "reordered", "constants-only",
+    assert verdict.ORDER == ("failed", "unmeasured", "added", "removed", "structural", "reordered", "constants-only",
                              "identical")
 
 

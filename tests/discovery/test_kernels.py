@@ -266,7 +266,16 @@ def test_functions_of_other_jit_compilers_are_not_kernels():
         def repo_wrapped_kernel(x_ptr):
             tl.store(x_ptr, 1.0)
     ''')
-    found = discover(FakeSnapshot({"pkg/__init__.py": "", "pkg/compat.py": "", "pkg/mixed.py": other}))
+    bare_foreign = src('''
+        from cutlass.cute import jit
+
+
+        @jit
+        def cute_bare(a, b):
+            pass
+    ''')
+    found = discover(FakeSnapshot({"pkg/__init__.py": "", "pkg/compat.py": "", "pkg/mixed.py": other,
+                                   "pkg/cute_only.py": bare_foreign}))
     assert set(found.kernels) == {"pkg/mixed.py::aliased_kernel", "pkg/mixed.py::bare_kernel",
                                   "pkg/mixed.py::repo_wrapped_kernel"}
 
@@ -436,6 +445,35 @@ def test_a_broken_file_with_no_jit_decorator_is_no_kernel_file():
 def test_kernel_names_in():
     text = b"@triton.jit\ndef a(x):\n  pass\n@triton.heuristics({})\n@triton.jit(debug=True)\ndef b(x):\n"
     assert kernel_names_in(text) == ("a", "b")
+
+
+def test_kernel_names_in_reads_any_file_in_one_pass_and_names_a_bounded_number():
+    from ptxdiff.discovery.kernels import MAX_BROKEN_NAMES
+
+    # decorators over a long run of blank lines: the former pattern retried the run from every
+    # decorator (0.35 MB took 29 s, quadratic); each line is now read from 21 starts at most
+    assert kernel_names_in(b"@triton.jit\n" * 40_000 + b"\n" * 500_000) == ()
+    assert kernel_names_in(b"@triton.jit" * 90_000 + b"\n") == ()
+    many = b"".join(b"@triton.jit\ndef k%d(:\n" % i for i in range(5 * MAX_BROKEN_NAMES))
+    assert kernel_names_in(many) == tuple(f"k{i}" for i in range(MAX_BROKEN_NAMES))
+
+
+def test_a_module_over_the_size_bound_is_broken_and_never_read_as_a_launch_site():
+    big = b"#" * 1_000_001
+    found = discover(FakeSnapshot({
+        "ops/k.py": src('''
+            import triton
+
+            @triton.jit
+            def k(x_ptr, n):
+                pass
+        '''),
+        "ops/huge.py": b"import triton\n@triton.jit\ndef huge(x_ptr):\n    pass\n" + big,
+        "ops/run.py": b"from ops.k import k\nk[(1,)](x, 7)\n" + big,   # its launch values are not read
+    }))
+    assert set(found.kernels) == {"ops/k.py::k"} and found.kernels["ops/k.py::k"].launch == ()
+    error = "ops/huge.py: 1.0 MB, over the 1 MB bound for a module ptxdiff parses"
+    assert found.broken["ops/huge.py"] == Broken("ops/huge.py", error, ("huge",))
 
 
 # -- parameter kinds -----------------------------------------------------------------------------------

@@ -82,7 +82,7 @@ def k(x_ptr, MODE: tl.constexpr, HAS_X: tl.constexpr, flag: tl.constexpr, DT: tl
     from ptxdiff.discovery.params import infer_param_kinds
     hints = constexpr_hints(fn, module_constants(tree), infer_param_kinds(fn, constexprs=True))
     assert hints["DEFAULTED"].values == (64,)             # used only where its default cannot be had
-    assert hints["MODE"].values == (0, 2)                 # compared with a module constant and a literal
+    assert hints["MODE"].values == (0, 2, 64)             # compared with a module constant and a literal, and neither
     assert hints["HAS_X"].values == (False, True)         # a flag by its name
     assert hints["flag"].values == (False, True)          # tested by `if`
     assert hints["DT"].values == ("tl.float32",)          # used as a dtype
@@ -327,3 +327,57 @@ def k(counts_ptr, out_ptr, n, BLOCK_M: tl.constexpr, GROUP_SIZE: tl.constexpr, N
     hints = constexpr_hints(fn, module_constants(tree), kinds)
     assert hints["BLOCK_M"].values == (64,)  # a block by its name, though it divides a float
     assert hints["GROUP_SIZE"].values == hints["NUM_STAGES"].values == (4,)
+
+
+def test_guesses_cover_every_branch_a_comparison_selects():
+    """`if BLOCK == 1024: ... else: ...`: each compared value and one that matches none."""
+    fn, tree = fn_of(HEADER + '''
+@triton.jit
+def k(x_ptr, BLOCK: tl.constexpr, MODE: tl.constexpr, ACT: tl.constexpr, SCALE: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    if BLOCK == 1024:
+        x = x + 1.0
+    if MODE in (1, 2):
+        x = x * 2.0
+    if ACT == "gelu":
+        x = x * 3.0
+    if SCALE != 0.5:
+        x = x * SCALE
+    tl.store(x_ptr + offs, x)
+''')
+    hints = constexpr_hints(fn, module_constants_of(tree))
+    assert hints["BLOCK"].values == (1024, 64) and hints["BLOCK"].branches
+    assert hints["MODE"].values == (1, 2, 64)
+    assert hints["ACT"].values == ("gelu", "")
+    assert hints["SCALE"].values == (0.5, 1e-6)
+
+
+def module_constants_of(tree):
+    from ptxdiff.discovery.hints import module_constants
+    return module_constants(tree)
+
+
+def test_both_sides_compile_the_branches_either_side_compares_with():
+    """A branch that adds `elif MODE == 7:` gets 7 compiled on the old side too: the guesses stay
+    the same on both sides, and the new branch is seen."""
+    from ptxdiff.specs import plan as planmod
+    from ptxdiff.specs.launch import LaunchInputs
+
+    def kernel(extra: str):
+        src = HEADER + f'''
+@triton.jit
+def k(x_ptr, MODE: tl.constexpr):
+    offs = tl.arange(0, 16)
+    x = tl.load(x_ptr + offs)
+    if MODE == 1:
+        x = x + 1.0{extra}
+    tl.store(x_ptr + offs, x)
+'''
+        return discover(FileSet({"ops/k.py": src.encode()})).kernels["ops/k.py::k"]
+
+    old, new = kernel(""), kernel("\n    elif MODE == 7:\n        x = x * 9.0")
+    plans = [planmod.make(side, old, new, LaunchInputs(), 6) for side in (old, new)]
+    values = plans[0].choice("MODE").values
+    assert plans[1].choice("MODE").values == values
+    assert {1, 7} <= set(values) and any(v not in (1, 7) for v in values)

@@ -173,15 +173,16 @@ def test_new_files_that_import_each_other(tmp_path, capsys):
     assert line == expected(repo, commit_side(repo, "HEAD"), Side("index", INDEX))[0]
 
 
-def test_the_newer_side_s_config_counts(tmp_path, capsys):
+def test_the_base_side_s_targets_count(tmp_path, capsys):
+    """Targets are policy: a change that edits them is reviewed under the base side's."""
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
     install(repo, capsys)
     commit(repo, "sm_80 and a change", {"ops/k.py": scale_kernel("x * 3.0"),
                                         "pyproject.toml": '[tool.ptxdiff]\ntargets = ["sm_80"]\n'})
     (line,) = kernel_lines(gitout(repo, "diff", "HEAD~1", "HEAD", env=FORCE))
-    assert line.startswith("ptxdiff sm_80 ops/k.py::scale_kernel ")
-    (line,) = kernel_lines(gitout(repo, "diff", "HEAD", "HEAD~1", env=FORCE))   # newer side: the old commit
     assert line.startswith("ptxdiff sm_90 ops/k.py::scale_kernel ")
+    (line,) = kernel_lines(gitout(repo, "diff", "HEAD", "HEAD~1", env=FORCE))   # base: the commit with sm_80
+    assert line.startswith("ptxdiff sm_80 ops/k.py::scale_kernel ")
 
 
 def wait_for_filler(repo) -> None:

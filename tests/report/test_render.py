@@ -134,3 +134,24 @@ def test_markdown_keeps_a_pipe_in_a_name_inside_its_cell():
     row = Row("ops/a|b.py::k", "w4 s3", "sm_90", "structural", True, metrics(2, 2), metrics(3, 3), {"ptx_instrs": 1})
     out = html(markdown(demo_report([row])))
     assert "<td>ops/a|b.py::k</td>" in out and out.count("<table>") == 1
+
+
+def test_markdown_notes_that_look_like_table_rows_stay_paragraphs_on_github():
+    """A message is the repository's text: pipes or a delimiter row in it must not extend the table."""
+    out = html(markdown(demo_report(messages=("| x | y |", "---|---", "ops/a.py::k: why | not a cell"))))
+    assert out.count("<table>") == 1
+    assert len(re.findall(r"<tr>", out.split("<tbody>")[1].split("</tbody>")[0])) == 2
+    paragraphs = re.findall(r"<p>(.*?)</p>", out.split("</table>")[1], re.S)
+    assert {"| x | y |", "---|---", "ops/a.py::k: why | not a cell"} <= set(paragraphs)
+
+
+def test_the_footer_counts_where_the_rows_came_from():
+    import dataclasses
+
+    rows = demo_report().rows
+    mixed = [dataclasses.replace(rows[0], cache="compiled"), dataclasses.replace(rows[1], cache="remote"),
+             dataclasses.replace(rows[1], spec="w8", cache="local"), dataclasses.replace(rows[1], spec="w2", cache="local")]
+    footer = "rows: 1 compiled, 2 from the local cache, 1 from the remote cache"
+    assert table(demo_report(mixed)).splitlines()[-1] == footer
+    assert markdown(demo_report(mixed)).rstrip("\n").split("\n\n")[-1] == footer
+    assert "rows:" not in table(demo_report())          # rows that say nothing of it (a file that does not parse)

@@ -35,7 +35,7 @@ def declared(defaults=None, autotune=(), heuristics=None, params=None, constexpr
         params=params or ("x_ptr", "out_ptr", "n", "eps", "BLOCK", "EVEN"),
         constexpr_params=frozenset(constexprs or {"BLOCK", "EVEN"}),
         defaults={"BLOCK": 1024, "EVEN": False} if defaults is None else defaults,
-        autotune=tuple(autotune),
+        autotune=tuple(a if len(a) == 4 else (*a, {}) for a in autotune),   # (kwargs, warps, stages, options)
         heuristics=heuristics or {},
     )
 
@@ -219,3 +219,10 @@ def test_dtype_constexpr_from_config_string():
     assert constexpr_value("triton.language.float16") is tl.float16
     assert constexpr_value("mean") == "mean" and constexpr_value("tl.not_a_dtype") == "tl.not_a_dtype"
     assert constexpr_value(3) == 3
+
+
+def test_a_config_s_other_options_are_part_of_its_spec():
+    specs = resolve(K, declared(autotune=[({"BLOCK": 128}, 4, 2, {"maxnreg": 128}), ({"BLOCK": 128}, 4, 2, {})]),
+                    KernelConfig())
+    assert [s.label.endswith("maxnreg=128") for s in specs] == [True, False]
+    assert specs[0].key != specs[1].key and specs[0].as_dict()["maxnreg"] == 128

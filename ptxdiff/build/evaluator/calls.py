@@ -16,6 +16,7 @@ from ptxdiff.build.evaluator.core import InterpCore
 from ptxdiff.build.evaluator.host import IDENTITY_DECORATORS
 from ptxdiff.build.evaluator.installed import from_triton
 from ptxdiff.build.evaluator.scope import Bound, Function, Scope
+from ptxdiff.build.evaluator.sizes import check_builtin, check_method, check_pow, format_string, range_length
 from ptxdiff.build.evaluator.values import (
     MAX_LEN,
     PLAIN,
@@ -33,7 +34,6 @@ from ptxdiff.build.evaluator.values import (
     Raised,
     Refused,
     Version,
-    check_size,
 )
 
 _ITERATING = {"sum", "any", "all", "sorted", "tuple", "list", "set", "frozenset", "enumerate", "reversed", "dict"}
@@ -67,16 +67,26 @@ class CallsMixin(InterpCore):
         if isinstance(fn, Partial):
             return self.call(fn.fn, [*fn.args, *args], {**fn.kwargs, **kwargs}, node)
         if callable(fn) and getattr(fn, "__self__", None) is not None and isinstance(fn.__self__, PLAIN):
-            # a bound method of a plain value (list.append, str.format): safe builtin code
-            args = [self._pyfunc(a) for a in args]
-            kwargs = {k: self._pyfunc(v) for k, v in kwargs.items()}
-            try:
-                return check_size(fn(*args, **kwargs))
-            except (Raised, Refused):
-                raise
-            except (TypeError, ValueError, KeyError, IndexError, AttributeError) as e:
-                raise Raised(type(e).__name__, str(e)) from None
+            return self._method(fn, [self._pyfunc(a) for a in args], {k: self._pyfunc(v) for k, v in kwargs.items()})
         raise Refused(f"calling {fn!r}, which is host code")
+
+    def _method(self, fn, args: list, kwargs: dict):
+        """A bound method of a plain value (list.append, str.format): safe builtin code, once what
+        it would build or grow its value to is known to be within bounds (sizes.py)."""
+        owner, name = fn.__self__, fn.__name__
+        try:
+            if isinstance(owner, str) and name == "format":
+                return self.sized(format_string(owner, args, kwargs, self.plain_or_known))
+            check_method(owner, name, args, kwargs)
+            before = len(owner) if isinstance(owner, (list, dict, set)) else 0
+            result = fn(*args, **kwargs)
+            if isinstance(owner, (list, dict, set)):   # a method that grew its value in place
+                self.sized(owner, max(0, len(owner) - before))
+            return self.sized(result)
+        except (Raised, Refused):
+            raise
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError) as e:
+            raise Raised(type(e).__name__, str(e)) from None
 
     def call_function(self, fn: Function, args: list, kwargs: dict):
         for d in fn.decorators:
@@ -197,15 +207,20 @@ class CallsMixin(InterpCore):
             fn, *its = args
             seqs = [self.iterate(i) for i in its]
             if name == "map":
-                return [self.call(fn, list(items), {}, node) for items in zip(*seqs)]
-            return [x for x in seqs[0] if self.truth(x if fn is None else self.call(fn, [x], {}, node))]
+                return self.sized([self.call(fn, list(items), {}, node) for items in zip(*seqs)])
+            return self.sized([x for x in seqs[0] if self.truth(x if fn is None else self.call(fn, [x], {}, node))])
         if name == "range":
-            r = range(*args)
-            if len(r) > MAX_LEN:
+            try:
+                r = range(*args)
+            except (TypeError, ValueError) as e:
+                raise Raised(type(e).__name__, str(e)) from None
+            if range_length(r) > MAX_LEN:
                 raise Refused(f"a range of more than {MAX_LEN} elements")
             return r
-        if name == "pow" and len(args) == 2:
-            return self.binop(operator.pow, args[0], args[1])
+        if name == "pow" and (len(args) == 2 or len(args) == 3 and args[2] is None):
+            return self.binop(operator.pow, args[0], args[1])   # pow(a, b, None) is a ** b
+        if name == "pow":
+            check_pow(args)
         if name in ("sorted", "min", "max") and "key" in kwargs:
             kwargs["key"] = self._pyfunc(kwargs["key"])
         if name == "zip":
@@ -216,13 +231,14 @@ class CallsMixin(InterpCore):
         for a in [*args, *kwargs.values()]:
             if not isinstance(a, (*PLAIN, DType, Version, EnumMember)) and not callable(a):
                 raise Refused(f"{name}() of {a!r}")
+        check_builtin(name, args, kwargs)
         try:
             value = getattr(builtins, name)(*args, **kwargs)
         except (TypeError, ValueError, KeyError, IndexError, OverflowError) as e:
             raise Raised(type(e).__name__, str(e)) from None
         if name in ("enumerate", "zip", "reversed"):
             value = list(value)
-        return check_size(value)
+        return self.sized(value)
 
     def _isinstance(self, value, kinds) -> bool:
         kinds = kinds if isinstance(kinds, tuple) else (kinds,)

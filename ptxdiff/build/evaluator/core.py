@@ -17,7 +17,9 @@ from typing import Any, TypeVar
 
 from ptxdiff.build.evaluator.installed import triton_module_exists
 from ptxdiff.build.evaluator.scope import Bound, Function, Module, ModuleEnv, Scope
+from ptxdiff.build.evaluator.sizes import check_printf
 from ptxdiff.build.evaluator.values import (
+    MAX_BUILT,
     MAX_INT_BITS,
     MAX_LEN,
     MAX_STEPS,
@@ -68,6 +70,7 @@ class InterpCore(ABC):
         self.index, self.device = index, device
         self._envs: dict[str, ModuleEnv] = {}
         self.steps = 0
+        self.built = 0                     # elements of every container and string built (MAX_BUILT)
         self.depth = 0                     # nesting of expressions and calls being evaluated
         self.assumptions: list[str] = []   # what was assumed instead of refused (shown with the rows)
         self.import_guards = 0             # enclosing `try` blocks that catch ImportError
@@ -178,6 +181,18 @@ class InterpCore(ABC):
             return Module(self._namespace_env(dotted))
         return None
 
+    def sized(self, value, grown: int | None = None):
+        """`value`, once check_size passed it and the elements it holds (or `grown`: those a value
+        grown in place gained) are counted against MAX_BUILT. One value is bounded by MAX_LEN; this
+        bounds them all: `[[0] * 100000 for _ in range(100000)]` is refused after 200 rows."""
+        check_size(value)
+        if grown is None:
+            grown = len(value) if isinstance(value, (str, bytes, list, tuple, dict, set, frozenset)) else 0
+        self.built += grown
+        if self.built > MAX_BUILT:
+            raise Refused(f"more than {MAX_BUILT} elements built in all (values too large to interpret)")
+        return value
+
     def tick(self, node: ast.AST, env: ModuleEnv) -> None:
         """Count one evaluation step; refuse past MAX_STEPS."""
         self.steps += 1
@@ -226,13 +241,17 @@ class InterpCore(ABC):
             raise Refused("a shift too large to compute")
         sequences = (str, bytes, list, tuple)
         if op is operator.mul and isinstance(a, sequences) and isinstance(b, int) and len(a) * b > MAX_LEN \
-                or op is operator.mul and isinstance(b, sequences) and isinstance(a, int) and len(b) * a > MAX_LEN:
+                or op is operator.mul and isinstance(b, sequences) and isinstance(a, int) and len(b) * a > MAX_LEN \
+                or op is operator.add and isinstance(a, sequences) and isinstance(b, sequences) \
+                and len(a) + len(b) > MAX_LEN:
             raise Refused(f"a value of more than {MAX_LEN} elements")
+        if op is operator.mod and isinstance(a, (str, bytes)):
+            check_printf(a, b)   # `"%10000000000d" % 1` asks for its width before it is refused
         try:
-            return check_size(op(a, b))
+            return self.sized(op(a, b))
         except ZeroDivisionError as e:
             raise Raised("ZeroDivisionError", str(e)) from None
-        except (TypeError, ValueError, OverflowError) as e:
+        except (TypeError, ValueError, OverflowError, KeyError) as e:
             raise Raised(type(e).__name__, str(e)) from None
 
     def compare(self, op, a, b) -> bool:
@@ -290,7 +309,7 @@ class InterpCore(ABC):
             return container.item(index)
         self.plain(container)
         try:
-            return container[index]
+            return self.sized(container[index]) if isinstance(index, slice) else container[index]
         except KeyError as e:
             raise Raised("KeyError", str(e)) from None
         except IndexError as e:

@@ -13,7 +13,8 @@ from typing import Any, cast
 
 from ptxdiff.build.evaluator.core import BINOPS, InterpCore, dispatch
 from ptxdiff.build.evaluator.scope import Scope
-from ptxdiff.build.evaluator.values import MAX_LEN, Raised, Refused, check_size
+from ptxdiff.build.evaluator.sizes import check_spec, check_text
+from ptxdiff.build.evaluator.values import MAX_LEN, Raised, Refused
 
 _UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
     ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}
@@ -92,7 +93,7 @@ class ExpressionsMixin(InterpCore):
                 items.extend(self.iterate(self.eval(e.value, scope)))
             else:
                 items.append(self.eval(e, scope))
-        check_size(items)
+        self.sized(items)
         return items if isinstance(node, ast.List) else tuple(items) if isinstance(node, ast.Tuple) \
             else set(self.hashable(items))
 
@@ -106,7 +107,7 @@ class ExpressionsMixin(InterpCore):
                 out.update(other)
             else:
                 out[self.hashable([self.eval(k, scope)])[0]] = self.eval(v, scope)
-        return check_size(out)
+        return self.sized(out)
 
     def _eval_subscript(self, node: ast.Subscript, scope: Scope):
         return self.subscript(self.eval(node.value, scope), self.eval(node.slice, scope))
@@ -120,6 +121,7 @@ class ExpressionsMixin(InterpCore):
 
     def _eval_joinedstr(self, node: ast.JoinedStr, scope: Scope):
         parts: list[str] = []
+        size = 0
         for v in node.values:
             if isinstance(v, ast.Constant):
                 parts.append(str(v.value))
@@ -127,13 +129,19 @@ class ExpressionsMixin(InterpCore):
                 formatted = cast(ast.FormattedValue, v)   # an f-string holds constants and these only
                 value = self.eval(formatted.value, scope)
                 self.plain_or_known(value)
+                spec = self.eval(formatted.format_spec, scope) if formatted.format_spec is not None else ""
+                # what the field makes, before it is made: `{x:>10000000000}`, `{big!r}`
+                check_spec(spec if isinstance(spec, str) else "")
+                check_text(value, "an f-string field")
                 if formatted.conversion == ord("r"):
                     value = repr(value)
                 elif formatted.conversion == ord("s"):
                     value = str(value)
-                spec = self.eval(formatted.format_spec, scope) if formatted.format_spec is not None else ""
                 parts.append(format(value, spec))
-        return check_size("".join(parts))
+            size += len(parts[-1])
+            if size > MAX_LEN:
+                raise Refused(f"an f-string of more than {MAX_LEN} characters")
+        return self.sized("".join(parts))
 
     def _eval_namedexpr(self, node: ast.NamedExpr, scope: Scope):
         value = self.eval(node.value, scope)

@@ -18,6 +18,7 @@ from typing import Any
 from ptxdiff.build.evaluator.core import InterpCore
 from ptxdiff.build.evaluator.installed import installed_version, real_object, triton_module_exists
 from ptxdiff.build.evaluator.scope import Function
+from ptxdiff.build.evaluator.sizes import check_itertools, check_math
 from ptxdiff.build.evaluator.values import (
     DTYPES,
     MAX_LEN,
@@ -33,7 +34,6 @@ from ptxdiff.build.evaluator.values import (
     Target,
     TritonConfig,
     Version,
-    check_size,
     parse_version,
 )
 
@@ -47,6 +47,9 @@ IDENTITY_DECORATORS = {"functools.cache", "functools.lru_cache", "functools.wrap
                        "builtins.staticmethod", "builtins.classmethod", "builtins.property", "typing.overload",
                        "torch.compiler.disable", "torch.no_grad", "torch.inference_mode", "torch._dynamo.disable",
                        "torch.jit.ignore", "torch.jit.unused"}
+_OPERATOR_BINOPS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
+                    "floordiv": operator.floordiv, "mod": operator.mod, "and_": operator.and_, "or_": operator.or_,
+                    "xor": operator.xor}
 _IGNORED_CALLS = {"warnings.warn", "warnings.filterwarnings", "builtins.print", "logging.basicConfig"}
 _VERSION_WRAPPERS = ("Version", "parse_version", "version_parse")
 
@@ -115,10 +118,9 @@ class HostMixin(InterpCore):
     def _math(self, dotted: str, args: list, kwargs: dict):
         for a in args:
             self.plain(a)
-        if dotted == "math.comb" and args and args[0] > 1000:
-            raise Refused(f"{dotted} of large values")
+        check_math(dotted[5:], args)
         try:
-            return check_size(getattr(math, dotted[5:])(*args, **kwargs))
+            return self.sized(getattr(math, dotted[5:])(*args, **kwargs))
         except (ValueError, TypeError, OverflowError) as e:
             raise Raised(type(e).__name__, str(e)) from None
 
@@ -126,16 +128,21 @@ class HostMixin(InterpCore):
         for a in args:
             if not isinstance(a, Version):
                 self.plain(a)
-        return getattr(operator, dotted[9:])(*args)
+        name = dotted[9:]
+        if name in _OPERATOR_BINOPS and len(args) == 2 and not kwargs:
+            # the evaluator's own operators, with their size checks (`operator.mul("a", 10**10)`)
+            return self.binop(_OPERATOR_BINOPS[name], args[0], args[1])
+        try:
+            return getattr(operator, name)(*args)
+        except (TypeError, ValueError, OverflowError, ZeroDivisionError) as e:
+            raise Raised(type(e).__name__, str(e)) from None
 
     def _itertools(self, dotted: str, args: list, kwargs: dict):
         seqs = [self.iterate(a) if not isinstance(a, int) else a for a in args]
         fn = _ITERTOOLS[dotted]
-        size = math.prod(len(s) for s in seqs if isinstance(s, list)) if dotted == "itertools.product" else 0
-        if size > MAX_LEN:
-            raise Refused(f"{dotted} of more than {MAX_LEN} elements")
+        check_itertools(dotted, seqs, kwargs)
         try:
-            return check_size([tuple(x) if isinstance(x, tuple) else x for x in itertools.islice(
+            return self.sized([tuple(x) if isinstance(x, tuple) else x for x in itertools.islice(
                 fn(*seqs, **kwargs), MAX_LEN + 1)])
         except TypeError as e:
             raise Raised("TypeError", str(e)) from None

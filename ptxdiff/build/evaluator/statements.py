@@ -16,6 +16,7 @@ from ptxdiff.build.evaluator.core import BINOPS, InterpCore, dispatch
 from ptxdiff.build.evaluator.installed import triton_module_exists
 from ptxdiff.build.evaluator.scope import Bound, Function, Lazy, Scope
 from ptxdiff.build.evaluator.values import (
+    MAX_LEN,
     Class,
     EnumMember,
     ExcClass,
@@ -25,7 +26,6 @@ from ptxdiff.build.evaluator.values import (
     LoopContinue,
     Raised,
     Refused,
-    check_size,
     is_subclass,
 )
 
@@ -68,8 +68,11 @@ class StatementsMixin(InterpCore):
         current = self.eval(_as_load(stmt.target), scope)
         rhs = self.eval(stmt.value, scope)
         if isinstance(current, list) and isinstance(stmt.op, ast.Add):
-            current.extend(self.iterate(rhs))
-            check_size(current)
+            more = self.iterate(rhs)
+            if len(current) + len(more) > MAX_LEN:
+                raise Refused(f"a value of more than {MAX_LEN} elements", self.where(scope.env, stmt))
+            current.extend(more)
+            self.sized(current, len(more))
             new = current
         else:
             new = self.binop(op, current, rhs)
@@ -266,7 +269,7 @@ class StatementsMixin(InterpCore):
             if not isinstance(container, (list, dict)):
                 raise Refused("item assignment on a value that is not a list or dict", self.where(scope.env, target))
             container[self.eval(target.slice, scope)] = value
-            check_size(container)
+            self.sized(container, 1)
         else:
             raise Refused("assignment to an attribute is not interpreted", self.where(scope.env, target))
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 MAX_STEPS = 500_000          # evaluated nodes per Interp: bounds loops and recursion of host code
 MAX_LEN = 100_000            # elements of any list/str/tuple/dict built
+MAX_BUILT = 20_000_000       # elements of all the lists/strs/tuples/dicts one Interp builds (~160 MB at most)
 MAX_INT_BITS = 4096
 
 

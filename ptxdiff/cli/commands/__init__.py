@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "demo": "ptxdiff.cli.commands.demo",
     "record": "ptxdiff.cli.commands.record",
     "pre-push": "ptxdiff.cli.commands.pre_push",
+    "ci": "ptxdiff.cli.commands.ci",
 }
 
 

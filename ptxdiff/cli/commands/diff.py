@@ -13,11 +13,19 @@ from ptxdiff.git.repo import Repo
 
 
 def run(args: argparse.Namespace, paths: list[str] | None) -> int:
+    _, report = compare(args, args.revs, paths, show_all=args.all)
+    return emit(report, args)
+
+
+def compare(args: argparse.Namespace, revs: list[str], paths: list[str] | None,
+            show_all: bool = False) -> tuple[Repo, Report]:
+    """The one path from the common options and `git diff`-style revs to a report (`ptxdiff ci`
+    takes it too, so CI says what `ptxdiff diff` says)."""
     repo, engine = open_engine(args)
-    old, new = repo.sides(args.revs)
+    old, new = repo.sides(revs)
     pathspecs = repo_paths(repo, paths)
-    report = engine.compare(old, new, pathspecs, show_all=args.all, config=user_config(args))
-    return emit(with_submodules(repo, report, pathspecs), args)
+    report = engine.compare(old, new, pathspecs, show_all=show_all, config=user_config(args))
+    return repo, with_submodules(repo, report, pathspecs)
 
 
 def with_submodules(repo: Repo, report: Report, pathspecs: list[str] | None) -> Report:

@@ -10,6 +10,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 from typing import TextIO
 
 from ptxdiff import __version__
@@ -56,6 +57,7 @@ def checks(repo: Repo) -> list[tuple[bool, str, str]]:
         out.append((True, f"cache writable: {root}", ""))
     except OSError as e:
         out.append((False, f"cache not writable: {root} ({e.strerror})", "set PTXDIFF_CACHE_DIR to a writable folder"))
+    out.append(remote_check(root))
     try:
         snap = repo.snapshot(Side("work tree", None))
         cfg = configmod.load(snap.read, snap.__contains__)
@@ -108,6 +110,22 @@ def sandbox_check() -> tuple[bool, str, str]:
         return False, f"sandbox: {active}; NOT refused: {', '.join(through) or results}", "report this as a bug"
     return True, (f"sandbox: {active}; {bound}; a write outside, a read outside, an environment secret, "
                   "a TCP connect and /bin/sh were refused"), ""
+
+
+def remote_check(root: Path) -> tuple[bool, str, str]:
+    """The shared results cache the user or CI set (README "Sharing the cache"), and whether it
+    answers within its timeout; reads only."""
+    from ptxdiff.compare import remote
+    from ptxdiff.compare.cache import Cache
+
+    found = remote.setting()
+    if found is None:
+        return True, (f"remote cache: none (to share compiles: git config --global {remote.URL_KEY} URL, "
+                      f"or {remote.URL_ENV})"), ""
+    ok, how = remote.Remote(found, Cache(root)).probe()
+    off = f"unset {remote.URL_ENV}" if found.origin == remote.URL_ENV else f"git config --global --unset {remote.URL_KEY}"
+    return ok, f"remote cache: {remote.shown(found.url)} ({found.mode}, from {found.origin}): {how}", \
+        f"check the URL and its credentials (s3:// reads AWS_* or ~/.aws, gs:// Google's default credentials), or: {off}"
 
 
 def pre_push_check(repo: Repo) -> tuple[bool, str, str]:

@@ -1,0 +1,202 @@
+"""Stand-ins for triton's modules (and `math`) in a kernel's globals.
+
+Triton's code generator walks attribute chains with real `getattr` and calls what it finds, so a
+real module in a kernel's globals reaches everything that module imported
+(`tl.core.builtins.exec`). A kernel gets plain `types.ModuleType` objects instead, filled with
+the public names of the real module that a kernel may use: triton's language builtins, its jit
+functions, dtypes, classes, constexprs and constants, and submodules that are themselves triton
+language modules (or `math`). Nothing else is reachable from them; from triton's top level only
+what kernel bodies use. Worker side: imports triton.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import math
+import pkgutil
+import sys
+import types
+
+from ptxdiff.build.scan import JIT_INTERNALS
+
+# What kernel bodies use from `triton` itself (`triton.cdiv(N, BLOCK)`, `triton.language.x`).
+TRITON_TOP = ("language", "cdiv", "next_power_of_2", "constexpr")
+
+WITHHELD = "is not a name of triton's language that a kernel may use"
+
+_PROXIES: dict[str, types.ModuleType] = {}
+
+
+def _language_module(name: str) -> bool:
+    return name == "math" or name == "triton.language" or name.startswith("triton.language.")
+
+
+@functools.cache
+def backend_modules() -> dict[str, types.ModuleType]:
+    """Triton's code generator swaps a module named like a key for its value (generic libdevice
+    -> the CUDA one) and then reads the real module: the stand-ins and the repository's module
+    objects never carry one of these names."""
+    mapping: dict[str, types.ModuleType] = {}
+    try:
+        from triton.language.extra.cuda import libdevice
+        mapping["triton.language.extra.libdevice"] = libdevice
+    except ImportError:  # pragma: no cover (an old triton without it)
+        pass
+    try:
+        from triton.backends.nvidia.compiler import CUDABackend
+        mapping.update(CUDABackend.get_module_map(None))  # it reads no state
+    except Exception:  # another triton: the names above still hold
+        pass
+    return mapping
+
+
+def _is_jit_callable(value: object) -> bool:
+    """One of triton's own jit (or constexpr) functions: JITFunction, ConstexprFunction."""
+    return type(value).__module__ == "triton.runtime.jit" and \
+        str(getattr(value, "__module__", "")).startswith("triton.language")
+
+
+def allowed(value: object, depth: int = 0) -> bool:
+    """A value a kernel may get from triton's language modules or math: a language builtin, one of
+    triton's jit functions, a dtype, a language class, a constexpr of an allowed value, a
+    constant, a math function; never a module, a dict, a plain Python function or anything else
+    through which other objects can be reached."""
+    import triton.language as tl
+
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        return True
+    if isinstance(value, tuple):
+        return depth < 4 and all(allowed(v, depth + 1) for v in value)
+    if isinstance(value, tl.dtype):
+        return True
+    if isinstance(value, tl.constexpr):
+        return depth < 4 and allowed(value.value, depth + 1)
+    if isinstance(value, type):  # triton.language's classes; ir's enums it re-exports (PropagateNan)
+        return value.__module__.startswith(("triton.language", "triton._C")) and not _holds_module(value)
+    if isinstance(value, types.FunctionType):
+        return value.__dict__.get("__triton_builtin__") is True and value.__module__.startswith("triton.language")
+    if isinstance(value, types.BuiltinFunctionType):
+        return value.__module__ == "math"
+    return _is_jit_callable(value)
+
+
+@functools.cache
+def _import_language() -> None:
+    """Import every public module of triton.language first, so that the stand-ins hold the same
+    tree whatever was imported before (`tl.extra.libdevice` exists once someone imported it)."""
+    import triton.language as tl
+
+    for found in pkgutil.walk_packages(tl.__path__, "triton.language.", onerror=lambda name: None):
+        if not any(part.startswith("_") for part in found.name.split(".")):
+            try:
+                importlib.import_module(found.name)
+            except Exception:  # a backend module that does not load here is not a kernel's
+                continue
+
+
+def _holds_module(cls: type) -> bool:
+    """A class with a module among its public attributes (`TritonSemantic.lang`): through it the
+    real module would be reachable."""
+    return any(isinstance(inspect.getattr_static(cls, attr, None), types.ModuleType)
+               for attr in dir(cls) if not attr.startswith("_"))
+
+
+def proxy(real: types.ModuleType) -> types.ModuleType:
+    """The stand-in of one of triton's language modules (or math); built once per process."""
+    _import_language()
+    mapped = backend_modules().get(real.__name__, real)
+    name = mapped.__name__
+    if name in _PROXIES:
+        return _PROXIES[name]
+    stand_in = types.ModuleType(name, f"ptxdiff's stand-in for {name}: public language names only")
+    _PROXIES[name] = stand_in
+    for attr, value in sorted(vars(mapped).items()):
+        if attr.startswith("_"):
+            continue
+        if isinstance(value, types.ModuleType):
+            if _language_module(value.__name__):
+                setattr(stand_in, attr, proxy(value))
+        elif allowed(value):
+            setattr(stand_in, attr, value)
+    return stand_in
+
+
+def triton_top() -> types.ModuleType:
+    """The stand-in of `triton`: `language` and the few helpers kernel bodies call."""
+    if "triton" not in _PROXIES:
+        import triton
+        import triton.language as tl
+
+        stand_in = types.ModuleType("triton", "ptxdiff's stand-in for triton: what kernel bodies use")
+        for attr in TRITON_TOP:
+            if attr == "language":
+                stand_in.language = proxy(tl)  # type: ignore[attr-defined]
+            elif hasattr(triton, attr):
+                setattr(stand_in, attr, getattr(triton, attr))
+        _PROXIES["triton"] = stand_in
+    return _PROXIES["triton"]
+
+
+def root(name: str) -> types.ModuleType | None:
+    """The stand-in a dotted name starts from: `triton` or `math`; None for anything else."""
+    if name == "triton":
+        return triton_top()
+    if name == "math":
+        return proxy(math)
+    return None
+
+
+def lookup(dotted: str) -> tuple[bool, object]:
+    """(True, value) for a dotted name kernels may use (`triton.language.float16`,
+    `triton.language.extra.libdevice`, `math.pi`), read through the stand-ins; (False, None)
+    when it is not one (a private name, a module triton imported, anything outside)."""
+    parts = dotted.split(".")
+    value: object = root(parts[0])
+    if value is None:
+        return False, None
+    for attr in parts[1:]:
+        if attr.startswith("_") or not isinstance(value, types.ModuleType) or attr not in vars(value):
+            return False, None
+        value = vars(value)[attr]
+    return True, value
+
+
+def withheld(value: object, attrs: list[str]) -> str | None:
+    """`a.b` read from a stand-in: the dotted name of the first attribute the real module has but
+    the stand-in leaves out (`triton.language.core.builtins`); None when there is none (a name
+    this triton lacks too is triton's own error to give)."""
+    for attr in attrs:
+        if not (isinstance(value, types.ModuleType) and _PROXIES.get(value.__name__) is value):
+            return None
+        if attr in vars(value):
+            value = vars(value)[attr]
+            continue
+        real = sys.modules.get(value.__name__)
+        return f"{value.__name__}.{attr}" if real is not None and attr in vars(real) else None
+    return None
+
+
+def jit_internals() -> frozenset[str]:
+    """The attribute names a kernel may not read (scan.JIT_INTERNALS), with those the installed
+    triton's jit-function objects have that hold callables or mappings."""
+    import triton.language as tl
+
+    names = set(JIT_INTERNALS)
+    for obj in (tl.sum, getattr(tl.target_info, "is_cuda", None) if hasattr(tl, "target_info") else None):
+        if obj is None:
+            continue
+        for attr in {*dir(type(obj)), *vars(obj)}:
+            if attr.startswith("_"):
+                continue
+            static = inspect.getattr_static(obj, attr, None)
+            if callable(static) or isinstance(static, (staticmethod, classmethod, dict, set)) or \
+                    isinstance(static, list) and not all(isinstance(v, (str, int)) for v in static):
+                names.add(attr)
+    return frozenset(names)
+
+
+def reserved(name: str) -> bool:
+    """A module name triton's code generator would swap for a real module (backend_modules)."""
+    return name in backend_modules()

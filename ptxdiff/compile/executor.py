@@ -1,0 +1,48 @@
+"""Where compile jobs run: this machine's process pool (the default) or a Ray cluster.
+
+The engine hands its jobs (`pool.Task`s) to an executor and reads results back; it does not care
+where they ran. Every executor has the Pool's interface: `run(tasks, skip)` yields
+(task, "ok"|"error"|"timeout", payload) in any order, `timeout` is the bound of one request,
+and it is a context manager. Ray is imported only by ray_executor.py, and only when asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Protocol
+
+from ptxdiff.compile.pool import Pool, Task
+from ptxdiff.errors import UsageError
+
+LOCAL = "local"
+RAY = "ray"
+RAY_CLIENT = "ray://"
+
+
+class Executor(Protocol):
+    timeout: float
+
+    def run(self, tasks: list[Task], skip: Callable[[Task], str | None] | None = None
+            ) -> Iterator[tuple[Task, str, object]]: ...
+
+    def __enter__(self) -> Executor: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+def parse(text: str) -> str:
+    """`--executor`'s value: local, ray (a local Ray instance, or the cluster RAY_ADDRESS names)
+    or ray://HOST:PORT (a cluster's Ray client address)."""
+    value = text.strip()
+    if value in (LOCAL, RAY) or (value.startswith(RAY_CLIENT) and len(value) > len(RAY_CLIENT)):
+        return value
+    raise UsageError(f"--executor {text!r}: expected local, ray or ray://HOST:PORT")
+
+
+def open_executor(spec: str, repo_dir: str, roots: tuple[str, ...], jobs: int, timeout: float,
+                  progress: Callable[[str], None] | None = None, imports: bool = False) -> Executor:
+    """The executor `spec` names (see `parse`), ready to run tasks against the repository."""
+    if spec == LOCAL:
+        return Pool(repo_dir, roots, jobs, timeout, progress, imports=imports)
+    from ptxdiff.compile.ray_executor import RayExecutor
+    return RayExecutor(spec, repo_dir, roots, jobs, timeout, progress, imports=imports)

@@ -1,0 +1,109 @@
+"""The stand-ins for triton's modules and math that kernels get instead of the real modules."""
+
+from __future__ import annotations
+
+import collections
+import math
+import sys
+import types
+
+import pytest
+
+from ptxdiff.build import namespace
+
+tl = pytest.importorskip("triton.language")
+
+
+@pytest.mark.parametrize(("dotted", "real"), [
+    ("triton.language.load", lambda: tl.load),
+    ("triton.language.float16", lambda: tl.float16),
+    ("triton.language.constexpr", lambda: tl.constexpr),
+    ("triton.language.sum", lambda: tl.sum),
+    ("triton.language.math.fma", lambda: tl.math.fma),
+    ("triton.language.extra.cuda.libdevice.exp", lambda: tl.extra.cuda.libdevice.exp),
+    ("triton.language.extra.libdevice.exp", lambda: tl.extra.cuda.libdevice.exp),  # the backend's, as triton swaps it
+    ("triton.language.PropagateNan", lambda: tl.PropagateNan),
+    ("math.pi", lambda: math.pi),
+    ("math.log2", lambda: math.log2),
+])
+def test_the_language_is_there_by_its_public_names(dotted, real):
+    assert namespace.lookup(dotted) == (True, real())
+
+
+@pytest.mark.parametrize("dotted", [
+    "triton.language.core.builtins", "triton.language.core.builtins.exec", "triton.language.core.inspect",
+    "triton.language.core.wraps", "triton.language.extra.modules", "triton.language.target_info.driver",
+    "triton.language.semantic.TritonSemantic",   # a class with the real triton.language as an attribute
+    "triton.language.core._unwrap_if_constexpr", "triton.language.__dict__", "triton.jit", "triton.runtime",
+    "triton.runtime.driver.active", "math.__loader__", "os.system", "torch.float16",
+])
+def test_what_leads_elsewhere_is_not(dotted):
+    assert namespace.lookup(dotted) == (False, None)
+
+
+def test_triton_top_level_has_what_kernel_bodies_use():
+    found, top = namespace.lookup("triton")
+    assert found and isinstance(top, types.ModuleType)
+    assert {n for n in vars(top) if not n.startswith("__")} <= set(namespace.TRITON_TOP)
+    assert {"language", "cdiv", "next_power_of_2"} <= set(vars(top))
+
+
+def test_no_chain_of_public_attributes_reaches_a_real_module():
+    """From the stand-ins, walking public attribute names (but not what scan.py refuses) for a few
+    steps finds no real module, no mapping and no plain Python function outside triton: the
+    objects kernels can reach are the language's."""
+    denied = namespace.jit_internals()
+    todo = collections.deque([("triton", namespace.lookup("triton")[1], 0), ("math", namespace.lookup("math")[1], 0)])
+    seen: set[int] = set()
+    bad = []
+    while todo:
+        path, value, depth = todo.popleft()
+        if id(value) in seen or isinstance(value, (int, float, str, bytes, bool, type(None))):
+            continue
+        seen.add(id(value))
+        if isinstance(value, types.ModuleType):
+            if sys.modules.get(value.__name__) is value:
+                bad.append(path)
+                continue
+        elif isinstance(value, dict) or isinstance(value, types.FunctionType) and \
+                not value.__module__.startswith("triton.") or value in (exec, eval, open, __import__):
+            bad.append(path)
+            continue
+        if depth < 4:
+            for name in dir(value):
+                if not name.startswith("_") and name not in denied:
+                    try:
+                        todo.append((f"{path}.{name}", getattr(value, name), depth + 1))
+                    except Exception:
+                        continue
+    assert len(seen) > 1000 and bad == []
+
+
+def test_stand_ins_are_plain_modules_with_names_triton_does_not_swap():
+    tl_stand_in = namespace.lookup("triton.language")[1]
+    assert type(tl_stand_in) is types.ModuleType and tl_stand_in is not tl
+    names = set()
+    todo = [tl_stand_in]
+    while todo:
+        module = todo.pop()
+        if module.__name__ in names:
+            continue
+        names.add(module.__name__)
+        assert not any(n.startswith("_") and not n.startswith("__") for n in vars(module)), module.__name__
+        todo += [v for v in vars(module).values() if isinstance(v, types.ModuleType)]
+    assert "triton.language.extra.cuda.libdevice" in names
+    assert not any(namespace.reserved(n) for n in names) and namespace.reserved("triton.language.extra.libdevice")
+
+
+def test_a_withheld_name_is_told_apart_from_a_missing_one():
+    stand_in = namespace.lookup("triton.language")[1]
+    assert namespace.withheld(stand_in, ["core", "builtins", "exec"]) == "triton.language.core.builtins"
+    assert namespace.withheld(stand_in, ["no_such_builtin"]) is None      # triton's own error to give
+    assert namespace.withheld(stand_in, ["load"]) is None
+    assert namespace.withheld(tl, ["core", "builtins"]) is None            # not a stand-in
+
+
+def test_the_jit_object_internals_cover_what_hands_out_globals_and_spare_what_values_have():
+    denied = namespace.jit_internals()
+    assert {"fn", "get_capture_scope", "used_global_vals", "run", "warmup", "device_caches"} <= denied
+    assert not denied & {"type", "dtype", "shape", "value", "to", "T", "handle", "numel", "element_ty"}

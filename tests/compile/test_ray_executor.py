@@ -1,0 +1,175 @@
+"""History on Ray: the same notes and the same log from Ray tasks as from the local pool, byte for
+byte; what a revision ships to the nodes (its commit, trees and Python files, each object once);
+a node with another toolchain refuses; a bad --executor is one line.
+
+The Ray tests start a local Ray instance (2 CPUs) once for the module; they skip where Ray is not
+installed (pip install 'ptxdiff[ray]')."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import tempfile
+
+import pytest
+
+from helpers import HEADER, commit, git, make_repo, run_main, scale_kernel
+from ptxdiff.compile import ray_executor
+from ptxdiff.compile.pool import Pool
+from ptxdiff.compile.ray_executor import NodeSettings, execute, revision_objects
+from ptxdiff.git.repo import Repo, Side
+
+pytestmark = pytest.mark.integration
+
+UTIL = HEADER + '''
+@triton.jit
+def twice(x):
+    return x * {factor}
+'''
+
+USER = HEADER + '''from ops.util import twice
+
+
+@triton.jit
+def user_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, twice(tl.load(x_ptr + offs, mask=mask)), mask=mask)
+'''
+
+
+def history_repo(tmp_path):
+    """Four commits that change kernels (one through a helper in another module) and one that
+    changes none."""
+    repo = make_repo(tmp_path, {"ops/__init__.py": "", "ops/k.py": scale_kernel(), "ops/util.py": UTIL.format(factor="2.0"),
+                                "ops/user.py": USER, "README": "a\n"}, message="add kernels")
+    c = [git(repo, "rev-parse", "HEAD").stdout.strip()]
+    c.append(commit(repo, "structural", {"ops/k.py": scale_kernel("x * 2.0 + 1.0")}))
+    c.append(commit(repo, "docs", {"README": "b\n"}))
+    c.append(commit(repo, "helper", {"ops/util.py": UTIL.format(factor="3.0")}))
+    c.append(commit(repo, "block", {"ops/k.py": scale_kernel("x * 2.0 + 1.0", block=256)}))
+    return repo, c
+
+
+def notes_of(repo, commits):
+    out = {}
+    for sha in commits:
+        shown = git(repo, "notes", "--ref", "ptxdiff", "show", sha, check=False)
+        out[sha] = shown.stdout if shown.returncode == 0 else None
+    return out
+
+
+def forget(repo, cache):
+    """No notes and an empty cache: the next run compiles everything again."""
+    git(repo, "update-ref", "-d", "refs/notes/ptxdiff", check=False)
+    shutil.rmtree(cache, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def ray_instance(tmp_path_factory):
+    ray = pytest.importorskip("ray")
+    folder = tempfile.mkdtemp(prefix="ptxdiff-test-ray-", dir="/tmp")   # Ray's sockets need a short path
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("RAY_AUTH_MODE", "disabled")   # a throwaway instance: no token written under ~/.ray
+        env.setenv("HOME", str(tmp_path_factory.mktemp("ray-home")))
+        ray.init(num_cpus=2, include_dashboard=False, object_store_memory=256 << 20, _temp_dir=folder,
+                 logging_level=logging.ERROR, log_to_driver=False)
+        yield ray
+        ray_executor.release()      # the actors' workers and private repositories
+        ray.shutdown()
+    ray_executor.remove_stale(3.0)   # what an actor could not remove
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def no_local_pool(monkeypatch):
+    """This process compiles nothing itself: every job runs in a Ray worker process."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("a local pool was started")
+    monkeypatch.setattr(Pool, "__init__", refuse)
+
+
+def test_notes_from_ray_are_byte_identical_to_notes_from_the_local_pool(ray_instance, tmp_path, capsys, cache,
+                                                                         monkeypatch):
+    repo, commits = history_repo(tmp_path)
+    rc, out, err = run_main(["notes", "-C", str(repo), "--target", "sm_90", "-q"], capsys)
+    assert rc == 0, err
+    local = notes_of(repo, commits)
+    assert [sha for sha, note in local.items() if note] == [commits[0], commits[1], commits[3], commits[4]]
+    assert "ops/user.py::user_kernel" in local[commits[3]] and "compiled" in local[commits[3]]
+
+    forget(repo, cache)
+    with monkeypatch.context() as m:
+        no_local_pool(m)
+        rc, out, err = run_main(["notes", "-C", str(repo), "--target", "sm_90", "-q", "--executor", "ray"], capsys)
+    assert rc == 0, err
+    assert "wrote 4 note(s)" in out
+    assert notes_of(repo, commits) == local
+
+
+def test_log_from_ray_is_the_same_json_as_from_the_local_pool(ray_instance, tmp_path, capsys, cache, monkeypatch):
+    repo, commits = history_repo(tmp_path)
+    args = ["log", "scale_kernel", "-C", str(repo), "--target", "sm_90", "--format", "json", "-q"]
+    rc, local, err = run_main(args, capsys)
+    assert rc == 0, err
+    assert [e["commit"] for e in json.loads(local)] == [commits[0], commits[1], commits[4]]
+
+    forget(repo, cache)
+    with monkeypatch.context() as m:
+        no_local_pool(m)
+        rc, remote, err = run_main([*args, "--executor", "ray"], capsys)
+    assert rc == 0, err
+    assert remote == local
+
+
+def test_a_revision_ships_its_commit_trees_and_python_files_each_object_once(tmp_path):
+    repo, commits = history_repo(tmp_path)
+    r = Repo(repo)
+    first = revision_objects(r, Side("c0", commits[0]), set())
+    blobs = {oid for oid, (kind, _) in first.items() if kind == 3}
+    py = {git(repo, "rev-parse", f"{commits[0]}:{p}").stdout.strip()
+          for p in ("ops/__init__.py", "ops/k.py", "ops/util.py", "ops/user.py")}
+    assert blobs == py                                    # not the README: a worker reads Python files only
+    assert commits[0] in first                            # the commit itself, so the revision keeps its id
+    second = revision_objects(r, Side("c1", commits[1]), set(first))
+    changed = git(repo, "rev-parse", f"{commits[1]}:ops/k.py").stdout.strip()
+    assert {oid for oid, (kind, _) in second.items() if kind == 3} == {changed}
+    assert revision_objects(r, Side("c1", commits[1]), set(first) | set(second)) == {}
+
+
+def test_the_work_tree_is_not_shipped(tmp_path):
+    repo, _ = history_repo(tmp_path)
+    from ptxdiff.errors import UsageError
+
+    with pytest.raises(UsageError, match="compiles commits"):
+        revision_objects(Repo(repo), Side("work tree", None), set())
+
+
+def test_a_node_with_another_toolchain_refuses_before_it_compiles(tmp_path):
+    settings = NodeSettings((), 300.0, None, False, None, (("ptxdiff", "0.0"), ("python", "2.7"), ("triton", "1.0")))
+    kind, why = execute([], Side("c", "0" * 40), "specs", (), "k sm_90 specs", settings)
+    assert kind == "setup" and "this run needs ptxdiff 0.0, python 2.7, triton 1.0" in str(why)
+
+
+def test_a_bad_executor_is_one_line(tmp_path, capsys):
+    repo, _ = history_repo(tmp_path)
+    rc, out, err = run_main(["notes", "-C", str(repo), "--executor", "spark"], capsys)
+    assert rc == 2 and err.strip().splitlines() == [
+        "ptxdiff: --executor 'spark': expected local, ray or ray://HOST:PORT"]
+
+
+def test_without_ray_the_executor_says_how_to_install_it(monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_ray(name, *args, **kwargs):
+        if name == "ray" or name.startswith("ray."):
+            raise ImportError(name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_ray)
+    from ptxdiff.errors import SetupError
+
+    with pytest.raises(SetupError, match=r"pip install 'ptxdiff\[ray\]'"):
+        ray_executor.require_ray()

@@ -1,0 +1,20 @@
+"""Small questions asked of syntax trees: the lines of a module as Python counts them."""
+
+from __future__ import annotations
+
+import ast
+
+from ptxdiff.source.syntax import python_lines
+
+
+def test_lines_end_where_python_ends_them():
+    text = "a = 1\r\nb = 2\rc = 3\n# \x0c\x1c\x1d\x1e\x85\u2028\u2029 x\nd = 4"
+    lines = python_lines(text)
+    assert lines == ["a = 1\n", "b = 2\n", "c = 3\n", "# \x0c\x1c\x1d\x1e\x85\u2028\u2029 x\n", "d = 4"]
+    assert len(text.splitlines()) == 12                                # what str.splitlines would make of it
+    for stmt in ast.parse(text).body:                                  # each statement's line is its own
+        assert lines[stmt.lineno - 1].startswith(ast.unparse(stmt))
+
+
+def test_an_empty_text_has_no_lines_and_a_final_newline_no_extra_one():
+    assert python_lines("") == [] and python_lines("x\n") == ["x\n"] and python_lines("\n\n") == ["\n", "\n"]
