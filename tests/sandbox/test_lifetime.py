@@ -134,12 +134,12 @@ def test_a_killed_caller_leaves_nothing_running_under_a_parent_that_never_reaps(
 
 
 def test_a_ptxdiff_diff_killed_while_it_compiles_leaves_no_process(tmp_path):
-    names = [f"k{i}" for i in range(8)]   # compiles that take a few seconds in all
+    names = [f"k{i}" for i in range(16)]  # many compiles: it is killed the moment a worker is under way
     repo = make_repo(tmp_path, {f"ops/{n}.py": scale_kernel(name=n) for n in names})
     commit(repo, "change", {f"ops/{n}.py": scale_kernel("x * 3.0 + 1.0", name=n) for n in names})
     temp = tmp_path / "tmp"
     temp.mkdir()
-    got = never_reaping([sys.executable, "-m", "ptxdiff", "diff", "HEAD~1", "HEAD"], repo, temp, settle=1.0)
+    got = never_reaping([sys.executable, "-m", "ptxdiff", "diff", "HEAD~1", "HEAD"], repo, temp, settle=0.0)
     assert got["ran"], got            # killed while a compile worker was under way
     assert got["left"] == [], got     # no worker, forkserver, resource tracker or cleaner
     assert got["folders"] == [], got  # and the workers' private folders are removed
