@@ -53,6 +53,36 @@ class Task:
     tag: object = None       # caller's bookkeeping
 
 
+class Pending:
+    """Tasks not yet started, by revision. A worker keeps its revision while that one has work
+    (its worker stays warm); a free one takes a revision no other worker serves (so two revisions
+    compile in parallel), else the one with the most work left. Both executors schedule so."""
+
+    def __init__(self, tasks: list[Task]):
+        self.by_side: dict[object, deque[Task]] = {}
+        for t in tasks:
+            self.by_side.setdefault(t.side, deque()).append(t)
+
+    def __bool__(self) -> bool:
+        return bool(self.by_side)
+
+    def side_for(self, current: object, served: set) -> object:
+        """The revision a worker that served `current` takes next (`served`: the others' ones)."""
+        if current in self.by_side:
+            return current
+        return max(self.by_side, key=lambda c: (c not in served, len(self.by_side[c])))
+
+    def take(self, side: object) -> Task:
+        task = self.by_side[side].popleft()
+        if not self.by_side[side]:
+            del self.by_side[side]
+        return task
+
+    def drop(self, side: object) -> deque[Task]:
+        """Every task of a revision that cannot be served."""
+        return self.by_side.pop(side)
+
+
 @dataclass
 class _Slot:
     proc: BaseProcess | None = None
@@ -155,27 +185,23 @@ class Pool:
             ) -> Iterator[tuple[Task, str, object]]:
         """Yield (task, "ok"|"error"|"timeout", payload) as results arrive, in any order. `skip`, asked
         just before a task would start, may give a reason not to run it (an error result)."""
-        pending: dict[object, deque[Task]] = {}
-        for t in tasks:
-            pending.setdefault(t.side, deque()).append(t)
+        pending = Pending(tasks)
         total, done = len(tasks), 0
         try:
             while pending or any(s.task for s in self.slots):
                 for slot in self.slots:
                     if slot.task is not None or not pending:
                         continue
-                    side = slot.side if slot.side in pending else self._next_side(slot, pending)
+                    side = pending.side_for(slot.side, {s.side for s in self.slots if s is not slot})
                     if slot.side != side:
                         self._stop(slot)
                         failure = self._start(slot, side)
                         if failure:
-                            for t in pending.pop(side):
+                            for t in pending.drop(side):
                                 done += 1
                                 yield t, "error", failure
                             continue
-                    task = pending[side].popleft()
-                    if not pending[side]:
-                        del pending[side]
+                    task = pending.take(side)
                     reason = skip(task) if skip else None
                     if reason:
                         done += 1
@@ -215,12 +241,6 @@ class Pool:
                 if slot.task is not None:
                     self._stop(slot, kill=True)
                     slot.task = None
-
-    def _next_side(self, slot: _Slot, pending: dict[object, deque[Task]]) -> object:
-        """For an idle slot: a side no other worker serves yet (so two sides compile in
-        parallel), else the side with the most work left."""
-        served = {s.side for s in self.slots if s is not slot}
-        return max(pending, key=lambda c: (c not in served, len(pending[c])))
 
     def close(self) -> None:
         for slot in self.slots:

@@ -33,14 +33,13 @@ import socket
 import tempfile
 import time
 import warnings
-from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from ptxdiff import trust
 from ptxdiff.compile import toolchain
-from ptxdiff.compile.pool import Pool, Task
+from ptxdiff.compile.pool import Pending, Pool, Task
 from ptxdiff.errors import GitError, SandboxError, SetupError, UsageError
 from ptxdiff.git.repo import INDEX, Repo, Side
 from ptxdiff.sandbox import limits
@@ -241,11 +240,9 @@ class RayExecutor:
         pool's slot does), else of a revision no other actor serves. `skip` is asked just before
         a task is sent."""
         ray = require_ray()
-        pending: dict[object, deque[Task]] = {}
-        for t in tasks:
-            if not isinstance(t.side, Side):  # an (old, new) pair: --outputs/--time run on this machine
-                raise UsageError("--executor ray runs compiles only, not --outputs or --time")
-            pending.setdefault(t.side, deque()).append(t)
+        if any(not isinstance(t.side, Side) for t in tasks):  # an (old, new) pair: --outputs/--time run here
+            raise UsageError("--executor ray runs compiles only, not --outputs or --time")
+        pending = Pending(tasks)
         workers = slots()
         flying: dict[Any, tuple[_Slot, Task]] = {}
         total, done = len(tasks), 0
@@ -253,10 +250,8 @@ class RayExecutor:
             while pending or flying:
                 for slot in workers:
                     while pending and len(slot.flying) < DEPTH:
-                        side = slot.side if slot.side in pending else _next_side(slot, workers, pending)
-                        task = pending[side].popleft()
-                        if not pending[side]:
-                            del pending[side]
+                        side = pending.side_for(slot.side, {s.side for s in workers if s is not slot})
+                        task = pending.take(side)
                         reason = skip(task) if skip else None
                         if reason:
                             done += 1
@@ -292,13 +287,6 @@ class RayExecutor:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _next_side(slot: _Slot, workers: list[_Slot], pending: dict[object, deque[Task]]) -> object:
-    """For an actor done with its revision: one no other actor serves (so revisions compile in
-    parallel), else the one with the most work left; as the local pool chooses."""
-    served = {s.side for s in workers if s is not slot}
-    return max(pending, key=lambda c: (c not in served, len(pending[c])))
 
 
 def _outcome(ray: Any, ref: Any, task: Task) -> tuple[str, object]:
