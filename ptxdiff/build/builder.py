@@ -23,7 +23,7 @@ import types
 from ptxdiff.build import namespace
 from ptxdiff.build.evaluator.installed import from_triton
 from ptxdiff.build.evaluator.interp import Interp
-from ptxdiff.build.evaluator.scope import Function, Module, ModuleEnv, Scope
+from ptxdiff.build.evaluator.scope import Function, Module, ModuleEnv
 from ptxdiff.build.evaluator.values import Constexpr, DType, External, Raised, Refused
 from ptxdiff.build.scan import describe, refusal
 from ptxdiff.discovery.kernels import Kernel
@@ -302,7 +302,7 @@ class Builder:
             for name in ("do_not_specialize", "do_not_specialize_on_alignment", "noinline", "debug"):
                 if name in kwargs:
                     try:
-                        options[name] = self.interp.eval(kwargs[name], Scope(fn.env, fn.before, outer=fn.outer))
+                        options[name] = self.interp.eval(kwargs[name], fn.defining_scope())
                     except (Refused, Raised) as e:
                         raise SpecError(f"@jit {name}: {e}") from None
             return options
@@ -344,7 +344,7 @@ class Builder:
 
     def _default(self, fn: Function, expr: ast.expr):
         try:
-            return self.convert(self.interp.eval(expr, _scope(fn)), "default")
+            return self.convert(self.interp.eval(expr, fn.defining_scope()), "default")
         except (Refused, Raised):
             return None  # the spec gives every constexpr's value; declared.py says why
 
@@ -391,10 +391,6 @@ class Builder:
             if re.search(rf"\b{re.escape(name)}\b", error):
                 return f"{error} ({name}: {why})"
         return error
-
-
-def _scope(fn: Function) -> Scope:
-    return Scope(fn.env, fn.before, outer=fn.outer)
 
 
 _UNSET = object()  # a default the evaluator has not computed yet (keyword-only ones)
@@ -463,6 +459,14 @@ def _replace(lines: list[str], spans: list[tuple[ast.expr, str]]) -> None:
             lines[last] = " " * expr.end_col_offset + tail
 
 
+def _unindent_strings(tree: ast.AST) -> None:
+    """Multi-line strings with each line's indentation dropped: triton dedents a nested
+    function's text, and with it the inside of its strings (an inline asm block)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "\n" in node.value:
+            node.value = "\n".join(line.lstrip() for line in node.value.split("\n"))
+
+
 def _check_source(jit, expected: ast.FunctionDef, path: str) -> None:
     """The function triton will parse (`jit.src`, re-read from the registered text) must be the
     `def` the builder compiled, placeholders in: otherwise triton would compile other text than
@@ -476,6 +480,7 @@ def _check_source(jit, expected: ast.FunctionDef, path: str) -> None:
         built = ast.Module(body=[copy.deepcopy(expected)], type_ignores=[])
         for module in (tree, built):
             strip_docstrings(module)   # docstrings are not code (the module index may have dropped them)
+            _unindent_strings(module)
         same = ast.dump(tree.body[0]) == ast.dump(built.body[0])
     if not same:
         raise SpecError(f"{path}:{expected.lineno}: {expected.name}: {NOT_THE_TEXT}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import cast
@@ -46,8 +47,27 @@ def _deterministic(result: dict) -> bool:
 
 
 def _outgrown(results: list, bound: float) -> bool:
-    """Cached results that include a compile timed out under a smaller bound than today's."""
-    return any(isinstance(r.get("timed_out"), (int, float)) and r["timed_out"] < bound for r in results)
+    """Cached results that include a compile timed out under a smaller bound than today's (a
+    compile of guessed sizes has its own, smaller bound: `guarded`)."""
+    return any(isinstance(r.get("timed_out"), (int, float))
+               and r["timed_out"] < (min(bound, planmod.GUESSED_BOUND_S) if r.get("guarded") else bound)
+               for r in results)
+
+
+def _guessed_sizes(spec) -> bool:
+    """Whether a spec compiles guessed integer constexprs (sizes a cost guard may shrink)."""
+    return any(isinstance(v, int) and not isinstance(v, bool) and not k.endswith(":") for k, v in spec.guessed)
+
+
+UNFIT = ("guessed values that do not fit: the same error on both sides while other specs compile "
+         "(config or `ptxdiff record` give the real ones)")
+
+
+def _same_failure(a: str | None, b: str | None) -> bool:
+    """Two compile errors alike but for where they are (`ops/k.py:12:5:` moves with an edit)."""
+    def bare(e: str) -> str:
+        return re.sub(r"\d+", "N", e)
+    return bool(a and b) and bare(a or "") == bare(b or "")
 
 
 def _blocks(verdict: str, source: str | None, cfg: configmod.Config, error: str | None = None) -> bool:
@@ -109,6 +129,68 @@ def _uncovered_partners(needs: list[_Need], got: list[tuple[_Need, int, list]]) 
             if flags[0] != flags[1]:
                 out.append(group[flags.index(False)])
     return out
+
+
+def _replanned(needs: list[_Need], replan: Callable[[Plan, list[dict]], Plan]) -> list[_Need]:
+    """The needs whose pair `replan` gives a new plan (from both sides' results, the same for
+    both sides), with that plan and their results cleared."""
+    by_pair: dict[int, list[_Need]] = {}
+    for need in needs:
+        by_pair.setdefault(need.pair, []).append(need)
+    out: list[_Need] = []
+    for group in by_pair.values():
+        results = [r for need in group for rs in need.results.values() for r in rs]
+        for need in group:
+            plan = replan(need.plan, results)
+            if plan != need.plan:
+                need.plan = plan
+                need.results.clear()
+                out.append(need)
+    return out
+
+
+def _matched(needs: list[_Need]) -> list[_Need]:
+    """Pairs where a constexpr is a fact on one side (its autotune configs, its defaults) and a
+    guess on the other (a launcher whose default cannot be read): the guessing side compiles
+    the fact side's values instead, so the two sides differ only where the code does."""
+    by_pair: dict[int, list[_Need]] = {}
+    for need in needs:
+        by_pair.setdefault(need.pair, []).append(need)
+    out: list[_Need] = []
+    for group in by_pair.values():
+        if len(group) != 2:
+            continue
+        specs = [[r["spec"] for rs in n.results.values() for r in rs if isinstance(r.get("spec"), dict)] for n in group]
+        for need, mine, theirs in ((group[0], specs[0], specs[1]), (group[1], specs[1], specs[0])):
+            guessed = {k for spec in mine for k in spec.get("guessed", {})}
+            facts: dict[str, list] = {}
+            for spec in theirs:
+                for k, v in spec.get("constexprs", {}).items():
+                    if k in guessed and k not in spec.get("guessed", {}) and isinstance(v, (int, float)) \
+                            and v not in facts.setdefault(k, []):
+                        facts[k].append(v)
+            plan = need.plan.matched(facts) if facts else need.plan
+            if plan != need.plan:
+                need.plan = plan
+                need.results.clear()
+                out.append(need)
+    return out
+
+
+def _shrunk(needs: list[_Need]) -> list[_Need]:
+    """Pairs where a compile of guessed sizes ran past plan.GUESSED_BOUND_S on either side: both sides
+    compile the guessed sizes shrunk (plan.shrunk), and the rows say so."""
+    return _replanned(needs, lambda plan, results: plan.shrunk() if any(r.get("guarded") for r in results) else plan)
+
+
+def _retyped(needs: list[_Need]) -> list[_Need]:
+    """Pairs where a side's compile found types that compile in place of failing guesses
+    (`retype`, compile/retype.py): one set of types for both sides, whichever side failed."""
+    def replan(plan: Plan, results: list[dict]) -> Plan:
+        found = {planmod.combo_key(r["spec"]["constexprs"]): r["retype"] for r in results
+                 if r.get("retype") and isinstance(r.get("spec"), dict)}
+        return plan.retyped(found) if found else plan
+    return _replanned(needs, replan)
 
 
 @dataclass(frozen=True)
@@ -254,14 +336,25 @@ class Engine:
     def _measure(self, needs: list[_Need], cfg: configmod.Config, targets: list[int]) -> int:
         """Fill `need.results` from the cache or by compiling; returns how many specs compiled.
         Each (kernel, target) goes into the cache the moment its last spec is compiled, so a run
-        that is stopped keeps everything it finished."""
+        that is stopped keeps everything it finished. A pair whose guessed types failed to compile
+        on either side, where a search found types that compile, is measured once more with
+        those types on both sides."""
+        self._loaded_now = 0
+        compiled = self._measure_once(needs, cfg, targets)
+        for replan in (_matched, _retyped, _shrunk):
+            again = replan(needs)
+            if again:
+                compiled += self._measure_once(again, cfg, targets)
+        return compiled
+
+    def _measure_once(self, needs: list[_Need], cfg: configmod.Config, targets: list[int]) -> int:
         from ptxdiff.compile.executor import open_executor
 
         missing = self._lookup(needs, cfg, targets)
         again = _uncovered_partners(needs, [])
         if again:  # the other side's cached specs are a covering set: look this side up covered too
             missing = [m for m in missing if m[0] not in again] + self._cover_too(again, cfg, targets)
-        self._loaded_now = len(missing)
+        self._loaded_now += len(missing)
         if not missing:
             return 0
         toolchain.require_triton()
@@ -340,7 +433,8 @@ class Engine:
                 slot = {"key": spec.key, "label": spec.label, "spec": spec.as_dict()}
                 need.results[cc].append(slot)
                 compile_tasks.append(Task(need.side, "compile", (need.kernel, spec, cc),
-                                          f"{need.kernel.name} {target_name(cc)} {spec.label}", (need, cc, slot)))
+                                          f"{need.kernel.name} {target_name(cc)} {spec.label}", (need, cc, slot),
+                                          timeout=planmod.GUESSED_BOUND_S if _guessed_sizes(spec) else None))
             left[(id(need), cc)] = len(specs)
         timed_out: set[tuple[int, int]] = set()
 
@@ -354,7 +448,9 @@ class Engine:
             if kind == "ok":
                 slot.update(payload)
             elif kind == "timeout" or (id(need), cc) in timed_out:
-                slot["error"], slot["timed_out"] = payload, pool.timeout
+                slot["error"], slot["timed_out"] = payload, pool.bound_of(task)
+                if pool.bound_of(task) < pool.timeout:
+                    slot["guarded"] = True
                 timed_out.add((id(need), cc))
             else:
                 slot["error"], slot["transient"] = payload, True
@@ -685,7 +781,8 @@ class Engine:
         lone_new = [k for k, (a, b) in by_key.items() if a is None]
         for ko, kn in zip(lone_old, lone_new):
             by_key[kn][0] = by_key.pop(ko)[0]
-        rows = []
+        rows: list[Row] = []
+        unfit: set[int] = set()   # rows of guessed values that fail alike on both sides
         for a, b in by_key.values():
             label = (b or a)["label"]
             if a is not None and b is not None and a["label"] != b["label"]:
@@ -716,8 +813,13 @@ class Engine:
                                              pair.launch_paths())))
             transient = any(x.get("transient") for x in (a, b) if x)
             blocking = has_base and not pair.unchanged and _blocks(verdict, source, cfg, error)
+            if verdict == "unmeasured" and source == "guessed" and a is not b and a and b \
+                    and _same_failure(a.get("error"), b.get("error")):
+                unfit.add(len(rows))
             rows.append(Row(kernel_id, label, target_name(cc), verdict, blocking,
                             old_m, new_m, delta(old_m, new_m), error, detail, old_kernel, log,
                             a.get("ptx") if a else None, b.get("ptx") if b else None, spec_source=source,
                             paths=paths, transient=transient, why=why, launch="; ".join(changes) or None))
+        if unfit and any(r.old is not None and r.new is not None for r in rows):
+            rows = [dataclasses.replace(r, blocking=False, why=UNFIT) if i in unfit else r for i, r in enumerate(rows)]
         return rows

@@ -51,6 +51,7 @@ class Task:
     args: tuple
     label: str               # for progress lines
     tag: object = None       # caller's bookkeeping
+    timeout: float | None = None   # a tighter bound than the pool's for this task (guessed sizes)
 
 
 class Pending:
@@ -111,9 +112,14 @@ class Pool:
         self.unsandboxed = trust.sandbox_opt_out()   # the user's setting that turned it off, if any
         self.sandbox: str | None = None              # what holds in the workers, as the last one said
 
-    def timed_out(self) -> str:
+    def timed_out(self, task: Task | None = None) -> str:
+        if task is not None and self.bound_of(task) < self.timeout:
+            return f"timed out after {self.bound_of(task):g}s (the bound of a compile of guessed sizes)"
         cap = f", capped by {self.bound.capped}" if self.bound.capped else ""
         return f"timed out after {self.timeout:g}s (config key 'timeout'{cap})"
+
+    def bound_of(self, task: Task) -> float:
+        return min(self.timeout, task.timeout) if task.timeout else self.timeout
 
     def _sandboxed(self, side: object) -> bool:
         """Whether a worker for `side` is sealed: every compile worker unless the user opted out;
@@ -207,7 +213,7 @@ class Pool:
                         done += 1
                         yield task, "error", reason
                         continue
-                    slot.task, slot.deadline = task, time.monotonic() + self.timeout
+                    slot.task, slot.deadline = task, time.monotonic() + self.bound_of(task)
                     if self.progress and task.op != "specs":
                         self.progress(f"[{done + 1}/{total}] {task.label}")
                     slot.channel().send((task.op, task.args))
@@ -228,7 +234,7 @@ class Pool:
                             kind, payload = "error", f"worker crashed (exit code {code}) during {task.label}"
                     elif time.monotonic() >= slot.deadline:
                         self._stop(slot, kill=True)
-                        kind, payload = "timeout", self.timed_out()
+                        kind, payload = "timeout", self.timed_out(task)
                     else:
                         continue
                     slot.task = None

@@ -259,7 +259,7 @@ class RayExecutor:
                             continue
                         slot.side = side
                         ref = slot.actor.run.remote(self.shipper.packs_for(cast(Side, side)), side, task.op, task.args,
-                                                    task.label, self.settings)
+                                                    task.label, self.settings, task.timeout)
                         slot.flying.append(ref)
                         flying[ref] = (slot, task)
                         if self.progress and task.op != "specs":
@@ -321,9 +321,9 @@ _node = _Node()
 class NodeWorker:
     """A Ray actor: one CPU of a node, running jobs one at a time (`execute`)."""
 
-    def run(self, packs: list[Any], side: Side, op: str, args: tuple, label: str, settings: NodeSettings
-            ) -> tuple[str, object]:
-        return execute(packs, side, op, args, label, settings)
+    def run(self, packs: list[Any], side: Side, op: str, args: tuple, label: str, settings: NodeSettings,
+            timeout: float | None = None) -> tuple[str, object]:
+        return execute(packs, side, op, args, label, settings, timeout)
 
     def close(self) -> None:
         """Stop this process's worker and remove its private repository."""
@@ -334,8 +334,8 @@ class NodeWorker:
         _node.dir = _node.applied = _node.pool = _node.key = None
 
 
-def execute(packs: list[Any], side: Side, op: str, args: tuple, label: str, settings: NodeSettings
-            ) -> tuple[str, object]:
+def execute(packs: list[Any], side: Side, op: str, args: tuple, label: str, settings: NodeSettings,
+            timeout: float | None = None) -> tuple[str, object]:
     """A Ray task: one job in this node's sandboxed worker; (kind, payload) as the pool yields
     them, or ("sandbox"|"setup", why) when this node cannot run it as the driver's machine would."""
     here = tuple(sorted(toolchain.versions().items()))
@@ -345,7 +345,7 @@ def execute(packs: list[Any], side: Side, op: str, args: tuple, label: str, sett
     try:
         pool = _node_pool(_materialize(packs), settings)
         result: tuple[str, object] = ("error", f"no result for {label}")
-        for _, kind, payload in pool.run([Task(side, op, args, label)]):
+        for _, kind, payload in pool.run([Task(side, op, args, label, timeout=timeout)]):
             result = (kind, payload)
         return result
     except SandboxError as e:

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import traceback
 import types
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ptxdiff import targets
 from ptxdiff.compile.toolchain import pin_fp_fusion, run_tool, tool_paths
@@ -99,10 +99,14 @@ def _unwrap(obj) -> tuple[object, Declared]:
 
 def constexpr_value(value):
     """A config string naming a triton dtype ("tl.bfloat16", "triton.language.float16") means that
-    dtype: TOML has no dtype values and kernels take `X_dtype: tl.constexpr`. Other strings stay."""
-    if isinstance(value, str) and value.startswith(("tl.", "triton.language.")):
+    dtype: TOML has no dtype values and kernels take `X_dtype: tl.constexpr`; so does a dtype the
+    evaluator read from the kernel's source. Other strings stay."""
+    from ptxdiff.build.evaluator.values import DType
+    name = value.name if isinstance(value, DType) else \
+        value.rpartition(".")[2] if isinstance(value, str) and value.startswith(("tl.", "triton.language.")) else None
+    if name is not None:   # a dtype the evaluator read from the source (a default `= tl.int32`), or a config string
         import triton.language as tl
-        dtype = getattr(tl, value.rpartition(".")[2], None)
+        dtype = getattr(tl, name, None)
         if isinstance(dtype, tl.dtype):
             return dtype
     return value
@@ -117,7 +121,8 @@ def _triton_compile(jit, spec: Spec, cc: int):
     divisible = spec.divisible if spec.divisible is not None else [p for p, t in spec.signature if t.startswith("*")]
     attrs = {(names.index(p),): [["tt.divisibility", 16]] for p in divisible if p in names}
     constexprs = {k: constexpr_value(v) for k, v in spec.constexprs}
-    src = ASTSource(fn=jit, signature=dict(spec.signature), constexprs=constexprs, attrs=attrs)
+    signature = {p: tuple(t[1:-1].split(",")) if t.startswith("(") else t for p, t in spec.signature}
+    src = ASTSource(fn=jit, signature=signature, constexprs=constexprs, attrs=attrs)
     return triton.compile(src, target=GPUTarget("cuda", cc, 32),
                           options={"num_warps": spec.num_warps, "num_stages": spec.num_stages, **dict(spec.options)})
 
@@ -150,19 +155,34 @@ def measure(ptx: str, cubin: bytes, ptxas_log: str, spec: Spec, cc: int, dynamic
     }
 
 
-def compile_spec(jit, spec: Spec, cc: int) -> dict:
+def try_compile(jit, spec: Spec, cc: int) -> tuple[Any, Exception | None, str]:
+    """(compiled kernel or None, the exception, what the compile printed)."""
     out = io.StringIO()
     try:
         with contextlib.redirect_stdout(out):
-            ck = _triton_compile(jit, spec, cc)
+            return _triton_compile(jit, spec, cc), None, out.getvalue()
     except Exception as e:
-        log = out.getvalue() + "".join(traceback.format_exception_only(type(e), e))
+        return None, e, out.getvalue()
+
+
+def compile_spec(jit, spec: Spec, cc: int, retype: bool = False) -> dict:
+    """Metrics of one spec, or its error; with `retype`, a type error under guessed types also
+    says which types compile (retype.py), for the engine to compile both sides with."""
+    ck, error, printed = try_compile(jit, spec, cc)
+    if error is not None:
+        log = printed + "".join(traceback.format_exception_only(type(error), error))
         from ptxdiff.build.locate import described
         # `ops/relu.py:12:44: NameError: ... (at: y = relu(x))`: the message whole, at the file's own line
-        return {"error": f"compile failed: {described(e, jit)}", "log": log[-20000:]}
+        failed: dict = {"error": f"compile failed: {described(error, jit)}", "log": log[-20000:]}
+        if retype:
+            from ptxdiff.compile import retype as retypemod
+            found = retypemod.search(lambda s: try_compile(jit, s, cc)[1], spec, error, jit)
+            if found:
+                failed["retype"] = found
+        return failed
     ptx_text = ck.asm["ptx"]
     try:
-        metrics = measure(ptx_text, ck.asm["cubin"], out.getvalue(), spec, cc, int(ck.metadata.shared))
+        metrics = measure(ptx_text, ck.asm["cubin"], printed, spec, cc, int(ck.metadata.shared))
     except ToolError as e:
         return {"error": str(e), "log": e.log}
     return {"metrics": metrics, "ptx": ptxmod.normalise(ptx_text)}
@@ -239,7 +259,7 @@ class Worker:
 
     def compile(self, kernel: Kernel, spec: Spec, cc: int) -> dict:
         jit, _ = self.load(kernel, cc)
-        result = compile_spec(jit, spec, cc)
+        result = compile_spec(jit, spec, cc, retype=not self.imports)
         if "error" in result and not self.imports:
             result["error"] = self._builder(cc).explain(result["error"])
         return result

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ptxdiff.source.modules import ModuleIndex, ParsedModule
+from ptxdiff.source.modules import ModuleIndex, ParsedModule, names_bound, nested_statements
 from ptxdiff.source.syntax import dotted_name
 
 TRITON_DECORATORS = ("jit", "autotune", "heuristics")
@@ -24,7 +24,10 @@ def _foreign_root(index: ModuleIndex, mod: ParsedModule, chain: list[str]) -> bo
     """`@cute.jit`, `@numba.jit`, `@jax.jit`, or a bare `@jit` from `from cutlass.cute import jit`:
     the decorator's root name is imported from a package that is neither triton nor part of the
     repo, so the function is not a Triton kernel. A name bound any other way is kept."""
-    stmts = mod.bindings.get(chain[0])
+    # a name bound inside an `if`/`try` block (`if has_cutlass(): import cutlass.cute as cute`):
+    # the statements inside it that bind the name
+    stmts = [inner for st in mod.bindings.get(chain[0], ()) for inner in nested_statements(st)
+             if chain[0] in names_bound(inner)]
     if not stmts or not all(isinstance(st, (ast.Import, ast.ImportFrom)) for st in stmts):
         return False
     for stmt in stmts:

@@ -30,6 +30,7 @@ LOOP_COUNT = 2
 SOME_INT = 64         # a dimension (head size, number of heads...): big enough for tl.dot's minimum of 16
 SMALL_INT = 4
 SMALL_NAME = re.compile(r"STAGE|WARP|GROUP|FACTOR|SPLIT|^NUM_|_NUM$|^N_[A-Z]", re.IGNORECASE)
+STRIDE_NAME = re.compile(r"stride", re.IGNORECASE)   # a stride that is a constexpr: specialised on contiguity
 SOME_FLOAT = 1e-6     # eps, scale, offset...: a small float that folds into no special case (0, 1)
 
 
@@ -105,6 +106,8 @@ def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None
             if "flag" in u and all(isinstance(v, bool) for v in values):
                 values = (False, True)
             hints[n] = Hint(values, f"compared with {', '.join(repr(v) for v in compared[n])}; every branch", True)
+        elif STRIDE_NAME.search(n) and "block" not in u and "flag" not in u:
+            hints[n] = Hint((1,), "a stride (contiguous launches pass 1)")
         elif "flag" in u or FLAG_NAME.search(n) and "block" not in u and "loop" not in u:
             hints[n] = Hint((False, True), "a flag (compiled both ways)")
         elif kinds.get(n) == "fp32" and "block" not in u and not BLOCK_NAME.search(n):

@@ -42,6 +42,9 @@ class Kernel:
     # kernels (`@pointwise_dynamic` over `@triton.jit`): compiled inside an elementwise harness,
     # with this many outputs
     harness: int | None = None
+    # casts values to its pointers' element types (`.to(out.dtype.element_ty)`): a no-op under
+    # fp32 guesses, so a second dtype family is compiled (specs/plan.py)
+    element_casts: bool = False
 
 
 @dataclass(frozen=True)
@@ -122,8 +125,18 @@ def discover(snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = Non
         kernels[kid] = Kernel(id=kid, path=mod.path, name=fn.name, module=mod.name, lineno=fn.lineno,
                               fingerprint=closure.fingerprint(), params=params, paths=read,
                               names=frozenset(name for name, _ in closure.parts), launch=tuple(launch.items()),
-                              harness=harness)
+                              harness=harness, element_casts=casts_to_element_types(fn))
     return Discovery(kernels, broken)
+
+
+def casts_to_element_types(fn: ast.FunctionDef) -> bool:
+    """Whether the kernel casts values to a pointer's element type (`x.to(Y.dtype.element_ty)`)."""
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cast"):
+            for arg in [*node.args, *(k.value for k in node.keywords if k.arg == "dtype")]:
+                if any(isinstance(n, ast.Attribute) and n.attr == "element_ty" for n in ast.walk(arg)):
+                    return True
+    return False
 
 
 _SUBSCRIPTED = re.compile(rb"(\w+)\s*\[")

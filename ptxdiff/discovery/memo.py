@@ -21,7 +21,7 @@ from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover
 from ptxdiff.discovery.params import Param
 from ptxdiff.store import Store
 
-FORMAT = 4
+FORMAT = 5
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 
@@ -32,7 +32,7 @@ def to_json(found: Discovery) -> dict:
         {"id": k.id, "path": k.path, "name": k.name, "module": k.module, "lineno": k.lineno,
          "fingerprint": k.fingerprint, "params": [param(p) for p in k.params], "paths": sorted(k.paths),
          "names": sorted(k.names), "launch": [[n, [[f.kind, f.value, f.site] for f in facts]] for n, facts in k.launch],
-         "harness": k.harness}
+         "harness": k.harness, "element_casts": k.element_casts}
         for k in found.kernels.values()],
         "broken": [[b.path, b.error, list(b.names)] for b in found.broken.values()]}
 
@@ -47,7 +47,8 @@ def from_json(data: dict) -> Discovery:
         launch = tuple((n, tuple(Fact(kind, value, site) for kind, value, site in facts)) for n, facts in k["launch"])
         kernels[k["id"]] = Kernel(id=k["id"], path=k["path"], name=k["name"], module=k["module"], lineno=k["lineno"],
                                   fingerprint=k["fingerprint"], params=params, paths=frozenset(k["paths"]),
-                                  names=frozenset(k["names"]), launch=launch, harness=k["harness"])
+                                  names=frozenset(k["names"]), launch=launch, harness=k["harness"],
+                                  element_casts=k["element_casts"])
     broken = {p: Broken(p, e, tuple(n)) for p, e, n in data["broken"]}
     return Discovery(kernels, broken)
 

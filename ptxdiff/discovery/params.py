@@ -29,12 +29,13 @@ class Param:
 
 _LOAD_CALLS = {"load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg",
                "atomic_and", "atomic_or", "atomic_xor", "make_block_ptr", "make_tensor_descriptor"}
-_INT_CALLS = {"range", "static_range", "cdiv", "multiple_of", "max_contiguous"}
+_INT_CALLS = {"range", "static_range", "cdiv", "multiple_of", "max_contiguous", "min", "max"}  # min/max: Python's, on scalars
 _FLOAT_NAMES = ("eps", "epsilon", "scale", "alpha", "beta", "slope", "temperature", "softcap",
                 "momentum", "dropout_p", "p_drop", "theta", "lambd", "margin", "label_smoothing")
 _INT_NAMES = ("stride", "_size", "size_", "_len", "numel", "n_elements", "_dim",
               "offset", "batch", "seq", "_idx", "ignore_index", "n_cols", "n_rows", "seed")
 _INT_WORD_PREFIXES = re.compile(r"(?:^|_)(?:n|num)_")  # n_rows, num_heads, x_n_rows; not non_/mean_
+_DIMENSIONS = "NMKLDHTBSCE"   # one-letter dimension names
 _INT_SUFFIXES = ("stride",)  # Mean_ptr_row_stride, Scale_row_stride: an int whatever the name starts with
 # operators whose operands are integers: pointer evidence here, and the device-function harness
 INTEGER_OPS = (ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr, ast.BitXor, ast.FloorDiv, ast.Mod)
@@ -102,6 +103,23 @@ def _locals(params: list[str], nodes: list[ast.AST]) -> _Locals:
     return _Locals(params, derived, uses)
 
 
+def _loads_in(value: ast.expr) -> list[ast.Call]:
+    """The loads whose results a value is made of: not those that only compute an address or a
+    mask inside another call (`tl.load(X + tl.load(Idx))` is made of X's values, not Idx's)."""
+    value = _uncast(value)
+    if isinstance(value, ast.Call):
+        return [value] if dotted_name(value.func)[-1:] == ["load"] and value.args else \
+            [c for a in value.args for c in _loads_in(a)] if dotted_name(value.func)[-1:] in (
+                ["minimum"], ["maximum"], ["where"], ["abs"]) else []
+    if isinstance(value, ast.BinOp):
+        return _loads_in(value.left) + _loads_in(value.right)
+    if isinstance(value, ast.IfExp):
+        return _loads_in(value.body) + _loads_in(value.orelse)
+    if isinstance(value, ast.UnaryOp):
+        return _loads_in(value.operand)
+    return []
+
+
 def _loaded_from(flow: _Locals, nodes: list[ast.AST]) -> dict[str, set[str]]:
     """Locals holding values loaded from a param pointer (`y = tl.load(Y_ptr + i).to(tl.int64)`), and
     locals computed from them (`row_offs = row_start + m_offs`): local -> the pointers loaded from."""
@@ -109,11 +127,10 @@ def _loaded_from(flow: _Locals, nodes: list[ast.AST]) -> dict[str, set[str]]:
     loaded_from: dict[str, set[str]] = {}
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            values = [node.value.body, node.value.orelse] if isinstance(node.value, ast.IfExp) else [node.value]
-            for value in map(_uncast, values):  # `x = tl.load(p).to(...) if HAS_X else 0`
-                if isinstance(value, ast.Call) and dotted_name(value.func)[-1:] == ["load"] and value.args:
-                    seen, named = flow.roots(value.args[0])
-                    loaded_from.setdefault(node.targets[0].id, set()).update(named or (seen & set(params)))
+            # `x = tl.load(p).to(...) if HAS_X else 0`, `n = tl.load(Seqlen + b) - tl.load(Start + b)`
+            for value in _loads_in(node.value):
+                seen, named = flow.roots(value.args[0])
+                loaded_from.setdefault(node.targets[0].id, set()).update(named or (seen & set(params)))
     # a param pointer advanced by loaded offsets (`h += boh * K`) is still the pointer, not a value
     advanced = {node.target.id for node in nodes if isinstance(node, ast.AugAssign) and isinstance(
         node.target, ast.Name) and node.target.id in params and isinstance(node.op, (ast.Add, ast.Sub))}
@@ -140,6 +157,9 @@ class _Evidence:
     ints: set[str] = field(default_factory=set)
     floats: set[str] = field(default_factory=set)
     compared: set[str] = field(default_factory=set)  # `offs < n`: an int, unless a float literal says otherwise
+    descriptor_unit_strides: set[str] = field(default_factory=set)  # a descriptor's innermost stride
+    element_types: dict[str, str] = field(default_factory=dict)  # `P.dtype.element_ty == tl.float16`: "*fp16"
+    indexed: dict[str, int] = field(default_factory=dict)  # `stride_x[2]`: a tuple param, its largest index
 
     def address(self, arg: ast.expr, flow: _Locals, loaded_from: dict[str, set[str]]) -> None:
         """The address a load, store or atomic is given: its pointer term, and the offsets beside it."""
@@ -150,7 +170,12 @@ class _Evidence:
                    if n in loaded_from}
         self.index_pointers.update(*(loaded_from[n] for n in offsets))
         seen -= offsets
-        # an address has one pointer term: next to a `*ptr*` param the others are offsets
+        # an address has one pointer term: next to a `*ptr*` param the others are offsets, and
+        # so are dimension names (`ROWSCALE + M + row`)
+        if not named and len(seen) > 1:
+            sized = {n for n in seen if len(n) == 1 and n in _DIMENSIONS}
+            self.ints |= sized if sized != seen else set()
+            seen = seen - sized or seen
         self.pointer_roots |= named or seen
         self.ints |= seen - named if named else set()
         self.ints |= inner - _pointer_terms(arg)
@@ -164,6 +189,56 @@ class _Evidence:
             self.floats |= names  # `if DELTA != 0.0`: a float scalar
         else:
             self.compared |= names
+
+
+# triton dtype names as a signature writes them
+SIGNATURE_TYPES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64", "float8e4nv": "fp8e4nv",
+                   "float8e5": "fp8e5", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
+                   "uint16": "u16", "uint32": "u32", "uint64": "u64", "int1": "i1"}
+
+
+def _element_of(node: ast.expr, aliases: dict[str, str]) -> str | None:
+    """The param whose element type an expression is: `P.dtype.element_ty`, or a local holding it."""
+    if isinstance(node, ast.Name):
+        return aliases.get(node.id)
+    chain = dotted_name(node)
+    return chain[0] if len(chain) == 3 and chain[1:] == ["dtype", "element_ty"] else None
+
+
+def _compared_element_types(nodes: list[ast.AST], params: list[str]) -> dict[str, str]:
+    """Pointers whose element type the kernel compares with a dtype (`if X.dtype.element_ty ==
+    tl.float16:`): the first such dtype is their type, so the branches that define values run."""
+    aliases: dict[str, str] = {}
+    for n in nodes:
+        target = n.targets[0] if isinstance(n, ast.Assign) else n.target if isinstance(n, ast.AnnAssign) else None
+        value = getattr(n, "value", None)
+        p = _element_of(value, {}) if isinstance(target, ast.Name) and isinstance(value, ast.expr) else None
+        if p in params and isinstance(target, ast.Name):
+            aliases[target.id] = p
+    found: dict[str, str] = {}
+    for node in nodes:
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
+            for a, b in ((node.left, node.comparators[0]), (node.comparators[0], node.left)):
+                p, dtype = _element_of(a, aliases), dotted_name(b)[-1:]
+                if p in params and dtype and dtype[0] in SIGNATURE_TYPES:
+                    found.setdefault(p, "*" + SIGNATURE_TYPES[dtype[0]])
+    return found
+
+
+def _unit_strides(nodes: list[ast.AST], params: list[str]) -> set[str]:
+    """Params given as the innermost stride of `tl.make_tensor_descriptor`: a tensor descriptor
+    needs a contiguous last dimension, so every real launch passes 1 there, and triton makes a 1
+    the constant 1 (compiled as a runtime i32 instead, the descriptor does not build)."""
+    found: set[str] = set()
+    for node in nodes:
+        if not (isinstance(node, ast.Call) and dotted_name(node.func)[-1:] == ["make_tensor_descriptor"]):
+            continue
+        strides = next((k.value for k in node.keywords if k.arg == "strides"),
+                       node.args[2] if len(node.args) > 2 else None)
+        if isinstance(strides, (ast.List, ast.Tuple)) and strides.elts and isinstance(strides.elts[-1], ast.Name) \
+                and strides.elts[-1].id in params:
+            found.add(strides.elts[-1].id)
+    return found
 
 
 def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[str]]) -> _Evidence:
@@ -187,13 +262,25 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
                 found.ints |= {n for a in node.args for n in _names_in(a)}
         elif isinstance(node, ast.Compare):
             found.comparison(node)
-    # values used in //, %, shifts or bit operations are integers: the pointer they come from holds ints
+    # values used in //, %, shifts or bit operations, or as loop bounds, are integers: the
+    # pointer they come from holds ints (`for i in range(0, tl.load(Seqlen + b), BLOCK)`)
     for node in nodes:
         if isinstance(node, ast.BinOp) and isinstance(node.op, INTEGER_OPS):
-            for side in (node.left, node.right):
-                for name in _names_outside_calls(side):
-                    if name in loaded_from:
-                        found.index_pointers.update(loaded_from[name])
+            sides: list[ast.AST] = [node.left, node.right]
+        elif isinstance(node, ast.Call) and dotted_name(node.func)[-1:] in (["range"], ["static_range"]):
+            sides = list(node.args)
+        else:
+            continue
+        for side in sides:
+            for name in _names_outside_calls(side):
+                if name in loaded_from:
+                    found.index_pointers.update(loaded_from[name])
+    found.descriptor_unit_strides = _unit_strides(nodes, flow.params)
+    found.element_types = _compared_element_types(nodes, flow.params)
+    for node in nodes:   # a tuple argument (`x.stride()` passed whole) read by constant index
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in flow.params \
+                and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int and node.slice.value >= 0:
+            found.indexed[node.value.id] = max(found.indexed.get(node.value.id, 0), node.slice.value)
     # a scalar added to or multiplying values loaded from memory (not indices) is a float: `w + offset`
     for p, local in with_values:
         if local in loaded_from and loaded_from[local] and not loaded_from[local] & found.index_pointers:
@@ -201,11 +288,24 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
     return found
 
 
+def int_named(p: str) -> bool:
+    """A name that says integer: a size, count, stride, offset (`n_rows`, `seq_len`, `M`)."""
+    low = p.lower()
+    return any(s in low for s in _INT_NAMES) or bool(_INT_WORD_PREFIXES.search(low)) \
+        or len(p) == 1 and p in _DIMENSIONS
+
+
 def _kind(p: str, annotation: ast.expr | None, found: _Evidence) -> str | None:
     """One parameter's type: its string annotation, else what its use says, else its name."""
     low = p.lower()
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
         return annotation.value
+    if p in found.descriptor_unit_strides:
+        return "constexpr1"
+    if p in found.element_types:
+        return found.element_types[p]
+    if p in found.indexed and p not in found.pointer_roots:
+        return "(" + ",".join(["i32"] * (found.indexed[p] + 1)) + ")"
     if low.endswith(_INT_SUFFIXES) and p not in found.pointer_roots:
         return "i32"
     if "ptr" in low or p in found.pointer_roots and p not in found.ints | found.compared:  # use beats a name
@@ -214,8 +314,7 @@ def _kind(p: str, annotation: ast.expr | None, found: _Evidence) -> str | None:
     if p in found.floats and p not in found.ints or \
             any(f == low or low.endswith("_" + f) or low.startswith(f + "_") for f in _FLOAT_NAMES):
         return "fp32"
-    if p in found.ints | found.compared or any(s in low for s in _INT_NAMES) or _INT_WORD_PREFIXES.search(low) \
-            or len(p) == 1 and p.isupper() and p in "NMKLDHTBSCE":
+    if p in found.ints | found.compared or int_named(p):
         return "i32"
     return None
 
@@ -230,3 +329,21 @@ def infer_param_kinds(fn: ast.FunctionDef, constexprs: bool = False) -> dict[str
     found = _evidence(flow, nodes, loaded_from)
     annotations = {a.arg: a.annotation for a in fn.args.args}
     return {p: _kind(p, annotations.get(p), found) for p in params}
+
+
+def params_behind(fn: ast.FunctionDef, names: set[str]) -> list[str]:
+    """The kernel's runtime params that the values of `names` are computed from (through its
+    assignments), nearest first: the suspects when a line of the kernel fails on a type."""
+    params = [a.arg for a in fn.args.args if not is_constexpr(a.annotation)]
+    flow = _locals(params, list(ast.walk(fn)))
+    order: list[str] = []
+    todo, seen = sorted(names), set(names)
+    while todo:
+        name = todo.pop(0)
+        if name in params:
+            order.append(name)
+        for n in sorted(flow.uses.get(name, set()) | flow.derived.get(name, set())):
+            if n not in seen:
+                seen.add(n)
+                todo.append(n)
+    return order

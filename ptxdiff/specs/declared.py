@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 
 from ptxdiff.build.evaluator.interp import Interp
-from ptxdiff.build.evaluator.scope import Function, Scope
+from ptxdiff.build.evaluator.scope import Function
 from ptxdiff.build.evaluator.values import Constexpr, External, Raised, Refused, TritonConfig
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.source.syntax import call_args, is_constexpr
@@ -51,7 +51,7 @@ def read(interp: Interp, kernel: Kernel) -> Declared:
     fn = kernel_function(interp, kernel)
     node = fn.node
     assert isinstance(node, ast.FunctionDef)  # kernel_function made sure
-    scope = Scope(fn.env, fn.before, outer=fn.outer)
+    scope = fn.defining_scope()
     refused: dict[str, str] = {}
     notes: list[str] = []
 

@@ -9,6 +9,7 @@ meaningful. The plan is part of the cache key. Pure: discovery facts in, a plan 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 
@@ -42,6 +43,11 @@ class Plan:
     options: tuple[Choice, ...] = ()      # num_warps / num_stages from launch sites
     max_specs: int = DEFAULT_MAX_SPECS
     cover: bool = False                   # the other side has too many combinations: a covering set here too
+    shrink: int = 1                       # guessed sizes divided by this (a compile of them ran too long)
+    families: tuple[str, ...] = ()        # element types guessed float pointers are compiled with, each
+    # types a compile search found where guesses did not compile (compile/retype.py), per
+    # combination of constexpr values (`combo_key`): a flag may make a parameter a pointer or an int
+    retypes: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
 
     def key(self) -> str:
         return json.dumps({
@@ -49,10 +55,66 @@ class Plan:
             "constexprs": [[c.name, [repr(v) for v in c.values], c.source] for c in self.constexprs],
             "types": [[c.name, list(c.values), c.source] for c in self.types],
             "optional": list(self.optional), "options": [[c.name, list(c.values), c.source] for c in self.options],
-            "max_specs": self.max_specs, "cover": self.cover})
+            "max_specs": self.max_specs, "cover": self.cover, **({"shrink": self.shrink} if self.shrink > 1 else {}),
+            **({"families": list(self.families)} if self.families else {}),
+            **({"retypes": [[k, list(map(list, v))] for k, v in self.retypes]} if self.retypes else {})})
 
     def choice(self, name: str, kind: str = "constexprs") -> Choice | None:
         return next((c for c in getattr(self, kind) if c.name == name), None)
+
+    def shrunk_note(self) -> str | None:
+        return (f"guessed sizes divided by {self.shrink}: a compile of the guesses ran past "
+                f"{GUESSED_BOUND_S:g}s") if self.shrink > 1 else None
+
+    def shrunk(self) -> Plan:
+        """This plan with its guessed sizes (powers of two from 32) divided by SHRINK, at least
+        MIN_SIZE: a compile of the guesses ran past its bound. Once only; facts stay."""
+        if self.shrink > 1:
+            return self
+        constexprs = tuple(Choice(c.name, tuple(_smaller(v) for v in c.values), c.source, c.why)
+                           if c.source == "guessed" else c for c in self.constexprs)
+        return dataclasses.replace(self, constexprs=constexprs, shrink=SHRINK) if constexprs != self.constexprs else self
+
+    def matched(self, facts: dict[str, list]) -> Plan:
+        """This plan with the guessed constexprs that the other side of the pair has as facts
+        (autotune configs, defaults) taking those values."""
+        given = {c.name: c for c in self.constexprs}
+        for name, values in facts.items():
+            if name not in given or given[name].source == "guessed":
+                given[name] = Choice(name, tuple(values), "guessed", "as the other side's configs give it")
+        constexprs = tuple(given.values())
+        return dataclasses.replace(self, constexprs=constexprs) if constexprs != self.constexprs else self
+
+    def retyped(self, found: dict[str, dict[str, str]]) -> Plan:
+        """This plan with the types a compile search found, per combination of constexpr values;
+        what it had found before stays (one search per combination)."""
+        have = dict(self.retypes)
+        for combo, types in found.items():
+            have.setdefault(combo, tuple(sorted(types.items())))
+        retypes = tuple(sorted(have.items()))
+        return dataclasses.replace(self, retypes=retypes) if retypes != self.retypes else self
+
+    def retype_for(self, constexprs: dict) -> dict[str, str]:
+        """The searched types of the spec with these constexprs (as `Spec.as_dict` gives them)."""
+        return dict(dict(self.retypes).get(combo_key(constexprs), ()))
+
+
+def combo_key(constexprs: dict) -> str:
+    """One spec's constexpr values as both sides and the cache see them (`Spec.as_dict` form)."""
+    return json.dumps(sorted(constexprs.items()), default=repr)
+
+
+SHRINK = 4
+FAMILIES = ("fp32", "bf16")
+FAMILY = "element types"   # the combination variable of `families` (no parameter has a space)
+MIN_SIZE = 16
+GUESSED_BOUND_S = 60.0   # a compile of guessed sizes that runs longer is shrunk, not waited for
+
+
+def _smaller(value: object) -> object:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 32 and value & (value - 1) == 0:
+        return max(MIN_SIZE, value // SHRINK)
+    return value
 
 
 def _guess(name: str, hint: Hint, kernels: list[Kernel]) -> Choice:
@@ -76,6 +138,13 @@ def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInp
     kernels = [k for k in (new, old) if k is not None]
     facts: dict[str, tuple[Fact, ...]] = dict(this.launch)
     own = {p.name for p in this.params}
+    # where this side's launch cannot be read (no launch site found, or a value it cannot tell)
+    # what the other side's launch sites pass is the best guess: one side never compiles a fact
+    # while the other compiles a guess for the same parameter. A readable site that does not pass
+    # a value means the default, a fact of its own.
+    other = next((k for k in kernels if k is not this), None)
+    borrowed = {name: f for name, f in (other.launch if other is not None else ())
+                if not facts or name in facts and not all(x.kind in ("value", "none") for x in facts[name])}
     constexprs: dict[str, Choice] = {}
     types: dict[str, Choice] = {}
     optional: list[str] = []
@@ -85,9 +154,13 @@ def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInp
                 continue  # a param may be a constexpr on one side and a runtime param on the other
             fact = facts.get(p.name) if p.name in own else None
             if p.constexpr:
+                lent = borrowed.get(p.name) if p.name in own else None
                 if fact and all(f.kind in ("value", "none") for f in fact):
                     constexprs[p.name] = Choice(p.name, tuple(f.value for f in fact), "call-site",
                                                 "passed by the launch site")
+                elif lent and all(f.kind in ("value", "none") for f in lent):
+                    constexprs[p.name] = Choice(p.name, tuple(f.value for f in lent), "guessed",
+                                                "as the other side's launch site passes it")
                 elif p.hint is not None:
                     constexprs[p.name] = _guess(p.name, p.hint, kernels)
                 continue
@@ -110,8 +183,13 @@ def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInp
                 optional.append(p.name)
             types[p.name] = Choice(p.name, (p.kind or "i32",), "guessed",
                                    "from its use in the kernel" if p.kind else "an integer (nothing says otherwise)")
-    options = tuple(Choice(name, tuple(f.value for f in facts[name]), "call-site", "passed by the launch site")
-                    for name in ("num_warps", "num_stages") if name in facts
-                    and all(f.kind == "value" and isinstance(f.value, int) for f in facts[name]))
+    options = tuple(Choice(name, tuple(f.value for f in given[name]), source, why)
+                    for given, source, why in ((facts, "call-site", "passed by the launch site"),
+                                               (borrowed, "guessed", "as the other side's launch site passes it"))
+                    for name in ("num_warps", "num_stages") if name in given
+                    and all(f.kind == "value" and isinstance(f.value, int) for f in given[name]))
+    # a cast to the pointers' element types (on either side) is a no-op under fp32 guesses:
+    # bf16 pointers too, so adding or dropping one shows
+    families = FAMILIES if any(k.element_casts for k in kernels) else ()
     return Plan(inputs.recorded, inputs.recorded_note, tuple(constexprs.values()), tuple(types.values()),
-                tuple(optional), options, max_specs)
+                tuple(optional), options, max_specs, families=families)

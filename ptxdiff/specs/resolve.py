@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from ptxdiff.config import KernelConfig, SpecConfig
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.record.launches import Launch
-from ptxdiff.specs.plan import SOURCES, Plan
+from ptxdiff.specs.plan import FAMILY, SOURCES, Plan
 
 DEFAULT_NUM_WARPS = 4
 DEFAULT_NUM_STAGES = 3
@@ -192,6 +192,9 @@ def resolve(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan = 
     elif plan.recorded_note:
         notes.append(plan.recorded_note)
     notes += list(declared.refused.values())
+    shrunk = plan.shrunk_note()
+    if shrunk:
+        notes.append(shrunk)
     if cfg.specs:
         variants = [_Variant(override=s) for s in cfg.specs]
     elif launches:
@@ -206,6 +209,7 @@ def resolve(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan = 
     for variant in variants:
         for spec in _specs_of(kernel, declared, cfg, plan, variant, inferred, dropped):
             specs.append(spec)
+    specs = [_retyped(s, plan, dropped) for s in specs]
     unique = list({s.key: s for s in specs}.values())
     limit = max(plan.max_specs, len(variants) if (cfg.specs or launches) else 1)
     kept = _pick(unique, limit)
@@ -213,6 +217,18 @@ def resolve(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan = 
     if len(kept) < len(unique):
         notes.append(f"{len(unique)} specs, {len(kept)} compiled (max_specs = {plan.max_specs})")
     return _labelled([_with_notes(s, tuple(dict.fromkeys(notes))) for s in kept])
+
+
+def _retyped(spec: Spec, plan: Plan, notes: set[str]) -> Spec:
+    """A spec with the types a compile search found for its constexpr values, said in the notes."""
+    found = plan.retype_for(spec.as_dict()["constexprs"])
+    sig = dict(spec.signature)
+    found = {p: t for p, t in found.items() if p in sig and sig[p] != t and dict(spec.guessed).get(f"{p}:") == sig[p]}
+    if not found:
+        return spec
+    notes.update(f"{p}: guessed {sig[p]}, which does not compile; {t} does" for p, t in found.items())
+    guessed = tuple((k, found.get(k[:-1], v) if k.endswith(":") else v) for k, v in spec.guessed)
+    return replace(spec, signature=tuple((p, found.get(p, t)) for p, t in spec.signature), guessed=guessed)
 
 
 def _with_notes(spec: Spec, notes: tuple[str, ...]) -> Spec:
@@ -258,11 +274,11 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
     if num_warps is None:
         choice = plan.choice("num_warps", "options")
         if choice:
-            num_warps, sources["num_warps"] = choice.values[0], "call-site"
+            num_warps, sources["num_warps"] = choice.values[0], choice.source
     if num_stages is None:
         choice = plan.choice("num_stages", "options")
         if choice:
-            num_stages, sources["num_stages"] = choice.values[0], "call-site"
+            num_stages, sources["num_stages"] = choice.values[0], choice.source
     # the types every spec of this variant shares
     types: dict[str, str] = {}
     guessed_types: dict[str, str] = {}
@@ -300,6 +316,9 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
                 and types[p].startswith("*") and launch is None]
     for p in optional:
         variables.append((p, (types[p], None)))
+    if plan.families and launch is None and any(guessed_types.get(p) == "*fp32" and types.get(p) == "*fp32"
+                                                for p in guessed_types):
+        variables.append((FAMILY, plan.families))
     combos, note = cover_combinations(variables, plan.max_specs, plan.cover)
     if note:
         dropped.add(note)
@@ -332,6 +351,12 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
     guessed_types, launch = shared.guessed_types, shared.launch
     guessed: dict = {}
     for name, value in combo.items():
+        if name == FAMILY:
+            for p, t in shared.guessed_types.items():
+                if t == "*fp32" and types.get(p) == t:
+                    types[p] = f"*{value}"
+                    guessed[f"{p}:"] = types[p]
+            continue
         if name in shared.optional:
             if value is None:
                 types[name] = "constexpr"

@@ -386,3 +386,94 @@ def test_sizes_within_the_bounds_evaluate_as_python_does(expr):
     import operator  # noqa: F401
 
     assert _outcome(expr) == f"value {eval(expr)!r}"
+
+
+def test_host_code_packages_run_at_import_is_modelled():
+    """A package's own version parsing (`re`) and torch's probe for triton, on the way to a
+    module's guard: the kernels under it are defined."""
+    src = r"""
+        import re
+        import torch
+        from torch.utils._triton import has_triton
+
+        def parse_version(text):
+            pre = bool(re.search(r"(git|dev)", text))
+            m = re.match(r"(\d+)\.(\d+)\.(\d+)", text)
+            major, minor, patch = map(int, m.groups())
+            return [major, minor, -1 if pre else patch]
+
+        PAT = re.compile(r"v(?P<major>\d+)")
+        if parse_version("2.9.0.dev20250101") >= parse_version("2.7.0") and has_triton():
+            KIND = "kernels"
+        else:
+            KIND = "none"
+        NAMED = PAT.search("tag v12").group("major"), re.sub(r"\s+", "-", "a  b c")
+        SPAN = re.search("b+", "abbbc").span()
+    """
+    files = {"m.py": src}
+    assert value(files, "KIND") == "kernels"
+    assert value(files, "NAMED") == ("12", "a-b-c")
+    assert value(files, "SPAN") == (1, 4)
+
+
+def test_a_pattern_that_can_backtrack_forever_is_refused():
+    files = {"m.py": "import re\nX = re.match(r'(a+)+$', 'a' * 40 + 'b')\n"}
+    with pytest.raises(Refused, match="nested repetition"):
+        value(files, "X")
+
+
+def test_a_module_guard_on_unknown_host_code_takes_the_branch_that_runs():
+    """`if find_spec("mslk") is not None:` is not a fact of the revision: the body is taken when
+    it runs through, else the `else`; either way it is said, never a failure."""
+    src = """
+        import importlib.util
+        import mslk_probe
+        if importlib.util.find_spec("mslk") is not None:
+            A = 1
+        else:
+            A = 2
+        if mslk_probe.available():
+            B = mslk_probe.make()
+        else:
+            B = 3
+    """
+    it = interp({"m.py": src})
+    assert it.env("m.py").resolve("A") == 1
+    assert it.env("m.py").resolve("B") == 3
+    assert any("assumed true" in a for a in it.assumptions) and any("assumed false" in a for a in it.assumptions)
+
+
+def test_a_guard_inside_a_function_is_not_guessed():
+    src = """
+        import mslk_probe
+        def f():
+            if mslk_probe.available():
+                return 1
+            return 2
+        X = f()
+    """
+    with pytest.raises(Refused, match="host code"):
+        value({"m.py": src}, "X")
+
+
+def test_a_loop_over_a_dict_of_optional_packages_runs():
+    """`for module, package in OPTIONAL.items(): find_spec(module)` under its own `except`: the
+    packages read as not installed, as on a machine without them, and the guard is false."""
+    src = """
+        import importlib.util
+        OPTIONAL = {"cutlass": "nvidia-cutlass-dsl", "tvm_ffi": "apache-tvm-ffi"}
+
+        def missing():
+            out = []
+            for module, package in OPTIONAL.items():
+                try:
+                    spec = importlib.util.find_spec(module)
+                except (ModuleNotFoundError, ValueError):
+                    spec = None
+                if spec is None:
+                    out.append(package)
+            return out
+
+        N = len(OPTIONAL.keys()) + sum(1 for _ in OPTIONAL.values())
+    """
+    assert value({"m.py": src}, "N") == 4

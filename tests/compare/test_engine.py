@@ -100,6 +100,86 @@ def uses_helper_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
     assert row.old is not None and row.new is not None
 
 
+def test_jit_helpers_made_by_a_call_an_alias_a_re_export_or_under_an_if(tmp_path):
+    """`twice = triton.jit(_twice)`, `double = twice`, a re-export under another name, and a
+    helper defined in either branch of a module-level `if`: each is a jit helper the kernel
+    compiles with, and an edit of `_twice` is a change of the kernel."""
+    helpers = HEADER + """
+
+def _twice(x):
+    return x * 2.0
+
+
+twice = triton.jit(_twice)
+double = twice
+
+if hasattr(tl, "exp2"):
+    @triton.jit
+    def fast_exp(x):
+        return tl.exp2(x * 1.4426950408889634)
+else:
+    @triton.jit
+    def fast_exp(x):
+        return tl.exp(x)
+"""
+    kernel = HEADER + """from ops.reexport import dbl, fast_exp
+
+
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, fast_exp(dbl(tl.load(x_ptr + offs, mask=offs < n))), mask=offs < n)
+"""
+    repo = make_repo(tmp_path, {"ops/__init__.py": "", "ops/helpers.py": helpers, "ops/k.py": kernel,
+                                "ops/reexport.py": "from ops.helpers import double as dbl, fast_exp  # noqa\n"})
+    commit(repo, "helper changes", {"ops/helpers.py": helpers.replace("x * 2.0", "x * 3.0")})
+    report = compare(repo, "HEAD~1", "HEAD")
+    assert [(r.kernel, r.verdict, r.error) for r in report.rows] == [("ops/k.py::k", "structural", None)]
+
+
+def test_a_dtype_default_of_a_constexpr_compiles(tmp_path):
+    """`ACC: tl.constexpr = tl.int32` reaches triton as triton's dtype, not the evaluator's."""
+    src = HEADER + """
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128, ACC: tl.constexpr = tl.int32):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), dtype=ACC) + tl.load(x_ptr + offs, mask=offs < n).to(ACC)
+    tl.store(out_ptr + offs, acc SCALE, mask=offs < n)
+"""
+    repo = make_repo(tmp_path, {"ops/k.py": src.replace(" SCALE", "")})
+    commit(repo, "v2", {"ops/k.py": src.replace(" SCALE", " * 3")})
+    report = compare(repo, "HEAD~1", "HEAD")
+    assert [(r.verdict, r.error) for r in report.rows] == [("structural", None)]
+
+
+def test_a_helper_nested_in_a_block_with_a_multi_line_asm_string_compiles(tmp_path):
+    """Triton dedents a nested function's text, the inside of its strings too: the text it
+    compiles is still the helper's (the check against a decoy compares code, not string margins)."""
+    src = HEADER + '''
+if hasattr(tl, "inline_asm_elementwise"):
+    @triton.jit
+    def same_bits(x):
+        return tl.inline_asm_elementwise(
+            asm="""
+            {
+            mov.b32 $0, $1;
+            }
+            """,
+            constraints="=r,r", args=[x], dtype=tl.int32, is_pure=True, pack=1)
+
+
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n).to(tl.int32)
+    tl.store(out_ptr + offs, same_bits(x) SCALE, mask=offs < n)
+'''
+    repo = make_repo(tmp_path, {"ops/k.py": src.replace(" SCALE", "")})
+    commit(repo, "v2", {"ops/k.py": src.replace(" SCALE", " * 3")})
+    report = compare(repo, "HEAD~1", "HEAD")
+    assert [(r.verdict, r.error) for r in report.rows] == [("structural", None)]
+
+
 def test_module_constexpr_constant_change_lists_the_kernel(tmp_path):
     def src(value: str) -> str:
         return HEADER + f'''SCALE = tl.constexpr({value})
@@ -232,6 +312,48 @@ def test_a_timeout_is_cached_for_its_bound(tmp_path, monkeypatch):
         runs.append((eng._loaded_now, [row.verdict for row in report.rows]))
     assert runs[0] == (2, ["unmeasured"]) and runs[1] == (0, ["unmeasured"])   # both sides, then none
     assert runs[2] == (2, ["structural"])
+
+
+def test_guessed_sizes_that_compile_too_long_are_shrunk_on_both_sides(tmp_path, monkeypatch):
+    """A compile of guessed sizes has its own bound (plan.GUESSED_BOUND_S); past it, both sides
+    compile the guesses shrunk and the row says so; a warm re-run compiles nothing again."""
+    from ptxdiff.compile.pool import Pool
+
+    original = Pool.run
+    bounds = []
+
+    def guesses_time_out(self, tasks, skip=None):
+        if not tasks or tasks[0].op != "compile":
+            yield from original(self, tasks, skip)
+            return
+        bounds.extend(self.bound_of(t) for t in tasks)
+        slow = [t for t in tasks if not any("divided by" in n for n in t.args[1].notes)]
+        for t in slow:
+            yield t, "timeout", self.timed_out(t)
+        yield from original(self, [t for t in tasks if t not in slow], skip)
+
+    monkeypatch.setattr(Pool, "run", guesses_time_out)
+    src = HEADER + """
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) SCALE, mask=offs < n)
+"""
+    repo = make_repo(tmp_path, {"ops/k.py": src.replace(" SCALE", " * 2.0")})
+    commit(repo, "v2", {"ops/k.py": src.replace(" SCALE", " * 3.0 + 1.0")})
+    r = Repo(repo)
+    eng = Engine(r, jobs=2)
+    report = eng.compare(r.side("HEAD~1"), r.side("HEAD"))
+    assert 60.0 in bounds
+    assert [row.verdict for row in report.rows] == ["structural"], [row.error for row in report.rows]
+    notes = report.rows[0].spec_detail["notes"]
+    assert any("guessed sizes divided by 4: a compile of the guesses ran past 60s" in n for n in notes)
+    block = report.rows[0].spec_detail["constexprs"]["BLOCK"]
+    bounds.clear()
+    again = Engine(r, jobs=2)
+    warm = again.compare(r.side("HEAD~1"), r.side("HEAD"))
+    assert bounds == [] and again._loaded_now == 0
+    assert [(row.verdict, row.spec_detail["constexprs"]["BLOCK"]) for row in warm.rows] == [("structural", block)]
 
 
 def test_after_one_spec_times_out_the_kernel_s_other_specs_are_not_compiled(tmp_path, monkeypatch):

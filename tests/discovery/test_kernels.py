@@ -274,8 +274,18 @@ def test_functions_of_other_jit_compilers_are_not_kernels():
         def cute_bare(a, b):
             pass
     ''')
+    guarded = src('''
+        import importlib.util
+
+        if importlib.util.find_spec("cutlass") is not None:
+            import cutlass.cute as cute
+
+            @cute.jit
+            def cute_guarded(a, b):
+                pass
+    ''')
     found = discover(FakeSnapshot({"pkg/__init__.py": "", "pkg/compat.py": "", "pkg/mixed.py": other,
-                                   "pkg/cute_only.py": bare_foreign}))
+                                   "pkg/cute_only.py": bare_foreign, "pkg/cute_guarded.py": guarded}))
     assert set(found.kernels) == {"pkg/mixed.py::aliased_kernel", "pkg/mixed.py::bare_kernel",
                                   "pkg/mixed.py::repo_wrapped_kernel"}
 

@@ -200,6 +200,21 @@ def test_plan_prefers_launch_sites_to_guesses_and_is_the_same_for_both_sides():
     assert make(kernel, kernel, kernel, inputs).key() == plan.key()
 
 
+def test_a_side_whose_launch_cannot_be_read_takes_the_other_side_s_values_not_a_guess():
+    """The old side launches with BLOCK=256 and 8 warps; the new side's launcher is gone from
+    the repository (nothing to read): it compiles the old side's values, said as a guess, so
+    an unchanged body does not read as a change of guesses. A readable site that passes no
+    num_warps means the default, and nothing is borrowed."""
+    old = discover(FileSet({"ops/k.py": KERNEL.encode()})).kernels["ops/k.py::k"]
+    without = KERNEL[:KERNEL.index("def launch(")]
+    new = discover(FileSet({"ops/k.py": without.encode()})).kernels["ops/k.py::k"]
+    plan = make(new, old, new, inputs_of(new, {}, Config()))
+    block = plan.choice("BLOCK")
+    assert block.values == (256,) and block.source == "guessed" and "other side" in block.why
+    assert plan.choice("num_warps", "options").values == (8,)
+    assert make(old, old, new, inputs_of(old, {}, Config())).choice("BLOCK").source == "call-site"
+
+
 def test_cover_compiles_every_value_at_least_once():
     combos, note = _cover([("a", (0, 1, 2)), ("f", (False, True))], 4)
     assert len(combos) == 3 and note and {c["a"] for c in combos} == {0, 1, 2} and {c["f"] for c in combos} == {
@@ -381,3 +396,175 @@ def k(x_ptr, MODE: tl.constexpr):
     values = plans[0].choice("MODE").values
     assert plans[1].choice("MODE").values == values
     assert {1, 7} <= set(values) and any(v not in (1, 7) for v in values)
+
+
+def test_loop_bounds_and_descriptor_strides_type_their_params():
+    src = HEADER + '''
+@triton.jit
+def k(X, Seqlen, Start, Out, stride_m, stride_d, BLOCK: tl.constexpr):
+    b = tl.program_id(0)
+    n = tl.load(Seqlen + b) - tl.load(Start + b)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for i in range(0, n, BLOCK):
+        acc += tl.load(X + i + tl.arange(0, BLOCK))
+    desc = tl.make_tensor_descriptor(Out, shape=[n, BLOCK], strides=[stride_m, stride_d], block_shape=[BLOCK, BLOCK])
+    desc.store([0, 0], acc[None, :] + tl.zeros([BLOCK, BLOCK], dtype=tl.float32))
+'''
+    fn, _ = fn_of(src)
+    from ptxdiff.discovery.params import infer_param_kinds
+    kinds = infer_param_kinds(fn)
+    assert kinds["Seqlen"] == kinds["Start"] == "*i32"   # their values bound a loop
+    assert kinds["X"] == "*fp32"
+    assert kinds["stride_d"] == "constexpr1"             # a descriptor's innermost stride: 1, a constant
+    assert kinds["stride_m"] == "i32"
+
+
+RETYPE = HEADER + '''
+@triton.jit
+def _length(Lens, b):
+    return tl.load(Lens + b)
+
+
+@triton.jit
+def k(x_ptr, Lens, out_ptr, BLOCK: tl.constexpr):
+    b = tl.program_id(0)
+    n = _length(Lens, b)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for i in range(0, n, BLOCK):
+        acc += tl.load(x_ptr + i + tl.arange(0, BLOCK))
+    tl.store(out_ptr + tl.arange(0, BLOCK), acc SCALE)
+'''
+
+
+def test_a_guessed_type_that_does_not_compile_is_searched_and_both_sides_use_the_result(tmp_path):
+    """`Lens` is used only inside a helper: the guess (a scalar) does not compile. The search
+    finds a pointer to ints, and both sides compile with it (the old side's guess compiled in
+    neither), so the pair is measured and the row says what was retyped."""
+    from ptxdiff.compare.engine import Engine
+    from ptxdiff.git.repo import Repo
+
+    repo = make_repo(tmp_path, {"ops/k.py": RETYPE.replace(" SCALE", "")})
+    commit(repo, "v2", {"ops/k.py": RETYPE.replace(" SCALE", " * 2.0")})
+    r = Repo(repo)
+    report = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD"))
+    assert [row.error for row in report.rows] == [None], [row.error for row in report.rows]
+    row = report.rows[0]
+    assert row.verdict == "structural"
+    assert row.spec_detail["signature"]["Lens"] == "*i32"
+    assert any("Lens: guessed i32, which does not compile; *i32 does" in n for n in row.spec_detail["notes"])
+    again = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD"))   # warm: the same, nothing compiled
+    assert [(x.verdict, x.spec_detail["signature"]["Lens"]) for x in again.rows] == [("structural", "*i32")]
+
+
+def test_a_constexpr_autotuned_on_one_side_and_guessed_on_the_other_compiles_the_configs_on_both(tmp_path):
+    """The old side autotunes BLOCK over two configs; the new side drops the decorator and its
+    launcher cannot be read: its BLOCK is a guess. It compiles the old side's values instead,
+    so the unchanged body pairs up spec by spec and reads identical."""
+    from ptxdiff.compare.engine import Engine
+    from ptxdiff.git.repo import Repo
+
+    body = '''
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+'''
+    tuned = HEADER + '''
+@triton.autotune(configs=[triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 512})], key=["n"])''' + body
+    repo = make_repo(tmp_path, {"ops/k.py": tuned})
+    commit(repo, "v2", {"ops/k.py": HEADER + body})
+    r = Repo(repo)
+    report = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD"))
+    assert sorted((row.verdict, row.spec_detail["constexprs"]["BLOCK"]) for row in report.rows) == [
+        ("identical", 32), ("identical", 512)], [(row.verdict, row.spec, row.error) for row in report.rows]
+
+
+def test_stride_constexprs_are_guessed_contiguous():
+    src = HEADER + '''
+@triton.jit
+def k(x_ptr, out_ptr, stride_xm, STRIDE_XD: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + tl.program_id(0) * stride_xm + offs * STRIDE_XD)
+    tl.store(out_ptr + offs, x)
+'''
+    fn, tree = fn_of(src)
+    from ptxdiff.discovery.hints import module_constants
+    hints = constexpr_hints(fn, module_constants(tree), {})
+    assert hints["STRIDE_XD"].values == (1,) and "contiguous" in hints["STRIDE_XD"].why
+
+
+CAST = HEADER + '''
+@triton.jit
+def k(X, Out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n)
+    y = BODY
+    tl.store(Out + offs, y, mask=offs < n)
+'''
+
+
+def test_a_cast_to_the_pointers_element_type_is_compiled_with_bf16_pointers_too(tmp_path):
+    """Adding `.to(X.dtype.element_ty)` changes nothing under fp32 pointers (the guess) and
+    rounds to bf16 under bf16 ones: both families are compiled on both sides, so it shows."""
+    from ptxdiff.compare.engine import Engine
+    from ptxdiff.git.repo import Repo
+
+    repo = make_repo(tmp_path, {"ops/k.py": CAST.replace("BODY", "x.to(tl.float32) * 3.0 + 1.0")})
+    commit(repo, "cast", {"ops/k.py": CAST.replace("BODY", "(x.to(tl.float32) * 3.0).to(X.dtype.element_ty) + 1.0")})
+    r = Repo(repo)
+    report = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD"))
+    by_type = {row.spec_detail["signature"]["X"]: row.verdict for row in report.rows}
+    assert by_type == {"*fp32": "identical", "*bf16": "structural"}, [(row.spec, row.error) for row in report.rows]
+
+
+def test_a_guessed_value_that_fits_no_branch_fails_alike_on_both_sides_and_does_not_block(tmp_path):
+    """`MODE` selects one of two branches that define `y`; the guess that matches neither (for an
+    `else` a kernel might have) makes `y` undefined on both sides. That row is a guess that does
+    not fit: shown, said, not blocking; the rows of the real branches carry the verdict."""
+    from ptxdiff.compare.engine import UNFIT, Engine
+    from ptxdiff.git.repo import Repo
+
+    src = HEADER + '''
+@triton.jit
+def k(x_ptr, out_ptr, n, MODE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    if MODE == 1:
+        y = x * 2.0
+    if MODE == 2:
+        y = x * SCALE
+    tl.store(out_ptr + offs, y, mask=offs < n)
+'''
+    repo = make_repo(tmp_path, {"ops/k.py": src.replace("SCALE", "3.0")})
+    commit(repo, "v2", {"ops/k.py": src.replace("SCALE", "4.0 + 1.0")})
+    r = Repo(repo)
+    rows = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD")).rows
+    by_mode = {row.spec_detail["constexprs"]["MODE"]: row for row in rows}
+    assert by_mode[2].verdict == "structural" and by_mode[2].blocking
+    assert by_mode[1].verdict == "identical"
+    (unfit,) = [row for mode, row in by_mode.items() if mode not in (1, 2)]
+    assert unfit.verdict == "unmeasured" and not unfit.blocking and unfit.why == UNFIT
+
+
+def test_a_tuple_of_strides_read_by_index_is_a_tuple_param(tmp_path):
+    """`stride_x` is `x.stride()` passed whole and read as `stride_x[0]`, `stride_x[2]`: a
+    tuple of ints, compiled as one."""
+    from ptxdiff.compare.engine import Engine
+    from ptxdiff.git.repo import Repo
+
+    src = HEADER + '''
+@triton.jit
+def k(X, OUT, n, stride_x, BLOCK: tl.constexpr):
+    b = tl.program_id(0)
+    X = X + b * stride_x[0] + tl.program_id(1) * stride_x[2]
+    offs = tl.arange(0, BLOCK)
+    tl.store(OUT + offs, tl.load(X + offs, mask=offs < n) SCALE, mask=offs < n)
+'''
+    fn, _ = fn_of(src.replace(" SCALE", ""))
+    from ptxdiff.discovery.params import infer_param_kinds
+    assert infer_param_kinds(fn)["stride_x"] == "(i32,i32,i32)"
+    repo = make_repo(tmp_path, {"ops/k.py": src.replace(" SCALE", "")})
+    commit(repo, "v2", {"ops/k.py": src.replace(" SCALE", " * 2.0")})
+    r = Repo(repo)
+    rows = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD")).rows
+    assert [(row.verdict, row.error) for row in rows] == [("structural", None)]

@@ -143,7 +143,7 @@ class CallsMixin(InterpCore):
             if p.arg not in local:
                 if d is None:
                     raise Raised("TypeError", f"{fn.name}() missing argument {p.arg!r}")
-                local[p.arg] = self.eval(d, Scope(fn.env, fn.before, outer=fn.outer))
+                local[p.arg] = self.eval(d, fn.defining_scope())
         return local
 
     def _bind_general(self, fn: Function, args: list, kwargs: dict) -> dict:
@@ -176,7 +176,7 @@ class CallsMixin(InterpCore):
             if p.arg not in local:
                 if d is None:
                     raise Raised("TypeError", f"{fn.name}() missing argument {p.arg!r}")
-                local[p.arg] = self.eval(d, Scope(fn.env, fn.before, outer=fn.outer))
+                local[p.arg] = self.eval(d, fn.defining_scope())
         return local
 
     def _pyfunc(self, v):
@@ -223,6 +223,8 @@ class CallsMixin(InterpCore):
             check_pow(args)
         if name in ("sorted", "min", "max") and "key" in kwargs:
             kwargs["key"] = self._pyfunc(kwargs["key"])
+        if name == "bool" and len(args) == 1 and not kwargs:
+            return self.truth(args[0])
         if name == "zip":
             args = [self.iterate(a) for a in args]
         elif args and (name in _ITERATING or name in ("min", "max") and len(args) == 1) \

@@ -19,6 +19,7 @@ from ptxdiff.build.evaluator.installed import triton_module_exists
 from ptxdiff.build.evaluator.scope import Bound, Function, Module, ModuleEnv, Scope
 from ptxdiff.build.evaluator.sizes import check_printf
 from ptxdiff.build.evaluator.values import (
+    DICT_VIEWS,
     MAX_BUILT,
     MAX_INT_BITS,
     MAX_LEN,
@@ -213,7 +214,7 @@ class InterpCore(ABC):
         if isinstance(v, External):
             raise Refused(f"the truth of {v.dotted}, which is host code")
         if isinstance(v, (Function, Class, Module, Bound, EnumMember, Constexpr, DType, TritonConfig, Version,
-                          Opaque, Target)):
+                          Opaque, Target, Props)):
             return True if not isinstance(v, Constexpr) else bool(v.value)
         self.plain(v)
         return bool(v)
@@ -287,7 +288,7 @@ class InterpCore(ABC):
             v = v.value
         if isinstance(v, Class) and v.is_enum:
             return [m for m in v.namespace.values() if isinstance(m, EnumMember)]
-        if isinstance(v, (list, tuple, str, bytes, range, set, frozenset)):
+        if isinstance(v, (list, tuple, str, bytes, range, set, frozenset, *DICT_VIEWS)):
             if len(v) > MAX_LEN:
                 raise Refused(f"iterating over more than {MAX_LEN} elements")
             return list(v)

@@ -8,6 +8,7 @@ environment variables read as unset, so a result never depends on the reviewer's
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import operator
@@ -15,6 +16,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ptxdiff.build.evaluator import regex
 from ptxdiff.build.evaluator.core import InterpCore
 from ptxdiff.build.evaluator.installed import installed_version, real_object, triton_module_exists
 from ptxdiff.build.evaluator.scope import Function
@@ -83,6 +85,9 @@ _ANSWERS: dict[str, object] = {
     "torch.npu.is_available": False,
     "torch.mps.is_available": False,
     "torch.backends.mps.is_available": False,
+    # torch's own probes for triton: ptxdiff compiles with triton, so it is there
+    "torch.utils._triton.has_triton": True,
+    "torch.utils._triton.has_triton_package": True,
 }
 
 
@@ -158,6 +163,12 @@ class HostMixin(InterpCore):
             acc = self.call(fn, [acc, x], {})
         return acc
 
+    def _regex(self, dotted: str, args: list, kwargs: dict):
+        return self.sized(regex.call(dotted[3:], args, kwargs))
+
+    def _regex_match(self, dotted: str, args: list, kwargs: dict):
+        return regex.match_method(dotted.rsplit(".", 1)[1], args)
+
     def _getenv(self, dotted: str, args: list, kwargs: dict):
         return args[1] if len(args) > 1 else kwargs.get("default")  # the environment reads as empty
 
@@ -169,7 +180,7 @@ class HostMixin(InterpCore):
             raise _host_code(dotted)
         if args[0] == "triton" or args[0].startswith("triton."):
             return External(args[0]) if triton_module_exists(args[0], quiet=True) else None
-        raise Refused(f"whether {args[0]} is installed on the reviewer's machine")
+        raise Refused(f"whether {args[0]} is installed on the reviewer's machine", host_call=True)
 
     def _import_module(self, dotted: str, args: list, kwargs: dict):
         if not (args and isinstance(args[0], str)):
@@ -188,6 +199,14 @@ class HostMixin(InterpCore):
         n = args[0]
         self.plain(n)
         return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
+
+    def _jit_call(self, dotted: str, args: list, kwargs: dict):
+        """`helper = triton.jit(_helper)`: the function, marked as a jit function as `@triton.jit`
+        would (the marker goes last, after the decorators written above its `def`)."""
+        if len(args) != 1 or kwargs or not isinstance(args[0], Function) or args[0].node is None:
+            raise _host_code(dotted)
+        fn = args[0]
+        return dataclasses.replace(fn, decorators=(*fn.decorators, External("triton.jit")))
 
     def _constexpr(self, dotted: str, args: list, kwargs: dict):
         value = args[0] if args else None
@@ -260,6 +279,8 @@ _CALLS: dict[str, _Handler] = {
     **_each(_ITERTOOLS, HostMixin._itertools),
     "functools.partial": HostMixin._partial,
     "functools.reduce": HostMixin._reduce,
+    **_each((f"re.{name}" for name in regex.FUNCTIONS), HostMixin._regex),
+    **_each((f"re.Match.{name}" for name in regex.MATCH_METHODS), HostMixin._regex_match),
     **_each(("os.getenv", "os.environ.get"), HostMixin._getenv),
     **_each(("packaging.version.parse", "packaging.version.Version", "pkg_resources.parse_version",
              "distutils.version.LooseVersion"), HostMixin._parse_version),
@@ -269,6 +290,7 @@ _CALLS: dict[str, _Handler] = {
     **_each(("triton.cdiv", "triton.language.cdiv"), HostMixin._cdiv),
     **_each(("triton.next_power_of_2", "triton.language.next_power_of_2"), HostMixin._next_power_of_2),
     **_each(("triton.language.constexpr", "triton.language.core.constexpr"), HostMixin._constexpr),
+    **_each(("triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit"), HostMixin._jit_call),
     "triton.runtime.driver.active.get_current_target": HostMixin._current_target,
     "triton.runtime.driver.active.utils.get_device_properties": HostMixin._triton_device_properties,
     "torch.cuda.is_bf16_supported": HostMixin._bf16_supported,

@@ -50,9 +50,16 @@ class Function:
     before: int | None             # module position it was defined at (its defaults were evaluated there)
     decorators: tuple[object, ...] = ()
     evaluated_defaults: list | None = None
+    # at module level, the names its own statement bound (a def inside `if has_triton():` sees
+    # the configs assigned above it in that block, which the module does not have yet)
+    siblings: dict | None = None
 
     def __repr__(self) -> str:
         return f"<function {self.name} of {self.env.mod.path}>"
+
+    def defining_scope(self) -> Scope:
+        """The names visible where the `def` stood: its decorators' and defaults' scope."""
+        return Scope(self.env, self.before, dict(self.siblings or {}), outer=self.outer)
 
 
 @dataclass(frozen=True)

@@ -82,7 +82,28 @@ class StatementsMixin(InterpCore):
         raise FunctionReturn(self.eval(stmt.value, scope) if stmt.value is not None else None)
 
     def _exec_if(self, stmt: ast.If, scope: Scope) -> None:
-        self.exec_block(stmt.body if self.truth(self.eval(stmt.test, scope)) else stmt.orelse, scope)
+        try:
+            test = self.truth(self.eval(stmt.test, scope))
+        except Refused as refused:
+            if not (scope.is_module and refused.host_call):
+                raise
+            self._either_branch(stmt, scope, refused)
+            return
+        self.exec_block(stmt.body if test else stmt.orelse, scope)
+
+    def _either_branch(self, stmt: ast.If, scope: Scope, refused: Refused) -> None:
+        """A module-level `if` on host code the evaluator does not run (`if has_mslk():`): the
+        branch that runs through is taken (the body first, then the `else`), and that is said."""
+        before = dict(scope.vars)
+        test = ast.unparse(stmt.test)[:80]
+        try:
+            self.exec_block(stmt.body, scope)
+            self.assumptions.append(f"`if {test}`: {refused.reason}; assumed true (its body runs)")
+        except (Refused, Raised):
+            scope.vars.clear()
+            scope.vars.update(before)
+            self.exec_block(stmt.orelse, scope)
+            self.assumptions.append(f"`if {test}`: {refused.reason}; assumed false (its body cannot run)")
 
     def _exec_for(self, stmt: ast.For, scope: Scope) -> None:
         broke = False
@@ -280,7 +301,8 @@ class StatementsMixin(InterpCore):
         decorators: tuple[object, ...] = ()
         if isinstance(node, ast.FunctionDef):
             decorators = tuple(self._decorator(d, scope) for d in node.decorator_list)
-        return Function(name, node, scope.env, outer, scope.before, decorators)
+        return Function(name, node, scope.env, outer, scope.before, decorators,
+                        siblings=scope.vars if scope.is_module else None)
 
     def _decorator(self, node: ast.expr, scope: Scope):
         """What a decorator is, without calling it: its callee (and whether it was called)."""
@@ -292,7 +314,7 @@ class StatementsMixin(InterpCore):
 
     def defaults(self, fn: Function) -> list:
         if fn.evaluated_defaults is None:
-            scope = Scope(fn.env, fn.before, outer=fn.outer)
+            scope = fn.defining_scope()
             fn.evaluated_defaults = [self.eval(d, scope) for d in fn.node.args.defaults]
         return fn.evaluated_defaults
 

@@ -296,7 +296,9 @@ DTypeQuestion = _DTypeQuestion
 
 # -- plain values and their size -------------------------------------------------------------------------
 
-PLAIN = (int, float, complex, str, bytes, bool, type(None), tuple, list, dict, set, frozenset, range, slice)
+DICT_VIEWS: tuple[type, ...] = (type({}.keys()), type({}.values()), type({}.items()))  # `for k, v in d.items():`
+PLAIN: tuple[type, ...] = (int, float, complex, str, bytes, bool, type(None), tuple, list, dict, set, frozenset,
+                           range, slice, *DICT_VIEWS)
 
 
 def check_size(value):
