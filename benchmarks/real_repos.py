@@ -152,6 +152,8 @@ def run_repo(repo: Path, commits: int, skip: int, jobs: int, truth: str | None, 
     seen = 0
     try:
         for rev in itertools.islice(kernel_commits(repo, skip + max(commits, evidence)), skip, None):
+            if seen >= max(commits, evidence):
+                break
             proof = seen < commits
             cache = tempfile.mkdtemp(prefix="ptxdiff-bench-") if proof else shared
             try:
@@ -199,8 +201,6 @@ def run_repo(repo: Path, commits: int, skip: int, jobs: int, truth: str | None, 
             finally:
                 if proof:
                     shutil.rmtree(cache, ignore_errors=True)
-            if seen >= max(commits, evidence):
-                break
     finally:
         shutil.rmtree(shared, ignore_errors=True)
     return stats

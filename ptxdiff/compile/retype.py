@@ -22,7 +22,7 @@ from collections.abc import Callable
 from ptxdiff.discovery.params import params_behind
 from ptxdiff.specs.resolve import Spec
 
-TYPE_ERROR = re.compile(r"TypeError|IncompatibleType|dtype|pointer|ptr type|must all be ints|operands? of type"
+TYPE_ERROR = re.compile(r"TypeError|IncompatibleType|dtype|\btypes?\b|pointer|ptr type|must all be ints|operands? of"
                         r"|unsupported tensor index|cannot cast|scalar", re.IGNORECASE)
 # each guessed type's other candidates, the likelier first
 ALTERNATIVES = {"*fp32": ("*i32", "i32", "*bf16", "*fp8e4nv", "*i8", "*u8"), "*i32": ("*fp32", "i32", "*i64"),
@@ -78,6 +78,15 @@ def _failing_names(error: BaseException, kernel_src: str) -> set[str]:
     return picked or names
 
 
+def _kernel_line(error: BaseException, kernel_src: str) -> int:
+    """The line of the kernel's own text an error is at (0 when it cannot be told)."""
+    for e in _chain(error):
+        node = getattr(e, "node", None)
+        if node is not None and getattr(e, "src", None) == kernel_src:
+            return int(getattr(node, "lineno", 0) or 0)
+    return 0
+
+
 def _message(error: BaseException) -> str:
     return " ".join(f"{type(e).__name__}: {getattr(e, 'error_message', None) or e}" for e in _chain(error))
 
@@ -111,8 +120,8 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
             after = attempt(dataclasses.replace(spec, signature=sig))
             if after is None:
                 return trial
-            if _message(after) != _message(error) and TYPE_ERROR.search(_message(after)):
-                changed, error = trial, after   # further along: keep it, and go on from the new error
+            if _kernel_line(after, src) > _kernel_line(error, src) and TYPE_ERROR.search(_message(after)):
+                changed, error = trial, after   # further along the kernel: keep it, go on from there
                 break
         else:
             return None

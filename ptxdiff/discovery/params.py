@@ -172,10 +172,12 @@ class _Evidence:
         seen -= offsets
         # an address has one pointer term: next to a `*ptr*` param the others are offsets, and
         # so are dimension names (`ROWSCALE + M + row`)
-        if not named and len(seen) > 1:
-            sized = {n for n in seen if len(n) == 1 and n in _DIMENSIONS}
-            self.ints |= sized if sized != seen else set()
-            seen = seen - sized or seen
+        candidates = seen & set(flow.params)
+        if not named and len(candidates) > 1:
+            sized = {n for n in candidates if len(n) == 1 and n in _DIMENSIONS}
+            if sized != candidates:
+                self.ints |= sized
+                seen -= sized
         self.pointer_roots |= named or seen
         self.ints |= seen - named if named else set()
         self.ints |= inner - _pointer_terms(arg)
@@ -277,6 +279,16 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
                     found.index_pointers.update(loaded_from[name])
     found.descriptor_unit_strides = _unit_strides(nodes, flow.params)
     found.element_types = _compared_element_types(nodes, flow.params)
+    # `tl.dot(a, b)` takes operands of one type: a pointer whose element type is known gives it
+    # to the pointer the other operand is loaded from
+    for node in nodes:
+        if isinstance(node, ast.Call) and dotted_name(node.func)[-1:] == ["dot"] and len(node.args) >= 2:
+            operands = [{q for n in _names_in(a) for q in loaded_from.get(n, ())} for a in node.args[:2]]
+            for mine, theirs in (operands, operands[::-1]):
+                known = {found.element_types[q] for q in theirs if q in found.element_types}
+                if len(known) == 1:
+                    for q in mine:
+                        found.element_types.setdefault(q, next(iter(known)))
     for node in nodes:   # a tuple argument (`x.stride()` passed whole) read by constant index
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in flow.params \
                 and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int and node.slice.value >= 0:

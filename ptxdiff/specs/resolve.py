@@ -223,6 +223,8 @@ def _retyped(spec: Spec, plan: Plan, notes: set[str]) -> Spec:
     """A spec with the types a compile search found for its constexpr values, said in the notes."""
     found = plan.retype_for(spec.as_dict()["constexprs"])
     sig = dict(spec.signature)
+    if any(k.endswith(":") and v == "*bf16" for k, v in spec.guessed):   # a spec of the bf16 family
+        found = {p: "*bf16" if t == "*fp32" else t for p, t in found.items()}
     found = {p: t for p, t in found.items() if p in sig and sig[p] != t and dict(spec.guessed).get(f"{p}:") == sig[p]}
     if not found:
         return spec
