@@ -67,6 +67,7 @@ class KernelConfig:
 class Config:
     source: str = "defaults"
     targets: tuple[int, ...] = (90,)
+    targets_given: bool = False        # set by the config (else a kernel absent at sm_90 tries others)
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     block: tuple[str, ...] = DEFAULT_BLOCK
@@ -138,6 +139,7 @@ def parse(table: dict, where: str) -> Config:
         _expect(bool(targets), where, "targets", "must name at least one target")
         try:
             kw["targets"] = tuple(sorted({parse_target(t) for t in targets}))   # once each, by number
+            kw["targets_given"] = True
         except Exception as e:
             raise ConfigError(f"{where}: key 'targets': {e}") from None
     for key in ("include", "exclude", "python_path"):

@@ -121,12 +121,12 @@ class Builder:
         return None
 
     def _external(self, value: External, name: str):
-        """A name of triton or math, read through the stand-ins: a language builtin, dtype, class,
-        constant or a stand-in module; never an object reached by walking a real module
-        (`tl.core.builtins.exec` is refused). None for a name this triton does not have (triton
-        says so if the kernel reaches it) and for other packages' names (torch...)."""
+        """A name of triton, math or torch, read through the stand-ins: a language builtin, dtype,
+        class, constant or a stand-in module (torch's: dtype limits only); never an object reached
+        by walking a real module (`tl.core.builtins.exec` is refused). None for a name this triton
+        does not have (triton says so if the kernel reaches it) and for other packages' names."""
         parts = value.dotted.split(".")
-        if parts[0] not in ("triton", "math"):
+        if parts[0] not in ("triton", "math", "torch"):
             return None
         found, obj = namespace.lookup(value.dotted)
         if found:

@@ -19,6 +19,7 @@ import pkgutil
 import sys
 import types
 
+from ptxdiff.build import torch_standin
 from ptxdiff.build.scan import JIT_INTERNALS
 
 # What kernel bodies use from `triton` itself (`triton.cdiv(N, BLOCK)`, `triton.language.x`).
@@ -140,11 +141,16 @@ def triton_top() -> types.ModuleType:
 
 
 def root(name: str) -> types.ModuleType | None:
-    """The stand-in a dotted name starts from: `triton` or `math`; None for anything else."""
+    """The stand-in a dotted name starts from: `triton`, `math` or `torch` (dtype limits only,
+    torch_standin.py); None for anything else."""
     if name == "triton":
         return triton_top()
     if name == "math":
         return proxy(math)
+    if name == "torch":
+        if "torch" not in _PROXIES:
+            _PROXIES["torch"] = torch_standin.stand_in()
+        return _PROXIES["torch"]
     return None
 
 

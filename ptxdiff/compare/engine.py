@@ -46,6 +46,9 @@ def _deterministic(result: dict) -> bool:
         result.get("key") is not None and str(result.get("error", "")).startswith("compile failed:"))
 
 
+ELSEWHERE = (100, 80, 120)   # targets a kernel absent at the default one is looked for on, in order
+
+
 def _outgrown(results: list, bound: float) -> bool:
     """Cached results that include a compile timed out under a smaller bound than today's (a
     compile of guessed sizes has its own, smaller bound: `guarded`)."""
@@ -345,6 +348,28 @@ class Engine:
             again = replan(needs)
             if again:
                 compiled += self._measure_once(again, cfg, targets)
+        if not cfg.targets_given and not self.targets_override and targets == list(configmod.Config().targets):
+            compiled += self._elsewhere(needs, cfg, targets[0])
+        return compiled
+
+    def _elsewhere(self, needs: list[_Need], cfg: configmod.Config, cc: int) -> int:
+        """Pairs whose kernel the module defines only for other targets than the default one
+        (`if is_sm100():`): measured on the first of ELSEWHERE where it is defined, the rows
+        saying that target. Only when no target was asked for."""
+        absent = [n for n in needs if n.results.get(cc) and all(r.get("absent") for r in n.results[cc])]
+        pairs = {n.pair for n in absent}
+        todo = [n for n in needs if n.pair in pairs]   # both sides, so the pair compiles alike
+        compiled = 0
+        for alt in ELSEWHERE:
+            if not todo:
+                break
+            compiled += self._measure_once(todo, cfg, [alt])
+            found = {n.pair for n in todo if not all(r.get("absent") for r in n.results.get(alt, [{"absent": 1}]))}
+            for need in todo:
+                if need.pair in found:
+                    need.results[cc] = [{**r, "target": alt} for r in need.results.pop(alt)]
+                    need.keys[cc] = need.keys[alt]
+            todo = [n for n in todo if n.pair not in found]
         return compiled
 
     def _measure_once(self, needs: list[_Need], cfg: configmod.Config, targets: list[int]) -> int:
@@ -816,7 +841,7 @@ class Engine:
             if verdict == "unmeasured" and source == "guessed" and a is not b and a and b \
                     and _same_failure(a.get("error"), b.get("error")):
                 unfit.add(len(rows))
-            rows.append(Row(kernel_id, label, target_name(cc), verdict, blocking,
+            rows.append(Row(kernel_id, label, target_name((b or a).get("target", cc)), verdict, blocking,
                             old_m, new_m, delta(old_m, new_m), error, detail, old_kernel, log,
                             a.get("ptx") if a else None, b.get("ptx") if b else None, spec_source=source,
                             paths=paths, transient=transient, why=why, launch="; ".join(changes) or None))

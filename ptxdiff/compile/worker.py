@@ -32,7 +32,7 @@ from ptxdiff.metrics import sass
 from ptxdiff.sandbox.enter import begin, seal
 from ptxdiff.sandbox.policy import Policy
 from ptxdiff.source.modules import ModuleIndex
-from ptxdiff.specs.declared import config_options
+from ptxdiff.specs.declared import AbsentKernel, config_options
 from ptxdiff.specs.plan import Plan
 from ptxdiff.specs.resolve import Declared, Spec, SpecError, resolve
 
@@ -255,7 +255,7 @@ class Worker:
         except SpecError as e:
             if self.imports:
                 raise
-            return {"error": str(e), "deterministic": True}
+            return {"error": str(e), "deterministic": True, **({"absent": True} if isinstance(e, AbsentKernel) else {})}
 
     def compile(self, kernel: Kernel, spec: Spec, cc: int) -> dict:
         jit, _ = self.load(kernel, cc)

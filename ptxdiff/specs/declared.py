@@ -17,17 +17,28 @@ from ptxdiff.build.evaluator.values import Constexpr, External, Raised, Refused,
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.source.syntax import call_args, is_constexpr
 from ptxdiff.specs.resolve import Declared, SpecError
+from ptxdiff.targets import target_name
 
 JIT = {"triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit", "triton.language.jit"}
 AUTOTUNE = {"triton.autotune", "triton.runtime.autotune", "triton.runtime.autotuner.autotune"}
 HEURISTICS = {"triton.heuristics", "triton.runtime.heuristics", "triton.runtime.autotuner.heuristics"}
 
 
+class AbsentKernel(SpecError):
+    """The module does not bind the kernel when compiling for this target (it defines it under an
+    `if` on the device that this target answers false)."""
+
+
 def kernel_function(interp: Interp, kernel: Kernel) -> Function:
     """The kernel's function as the module binds it (the branch of an `if` the target takes)."""
     try:
         fn = interp.env(kernel.path).resolve(kernel.name)
-    except (Refused, Raised) as e:
+    except Raised as e:
+        if e.type_name == "NameError" and repr(kernel.name) in str(e):
+            raise AbsentKernel(f"{kernel.name} is not defined when compiling for {target_name(interp.device.cc)}: its module "
+                               "defines it only for other targets") from None
+        raise SpecError(f"cannot read {kernel.name}: {e}") from None
+    except Refused as e:
         raise SpecError(f"cannot read {kernel.name}: {e}") from None
     if not isinstance(fn, Function) or not isinstance(fn.node, ast.FunctionDef):
         raise SpecError(f"{kernel.id} is not a function at this revision")

@@ -35,10 +35,25 @@ def test_the_language_is_there_by_its_public_names(dotted, real):
     "triton.language.core.wraps", "triton.language.extra.modules", "triton.language.target_info.driver",
     "triton.language.semantic.TritonSemantic",   # a class with the real triton.language as an attribute
     "triton.language.core._unwrap_if_constexpr", "triton.language.__dict__", "triton.jit", "triton.runtime",
-    "triton.runtime.driver.active", "math.__loader__", "os.system", "torch.float16",
+    "triton.runtime.driver.active", "math.__loader__", "os.system", "torch.cuda", "torch.ops",
+    "torch.finfo.__new__", "torch.float16.__class__",
 ])
 def test_what_leads_elsewhere_is_not(dotted):
     assert namespace.lookup(dotted) == (False, None)
+
+
+def test_torch_in_a_kernel_answers_dtype_limits_from_a_table():
+    """The stand-in holds torch's dtype names and finfo/iinfo (classes, as triton requires of
+    what a kernel calls), with torch's own values, and nothing else."""
+    from ptxdiff.build import torch_standin
+
+    found, torch_ = namespace.lookup("torch")
+    assert found and sorted(n for n in vars(torch_) if not n.startswith("_"))[:3] == ["bfloat16", "double", "finfo"]
+    assert torch_.finfo(torch_.float8_e4m3fn).max == 448.0 and torch_.finfo(torch_.float16).tiny == 6.103515625e-05
+    assert torch_.iinfo(torch_.int8).min == -128 and torch_.finfo().eps == 1.1920928955078125e-07
+    with pytest.raises(TypeError):
+        torch_.finfo(torch_.int32)
+    assert isinstance(torch_.finfo, type) and torch_.finfo is torch_standin.finfo
 
 
 def test_triton_top_level_has_what_kernel_bodies_use():

@@ -180,6 +180,47 @@ def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
     assert [(r.verdict, r.error) for r in report.rows] == [("structural", None)]
 
 
+def test_a_constexpr_computed_from_torch_dtype_limits_in_the_body_compiles(tmp_path):
+    """`torch.finfo(torch.float8_e4m3fn).max` inside a kernel is evaluated by triton's code
+    generator; the kernel's `torch` is a stand-in that answers dtype limits and nothing else."""
+    src = HEADER + """import torch
+
+
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
+    FP8_MAX: tl.constexpr = torch.finfo(torch.float8_e4m3fn).max
+    I8: tl.constexpr = torch.iinfo(torch.int8).max
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, tl.clamp(x, -FP8_MAX, FP8_MAX) SCALE + I8, mask=offs < n)
+"""
+    repo = make_repo(tmp_path, {"ops/k.py": src.replace(" SCALE", "")})
+    commit(repo, "v2", {"ops/k.py": src.replace(" SCALE", " * 3.0")})
+    report = compare(repo, "HEAD~1", "HEAD")
+    assert [(r.verdict, r.error) for r in report.rows] == [("structural", None)]
+
+
+def test_a_kernel_defined_only_for_another_target_is_compiled_there(tmp_path):
+    """`if capability >= 10:` around the kernel: absent at the default sm_90, so with no target
+    asked for it is compiled for sm_100 (both sides), and the row says so."""
+    src = HEADER + """import torch
+
+if torch.cuda.get_device_capability()[0] >= 10:
+    @triton.jit
+    def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) SCALE, mask=offs < n)
+"""
+    repo = make_repo(tmp_path, {"ops/k.py": src.replace(" SCALE", "")})
+    commit(repo, "v2", {"ops/k.py": src.replace(" SCALE", " * 3.0")})
+    report = compare(repo, "HEAD~1", "HEAD")
+    assert [(r.target, r.verdict, r.error) for r in report.rows] == [("sm_100", "structural", None)]
+    from ptxdiff.config import Config
+    asked = compare(repo, "HEAD~1", "HEAD", config=Config(targets=(90,), targets_given=True))
+    assert [(r.target, r.verdict) for r in asked.rows] == [("sm_90", "unmeasured")]
+    assert "not defined when compiling for sm_90" in asked.rows[0].error
+
+
 def test_module_constexpr_constant_change_lists_the_kernel(tmp_path):
     def src(value: str) -> str:
         return HEADER + f'''SCALE = tl.constexpr({value})
