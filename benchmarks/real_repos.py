@@ -50,10 +50,15 @@ UNMEASURED = ("failed", "unmeasured")
 # the cause of a failed row, by its error text (first match)
 CAUSES = (
     ("timed out", re.compile(r"timed out")),
+    ("refused by the build layer", re.compile(r"refused `|is not a name of triton's language")),
+    ("defined only for other targets", re.compile(r"not defined when compiling for")),
+    ("triton's own failure", re.compile(r"PassManager::run failed|error encountered during parsing|LLVM ERROR")),
+    ("removed from this triton", re.compile(r"have been removed")),
     ("host code at import", re.compile(r"host code|cannot read .*: .*(Refused|not evaluated|evaluator)|the evaluator")),
     ("a name triton cannot resolve", re.compile(r"NameError|is not defined|Cannot access global")),
-    ("types (guessed or not)", re.compile(r"TypeError|IncompatibleType|dtype|pointer|must all be ints|operand", re.I)),
-    ("removed from this triton", re.compile(r"have been removed|has no attribute|NotImplementedError")),
+    ("types (guessed or not)", re.compile(r"TypeError|IncompatibleType|dtype|\btypes?\b|pointer|must all be ints|operand",
+                                          re.I)),
+    ("not in this triton", re.compile(r"has no attribute|NotImplementedError")),
     ("source that does not parse", re.compile(r"SyntaxError|not UTF-8|IndentationError")),
     ("specs (a value nothing gives)", re.compile(r"set \[tool\.ptxdiff|heuristic")),
 )

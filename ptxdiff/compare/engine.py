@@ -49,6 +49,12 @@ def _deterministic(result: dict) -> bool:
 ELSEWHERE = (100, 80, 120)   # targets a kernel absent at the default one is looked for on, in order
 
 
+def _not_here(result: dict) -> bool:
+    """A result that says the kernel is not for this target: its module does not define it here,
+    or ptxas refuses an instruction this target does not have (Blackwell-only inline asm)."""
+    return bool(result.get("absent")) or "not supported on .target" in str(result.get("error", ""))
+
+
 def _outgrown(results: list, bound: float) -> bool:
     """Cached results that include a compile timed out under a smaller bound than today's (a
     compile of guessed sizes has its own, smaller bound: `guarded`)."""
@@ -353,10 +359,10 @@ class Engine:
         return compiled
 
     def _elsewhere(self, needs: list[_Need], cfg: configmod.Config, cc: int) -> int:
-        """Pairs whose kernel the module defines only for other targets than the default one
-        (`if is_sm100():`): measured on the first of ELSEWHERE where it is defined, the rows
-        saying that target. Only when no target was asked for."""
-        absent = [n for n in needs if n.results.get(cc) and all(r.get("absent") for r in n.results[cc])]
+        """Pairs whose kernel is only for other targets than the default one (its module defines it
+        under `if is_sm100():`, or ptxas refuses its instructions here): measured on the first of
+        ELSEWHERE where it is, the rows saying that target. Only when no target was asked for."""
+        absent = [n for n in needs if n.results.get(cc) and all(_not_here(r) for r in n.results[cc])]
         pairs = {n.pair for n in absent}
         todo = [n for n in needs if n.pair in pairs]   # both sides, so the pair compiles alike
         compiled = 0
@@ -364,7 +370,7 @@ class Engine:
             if not todo:
                 break
             compiled += self._measure_once(todo, cfg, [alt])
-            found = {n.pair for n in todo if not all(r.get("absent") for r in n.results.get(alt, [{"absent": 1}]))}
+            found = {n.pair for n in todo if not all(_not_here(r) for r in n.results.get(alt, [{"absent": 1}]))}
             for need in todo:
                 if need.pair in found:
                     need.results[cc] = [{**r, "target": alt} for r in need.results.pop(alt)]

@@ -155,6 +155,17 @@ def measure(ptx: str, cubin: bytes, ptxas_log: str, spec: Spec, cc: int, dynamic
     }
 
 
+def ptxas_error(printed: str) -> str | None:
+    """`ptxas: Feature 'cvt.e2m1x2.f32' not supported on .target 'sm_90a' (and 7 more)` from
+    what the compile printed, or None."""
+    errors = [line.split("error", 1)[1].lstrip(" :") for line in printed.splitlines()
+              if line.startswith("ptxas") and " error " in f" {line} " and "fatal" not in line]
+    if not errors:
+        return None
+    more = len(errors) - 1
+    return f"ptxas: {errors[0]}" + (f" (and {more} more)" if more else "")
+
+
 def try_compile(jit, spec: Spec, cc: int) -> tuple[Any, Exception | None, str]:
     """(compiled kernel or None, the exception, what the compile printed)."""
     out = io.StringIO()
@@ -172,8 +183,10 @@ def compile_spec(jit, spec: Spec, cc: int, retype: bool = False) -> dict:
     if error is not None:
         log = printed + "".join(traceback.format_exception_only(type(error), error))
         from ptxdiff.build.locate import described
-        # `ops/relu.py:12:44: NameError: ... (at: y = relu(x))`: the message whole, at the file's own line
-        failed: dict = {"error": f"compile failed: {described(error, jit)}", "log": log[-20000:]}
+        # `ops/relu.py:12:44: NameError: ... (at: y = relu(x))`: the message whole, at the file's own line;
+        # ptxas's own first error where ptxas refused the PTX (triton says only its exit status)
+        said = ptxas_error(printed)
+        failed: dict = {"error": f"compile failed: {said or described(error, jit)}", "log": log[-20000:]}
         if retype:
             from ptxdiff.compile import retype as retypemod
             found = retypemod.search(lambda s: try_compile(jit, s, cc)[1], spec, error, jit)

@@ -221,6 +221,34 @@ if torch.cuda.get_device_capability()[0] >= 10:
     assert "not defined when compiling for sm_90" in asked.rows[0].error
 
 
+def test_a_kernel_whose_instructions_only_other_targets_have_is_compiled_there(tmp_path):
+    """Inline asm with a Blackwell instruction: ptxas refuses it for sm_90 (the row would say
+    ptxas's own words); with no target asked for, both sides compile for sm_100."""
+    src = HEADER + '''
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n) SCALE
+    packed = tl.inline_asm_elementwise(
+        asm="""
+        {
+        .reg .b8 b0;
+        cvt.rn.satfinite.e2m1x2.f32 b0, $2, $1;
+        mov.b32 $0, {b0, b0, b0, b0};
+        }
+        """,
+        constraints="=r,r,r", args=[x, x], dtype=tl.int32, is_pure=True, pack=1)
+    tl.store(out_ptr + offs, packed.to(tl.float32), mask=offs < n)
+'''
+    repo = make_repo(tmp_path, {"ops/k.py": src.replace(" SCALE", "")})
+    commit(repo, "v2", {"ops/k.py": src.replace(" SCALE", " * 3.0")})
+    report = compare(repo, "HEAD~1", "HEAD")
+    assert [(r.target, r.verdict, r.error) for r in report.rows] == [("sm_100", "structural", None)]
+    from ptxdiff.config import Config
+    asked = compare(repo, "HEAD~1", "HEAD", config=Config(targets=(90,), targets_given=True))
+    assert "ptxas: Feature 'cvt.e2m1x2.f32' not supported on .target 'sm_90a'" in asked.rows[0].error
+
+
 def test_module_constexpr_constant_change_lists_the_kernel(tmp_path):
     def src(value: str) -> str:
         return HEADER + f'''SCALE = tl.constexpr({value})
