@@ -15,10 +15,11 @@ and warm seconds, the failures by cause, and the commits that change only how a 
 launched (its source the same) with the verdicts they get.
 
 `--evidence N` goes on to N kernel-changing commits per repository (cold only, one cache per
-repository) and prints the study's question asked of real history: per repository, how many
-commits are structural, reordered, constants-only, identical, launch-only, and how many could not
-be measured; `--sample K` then lists K of those commits (seeded) with their subjects and
-verdicts, for checking by hand what each really did.
+repository; `--evidence-for NAME=N` sets another N for one repository) and prints the study's
+question asked of real history: per repository, how many commits are structural, reordered,
+constants-only, identical, launch-only, and how many could not be measured; `--sample K` then
+lists K of those commits (seeded) with their subjects and verdicts, for checking by hand what
+each really did.
 
 Kernels under non-NVIDIA backend paths (Ascend, NPU, cuTile, CuTe DSL, other vendors) are counted
 apart. `--truth NAME=FILE` names a config file with the true launch values of some kernels
@@ -300,17 +301,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", help="also write the table here")
     ap.add_argument("--keep", type=Path, help="write each commit's JSON report under KEEP/<repo>/<rev>.json")
     ap.add_argument("--evidence", type=int, default=0, help="go on to N kernel-changing commits per repository")
+    ap.add_argument("--evidence-for", action="append", default=[], metavar="NAME=N",
+                    help="another N for the repository named NAME (more where compiles are cheap)")
     ap.add_argument("--sample", type=int, default=30, help="commits of the evidence listed to check by hand")
     args = ap.parse_args(argv)
     truths = dict(t.split("=", 1) for t in args.truth)
+    evidence = {name: int(n) for name, n in (e.split("=", 1) for e in args.evidence_for)}
     results = []
     for path in args.repo:
         repo = Path(path).resolve()
         print(f"{repo.name}:", flush=True)
         truth = truths.get(repo.name)
         results.append(run_repo(repo, args.commits, args.skip, args.jobs, str(Path(truth).resolve()) if truth else None,
-                                lambda line: print(line, flush=True), args.keep, args.evidence))
-    table = render(results) + ("\n" + render_evidence(results, args.sample) if args.evidence else "")
+                                lambda line: print(line, flush=True), args.keep,
+                                evidence.get(repo.name, args.evidence)))
+    table = render(results) + ("\n" + render_evidence(results, args.sample) if args.evidence or evidence else "")
     print(table)
     if args.out:
         Path(args.out).write_text(table)
