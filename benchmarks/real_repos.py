@@ -282,11 +282,12 @@ def render_evidence(all_stats: list[dict], sample: int) -> str:
                                            for c in EVIDENCE_COLUMNS) + " |")
     if sample:
         import random
-        pool = [(s["repo"], *e) for s in all_stats for e in s["evidence"]]
-        lines.append(f"\nA sample of {min(sample, len(pool))} (seed 17), to check by hand:")
-        for repo, rev, verdict, subject, nvidia in sorted(random.Random(17).sample(pool, min(sample, len(pool)))):
-            kernels = ", ".join(f"{k.partition('::')[2]} {v}" for k, (v, _, _) in sorted(nvidia.items())[:4])
-            lines.append(f"  {repo} {rev[:10]} {verdict}: {subject[:90]} [{kernels}]")
+        per = max(1, sample // max(1, len(all_stats)))
+        lines.append(f"\nA sample of {per} commits per repository (seed 17), to check by hand:")
+        for s in all_stats:
+            for rev, verdict, subject, nvidia in random.Random(17).sample(s["evidence"], min(per, len(s["evidence"]))):
+                kernels = ", ".join(f"{k.partition('::')[2]} {v}" for k, (v, _, _) in sorted(nvidia.items())[:4])
+                lines.append(f"  {s['repo']} {rev[:10]} {verdict}: {subject[:90]} [{kernels}]")
     return "\n".join(lines) + "\n"
 
 
