@@ -164,6 +164,10 @@ def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInp
                 elif p.hint is not None:
                     constexprs[p.name] = _guess(p.name, p.hint, kernels)
                 continue
+            if p.kind == "constexpr1" and not (fact and any(f.kind == "value" for f in fact)):
+                # `x.stride(-1)` at the launch site is 1 for the contiguous tensor a descriptor needs
+                types[p.name] = Choice(p.name, ("constexpr1",), "guessed", "a descriptor's innermost stride: 1")
+                continue
             if fact and len(fact) == 1:
                 f = fact[0]
                 if f.kind == "none":
