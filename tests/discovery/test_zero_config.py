@@ -568,3 +568,23 @@ def k(X, OUT, n, stride_x, BLOCK: tl.constexpr):
     r = Repo(repo)
     rows = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD")).rows
     assert [(row.verdict, row.error) for row in rows] == [("structural", None)]
+
+
+def test_a_descriptor_stride_passed_as_x_stride_stays_the_constant_one():
+    """The launch passes `q.stride(1)` (a type fact, i32) where the kernel gives it to a tensor
+    descriptor as the innermost stride: a contiguous launch passes 1, which triton makes a
+    constant, so the plan keeps it the constant 1."""
+    src = HEADER + '''
+@triton.jit
+def k(Q, Out, n, stride_q_m, stride_q_d, BLOCK: tl.constexpr):
+    desc = tl.make_tensor_descriptor(Q, shape=[n, BLOCK], strides=[stride_q_m, stride_q_d], block_shape=[BLOCK, BLOCK])
+    tl.store(Out + tl.arange(0, BLOCK), tl.sum(desc.load([0, 0]), axis=0))
+
+
+def launch(q, out):
+    k[(1,)](q, out, q.shape[0], q.stride(0), q.stride(1), BLOCK=64)
+'''
+    kernel = discover(FileSet({"ops/k.py": src.encode()})).kernels["ops/k.py::k"]
+    plan = make(kernel, kernel, kernel, inputs_of(kernel, {}, Config()))
+    assert plan.choice("stride_q_d", "types").values == ("constexpr1",)
+    assert plan.choice("stride_q_m", "types").values == ("i32",)
