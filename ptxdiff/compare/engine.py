@@ -115,6 +115,14 @@ class _Need:
     keys: dict[int, str] = field(default_factory=dict)
 
 
+def pairs_of(needs: list[_Need]) -> list[list[_Need]]:
+    """The needs grouped by the compared pair they belong to (one or two each)."""
+    by_pair: dict[int, list[_Need]] = {}
+    for need in needs:
+        by_pair.setdefault(need.pair, []).append(need)
+    return list(by_pair.values())
+
+
 def _uncovered_partners(needs: list[_Need], got: list[tuple[_Need, int, list]]) -> list[_Need]:
     """Needs that compile every combination of guessed values while the other side of their pair
     compiles a covering set: an added optional parameter can tip one side over `max_specs`, and
@@ -128,11 +136,8 @@ def _uncovered_partners(needs: list[_Need], got: list[tuple[_Need, int, list]]) 
                 notes.setdefault(id(need), []).extend((r.get("spec") or {}).get("notes", ()))
     for need, _, specs in got:
         notes.setdefault(id(need), []).extend(note for spec in specs for note in spec.notes)
-    by_pair: dict[int, list[_Need]] = {}
-    for need in needs:
-        by_pair.setdefault(need.pair, []).append(need)
     out = []
-    for group in by_pair.values():
+    for group in pairs_of(needs):
         if len(group) == 2 and not any(n.plan.cover for n in group):
             flags = [covered_notes(notes.get(id(n), ())) for n in group]
             if flags[0] != flags[1]:
@@ -143,11 +148,8 @@ def _uncovered_partners(needs: list[_Need], got: list[tuple[_Need, int, list]]) 
 def _replanned(needs: list[_Need], replan: Callable[[Plan, list[dict]], Plan]) -> list[_Need]:
     """The needs whose pair `replan` gives a new plan (from both sides' results, the same for
     both sides), with that plan and their results cleared."""
-    by_pair: dict[int, list[_Need]] = {}
-    for need in needs:
-        by_pair.setdefault(need.pair, []).append(need)
     out: list[_Need] = []
-    for group in by_pair.values():
+    for group in pairs_of(needs):
         results = [r for need in group for rs in need.results.values() for r in rs]
         for need in group:
             plan = replan(need.plan, results)
@@ -162,11 +164,8 @@ def _matched(needs: list[_Need]) -> list[_Need]:
     """Pairs where a constexpr is a fact on one side (its autotune configs, its defaults) and a
     guess on the other (a launcher whose default cannot be read): the guessing side compiles
     the fact side's values instead, so the two sides differ only where the code does."""
-    by_pair: dict[int, list[_Need]] = {}
-    for need in needs:
-        by_pair.setdefault(need.pair, []).append(need)
     out: list[_Need] = []
-    for group in by_pair.values():
+    for group in pairs_of(needs):
         if len(group) != 2:
             continue
         specs = [[r["spec"] for rs in n.results.values() for r in rs if isinstance(r.get("spec"), dict)] for n in group]
