@@ -22,8 +22,10 @@ lists K of those commits (seeded) with their subjects and verdicts, for checking
 each really did.
 
 Kernels under non-NVIDIA backend paths (Ascend, NPU, cuTile, CuTe DSL, other vendors) are counted
-apart. `--truth NAME=FILE` names a config file with the true launch values of some kernels
-(read from the wrappers by hand, or recorded): the same commits are diffed with it, and every
+apart, and so are kernels whose file does not parse at one of the two revisions (the
+repository's own syntax error: that side cannot be imported, by anyone). `--truth NAME=FILE`
+names a config file with the true launch values of some kernels (read from the wrappers by
+hand, or recorded): the same commits are diffed with it, and every
 kernel whose verdict or blocking flips against the guessed run is listed.
 """
 
@@ -119,6 +121,21 @@ def kernel_verdicts(report: dict) -> dict[str, tuple[str, bool, bool]]:
     return out
 
 
+UNPARSED = re.compile(r"^(old|new): [^:]+:\d+: (SyntaxError|IndentationError)")
+
+
+def broken_source(report: dict) -> set[str]:
+    """Kernels whose file does not parse at one of the revisions (the repository's own syntax
+    error: Python cannot import it, so no tool measures that side), and no row fails otherwise."""
+    bad: dict[str, bool] = {}
+    for row in report["kernels"]:
+        error = row.get("error") or ""
+        if error:
+            parts = [p for p in error.split("; ") if p]
+            bad[row["kernel"]] = bad.get(row["kernel"], True) and all(UNPARSED.match(p) for p in parts)
+    return {k for k, b in bad.items() if b}
+
+
 def cause(error: str) -> str:
     return next((name for name, pattern in CAUSES if pattern.search(error)), "other")
 
@@ -151,7 +168,7 @@ def run_repo(repo: Path, commits: int, skip: int, jobs: int, truth: str | None, 
              evidence: int = 0) -> dict:
     """The newest `commits` kernel-changing commits cold and warm (fresh cache each); with
     `evidence`, more commits up to that many, cold only, sharing one cache."""
-    stats = {"repo": repo.name, "commits": 0, "kernels": 0, "measured": 0, "other_backends": 0,
+    stats = {"repo": repo.name, "commits": 0, "kernels": 0, "measured": 0, "other_backends": 0, "broken": 0,
              "sources": Counter(), "cold": [], "warm": [], "failures": Counter(), "examples": {}, "flips": [],
              "checked": 0, "launch_only": [], "evidence": []}
     shared = tempfile.mkdtemp(prefix="ptxdiff-bench-shared-")
@@ -168,13 +185,15 @@ def run_repo(repo: Path, commits: int, skip: int, jobs: int, truth: str | None, 
                     (keep / repo.name).mkdir(parents=True, exist_ok=True)
                     (keep / repo.name / f"{rev[:10]}.json").write_text(json.dumps({**report, "cold_s": cold}))
                 verdicts = kernel_verdicts(report)
-                nvidia = {k: v for k, v in verdicts.items() if not NON_NVIDIA.search(k.partition("::")[0])}
-                if not nvidia and not report.get("error"):
-                    stats["other_backends"] += len(verdicts) if proof else 0
+                broken = broken_source(report)
+                nvidia = {k: v for k, v in verdicts.items() if not NON_NVIDIA.search(k.partition("::")[0])
+                          and k not in broken}
+                if not nvidia and not broken and not report.get("error"):
+                    stats["other_backends"] += len(verdicts) - len(broken) if proof else 0
                     continue
                 seen += 1
                 launch_kernels = launch_only(repo, rev, report)
-                verdict = commit_verdict(nvidia, launch_kernels) if not report.get("error") else "unmeasured"
+                verdict = commit_verdict(nvidia, launch_kernels) if nvidia and not report.get("error") else "unmeasured"
                 stats["evidence"].append((rev, verdict, git(repo, "log", "-1", "--format=%s", rev).strip(), nvidia))
                 if launch_kernels:
                     stats["launch_only"].append((rev, verdict, launch_kernels))
@@ -188,7 +207,8 @@ def run_repo(repo: Path, commits: int, skip: int, jobs: int, truth: str | None, 
                 stats["commits"] += 1
                 stats["kernels"] += len(nvidia)
                 stats["measured"] += sum(m for _, _, m in nvidia.values())
-                stats["other_backends"] += len(verdicts) - len(nvidia)
+                stats["other_backends"] += len(verdicts) - len(nvidia) - len(broken)
+                stats["broken"] += len(broken)
                 stats["sources"].update(r.get("spec_source") or "none" for r in report["kernels"]
                                         if r["kernel"] in nvidia)
                 failed = {}
@@ -201,7 +221,8 @@ def run_repo(repo: Path, commits: int, skip: int, jobs: int, truth: str | None, 
                 stats["cold"].append(cold)
                 stats["warm"].append(warm)
                 log(f"  {rev[:10]} kernels {len(nvidia)} measured {sum(m for _, _, m in nvidia.values())} "
-                    f"(+{len(verdicts) - len(nvidia)} other backends) cold {cold:.1f}s warm {warm:.2f}s {verdict}")
+                    f"(+{len(verdicts) - len(nvidia) - len(broken)} other backends, +{len(broken)} whose source does "
+                    f"not parse) cold {cold:.1f}s warm {warm:.2f}s {verdict}")
                 if truth:
                     _truth(repo, rev, cache, jobs, truth, nvidia, stats)
             finally:
@@ -236,20 +257,21 @@ def _configured(path: str) -> set[str]:
 
 
 def render(all_stats: list[dict]) -> str:
-    lines = ["| repo | commits | changed NVIDIA kernels | measured | other backends | spec sources (rows) "
-             "| cold s/commit (median) | warm s/commit (max) |", "|---|---|---|---|---|---|---|---|"]
+    lines = ["| repo | commits | changed NVIDIA kernels | measured | other backends | source does not parse "
+             "| spec sources (rows) | cold s/commit (median) | warm s/commit (max) |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for s in all_stats:
         share = f"{100 * s['measured'] / s['kernels']:.0f}% ({s['measured']}/{s['kernels']})" if s["kernels"] else "-"
         sources = ", ".join(f"{k} {v}" for k, v in s["sources"].most_common())
         cold = f"{statistics.median(s['cold']):.1f}" if s["cold"] else "-"
         warm = f"{max(s['warm']):.2f}" if s["warm"] else "-"
-        lines.append(f"| {s['repo']} | {s['commits']} | {s['kernels']} | {share} | {s['other_backends']} | {sources} "
-                     f"| {cold} | {warm} |")
+        lines.append(f"| {s['repo']} | {s['commits']} | {s['kernels']} | {share} | {s['other_backends']} "
+                     f"| {s['broken']} | {sources} | {cold} | {warm} |")
     total = sum(s["kernels"] for s in all_stats)
     if total:
         measured = sum(s["measured"] for s in all_stats)
         lines.append(f"| all | {sum(s['commits'] for s in all_stats)} | {total} | "
-                     f"{100 * measured / total:.0f}% ({measured}/{total}) | | | | |")
+                     f"{100 * measured / total:.0f}% ({measured}/{total}) | | | | | |")
     for s in all_stats:
         if s["failures"]:
             lines.append(f"\n{s['repo']}: kernels not measured, by cause")

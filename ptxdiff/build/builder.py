@@ -173,8 +173,8 @@ class Builder:
         names = [p.split(":")[0] for p in params]
         harness = dataclasses.replace(declared, params=tuple(names), constexpr_params=frozenset([*constexprs, "BLOCK"]),
                           heuristics={}, autotune=(), runtime_defaults={},
-                          notes=declared.notes + (f"compiled in an elementwise harness (a device function that "
-                                                  f"{'a decorator of the repository turns into kernels'})",))
+                          notes=declared.notes + ("compiled in an elementwise harness (a device function, never "
+                                                  "launched itself)",))
         return triton.jit(pyfn), harness
 
     def _constexpr_function(self, fn: Function):
@@ -278,6 +278,8 @@ class Builder:
                     self._fill_module(module, chain[1:])
                 if (dotted := namespace.withheld(module, chain[1:])) is not None:
                     raise SpecError(describe(fn.env.mod.path, sub, f"`{dotted}` {namespace.WITHHELD}"))
+                if len(chain) == 2 and (note := namespace.renamed_note(chain, module)):
+                    self.interp.used.append(note)
             pyfn, expected = self._function(fn, ns)
             import triton
             options = self._jit_options(fn)
@@ -365,9 +367,10 @@ class Builder:
             if isinstance(expr, ast.Constant):
                 continue
             if slot.kind in ("annotation", "return"):
-                if not (isinstance(expr, ast.Name) or isinstance(expr, ast.Attribute) and dotted_name(expr)):
-                    raise SpecError(describe(path, expr, "an annotation must be a constant, a name or a dotted "
-                                                         "name (triton's code generator evaluates it)"))
+                if not _plain_annotation(expr):
+                    raise SpecError(describe(path, expr, "an annotation must be a constant, a name, a dotted "
+                                                         "name or `tl.constexpr(<one of those>)` (triton's code "
+                                                         "generator evaluates it)"))
                 value = tl.constexpr if is_constexpr(expr) else None
             elif value is _UNSET:
                 value = self._default(fn, expr)
@@ -394,6 +397,15 @@ class Builder:
 
 
 _UNSET = object()  # a default the evaluator has not computed yet (keyword-only ones)
+
+
+def _plain_annotation(expr: ast.expr) -> bool:
+    """A constant, a name, a dotted name, or `tl.constexpr(tl.int1)` (a constexpr with a type
+    given in the call form): nothing that runs code, whatever the names are bound to."""
+    if isinstance(expr, ast.Call):
+        return not isinstance(expr.func, ast.Call) and _plain_annotation(expr.func) and is_constexpr(expr.func) \
+            and not expr.keywords and all(_plain_annotation(a) for a in expr.args)
+    return isinstance(expr, (ast.Name, ast.Constant)) or isinstance(expr, ast.Attribute) and bool(dotted_name(expr))
 
 
 @dataclasses.dataclass

@@ -20,7 +20,7 @@ import sys
 import types
 
 from ptxdiff.build import torch_standin
-from ptxdiff.build.scan import JIT_INTERNALS
+from ptxdiff.build.scan import JIT_INTERNALS, RENAMED
 
 # What kernel bodies use from `triton` itself (`triton.cdiv(N, BLOCK)`, `triton.language.x`).
 TRITON_TOP = ("language", "cdiv", "next_power_of_2", "constexpr")
@@ -121,7 +121,23 @@ def proxy(real: types.ModuleType) -> types.ModuleType:
                 setattr(stand_in, attr, proxy(value))
         elif allowed(value):
             setattr(stand_in, attr, value)
+    for old, new in RENAMED.items() if name == "triton.language" else ():
+        value = vars(mapped).get(old, vars(stand_in).get(new))   # this triton's own, else the renamed one
+        if value is not None and allowed(value):
+            setattr(stand_in, old, value)
     return stand_in
+
+
+def renamed_note(dotted: list[str], stand_in: object) -> str | None:
+    """What a kernel's `tl._experimental_make_tensor_descriptor` is compiled as, when this triton
+    has only the newer name; None for any other name."""
+    old = dotted[-1] if dotted else ""
+    if old not in RENAMED or not isinstance(stand_in, types.ModuleType) or stand_in.__name__ != "triton.language":
+        return None
+    import triton.language as tl
+
+    return None if hasattr(tl, old) else \
+        f"`{'.'.join(dotted)}` compiled as `{RENAMED[old]}`, its name in this triton"
 
 
 def triton_top() -> types.ModuleType:
@@ -163,7 +179,8 @@ def lookup(dotted: str) -> tuple[bool, object]:
     if value is None:
         return False, None
     for attr in parts[1:]:
-        if attr.startswith("_") or not isinstance(value, types.ModuleType) or attr not in vars(value):
+        if attr.startswith("_") and attr not in RENAMED or not isinstance(value, types.ModuleType) \
+                or attr not in vars(value):
             return False, None
         value = vars(value)[attr]
     return True, value

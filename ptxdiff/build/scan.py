@@ -24,6 +24,11 @@ JIT_INTERNALS = frozenset({
     "pre_run_hooks", "preload", "repr", "run", "signature", "used_global_vals", "warmup",
 })
 
+# Language names an older triton had that a newer one renamed (the API unchanged), old -> new:
+# a kernel written for the older triton reads the new name's builtin under ours, as the shims of
+# repositories that support both do (`tl._experimental_make_tensor_descriptor`, triton 3.3).
+RENAMED = {"_experimental_make_tensor_descriptor": "make_tensor_descriptor"}
+
 ATTRIBUTE_BUILTINS = ("getattr", "hasattr", "setattr", "delattr")
 FORMAT_METHODS = ("format", "format_map")
 
@@ -52,7 +57,7 @@ def _walks_fields(text: str, depth: int = 0) -> str | None:
 
 
 def _attribute_name(name: str, denied: frozenset[str]) -> str | None:
-    if name.startswith("_"):
+    if name.startswith("_") and name not in RENAMED:
         return "an attribute starting with _ reaches Python internals"
     if name in denied:
         return f"`.{name}` of triton's jit-function objects reaches their module's globals"

@@ -11,12 +11,13 @@ import dataclasses
 import fnmatch
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import cast
 
 from ptxdiff import config as configmod
 from ptxdiff.compare import remote as remotemod
 from ptxdiff.compare.cache import Cache, cache_dir, make_key
+from ptxdiff.compare.replan import REPLANS, Need, pairs_of
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.compare.verdict import classify, delta, pair_label, reason
 from ptxdiff.compile import toolchain
@@ -30,7 +31,6 @@ from ptxdiff.sandbox import limits
 from ptxdiff.specs import launch
 from ptxdiff.specs import plan as planmod
 from ptxdiff.specs.launch import LaunchInputs
-from ptxdiff.specs.plan import Plan
 from ptxdiff.targets import target_name
 from ptxdiff.trust import Permissions, suggestions
 
@@ -55,6 +55,15 @@ def _not_here(result: dict) -> bool:
     return bool(result.get("absent")) or "not supported on .target" in str(result.get("error", ""))
 
 
+def _tritons_own(*needs: Need | None) -> str | None:
+    """Where every side binds the kernel's name to a triton builtin (declared.TritonsOwn): what
+    to say instead of rows. None when a side has code of its own to compile."""
+    results = [r for need in needs if need is not None for rs in need.results.values() for r in rs]
+    if results and all(r.get("tritons_own") for r in results):
+        return f"not a kernel under this triton: the module binds it to triton's `{results[0]['tritons_own']}`"
+    return None
+
+
 def _outgrown(results: list, bound: float) -> bool:
     """Cached results that include a compile timed out under a smaller bound than today's (a
     compile of guessed sizes has its own, smaller bound: `guarded`)."""
@@ -70,6 +79,8 @@ def _guessed_sizes(spec) -> bool:
 
 UNFIT = ("guessed values that do not fit: the same error on both sides while other specs compile "
          "(config or `ptxdiff record` give the real ones)")
+UNFIT_ONE_SIDE = ("guessed values that do not fit: this side's other specs compile "
+                  "(config or `ptxdiff record` give the real ones)")
 
 
 def _same_failure(a: str | None, b: str | None) -> bool:
@@ -101,29 +112,7 @@ def path_matches(path: str, specs: list[str] | None) -> bool:
     return False
 
 
-@dataclass
-class _Need:
-    """One (side, kernel) whose results must be produced: per target, a list of spec results.
-    Each side is compiled with its own launch inputs: its plan and its config entry."""
-
-    side: Side
-    kernel: Kernel
-    plan: Plan
-    kcfg: KernelConfig
-    pair: int                                # the compared pair it belongs to
-    results: dict[int, list[dict]] = field(default_factory=dict)
-    keys: dict[int, str] = field(default_factory=dict)
-
-
-def pairs_of(needs: list[_Need]) -> list[list[_Need]]:
-    """The needs grouped by the compared pair they belong to (one or two each)."""
-    by_pair: dict[int, list[_Need]] = {}
-    for need in needs:
-        by_pair.setdefault(need.pair, []).append(need)
-    return list(by_pair.values())
-
-
-def _uncovered_partners(needs: list[_Need], got: list[tuple[_Need, int, list]]) -> list[_Need]:
+def _uncovered_partners(needs: list[Need], got: list[tuple[Need, int, list]]) -> list[Need]:
     """Needs that compile every combination of guessed values while the other side of their pair
     compiles a covering set: an added optional parameter can tip one side over `max_specs`, and
     the two sides' specs must still pair up."""
@@ -145,62 +134,6 @@ def _uncovered_partners(needs: list[_Need], got: list[tuple[_Need, int, list]]) 
     return out
 
 
-def _replanned(needs: list[_Need], replan: Callable[[Plan, list[dict]], Plan]) -> list[_Need]:
-    """The needs whose pair `replan` gives a new plan (from both sides' results, the same for
-    both sides), with that plan and their results cleared."""
-    out: list[_Need] = []
-    for group in pairs_of(needs):
-        results = [r for need in group for rs in need.results.values() for r in rs]
-        for need in group:
-            plan = replan(need.plan, results)
-            if plan != need.plan:
-                need.plan = plan
-                need.results.clear()
-                out.append(need)
-    return out
-
-
-def _matched(needs: list[_Need]) -> list[_Need]:
-    """Pairs where a constexpr is a fact on one side (its autotune configs, its defaults) and a
-    guess on the other (a launcher whose default cannot be read): the guessing side compiles
-    the fact side's values instead, so the two sides differ only where the code does."""
-    out: list[_Need] = []
-    for group in pairs_of(needs):
-        if len(group) != 2:
-            continue
-        specs = [[r["spec"] for rs in n.results.values() for r in rs if isinstance(r.get("spec"), dict)] for n in group]
-        for need, mine, theirs in ((group[0], specs[0], specs[1]), (group[1], specs[1], specs[0])):
-            guessed = {k for spec in mine for k in spec.get("guessed", {})}
-            facts: dict[str, list] = {}
-            for spec in theirs:
-                for k, v in spec.get("constexprs", {}).items():
-                    if k in guessed and k not in spec.get("guessed", {}) and isinstance(v, (int, float)) \
-                            and v not in facts.setdefault(k, []):
-                        facts[k].append(v)
-            plan = need.plan.matched(facts) if facts else need.plan
-            if plan != need.plan:
-                need.plan = plan
-                need.results.clear()
-                out.append(need)
-    return out
-
-
-def _shrunk(needs: list[_Need]) -> list[_Need]:
-    """Pairs where a compile of guessed sizes ran past plan.GUESSED_BOUND_S on either side: both sides
-    compile the guessed sizes shrunk (plan.shrunk), and the rows say so."""
-    return _replanned(needs, lambda plan, results: plan.shrunk() if any(r.get("guarded") for r in results) else plan)
-
-
-def _retyped(needs: list[_Need]) -> list[_Need]:
-    """Pairs where a side's compile found types that compile in place of failing guesses
-    (`retype`, compile/retype.py): one set of types for both sides, whichever side failed."""
-    def replan(plan: Plan, results: list[dict]) -> Plan:
-        found = {planmod.combo_key(r["spec"]["constexprs"]): r["retype"] for r in results
-                 if r.get("retype") and isinstance(r.get("spec"), dict)}
-        return plan.retyped(found) if found else plan
-    return _replanned(needs, replan)
-
-
 @dataclass(frozen=True)
 class _Pair:
     """A compared kernel pair with each side's launch inputs and config entry."""
@@ -211,6 +144,12 @@ class _Pair:
     new_inputs: LaunchInputs | None
     old_config: KernelConfig | None
     new_config: KernelConfig | None
+
+    @property
+    def kernel_id(self) -> str:
+        kernel = self.new or self.old
+        assert kernel is not None  # a pair has at least one side
+        return kernel.id
 
     @property
     def unchanged(self) -> bool:
@@ -258,7 +197,7 @@ class _Planned:
     cfg: configmod.Config
     targets: list[int]
     pairs: list[_Pair]
-    needs: dict[tuple, _Need]
+    needs: dict[tuple, Need]
     broken_rows: list[tuple[Broken | None, Broken | None]]
     old_found: Discovery
     new_found: Discovery
@@ -341,7 +280,7 @@ class Engine:
         return self.repo.snapshot(Side("HEAD", head)) if head else None
 
     # -- measuring -------------------------------------------------------------------------
-    def _measure(self, needs: list[_Need], cfg: configmod.Config, targets: list[int]) -> int:
+    def _measure(self, needs: list[Need], cfg: configmod.Config, targets: list[int]) -> int:
         """Fill `need.results` from the cache or by compiling; returns how many specs compiled.
         Each (kernel, target) goes into the cache the moment its last spec is compiled, so a run
         that is stopped keeps everything it finished. A pair whose guessed types failed to compile
@@ -349,7 +288,7 @@ class Engine:
         those types on both sides."""
         self._loaded_now = 0
         compiled = self._measure_once(needs, cfg, targets)
-        for replan in (_matched, _retyped, _shrunk):
+        for replan in REPLANS:
             again = replan(needs)
             if again:
                 compiled += self._measure_once(again, cfg, targets)
@@ -357,7 +296,7 @@ class Engine:
             compiled += self._elsewhere(needs, cfg, targets[0])
         return compiled
 
-    def _elsewhere(self, needs: list[_Need], cfg: configmod.Config, cc: int) -> int:
+    def _elsewhere(self, needs: list[Need], cfg: configmod.Config, cc: int) -> int:
         """Pairs whose kernel is only for other targets than the default one (its module defines it
         under `if is_sm100():`, or ptxas refuses its instructions here): measured on the first of
         ELSEWHERE where it is, the rows saying that target. Only when no target was asked for."""
@@ -377,7 +316,7 @@ class Engine:
             todo = [n for n in todo if n.pair not in found]
         return compiled
 
-    def _measure_once(self, needs: list[_Need], cfg: configmod.Config, targets: list[int]) -> int:
+    def _measure_once(self, needs: list[Need], cfg: configmod.Config, targets: list[int]) -> int:
         from ptxdiff.compile.executor import open_executor
 
         missing = self._lookup(needs, cfg, targets)
@@ -398,9 +337,9 @@ class Engine:
         self.compiles += compiled
         return compiled
 
-    def _lookup(self, needs: list[_Need], cfg: configmod.Config, targets: list[int]) -> list[tuple[_Need, int]]:
+    def _lookup(self, needs: list[Need], cfg: configmod.Config, targets: list[int]) -> list[tuple[Need, int]]:
         """Key every (need, target) and take what the cache has; returns the rest."""
-        missing: list[tuple[_Need, int]] = []
+        missing: list[tuple[Need, int]] = []
         bound = limits.bound(cfg.timeout).seconds
         for need in needs:
             kcfg = need.kcfg.key()
@@ -418,7 +357,7 @@ class Engine:
                     missing.append((need, cc))
         return self._fetch(missing)
 
-    def _fetch(self, missing: list[tuple[_Need, int]]) -> list[tuple[_Need, int]]:
+    def _fetch(self, missing: list[tuple[Need, int]]) -> list[tuple[Need, int]]:
         """What the remote tier has of `missing` (read concurrently, bounded); returns the rest."""
         if not self.remote or not missing:
             return missing
@@ -433,12 +372,12 @@ class Engine:
                 rest.append((need, cc))
         return rest
 
-    def _came(self, cc: int, *needs: _Need | None) -> str | None:
+    def _came(self, cc: int, *needs: Need | None) -> str | None:
         """Where a row's results came from: compiled when a side was, else remote, else local."""
         got = {self._came_from.get(n.keys[cc], "compiled") for n in needs if n is not None and cc in n.keys}
         return next((c for c in ("compiled", "remote", "local") if c in got), None)
 
-    def _cover_too(self, needs: list[_Need], cfg: configmod.Config, targets: list[int]) -> list[tuple[_Need, int]]:
+    def _cover_too(self, needs: list[Need], cfg: configmod.Config, targets: list[int]) -> list[tuple[Need, int]]:
         """Give `needs` a plan that compiles a covering set, like their pair's other side; their
         results are looked up again under it (what is still missing is returned)."""
         for need in needs:
@@ -446,7 +385,7 @@ class Engine:
             need.results.clear()
         return self._lookup(needs, cfg, targets)
 
-    def _run(self, pool, missing: list[tuple[_Need, int]], needs: list[_Need], cfg: configmod.Config,
+    def _run(self, pool, missing: list[tuple[Need, int]], needs: list[Need], cfg: configmod.Config,
              targets: list[int]) -> int:
         """Specs for every missing (kernel, target), then their compiles, in the same workers."""
         from ptxdiff.compile.pool import Task
@@ -489,7 +428,7 @@ class Engine:
                 self._store(need, cc)
         return len(compile_tasks)
 
-    def _specs(self, pool, missing: list[tuple[_Need, int]], cfg: configmod.Config) -> list[tuple[_Need, int, list]]:
+    def _specs(self, pool, missing: list[tuple[Need, int]], cfg: configmod.Config) -> list[tuple[Need, int, list]]:
         """The specs of each missing (kernel, target); failures to have them are results already."""
         from ptxdiff.compile.pool import Task
 
@@ -510,7 +449,7 @@ class Engine:
                 got.append((need, cc, payload))
         return got
 
-    def _store(self, need: _Need, cc: int) -> None:
+    def _store(self, need: Need, cc: int) -> None:
         results = need.results[cc]
         if self.cache and results and all("metrics" in r or _deterministic(r) for r in results):
             self.cache.put(need.keys[cc], results)
@@ -584,7 +523,7 @@ class Engine:
     def _prefetch(self, planned: list[_Planned]) -> dict[str, str]:
         """Measure the distinct needs of `planned` together (per python_path, timeout and targets,
         what a measurement depends on); returns the cache keys it compiled or fetched, and which."""
-        groups: dict[tuple, tuple[_Planned, list[_Need]]] = {}
+        groups: dict[tuple, tuple[_Planned, list[Need]]] = {}
         seen: set[tuple] = set()
         offset = 0
         for p in planned:
@@ -637,7 +576,7 @@ class Engine:
             if unknown:
                 raise UsageError(f"{unknown[0]}: no such path in {' or '.join(s.side.short for s in snaps)}")
             messages.append(f"no Triton kernels in {' '.join(pathspecs)}")
-        needs: dict[tuple, _Need] = {}
+        needs: dict[tuple, Need] = {}
         for i, pair in enumerate(pairs):
             for side, k, kcfg, inputs in ((old, pair.old, pair.old_config, pair.old_inputs),
                                           (new, pair.new, pair.new_config, pair.new_inputs)):
@@ -646,7 +585,7 @@ class Engine:
                 if side is old and pair.unchanged:  # an unchanged kernel (show_all) is measured once, on the new side
                     continue
                 plan = planmod.make(k, pair.old, pair.new, inputs, cfg.max_specs)
-                needs[(side, k.fingerprint, k.id)] = _Need(side, k, plan, kcfg, i)
+                needs[(side, k.fingerprint, k.id)] = Need(side, k, plan, kcfg, i)
         return _Planned(old, new, cfg, targets, pairs, needs, broken_rows, old_found, new_found, messages)
 
     def _report(self, planned: _Planned, compiled: int, outputs: bool | None = None,
@@ -661,6 +600,10 @@ class Engine:
             o, n = pair.old, pair.new
             new_need = needs.get((new, n.fingerprint, n.id)) if n else None
             old_need = new_need if pair.unchanged else needs.get((old, o.fingerprint, o.id)) if o else None
+            said = _tritons_own(old_need, new_need)
+            if said:
+                messages.append(f"{pair.kernel_id}: {said}")
+                continue
             for cc in targets:
                 came = self._came(cc, old_need, new_need)
                 rows += [dataclasses.replace(r, cache=came) for r in self._rows(
@@ -812,7 +755,7 @@ class Engine:
         for ko, kn in zip(lone_old, lone_new):
             by_key[kn][0] = by_key.pop(ko)[0]
         rows: list[Row] = []
-        unfit: set[int] = set()   # rows of guessed values that fail alike on both sides
+        unfit: dict[int, str] = {}   # rows of guessed values that do not fit -> why
         for a, b in by_key.values():
             label = (b or a)["label"]
             if a is not None and b is not None and a["label"] != b["label"]:
@@ -845,11 +788,13 @@ class Engine:
             blocking = has_base and not pair.unchanged and _blocks(verdict, source, cfg, error)
             if verdict == "unmeasured" and source == "guessed" and a is not b and a and b \
                     and _same_failure(a.get("error"), b.get("error")):
-                unfit.add(len(rows))
+                unfit[len(rows)] = UNFIT
+            elif verdict in ("added", "removed") and has_base and source == "guessed" and failures:
+                unfit[len(rows)] = UNFIT_ONE_SIDE
             rows.append(Row(kernel_id, label, target_name((b or a).get("target", cc)), verdict, blocking,
                             old_m, new_m, delta(old_m, new_m), error, detail, old_kernel, log,
                             a.get("ptx") if a else None, b.get("ptx") if b else None, spec_source=source,
                             paths=paths, transient=transient, why=why, launch="; ".join(changes) or None))
-        if unfit and any(r.old is not None and r.new is not None for r in rows):
-            rows = [dataclasses.replace(r, blocking=False, why=UNFIT) if i in unfit else r for i, r in enumerate(rows)]
+        if unfit and any(r.error is None for r in rows):
+            rows = [dataclasses.replace(r, blocking=False, why=unfit[i]) if i in unfit else r for i, r in enumerate(rows)]
         return rows

@@ -1,13 +1,16 @@
 """A small, bounded search for runtime parameter types when a compile under guessed types fails
-on a type.
+on a type (or a `tl.static_assert` on a type fails).
 
 Offline a runtime parameter's type is a guess from the kernel's use of it (discovery/params.py).
 When triton rejects the kernel with a type error under those guesses (`For loop bounds and step
 must all be ints`, `Unsupported ptr type`, `invalid operands of type pointer<fp32>`), the guessed
-parameters behind the failing line (through the kernel's assignments, nearest first) take their
-other plausible types one at a time, a few compiles at most. The first set that compiles is
-returned; the engine then compiles both sides of the pair with it, so the two sides never differ
-in a guess. Worker side.
+parameters behind the failing line (through the kernel's assignments and the helpers it fails
+inside, nearest first) take their other plausible types one at a time (those the error asks for
+first), a few compiles at most; a step that changes the complaint at the same place (one operand
+of two fixed) is kept when nothing gets further. The first set that compiles, or else the one
+that gets furthest down the kernel (its next error is then not a type's), is returned; the
+engine then compiles both sides of the pair with it, so the two sides never differ in a guess.
+Worker side.
 """
 
 from __future__ import annotations
@@ -15,10 +18,9 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
-import textwrap
-import time
 from collections.abc import Callable
 
+from ptxdiff.compile.search import chain, failing_names, function_of, message, walk
 from ptxdiff.discovery.params import params_behind
 from ptxdiff.specs.resolve import Spec
 
@@ -28,67 +30,55 @@ TYPE_ERROR = re.compile(r"TypeError|IncompatibleType|dtype|\btypes?\b|pointer|pt
 ALTERNATIVES = {"*fp32": ("*i32", "i32", "*bf16", "*fp8e4nv", "*i8", "*u8"), "*i32": ("*fp32", "i32", "*i64"),
                 "i32": ("*fp32", "*i32", "fp32"), "fp32": ("i32", "*fp32"), "*fp16": ("*i32", "i32"),
                 "*bf16": ("*i32", "i32")}
-MAX_TRIES = 12
+# element types an error says it wanted (`Expected dtype ['fp32', 'fp64']`, `tl.dot_scaled`'s
+# `Unexpected dtype for e4m3`): tried first
+WANTED = (("e4m3", "fp8e4nv"), ("fp8e4nv", "fp8e4nv"), ("e5m2", "fp8e5"), ("e2m1", "u8"), ("bf16", "bf16"),
+          ("fp16", "fp16"), ("fp32", "fp32"))
+SHORT = {"int32": "i32", "int64": "i64", "float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
+MAX_TRIES = 16
 DEADLINE_S = 45.0
 
 
-def _chain(error: BaseException) -> list[BaseException]:
-    out = [error]
-    while out[-1].__cause__ is not None and len(out) < 32:
-        out.append(out[-1].__cause__)
-    return out
+def _wanted(error: BaseException) -> list[str]:
+    """The element types the message asks for, in its order."""
+    text = message(error)
+    asked = " ".join(re.findall(r"Expected dtype \[([^\]]*)\]|Unexpected dtype for (\w+)", text)[0]) \
+        if re.search(r"Expected dtype \[|Unexpected dtype for", text) else ""
+    return [kind for word, kind in WANTED if re.search(rf"\b{word}\b", asked)]
 
 
-def _names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+def _got(error: BaseException) -> str | None:
+    """The element type the message says it got (`Got fp32`), in signature spelling."""
+    got = re.search(r"\b[Gg]ot (\w+)", message(error))
+    return SHORT.get(got.group(1), got.group(1)) if got else None
 
 
-def _failing_names(error: BaseException, kernel_src: str) -> set[str]:
-    """Names of the kernel's line an error points at. When the error is inside a helper the
-    line calls, only the arguments given to the helper parameters that the helper's failing
-    line uses (`b = dequantize(b, scales, ...)` failing at `b >> shift`: `b`)."""
-    chain = _chain(error)
-    at = next((i for i, e in enumerate(chain) if getattr(e, "src", None) == kernel_src
-               and getattr(e, "node", None) is not None), None)
-    if at is None:
-        return set()
-    node: ast.AST = chain[at].node  # type: ignore[attr-defined]  # a CompilationError
-    names = _names(node)
-    inner = chain[at + 1] if at + 1 < len(chain) else None
-    inner_node, inner_src = getattr(inner, "node", None), getattr(inner, "src", None)
-    if inner_node is None or not isinstance(inner_src, str):
-        return names
-    try:
-        helper = next(n for n in ast.parse(textwrap.dedent(inner_src)).body if isinstance(n, ast.FunctionDef))
-    except (SyntaxError, StopIteration):
-        return names
-    used = _names(inner_node)
-    params = [a.arg for a in helper.args.args]
-    picked: set[str] = set()
-    for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
-        if not (isinstance(call.func, ast.Name) and call.func.id == helper.name
-                or isinstance(call.func, ast.Attribute) and call.func.attr == helper.name):
-            continue
-        for i, arg in enumerate(call.args):
-            if i < len(params) and params[i] in used:
-                picked |= _names(arg)
-        for kw in call.keywords:
-            if kw.arg in used:
-                picked |= _names(kw.value)
-    return picked or names
+def _asked(current: str, error: BaseException) -> list[str]:
+    """The types the error asks for, as pointer or scalar like `current`; none when the error
+    says it got another type than this one (the complaint is about another operand)."""
+    got = _got(error)
+    if got is not None and current.lstrip("*") != got:
+        return []
+    return [f"*{k}" if current.startswith("*") else k for k in _wanted(error)]
 
 
-def _kernel_line(error: BaseException, kernel_src: str) -> int:
-    """The line of the kernel's own text an error is at (0 when it cannot be told)."""
-    for e in _chain(error):
-        node = getattr(e, "node", None)
-        if node is not None and getattr(e, "src", None) == kernel_src:
-            return int(getattr(node, "lineno", 0) or 0)
-    return 0
+def _joint(suspects: list[str], current: dict[str, str], error: BaseException,
+           changed: dict[str, str]) -> list[dict[str, str]]:
+    """One trial that gives every suspect of the type the error got the type it wants: two
+    operands that must agree (`tl.dot_scaled(a, ..., "e4m3", b, ..., "e4m3")`), fixed at once."""
+    asked = {p: _asked(current[p], error) for p in suspects}
+    alike = [p for p in suspects if asked[p] and _got(error) is not None]
+    if len(alike) < 2:
+        return []
+    return [{**changed, **{p: asked[p][0] for p in alike}}]
 
 
-def _message(error: BaseException) -> str:
-    return " ".join(f"{type(e).__name__}: {getattr(e, 'error_message', None) or e}" for e in _chain(error))
+def about_types(error: BaseException) -> bool:
+    """A type error, or a failed `tl.static_assert` on a value's type (`seed.dtype.is_int()`)."""
+    return bool(TYPE_ERROR.search(message(error))) or any(
+        type(e).__name__ == "CompileTimeAssertionFailure" and isinstance(node := getattr(e, "node", None), ast.AST)
+        and any(isinstance(n, ast.Attribute) and n.attr in ("dtype", "element_ty") for n in ast.walk(node))
+        for e in chain(error))
 
 
 def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: BaseException,
@@ -96,33 +86,20 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
     """Types that make `spec` compile, changed from its guesses: {param: type}, or None."""
     guessed = {k[:-1]: v for k, v in spec.guessed if k.endswith(":") and isinstance(v, str)}
     src = getattr(jit, "src", None)
-    if not guessed or not isinstance(src, str) or not TYPE_ERROR.search(_message(error)):
+    fn = function_of(src) if isinstance(src, str) else None
+    if not guessed or fn is None or not about_types(error):
         return None
-    try:
-        fn = next(n for n in ast.parse(textwrap.dedent(src)).body if isinstance(n, ast.FunctionDef))
-    except (SyntaxError, StopIteration):
-        return None
-    deadline = time.monotonic() + DEADLINE_S
-    changed: dict[str, str] = {}
-    tried: set[tuple] = set()
-    while len(tried) < MAX_TRIES and time.monotonic() < deadline:
-        suspects = [p for p in params_behind(fn, _failing_names(error, src)) if p in guessed]
-        trials = [{**changed, p: alt} for p in suspects for alt in ALTERNATIVES.get(guessed[p], ())
-                  if alt != changed.get(p, guessed[p])]
-        for trial in trials:
-            key = tuple(sorted(trial.items()))
-            if key in tried:
-                continue
-            if len(tried) >= MAX_TRIES or time.monotonic() >= deadline:
-                return None
-            tried.add(key)
-            sig = tuple((name, trial.get(name, t)) for name, t in spec.signature)
-            after = attempt(dataclasses.replace(spec, signature=sig))
-            if after is None:
-                return trial
-            if _kernel_line(after, src) > _kernel_line(error, src) and TYPE_ERROR.search(_message(after)):
-                changed, error = trial, after   # further along the kernel: keep it, go on from there
-                break
-        else:
-            return None
-    return None
+    assert isinstance(src, str)
+
+    def trials(changed: dict, error: BaseException) -> list[dict]:
+        """The types the error asks for, every suspect's first, then each one's usual others."""
+        suspects = [p for p in params_behind(fn, failing_names(error, src)) if p in guessed]
+        current = {**guessed, **changed}
+        asked = [{**changed, p: t} for p in suspects for t in _asked(current[p], error) if t != current[p]]
+        usual = [{**changed, p: t} for p in suspects for t in ALTERNATIVES.get(guessed[p], ()) if t != current[p]]
+        return _joint(suspects, current, error, changed) + asked + usual
+
+    def typed(spec: Spec, trial: dict) -> Spec:
+        return dataclasses.replace(spec, signature=tuple((name, trial.get(name, t)) for name, t in spec.signature))
+
+    return walk(attempt, spec, error, src, trials, typed, about_types, MAX_TRIES, DEADLINE_S, sideways_ok=True)

@@ -32,7 +32,7 @@ from ptxdiff.metrics import sass
 from ptxdiff.sandbox.enter import begin, seal
 from ptxdiff.sandbox.policy import Policy
 from ptxdiff.source.modules import ModuleIndex
-from ptxdiff.specs.declared import AbsentKernel, config_options
+from ptxdiff.specs.declared import AbsentKernel, TritonsOwn, config_options
 from ptxdiff.specs.plan import Plan
 from ptxdiff.specs.resolve import Declared, Spec, SpecError, resolve
 
@@ -178,7 +178,8 @@ def try_compile(jit, spec: Spec, cc: int) -> tuple[Any, Exception | None, str]:
 
 def compile_spec(jit, spec: Spec, cc: int, retype: bool = False) -> dict:
     """Metrics of one spec, or its error; with `retype`, a type error under guessed types also
-    says which types compile (retype.py), for the engine to compile both sides with."""
+    says which types compile (retype.py), and a shape error under guessed sizes which sizes fit
+    (refit.py), for the engine to compile both sides with."""
     ck, error, printed = try_compile(jit, spec, cc)
     if error is not None:
         log = printed + "".join(traceback.format_exception_only(type(error), error))
@@ -188,10 +189,15 @@ def compile_spec(jit, spec: Spec, cc: int, retype: bool = False) -> dict:
         said = ptxas_error(printed)
         failed: dict = {"error": f"compile failed: {said or described(error, jit)}", "log": log[-20000:]}
         if retype:
+            from ptxdiff.compile import refit
             from ptxdiff.compile import retype as retypemod
             found = retypemod.search(lambda s: try_compile(jit, s, cc)[1], spec, error, jit)
             if found:
                 failed["retype"] = found
+            else:
+                sizes = refit.search(lambda s: try_compile(jit, s, cc)[1], spec, error, jit)
+                if sizes:
+                    failed["refit"] = sizes
         return failed
     ptx_text = ck.asm["ptx"]
     try:
@@ -268,7 +274,9 @@ class Worker:
         except SpecError as e:
             if self.imports:
                 raise
-            return {"error": str(e), "deterministic": True, **({"absent": True} if isinstance(e, AbsentKernel) else {})}
+            flag = {"absent": True} if isinstance(e, AbsentKernel) else {"tritons_own": e.dotted} \
+                if isinstance(e, TritonsOwn) else {}
+            return {"error": str(e), "deterministic": True, **flag}
 
     def compile(self, kernel: Kernel, spec: Spec, cc: int) -> dict:
         jit, _ = self.load(kernel, cc)

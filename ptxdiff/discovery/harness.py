@@ -1,8 +1,9 @@
 """Device functions compiled inside an elementwise harness: the parameters that harness takes.
 
 A `@triton.jit` function that no launch site launches, and that a wrapper decorator of the
-repository turns into kernels (`@pointwise_dynamic` over `@triton.jit`), is never a kernel by
-itself: it is compiled inside a harness that loads each input, calls it and stores each output.
+repository turns into kernels (`@pointwise_dynamic` over `@triton.jit`) or that returns values
+(an entry point cannot: triton fails to lower its `return`), is never a kernel by itself: it is
+compiled inside a harness that loads each input, calls it and stores each output.
 """
 
 from __future__ import annotations
@@ -56,9 +57,10 @@ def harness_params(params: tuple[Param, ...], outputs: int, integers: frozenset[
 
 def device_harness(fn: ast.FunctionDef, params: tuple[Param, ...]) -> tuple[int | None, tuple[Param, ...]]:
     """(outputs, harness params) for a jit function that is never launched itself, when a wrapper
-    decorator of the repository makes it a device function (no pointer param, no program_id);
+    decorator of the repository makes it a device function or it returns values (no pointer
+    param, no program_id);
     else (None, its own params)."""
-    if not _wrapped(fn) or any((p.kind or "").startswith("*") for p in params) \
+    if not (_wrapped(fn) or _outputs(fn)) or any((p.kind or "").startswith("*") for p in params) \
             or any(isinstance(n, ast.Attribute) and n.attr == "program_id" for n in ast.walk(fn)):
         return None, params
     outputs = _outputs(fn)

@@ -86,13 +86,32 @@ def module_constants(tree: ast.Module) -> dict:
     return {k: v[0] for k, v in seen.items() if len(v) == 1 and v[0] is not ...}
 
 
-def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None) -> dict[str, Hint]:
+def module_functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
+    """The module's top-level functions by name: the helpers a kernel may pass its constexprs to."""
+    return {stmt.name: stmt for stmt in tree.body if isinstance(stmt, ast.FunctionDef)}
+
+
+def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None,
+                    helpers: dict[str, ast.FunctionDef] | None = None) -> dict[str, Hint]:
     """A guess for every constexpr parameter, used when nothing else gives its value. `kinds` are the
-    types the parameters' use suggests (params.infer_param_kinds): a float stays a float."""
+    types the parameters' use suggests (params.infer_param_kinds): a float stays a float. A
+    constexpr passed on to one of `helpers` (the module's functions) is used as the helper uses
+    it and compared where the helper compares it (`if quant_policy == Q_POLICY_INT8:` inside
+    `_fill_page`, `if ROUND:` a flag), and a block size
+    is no smaller than what the kernel or a helper floor-divides it by (`BLOCK // 128`)."""
     kinds = kinds or {}
     # constexprs with a default get a hint too: a default the evaluator refuses needs one
     names = [a.arg for a in fn.args.args if is_constexpr(a.annotation)]
     uses, compared = _constexpr_uses(fn, names, consts)
+    least = _divisors(fn, set(names))
+    for helper, passed in _passed_on(fn, set(names), helpers or {}, 3):
+        helper_uses, helper_compared = _constexpr_uses(helper, list(passed), consts)
+        for inner, theirs in helper_compared.items():
+            _add_compared(compared[passed[inner]], theirs)
+        for inner, how in helper_uses.items():
+            uses[passed[inner]] |= how
+        for inner, d in _divisors(helper, set(passed)).items():
+            least[passed[inner]] = max(least.get(passed[inner], 1), d)
     squares = _square_blocks(fn, set(names))
     blocks = [n for n in names if "block" in uses[n] or (not uses[n] and not compared[n] and BLOCK_NAME.search(n)
                                                        and not SMALL_NAME.search(n))]
@@ -122,6 +141,9 @@ def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None
                 values = (value, *(v for v in sizes if v != value)) if value not in sizes else \
                     _branch_values(tuple(sizes), block=True)
                 hints[n] = Hint(values, f"a block size compared with {', '.join(map(repr, sizes))}; every branch", True)
+            elif least.get(n, 1) > value:   # `BLOCK // 128` in a shape: a smaller guess makes it 0
+                size = 1 << (least[n] - 1).bit_length()
+                hints[n] = Hint((size,), f"a block size (a power of two, divided by {least[n]})")
             else:
                 hints[n] = Hint((value,), "a block size (a power of two)")
         elif "loop" in u:
@@ -166,6 +188,37 @@ def _constexpr_uses(fn: ast.FunctionDef, names: list[str], consts: dict) -> tupl
                 found = [literal(e, consts) for e in options.elts]
                 _add_compared(compared[node.left.id], [v for ok, v in found if ok])
     return uses, compared
+
+
+def _passed_on(fn: ast.FunctionDef, names: set[str], helpers: dict[str, ast.FunctionDef], depth: int):
+    """(helper, {its param: our name}) for each of `helpers` that `fn` passes some of `names` to
+    unchanged (`helper(x, MODE)`, `helper(x, mode=MODE)`), through `depth` levels of calls."""
+    if depth <= 0:
+        return
+    for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
+        helper = helpers.get(call.func.id) if isinstance(call.func, ast.Name) else None
+        if helper is None or helper is fn:
+            continue
+        params = [a.arg for a in helper.args.args]
+        passed = {params[i]: a.id for i, a in enumerate(call.args) if i < len(params) and isinstance(a, ast.Name)}
+        passed.update({k.arg: v.id for k in call.keywords if k.arg and isinstance(v := k.value, ast.Name)})
+        passed = {inner: outer for inner, outer in passed.items() if outer in names and inner in params}
+        if passed:
+            yield helper, passed
+            for deeper, inner_passed in _passed_on(helper, set(passed), helpers, depth - 1):
+                yield deeper, {p: passed[q] for p, q in inner_passed.items()}
+
+
+def _divisors(fn: ast.FunctionDef, names: set[str]) -> dict[str, int]:
+    """The largest literal each of `names` is floor-divided by (`BLOCK // 128`): a guess below it
+    makes a shape of 0."""
+    found: dict[str, int] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv) and isinstance(node.left, ast.Name) \
+                and node.left.id in names and isinstance(node.right, ast.Constant) \
+                and type(node.right.value) is int and node.right.value > 1:
+            found[node.left.id] = max(found.get(node.left.id, 1), node.right.value)
+    return found
 
 
 def _add_compared(found: list, values: list) -> None:

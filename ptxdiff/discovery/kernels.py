@@ -17,7 +17,7 @@ from ptxdiff.discovery.callsites import Fact, HostFunction, facts, launch_calls,
 from ptxdiff.discovery.decorators import triton_kinds
 from ptxdiff.discovery.fingerprint import Closure
 from ptxdiff.discovery.harness import device_harness
-from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, module_constants, optional_params
+from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, module_constants, module_functions, optional_params
 from ptxdiff.discovery.params import Param, infer_param_kinds
 from ptxdiff.source.bounds import size_error
 from ptxdiff.source.modules import ModuleIndex, ParsedModule, nested_statements
@@ -109,7 +109,7 @@ def discover(snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = Non
             continue
         inferred = infer_param_kinds(fn, constexprs=True)
         inferred.update(descriptor_types(fn, tree))
-        hints = constexpr_hints(fn, module_constants(tree), inferred)
+        hints = constexpr_hints(fn, module_constants(tree), inferred, module_functions(tree))
         optional = optional_params(fn)
         params = tuple(Param(a.arg, constexpr, None if constexpr else inferred.get(a.arg), hints.get(a.arg),
                              a.arg in optional)

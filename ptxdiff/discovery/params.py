@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from ptxdiff.discovery.hints import Hint
@@ -91,13 +92,27 @@ class _Locals:
         return seen, {n for n in seen if n in self.params and "ptr" in n.lower()}
 
 
+def _assigned(node: ast.AST) -> tuple[ast.expr | None, ast.expr | None]:
+    """The target and value of a single-target assignment, annotated ones included
+    (`out_dtype: tl.constexpr = out_ptr.dtype.element_ty`)."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        return node.targets[0], node.value
+    if isinstance(node, ast.AnnAssign):
+        return node.target, node.value
+    return None, None
+
+
 def _locals(params: list[str], nodes: list[ast.AST]) -> _Locals:
     derived: dict[str, set[str]] = {}
     uses: dict[str, set[str]] = {}
     for node in nodes:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            derived.setdefault(node.targets[0].id, set()).update(_pointer_terms(node.value))
-            uses.setdefault(node.targets[0].id, set()).update(_names_in(node.value))
+        target, value = _assigned(node)
+        if isinstance(target, ast.Name) and value is not None:
+            derived.setdefault(target.id, set()).update(_pointer_terms(value))
+            uses.setdefault(target.id, set()).update(_names_in(value))
+        elif isinstance(target, (ast.Tuple, ast.List)) and value is not None:  # `lo, hi = tl.split(out)`
+            for name in _names_in(target):
+                uses.setdefault(name, set()).update(_names_in(value))
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):  # `k_len += nxt - cur`
             uses.setdefault(node.target.id, set()).update(_names_in(node.value))
     return _Locals(params, derived, uses)
@@ -192,6 +207,9 @@ class _Evidence:
         else:
             self.compared |= names
 
+
+# `tl.dot_scaled` formats -> the element type of an operand in that format (e2m1: two per byte)
+SCALED_FORMATS = {"e4m3": "*fp8e4nv", "e5m2": "*fp8e5", "e2m1": "*u8", "bf16": "*bf16", "fp16": "*fp16"}
 
 # triton dtype names as a signature writes them
 SIGNATURE_TYPES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64", "float8e4nv": "fp8e4nv",
@@ -289,6 +307,20 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
                 if len(known) == 1:
                     for q in mine:
                         found.element_types.setdefault(q, next(iter(known)))
+    # `tl.dot_scaled(a, a_scale, "e4m3", b, b_scale, fmt, ...)`: the scales are e8m0 bytes, an
+    # operand given a literal format is that type
+    for node in nodes:
+        if isinstance(node, ast.Call) and dotted_name(node.func)[-1:] == ["dot_scaled"]:
+            args = dict(zip(("lhs", "lhs_scale", "lhs_format", "rhs", "rhs_scale", "rhs_format"), node.args))
+            args.update({k.arg: k.value for k in node.keywords if k.arg})
+            for role in ("lhs", "rhs"):
+                fmt = args.get(f"{role}_format")
+                kind = SCALED_FORMATS.get(fmt.value) if isinstance(fmt, ast.Constant) and isinstance(
+                    fmt.value, str) else None
+                for part, typed in ((f"{role}_scale", "*u8"), (role, kind)):
+                    if part in args and typed:
+                        for q in {q for n in _names_in(args[part]) for q in loaded_from.get(n, ())}:
+                            found.element_types.setdefault(q, typed)
     for node in nodes:   # a tuple argument (`x.stride()` passed whole) read by constant index
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in flow.params \
                 and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int and node.slice.value >= 0:
@@ -343,10 +375,11 @@ def infer_param_kinds(fn: ast.FunctionDef, constexprs: bool = False) -> dict[str
     return {p: _kind(p, annotations.get(p), found) for p in params}
 
 
-def params_behind(fn: ast.FunctionDef, names: set[str]) -> list[str]:
-    """The kernel's runtime params that the values of `names` are computed from (through its
-    assignments), nearest first: the suspects when a line of the kernel fails on a type."""
-    params = [a.arg for a in fn.args.args if not is_constexpr(a.annotation)]
+def params_behind(fn: ast.FunctionDef, names: set[str], among: Collection[str] | None = None) -> list[str]:
+    """The kernel's runtime params (or those of `among`) that the values of `names` are computed
+    from (through its assignments), nearest first: the suspects when a line of the kernel fails
+    on a type (or on a shape)."""
+    params = [a.arg for a in fn.args.args if (a.arg in among if among is not None else not is_constexpr(a.annotation))]
     flow = _locals(params, list(ast.walk(fn)))
     order: list[str] = []
     todo, seen = sorted(names), set(names)

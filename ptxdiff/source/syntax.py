@@ -52,9 +52,12 @@ def attribute_chains(node: ast.AST) -> list[list[str]]:
 
 
 def is_constexpr(annotation: ast.expr | None) -> bool:
-    """`x: tl.constexpr` (or `"tl.constexpr"` as a string): a compile-time parameter."""
+    """`x: tl.constexpr` (or `"tl.constexpr"` as a string, or `tl.constexpr(tl.int1)`): a
+    compile-time parameter."""
     if annotation is None:
         return False
+    if isinstance(annotation, ast.Call):
+        annotation = annotation.func
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
         return annotation.value.endswith("constexpr")
     chain = dotted_name(annotation)

@@ -29,6 +29,17 @@ class AbsentKernel(SpecError):
     `if` on the device that this target answers false)."""
 
 
+class TritonsOwn(SpecError):
+    """The module binds the kernel's name to one of triton's own builtins under this triton
+    (`triton_cast = tl.cast`, its `@triton.jit` definition under `else:` for older tritons):
+    there is no code of the repository to compile."""
+
+    def __init__(self, kernel: Kernel, dotted: str):
+        super().__init__(f"{kernel.id} is triton's `{dotted}` under this triton (its @triton.jit definition "
+                         "is for other tritons): nothing of the repository's to compile")
+        self.dotted = dotted
+
+
 def kernel_function(interp: Interp, kernel: Kernel) -> Function:
     """The kernel's function as the module binds it (the branch of an `if` the target takes)."""
     try:
@@ -40,6 +51,8 @@ def kernel_function(interp: Interp, kernel: Kernel) -> Function:
         raise SpecError(f"cannot read {kernel.name}: {e}") from None
     except Refused as e:
         raise SpecError(f"cannot read {kernel.name}: {e}") from None
+    if isinstance(fn, External) and fn.dotted.startswith("triton."):
+        raise TritonsOwn(kernel, fn.dotted)
     if not isinstance(fn, Function) or not isinstance(fn.node, ast.FunctionDef):
         raise SpecError(f"{kernel.id} is not a function at this revision")
     return fn

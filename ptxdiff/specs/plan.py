@@ -48,6 +48,9 @@ class Plan:
     # types a compile search found where guesses did not compile (compile/retype.py), per
     # combination of constexpr values (`combo_key`): a flag may make a parameter a pointer or an int
     retypes: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    # guessed constexpr values a compile search replaced because the kernel's shapes (or types)
+    # could not take them (compile/refit.py): (name, guessed, compiled instead)
+    refits: tuple[tuple[str, object, object], ...] = ()
 
     def key(self) -> str:
         return json.dumps({
@@ -57,7 +60,8 @@ class Plan:
             "optional": list(self.optional), "options": [[c.name, list(c.values), c.source] for c in self.options],
             "max_specs": self.max_specs, "cover": self.cover, **({"shrink": self.shrink} if self.shrink > 1 else {}),
             **({"families": list(self.families)} if self.families else {}),
-            **({"retypes": [[k, list(map(list, v))] for k, v in self.retypes]} if self.retypes else {})})
+            **({"retypes": [[k, list(map(list, v))] for k, v in self.retypes]} if self.retypes else {}),
+            **({"refits": [list(r) for r in self.refits]} if self.refits else {})})
 
     def choice(self, name: str, kind: str = "constexprs") -> Choice | None:
         return next((c for c in getattr(self, kind) if c.name == name), None)
@@ -87,12 +91,33 @@ class Plan:
 
     def retyped(self, found: dict[str, dict[str, str]]) -> Plan:
         """This plan with the types a compile search found, per combination of constexpr values;
-        what it had found before stays (one search per combination)."""
+        what it had found before stays, a later search (from those types) adds params."""
         have = dict(self.retypes)
         for combo, types in found.items():
-            have.setdefault(combo, tuple(sorted(types.items())))
+            merged = dict(have.get(combo, ()))
+            for param, kind in types.items():
+                merged.setdefault(param, kind)
+            have[combo] = tuple(sorted(merged.items()))
         retypes = tuple(sorted(have.items()))
         return dataclasses.replace(self, retypes=retypes) if retypes != self.retypes else self
+
+    def refitted(self, found: dict[str, tuple[object, object]]) -> Plan:
+        """This plan with guessed values that do not fit the kernel replaced, {name: (guessed,
+        instead)}: each value of the guessed choice that equals the guess."""
+        constexprs, refits = list(self.constexprs), list(self.refits)
+        for name, (old, new) in found.items():
+            for i, c in enumerate(constexprs):
+                if c.name == name and c.source == "guessed" and old in c.values:
+                    constexprs[i] = dataclasses.replace(c, values=tuple(dict.fromkeys(new if v == old else v
+                                                                                     for v in c.values)))
+                    refits.append((name, old, new))
+        if not refits or tuple(refits) == self.refits:
+            return self
+        return dataclasses.replace(self, constexprs=tuple(constexprs), refits=tuple(refits))
+
+    def refit_notes(self) -> list[str]:
+        return [f"{name}: guessed {old}, which does not fit the kernel; {new} does"
+                for name, old, new in self.refits]
 
     def retype_for(self, constexprs: dict) -> dict[str, str]:
         """The searched types of the spec with these constexprs (as `Spec.as_dict` gives them)."""

@@ -195,6 +195,7 @@ def resolve(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan = 
     shrunk = plan.shrunk_note()
     if shrunk:
         notes.append(shrunk)
+    notes += plan.refit_notes()
     if cfg.specs:
         variants = [_Variant(override=s) for s in cfg.specs]
     elif launches:

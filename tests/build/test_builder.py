@@ -330,7 +330,9 @@ def test_annotations_and_defaults_are_names_in_the_text_triton_reads():
 
 
 @pytest.mark.parametrize("annotation", ["tl.core.builtins.exec('1')", "open('x', 'w').write('ran')",
-                                        "tl.constexpr[print()]", "(lambda: 1)()", "tl.constexpr | tl.tensor"])
+                                        "tl.constexpr[print()]", "(lambda: 1)()", "tl.constexpr | tl.tensor",
+                                        "tl.constexpr(print())", "tl.constexpr(tl.int1, x=print())",
+                                        "tl.constexpr(tl.int1)(1)"])
 def test_an_annotation_other_than_a_name_is_refused(annotation):
     files = {"m.py": f"""
         import triton
@@ -340,8 +342,22 @@ def test_an_annotation_other_than_a_name_is_refused(annotation):
         def k(x_ptr, Z: {annotation} = 1):
             tl.store(x_ptr, 1.0)
     """}
-    with pytest.raises(SpecError, match=r"m\.py:6: refused .*an annotation must be a constant, a name or a dotted"):
+    with pytest.raises(SpecError, match=r"m\.py:6: refused .*an annotation must be a constant, a name, a dotted"):
         _built(files, "k")
+
+
+def test_a_constexpr_annotation_in_the_call_form_is_a_constexpr():
+    """`X: tl.constexpr(tl.int1)` (unsloth's kernels) is a constexpr, built as the plain form."""
+    files = {"m.py": """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, FLAG: tl.constexpr(tl.int1), SCALE: "tl.constexpr" = 2.0):
+            tl.store(x_ptr, SCALE if FLAG else 1.0)
+    """}
+    jit = _built(files, "k")
+    assert [p.name for p in jit.params if p.is_constexpr] == ["FLAG", "SCALE"]
 
 
 @pytest.mark.parametrize(("line", "refused"), [
@@ -435,3 +451,29 @@ def test_a_name_this_triton_lacks_is_left_to_triton_not_refused():
             tl.store(x_ptr, 1.0)
     """}
     assert "no_such_function" not in _built(files, "k").fn.__globals__
+
+
+def test_a_language_name_triton_renamed_is_read_as_its_new_name():
+    """`tl._experimental_make_tensor_descriptor` (triton 3.3) is `tl.make_tensor_descriptor` under a
+    triton that renamed it, and the notes say so; other private names stay refused."""
+    import triton.language as tl
+
+    files = {"m.py": """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, M, BLOCK: tl.constexpr):
+            desc = tl._experimental_make_tensor_descriptor(x_ptr, shape=[M], strides=[1], block_shape=[BLOCK])
+            desc.store([0], desc.load([0]) + 1)
+    """}
+    builder = _builder(files)
+    jit = _built(files, "k", builder=builder)
+    assert jit.fn.__globals__["tl"]._experimental_make_tensor_descriptor is \
+        getattr(tl, "_experimental_make_tensor_descriptor", tl.make_tensor_descriptor)
+    if not hasattr(tl, "_experimental_make_tensor_descriptor"):
+        assert builder.interp.used == ["`tl._experimental_make_tensor_descriptor` compiled as "
+                                       "`make_tensor_descriptor`, its name in this triton"]
+    private = {"m.py": files["m.py"].replace("_experimental_make_tensor_descriptor", "_experimental_other")}
+    with pytest.raises(SpecError, match="an attribute starting with _"):
+        _built(private, "k")

@@ -656,3 +656,30 @@ def test_a_worker_dies_with_the_process_that_started_it(tmp_path):
     else:
         os.kill(child, 9)
         pytest.fail("the worker outlived its parent")
+
+
+def test_a_jit_function_bound_to_a_triton_builtin_under_this_triton_is_said_not_compared(tmp_path):
+    """`triton_cast = tl.cast` for new tritons, a `@triton.jit` fallback under `else:` for old
+    ones (its callers live in other modules): under ours there is nothing of the repository's to
+    compile, on either side. No row (nothing to block on); a message says why."""
+    src = HEADER + """import os
+
+if os.environ.get("OLD_TRITON", "0") == "0" NOTE:
+    triton_cast = tl.cast
+else:
+    @triton.jit
+    def triton_cast(x, dtype):
+        return x.to(dtype)
+
+
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+"""
+    repo = make_repo(tmp_path, {"ops/k.py": src.replace(" NOTE", "")})
+    commit(repo, "v2", {"ops/k.py": src.replace(" NOTE", " and True")})
+    report = compare(repo, "HEAD~1", "HEAD")
+    assert report.rows == []
+    assert any(m.startswith("ops/k.py::triton_cast: not a kernel under this triton") and "`triton.language.cast`" in m
+               for m in report.messages), report.messages

@@ -368,6 +368,65 @@ def k(x_ptr, BLOCK: tl.constexpr, MODE: tl.constexpr, ACT: tl.constexpr, SCALE: 
     assert hints["SCALE"].values == (0.5, 1e-6)
 
 
+def test_a_constexpr_passed_to_a_helper_is_guessed_as_the_helper_uses_it():
+    """`quant_policy` is compared inside the helper it is passed to (with module constants): each
+    compared value and one that matches none, not one size that reaches only the `else`; one the
+    helper tests by `if` is a flag."""
+    from ptxdiff.discovery.hints import module_functions
+
+    fn, tree = fn_of(HEADER + '''
+Q_INT4 = tl.constexpr(4)
+Q_INT8 = tl.constexpr(8)
+
+
+@triton.jit
+def _quant(x, policy: tl.constexpr):
+    if policy == Q_INT8:
+        return x * 2.0
+    elif policy == Q_INT4:
+        return _inner(x, mode=policy)
+    else:
+        tl.static_assert(False, "Unsupported quant policy")
+
+
+@triton.jit
+def _inner(x, mode: tl.constexpr):
+    return x * 3.0 if mode == 5 else x
+
+
+@triton.jit
+def k(x_ptr, quant_policy: tl.constexpr):
+    tl.store(x_ptr, _quant(tl.load(x_ptr), quant_policy))
+''', name="k")
+    assert constexpr_hints(fn, module_constants_of(tree))["quant_policy"].values == (64,)
+    hints = constexpr_hints(fn, module_constants_of(tree), helpers=module_functions(tree))
+    assert hints["quant_policy"].values == (8, 4, 5, 64) and hints["quant_policy"].branches
+    flag, tree = fn_of(HEADER + '''
+@triton.jit
+def _noise(x, ROUND: tl.constexpr):
+    if ROUND:
+        return x + 1.0
+    return x
+
+
+@triton.jit
+def k(x_ptr, STOCHASTIC: tl.constexpr):
+    tl.store(x_ptr, _noise(tl.load(x_ptr), STOCHASTIC))
+''', name="k")
+    assert constexpr_hints(flag, {}, helpers=module_functions(tree))["STOCHASTIC"].values == (False, True)
+
+
+def _pair_rows(tmp_path, src: str, change: str, jobs: int = 2) -> list:
+    """The rows of a repository whose one kernel file `src` changes ` SCALE` to `change`."""
+    from ptxdiff.compare.engine import Engine
+    from ptxdiff.git.repo import Repo
+
+    repo = make_repo(tmp_path, {"ops/k.py": src.replace(" SCALE", "")})
+    commit(repo, "v2", {"ops/k.py": src.replace(" SCALE", change)})
+    r = Repo(repo)
+    return Engine(r, jobs=jobs).compare(r.side("HEAD~1"), r.side("HEAD")).rows
+
+
 def module_constants_of(tree):
     from ptxdiff.discovery.hints import module_constants
     return module_constants(tree)
@@ -517,14 +576,7 @@ def test_a_cast_to_the_pointers_element_type_is_compiled_with_bf16_pointers_too(
     assert by_type == {"*fp32": "identical", "*bf16": "structural"}, [(row.spec, row.error) for row in report.rows]
 
 
-def test_a_guessed_value_that_fits_no_branch_fails_alike_on_both_sides_and_does_not_block(tmp_path):
-    """`MODE` selects one of two branches that define `y`; the guess that matches neither (for an
-    `else` a kernel might have) makes `y` undefined on both sides. That row is a guess that does
-    not fit: shown, said, not blocking; the rows of the real branches carry the verdict."""
-    from ptxdiff.compare.engine import UNFIT, Engine
-    from ptxdiff.git.repo import Repo
-
-    src = HEADER + '''
+BRANCHES = HEADER + '''
 @triton.jit
 def k(x_ptr, out_ptr, n, MODE: tl.constexpr, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -535,8 +587,17 @@ def k(x_ptr, out_ptr, n, MODE: tl.constexpr, BLOCK: tl.constexpr):
         y = x * SCALE
     tl.store(out_ptr + offs, y, mask=offs < n)
 '''
-    repo = make_repo(tmp_path, {"ops/k.py": src.replace("SCALE", "3.0")})
-    commit(repo, "v2", {"ops/k.py": src.replace("SCALE", "4.0 + 1.0")})
+
+
+def test_a_guessed_value_that_fits_no_branch_fails_alike_on_both_sides_and_does_not_block(tmp_path):
+    """`MODE` selects one of two branches that define `y`; the guess that matches neither (for an
+    `else` a kernel might have) makes `y` undefined on both sides. That row is a guess that does
+    not fit: shown, said, not blocking; the rows of the real branches carry the verdict."""
+    from ptxdiff.compare.engine import UNFIT, Engine
+    from ptxdiff.git.repo import Repo
+
+    repo = make_repo(tmp_path, {"ops/k.py": BRANCHES.replace("SCALE", "3.0")})
+    commit(repo, "v2", {"ops/k.py": BRANCHES.replace("SCALE", "4.0 + 1.0")})
     r = Repo(repo)
     rows = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD")).rows
     by_mode = {row.spec_detail["constexprs"]["MODE"]: row for row in rows}
@@ -588,3 +649,172 @@ def launch(q, out):
     plan = make(kernel, kernel, kernel, inputs_of(kernel, {}, Config()))
     assert plan.choice("stride_q_d", "types").values == ("constexpr1",)
     assert plan.choice("stride_q_m", "types").values == ("i32",)
+
+
+def test_an_added_kernel_whose_guessed_values_fit_one_branch_only_is_measured_there(tmp_path):
+    """An added kernel: the guess that reaches no branch defining `y` fails, the others compile.
+    The failing rows are guesses that do not fit (shown, not blocking), as for both sides."""
+    from ptxdiff.compare.engine import UNFIT_ONE_SIDE, Engine
+    from ptxdiff.git.repo import Repo
+
+    repo = make_repo(tmp_path, {"ops/other.py": "X = 1\n"})
+    commit(repo, "v2", {"ops/k.py": BRANCHES.replace("SCALE", "3.0")})
+    r = Repo(repo)
+    rows = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD")).rows
+    by_mode = {row.spec_detail["constexprs"]["MODE"]: row for row in rows}
+    assert by_mode[1].verdict == by_mode[2].verdict == "added" and by_mode[1].error is by_mode[2].error is None
+    (unfit,) = [row for mode, row in by_mode.items() if mode not in (1, 2)]
+    assert unfit.verdict == "added" and unfit.error and not unfit.blocking and unfit.why == UNFIT_ONE_SIDE
+
+
+def test_a_jit_function_that_returns_values_and_is_never_launched_is_compiled_in_a_harness(tmp_path):
+    """A device function nobody in the repository calls by name (`f = a if X else b` picks it):
+    as an entry point triton cannot lower its `return`, so it is compiled inside the harness."""
+    src = HEADER + '''
+@triton.jit
+def next_pow2_log(val, eps: tl.constexpr):
+    return tl.exp2(tl.ceil(tl.log2(val)) + eps SCALE)
+'''
+    (row,) = _pair_rows(tmp_path, src, " + val", jobs=1)
+    assert row.error is None and row.verdict == "structural"
+    assert row.spec_detail["signature"]["val_ptr"] == "*fp32"
+    assert any("elementwise harness" in n for n in row.spec_detail["notes"])
+
+
+RETYPE_FLOWS = HEADER + '''
+@triton.jit
+def _seeded(x, seed_ptr):
+    seed = tl.load(seed_ptr)
+    tl.static_assert(seed.dtype.is_int())
+    return x + seed
+
+
+@triton.jit
+def k(x_ptr, seed_base_ptr, out_ptr, n, GROUP: tl.constexpr):
+    HALF: tl.constexpr = GROUP // 2
+    out_dtype: tl.constexpr = out_ptr.dtype.element_ty
+    offs = tl.program_id(0) * GROUP + tl.arange(0, GROUP)
+    x = _seeded(tl.load(x_ptr + offs, mask=offs < n, other=0.0), seed_base_ptr)
+    packed = x.to(out_dtype)
+    lo, hi = tl.split(packed.reshape((HALF, 2), can_reorder=False))
+    tl.store(out_ptr + tl.arange(0, HALF), lo | (hi << 4) SCALE)
+'''
+
+
+def test_the_type_search_follows_annotated_locals_unpacking_and_static_asserts_on_types(tmp_path):
+    """`out_ptr` reaches `lo | hi` through an annotated local and a tuple unpacking; `seed_base_ptr`
+    fails a helper's `tl.static_assert(seed.dtype.is_int())`: both are searched and found."""
+    rows = _pair_rows(tmp_path, RETYPE_FLOWS, " | 1", jobs=2)
+    assert rows and all(row.error is None for row in rows), [row.error for row in rows]
+    sig = rows[0].spec_detail["signature"]
+    assert (sig["out_ptr"], sig["seed_base_ptr"]) == ("*i32", "*i32")
+
+
+BORROWED = HEADER + '''
+@triton.jit
+def k(x_ptr, out_ptr, n, GROUPS: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.sigmoid(tl.load(x_ptr + offs, mask=offs < n, other=0))
+    if GROUPS == 1:
+        y = x
+    else:
+        y = tl.max(tl.reshape(x, (GROUPS, BLOCK)), axis=1)
+    tl.store(out_ptr + tl.arange(0, BLOCK), y SCALE)
+'''
+
+
+def test_every_guess_compiles_the_types_found_so_its_row_tells_its_own_misfit(tmp_path):
+    """`x_ptr` is guessed `*i32` (its `other=0`); under GROUPS=1 the search finds `*fp32`. A guess
+    of GROUPS that fails further on (a reshape it does not fit) compiles that type too (found
+    as far as it goes, or lent from GROUPS=1), so its row tells the real misfit, not the type
+    error all guesses share."""
+    rows = _pair_rows(tmp_path, BORROWED, " * 2.0", jobs=2)
+    assert {row.spec_detail["signature"]["x_ptr"] for row in rows} == {"*fp32"}
+    fits = [row for row in rows if row.error is None]
+    assert fits and all(row.verdict == "structural" for row in fits)
+    assert all("reshape" in row.error for row in rows if row.error), [row.error for row in rows]
+
+
+def test_a_block_size_a_helper_divides_by_a_constant_is_guessed_no_smaller():
+    """`BLOCK_N` reaches `_swizzle` as `OUTER`, which makes a shape of `OUTER // 128`: a guess of 64
+    would make that 0 (`Shape element 0 must be a power of 2`), so the guess is 128."""
+    from ptxdiff.discovery.hints import module_functions
+
+    fn, tree = fn_of(HEADER + '''
+@triton.jit
+def _swizzle(s, OUTER: tl.constexpr, INNER: tl.constexpr):
+    return tl.reshape(s, [OUTER // 128, 4, 32, INNER // 64, 4])
+
+
+@triton.jit
+def k(x_ptr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    s = tl.load(x_ptr + tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :])
+    tl.store(x_ptr + tl.arange(0, 16), tl.ravel(_swizzle(s, BLOCK_N, BLOCK_M)))
+''')
+    hints = constexpr_hints(fn, module_constants_of(tree), helpers=module_functions(tree))
+    assert (hints["BLOCK_N"].values, hints["BLOCK_M"].values) == ((128,), (64,))
+
+
+SCALED_DOT = HEADER + '''
+@triton.jit
+def mx(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, a_dtype: tl.constexpr, b_dtype: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs[:, None] * BLOCK + offs[None, :])
+    b = tl.load(b_ptr + offs[:, None] * BLOCK + offs[None, :])
+    sa = tl.load(sa_ptr + offs[:, None] * (BLOCK // 32) + tl.arange(0, BLOCK // 32)[None, :])
+    sb = tl.load(sb_ptr + offs[:, None] * (BLOCK // 32) + tl.arange(0, BLOCK // 32)[None, :])
+    acc = tl.dot_scaled(a, sa, a_dtype, b, sb, b_dtype, tl.zeros((BLOCK, BLOCK), dtype=tl.float32))
+    tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], acc SCALE)
+
+
+def run(a, b, sa, sb, c):
+    mx[(1,)](a, b, sa, sb, c, "e4m3", "e4m3", BLOCK=64)
+'''
+
+
+def test_scaled_dot_operands_take_the_type_their_format_asks_for_both_at_once(tmp_path):
+    """`tl.dot_scaled`'s scales are e8m0 bytes (`*u8`, from use); both operands in `e4m3` fail
+    alike under the fp32 guess, so fixing one alone gets nowhere: the search gives both the type
+    the error asks for in one step."""
+    (row,) = _pair_rows(tmp_path, SCALED_DOT, " * 2.0", jobs=1)
+    assert row.error is None and row.verdict == "structural", row.error
+    sig = row.spec_detail["signature"]
+    assert [sig[p] for p in ("a_ptr", "b_ptr", "sa_ptr", "sb_ptr")] == ["*fp8e4nv", "*fp8e4nv", "*u8", "*u8"]
+
+
+REFIT = HEADER + '''
+@triton.jit
+def k(x_ptr, out_ptr, n_group: tl.constexpr, group_size: tl.constexpr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    best = tl.max(tl.reshape(x, (n_group, group_size)), axis=1)
+    tl.store(out_ptr + tl.arange(0, n_group), best SCALE)
+'''
+
+
+def test_guessed_sizes_the_kernels_shapes_cannot_take_are_searched(tmp_path):
+    """`tl.reshape` of a 64-element block to the guesses (64, 64) cannot be: a search finds sizes
+    that fit, both sides compile them, and the row says which guess it replaced."""
+    rows = _pair_rows(tmp_path, REFIT, " * 2.0", jobs=2)
+    assert rows and all(row.error is None and row.verdict == "structural" for row in rows), [x.error for x in rows]
+    (row,) = rows
+    c = row.spec_detail["constexprs"]
+    assert c["n_group"] * c["group_size"] == c["BLOCK"], c
+    assert any("which does not fit the kernel" in n for n in row.spec_detail["notes"])
+
+
+EXPONENT = HEADER + '''
+@triton.jit
+def k(x_ptr, out_ptr, eps_exp: tl.constexpr):
+    e = tl.load(x_ptr + tl.arange(0, 64)).to(tl.int32)
+    e = tl.maximum(e, 127 + eps_exp)
+    tl.store(out_ptr + tl.arange(0, 64), (1 << e) SCALE)
+'''
+
+
+def test_a_guessed_float_that_the_kernel_uses_as_an_int_is_searched(tmp_path):
+    """`eps_exp` reads like a float (its name), but the kernel shifts by it: the float guess
+    cannot compile, no type of a runtime param mends it, and the int 1 does."""
+    (row,) = _pair_rows(tmp_path, EXPONENT, " + 1", jobs=1)
+    assert row.error is None and row.verdict == "structural", row.error
+    assert row.spec_detail["constexprs"]["eps_exp"] == 1
+    assert "eps_exp: guessed 1e-06, which does not fit the kernel; 1 does" in row.spec_detail["notes"]

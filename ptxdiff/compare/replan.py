@@ -1,0 +1,126 @@
+"""Plans made again for a compared pair from what its first compiles said: both sides get the
+new plan, so the two sides still compile the same values.
+
+A constexpr that is a fact on one side and a guess on the other (`matched`), types a compile
+search found where guesses did not compile (`retyped`), guessed sizes the kernel's shapes cannot
+take (`refitted`), and guessed sizes whose compile ran past its bound (`shrunk`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ptxdiff.config import KernelConfig
+from ptxdiff.discovery.kernels import Kernel
+from ptxdiff.git.repo import Side
+from ptxdiff.specs import plan as planmod
+from ptxdiff.specs.plan import Plan
+
+RETYPE_ROUNDS = 3   # type searches a pair gets, each from the types the one before found
+
+
+@dataclass
+class Need:
+    """One (side, kernel) whose results must be produced: per target, a list of spec results.
+    Each side is compiled with its own launch inputs: its plan and its config entry."""
+
+    side: Side
+    kernel: Kernel
+    plan: Plan
+    kcfg: KernelConfig
+    pair: int                                # the compared pair it belongs to
+    results: dict[int, list[dict]] = field(default_factory=dict)
+    keys: dict[int, str] = field(default_factory=dict)
+
+
+def pairs_of(needs: list[Need]) -> list[list[Need]]:
+    """The needs grouped by the compared pair they belong to (one or two each)."""
+    by_pair: dict[int, list[Need]] = {}
+    for need in needs:
+        by_pair.setdefault(need.pair, []).append(need)
+    return list(by_pair.values())
+
+
+def _replanned(needs: list[Need], replan: Callable[[Plan, list[dict]], Plan]) -> list[Need]:
+    """The needs whose pair `replan` gives a new plan (from both sides' results, the same for
+    both sides), with that plan and their results cleared."""
+    out: list[Need] = []
+    for group in pairs_of(needs):
+        results = [r for need in group for rs in need.results.values() for r in rs]
+        for need in group:
+            _adopt(need, replan(need.plan, results), out)
+    return out
+
+
+def _adopt(need: Need, plan: Plan, out: list[Need]) -> None:
+    """A new plan for a need: its results are cleared, and it is listed to compile again."""
+    if plan != need.plan:
+        need.plan = plan
+        need.results.clear()
+        out.append(need)
+
+
+def matched(needs: list[Need]) -> list[Need]:
+    """Pairs where a constexpr is a fact on one side (its autotune configs, its defaults) and a
+    guess on the other (a launcher whose default cannot be read): the guessing side compiles
+    the fact side's values instead, so the two sides differ only where the code does."""
+    out: list[Need] = []
+    for group in pairs_of(needs):
+        if len(group) != 2:
+            continue
+        specs = [[r["spec"] for rs in n.results.values() for r in rs if isinstance(r.get("spec"), dict)] for n in group]
+        for need, mine, theirs in ((group[0], specs[0], specs[1]), (group[1], specs[1], specs[0])):
+            guessed = {k for spec in mine for k in spec.get("guessed", {})}
+            facts: dict[str, list] = {}
+            for spec in theirs:
+                for k, v in spec.get("constexprs", {}).items():
+                    if k in guessed and k not in spec.get("guessed", {}) and isinstance(v, (int, float)) \
+                            and v not in facts.setdefault(k, []):
+                        facts[k].append(v)
+            _adopt(need, need.plan.matched(facts) if facts else need.plan, out)
+    return out
+
+
+def shrunk(needs: list[Need]) -> list[Need]:
+    """Pairs where a compile of guessed sizes ran past plan.GUESSED_BOUND_S on either side: both sides
+    compile the guessed sizes shrunk (plan.shrunk), and the rows say so."""
+    return _replanned(needs, lambda plan, results: plan.shrunk() if any(r.get("guarded") for r in results) else plan)
+
+
+def retyped(needs: list[Need]) -> list[Need]:
+    """Pairs where a side's compile found types that compile in place of failing guesses
+    (`retype`, compile/retype.py): one set of types for both sides, whichever side failed."""
+    def replan(plan: Plan, results: list[dict]) -> Plan:
+        specs = [r for r in results if isinstance(r.get("spec"), dict)]
+        found = {planmod.combo_key(r["spec"]["constexprs"]): r["retype"] for r in specs if r.get("retype")}
+        if not found:
+            return plan
+        # a combination that failed without finding types of its own borrows those found for the
+        # others (a pointer's element type seldom follows a constexpr; its search may have stopped
+        # at a later error that only its values have)
+        lent: dict[str, str] = {}
+        for types in found.values():
+            for param, kind in types.items():
+                lent.setdefault(param, kind)
+        for r in specs:
+            if r.get("error"):
+                found.setdefault(planmod.combo_key(r["spec"]["constexprs"]), lent)
+        return plan.retyped(found)
+    return _replanned(needs, replan)
+
+
+def refitted(needs: list[Need]) -> list[Need]:
+    """Pairs where a side's compile found sizes that fit the kernel's shapes in place of failing
+    guesses (`refit`, compile/refit.py): both sides compile them."""
+    def replan(plan: Plan, results: list[dict]) -> Plan:
+        found = {name: (r["spec"]["constexprs"][name], size) for r in results if r.get("refit")
+                 and isinstance(r.get("spec"), dict) for name, size in r["refit"].items()
+                 if type(r["spec"]["constexprs"].get(name)) in (int, float)}
+        return plan.refitted(found) if found else plan
+    return _replanned(needs, replan)
+
+
+# in order: each sees the results the ones before compiled again
+REPLANS: tuple[Callable[[list[Need]], list[Need]], ...] = (
+    matched, *[retyped] * RETYPE_ROUNDS, refitted, retyped, shrunk)

@@ -1,0 +1,64 @@
+"""A small, bounded search for guessed constexpr values that fit the kernel's shapes.
+
+A guessed size can be one the kernel's shapes cannot take (`tl.reshape(x, (n_group, group_size))`
+of a block whose size is neither's product, `BLOCK // 128` of a guess of 64 making a shape of 0).
+When triton rejects a spec on a shape, the guessed integer constexprs behind the failing line
+(through the kernel's assignments and the helpers it fails inside) take other sizes one at a
+time, a few compiles at most (on a type error that the type search could not mend, a guessed
+float there takes the ints 1 and 0: `eps_exp` is an exponent); the first values that compile,
+or else those that get furthest down the kernel, are returned. The engine then compiles both
+sides of the pair with them, and the rows say so. Worker side.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable
+
+from ptxdiff.compile.retype import about_types
+from ptxdiff.compile.search import failing_names, function_of, message, walk
+from ptxdiff.discovery.params import params_behind
+from ptxdiff.specs.resolve import Spec
+
+SHAPE_ERROR = re.compile(r"cannot change total number of elements|must be a power of 2|arange's end argument must be "
+                         r"greater|arange's range must be|Shape element|incompatible dimensions|shape mismatch",
+                         re.IGNORECASE)
+MAX_TRIES = 12
+DEADLINE_S = 45.0
+
+
+def _sizes(value: int | float) -> list[int]:
+    """Other sizes for a guessed one: 1 (a lone group), smaller and larger powers of two; for a
+    guessed float (a name like `eps_exp` that is an exponent), the ints 1 and 0."""
+    if isinstance(value, float):
+        return [1, 0]
+    return [v for v in dict.fromkeys((1, value // 4, value * 4, 16, 128, 2)) if v >= 1 and v != value]
+
+
+def about_shapes(error: BaseException) -> bool:
+    return bool(SHAPE_ERROR.search(message(error)))
+
+
+def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: BaseException,
+           jit) -> dict[str, int | float] | None:
+    """Constexpr values that make `spec` fit, changed from its guesses: {name: size}, or None."""
+    shapes = about_shapes(error)   # a type error may be a guessed float that is an int (`1 << (127 + eps_exp)`)
+    guessed = {k: v for k, v in spec.guessed if not k.endswith(":") and (type(v) is int or type(v) is float and not shapes)}
+    src = getattr(jit, "src", None)
+    fn = function_of(src) if isinstance(src, str) else None
+    if not guessed or fn is None or not (shapes or about_types(error)):
+        return None
+    assert isinstance(src, str)
+    constexprs = [name for name, kind in spec.signature if kind == "constexpr"]   # the built text hides annotations
+
+    def trials(changed: dict, error: BaseException) -> list[dict]:
+        suspects = [p for p in params_behind(fn, failing_names(error, src, all_params=True), constexprs)
+                    if p in guessed]
+        return [{**changed, p: size} for p in suspects for size in _sizes(changed.get(p, guessed[p]))]
+
+    def sized(spec: Spec, trial: dict) -> Spec:
+        return dataclasses.replace(spec, constexprs=tuple((k, trial.get(k, v)) for k, v in spec.constexprs))
+
+    return walk(attempt, spec, error, src, trials, sized, lambda e: about_shapes(e) or about_types(e),
+                MAX_TRIES, DEADLINE_S)

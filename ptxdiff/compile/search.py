@@ -1,0 +1,139 @@
+"""The walk shared by the compile searches (retype.py, refit.py): from a compile error under
+guessed values, try other values for the guesses behind the failing line, a few compiles at
+most, keeping a change that gets the compile further down the kernel.
+
+Where an error is comes from triton's CompilationError chain: the kernel's line, then the line of
+each helper it fails inside. Worker side.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+import time
+from collections.abc import Callable
+
+from ptxdiff.discovery.params import params_behind
+from ptxdiff.specs.resolve import Spec
+
+
+def chain(error: BaseException) -> list[BaseException]:
+    out = [error]
+    while out[-1].__cause__ is not None and len(out) < 32:
+        out.append(out[-1].__cause__)
+    return out
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def function_of(src: str) -> ast.FunctionDef | None:
+    try:
+        return next(n for n in ast.parse(textwrap.dedent(src)).body if isinstance(n, ast.FunctionDef))
+    except (SyntaxError, StopIteration):
+        return None
+
+
+def failing_names(error: BaseException, kernel_src: str, all_params: bool = False) -> set[str]:
+    """Names of the kernel's line an error points at. When the error is inside helpers the line
+    calls (helpers calling helpers), only what reaches the failing line: at each level the
+    arguments given to the helper parameters that its failing line depends on (`b =
+    dequantize(b, scales, ...)` failing at `b >> shift`: `b`); its runtime parameters, or with
+    `all_params` its constexpr ones too."""
+    errors = chain(error)
+    at = next((i for i, e in enumerate(errors) if getattr(e, "src", None) == kernel_src
+               and getattr(e, "node", None) is not None), None)
+    if at is None:
+        return set()
+    levels = [(e.node, e.src) for e in errors[at:]  # type: ignore[attr-defined]  # CompilationErrors
+              if getattr(e, "node", None) is not None and isinstance(getattr(e, "src", None), str)]
+    needed: set[str] | None = None   # the names of the deepest level the failure depends on
+    for (node, _), (inner_node, inner_src) in reversed(list(zip(levels, levels[1:]))):
+        helper = function_of(inner_src)
+        if helper is None:
+            return _names(levels[0][0])
+        wanted = set(params_behind(helper, needed if needed is not None else _names(inner_node),
+                                   [a.arg for a in helper.args.args] if all_params else None))
+        params = [a.arg for a in helper.args.args]
+        picked: set[str] = set()
+        for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+            if not (isinstance(call.func, ast.Name) and call.func.id == helper.name
+                    or isinstance(call.func, ast.Attribute) and call.func.attr == helper.name):
+                continue
+            for i, arg in enumerate(call.args):
+                if i < len(params) and params[i] in wanted:
+                    picked |= _names(arg)
+            for kw in call.keywords:
+                if kw.arg in wanted:
+                    picked |= _names(kw.value)
+        needed = picked or _names(node)
+    return needed if needed is not None else _names(levels[0][0])
+
+
+def position(error: BaseException, kernel_src: str) -> list[tuple[str, int]]:
+    """Where an error is: the kernel's line, then the line of each helper it fails inside."""
+    out: list[tuple[str, int]] = []
+    for e in chain(error):
+        node, src = getattr(e, "node", None), getattr(e, "src", None)
+        if node is not None and isinstance(src, str) and (out or src == kernel_src):
+            out.append((src, int(getattr(node, "lineno", 0) or 0)))
+    return out
+
+
+def further(after: BaseException, before: BaseException, kernel_src: str) -> bool:
+    """Whether `after` fails further down than `before`: a later line of the kernel, or at the
+    same call a later line inside the same helper (a fix inside a helper moves only there)."""
+    for (src_a, line_a), (src_b, line_b) in zip(position(after, kernel_src), position(before, kernel_src)):
+        if src_a != src_b or line_a != line_b:
+            return src_a == src_b and line_a > line_b
+    return False
+
+
+def message(error: BaseException) -> str:
+    return " ".join(f"{type(e).__name__}: {getattr(e, 'error_message', None) or e}" for e in chain(error))
+
+
+def bare(error: BaseException) -> str:
+    return re.sub(r"\d+", "N", message(error))
+
+
+def walk(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: BaseException, src: str,
+         trials_for: Callable[[dict, BaseException], list[dict]], apply: Callable[[Spec, dict], Spec],
+         relevant: Callable[[BaseException], bool], max_tries: int, deadline_s: float,
+         sideways_ok: bool = False) -> dict | None:
+    """Changes to `spec` (`apply`) that make it compile: each round tries `trials_for` what is
+    changed so far and the error it leaves. The first trial that compiles is returned; one that
+    fails further down is kept and the walk goes on from there, or ends when what fails there is
+    no longer `relevant`; with `sideways_ok`, when nothing gets further, a step that changes the
+    complaint at the same place (one of two operands mended) is taken. Else what was kept, or
+    None."""
+    deadline = time.monotonic() + deadline_s
+    changed: dict = {}
+    tried: set[tuple] = set()
+    while len(tried) < max_tries and time.monotonic() < deadline:
+        sideways: tuple[dict, BaseException] | None = None
+        for trial in trials_for(changed, error):
+            key = tuple(sorted(trial.items()))
+            if key in tried:
+                continue
+            if len(tried) >= max_tries or time.monotonic() >= deadline:
+                return changed or None
+            tried.add(key)
+            after = attempt(apply(spec, trial))
+            if after is None:
+                return trial
+            if further(after, error, src):
+                changed, error = trial, after
+                if not relevant(after):
+                    return changed
+                break
+            if sideways_ok and sideways is None and position(after, src) == position(error, src) and relevant(after) \
+                    and bare(after) != bare(error):
+                sideways = trial, after
+        else:
+            if sideways is None:
+                return changed or None
+            changed, error = sideways
+    return changed or None
