@@ -55,6 +55,12 @@ def _not_here(result: dict) -> bool:
     return bool(result.get("absent")) or "not supported on .target" in str(result.get("error", ""))
 
 
+def _elsewhere_kernel(results: list[dict]) -> bool:
+    """Nothing of the kernel compiles for this target and some spec says it is not for it (the
+    others may fail on what follows from that: fp4 conversions that only Blackwell lowers)."""
+    return bool(results) and all(r.get("error") for r in results) and any(_not_here(r) for r in results)
+
+
 def _tritons_own(*needs: Need | None) -> str | None:
     """Where every side binds the kernel's name to a triton builtin (declared.TritonsOwn): what
     to say instead of rows. None when a side has code of its own to compile."""
@@ -300,7 +306,7 @@ class Engine:
         """Pairs whose kernel is only for other targets than the default one (its module defines it
         under `if is_sm100():`, or ptxas refuses its instructions here): measured on the first of
         ELSEWHERE where it is, the rows saying that target. Only when no target was asked for."""
-        absent = [n for n in needs if n.results.get(cc) and all(_not_here(r) for r in n.results[cc])]
+        absent = [n for n in needs if _elsewhere_kernel(n.results.get(cc, []))]
         pairs = {n.pair for n in absent}
         todo = [n for n in needs if n.pair in pairs]   # both sides, so the pair compiles alike
         compiled = 0
@@ -308,7 +314,7 @@ class Engine:
             if not todo:
                 break
             compiled += self._measure_once(todo, cfg, [alt])
-            found = {n.pair for n in todo if not all(_not_here(r) for r in n.results.get(alt, [{"absent": 1}]))}
+            found = {n.pair for n in todo if not _elsewhere_kernel(n.results.get(alt, [{"absent": 1, "error": "-"}]))}
             for need in todo:
                 if need.pair in found:
                     need.results[cc] = [{**r, "target": alt} for r in need.results.pop(alt)]

@@ -18,7 +18,7 @@ from ptxdiff.discovery.decorators import triton_kinds
 from ptxdiff.discovery.fingerprint import Closure
 from ptxdiff.discovery.harness import device_harness
 from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, module_constants, module_functions, optional_params
-from ptxdiff.discovery.params import Param, infer_param_kinds
+from ptxdiff.discovery.params import Param, infer_param_kinds, kinds_through_helpers
 from ptxdiff.source.bounds import size_error
 from ptxdiff.source.modules import ModuleIndex, ParsedModule, nested_statements
 from ptxdiff.source.syntax import dotted_name, is_constexpr
@@ -107,7 +107,7 @@ def discover(snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = Non
         kinds = triton_kinds(index, mod, fn)
         if (mod.path, fn.name) in helpers and fn.name not in launched and not kinds & {"autotune", "heuristics"}:
             continue
-        inferred = infer_param_kinds(fn, constexprs=True)
+        inferred = kinds_through_helpers(fn, infer_param_kinds(fn, constexprs=True), _helper_defs(index, closure))
         inferred.update(descriptor_types(fn, tree))
         hints = constexpr_hints(fn, module_constants(tree), inferred, module_functions(tree))
         optional = optional_params(fn)
@@ -127,6 +127,18 @@ def discover(snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = Non
                               names=frozenset(name for name, _ in closure.parts), launch=tuple(launch.items()),
                               harness=harness, element_casts=casts_to_element_types(fn))
     return Discovery(kernels, broken)
+
+
+def _helper_defs(index: ModuleIndex, closure: Closure) -> dict[str, ast.FunctionDef]:
+    """The `def`s of the jit helpers a kernel's effective source reaches, by name."""
+    out: dict[str, ast.FunctionDef] = {}
+    for path, name in sorted(closure.jit_helpers):
+        mod = index.parse(path)
+        for top in mod.bindings.get(name, ()):
+            for stmt in nested_statements(top):
+                if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
+                    out.setdefault(name, stmt)
+    return out
 
 
 def casts_to_element_types(fn: ast.FunctionDef) -> bool:

@@ -30,6 +30,7 @@ class Param:
 
 _LOAD_CALLS = {"load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg",
                "atomic_and", "atomic_or", "atomic_xor", "make_block_ptr", "make_tensor_descriptor"}
+_SEEDED = {"rand", "randn", "randint", "randint4x", "rand4x", "randn4x", "philox"}  # the first argument is a seed
 _INT_CALLS = {"range", "static_range", "cdiv", "multiple_of", "max_contiguous", "min", "max"}  # min/max: Python's, on scalars
 _FLOAT_NAMES = ("eps", "epsilon", "scale", "alpha", "beta", "slope", "temperature", "softcap",
                 "momentum", "dropout_p", "p_drop", "theta", "lambd", "margin", "label_smoothing")
@@ -282,13 +283,16 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
                 found.ints |= {n for a in node.args for n in _names_in(a)}
         elif isinstance(node, ast.Compare):
             found.comparison(node)
-    # values used in //, %, shifts or bit operations, or as loop bounds, are integers: the
-    # pointer they come from holds ints (`for i in range(0, tl.load(Seqlen + b), BLOCK)`)
+    # values used in //, %, shifts or bit operations, as loop bounds or as random seeds are
+    # integers: the pointer they come from holds ints (`for i in range(0, tl.load(Seqlen + b), BLOCK)`)
     for node in nodes:
         if isinstance(node, ast.BinOp) and isinstance(node.op, INTEGER_OPS):
             sides: list[ast.AST] = [node.left, node.right]
         elif isinstance(node, ast.Call) and dotted_name(node.func)[-1:] in (["range"], ["static_range"]):
             sides = list(node.args)
+        elif isinstance(node, ast.Call) and dotted_name(node.func)[-1:] and dotted_name(node.func)[-1] in _SEEDED \
+                and node.args:
+            sides = [node.args[0]]
         else:
             continue
         for side in sides:
@@ -373,6 +377,30 @@ def infer_param_kinds(fn: ast.FunctionDef, constexprs: bool = False) -> dict[str
     found = _evidence(flow, nodes, loaded_from)
     annotations = {a.arg: a.annotation for a in fn.args.args}
     return {p: _kind(p, annotations.get(p), found) for p in params}
+
+
+def kinds_through_helpers(fn: ast.FunctionDef, kinds: dict[str, str | None],
+                          helpers: dict[str, ast.FunctionDef], depth: int = 2) -> dict[str, str | None]:
+    """`kinds` with what the jit helpers `fn` passes its params to say of them: a param the kernel
+    only hands on is a pointer when a helper loads from it, and a pointer the helper gives a
+    type by use (`*i32`: its values index, seed or bound loops) takes that type over the
+    default `*fp32`. What the kernel's own use says otherwise stands."""
+    out = dict(kinds)
+    for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
+        helper = helpers.get(call.func.id) if isinstance(call.func, ast.Name) else None
+        if helper is None or helper is fn or depth <= 0:
+            continue
+        theirs = kinds_through_helpers(helper, infer_param_kinds(helper), helpers, depth - 1)
+        params = [a.arg for a in helper.args.args]
+        passed = [(a.id, params[i]) for i, a in enumerate(call.args) if i < len(params) and isinstance(a, ast.Name)]
+        passed += [(v.id, k.arg) for k in call.keywords if k.arg and isinstance(v := k.value, ast.Name)]
+        for mine, their in passed:
+            own, said = out.get(mine, "-"), theirs.get(their)
+            if own == "-" or not said or not said.startswith("*"):
+                continue
+            if own is None or not own.startswith("*") or own == "*fp32" and said != "*fp32":
+                out[mine] = said
+    return out
 
 
 def params_behind(fn: ast.FunctionDef, names: set[str], among: Collection[str] | None = None) -> list[str]:

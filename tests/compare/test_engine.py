@@ -250,6 +250,38 @@ def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
     assert "compile failed: ptxas: " in asked.rows[0].error and "not supported on .target 'sm_90a'" in asked.rows[0].error
 
 
+def test_a_kernel_whose_specs_all_fail_here_and_one_for_want_of_instructions_is_compiled_there(tmp_path):
+    """`FAST` takes a Blackwell instruction, its other branch a path this kernel refuses: at sm_90
+    nothing compiles and ptxas says why for one spec, so both sides go to sm_100, where the fast
+    path is measured and the refused guess reads as one that does not fit."""
+    src = HEADER + '''
+@triton.jit
+def k(x_ptr, out_ptr, n, FAST: tl.constexpr, BLOCK: tl.constexpr = 128):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n) SCALE
+    if FAST:
+        packed = tl.inline_asm_elementwise(
+            asm="""
+            {
+            .reg .b8 b0;
+            cvt.rn.satfinite.e2m1x2.f32 b0, $2, $1;
+            mov.b32 $0, {b0, b0, b0, b0};
+            }
+            """,
+            constraints="=r,r,r", args=[x, x], dtype=tl.int32, is_pure=True, pack=1)
+        tl.store(out_ptr + offs, packed.to(tl.float32), mask=offs < n)
+    else:
+        tl.static_assert(FAST, "only the fast path")
+'''
+    repo = make_repo(tmp_path, {"ops/k.py": src.replace(" SCALE", "")})
+    commit(repo, "v2", {"ops/k.py": src.replace(" SCALE", " * 3.0")})
+    rows = compare(repo, "HEAD~1", "HEAD").rows
+    by_flag = {r.spec_detail["constexprs"]["FAST"]: r for r in rows}
+    assert {r.target for r in rows} == {"sm_100"}
+    assert (by_flag[True].verdict, by_flag[True].error) == ("structural", None)
+    assert by_flag[False].error and not by_flag[False].blocking
+
+
 def test_module_constexpr_constant_change_lists_the_kernel(tmp_path):
     def src(value: str) -> str:
         return HEADER + f'''SCALE = tl.constexpr({value})

@@ -484,10 +484,13 @@ def _length(Lens, b):
     return tl.load(Lens + b)
 
 
+length_of = _length
+
+
 @triton.jit
 def k(x_ptr, Lens, out_ptr, BLOCK: tl.constexpr):
     b = tl.program_id(0)
-    n = _length(Lens, b)
+    n = length_of(Lens, b)
     acc = tl.zeros([BLOCK], dtype=tl.float32)
     for i in range(0, n, BLOCK):
         acc += tl.load(x_ptr + i + tl.arange(0, BLOCK))
@@ -496,7 +499,8 @@ def k(x_ptr, Lens, out_ptr, BLOCK: tl.constexpr):
 
 
 def test_a_guessed_type_that_does_not_compile_is_searched_and_both_sides_use_the_result(tmp_path):
-    """`Lens` is used only inside a helper: the guess (a scalar) does not compile. The search
+    """`Lens` is used only inside a helper, called by an alias that discovery does not follow:
+    the guess (a scalar) does not compile. The search
     finds a pointer to ints, and both sides compile with it (the old side's guess compiled in
     neither), so the pair is measured and the row says what was retyped."""
     from ptxdiff.compare.engine import Engine
@@ -818,3 +822,29 @@ def test_a_guessed_float_that_the_kernel_uses_as_an_int_is_searched(tmp_path):
     assert row.error is None and row.verdict == "structural", row.error
     assert row.spec_detail["constexprs"]["eps_exp"] == 1
     assert "eps_exp: guessed 1e-06, which does not fit the kernel; 1 does" in row.spec_detail["notes"]
+
+
+def test_params_a_kernel_only_hands_to_helpers_take_the_helpers_types():
+    """`KCache` is only passed on (the kernel alone would guess a scalar), `seed_ptr` only seeds
+    `tl.randint` inside the helper (a float pointer by default): the helpers' use types them."""
+    src = HEADER + '''
+@triton.jit
+def _fill(cache, vals, offs):
+    tl.store(cache + offs, vals)
+
+
+@triton.jit
+def _noise(x, seed_ptr, offs):
+    seed = tl.load(seed_ptr)
+    return x + tl.randint(seed, offs).to(tl.float32)
+
+
+@triton.jit
+def k(X, KCache, seed_base_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n)
+    _fill(KCache, _noise(x, seed_base_ptr, offs), offs)
+'''
+    kernel = discover(FileSet({"ops/k.py": src.encode()})).kernels["ops/k.py::k"]
+    kinds = {p.name: p.kind for p in kernel.params}
+    assert (kinds["KCache"], kinds["seed_base_ptr"], kinds["X"]) == ("*fp32", "*i32", "*fp32")
