@@ -359,9 +359,9 @@ def _kind(p: str, annotation: ast.expr | None, found: _Evidence) -> str | None:
     if "ptr" in low or p in found.pointer_roots and p not in found.ints | found.compared:  # use beats a name
         # index pointers: *i32, so a commit widening their values to int64 shows as a change
         return "*i32" if p in found.index_pointers else "*fp32"
-    if p in found.floats and p not in found.ints or \
+    if p in found.floats and p not in found.ints or not int_named(p) and \
             any(f == low or low.endswith("_" + f) or low.startswith(f + "_") for f in _FLOAT_NAMES):
-        return "fp32"
+        return "fp32"   # a float word names a float, unless an int word is there too (`beta_out_stride_0`)
     if p in found.ints | found.compared or int_named(p):
         return "i32"
     return None

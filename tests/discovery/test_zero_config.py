@@ -344,6 +344,20 @@ def k(counts_ptr, out_ptr, n, BLOCK_M: tl.constexpr, GROUP_SIZE: tl.constexpr, N
     assert hints["GROUP_SIZE"].values == hints["NUM_STAGES"].values == (4,)
 
 
+def test_a_name_with_a_float_word_and_an_int_word_is_an_int():
+    """`beta_out_stride_0` starts like `beta` (a float) but is a stride; `beta` alone is a float."""
+    from ptxdiff.discovery.params import infer_param_kinds
+
+    fn, _ = fn_of(HEADER + '''
+@triton.jit
+def k(beta_out_ptr, beta_out_stride_0, beta, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(beta_out_ptr + offs * beta_out_stride_0, tl.full((BLOCK,), 1.0, tl.float32) * beta)
+''')
+    kinds = infer_param_kinds(fn)
+    assert (kinds["beta_out_stride_0"], kinds["beta"]) == ("i32", "fp32")
+
+
 def test_guesses_cover_every_branch_a_comparison_selects():
     """`if BLOCK == 1024: ... else: ...`: each compared value and one that matches none."""
     fn, tree = fn_of(HEADER + '''
