@@ -386,20 +386,23 @@ def kinds_through_helpers(fn: ast.FunctionDef, kinds: dict[str, str | None],
     type by use (`*i32`: its values index, seed or bound loops) takes that type over the
     default `*fp32`. What the kernel's own use says otherwise stands."""
     out = dict(kinds)
+    said: dict[str, dict[str, str | None]] = {}   # per helper, however often it is called
     for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
         helper = helpers.get(call.func.id) if isinstance(call.func, ast.Name) else None
         if helper is None or helper is fn or depth <= 0:
             continue
-        theirs = kinds_through_helpers(helper, infer_param_kinds(helper), helpers, depth - 1)
+        if helper.name not in said:
+            said[helper.name] = kinds_through_helpers(helper, infer_param_kinds(helper), helpers, depth - 1)
+        theirs = said[helper.name]
         params = [a.arg for a in helper.args.args]
         passed = [(a.id, params[i]) for i, a in enumerate(call.args) if i < len(params) and isinstance(a, ast.Name)]
         passed += [(v.id, k.arg) for k in call.keywords if k.arg and isinstance(v := k.value, ast.Name)]
         for mine, their in passed:
-            own, said = out.get(mine, "-"), theirs.get(their)
-            if own == "-" or not said or not said.startswith("*"):
+            own, kind = out.get(mine, "-"), theirs.get(their)
+            if own == "-" or not kind or not kind.startswith("*"):
                 continue
-            if own is None or not own.startswith("*") or own == "*fp32" and said != "*fp32":
-                out[mine] = said
+            if own is None or not own.startswith("*") or own == "*fp32" and kind != "*fp32":
+                out[mine] = kind
     return out
 
 

@@ -221,15 +221,10 @@ if torch.cuda.get_device_capability()[0] >= 10:
     assert "not defined when compiling for sm_90" in asked.rows[0].error
 
 
-def test_a_kernel_whose_instructions_only_other_targets_have_is_compiled_there(tmp_path):
-    """Inline asm with a Blackwell instruction: ptxas refuses it for sm_90 (the row would say
-    ptxas's own words); with no target asked for, both sides compile for sm_100."""
-    src = HEADER + '''
+BLACKWELL_PACK = HEADER + '''
 @triton.jit
-def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + offs, mask=offs < n) SCALE
-    packed = tl.inline_asm_elementwise(
+def _e2m1_pack(x):
+    return tl.inline_asm_elementwise(
         asm="""
         {
         .reg .b8 b0;
@@ -238,7 +233,18 @@ def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
         }
         """,
         constraints="=r,r,r", args=[x, x], dtype=tl.int32, is_pure=True, pack=1)
-    tl.store(out_ptr + offs, packed.to(tl.float32), mask=offs < n)
+'''
+
+
+def test_a_kernel_whose_instructions_only_other_targets_have_is_compiled_there(tmp_path):
+    """Inline asm with a Blackwell instruction: ptxas refuses it for sm_90 (the row would say
+    ptxas's own words); with no target asked for, both sides compile for sm_100."""
+    src = BLACKWELL_PACK + '''
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n) SCALE
+    tl.store(out_ptr + offs, _e2m1_pack(x).to(tl.float32), mask=offs < n)
 '''
     repo = make_repo(tmp_path, {"ops/k.py": src.replace(" SCALE", "")})
     commit(repo, "v2", {"ops/k.py": src.replace(" SCALE", " * 3.0")})
@@ -254,22 +260,13 @@ def test_a_kernel_whose_specs_all_fail_here_and_one_for_want_of_instructions_is_
     """`FAST` takes a Blackwell instruction, its other branch a path this kernel refuses: at sm_90
     nothing compiles and ptxas says why for one spec, so both sides go to sm_100, where the fast
     path is measured and the refused guess reads as one that does not fit."""
-    src = HEADER + '''
+    src = BLACKWELL_PACK + '''
 @triton.jit
 def k(x_ptr, out_ptr, n, FAST: tl.constexpr, BLOCK: tl.constexpr = 128):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs, mask=offs < n) SCALE
     if FAST:
-        packed = tl.inline_asm_elementwise(
-            asm="""
-            {
-            .reg .b8 b0;
-            cvt.rn.satfinite.e2m1x2.f32 b0, $2, $1;
-            mov.b32 $0, {b0, b0, b0, b0};
-            }
-            """,
-            constraints="=r,r,r", args=[x, x], dtype=tl.int32, is_pure=True, pack=1)
-        tl.store(out_ptr + offs, packed.to(tl.float32), mask=offs < n)
+        tl.store(out_ptr + offs, _e2m1_pack(x).to(tl.float32), mask=offs < n)
     else:
         tl.static_assert(FAST, "only the fast path")
 '''
