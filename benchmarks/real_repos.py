@@ -56,7 +56,8 @@ CAUSES = (
     ("refused by the build layer", re.compile(r"refused `|is not a name of triton's language")),
     ("defined only for other targets", re.compile(r"not defined when compiling for")),
     ("triton's own failure", re.compile(r"PassManager::run failed|error encountered during parsing|LLVM ERROR")),
-    ("removed from this triton", re.compile(r"have been removed")),
+    # block pointers (gone in 3.9); `pid[:, None]` on a scalar (triton 3.6 compiles it, 3.9 refuses it)
+    ("refused by this triton, not by older ones", re.compile(r"have been removed|too many indices for tensor of rank")),
     ("host code at import", re.compile(r"host code|cannot read .*: .*(Refused|not evaluated|evaluator)|the evaluator")),
     ("a name triton cannot resolve", re.compile(r"NameError|is not defined|Cannot access global")),
     ("types (guessed or not)", re.compile(r"TypeError|IncompatibleType|dtype|\btypes?\b|pointer|must all be ints|operand",

@@ -251,7 +251,7 @@ class Builder:
             return self._jit[key]
         if key in self._building:
             raise SpecError(f"{node.name} calls itself through other jit functions")
-        found = refusal(node, self._denied())
+        found = refusal(node, self._denied(), self._repository_modules(fn, node))
         if found is not None:
             raise SpecError(describe(fn.env.mod.path, *found))
         self._building.add(key)
@@ -289,6 +289,21 @@ class Builder:
             return jit
         finally:
             self._building.discard(key)
+
+    def _repository_modules(self, fn: Function, node: ast.FunctionDef) -> frozenset[str]:
+        """The global names the body reads a private attribute of (`mx_kernels._helper`) that
+        are repository modules: their stand-ins (`_module`) hold only what a kernel reads."""
+        out: set[str] = set()
+        reads = _body_names(node)
+        for chain, _ in _chains(node):
+            if len(chain) < 2 or chain[0] not in reads or not chain[1].startswith("_") or chain[1].startswith("__"):
+                continue
+            try:
+                if isinstance(fn.env.resolve(chain[0]), Module):
+                    out.add(chain[0])
+            except (Raised, Refused):
+                continue
+        return frozenset(out)
 
     def _denied(self) -> frozenset[str]:
         if self._denied_names is None:

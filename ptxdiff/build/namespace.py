@@ -24,6 +24,10 @@ from ptxdiff.build.scan import JIT_INTERNALS, RENAMED
 
 # What kernel bodies use from `triton` itself (`triton.cdiv(N, BLOCK)`, `triton.language.x`).
 TRITON_TOP = ("language", "cdiv", "next_power_of_2", "constexpr")
+# Plain Python functions of triton.language that only compute on ints, bools and dtypes: kernels
+# call them as constexpr functions (`get_int_dtype = triton.constexpr_function(core.get_int_dtype)`,
+# which a newer triton asks for), so their stand-ins hold them wrapped as one.
+PURE_HELPERS = ("get_int_dtype", "is_negative_zero")
 
 WITHHELD = "is not a name of triton's language that a kernel may use"
 
@@ -111,6 +115,8 @@ def proxy(real: types.ModuleType) -> types.ModuleType:
     name = mapped.__name__
     if name in _PROXIES:
         return _PROXIES[name]
+    import triton
+
     stand_in = types.ModuleType(name, f"ptxdiff's stand-in for {name}: public language names only")
     _PROXIES[name] = stand_in
     for attr, value in sorted(vars(mapped).items()):
@@ -121,6 +127,8 @@ def proxy(real: types.ModuleType) -> types.ModuleType:
                 setattr(stand_in, attr, proxy(value))
         elif allowed(value):
             setattr(stand_in, attr, value)
+        elif attr in PURE_HELPERS and isinstance(value, types.FunctionType) and hasattr(triton, "constexpr_function"):
+            setattr(stand_in, attr, triton.constexpr_function(value))
     for old, new in RENAMED.items() if name == "triton.language" else ():
         value = vars(mapped).get(old, vars(stand_in).get(new))   # this triton's own, else the renamed one
         if value is not None and allowed(value):

@@ -97,9 +97,13 @@ def _spec_text(spec: ast.JoinedStr) -> str:
     return "".join(parts)
 
 
-def _refusal(node: ast.AST, parents: dict[int, ast.AST], denied: frozenset[str]) -> str | None:
+def _refusal(node: ast.AST, parents: dict[int, ast.AST], denied: frozenset[str],
+             modules: frozenset[str]) -> str | None:
     """Why `node` is refused, or None."""
     if isinstance(node, ast.Attribute):
+        if isinstance(node.value, ast.Name) and node.value.id in modules and node.attr.startswith("_") \
+                and not node.attr.startswith("__"):
+            return None
         return _attribute_name(node.attr, denied)
     if isinstance(node, ast.Name):
         if node.id.startswith("__"):
@@ -134,11 +138,14 @@ def _nodes(fn: ast.FunctionDef) -> Iterator[tuple[ast.AST, dict[int, ast.AST]]]:
             yield node, parents
 
 
-def refusal(fn: ast.FunctionDef, denied: frozenset[str] = JIT_INTERNALS) -> tuple[ast.AST, str] | None:
+def refusal(fn: ast.FunctionDef, denied: frozenset[str] = JIT_INTERNALS,
+            modules: frozenset[str] = frozenset()) -> tuple[ast.AST, str] | None:
     """The first node of a jit function that could reach Python internals, and why; None when
-    there is none."""
+    there is none. `modules` are the global names the body reads that are repository modules:
+    their stand-ins hold only what the builder put on them, so a module's private helper
+    (`mx_kernels._to_e8m0(x)`, one underscore) may be read through them."""
     for node, parents in _nodes(fn):
-        why = _refusal(node, parents, denied)
+        why = _refusal(node, parents, denied, modules)
         if why is not None:
             return node, why
     return None

@@ -35,6 +35,8 @@ ALTERNATIVES = {"*fp32": ("*i32", "i32", "*bf16", "*fp8e4nv", "*i8", "*u8"), "*i
 WANTED = (("e4m3", "fp8e4nv"), ("fp8e4nv", "fp8e4nv"), ("e5m2", "fp8e5"), ("e2m1", "u8"), ("bf16", "bf16"),
           ("fp16", "fp16"), ("fp32", "fp32"))
 SHORT = {"int32": "i32", "int64": "i64", "float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
+# `tl.dot` of integers takes 8-bit ones only (`Unsupported lhs dtype int32`)
+DOT_OF_INTS = re.compile(r"Unsupported [lr]hs dtype u?int(16|32|64)\b")
 MAX_TRIES = 16
 DEADLINE_S = 45.0
 
@@ -42,6 +44,8 @@ DEADLINE_S = 45.0
 def _wanted(error: BaseException) -> list[str]:
     """The element types the message asks for, in its order."""
     text = message(error)
+    if DOT_OF_INTS.search(text):
+        return ["i8"]
     asked = " ".join(re.findall(r"Expected dtype \[([^\]]*)\]|Unexpected dtype for (\w+)", text)[0]) \
         if re.search(r"Expected dtype \[|Unexpected dtype for", text) else ""
     return [kind for word, kind in WANTED if re.search(rf"\b{word}\b", asked)]
@@ -49,13 +53,17 @@ def _wanted(error: BaseException) -> list[str]:
 
 def _got(error: BaseException) -> str | None:
     """The element type the message says it got (`Got fp32`), in signature spelling."""
-    got = re.search(r"\b[Gg]ot (\w+)", message(error))
-    return SHORT.get(got.group(1), got.group(1)) if got else None
+    got = re.search(r"\b[Gg]ot (\w+)|Unsupported [lr]hs dtype (\w+)", message(error))
+    kind = got and (got.group(1) or got.group(2))
+    return SHORT.get(kind, kind) if kind else None
 
 
 def _asked(current: str, error: BaseException) -> list[str]:
     """The types the error asks for, as pointer or scalar like `current`; none when the error
-    says it got another type than this one (the complaint is about another operand)."""
+    says it got another type than this one (the complaint is about another operand). Both
+    operands of an integer `tl.dot` are loaded blocks of one type: every pointer gets `*i8`."""
+    if DOT_OF_INTS.search(message(error)):
+        return ["*i8"] if current.startswith("*") else []
     got = _got(error)
     if got is not None and current.lstrip("*") != got:
         return []

@@ -95,10 +95,11 @@ def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None
                     helpers: dict[str, ast.FunctionDef] | None = None) -> dict[str, Hint]:
     """A guess for every constexpr parameter, used when nothing else gives its value. `kinds` are the
     types the parameters' use suggests (params.infer_param_kinds): a float stays a float. A
-    constexpr passed on to one of `helpers` (the module's functions) is used as the helper uses
-    it and compared where the helper compares it (`if quant_policy == Q_POLICY_INT8:` inside
-    `_fill_page`, `if ROUND:` a flag), and a block size
-    is no smaller than what the kernel or a helper floor-divides it by (`BLOCK // 128`)."""
+    constexpr passed on to one of `helpers` (the module's functions and the jit helpers it
+    reaches in other modules) is used as the helper uses it and compared where the helper
+    compares it (`if quant_policy == Q_POLICY_INT8:` inside `_fill_page`, `if ROUND:` a flag),
+    and a block size is no smaller than what the kernel or a helper floor-divides it by
+    (`BLOCK // 128`)."""
     kinds = kinds or {}
     # constexprs with a default get a hint too: a default the evaluator refuses needs one
     names = [a.arg for a in fn.args.args if is_constexpr(a.annotation)]

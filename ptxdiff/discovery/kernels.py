@@ -109,7 +109,8 @@ def discover(snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = Non
             continue
         inferred = kinds_through_helpers(fn, infer_param_kinds(fn, constexprs=True), _helper_defs(index, closure))
         inferred.update(descriptor_types(fn, tree))
-        hints = constexpr_hints(fn, module_constants(tree), inferred, module_functions(tree))
+        hints = constexpr_hints(fn, module_constants(tree), inferred,
+                                {**module_functions(tree), **_helper_defs(index, closure)})
         optional = optional_params(fn)
         params = tuple(Param(a.arg, constexpr, None if constexpr else inferred.get(a.arg), hints.get(a.arg),
                              a.arg in optional)

@@ -21,7 +21,7 @@ from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover
 from ptxdiff.discovery.params import Param
 from ptxdiff.store import Store
 
-FORMAT = 6
+FORMAT = 7
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 

@@ -477,3 +477,48 @@ def test_a_language_name_triton_renamed_is_read_as_its_new_name():
     private = {"m.py": files["m.py"].replace("_experimental_make_tensor_descriptor", "_experimental_other")}
     with pytest.raises(SpecError, match="an attribute starting with _"):
         _built(private, "k")
+
+
+PRIVATE_HELPER = {"ops/quant.py": """
+    import os
+    import triton
+    import triton.language as tl
+
+    _os = os
+    _SCALE = 2.0
+
+    @triton.jit
+    def _to_e8m0(x):
+        return x * _SCALE
+""", "m.py": """
+    import triton
+    import triton.language as tl
+    from ops import quant as qk
+
+    @triton.jit
+    def k(x_ptr):
+        LINE
+"""}
+
+
+def test_a_private_helper_of_a_repository_module_is_read_through_its_stand_in():
+    """`qk._to_e8m0(x)` (a test calling the module's private helper): the stand-in module holds
+    only what the kernel reads and the builder converts, so one underscore is read there (a
+    module of Python it holds, `_os`, never reaches it); elsewhere it stays refused."""
+    line = "tl.store(x_ptr, qk._to_e8m0(1.0))\n        qk._os.system('touch x')"
+    jit = _built({**PRIVATE_HELPER, "m.py": PRIVATE_HELPER["m.py"].replace("LINE", line)}, "k")
+    module = jit.fn.__globals__["qk"]
+    assert sorted(n for n in vars(module) if not n.startswith("__")) == ["_to_e8m0"]
+    assert module._to_e8m0.fn.__globals__["_SCALE"] == 2.0
+
+
+@pytest.mark.parametrize(("line", "refused"), [
+    ("qk.__dict__", "refused `qk.__dict__`: an attribute starting with _"),
+    ("tl._semantic", "refused `tl._semantic`: an attribute starting with _"),
+    ("qk = tl\n        qk._semantic", "refused `qk._semantic`: an attribute starting with _"),
+])
+def test_a_private_name_elsewhere_or_a_module_of_python_stays_refused(line, refused):
+    files = {**PRIVATE_HELPER, "m.py": PRIVATE_HELPER["m.py"].replace("LINE", line)}
+    with pytest.raises(SpecError, match="m\\.py:") as e:
+        _built(files, "k")
+    assert refused in str(e.value), str(e.value)

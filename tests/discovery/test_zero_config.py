@@ -773,6 +773,29 @@ def k(x_ptr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     assert (hints["BLOCK_N"].values, hints["BLOCK_M"].values) == ((128,), (64,))
 
 
+def test_a_helper_in_another_module_says_how_a_block_size_is_divided():
+    """The same swizzle helper imported from another module of the repository (and defined
+    under a guard, as packages do): discovery reads it as it reads the kernel's own module."""
+    helpers = HEADER + '''
+if True:
+    @triton.jit
+    def _swizzle(s, OUTER: tl.constexpr, INNER: tl.constexpr):
+        return tl.reshape(s, [OUTER // 128, 4, 32, INNER // 64, 4])
+'''
+    kernel = HEADER + '''
+from ops.swizzle import _swizzle
+
+
+@triton.jit
+def k(x_ptr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    s = tl.load(x_ptr + tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :])
+    tl.store(x_ptr + tl.arange(0, 16), tl.ravel(_swizzle(s, BLOCK_N, BLOCK_M)))
+'''
+    found = discover(FileSet({"ops/k.py": kernel.encode(), "ops/swizzle.py": helpers.encode(), "ops/__init__.py": b""}))
+    params = {p.name: p for p in found.kernels["ops/k.py::k"].params}
+    assert (params["BLOCK_N"].hint.values, params["BLOCK_M"].hint.values) == ((128,), (64,))
+
+
 SCALED_DOT = HEADER + '''
 @triton.jit
 def mx(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, a_dtype: tl.constexpr, b_dtype: tl.constexpr, BLOCK: tl.constexpr):
@@ -862,3 +885,50 @@ def k(X, KCache, seed_base_ptr, n, BLOCK: tl.constexpr):
     kernel = discover(FileSet({"ops/k.py": src.encode()})).kernels["ops/k.py::k"]
     kinds = {p.name: p.kind for p in kernel.params}
     assert (kinds["KCache"], kinds["seed_base_ptr"], kinds["X"]) == ("*fp32", "*i32", "*fp32")
+
+
+INT_DOT = HEADER + '''
+@triton.jit
+def k(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr, ACC_TYPE: tl.constexpr = tl.int32):
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK, BLOCK), dtype=ACC_TYPE)
+    for k in range(0, K, BLOCK):
+        a = tl.load(a_ptr + offs[:, None] * K + k + offs[None, :])
+        b = tl.load(b_ptr + (k + offs[:, None]) * BLOCK + offs[None, :])
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], acc SCALE)
+'''
+
+
+def test_an_integer_dot_takes_int8_operands_both_at_once(tmp_path):
+    """An int32 accumulator carried through a loop makes a matmul of integers (fp32 operands
+    cannot compile); `tl.dot` takes 8-bit integers only (`Unsupported lhs dtype int32`), so
+    both operands are given `*i8` together."""
+    (row,) = _pair_rows(tmp_path, INT_DOT, " * 2", jobs=1)
+    assert row.error is None and row.verdict == "structural", row.error
+    sig = row.spec_detail["signature"]
+    assert (sig["a_ptr"], sig["b_ptr"]) == ("*i8", "*i8"), sig
+
+
+INT_VIEW = HEADER + '''
+from triton.language import core
+
+try:
+    get_int_dtype = triton.runtime.jit.constexpr_function(core.get_int_dtype)
+except Exception:
+    get_int_dtype = core.get_int_dtype
+
+
+@triton.jit
+def k(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    idtype = get_int_dtype(bitwidth=x.dtype.primitive_bitwidth, signed=True)
+    tl.store(out_ptr + tl.arange(0, BLOCK), (x.to(idtype, bitcast=True) ^ 1).to(x.dtype, bitcast=True) SCALE)
+'''
+
+
+def test_tritons_own_dtype_helper_wrapped_as_a_constexpr_function_compiles(tmp_path):
+    """`core.get_int_dtype` is a plain function of triton's that a newer triton wants wrapped in
+    `constexpr_function` (bitonic sorts do so): its stand-in is that wrap, so the kernel compiles."""
+    (row,) = _pair_rows(tmp_path, INT_VIEW, " * 2.0", jobs=1)
+    assert row.error is None and row.verdict == "structural", row.error
