@@ -120,8 +120,8 @@ def proxy(real: types.ModuleType) -> types.ModuleType:
     stand_in = types.ModuleType(name, f"ptxdiff's stand-in for {name}: public language names only")
     _PROXIES[name] = stand_in
     for attr, value in sorted(vars(mapped).items()):
-        if attr.startswith("_"):
-            continue
+        if attr.startswith("_") and (attr.startswith("__") or not _is_jit_callable(value)):
+            continue   # a private name only for triton's own jit functions (`from ...standard import _log2`)
         if isinstance(value, types.ModuleType):
             if _language_module(value.__name__):
                 setattr(stand_in, attr, proxy(value))
@@ -181,14 +181,14 @@ def root(name: str) -> types.ModuleType | None:
 def lookup(dotted: str) -> tuple[bool, object]:
     """(True, value) for a dotted name kernels may use (`triton.language.float16`,
     `triton.language.extra.libdevice`, `math.pi`), read through the stand-ins; (False, None)
-    when it is not one (a private name, a module triton imported, anything outside)."""
+    when it is not one (a private name but one of triton's jit functions, a module triton
+    imported, anything outside)."""
     parts = dotted.split(".")
     value: object = root(parts[0])
     if value is None:
         return False, None
     for attr in parts[1:]:
-        if attr.startswith("_") and attr not in RENAMED or not isinstance(value, types.ModuleType) \
-                or attr not in vars(value):
+        if attr.startswith("__") or not isinstance(value, types.ModuleType) or attr not in vars(value):
             return False, None
         value = vars(value)[attr]
     return True, value

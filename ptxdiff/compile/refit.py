@@ -22,7 +22,8 @@ from ptxdiff.discovery.params import params_behind
 from ptxdiff.specs.resolve import Spec
 
 SHAPE_ERROR = re.compile(r"cannot change total number of elements|must be a power of 2|arange's end argument must be "
-                         r"greater|arange's range must be|Shape element|incompatible dimensions|shape mismatch",
+                         r"greater|arange's range must be|Shape element|incompatible dimensions|shape mismatch"
+                         r"|scale factor must be",
                          re.IGNORECASE)
 MAX_TRIES = 12
 DEADLINE_S = 45.0
@@ -52,10 +53,10 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
     assert isinstance(src, str)
     constexprs = [name for name, kind in spec.signature if kind == "constexpr"]   # the built text hides annotations
 
-    def trials(changed: dict, error: BaseException) -> list[dict]:
+    def trials(changed: dict, error: BaseException) -> list[list[dict]]:
         suspects = [p for p in params_behind(fn, failing_names(error, src, all_params=True), constexprs)
                     if p in guessed]
-        return [{**changed, p: size} for p in suspects for size in _sizes(changed.get(p, guessed[p]))]
+        return [[{**changed, p: size} for p in suspects for size in _sizes(changed.get(p, guessed[p]))]]
 
     def sized(spec: Spec, trial: dict) -> Spec:
         return dataclasses.replace(spec, constexprs=tuple((k, trial.get(k, v)) for k, v in spec.constexprs))

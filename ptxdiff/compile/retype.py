@@ -34,18 +34,34 @@ ALTERNATIVES = {"*fp32": ("*i32", "i32", "*bf16", "*fp8e4nv", "*i8", "*u8"), "*i
 # `Unexpected dtype for e4m3`): tried first
 WANTED = (("e4m3", "fp8e4nv"), ("fp8e4nv", "fp8e4nv"), ("e5m2", "fp8e5"), ("e2m1", "u8"), ("bf16", "bf16"),
           ("fp16", "fp16"), ("fp32", "fp32"))
-SHORT = {"int32": "i32", "int64": "i64", "float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
-# `tl.dot` of integers takes 8-bit ones only (`Unsupported lhs dtype int32`)
-DOT_OF_INTS = re.compile(r"Unsupported [lr]hs dtype u?int(16|32|64)\b")
+SHORT = {"int8": "i8", "uint8": "u8", "int16": "i16", "int32": "i32", "int64": "i64", "float32": "fp32",
+         "float16": "fp16", "bfloat16": "bf16"}
+ANY = "*"   # in what `_dot_asks` returns: any element type but the one asked for
 MAX_TRIES = 16
 DEADLINE_S = 45.0
+
+
+def _short(kind: str) -> str:
+    return SHORT.get(kind, kind)
+
+
+def _dot_asks(text: str) -> dict[str, str]:
+    """What `tl.dot`'s complaints ask of an operand's element type, by the type it has now: its
+    operands must agree, so an integer dot takes 8-bit ints (`Unsupported lhs dtype int32`), an
+    operand beside fp8 takes that fp8 (`Unsupported rhs dtype fp8e4nv`: fp8 goes with fp8
+    only), and `Both operands must be same dtype. Got int8 and fp32` gives each the other's."""
+    if m := re.search(r"Unsupported [lr]hs dtype (u?int(?:16|32|64))\b", text):
+        return {_short(m[1]): "i8"}
+    if m := re.search(r"Unsupported [lr]hs dtype (fp8\w+)", text):
+        return {ANY: m[1]}
+    if m := re.search(r"Both operands must be same dtype\. Got (\w+) and (\w+)", text):
+        return {_short(m[1]): _short(m[2]), _short(m[2]): _short(m[1])}
+    return {}
 
 
 def _wanted(error: BaseException) -> list[str]:
     """The element types the message asks for, in its order."""
     text = message(error)
-    if DOT_OF_INTS.search(text):
-        return ["i8"]
     asked = " ".join(re.findall(r"Expected dtype \[([^\]]*)\]|Unexpected dtype for (\w+)", text)[0]) \
         if re.search(r"Expected dtype \[|Unexpected dtype for", text) else ""
     return [kind for word, kind in WANTED if re.search(rf"\b{word}\b", asked)]
@@ -53,17 +69,19 @@ def _wanted(error: BaseException) -> list[str]:
 
 def _got(error: BaseException) -> str | None:
     """The element type the message says it got (`Got fp32`), in signature spelling."""
-    got = re.search(r"\b[Gg]ot (\w+)|Unsupported [lr]hs dtype (\w+)", message(error))
-    kind = got and (got.group(1) or got.group(2))
-    return SHORT.get(kind, kind) if kind else None
+    got = re.search(r"\b[Gg]ot (\w+)", message(error))
+    return _short(got.group(1)) if got else None
 
 
 def _asked(current: str, error: BaseException) -> list[str]:
     """The types the error asks for, as pointer or scalar like `current`; none when the error
-    says it got another type than this one (the complaint is about another operand). Both
-    operands of an integer `tl.dot` are loaded blocks of one type: every pointer gets `*i8`."""
-    if DOT_OF_INTS.search(message(error)):
-        return ["*i8"] if current.startswith("*") else []
+    says it got another type than this one (the complaint is about another operand). A dot's
+    complaint asks only of pointers (its operands are loaded blocks)."""
+    text = message(error)
+    if asks := _dot_asks(text):
+        kind = current.lstrip("*")
+        want = asks.get(kind) or (asks.get(ANY) if kind != asks.get(ANY) else None)
+        return [f"*{want}"] if current.startswith("*") and want else []
     got = _got(error)
     if got is not None and current.lstrip("*") != got:
         return []
@@ -73,10 +91,15 @@ def _asked(current: str, error: BaseException) -> list[str]:
 def _joint(suspects: list[str], current: dict[str, str], error: BaseException,
            changed: dict[str, str]) -> list[dict[str, str]]:
     """One trial that gives every suspect of the type the error got the type it wants: two
-    operands that must agree (`tl.dot_scaled(a, ..., "e4m3", b, ..., "e4m3")`), fixed at once."""
+    operands that must agree (`tl.dot_scaled(a, ..., "e4m3", b, ..., "e4m3")`, an integer
+    `tl.dot`), fixed at once. Not where the error names no type, or where the suspects would
+    take different types or any type would do (which operand is meant is not known)."""
+    asks = _dot_asks(message(error))
+    if ANY in asks or not asks and _got(error) is None:
+        return []
     asked = {p: _asked(current[p], error) for p in suspects}
-    alike = [p for p in suspects if asked[p] and _got(error) is not None]
-    if len(alike) < 2:
+    alike = [p for p in suspects if asked[p]]
+    if len(alike) < 2 or len({asked[p][0] for p in alike}) > 1:
         return []
     return [{**changed, **{p: asked[p][0] for p in alike}}]
 
@@ -99,13 +122,16 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
         return None
     assert isinstance(src, str)
 
-    def trials(changed: dict, error: BaseException) -> list[dict]:
-        """The types the error asks for, every suspect's first, then each one's usual others."""
+    def trials(changed: dict, error: BaseException) -> list[list[dict]]:
+        """The types the error asks for (of suspects not changed yet first: the other operand of
+        one just mended; one suspect at a time before all at once), then each suspect's usual
+        others."""
         suspects = [p for p in params_behind(fn, failing_names(error, src)) if p in guessed]
         current = {**guessed, **changed}
-        asked = [{**changed, p: t} for p in suspects for t in _asked(current[p], error) if t != current[p]]
+        asked = [{**changed, p: t} for p in sorted(suspects, key=lambda p: p in changed)
+                 for t in _asked(current[p], error) if t != current[p]]
         usual = [{**changed, p: t} for p in suspects for t in ALTERNATIVES.get(guessed[p], ()) if t != current[p]]
-        return _joint(suspects, current, error, changed) + asked + usual
+        return [asked + _joint(suspects, current, error, changed), usual]
 
     def typed(spec: Spec, trial: dict) -> Spec:
         return dataclasses.replace(spec, signature=tuple((name, trial.get(name, t)) for name, t in spec.signature))

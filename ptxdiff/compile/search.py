@@ -99,27 +99,37 @@ def bare(error: BaseException) -> str:
     return re.sub(r"\d+", "N", message(error))
 
 
+def _key(trial: dict) -> tuple:
+    return tuple(sorted(trial.items()))
+
+
 def walk(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: BaseException, src: str,
-         trials_for: Callable[[dict, BaseException], list[dict]], apply: Callable[[Spec, dict], Spec],
+         trials_for: Callable[[dict, BaseException], list[list[dict]]], apply: Callable[[Spec, dict], Spec],
          relevant: Callable[[BaseException], bool], max_tries: int, deadline_s: float,
          sideways_ok: bool = False) -> dict | None:
-    """Changes to `spec` (`apply`) that make it compile: each round tries `trials_for` what is
-    changed so far and the error it leaves. The first trial that compiles is returned; one that
-    fails further down is kept and the walk goes on from there, or ends when what fails there is
-    no longer `relevant`; with `sideways_ok`, when nothing gets further, a step that changes the
-    complaint at the same place (one of two operands mended) is taken. Else what was kept, or
-    None."""
+    """Changes to `spec` (`apply`) that make it compile: each round tries what `trials_for` gives
+    for what is changed so far and the error it leaves, in tiers (a later tier once every trial
+    of the earlier ones was tried: what the error asks for before the usual others). The first
+    trial that compiles is returned; one that fails further down is kept and the walk goes on
+    from there, or ends when what fails there is no longer `relevant`. When nothing gets
+    further, the smallest step after which the same place complains of something no longer
+    `relevant` is returned (the operand's type is right, its block's scale factor is next);
+    with `sideways_ok`, a step that changes the complaint at the same place (one of two
+    operands mended) is taken. Else what was kept, or None."""
     deadline = time.monotonic() + deadline_s
     changed: dict = {}
     tried: set[tuple] = set()
     while len(tried) < max_tries and time.monotonic() < deadline:
         sideways: tuple[dict, BaseException] | None = None
-        for trial in trials_for(changed, error):
-            key = tuple(sorted(trial.items()))
+        solved: dict | None = None
+        tiers = [tier for tier in ([t for t in tier if _key(t) not in tried] for tier in trials_for(changed, error))
+                 if tier]
+        for trial in tiers[0] if tiers else []:
+            key = _key(trial)
             if key in tried:
                 continue
             if len(tried) >= max_tries or time.monotonic() >= deadline:
-                return changed or None
+                return solved or changed or None
             tried.add(key)
             after = attempt(apply(spec, trial))
             if after is None:
@@ -129,11 +139,16 @@ def walk(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: Bas
                 if not relevant(after):
                     return changed
                 break
-            if sideways_ok and sideways is None and position(after, src) == position(error, src) and relevant(after) \
-                    and bare(after) != bare(error):
+            here = position(after, src) == position(error, src)
+            if here and not relevant(after) and (solved is None or len(trial) < len(solved)):
+                solved = trial
+            if sideways_ok and sideways is None and here and relevant(after) and bare(after) != bare(error):
                 sideways = trial, after
         else:
-            if sideways is None:
+            if solved is not None:
+                return solved
+            if sideways is not None:
+                changed, error = sideways
+            elif len(tiers) < 2:
                 return changed or None
-            changed, error = sideways
     return changed or None

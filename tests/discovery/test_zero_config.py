@@ -900,10 +900,11 @@ def k(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr, ACC_TYPE: tl.constexpr = tl.i
 '''
 
 
-def test_an_integer_dot_takes_int8_operands_both_at_once(tmp_path):
+def test_an_integer_dot_takes_int8_operands(tmp_path):
     """An int32 accumulator carried through a loop makes a matmul of integers (fp32 operands
     cannot compile); `tl.dot` takes 8-bit integers only (`Unsupported lhs dtype int32`), so
-    both operands are given `*i8` together."""
+    `a_ptr` takes `*i8`, and then `b_ptr` the type of the operand just mended (`Both operands
+    must be same dtype. Got int8 and fp32`)."""
     (row,) = _pair_rows(tmp_path, INT_DOT, " * 2", jobs=1)
     assert row.error is None and row.verdict == "structural", row.error
     sig = row.spec_detail["signature"]
@@ -912,6 +913,7 @@ def test_an_integer_dot_takes_int8_operands_both_at_once(tmp_path):
 
 INT_VIEW = HEADER + '''
 from triton.language import core
+from triton.language.standard import _log2
 
 try:
     get_int_dtype = triton.runtime.jit.constexpr_function(core.get_int_dtype)
@@ -923,12 +925,61 @@ except Exception:
 def k(x_ptr, out_ptr, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + tl.arange(0, BLOCK))
     idtype = get_int_dtype(bitwidth=x.dtype.primitive_bitwidth, signed=True)
-    tl.store(out_ptr + tl.arange(0, BLOCK), (x.to(idtype, bitcast=True) ^ 1).to(x.dtype, bitcast=True) SCALE)
+    n_dims: tl.constexpr = _log2(BLOCK)
+    y = (x.to(idtype, bitcast=True) ^ n_dims).to(x.dtype, bitcast=True)
+    tl.store(out_ptr + tl.arange(0, BLOCK), y SCALE)
 '''
 
 
-def test_tritons_own_dtype_helper_wrapped_as_a_constexpr_function_compiles(tmp_path):
+def test_tritons_own_helpers_a_bitonic_sort_imports_compile(tmp_path):
     """`core.get_int_dtype` is a plain function of triton's that a newer triton wants wrapped in
-    `constexpr_function` (bitonic sorts do so): its stand-in is that wrap, so the kernel compiles."""
+    `constexpr_function`: its stand-in is that wrap. `_log2` is one of triton's own (private)
+    jit functions, imported by name: a kernel may call it like the public ones."""
     (row,) = _pair_rows(tmp_path, INT_VIEW, " * 2.0", jobs=1)
     assert row.error is None and row.verdict == "structural", row.error
+
+
+MX_GROUPS = HEADER + '''
+@triton.jit
+def mx(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, BLOCK: tl.constexpr, group_size: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    G: tl.constexpr = BLOCK // group_size
+    a = tl.load(a_ptr + offs[:, None] * BLOCK + offs[None, :])
+    b = tl.load(b_ptr + offs[:, None] * BLOCK + offs[None, :])
+    sa = tl.load(sa_ptr + offs[:, None] * G + tl.arange(0, G)[None, :])
+    sb = tl.load(sb_ptr + offs[:, None] * G + tl.arange(0, G)[None, :])
+    fmt: tl.constexpr = "e4m3"
+    acc = tl.dot_scaled(a, sa, fmt, b, sb, fmt, tl.zeros((BLOCK, BLOCK), dtype=tl.float32))
+    tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], acc SCALE)
+'''
+
+
+def test_a_type_search_that_leaves_a_size_complaint_hands_on_to_the_size_search(tmp_path):
+    """fp8 operands mend `Unexpected dtype for e4m3` (the format is a local, so the guess was
+    fp32); what the same line says next is about sizes (`scale factor must be 16 or 32`: the
+    guessed `group_size`), so the types are kept and the size search finds a group the scaled
+    dot takes."""
+    (row,) = _pair_rows(tmp_path, MX_GROUPS, " * 2.0", jobs=1)
+    assert row.error is None and row.verdict == "structural", row.error
+    sig, c = row.spec_detail["signature"], row.spec_detail["constexprs"]
+    assert (sig["a_ptr"], sig["b_ptr"]) == ("*fp8e4nv", "*fp8e4nv"), sig
+    assert c["group_size"] in (16, 32), c
+
+
+FP8_BESIDE = HEADER + '''
+@triton.jit
+def k(a_ptr, b_ptr, c_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs[:, None] * BLOCK + offs[None, :])
+    bits = tl.load(b_ptr + offs[:, None] * BLOCK + offs[None, :])
+    b = bits.to(tl.uint8).to(tl.float8e4nv, bitcast=True)
+    tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], tl.dot(a, b) SCALE)
+'''
+
+
+def test_a_dot_operand_beside_an_fp8_one_takes_fp8(tmp_path):
+    """`b` is decoded to fp8 in the kernel, so `a` (guessed fp32) cannot meet it
+    (`Unsupported rhs dtype fp8e4nv`): fp8 goes with fp8 only, and `a_ptr` takes it."""
+    (row,) = _pair_rows(tmp_path, FP8_BESIDE, " * 2.0", jobs=1)
+    assert row.error is None and row.verdict == "structural", row.error
+    assert row.spec_detail["signature"]["a_ptr"] == "*fp8e4nv", row.spec_detail["signature"]
