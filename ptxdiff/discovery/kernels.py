@@ -107,10 +107,10 @@ def discover(snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = Non
         kinds = triton_kinds(index, mod, fn)
         if (mod.path, fn.name) in helpers and fn.name not in launched and not kinds & {"autotune", "heuristics"}:
             continue
-        inferred = kinds_through_helpers(fn, infer_param_kinds(fn, constexprs=True), _helper_defs(index, closure))
+        helper_defs = _helper_defs(index, closure)
+        inferred = kinds_through_helpers(fn, infer_param_kinds(fn, constexprs=True), helper_defs)
         inferred.update(descriptor_types(fn, tree))
-        hints = constexpr_hints(fn, module_constants(tree), inferred,
-                                {**module_functions(tree), **_helper_defs(index, closure)})
+        hints = constexpr_hints(fn, module_constants(tree), inferred, {**module_functions(tree), **helper_defs})
         optional = optional_params(fn)
         params = tuple(Param(a.arg, constexpr, None if constexpr else inferred.get(a.arg), hints.get(a.arg),
                              a.arg in optional)
