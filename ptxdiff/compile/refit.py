@@ -37,6 +37,13 @@ def _sizes(value: int | float) -> list[int]:
     return [v for v in dict.fromkeys((1, value // 4, value * 4, 16, 128, 2)) if v >= 1 and v != value]
 
 
+def _asked(error: BaseException) -> tuple[int | None, list[int]]:
+    """The size a message says it got and those it asks for (`scale factor must be 16 or 32.
+    Got 4`): a guess of the size it got is tried at those first."""
+    m = re.search(r"must be ([\d ,or]+?)\.? Got (\d+)", message(error))
+    return (int(m[2]), [int(v) for v in re.findall(r"\d+", m[1])]) if m else (None, [])
+
+
 def about_shapes(error: BaseException) -> bool:
     return bool(SHAPE_ERROR.search(message(error)))
 
@@ -54,9 +61,13 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
     constexprs = [name for name, kind in spec.signature if kind == "constexpr"]   # the built text hides annotations
 
     def trials(changed: dict, error: BaseException) -> list[list[dict]]:
+        """The sizes the error asks for, of a suspect whose guess is the size it got; then each
+        suspect's other sizes."""
         suspects = [p for p in params_behind(fn, failing_names(error, src, all_params=True), constexprs)
                     if p in guessed]
-        return [[{**changed, p: size} for p in suspects for size in _sizes(changed.get(p, guessed[p]))]]
+        got, wanted = _asked(error)
+        asked = [{**changed, p: size} for p in suspects if changed.get(p, guessed[p]) == got for size in wanted]
+        return [asked, [{**changed, p: size} for p in suspects for size in _sizes(changed.get(p, guessed[p]))]]
 
     def sized(spec: Spec, trial: dict) -> Spec:
         return dataclasses.replace(spec, constexprs=tuple((k, trial.get(k, v)) for k, v in spec.constexprs))

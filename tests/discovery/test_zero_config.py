@@ -941,13 +941,14 @@ def test_tritons_own_helpers_a_bitonic_sort_imports_compile(tmp_path):
 
 MX_GROUPS = HEADER + '''
 @triton.jit
-def mx(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, BLOCK: tl.constexpr, group_size: tl.constexpr):
+def mx(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, BLOCK: tl.constexpr, group_size: tl.constexpr,
+       stride_sa_m: tl.constexpr, stride_sa_g: tl.constexpr, stride_sb_n: tl.constexpr, stride_sb_g: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     G: tl.constexpr = BLOCK // group_size
     a = tl.load(a_ptr + offs[:, None] * BLOCK + offs[None, :])
     b = tl.load(b_ptr + offs[:, None] * BLOCK + offs[None, :])
-    sa = tl.load(sa_ptr + offs[:, None] * G + tl.arange(0, G)[None, :])
-    sb = tl.load(sb_ptr + offs[:, None] * G + tl.arange(0, G)[None, :])
+    sa = tl.load(sa_ptr + offs[:, None] * stride_sa_m + tl.arange(0, G)[None, :] * stride_sa_g)
+    sb = tl.load(sb_ptr + offs[:, None] * stride_sb_n + tl.arange(0, G)[None, :] * stride_sb_g)
     fmt: tl.constexpr = "e4m3"
     acc = tl.dot_scaled(a, sa, fmt, b, sb, fmt, tl.zeros((BLOCK, BLOCK), dtype=tl.float32))
     tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], acc SCALE)
@@ -957,8 +958,8 @@ def mx(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, BLOCK: tl.constexpr, group_size: tl.
 def test_a_type_search_that_leaves_a_size_complaint_hands_on_to_the_size_search(tmp_path):
     """fp8 operands mend `Unexpected dtype for e4m3` (the format is a local, so the guess was
     fp32); what the same line says next is about sizes (`scale factor must be 16 or 32`: the
-    guessed `group_size`), so the types are kept and the size search finds a group the scaled
-    dot takes."""
+    guessed `group_size`), so the types are kept and the size search tries the sizes the
+    message asks for on the guess that is the size it got (before the scales' strides)."""
     (row,) = _pair_rows(tmp_path, MX_GROUPS, " * 2.0", jobs=1)
     assert row.error is None and row.verdict == "structural", row.error
     sig, c = row.spec_detail["signature"], row.spec_detail["constexprs"]
