@@ -251,13 +251,14 @@ class Builder:
             return self._jit[key]
         if key in self._building:
             raise SpecError(f"{node.name} calls itself through other jit functions")
-        found = refusal(node, self._denied(), self._repository_modules(fn, node))
+        reads, chains = _body_names(node), _chains(node)
+        found = refusal(node, self._denied(), self._repository_modules(fn, reads, chains))
         if found is not None:
             raise SpecError(describe(fn.env.mod.path, *found))
         self._building.add(key)
         try:
             ns = self.namespace(fn.env)
-            for name in sorted(_body_names(node)):
+            for name in sorted(reads):
                 if name in ns:
                     continue
                 try:
@@ -272,7 +273,7 @@ class Builder:
                     raise SpecError(describe(fn.env.mod.path, _first_use(node, name), self.refused[name]))
                 if converted is not None:
                     ns[name] = converted
-            for chain, sub in _chains(node):
+            for chain, sub in chains:
                 module = ns.get(chain[0])
                 if isinstance(module, types.ModuleType) and id(module) in self._module_values:
                     self._fill_module(module, chain[1:])
@@ -290,12 +291,13 @@ class Builder:
         finally:
             self._building.discard(key)
 
-    def _repository_modules(self, fn: Function, node: ast.FunctionDef) -> frozenset[str]:
-        """The global names the body reads a private attribute of (`mx_kernels._helper`) that
-        are repository modules: their stand-ins (`_module`) hold only what a kernel reads."""
+    @staticmethod
+    def _repository_modules(fn: Function, reads: set[str],
+                            chains: list[tuple[list[str], ast.Attribute]]) -> frozenset[str]:
+        """The global names the body reads (`reads`) a private attribute of (`mx_kernels._helper`)
+        that are repository modules: their stand-ins (`_module`) hold only what a kernel reads."""
         out: set[str] = set()
-        reads = _body_names(node)
-        for chain, _ in _chains(node):
+        for chain, _ in chains:
             if len(chain) < 2 or chain[0] not in reads or not chain[1].startswith("_") or chain[1].startswith("__"):
                 continue
             try:

@@ -59,45 +59,43 @@ def _dot_asks(text: str) -> dict[str, str]:
     return {}
 
 
-def _wanted(error: BaseException) -> list[str]:
+def _wanted(text: str) -> list[str]:
     """The element types the message asks for, in its order."""
-    text = message(error)
     asked = " ".join(re.findall(r"Expected dtype \[([^\]]*)\]|Unexpected dtype for (\w+)", text)[0]) \
         if re.search(r"Expected dtype \[|Unexpected dtype for", text) else ""
     return [kind for word, kind in WANTED if re.search(rf"\b{word}\b", asked)]
 
 
-def _got(error: BaseException) -> str | None:
+def _got(text: str) -> str | None:
     """The element type the message says it got (`Got fp32`), in signature spelling."""
-    got = re.search(r"\b[Gg]ot (\w+)", message(error))
+    got = re.search(r"\b[Gg]ot (\w+)", text)
     return _short(got.group(1)) if got else None
 
 
-def _asked(current: str, error: BaseException) -> list[str]:
+def _asked(current: str, text: str) -> list[str]:
     """The types the error asks for, as pointer or scalar like `current`; none when the error
     says it got another type than this one (the complaint is about another operand). A dot's
     complaint asks only of pointers (its operands are loaded blocks)."""
-    text = message(error)
     if asks := _dot_asks(text):
         kind = current.lstrip("*")
         want = asks.get(kind) or (asks.get(ANY) if kind != asks.get(ANY) else None)
         return [f"*{want}"] if current.startswith("*") and want else []
-    got = _got(error)
+    got = _got(text)
     if got is not None and current.lstrip("*") != got:
         return []
-    return [f"*{k}" if current.startswith("*") else k for k in _wanted(error)]
+    return [f"*{k}" if current.startswith("*") else k for k in _wanted(text)]
 
 
-def _joint(suspects: list[str], current: dict[str, str], error: BaseException,
+def _joint(suspects: list[str], current: dict[str, str], text: str,
            changed: dict[str, str]) -> list[dict[str, str]]:
     """One trial that gives every suspect of the type the error got the type it wants: two
     operands that must agree (`tl.dot_scaled(a, ..., "e4m3", b, ..., "e4m3")`, an integer
     `tl.dot`), fixed at once. Not where the error names no type, or where the suspects would
     take different types or any type would do (which operand is meant is not known)."""
-    asks = _dot_asks(message(error))
-    if ANY in asks or not asks and _got(error) is None:
+    asks = _dot_asks(text)
+    if ANY in asks or not asks and _got(text) is None:
         return []
-    asked = {p: _asked(current[p], error) for p in suspects}
+    asked = {p: _asked(current[p], text) for p in suspects}
     alike = [p for p in suspects if asked[p]]
     if len(alike) < 2 or len({asked[p][0] for p in alike}) > 1:
         return []
@@ -127,11 +125,11 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
         one just mended; one suspect at a time before all at once), then each suspect's usual
         others."""
         suspects = [p for p in params_behind(fn, failing_names(error, src)) if p in guessed]
-        current = {**guessed, **changed}
+        current, text = {**guessed, **changed}, message(error)
         asked = [{**changed, p: t} for p in sorted(suspects, key=lambda p: p in changed)
-                 for t in _asked(current[p], error) if t != current[p]]
+                 for t in _asked(current[p], text) if t != current[p]]
         usual = [{**changed, p: t} for p in suspects for t in ALTERNATIVES.get(guessed[p], ()) if t != current[p]]
-        return [asked + _joint(suspects, current, error, changed), usual]
+        return [asked + _joint(suspects, current, text, changed), usual]
 
     def typed(spec: Spec, trial: dict) -> Spec:
         return dataclasses.replace(spec, signature=tuple((name, trial.get(name, t)) for name, t in spec.signature))
