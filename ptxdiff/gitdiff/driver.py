@@ -43,6 +43,7 @@ from ptxdiff.gitdiff import filler
 from ptxdiff.gitdiff import invocation as inv
 from ptxdiff.gitdiff import revisions as rev
 from ptxdiff.gitdiff.patches import Piece, handled, lines_of, matches, piece_bytes, split
+from ptxdiff.report.narrow import WIDTH, columns, fit_text
 
 PYTHON_FUNCNAME = r"^[ \t]*((class|(async[ \t]+)?def)[ \t].*)$"
 SERVE = 10                  # exit status: the spool is ready, the shim prints this file from it
@@ -439,9 +440,13 @@ def kernel_lines(facts: rev.Facts, pieces: list[Piece], commits, p_lines: list[b
             mine = frozenset(_key(x) for x in jobs)
             suffix[first] += _note(filler.still_compiling(state, _key(s), facts.gitdir, mine), colour)
             continue
+        width = columns()
         for i, k in enumerate(s.pieces):
             for plain, coloured in result["lines"][i] if i < len(result["lines"]) else ():
-                suffix[k] += coloured if colour else plain
+                stored = coloured if colour else plain
+                # laid out within WIDTH by the filler; a narrower terminal (git sets COLUMNS) breaks them again
+                suffix[k] += stored if width >= WIDTH else \
+                    fit_text(stored.decode("utf-8", "replace"), width).encode("utf-8", "replace")
         for note in result["notes"]:
             suffix[first] += _note(note, colour)
     return suffix
@@ -454,8 +459,9 @@ def _key(s: rev.Section) -> str:
 
 
 def _note(text: str, colour: bool) -> bytes:
+    """A note under git's output, within WIDTH or COLUMNS (a long one goes on, indented)."""
     dim, reset = ("\x1b[2m", "\x1b[m") if colour else ("", "")
-    return f"{dim}ptxdiff:{reset} {text}\n".encode("utf-8", "replace")
+    return (fit_text(f"{dim}ptxdiff:{reset} {text}", columns()) + "\n").encode("utf-8", "replace")
 
 
 def driver_budget(facts: rev.Facts, s: rev.Section) -> float:

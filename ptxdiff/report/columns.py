@@ -8,6 +8,8 @@ rows (what changed in a launch, why a verdict).
 
 from __future__ import annotations
 
+import re
+import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -101,6 +103,32 @@ def timing_cell(result: dict | None) -> str:
             + f" {result['result']}")
 
 
+PTX_FLOAT = re.compile(r"\b0([fd])([0-9A-Fa-f]{16}|[0-9A-Fa-f]{8})\b")   # PTX's f32 `0fBFD9DB23`, f64 `0d...`
+
+
+def _float(m: re.Match) -> str:
+    kind, digits = m.group(1), m.group(2)
+    if (kind == "f") != (len(digits) == 8):
+        return m.group()
+    raw = bytes.fromhex(digits)
+    fmt_ = ">f" if kind == "f" else ">d"
+    value = struct.unpack(fmt_, raw)[0]
+    if value != value or value in (float("inf"), float("-inf")):
+        return str(value)
+    # four decimals when they name the same bits (`-1.7020`), else the fewest digits that do,
+    # so two different constants never read the same
+    fixed = f"{value:.4f}"
+    if 1e-3 <= abs(value) < 1e6 and struct.pack(fmt_, float(fixed)) == raw:
+        return fixed
+    return next(t for p in range(1, 18) if struct.pack(fmt_, float(t := f"{value:.{p}g}")) == raw)
+
+
+def readable(why: str) -> str:
+    """A reason with PTX's hex float immediates as values: `0fBFD9DB23 -> 0fBFDC28F6` reads
+    `-1.7020 -> -1.7200`."""
+    return PTX_FLOAT.sub(_float, why)
+
+
 def explanations(rows: Sequence[Row]) -> list[str]:
     """What every renderer says under its rows: per kernel, what changed in its launch; per row,
     why its verdict (the opcode delta, or the first differing PTX lines)."""
@@ -111,5 +139,5 @@ def explanations(rows: Sequence[Row]) -> list[str]:
             launched.add(r.kernel)
             lines.append(f"{r.kernel}: launch: {r.launch}")
         if r.why:
-            lines.append(f"{r.kernel} [{r.target} {r.spec}] {r.verdict}: {r.why}")
+            lines.append(f"{r.kernel} [{r.target} {r.spec}] {r.verdict}: {readable(r.why)}")
     return lines

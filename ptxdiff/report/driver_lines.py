@@ -8,30 +8,31 @@ from __future__ import annotations
 
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.report import safe
-from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, outputs_cell
+from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, outputs_cell, readable
+from ptxdiff.report.narrow import INDENT, WIDTH
 from ptxdiff.report.style import DIM, RESET, VERDICT_SGR
 
-WIDTH = 100         # a line under `git diff` stays within this many columns ...
-INDENT = " " * 8    # ... and goes on, indented, on the next line
+__all__ = ["INDENT", "WIDTH", "block"]
 
 Token = tuple[str, str | None, str]   # (text, SGR code or None, separator before it on a line)
 
 
-def _pack(tokens: list[Token]) -> list[list[Token]]:
+def _pack(tokens: list[Token], indent: int = 0) -> list[list[Token]]:
+    """Tokens in lines within WIDTH: the first `indent` columns in, the others INDENT more."""
     lines: list[list[Token]] = [[]]
-    used = 0
+    used = indent
     for text, sgr, sep in tokens:
         if lines[-1] and used + len(sep) + len(text) > WIDTH:
             lines.append([])
-            used = len(INDENT)
+            used = indent + len(INDENT)
         used += (len(sep) if lines[-1] else 0) + len(text)
         lines[-1].append((text, sgr, sep))
     return lines
 
 
-def _show(line: list[Token], first: bool, colour: bool) -> str:
+def _show(line: list[Token], colour: bool) -> str:
     """A line's tokens, each run of one colour painted once (the line as text when plain)."""
-    out, run, run_sgr = [] if first else [INDENT], "", None
+    out, run, run_sgr = [], "", None
     for i, (text, sgr, sep) in enumerate(line):
         piece = (sep if i else "") + text
         if sgr != run_sgr and run:
@@ -46,8 +47,10 @@ def _show(line: list[Token], first: bool, colour: bool) -> str:
     return "".join(out)
 
 
-def _lines(tokens: list[Token], colour: bool) -> list[str]:
-    return [_show(line, i == 0, colour) for i, line in enumerate(_pack(tokens))]
+def _lines(tokens: list[Token], colour: bool, indent: str = "") -> list[str]:
+    """The tokens as lines within WIDTH, the first after `indent`, the others one INDENT more."""
+    return [(indent if i == 0 else indent + INDENT) + _show(line, colour)
+            for i, line in enumerate(_pack(tokens, len(indent)))]
 
 
 def _words(text: str, sgr: str | None = None) -> list[Token]:
@@ -78,10 +81,10 @@ def block(report: Report, colour: bool) -> str:
         head = _words(f"ptxdiff {r.target} {r.kernel} [{r.spec}]{source}", DIM)
         lines += _lines([*head, (r.verdict, VERDICT_SGR.get(r.verdict), " "), *_facts(r)], colour)
         # what changed in the launch (once per kernel) and why the verdict: the row's line goes on
-        said = [("launch:", r.launch if r.kernel not in launched else None), ("why:", r.why)]
+        said = [("launch:", r.launch if r.kernel not in launched else None), ("why:", r.why and readable(r.why))]
         for label, text in said:
             if text:
-                lines += [INDENT + line for line in _lines([*_words(label, DIM), *_words(text)], colour)]
+                lines += _lines([*_words(label, DIM), *_words(text)], colour, INDENT)
         if r.launch:
             launched.add(r.kernel)
         if r.timing and r.timing.get("summary"):

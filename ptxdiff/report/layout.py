@@ -116,6 +116,12 @@ def pack(tokens: Sequence[str], width: int, indent: str, sep: str = " ") -> list
     return lines
 
 
+def longest_word(text: str, breaks: re.Pattern = CELL_BREAKS) -> int:
+    """The longest piece of `text` that `wrap_text` keeps whole: a column narrower than this
+    would break inside a word (`liger_cross_entropy_k` / `ernel`)."""
+    return max((len(t.strip()) for line in text.split("\n") for t in breaks.split(line)), default=0)
+
+
 def _widest_line(text: str) -> int:
     return max((len(ln) for ln in text.split("\n")), default=0)
 
@@ -124,11 +130,19 @@ def _natural(headers: list[str], cells: list[list[str]]) -> list[int]:
     return [max([len(h) + PAD, *(_widest_line(row[i]) for row in cells)]) for i, h in enumerate(headers)]
 
 
-def _fit(headers: list[str], cells: list[list[str]], floors: list[int], width: int) -> list[int] | None:
-    """Column widths within `width`, narrowing a character at a time the wrappable column with the
-    most room above its narrowest (`floors[i]`; 0: it may not wrap); None when it cannot fit."""
+def _floors(headers: list[str], cells: list[list[str]], wraps: list[int]) -> list[int]:
+    """The narrowest each column may be: its `wrap` (0: its natural width), never below its header
+    or the longest word of a cell."""
     widths = _natural(headers, cells)
-    floors = [max(f, len(h) + PAD) if f else w for f, h, w in zip(floors, headers, widths)]
+    return [max(f, len(h) + PAD, *(longest_word(row[i]) for row in cells)) if f else w
+            for i, (f, h, w) in enumerate(zip(wraps, headers, widths))]
+
+
+def _fit(headers: list[str], cells: list[list[str]], wraps: list[int], width: int) -> list[int] | None:
+    """Column widths within `width`, narrowing a character at a time the wrappable column with the
+    most room above its narrowest (`_floors`); None when it cannot fit."""
+    widths = _natural(headers, cells)
+    floors = _floors(headers, cells, wraps)
     excess = sum(widths) + SEP * (len(widths) - 1) - width
     while excess > 0:
         room = [i for i, w in enumerate(widths) if w > floors[i]]
@@ -177,9 +191,11 @@ def grid(columns: Sequence[TableColumn[T]], items: Sequence[T], layout: Layout, 
     if not fold_cols:
         compact_texts = [row[:-1] for row in compact_texts]
     width = max(width, COMPACT_MIN)
-    widths = _fit([c.header for c in compact], compact_texts, [c.wrap or 0 for c in compact], width) or \
-        [max(f, len(c.header) + PAD) if (f := c.wrap) else n
-         for c, n in zip(compact, _natural([c.header for c in compact], compact_texts))]
+    headers, wraps = [c.header for c in compact], [c.wrap for c in compact]
+    # too narrow: wrap down to the longest word; narrower still, each column at its narrowest (the
+    # terminal wraps the line, a word stays whole), a word longer than the terminal alone broken
+    widths = _fit(headers, compact_texts, wraps, width) or _fit(headers, compact_texts, [1 if w else 0 for w in wraps], width) \
+        or [min(f, width) for f in _floors(headers, compact_texts, wraps)]
     return _render(compact, items, compact_texts, widths, layout.colour)
 
 

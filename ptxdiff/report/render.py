@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Callable
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
 
 from ptxdiff.compare.results import Report, Row
+from ptxdiff.compare.verdict import ORDER
 from ptxdiff.report import safe
 from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, Column, explanations, outputs_cell, timing_cell
 from ptxdiff.report.layout import FOLD, FULL, KEY, PLAIN, Layout, TableColumn, grid, hanging, md_escape
@@ -23,11 +26,26 @@ def _dynamic_columns(report: Report) -> list[TableColumn[Row]]:
     return cols
 
 
-SPEC_WIDTH = 60  # the table shortens long specs (autotune-heavy kernels); JSON keeps them whole
+SPEC_WIDTH = 32   # a terminal's table shows a longer spec by what tells it apart (--wide, a pipe, JSON: whole)
+SPEC_WORDS = re.compile(r"\S+(?: (?:->|→) \S+)*")   # `BLOCK=1024 -> 2048` is one word of a changed spec
 
 
-def _spec(text: str) -> str:
-    return text if len(text) <= SPEC_WIDTH else text[:SPEC_WIDTH - 1] + "…"
+def told_apart(rows: Sequence[Row]) -> list[str]:
+    """Per row, its spec as a terminal's table shows it: whole when short or the only spec of its
+    kernel; else the words that are not in every spec of its kernel (the ones that tell its rows
+    apart), then `…`. Nothing is cut in a pipe or with --wide: they show `Row.spec`."""
+    words = [SPEC_WORDS.findall(r.spec) for r in rows]
+    common: dict[str, set[str]] = {}
+    specs: dict[str, set[str]] = {}
+    for r, ws in zip(rows, words):
+        common[r.kernel] = common[r.kernel] & set(ws) if r.kernel in common else set(ws)
+        specs.setdefault(r.kernel, set()).add(r.spec)
+    out = []
+    for r, ws in zip(rows, words):
+        kept = [w for w in ws if w not in common[r.kernel]]
+        short = len(r.spec) <= SPEC_WIDTH or len(specs[r.kernel]) == 1 or not kept
+        out.append(r.spec if short else " ".join(kept) + " …")
+    return out
 
 
 def _says(column: Column) -> Callable[[Row], bool]:
@@ -35,18 +53,24 @@ def _says(column: Column) -> Callable[[Row], bool]:
     return lambda r: not r.error and column.changed(r)
 
 
-def report_columns(report: Report) -> list[TableColumn[Row]]:
+def report_columns(report: Report, layout: Layout = PLAIN) -> list[TableColumn[Row]]:
     """The report table's columns, for every layout: the compact one keeps kernel, target and
-    verdict (and the spec where a kernel has several) and folds the metrics that changed."""
+    verdict (and the spec where a kernel has several) and folds the metrics that changed. A
+    terminal (a width, not --wide) shows a long spec by what tells it apart; `ptxdiff show`,
+    whose rows have no verdict, has no verdict column."""
     several_specs = len({(r.kernel, r.target) for r in report.rows}) < len(report.rows)
+    specs = dict(zip(map(id, report.rows), told_apart(report.rows))) \
+        if layout.width is not None and not layout.wide else {}
+    verdict: list[TableColumn[Row]] = [TableColumn("verdict", lambda r: r.verdict + (" ✗" if r.blocking else ""), KEY,
+                           style=lambda r: VERDICT_SGR.get(r.verdict))] \
+        if any(r.verdict != "-" for r in report.rows) else []
     return [TableColumn("kernel", lambda r: r.kernel, KEY, wrap=20),
-            TableColumn("spec", lambda r: _spec(r.spec), KEY if several_specs else FULL, wrap=16),
+            TableColumn("spec", lambda r: specs.get(id(r), r.spec), KEY if several_specs else FULL, wrap=16),
             TableColumn("from", lambda r: SOURCE_MARK.get(r.spec_source or "", "-"), FULL),
             TableColumn("target", lambda r: r.target, KEY),
             *(TableColumn(c.label, c.cell, FOLD, says=_says(c)) for c in COLUMNS),
             *_dynamic_columns(report),
-            TableColumn("verdict", lambda r: r.verdict + (" ✗" if r.blocking else ""), KEY,
-                        style=lambda r: VERDICT_SGR.get(r.verdict))]
+            *verdict]
 
 
 def spec_notes(report: Report) -> list[str]:
@@ -103,10 +127,18 @@ def _errors(report: Report) -> list[str]:
 def notes(report: Report) -> list[str]:
     """What every layout says under the table: errors, dynamic results, why, guesses, messages."""
     lines = _errors(report) + explanations(report.rows) + spec_notes(report) + list(report.messages)
-    blocking = report.blocking
-    if blocking:
-        lines.append(f"{len(blocking)} blocking verdict(s) ({', '.join(report.config.block)})")
-    return lines + cache_counts(report)
+    return lines + blocking_line(report) + cache_counts(report)
+
+
+def blocking_line(report: Report) -> list[str]:
+    """How many rows block and with which verdicts, only those found: `1 blocking: structural`,
+    `3 blocking: 2 structural, 1 failed`."""
+    counts = Counter(r.verdict for r in report.blocking)
+    if not counts:
+        return []
+    found = sorted(counts, key=lambda v: (ORDER.index(v) if v in ORDER else len(ORDER), v))
+    said = found[0] if len(found) == 1 else ", ".join(f"{counts[v]} {v}" for v in found)
+    return [f"{sum(counts.values())} blocking: {said}"]
 
 
 def cache_counts(report: Report) -> list[str]:
@@ -123,7 +155,7 @@ def table(report: Report, layout: Layout = PLAIN) -> str:
     lines = [_heading(report)]
     if report.rows:
         one_side = report.base is None   # `ptxdiff show`: the counts themselves, all of them
-        lines.append(grid(report_columns(report), report.rows, layout, changed="counts" if one_side else "changed",
+        lines.append(grid(report_columns(report, layout), report.rows, layout, changed="counts" if one_side else "changed",
                           folds=len(COLUMNS) if one_side else 4))
     else:
         lines.append("no Triton kernel changed" if report.base else "no Triton kernels found")

@@ -59,3 +59,20 @@ def test_colours_follow_the_verdict_and_leave_the_text_alone():
     assert coloured[0].startswith("\x1b[2mptxdiff sm_90 kernels/gelu.py::gelu_kernel [BLOCK=1024 w4 s3] (guessed)\x1b[m")
     assert coloured[0].endswith(" \x1b[31mstructural\x1b[m")
     assert "\x1b[33mconstants-only\x1b[m" in coloured[3]
+
+
+def test_a_narrower_terminal_breaks_the_stored_lines_again_between_words():
+    from ptxdiff.report.narrow import fit_text
+
+    why = Row("src/liger_kernel/ops/cross_entropy.py::liger_cross_entropy_kernel", "BLOCK=1024 w4 s3", "sm_90",
+              "constants-only", False, metrics(79, 65), metrics(79, 65), {},
+              why="mul.f32 %r2, %r1, 0fBFD9DB23; -> mul.f32 %r2, %r1, 0fBFDC28F6; " + "x" * 50)
+    stored = block(SimpleNamespace(rows=[why, GELU]), True)
+    assert "why: mul.f32 %r2, %r1, -1.7020; -> mul.f32 %r2, %r1, -1.7200;" in ESC.sub("", stored)
+    assert all(len(ESC.sub("", ln)) <= WIDTH for ln in stored.splitlines())          # the why line too
+    for width in (40, 60, 80):
+        narrow = fit_text(stored, width)
+        assert all(len(ESC.sub("", ln)) <= width for ln in narrow.splitlines()), narrow
+        assert "".join(ESC.sub("", narrow).split()) == "".join(ESC.sub("", stored).split())   # only the breaks moved
+        assert "liger_cross_entropy_kernel" in narrow                                 # a word is not cut
+    assert fit_text(stored, WIDTH) == stored

@@ -123,7 +123,7 @@ def test_markdown_is_one_table_then_paragraphs_on_github():
     assert body.count("<tr>") == 2                                     # the two kernels, nothing else
     after = out.split("</table>")[1]
     paragraphs = re.findall(r"<p>(.*?)</p>", after, re.S)
-    assert any(p.startswith("1 blocking verdict(s)") for p in paragraphs), after
+    assert "1 blocking: structural" in paragraphs, after         # only the verdicts found
     assert any("guessed the types of 2 params" in p for p in paragraphs)
     assert any("y_ptr=*fp32 (see &lt;ptxdiff harness&gt;)" in p for p in paragraphs)  # literal, not markup
     assert "<em>" not in out and "<strong>ptxdiff" in out                # the heading is bold, nothing else is
@@ -155,3 +155,14 @@ def test_the_footer_counts_where_the_rows_came_from():
     assert table(demo_report(mixed)).splitlines()[-1] == footer
     assert markdown(demo_report(mixed)).rstrip("\n").split("\n\n")[-1] == footer
     assert "rows:" not in table(demo_report())          # rows that say nothing of it (a file that does not parse)
+
+
+def test_show_has_no_verdict_column_and_the_blocking_line_names_what_was_found():
+    shown = Report(None, Side("b", "90d209334d" + "0" * 30), {"ptxdiff": "0.1.0"},
+                   [Row("ops/k.py::k", "BLOCK=128 w4 s3", "sm_90", "-", False, None, metrics(1, 1), {})], Config())
+    assert "verdict" not in table(shown).splitlines()[1].split() and " - " not in table(shown).splitlines()[3][-4:]
+    rows = [Row(f"ops/k.py::k{i}", "w4 s3", "sm_90", v, True, metrics(1, 1), metrics(2, 2), {})
+            for i, v in enumerate(["structural", "failed", "structural"])]
+    assert "3 blocking: 1 failed, 2 structural" in table(demo_report(rows))
+    assert "1 blocking: structural\n" in table(demo_report(rows[:1]))
+    assert "failed" not in table(demo_report(rows[:1])).split("blocking")[-1]
