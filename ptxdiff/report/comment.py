@@ -1,6 +1,10 @@
 """The report as one sticky pull-request comment (GitHub, GitLab): a hidden marker, a one-line
-summary, the blocking rows as a table, every row in a collapsed `<details>` table, each kernel
-linked to its lines, then the notes as a list; bounded to what a comment may hold.
+summary with the approvals and policy notes under it (never trimmed, each capped), the blocking
+rows as a table with how to approve them, every row in a collapsed `<details>` table, each kernel
+linked to its lines, then the notes in another `<details>`; bounded to what a comment may hold
+(a large pull request gets one row per kernel). Nothing in it depends on the run (which rows
+came from a cache, a remote's answer), so two runs on one head write the same bytes and the
+sticky comment is left `unchanged`. Repository text is inert: escaped, no mention, no link.
 
 Also which existing comment is the sticky one (`sticky_action`): CI finds it by the marker and
 updates it in place on every push instead of adding one more. Pure functions; `ptxdiff ci`
@@ -9,6 +13,7 @@ gathers the links and writes the files.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections import Counter
@@ -18,6 +23,8 @@ from urllib.parse import quote
 
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.compare.verdict import ORDER
+from ptxdiff.config import POLICY_NOTE
+from ptxdiff.gate.outcome import TRAILER
 from ptxdiff.report import safe
 from ptxdiff.report.layout import TableColumn, md_escape
 from ptxdiff.report.render import notes, report_columns
@@ -25,6 +32,10 @@ from ptxdiff.report.render import notes, report_columns
 MARKER = "<!-- ptxdiff -->"       # the sticky comment's key: its body starts with it
 COMMENT_MAX = 65536               # characters GitHub accepts in a comment body (GitLab: 1,000,000)
 HEADROOM = 512                    # kept free: a forge may count some characters twice
+PINNED_MAX = 300                  # characters of each approval or policy note under the summary ...
+PINNED_COUNT = 20                 # ... and how many of them (the rest are counted; the artifact has all)
+APPROVE_NAMED = 10                # kernels named in the trailer example
+UNMEASURED = ("failed", "unmeasured")
 
 
 @dataclass(frozen=True)
@@ -53,35 +64,77 @@ def rank(verdict: str) -> tuple[int, str]:
 
 
 def kernel_verdicts(report: Report) -> dict[str, str]:
-    """Per kernel, the strongest verdict of its rows (specs x targets)."""
-    out: dict[str, str] = {}
+    """Per kernel, one verdict: the strongest of its measured rows (both sides compiled, or the
+    kernel is on one side only); with none, `failed` when a side compiled somewhere, and
+    `unmeasured` only when it compiled on neither side. One guessed spec that does not fit does
+    not hide four structural ones."""
+    rows: dict[str, list[str]] = {}
     for r in report.rows:
-        if r.kernel not in out or rank(r.verdict) < rank(out[r.kernel]):
-            out[r.kernel] = r.verdict
+        rows.setdefault(r.kernel, []).append(r.verdict)
+    out = {}
+    for kernel, verdicts in rows.items():
+        measured = [v for v in verdicts if v not in UNMEASURED]
+        out[kernel] = min(measured, key=rank) if measured else "failed" if "failed" in verdicts else "unmeasured"
     return out
 
 
 def verdict_counts(report: Report) -> dict[str, int]:
-    """How many kernels have each (strongest) verdict, strongest verdict first."""
+    """How many kernels have each verdict (`kernel_verdicts`), strongest verdict first."""
     counts = Counter(kernel_verdicts(report).values())
     return {v: counts[v] for v in sorted(counts, key=rank)}
 
 
-def summary(report: Report) -> str:
-    """One line: what changed, and whether the gate passes."""
+def summary(report: Report, approved: int = 0) -> str:
+    """One line: what changed, and whether the gate passes (and how many kernels an approval in
+    the pull request let through)."""
     counts = verdict_counts(report)
     n = sum(counts.values())
     if not n:
         what = "no Triton kernel changed"
     else:
         what = f"{n} kernel{'s' if n != 1 else ''} changed: " + ", ".join(f"{c} {v}" for v, c in counts.items())
+    passed = f" ({approved} kernel{'s' if approved != 1 else ''} approved in this pull request)" if approved else ""
     blocking = report.blocking
     if not blocking:
-        return f"**ptxdiff**: {what}; passes"
+        return f"**ptxdiff**: {what}; passes{passed}"
     kernels = len({r.kernel for r in blocking})
+    found = Counter(r.verdict for r in blocking)
     return (f"**ptxdiff**: {what}; **blocked** by {kernels} kernel{'s' if kernels != 1 else ''} "
-            f"({len(blocking)} row{'s' if len(blocking) != 1 else ''} in the block list: "
-            f"{md_escape(', '.join(report.config.block))})")
+            f"({len(blocking)} row{'s' if len(blocking) != 1 else ''}: "
+            f"{', '.join(f'{found[v]} {v}' for v in sorted(found, key=rank))}){passed}")
+
+
+def code(text: str) -> str:
+    """`text` as an inline code span that its own backticks cannot end (a longer fence), for a
+    line outside a table; nothing in a code span mentions or links."""
+    text = " ".join(text.split())
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip(" ") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def pinned(lines: Sequence[str]) -> list[str]:
+    """Approvals and policy notes under the summary: each capped at PINNED_MAX characters, at
+    most PINNED_COUNT of them, escaped; never trimmed to fit, so nothing can push them out."""
+    out = []
+    for line in lines[:PINNED_COUNT]:
+        line = " ".join(line.split())
+        line = line if len(line) <= PINNED_MAX else line[:PINNED_MAX - 1] + "…"
+        out.append(f"> {md_escape(line)}")
+    if len(lines) > PINNED_COUNT:
+        out.append(f"> and {len(lines) - PINNED_COUNT} more (the JSON report has all)")
+    return out
+
+
+def how_to_approve(report: Report) -> str:
+    """Under the blocking table: the trailer that approves, and who may give it."""
+    kernels = list(dict.fromkeys(r.kernel for r in report.blocking))
+    named = ", ".join(code(f"{TRAILER}: {k}") for k in kernels[:APPROVE_NAMED])
+    more = f" (and {len(kernels) - APPROVE_NAMED} more)" if len(kernels) > APPROVE_NAMED else ""
+    return (f"To approve, add a trailer to a commit of this pull request: {named}{more} (a kernel id, its "
+            f"function name, or `*` for all), e.g. `git commit --amend --no-edit --trailer \"{TRAILER}: …\"`. "
+            "Anyone who can push to the branch may; each approval is said above this table with its commit, "
+            "so a reviewer sees an author approving their own change.")
 
 
 def _compared(report: Report) -> str:
@@ -95,19 +148,36 @@ def cell(text: str) -> str:
     return md_escape(" ".join(text.split())) or " "
 
 
+def _header(names: Sequence[str]) -> str:
+    return "| " + " | ".join(cell(n) for n in names) + " |\n|" + "---|" * len(names)
+
+
+def _linked(text: str, kernel: str, links: Links | None) -> str:
+    url = links.url(kernel) if links is not None else None
+    return f"[{text}]({url})" if url else text
+
+
 def _table_rows(report: Report, shown: Report, links: Links | None) -> tuple[str, list[str]]:
     """The header (with its delimiter row) and one Markdown line per row, kernels linked."""
     columns: list[TableColumn[Row]] = report_columns(shown)
-    header = "| " + " | ".join(cell(c.header) for c in columns) + " |\n|" + "---|" * len(columns)
     lines = []
     for raw, r in zip(report.rows, shown.rows):
-        cells = []
-        for c in columns:
-            text = cell(c.value(r))
-            url = links.url(raw.kernel) if links is not None and c.header == "kernel" else None
-            cells.append(f"[{text}]({url})" if url else text)
+        cells = [_linked(cell(c.value(r)), raw.kernel, links) if c.header == "kernel" else cell(c.value(r))
+                 for c in columns]
         lines.append("| " + " | ".join(cells) + " |")
-    return header, lines
+    return _header([c.header for c in columns]), lines
+
+
+def _kernel_rows(report: Report, shown: Report, links: Links | None) -> tuple[str, list[str]]:
+    """A large pull request's details: one line per kernel (its verdict, its rows, how many block)."""
+    verdicts = kernel_verdicts(report)
+    lines = []
+    for kernel, name in dict(zip((r.kernel for r in report.rows), (r.kernel for r in shown.rows))).items():
+        rows = [r for r in report.rows if r.kernel == kernel]
+        blocking = sum(r.blocking for r in rows)
+        lines.append(f"| {_linked(cell(name), kernel, links)} | {cell(verdicts[kernel])} | {len(rows)} | "
+                     f"{blocking or '-'} |")
+    return _header(["kernel", "verdict", "rows", "blocking rows"]), lines
 
 
 def _left_out(n: int, of: int, what: str, artifact: str) -> str:
@@ -115,12 +185,20 @@ def _left_out(n: int, of: int, what: str, artifact: str) -> str:
             f"the JSON report ({md_escape(artifact)}, uploaded as an artifact) has all of them._")
 
 
+def _details(summary_text: str, body: str) -> str:
+    return f"<details><summary>{summary_text}</summary>\n\n{body}\n\n</details>"
+
+
 @dataclass(frozen=True)
 class _Parts:
     head: str
-    header: str
-    rows: list[str]
+    header: str                  # the blocking table's
+    rows: list[str]              # the blocking table's rows
     blocking: list[int]          # indexes into rows
+    approve: str                 # how to approve, under the blocking table
+    all_header: str              # the details table's: every row, or one per kernel (a large pull request)
+    all_rows: list[str]
+    what: str                    # what a line of the details table is: "row" or "kernel"
     notes: list[str]
     artifact: str
 
@@ -132,19 +210,22 @@ class _Parts:
             if n_block < len(self.blocking):
                 blocks.append(_left_out(len(self.blocking) - n_block, len(self.blocking), "blocking rows",
                                         self.artifact))
+            blocks.append(self.approve)
         elif self.rows:
             blocks.append("No blocking verdict.")
-        if self.rows:
-            inner = ["\n".join([self.header, *self.rows[:n_all]]) if n_all else ""]
-            if n_all < len(self.rows):
-                inner.append(_left_out(len(self.rows) - n_all, len(self.rows), "rows", self.artifact))
-            blocks.append(f"<details><summary>All {len(self.rows)} row{'s' if len(self.rows) != 1 else ''}"
-                          "</summary>\n\n" + "\n\n".join(t for t in inner if t) + "\n\n</details>")
+        if self.all_rows:
+            n = len(self.all_rows)
+            inner = ["\n".join([self.all_header, *self.all_rows[:n_all]]) if n_all else ""]
+            if n_all < n:
+                inner.append(_left_out(n - n_all, n, f"{self.what}s", self.artifact))
+            label = f"All {n} {self.what}{'s' if n != 1 else ''}" + \
+                (f" ({len(self.rows)} rows; the JSON report has each)" if self.what == "kernel" else "")
+            blocks.append(_details(label, "\n\n".join(t for t in inner if t)))
         if self.notes:
             items = [f"- {n}" for n in self.notes[:n_notes]]
             if n_notes < len(self.notes):
                 items.append(f"- {_left_out(len(self.notes) - n_notes, len(self.notes), 'notes', self.artifact)}")
-            blocks.append("\n".join(items))
+            blocks.append(_details(f"Notes ({len(self.notes)}): why each verdict, guesses, errors", "\n".join(items)))
         return "\n\n".join(blocks) + "\n"
 
 
@@ -160,17 +241,10 @@ def _most(fits: Callable[[int], bool], n: int) -> int:
     return lo
 
 
-def comment(report: Report, links: Links | None = None, limit: int = COMMENT_MAX - HEADROOM,
-            artifact: str = "ptxdiff-report.json") -> str:
-    """The comment's Markdown. Past `limit` characters, the details table and the notes are cut
-    by the same share, then blocking rows go too, each with a line saying how many and that the
-    artifact has all."""
-    shown = safe.report(report)
-    header, rows = _table_rows(report, shown, links)
-    head = f"{MARKER}\n{summary(shown)}\n\n{_compared(shown)}"
-    parts = _Parts(head, header, rows, [i for i, r in enumerate(report.rows) if r.blocking],
-                   [md_escape(" ".join(n.split())) for n in notes(shown)], artifact)
-    n_block, n_all, n_notes = len(parts.blocking), len(rows), len(parts.notes)
+def _fitted(parts: _Parts, limit: int) -> str:
+    """Past `limit` characters, the details table and the notes are cut by the same share, then
+    blocking rows go too, each with a line saying how many and that the artifact has all."""
+    n_block, n_all, n_notes = len(parts.blocking), len(parts.all_rows), len(parts.notes)
     scale = max(n_all, n_notes, 1)
 
     def share(k: int) -> str:
@@ -181,6 +255,27 @@ def comment(report: Report, links: Links | None = None, limit: int = COMMENT_MAX
         return text
     n_block = _most(lambda n: len(parts.assemble(n, 0, 0)) <= limit, n_block)
     return parts.assemble(n_block, 0, 0)
+
+
+def comment(report: Report, links: Links | None = None, limit: int = COMMENT_MAX - HEADROOM,
+            artifact: str = "ptxdiff-report.json", approvals: Sequence[str] = ()) -> str:
+    """The comment's Markdown: within `limit` characters. `approvals`: one line per kernel a
+    `Ptx-Approved:` trailer of the pull request let through; they and the policy notes sit under
+    the summary, never trimmed. A large pull request (its rows do not fit) gets the details table
+    one line per kernel."""
+    shown = safe.report(report)
+    policy = [m for m in shown.messages if m.startswith(POLICY_NOTE)]
+    said = [safe.shown(a) for a in approvals]
+    head = "\n".join([MARKER, summary(shown, len(approvals)), *pinned([*said, *policy])]) + f"\n\n{_compared(shown)}"
+    header, rows = _table_rows(report, shown, links)
+    rest = [md_escape(" ".join(n.split())) for n in notes(shown, run=False) if n not in policy and n not in said]
+    parts = _Parts(head, header, rows, [i for i, r in enumerate(report.rows) if r.blocking], how_to_approve(shown),
+                   header, rows, "row", rest, artifact)
+    full = parts.assemble(len(parts.blocking), len(rows), len(rest))
+    if len(full) <= limit:
+        return full
+    all_header, all_rows = _kernel_rows(report, shown, links)
+    return _fitted(dataclasses.replace(parts, all_header=all_header, all_rows=all_rows, what="kernel"), limit)
 
 
 def comments_from_json(text: str) -> list[dict]:

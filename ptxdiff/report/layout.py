@@ -154,12 +154,18 @@ def _fit(headers: list[str], cells: list[list[str]], wraps: list[int], width: in
     return widths
 
 
+WORD_JOINER = "\u2060"   # invisible: `@\u2060name` reads `@name` and mentions nobody
+INERT = re.compile(r"@|#(?=\d)|(?i:https?|ftp|www)(?=\\?[:.])")   # a mention, an issue reference, an autolink
+
+
 def md_escape(text: str) -> str:
     """A cell or a line as Markdown text: characters that would start markup, HTML or a table
     cell are escaped (CommonMark lets any ASCII punctuation be escaped); an underscore inside a
-    word cannot, so `gelu_kernel` stays as it is."""
+    word cannot, so `gelu_kernel` stays as it is. A word joiner after `@`, `#` before a digit and
+    a URL's scheme or `www` keeps repository text from mentioning anyone or linking anywhere."""
     text = re.sub(r"([\\`*\[\]<>|~])", r"\\\1", text)
     text = re.sub(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])", r"\\_", text)
+    text = INERT.sub(lambda m: m.group() + WORD_JOINER, text)
     return "\\" + text if text.startswith(("#", "-", "+", "=")) else text
 
 

@@ -124,10 +124,16 @@ def _errors(report: Report) -> list[str]:
     return lines
 
 
-def notes(report: Report) -> list[str]:
-    """What every layout says under the table: errors, dynamic results, why, guesses, messages."""
-    lines = _errors(report) + explanations(report.rows) + spec_notes(report) + list(report.messages)
-    return lines + blocking_line(report) + cache_counts(report)
+RUN_SPECIFIC = "remote cache "   # how the remote answered this run: said in the log, not in a comment
+
+
+def notes(report: Report, run: bool = True) -> list[str]:
+    """What every layout says under the table: errors, dynamic results, why, guesses, messages.
+    `run=False` (the pull-request comment): without what differs between two runs on the same
+    commits (where rows came from, how the remote cache answered)."""
+    messages = [m for m in report.messages if run or not m.startswith(RUN_SPECIFIC)]
+    lines = _errors(report) + explanations(report.rows) + spec_notes(report) + messages
+    return lines + blocking_line(report) + (cache_counts(report) if run else [])
 
 
 def blocking_line(report: Report) -> list[str]:

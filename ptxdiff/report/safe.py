@@ -16,11 +16,15 @@ from ptxdiff.compare.results import Report, Row
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _CONTROL_BUT_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")   # text of several lines keeps \t and \n
+# bidi controls reorder what is shown (Trojan Source), zero-width characters hide a difference
+_INVISIBLE = re.compile("[\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 
 def shown(text: str, lines: bool = False) -> str:
-    """`text` with every control character (but tabs and newlines where `lines`) as `\\xNN`."""
+    """`text` with every control character (but tabs and newlines where `lines`) as `\\xNN`, and
+    every bidi control or zero-width character as `\\uNNNN`."""
     text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    text = _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     return (_CONTROL_BUT_LINES if lines else _CONTROL).sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 

@@ -183,6 +183,18 @@ def test_a_second_push_updates_the_sticky_comment_instead_of_adding_one(pr, tmp_
     assert forge.comments[1]["body"] == f"{MARKER}\nnot written by the bot"      # another's marker is left alone
 
 
+def test_two_runs_on_one_head_write_the_same_comment_and_leave_it_unchanged(pr, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PTXDIFF_CACHE_DIR", str(tmp_path / "fresh-cache"))   # the first run compiles ...
+    forge = Forge()
+    first = run_ci(pr, tmp_path, monkeypatch, capsys)
+    assert forge.push(tmp_path / "comment.md", tmp_path, capsys) == "create"
+    second = run_ci(pr, tmp_path, monkeypatch, capsys)                       # ... the second reads the cache
+    assert "compiled" in first.out and "from the local cache" in second.out  # the log says where rows came from
+    assert second.body == first.body and "rows:" not in first.body          # the comment does not
+    (ours,) = [c for c in forge.comments if c["user"]["login"] == BOT]
+    assert forge.push(tmp_path / "comment.md", tmp_path, capsys) == f"unchanged {ours['id']}"
+
+
 def test_an_approval_in_the_pull_request_passes_the_gate_as_at_push(pr, tmp_path, monkeypatch, capsys):
     git(pr.repo, "checkout", "-q", "-b", "pr-approved", "pr")
     try:
@@ -280,3 +292,37 @@ def test_the_action_runs_ptxdiff_ci_and_posts_by_the_sticky_rule():
     assert "ptxdiff ci || status=$?" in "\n".join(job["ptxdiff"]["script"])
     shown = re.search(r"```yaml\n(ptxdiff:\n.*?)```", readme, re.S)
     assert shown and yaml.safe_load(shown.group(1)) == job                 # the README shows docs/gitlab-ci.yml
+
+
+def test_the_ci_recipes_cache_the_install_and_the_compiles_and_leave_the_job_python_alone():
+    """action.yml: ptxdiff's own venv (setup-python without touching the job's PATH), kept by the
+    versions it holds; the compile cache one entry per pull request, never one per push. The
+    GitLab job: a pip cache, a cache per branch falling back to the default branch's, and the
+    token's own user as the sticky note's author."""
+    yaml = pytest.importorskip("yaml")
+    steps = yaml.safe_load((ROOT / "action.yml").read_text())["runs"]["steps"]
+    (setup,) = [s for s in steps if s.get("uses", "").startswith("actions/setup-python@")]
+    assert setup["with"]["update-environment"] is False                     # the job's python stays the job's
+    runs = "\n".join(s.get("run", "") for s in steps)
+    assert not re.search(r"(^|[\s(|;])python3?\s", runs, re.M)               # no bare `python`: the venv's own
+    (install,) = [s for s in steps if s.get("id") == "installed"]
+    key = install["with"]["key"]
+    assert install["uses"].startswith("actions/cache@") and install["with"]["path"] == "${{ steps.meta.outputs.venv }}"
+    for part in ("steps.python.outputs.python-version", "steps.meta.outputs.version", "inputs.triton-version"):
+        assert part in key
+    (restore,) = [s for s in steps if s.get("id") == "compiled"]
+    (save,) = [s for s in steps if s.get("uses", "").startswith("actions/cache/save@")]
+    compile_keys = restore["with"]["key"] + restore["with"]["restore-keys"] + save["with"]["key"]
+    assert not re.search(r"sha|run_id|run_number", key + compile_keys)       # nothing that changes per push
+    assert "pull_request.number" in restore["with"]["key"] and "github.base_ref" in restore["with"]["restore-keys"]
+    assert "steps.compiled.outputs.cache-hit != 'true'" in save["if"]          # saved once, then read
+    assert save["with"]["key"] == "${{ steps.compiled.outputs.cache-primary-key }}"
+    assert steps.index(restore) < [s.get("id") for s in steps].index("ci") < steps.index(save)
+
+    job = yaml.safe_load((ROOT / "docs" / "gitlab-ci.yml").read_text())["ptxdiff"]
+    caches = {c["paths"][0]: c for c in job["cache"]}
+    assert job["variables"]["PIP_CACHE_DIR"] == "$CI_PROJECT_DIR/.pip-cache" and ".pip-cache/" in caches
+    compiled = caches[".ptxdiff-cache/"]
+    assert "$CI_COMMIT_REF_SLUG" in compiled["key"] and compiled["fallback_keys"] == ["ptxdiff-compile-$CI_DEFAULT_BRANCH"]
+    script = "\n".join(job["script"])
+    assert '"$CI_API_V4_URL/user"' in script and 'ptxdiff ci --sticky-from notes.json --author "$author"' in script

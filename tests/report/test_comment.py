@@ -85,7 +85,7 @@ def test_the_summary_counts_each_kernel_once_by_its_strongest_verdict_whatever_v
     assert list(counts).index("structural") < list(counts).index("some-new-verdict")   # unknown ones after the known
     line = summary(report(rows))
     assert line.startswith("**ptxdiff**: 3 kernels changed: ") and "1 structural" in line
-    assert "1 some-new-verdict" in line and "**blocked** by 2 kernels (2 rows" in line
+    assert "1 some-new-verdict" in line and "**blocked** by 2 kernels (2 rows: 1 unmeasured, 1 structural)" in line
     assert summary(report([row("k.py::c", "constants-only", False)])).endswith("1 constants-only; passes")
     assert summary(report([])) == "**ptxdiff**: no Triton kernel changed; passes"
 
@@ -122,9 +122,11 @@ def test_a_large_report_fits_a_comment_and_says_what_it_left_out():
     assert len(body_rows(before)) == 5                        # every blocking row is kept
     kept = len(body_rows(inside))
     assert 0 < kept < 3000
-    assert f"{3000 - kept} of 3000 rows left out" in inside and "has all of them" in inside
+    assert "<summary>All 3000 kernels (3000 rows; the JSON report has each)</summary>" in inside   # compact
+    assert re.findall(r"<td>(.*?)</td>", body_rows(inside)[0]) [1:] == ["structural", "1", "1"]
+    assert f"{3000 - kept} of 3000 kernels left out" in inside and "has all of them" in inside
     assert "notes left out" in after                        # the 3000 why lines did not fit either
-    assert text.rstrip().endswith("has all of them._")
+    assert text.rstrip().endswith("has all of them._\n\n</details>")
 
 
 def test_the_sticky_comment_is_the_first_of_ours_that_starts_with_the_marker():
@@ -150,3 +152,65 @@ def test_comments_are_read_as_the_forges_api_saves_them(saved):
     comments = [{"id": 1, "body": "a"}, {"id": 2, "body": "b"}, {"id": 3, "body": "c"}]
     assert comments_from_json(saved(comments)) == comments
     assert comments_from_json("") == [] and comments_from_json("[]") == []
+
+
+def test_a_kernel_counts_once_by_its_strongest_measured_verdict():
+    def counts(*verdicts: str) -> dict[str, int]:
+        return verdict_counts(report([row("k.py::k", v, False, target=f"sm_{i}") for i, v in enumerate(verdicts)]))
+
+    assert counts("unmeasured", *["structural"] * 4) == {"structural": 1}     # one guessed spec did not fit
+    assert counts("failed", "constants-only") == {"constants-only": 1}
+    assert counts("unmeasured", "unmeasured") == {"unmeasured": 1}           # compiled on neither side
+    assert counts("unmeasured", "failed") == {"failed": 1}                   # one side compiled somewhere
+    assert counts("added") == {"added": 1}
+
+
+def test_the_blocking_table_says_how_to_approve_and_the_notes_are_collapsed():
+    rows = [row("ops/a.py::a_kernel", "structural", True, why="add.f32 -1"),
+            row("ops/b.py::b_kernel", "constants-only", False, why="0f3F800000 -> 0f40000000")]
+    text = comment(report(rows))
+    out = html(text)
+    before, _, _ = parts(out)
+    assert "<code>Ptx-Approved: ops/a.py::a_kernel</code>" in before and "Anyone who can push to the branch" in before
+    assert "b_kernel" not in before.split("To approve")[1]                  # only what blocks is named
+    notes_block = out.split("<summary>Notes (")[1]
+    assert "</details>" in notes_block and "add.f32 -1" in notes_block.split("</details>")[0]
+    assert "1.0000 -&gt; 2.0000" in notes_block                              # constants as values
+    assert "rows:" not in text                                               # nothing about this run's caches
+    assert out.count("<details>") == 2 and out.count("</details>") == 2
+
+
+HOSTILE = "@alice `x` | y </details> <b>bold</b> #12 https://evil.example www.evil.example \u202eevil\u200b end"
+
+
+def test_repository_text_cannot_mention_link_or_leave_its_cell():
+    kernel = f"ops/{HOSTILE.replace(' ', '_')}.py::k"
+    rows = [Row(kernel, "BLOCK=1 w4 s3", "sm_90", "failed", True, metrics(10), None, {},
+                error=f"new: {HOSTILE}\nsecond line | cell"),
+            row("ops/b.py::b_kernel", "structural", True)]
+    text = comment(report(rows, messages=(HOSTILE,)), Links("https://github.com/o/r", {kernel: (HEAD, "ops/x.py", 3)}))
+    out = html(text)
+    assert out.count("<details>") == 2 and out.count("</details>") == 2      # nothing closed ours early
+    assert "<b>" not in out and "\u202e" not in out and "\u200b" not in out
+    assert "\\u202e" in out and "\\u200b" in out                               # shown, not hidden
+    hrefs = re.findall(r'<a href="([^"]+)"', out)
+    assert hrefs and all(h == f"https://github.com/o/r/blob/{HEAD}/ops/x.py#L3" for h in hrefs)   # our links only
+    text_nodes = re.sub(r"<code>.*?</code>", "", out, flags=re.S)              # a code span mentions nobody
+    assert not re.search(r"@[A-Za-z0-9]", text_nodes) and not re.search(r"#[0-9]", text_nodes)   # nor an issue
+    before, inside, _ = parts(out)
+    for table in (before, inside):
+        assert all(len(re.findall(r"<td>", r)) == 11 for r in body_rows(table))   # every row keeps its cells
+    assert "<code>Ptx-Approved: ops/" in before                               # the trailer, a code span
+
+
+def test_approvals_and_policy_notes_are_pinned_under_the_summary_and_capped():
+    policy = "the compared change edits ptxdiff's own policy (block in ptxdiff.toml); " + "x" * 20000
+    approval = "ops/a.py::a_kernel (structural) passes, approved by 1a2b3c4 (Ptx-Approved: a_kernel)"
+    rows = [row(f"ops/k{i}.py::k{i}", "constants-only", False, why="y" * 300) for i in range(400)]
+    text = comment(report(rows, messages=(policy, approval)), approvals=[approval], limit=20000)
+    assert len(text) <= 20000
+    head = text.split("\n\n")[0].splitlines()
+    assert head[1].endswith("passes (1 kernel approved in this pull request)")
+    assert head[2] == "> " + approval.replace("(", "(").replace("_", "_")
+    assert head[3].startswith("> the compared change edits") and len(head[3]) <= 2 + 300
+    assert text.count(approval) == 1                                          # not again among the notes

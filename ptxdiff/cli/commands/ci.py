@@ -106,18 +106,21 @@ def history_there(repo: Repo, change: Change) -> None:
                        "actions/checkout with fetch-depth: 0, GitLab GIT_DEPTH: 0") from None
 
 
-def with_approvals(repo: Repo, report: Report) -> Report:
+def with_approvals(repo: Repo, report: Report) -> tuple[Report, list[str]]:
     """Rows approved by a `Ptx-Approved:` trailer in a commit of the change block no more, as at
-    the pre-push gate; an approval the branch gives itself is said, never silent."""
+    the pre-push gate; an approval the branch gives itself is said, never silent: the report's
+    messages and the returned lines (the comment pins them under its summary) say each one."""
     if not report.base or not report.base.commit or not report.head.commit or not report.blocking:
-        return report
+        return report, []
     commits = list(repo.walk(report.head.commit, hide=[report.base.commit]))
     given = {value for c in commits for value in trailers(c.message, TRAILER)}
     rows = [dataclasses.replace(r, blocking=False) if r.blocking and approved(r.kernel, given) else r
             for r in report.rows]
     passed = [r for r, new in zip(report.rows, rows) if r.blocking != new.blocking]
-    return dataclasses.replace(report, rows=rows, messages=report.messages + approval_notes(passed, commits)) \
-        if passed else report
+    if not passed:
+        return report, []
+    said = approval_notes(passed, commits)
+    return dataclasses.replace(report, rows=rows, messages=report.messages + said), said
 
 
 DEF = r"^[ \t]*(?:async[ \t]+)?def[ \t]+{}[ \t]*\("
@@ -201,9 +204,9 @@ def run(args: argparse.Namespace, paths: list[str] | None) -> int:
     change = change_from(args, env)
     history_there(Repo(args.repo), change)
     repo, report = compare(args, [f"{change.base}...{change.head}"], paths)
-    report = with_approvals(repo, report)
+    report, approvals = with_approvals(repo, report)
     comment_file, json_file = os.path.abspath(args.comment_file), os.path.abspath(args.json_file)
-    body = comment(report, links(repo, report, change), artifact=os.path.basename(json_file))
+    body = comment(report, links(repo, report, change), artifact=os.path.basename(json_file), approvals=approvals)
     _write(comment_file, body)
     _write(json_file, as_json(report))
     if env.get("GITHUB_OUTPUT"):
