@@ -7,6 +7,7 @@ from ptxdiff.compare.results import Row
 from ptxdiff.gate.outcome import TRAILER, Outcome
 from ptxdiff.report.columns import explanations
 from ptxdiff.report.layout import FULL, KEY, PLAIN, Layout, TableColumn, grid, hanging
+from ptxdiff.report.render import verdicts_found
 from ptxdiff.report.safe import shown
 from ptxdiff.report.style import VERDICT_SGR
 
@@ -30,8 +31,9 @@ def render(outcome: Outcome, touched: dict[str, list[str]], layout: Layout = PLA
         TableColumn("deltas", _deltas, KEY, wrap=16),
         TableColumn("commits", lambda r: " ".join(touched[r.kernel]) or "-", KEY, wrap=7)]
     where = f"{update.local_ref} -> {update.remote_ref}" if update.remote_ref else update.local_ref
-    lines.append(hanging(f"ptxdiff: push of {where} blocked: {len(blocking)} kernel change(s) in the block list "
-                         f"({', '.join(outcome.block_list)})", layout.width))
+    lines.append(hanging(f"ptxdiff: push of {where} blocked: {len(blocking)} kernel "
+                         f"change{'s' if len(blocking) != 1 else ''} in the block list: {verdicts_found(blocking)}",
+                         layout.width))
     lines.append(grid(columns, blocking, layout))
     lines += [hanging(shown(line), layout.width) for line in explanations(blocking)]
     if any(r.verdict == "unmeasured" or r.verdict == "added" and r.error for r in blocking):

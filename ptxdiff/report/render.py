@@ -136,15 +136,19 @@ def notes(report: Report, run: bool = True) -> list[str]:
     return lines + blocking_line(report) + (cache_counts(report) if run else [])
 
 
-def blocking_line(report: Report) -> list[str]:
-    """How many rows block and with which verdicts, only those found: `1 blocking: structural`,
-    `3 blocking: 2 structural, 1 failed`."""
-    counts = Counter(r.verdict for r in report.blocking)
-    if not counts:
-        return []
+def verdicts_found(rows: Sequence[Row]) -> str:
+    """The rows' verdicts, strongest first: `structural` when they share one, else with counts
+    (`2 structural, 1 failed`): only what was found, never the whole block list."""
+    counts = Counter(r.verdict for r in rows)
     found = sorted(counts, key=lambda v: (ORDER.index(v) if v in ORDER else len(ORDER), v))
-    said = found[0] if len(found) == 1 else ", ".join(f"{counts[v]} {v}" for v in found)
-    return [f"{sum(counts.values())} blocking: {said}"]
+    return found[0] if len(found) == 1 else ", ".join(f"{counts[v]} {v}" for v in found)
+
+
+def blocking_line(report: Report) -> list[str]:
+    """How many rows block and with which verdicts: `1 blocking: structural`, `3 blocking: 2
+    structural, 1 failed`."""
+    blocking = report.blocking
+    return [f"{len(blocking)} blocking: {verdicts_found(blocking)}"] if blocking else []
 
 
 def cache_counts(report: Report) -> list[str]:

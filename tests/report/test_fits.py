@@ -145,3 +145,10 @@ def test_every_line_under_git_diff_fits_100_columns_or_a_narrower_terminal(chang
     assert len(kernel_lines(text)) == 2, text
     assert max(len(ln) for ln in ours) <= (columns or 100), text
     assert "why: " in text and "-1.7020" in text and "0fBF" not in text
+
+
+def test_show_on_a_terminal_has_no_empty_verdict_column(changed):
+    lines = shown(on_terminal(["show", "--target", "sm_90"], changed.repo, changed.env))
+    header = next(ln for ln in lines if ln.startswith("kernel "))
+    assert "verdict" not in header.split() and max(len(ln) for ln in lines) <= 80
+    assert all(not ln.rstrip().endswith(" -") for ln in table_rows(lines)), lines
