@@ -93,7 +93,7 @@ def summary(report: Report, approved: int = 0) -> str:
         what = "no Triton kernel changed"
     else:
         what = f"{n} kernel{'s' if n != 1 else ''} changed: " + ", ".join(f"{c} {v}" for v, c in counts.items())
-    passed = f" ({approved} kernel{'s' if approved != 1 else ''} approved in this pull request)" if approved else ""
+    passed = f"; {approved} kernel{'s' if approved != 1 else ''} approved in this pull request" if approved else ""
     blocking = report.blocking
     if not blocking:
         return f"**ptxdiff**: {what}; passes{passed}"

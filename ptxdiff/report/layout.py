@@ -155,7 +155,7 @@ def _fit(headers: list[str], cells: list[list[str]], wraps: list[int], width: in
 
 
 WORD_JOINER = "\u2060"   # invisible: `@\u2060name` reads `@name` and mentions nobody
-INERT = re.compile(r"@|#(?=\d)|(?i:https?|ftp|www)(?=\\?[:.])")   # a mention, an issue reference, an autolink
+INERT = re.compile(r"@|#(?=\d)|(?i:https?|ftp)(?=:)|(?i:www)(?=\.)")   # a mention, an issue reference, an autolink
 
 
 def md_escape(text: str) -> str:

@@ -210,7 +210,7 @@ def test_approvals_and_policy_notes_are_pinned_under_the_summary_and_capped():
     text = comment(report(rows, messages=(policy, approval)), approvals=[approval], limit=20000)
     assert len(text) <= 20000
     head = text.split("\n\n")[0].splitlines()
-    assert head[1].endswith("passes (1 kernel approved in this pull request)")
+    assert head[1].endswith("passes; 1 kernel approved in this pull request")
     assert head[2] == "> " + approval.replace("(", "(").replace("_", "_")
     assert head[3].startswith("> the compared change edits") and len(head[3]) <= 2 + 300
     assert text.count(approval) == 1                                          # not again among the notes

@@ -18,6 +18,7 @@ def test_control_characters_are_written_out_and_text_stays_text():
     assert shown("line one\n\tline two", lines=True) == "line one\n\tline two"
     assert shown("caf\udce9") == "caf\\xe9"          # a byte that is not UTF-8, as git names it
     assert shown("plain ops/k.py::k [BLOCK=64] →") == "plain ops/k.py::k [BLOCK=64] →"
+    assert shown("ops/k\u202eyp.evil\u200b.py") == "ops/k\\u202eyp.evil\\u200b.py"   # bidi, zero-width: shown
 
 
 @pytest.mark.integration
