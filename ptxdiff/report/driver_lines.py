@@ -9,7 +9,7 @@ from __future__ import annotations
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.report import safe
 from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, outputs_cell, readable
-from ptxdiff.report.narrow import INDENT, WIDTH
+from ptxdiff.report.narrow import INDENT, WIDTH, fit
 from ptxdiff.report.style import DIM, RESET, VERDICT_SGR
 
 __all__ = ["INDENT", "WIDTH", "block"]
@@ -90,4 +90,5 @@ def block(report: Report, colour: bool) -> str:
         if r.timing and r.timing.get("summary"):
             lines += _lines([*_words(f"ptxdiff {r.target} {r.kernel} time", DIM), *_words(r.timing["summary"])],
                             colour)
-    return "".join(line + "\n" for line in lines)
+    # a single word wider than a line (a kernel id in deep folders) is broken after a `/` or `::`
+    return "".join(piece + "\n" for line in lines for piece in fit(line, WIDTH))

@@ -31,6 +31,7 @@ def _pieces(word: str, room: int) -> list[str]:
     while _visible(word) > room:
         at = max(word.rfind("/", 0, room), word.rfind("::", 0, room - 1) + 1)
         cut = at + 1 if at > 0 else room
+        cut = next((m.start() for m in _SGR.finditer(word) if m.start() < cut < m.end()), cut) or cut  # not in a colour code
         out.append(word[:cut])
         word = word[cut:]
     return [*out, word]

@@ -76,3 +76,12 @@ def test_a_narrower_terminal_breaks_the_stored_lines_again_between_words():
         assert "".join(ESC.sub("", narrow).split()) == "".join(ESC.sub("", stored).split())   # only the breaks moved
         assert "liger_cross_entropy_kernel" in narrow                                 # a word is not cut
     assert fit_text(stored, WIDTH) == stored
+
+
+def test_a_kernel_id_wider_than_a_line_is_broken_after_a_folder():
+    deep = Row("/".join(f"folder_{i}" for i in range(12)) + "/k.py::deep_kernel", "w4 s3", "sm_90", "structural",
+               True, metrics(1, 1), metrics(2, 1), {})
+    out = lines(deep, colour=True)
+    assert all(len(ESC.sub("", ln)) <= WIDTH for ln in out), out
+    assert "".join(ESC.sub("", "".join(out)).split()).startswith("ptxdiffsm_90folder_0/folder_1/")
+    assert any(ESC.sub("", ln).rstrip().endswith("/") for ln in out)           # broken after a folder
