@@ -209,6 +209,22 @@ def kernel_lines(text: str) -> list[str]:
     return out
 
 
+def driver_notes(text: str) -> list[str]:
+    """The `ptxdiff:` notes under `git diff`, each with its continuation lines ("\\n"-joined):
+    a note goes on, indented, past 100 columns or COLUMNS."""
+    out: list[str] = []
+    open_ = False
+    for ln in text.splitlines():
+        if ln.startswith("ptxdiff:") or ln.startswith("\x1b[2mptxdiff:"):
+            out.append(ln)
+            open_ = True
+        elif open_ and ln.startswith(KERNEL_LINE_INDENT) and ln.strip():
+            out[-1] += "\n" + ln
+        else:
+            open_ = False
+    return out
+
+
 def without_kernel_lines(data: bytes) -> bytes:
     """git diff's output without the kernel lines and their continuations: git's own bytes."""
     kept, open_ = [], False

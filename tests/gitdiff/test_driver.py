@@ -24,6 +24,7 @@ from helpers import (
     KERNEL_LINE_INDENT,
     ROOT,
     commit,
+    driver_notes,
     git,
     head,
     kernel_lines,
@@ -213,8 +214,9 @@ def test_past_the_budget_git_diff_says_what_is_compiling_and_the_cache_fills(tmp
     plain = gitout(repo, "diff", "--no-ext-diff")
     text = gitout(repo, "diff", env=env)
     assert kernel_lines(text) == []
-    notes = [ln for ln in text.splitlines() if ln.startswith("ptxdiff:")]
-    assert len(notes) == 1 and "past driver_budget" in notes[0] and "run git diff again" in notes[0]
+    notes = driver_notes(text)
+    assert len(notes) == 1 and "past driver_budget" in notes[0] and "run git diff again" in " ".join(notes[0].split())
+    assert all(len(ln) <= 100 for ln in notes[0].splitlines())
     assert text.replace(notes[0] + "\n", "") == plain   # git's patch is all there, the note follows it
     assert (Path(repo) / ".git" / "ptxdiff" / "driver" / "filler.log").exists()   # it was started
     wait_for_filler(repo)
@@ -242,7 +244,7 @@ def test_revisions_that_cannot_be_told_are_said_not_guessed(tmp_path, capsys):
     install(repo, capsys)
     text = gitout(repo, "diff", "HEAD~1:ops", "HEAD:ops", env=FORCE)   # two trees, not commits
     assert kernel_lines(text) == []
-    (note,) = [ln for ln in text.splitlines() if ln.startswith("ptxdiff:")]
+    (note,) = driver_notes(text)
     assert "no kernel lines" in note
 
 
