@@ -171,12 +171,11 @@ def _table_rows(report: Report, shown: Report, links: Links | None) -> tuple[str
 def _kernel_rows(report: Report, shown: Report, links: Links | None) -> tuple[str, list[str]]:
     """A large pull request's details: one line per kernel (its verdict, its rows, how many block)."""
     verdicts = kernel_verdicts(report)
+    rows, blocking = Counter(r.kernel for r in report.rows), Counter(r.kernel for r in report.rows if r.blocking)
     lines = []
     for kernel, name in dict(zip((r.kernel for r in report.rows), (r.kernel for r in shown.rows))).items():
-        rows = [r for r in report.rows if r.kernel == kernel]
-        blocking = sum(r.blocking for r in rows)
-        lines.append(f"| {_linked(cell(name), kernel, links)} | {cell(verdicts[kernel])} | {len(rows)} | "
-                     f"{blocking or '-'} |")
+        lines.append(f"| {_linked(cell(name), kernel, links)} | {cell(verdicts[kernel])} | {rows[kernel]} | "
+                     f"{blocking[kernel] or '-'} |")
     return _header(["kernel", "verdict", "rows", "blocking rows"]), lines
 
 

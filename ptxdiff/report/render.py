@@ -61,9 +61,10 @@ def report_columns(report: Report, layout: Layout = PLAIN) -> list[TableColumn[R
     several_specs = len({(r.kernel, r.target) for r in report.rows}) < len(report.rows)
     specs = dict(zip(map(id, report.rows), told_apart(report.rows))) \
         if layout.width is not None and not layout.wide else {}
-    verdict: list[TableColumn[Row]] = [TableColumn("verdict", lambda r: r.verdict + (" ✗" if r.blocking else ""), KEY,
-                           style=lambda r: VERDICT_SGR.get(r.verdict))] \
-        if any(r.verdict != "-" for r in report.rows) else []
+    compared = any(r.verdict != "-" for r in report.rows)
+    verdict: list[TableColumn[Row]] = [
+        TableColumn("verdict", lambda r: r.verdict + (" ✗" if r.blocking else ""), KEY,
+                    style=lambda r: VERDICT_SGR.get(r.verdict))] if compared else []
     return [TableColumn("kernel", lambda r: r.kernel, KEY, wrap=20),
             TableColumn("spec", lambda r: specs.get(id(r), r.spec), KEY if several_specs else FULL, wrap=16),
             TableColumn("from", lambda r: SOURCE_MARK.get(r.spec_source or "", "-"), FULL),
