@@ -307,11 +307,14 @@ def test_the_ci_recipes_cache_the_install_and_the_compiles_and_leave_the_job_pyt
     assert not re.search(r"(^|[\s(|;])python3?\s", runs, re.M)               # no bare `python`: the venv's own
     (install,) = [s for s in steps if s.get("id") == "installed"]
     key = install["with"]["key"]
-    assert install["uses"].startswith("actions/cache@") and install["with"]["path"] == "${{ steps.meta.outputs.venv }}"
+    assert install["uses"].startswith("actions/cache/restore@") and install["with"]["path"] == "${{ steps.meta.outputs.venv }}"
+    (kept,) = [s for s in steps if s.get("name") == "Save the install"]       # saved before the gate can fail the job
+    assert kept["uses"].startswith("actions/cache/save@") and "steps.installed.outputs.cache-hit != 'true'" in kept["if"]
+    assert steps.index(kept) < [s.get("id") for s in steps].index("ci")
     for part in ("steps.python.outputs.python-version", "steps.meta.outputs.version", "inputs.triton-version"):
         assert part in key
     (restore,) = [s for s in steps if s.get("id") == "compiled"]
-    (save,) = [s for s in steps if s.get("uses", "").startswith("actions/cache/save@")]
+    (save,) = [s for s in steps if s.get("name") == "Save the compile cache"]
     compile_keys = restore["with"]["key"] + restore["with"]["restore-keys"] + save["with"]["key"]
     assert not re.search(r"sha|run_id|run_number", key + compile_keys)       # nothing that changes per push
     assert "pull_request.number" in restore["with"]["key"] and "github.base_ref" in restore["with"]["restore-keys"]
