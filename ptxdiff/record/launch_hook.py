@@ -92,6 +92,9 @@ class _State(threading.local):
     enumeration ("suppress")."""
 
     mode: str | None = None
+    # the launches an enumeration recorded, waiting for the launch that follows it: their values'
+    # ranges are read after it ran (the outputs it wrote, never what torch.empty held)
+    pending: list | None = None
 
 
 _state = _State()
@@ -220,7 +223,7 @@ class Recorder:
 
     def shape(self, text: str, bound: dict, runtime: list, grid) -> str | None:
         """This launch's shape (replay.py's format) as the key it is counted under; its values'
-        ranges are read (before the launch writes) only the first time the shape is seen."""
+        ranges are read only the first time the shape is seen."""
         if not runtime or self.tracked.get(text, 0) >= MAX_SHAPES:
             return None
         g = grid(bound) if callable(grid) else grid
@@ -252,18 +255,31 @@ class Recorder:
         except Exception as e:  # never break the user's program over a record
             self.warn(f"cannot read a launch of {getattr(fn, '__name__', fn)!s}", e)
             return None if mode == "all_dry" else run()
-        try:
-            shape = self.shape(text, bound, runtime, grid)
-        except Exception as e:  # the spec is still recorded, without a replayable launch
-            self.warn(f"cannot read the arguments of a launch of {getattr(fn, '__name__', fn)!s}", e)
-            shape = None
         if mode == "all_dry":
-            self.add(text, shape)
+            if _state.pending is None:
+                _state.pending = []
+            _state.pending.append((getattr(fn, "__name__", fn), text, bound, runtime, grid))
             return None
         with _Mode(None):
             result = run()
-        self.add(text, shape)
+        self.count(getattr(fn, "__name__", fn), text, bound, runtime, grid)
         return result
+
+    def count(self, name, text: str, bound: dict, runtime: list, grid) -> None:
+        """Count a launch that ran, with its shape: values are read after the launch, so a
+        buffer the kernel writes shows what it wrote (deterministic), not what it held."""
+        try:
+            shape = self.shape(text, bound, runtime, grid)
+        except Exception as e:  # the spec is still recorded, without a replayable launch
+            self.warn(f"cannot read the arguments of a launch of {name!s}", e)
+            shape = None
+        self.add(text, shape)
+
+    def settle(self) -> None:
+        """Count the launches an autotuner's enumeration recorded, now that one of them ran."""
+        pending, _state.pending = _state.pending or [], None
+        for item in pending:
+            self.count(*item)
 
 
 def _arg(value, buffers: dict):
@@ -384,8 +400,11 @@ def _patch_autotuner(module) -> None:
                     self.fn.run(*args, **kwargs, **config.all_kwargs())
             except Exception as e:
                 _recorder.warn(f"cannot read a Config of {getattr(self.base_fn, '__name__', 'a kernel')}", e)
-        with _Mode("suppress"):
-            return original_run(self, *args, **kwargs)
+        try:
+            with _Mode("suppress"):
+                return original_run(self, *args, **kwargs)
+        finally:
+            _recorder.settle()
 
     def _bench(self, *args, config, **meta):
         if _interpreting():

@@ -211,8 +211,8 @@ def rounded(r: Replay) -> Replay:
     args = []
     for name, a in r.args:
         if isinstance(a, TensorArg) and is_float(a.dtype) and a.low is not None and a.high is not None:
-            a = dataclasses.replace(a, low=max(-CAP, outward(float(a.low), False)),
-                                    high=min(CAP, outward(float(a.high), True)))
+            a = dataclasses.replace(a, low=min(CAP, max(-CAP, outward(float(a.low), False))),
+                                    high=min(CAP, max(-CAP, outward(float(a.high), True))))
         args.append((name, a))
     return dataclasses.replace(r, args=tuple(args))
 

@@ -1,0 +1,157 @@
+"""--outputs with no wrapper config: recorded launches replayed on old and new (CPU: triton's
+interpreter). A repository of our own small kernels (a strided, offset view; a None argument; an
+autotuned kernel; an index gather) is recorded for real by `ptxdiff record -- python run.py`,
+then each kernel's body is changed in a way that keeps its values or one that does not."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import commit, isolate, make_repo, ptxdiff, rows_by_kernel, run_json
+from ptxdiff.record import launches as recorded
+
+pytestmark = [pytest.mark.integration, pytest.mark.module_env]
+
+KERNELS = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, stride, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs * stride, mask=m)
+    tl.store(out_ptr + offs, {scale}, mask=m)
+
+
+@triton.jit
+def bias_kernel(x_ptr, bias_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    if bias_ptr is not None:
+        x = {bias}
+    tl.store(out_ptr + offs, x, mask=m)
+
+
+@triton.autotune(configs=[triton.Config({{"BLOCK": 32}}), triton.Config({{"BLOCK": 64}})], key=["n"])
+@triton.jit
+def tuned_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    tl.store(out_ptr + offs, {tuned}, mask=m)
+
+
+@triton.jit
+def gather_kernel(table_ptr, idx_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    i = tl.load(idx_ptr + offs, mask=m, other=0)
+    tl.store(out_ptr + offs, {gather}, mask=m)
+'''
+
+ORIGINAL = {"scale": "x * 2.0", "bias": "x + tl.load(bias_ptr + offs, mask=m)", "tuned": "x * 3.0",
+            "gather": "tl.load(table_ptr + i, mask=m)"}
+SAME = {"scale": "x + x", "bias": "tl.load(bias_ptr + offs, mask=m) + x", "tuned": "x + x + x",
+        "gather": "tl.load(table_ptr + i, mask=m) * 1.0"}
+WRONG = {"scale": "x * 2.5", "bias": "x - tl.load(bias_ptr + offs, mask=m)", "tuned": "x * 3.5",
+         "gather": "tl.load(table_ptr + i, mask=m) * 2.0"}
+
+RUN = '''\
+import torch
+import triton
+from ops.k import scale_kernel, bias_kernel, tuned_kernel, gather_kernel
+
+torch.manual_seed(0)
+x = torch.randn(64, 100)
+col = x[:, 3]                                   # a strided view at storage offset 3
+out = torch.empty(64)
+scale_kernel[(1,)](col, out, 64, col.stride(0), BLOCK=64)
+y, b, o = torch.randn(300), torch.randn(300), torch.empty(300)
+bias_kernel[(3,)](y, b, o, 300, BLOCK=128)
+bias_kernel[(3,)](y, None, o, 300, BLOCK=128)   # None: a constexpr, the branch compiled out
+tuned_kernel[lambda meta: (triton.cdiv(300, meta["BLOCK"]),)](y, o, 300)
+table, idx = torch.randn(50), torch.randint(0, 50, (300,))
+gather_kernel[(3,)](table, idx, o, 300, BLOCK=128)
+'''
+
+NAMES = ("scale_kernel", "bias_kernel", "tuned_kernel", "gather_kernel")
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    mp = pytest.MonkeyPatch()
+    tmp = tmp_path_factory.mktemp("replay")
+    isolate(tmp, mp)
+    repo = make_repo(tmp, {"ops/__init__.py": "", "ops/k.py": KERNELS.format(**ORIGINAL), "run.py": RUN})
+    done = ptxdiff(["record", "--device", "interpreter", "--", sys.executable, "run.py"], repo)
+    assert done.returncode == 0, done.stderr
+    base = commit(repo, "record")
+    same = commit(repo, "rewrites that keep the values", {"ops/k.py": KERNELS.format(**SAME)})
+    wrong = commit(repo, "changes that do not", {"ops/k.py": KERNELS.format(**WRONG)})
+    yield repo, base, same, wrong
+    mp.undo()
+
+
+def _outputs(repo: Path, old: str, new: str, capsys) -> dict[str, dict]:
+    report = run_json(["diff", "-C", str(repo), old, new, "--outputs"], capsys)
+    rows = rows_by_kernel(report)
+    return {name: rows[f"ops/k.py::{name}"][0]["outputs"] for name in NAMES}
+
+
+def test_the_recording_keeps_replayable_launches(repo):
+    root = repo[0]
+    launches = recorded.parse((root / recorded.DEFAULT_PATH).read_text(), "launches")
+    scale = launches["ops/k.py::scale_kernel"][0].replay[0]
+    args = dict(scale.args)
+    assert args["x_ptr"].shape == (64,) and args["x_ptr"].stride == (100,) and args["x_ptr"].offset == 3
+    assert scale.buffers[args["x_ptr"].buffer] == 64 * 100 * 4 and args["stride"] == 100
+    gather = dict(launches["ops/k.py::gather_kernel"][0].replay[0].args)
+    assert gather["idx_ptr"].dtype == "int64" and (gather["idx_ptr"].low, gather["idx_ptr"].high) == (0, 49)
+    tuned = launches["ops/k.py::tuned_kernel"]
+    assert {launch.constexprs["BLOCK"] for launch in tuned} == {32, 64}   # every Config (interpreter)
+    assert {launch.replay[0].grid for launch in tuned} == {(10, 1, 1), (5, 1, 1)}
+    size = (root / recorded.DEFAULT_PATH).stat().st_size
+    assert size < 2000 * sum(len(v) for v in launches.values())           # small: under 2 kB a spec
+
+
+def test_rewrites_that_keep_the_values_read_outputs_equal(repo, capsys):
+    root, base, same, _ = repo
+    out = _outputs(root, base, same, capsys)
+    for name in NAMES:
+        assert out[name]["result"] == "outputs-equal", (name, out[name])
+        assert out[name]["device"] == "cpu" and out[name]["via"].startswith("replayed launch")
+    assert out["bias_kernel"]["checked"] == 2          # with a bias and with None
+
+
+def test_wrong_changes_read_outputs_differ(repo, capsys):
+    root, base, _, wrong = repo
+    out = _outputs(root, base, wrong, capsys)
+    for name in NAMES:
+        assert out[name]["result"] == "outputs-differ", (name, out[name])
+        assert out[name]["argument"] == "out_ptr" and out[name]["max_abs"] > 0
+    assert out["scale_kernel"]["n"] == "64 fp32"
+
+
+def test_a_launch_that_cannot_be_replayed_says_why_and_the_others_go_on(repo, capsys):
+    root = repo[0]
+    path = root / recorded.DEFAULT_PATH
+    lines = []
+    for line in path.read_text().splitlines():
+        obj = json.loads(line)
+        if obj["kernel"].endswith("::gather_kernel"):
+            obj["replay"][0]["args"]["idx_ptr"] = {"unrecorded": "TensorDescriptor"}
+        lines.append(json.dumps(obj))
+    edited = commit(root, "the first kernels, the recording edited",
+                    {"ops/k.py": KERNELS.format(**ORIGINAL), recorded.DEFAULT_PATH: "\n".join(lines) + "\n"})
+    out = _outputs(root, edited, commit(root, "wrong again", {"ops/k.py": KERNELS.format(**WRONG)}), capsys)
+    assert out["gather_kernel"]["result"] == "not-run"
+    assert out["gather_kernel"]["reason"] == ("no recorded launch could be replayed: 50 fp32: argument idx_ptr is "
+                                              "a TensorDescriptor, a kind ptxdiff record does not keep")
+    assert out["scale_kernel"]["result"] == "outputs-differ"
