@@ -6,6 +6,7 @@ then each kernel's body is changed in a way that keeps its values or one that do
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -155,3 +156,14 @@ def test_a_launch_that_cannot_be_replayed_says_why_and_the_others_go_on(repo, ca
     assert out["gather_kernel"]["reason"] == ("no recorded launch could be replayed: 50 fp32: argument idx_ptr is "
                                               "a TensorDescriptor, a kind ptxdiff record does not keep")
     assert out["scale_kernel"]["result"] == "outputs-differ"
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_replay_times_and_checks_with_no_config(tmp_path):
+    """benchmarks/gpu_replay.py: recorded on the GPU, a change that reads x twice is slower, a
+    rewrite within noise, a wrong change outputs-differ; each with its numbers."""
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_replay.py"
+    done = subprocess.run([sys.executable, str(script), "--json", str(tmp_path / "r.json")], capture_output=True,
+                          text=True)
+    summary = json.loads((tmp_path / "r.json").read_text())["summary"]
+    assert done.returncode == 0 and all(line.startswith("PASS") for line in summary), done.stdout[-4000:]
