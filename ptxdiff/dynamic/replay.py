@@ -216,12 +216,10 @@ def outputs(worker, plan: ReplayPlan) -> dict:
         except Unreplayable as e:
             skipped.append(f"{label}: {e}")
             continue
-        except Exception as e:
+        except Exception as e:  # one side failed where it ran: no claim of equal outputs
             worker.faulted = worker.gpu    # a fault may leave the CUDA context unusable: a fresh worker next
-            skipped.append(f"{label}: {_fault(e, where)}")
-            if worker.gpu:
-                break
-            continue
+            return {"result": NOT_RUN, "reason": f"replayed launch {label}: {_fault(e, where)}",
+                    "via": f"replayed launch {label}"}
         for name, old_t in _tensors(old_args):
             dtype = str(old_t.dtype).rpartition(".")[2]
             ok, max_abs, max_rel = compare_outputs(old_t, new_args[name], dtype)

@@ -140,7 +140,7 @@ def test_wrong_changes_read_outputs_differ(repo, capsys):
     assert out["scale_kernel"]["n"] == "64 fp32"
 
 
-def test_a_launch_that_cannot_be_replayed_says_why_and_the_others_go_on(repo, capsys):
+def test_a_launch_that_cannot_be_replayed_or_faults_says_why_and_the_others_go_on(repo, capsys):
     root = repo[0]
     path = root / recorded.DEFAULT_PATH
     lines = []
@@ -151,7 +151,11 @@ def test_a_launch_that_cannot_be_replayed_says_why_and_the_others_go_on(repo, ca
         lines.append(json.dumps(obj))
     edited = commit(root, "the first kernels, the recording edited",
                     {"ops/k.py": KERNELS.format(**ORIGINAL), recorded.DEFAULT_PATH: "\n".join(lines) + "\n"})
-    out = _outputs(root, edited, commit(root, "wrong again", {"ops/k.py": KERNELS.format(**WRONG)}), capsys)
+    faults = {**WRONG, "bias": "tl.no_such_function(x)"}   # the new bias_kernel fails when it runs
+    out = _outputs(root, edited, commit(root, "wrong again", {"ops/k.py": KERNELS.format(**faults)}), capsys)
+    assert out["bias_kernel"]["result"] == "not-run"
+    assert out["bias_kernel"]["reason"].startswith("replayed launch 300 fp32: the interpreter could not run it: ")
+    assert "no_such_function" in out["bias_kernel"]["reason"] and "\n" not in out["bias_kernel"]["reason"]
     assert out["gather_kernel"]["result"] == "not-run"
     assert out["gather_kernel"]["reason"] == ("no recorded launch could be replayed: 50 fp32: argument idx_ptr is "
                                               "a TensorDescriptor, a kind ptxdiff record does not keep")
