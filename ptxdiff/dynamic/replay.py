@@ -58,12 +58,22 @@ class Unreplayable(Exception):
     """A launch that cannot be replayed: the message is the one-line reason."""
 
 
-def load_kernels(worker, plan: ReplayPlan) -> tuple[object, object]:
-    """(old kernel, new kernel): each side's module imported from its own blobs, the kernel
-    unwrapped from its autotuner or heuristics down to the jit function that launches."""
+@dataclass(frozen=True)
+class Loaded:
+    """One side's kernel (the jit function that launches) and the @triton.jit functions its
+    recorded launches pass as constexprs ({"jit": id} -> the side's own function)."""
+
+    kernel: Any
+    jits: dict
+
+
+def load_kernels(worker, plan: ReplayPlan) -> tuple[Loaded, Loaded]:
+    """(old, new): each side's module imported from its own blobs, the kernel unwrapped from
+    its autotuner or heuristics down to the jit function that launches."""
     from ptxdiff.build import importer
 
     got = []
+    wanted = sorted({j for launch in plan.launches for v in launch.constexprs.values() for j in _jit_ids(v)})
     for side, kid in zip(worker.pair, (plan.old_id, plan.new_id)):
         index = ModuleIndex(worker.repo.snapshot(side), worker.roots)
         finder = importer.install(index, side.tag)
@@ -76,10 +86,27 @@ def load_kernels(worker, plan: ReplayPlan) -> tuple[object, object]:
             obj = getattr(module, name, None)
             if obj is None:
                 raise RunError(f"{path} has no {name}")
-            got.append(_launcher(obj))
+            got.append(Loaded(_launcher(obj), {j: f for j in wanted if (f := _jit(index, j)) is not None}))
         finally:
             importer.uninstall(finder)
     return got[0], got[1]
+
+
+def _jit_ids(value) -> list[str]:
+    if isinstance(value, dict) and isinstance(value.get("jit"), str):
+        return [value["jit"]]
+    return [j for v in value for j in _jit_ids(v)] if isinstance(value, list) else []
+
+
+def _jit(index: ModuleIndex, kid: str):
+    """A @triton.jit function a launch passed as a constexpr, from this side; None if absent."""
+    path, _, name = kid.partition("::")
+    if path not in index.snapshot:
+        return None
+    try:
+        return getattr(importlib.import_module(index.module_name(path)), name, None)
+    except Exception:  # said when the launch needs it
+        return None
 
 
 def _launcher(obj):
@@ -96,7 +123,7 @@ def _launcher(obj):
     return obj
 
 
-def _constexpr(name: str, value):
+def _constexpr(name: str, value, jits: dict):
     import triton.language as tl
 
     if "[" in name:
@@ -106,10 +133,12 @@ def _constexpr(name: str, value):
     if isinstance(value, dict):
         if set(value) == {"float"}:
             return float(value["float"])
+        if set(value) == {"jit"} and value["jit"] in jits:
+            return jits[value["jit"]]
         raise Unreplayable(f"constexpr {name} was recorded as {next(iter(value))} {next(iter(value.values()))!r}, "
                            "which replay cannot rebuild")
     if isinstance(value, list):
-        return tuple(_constexpr(name, v) for v in value)
+        return tuple(_constexpr(name, v, jits) for v in value)
     return value
 
 
@@ -176,15 +205,16 @@ def _values(a: TensorArg, dtype, n: int, gen):
     return out.to(dtype)
 
 
-def launch(kernel, recorded: Launch, r: Replay, args: dict) -> None:
-    """One launch of `kernel` as recorded: grid, arguments, constexprs, num_warps/stages, options."""
-    constexprs = {k: _constexpr(k, v) for k, v in recorded.constexprs.items()}
-    options = {k: _constexpr(k, v) for k, v in recorded.options.items()}
-    kernel[r.grid](**args, **constexprs, num_warps=recorded.num_warps, num_stages=recorded.num_stages, **options)
+def launch(side: Loaded, recorded: Launch, r: Replay, args: dict) -> None:
+    """One launch of a side's kernel as recorded: grid, arguments, constexprs, num_warps/stages,
+    options."""
+    constexprs = {k: _constexpr(k, v, side.jits) for k, v in recorded.constexprs.items()}
+    options = {k: _constexpr(k, v, side.jits) for k, v in recorded.options.items()}
+    side.kernel[r.grid](**args, **constexprs, num_warps=recorded.num_warps, num_stages=recorded.num_stages, **options)
 
 
-def _bound(kernel, recorded: Launch, r: Replay, args: dict):
-    return lambda: launch(kernel, recorded, r, args)
+def _bound(side: Loaded, recorded: Launch, r: Replay, args: dict):
+    return lambda: launch(side, recorded, r, args)
 
 
 def _fault(e: BaseException, where: str) -> str:

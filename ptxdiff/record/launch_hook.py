@@ -35,8 +35,9 @@ ENV_ROOT = "PTXDIFF_RECORD_ROOT"   # the repository's work tree (real path)
 OPTION_DEFAULTS = {"num_ctas": 1, "maxnreg": None, "enable_fp_fusion": True, "launch_cooperative_grid": False,
                    "launch_pdl": False}
 DEFAULT_NUM_WARPS = 4
-MAX_SHAPES = 64   # distinct launch shapes tracked per spec and process (the rest are counted, not kept)
 DEFAULT_NUM_STAGES = 3
+MAX_SHAPES = 64          # distinct launch shapes tracked per spec and process (the rest are counted, not kept)
+STATS_ELEMENTS = 1 << 24  # a tensor's values are read from at most this many elements (its first ones)
 
 # triton's dtype text (str(tl.float16) == "fp16") -> its name in triton.language, the spelling
 # ptxdiff's config uses for dtype constexprs ("tl.float16").
@@ -304,10 +305,14 @@ def _stats(t) -> dict:
     try:
         if t.numel() == 0 or t.dtype.is_complex:
             return {}
+        v = t.detach()
+        if v.numel() > STATS_ELEMENTS:  # bounded memory and time in the user's program
+            if not v.is_contiguous():
+                return {}
+            v = v.reshape(-1)[:STATS_ELEMENTS]
         if not t.dtype.is_floating_point:
-            v = t.detach()
             return {"range": [int(v.min()), int(v.max())]}
-        f = t.detach().float()
+        f = v.float()
         nan, finite = f.isnan(), f.isfinite()
         out: dict = {}
         values = f[finite]

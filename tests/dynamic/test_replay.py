@@ -50,6 +50,19 @@ def tuned_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def relu(x):
+    return tl.maximum(x, 0.0)
+
+
+@triton.jit
+def act_kernel(x_ptr, out_ptr, n, ACT: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    tl.store(out_ptr + offs, {act}, mask=m)
+
+
+@triton.jit
 def gather_kernel(table_ptr, idx_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     m = offs < n
@@ -58,16 +71,16 @@ def gather_kernel(table_ptr, idx_ptr, out_ptr, n, BLOCK: tl.constexpr):
 '''
 
 ORIGINAL = {"scale": "x * 2.0", "bias": "x + tl.load(bias_ptr + offs, mask=m)", "tuned": "x * 3.0",
-            "gather": "tl.load(table_ptr + i, mask=m)"}
+            "gather": "tl.load(table_ptr + i, mask=m)", "act": "ACT(x)"}
 SAME = {"scale": "x + x", "bias": "tl.load(bias_ptr + offs, mask=m) + x", "tuned": "x + x + x",
-        "gather": "tl.load(table_ptr + i, mask=m) * 1.0"}
+        "gather": "tl.load(table_ptr + i, mask=m) * 1.0", "act": "ACT(x) * 1.0"}
 WRONG = {"scale": "x * 2.5", "bias": "x - tl.load(bias_ptr + offs, mask=m)", "tuned": "x * 3.5",
-         "gather": "tl.load(table_ptr + i, mask=m) * 2.0"}
+         "gather": "tl.load(table_ptr + i, mask=m) * 2.0", "act": "ACT(x) + 1.0"}
 
 RUN = '''\
 import torch
 import triton
-from ops.k import scale_kernel, bias_kernel, tuned_kernel, gather_kernel
+from ops.k import act_kernel, bias_kernel, gather_kernel, relu, scale_kernel, tuned_kernel
 
 torch.manual_seed(0)
 x = torch.randn(64, 100)
@@ -80,9 +93,10 @@ bias_kernel[(3,)](y, None, o, 300, BLOCK=128)   # None: a constexpr, the branch 
 tuned_kernel[lambda meta: (triton.cdiv(300, meta["BLOCK"]),)](y, o, 300)
 table, idx = torch.randn(50), torch.randint(0, 50, (300,))
 gather_kernel[(3,)](table, idx, o, 300, BLOCK=128)
+act_kernel[(3,)](y, o, 300, ACT=relu, BLOCK=128)   # a @triton.jit function as a constexpr
 '''
 
-NAMES = ("scale_kernel", "bias_kernel", "tuned_kernel", "gather_kernel")
+NAMES = ("scale_kernel", "bias_kernel", "tuned_kernel", "gather_kernel", "act_kernel")
 
 
 @pytest.fixture(scope="module")
