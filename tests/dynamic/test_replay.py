@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import commit, isolate, make_repo, ptxdiff, rows_by_kernel, run_json
+from helpers import commit, git, isolate, make_repo, ptxdiff, rows_by_kernel, run_json
 from ptxdiff.record import launches as recorded
 
 pytestmark = [pytest.mark.integration, pytest.mark.module_env]
@@ -134,6 +134,19 @@ def test_the_recording_keeps_replayable_launches(repo):
     assert {launch.replay[0].grid for launch in tuned} == {(10, 1, 1), (5, 1, 1)}
     size = (root / recorded.DEFAULT_PATH).stat().st_size
     assert size < 2000 * sum(len(v) for v in launches.values())           # small: under 2 kB a spec
+
+
+def test_recording_again_gives_the_same_bytes_and_keep_launches_bounds_it(repo, tmp_path):
+    root, base = repo[0], repo[1]
+    committed = git(root, "show", f"{base}:{recorded.DEFAULT_PATH}").stdout
+    (root / "ops" / "k.py").write_text(KERNELS.format(**ORIGINAL))   # the kernels as recorded
+    for keep, name in (("3", "again.jsonl"), ("0", "none.jsonl")):
+        done = ptxdiff(["record", "--device", "interpreter", "--keep-launches", keep, "-o", str(tmp_path / name),
+                        "--", sys.executable, "run.py"], root)
+        assert done.returncode == 0, done.stderr
+    assert (tmp_path / "again.jsonl").read_text() == committed      # the values' ranges too
+    none = (tmp_path / "none.jsonl").read_text()
+    assert '"replay"' not in none and len(none.splitlines()) == len(committed.splitlines())
 
 
 def test_rewrites_that_keep_the_values_read_outputs_equal(repo, capsys):
