@@ -47,3 +47,16 @@ def test_no_gpu_is_one_line():
     worker = FakeWorker()
     worker.gpu = False
     assert replay.time(worker, plan, 0.0) == {"result": "not-run", "reason": "no GPU on this machine: timing needs one"}
+
+
+def test_a_launch_too_large_for_the_interpreter_is_left_to_a_gpu(monkeypatch):
+    big = {**shape(1 << 24, 1), "grid": [16384, 1, 1]}
+    launch = recorded.from_json({**GELU, "replay": [big]}, "t")
+    plan = replay.ReplayPlan(GELU["kernel"], GELU["kernel"], (launch,))
+    monkeypatch.setattr(replay, "load_kernels", lambda worker, plan: (None, None))
+    worker = FakeWorker()
+    worker.gpu = False
+    got = replay.outputs(worker, plan)
+    assert got["result"] == "not-run" and got["reason"] == (
+        "no recorded launch could be replayed: 16777216 fp32: 16384 programs, too many for the interpreter "
+        "(a GPU replays it)")
