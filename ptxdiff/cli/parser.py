@@ -195,6 +195,9 @@ def _record(sub: Subparsers) -> None:
               "then commit .ptxdiff/launches.jsonl: ptxdiff diff, git diff and the gate read it")
     p.add_argument("-o", "--output", metavar="FILE", help="default: .ptxdiff/launches.jsonl at the repository root")
     p.add_argument("--keep", type=int, metavar="N", help="the N most frequent specs per kernel (default 8)")
+    p.add_argument("--keep-launches", type=int, metavar="N",
+                   help="replayable launches kept per spec: the most frequent and the largest (default 3; "
+                        "0 keeps none)")
     p.add_argument("--device", choices=("auto", "gpu", "interpreter"), default="auto",
                    help="auto: the GPU if one is visible, else TRITON_INTERPRET=1")
     p.add_argument("--allow-failure", action="store_true", help="write the launches even if the command fails")

@@ -645,7 +645,9 @@ class Engine:
                  outputs: bool | None, time: bool | None, messages: list[str]) -> list[Row]:
         """Run old and new (outputs, timing) for the kernels that ask for it; rows gain results."""
         from ptxdiff.compile.pool import Pool, Task
+        from ptxdiff.dynamic.replay import plan_for
         from ptxdiff.dynamic.runner import RunPlan, sizes_around
+        from ptxdiff.specs.launch import side_launches
 
         semantic = self.permissions.semantic
         want_time = time if time is not None else self.permissions.time
@@ -653,6 +655,7 @@ class Engine:
         for r in rows:
             by_kernel.setdefault(r.kernel, []).append(r)
         tasks = []
+        recordings: list[dict] = []   # the new side's recorded launches, then the old side's (read once)
         for pair in pairs:
             o, n = pair.old, pair.new
             if o is None or n is None or pair.unchanged:
@@ -664,8 +667,20 @@ class Engine:
                 continue
             run = cfg.for_kernel(n.id).run
             if not run.wrapper or not run.inputs:
+                if not recordings:
+                    recordings += [side_launches(self.repo.snapshot(new)), side_launches(self.repo.snapshot(old))]
+                replay = plan_for(o.id, n.id, [p.name for p in n.params], recordings)
+                if replay is not None:  # no wrapper: the recorded launches, replayed
+                    if check:
+                        tasks.append(Task((old, new), "replay_outputs", (replay,), f"{n.name} outputs",
+                                          (n.id, "outputs")))
+                    if want_time:
+                        tasks.append(Task((old, new), "replay_time", (replay, cfg.min_effect), f"{n.name} timing",
+                                          (n.id, "timing")))
+                    continue
                 missing = {"result": "not-run", "reason": f'set [tool.ptxdiff.kernels."{n.id}"] wrapper = '
-                                                          '"path.py:function" and inputs = "path.py:function"'}
+                                                          '"path.py:function" and inputs = "path.py:function", '
+                                                          'or record its launches (ptxdiff record -- CMD)'}
                 by_kernel[n.id] = [dataclasses.replace(r, outputs=missing if check else None,
                                                        timing=missing if want_time else None) for r in kernel_rows]
                 continue
@@ -682,7 +697,9 @@ class Engine:
                 for task, kind, payload in pool.run(tasks):
                     results[cast(tuple[str, str], task.tag)] = cast(dict, payload) if kind == "ok" else {
                         "result": "not-run", "reason": str(payload)[:300]}
-            messages.append("ran the revisions' host wrappers to check outputs/timing (you asked for it)")
+            replayed = any(t.op.startswith("replay_") for t in tasks)
+            messages.append("replayed recorded launches of old and new to check outputs/timing (you asked for it)"
+                            if replayed else "ran the revisions' host wrappers to check outputs/timing (you asked for it)")
         no_gpu = [k for k, v in results.items() if k[1] == "timing" and "no GPU" in v.get("reason", "")]
         if no_gpu:
             messages.append("--time needs a GPU and this machine has none: timing skipped, the rest is unaffected")

@@ -14,6 +14,7 @@ import importlib
 import importlib.util
 import inspect
 import io
+import math
 import os
 import resource
 import sys
@@ -353,8 +354,8 @@ def serve(conn, repo_dir: str, side, roots: tuple[str, ...], imports: bool = Fal
         worker: Worker | RunWorker
         active = None
         if isinstance(side, tuple):  # an (old, new) pair: run and time both in one process
-            from ptxdiff.dynamic.runner import RunWorker
-            worker = RunWorker(repo_dir, side, roots)
+            from ptxdiff.dynamic.replay import ReplayWorker
+            worker = ReplayWorker(repo_dir, side, roots)
         else:
             worker = Worker(repo_dir, side, roots, imports)
             if policy is not None and policy.seal and started is not None:
@@ -380,7 +381,9 @@ def serve(conn, repo_dir: str, side, roots: tuple[str, ...], imports: bool = Fal
             result = ("error", str(e))
         except Exception as e:
             result = ("error", f"{type(e).__name__}: {e}\n{traceback.format_exc()[-4000:]}")
-        conn.send((*result, cpu_seconds()))
+        # a replay that faulted on the GPU may have broken its CUDA context: reporting all the CPU
+        # spent makes the pool start a fresh worker for the next request
+        conn.send((*result, math.inf if getattr(worker, "faulted", False) else cpu_seconds()))
 
 
 def call_sealed(conn, policy: Policy, fn, args: tuple) -> None:

@@ -312,6 +312,7 @@ def compare(state: str, job: dict) -> dict:
     from ptxdiff.compare.engine import Engine
     from ptxdiff.git.repo import Repo
     from ptxdiff.report.driver_lines import block
+    from ptxdiff.trust import Permissions, from_user
 
     repo = Repo(job["workdir"])
     names: list[str] = []
@@ -324,7 +325,9 @@ def compare(state: str, job: dict) -> dict:
         _status(state, job["key"], line.split(" ", 1)[0].strip("[]") + " compiles", names)
         print(line, flush=True)
 
-    engine = Engine(repo, progress=progress)
+    # GPU timing is the user's own choice (ptxdiff.time, PTXDIFF_TIME=1), as on the command line;
+    # the other run-code settings stay off inside git diff
+    engine = Engine(repo, progress=progress, permissions=Permissions(time=from_user().time))
     old, new = side(job["old"]), side(job["new"])
     pieces = [tuple(p) for p in job["pieces"]]
     present = repo.snapshot(old).paths | repo.snapshot(new).paths

@@ -12,6 +12,7 @@ applied to its actual arguments.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -25,6 +26,7 @@ from pathlib import Path
 from ptxdiff.errors import PtxdiffError, UsageError
 from ptxdiff.fastio import replace_file
 from ptxdiff.record import launches as recorded
+from ptxdiff.record import replay as replaymod
 from ptxdiff.record.launch_hook import ENV_OUT, ENV_ROOT
 
 HOOK = Path(__file__).resolve().with_name("launch_hook.py")
@@ -51,6 +53,9 @@ except Exception as e:
 '''
 
 
+Raw = tuple[dict, int, str, dict | None]   # (launch, count, where, shape)
+
+
 class CommandFailed(PtxdiffError):
     """The recorded command failed: nothing is written (exit 1, like a test run that failed)."""
 
@@ -68,7 +73,7 @@ def interpreting(device: str, env: Mapping[str, str]) -> bool:
     return not any(os.path.exists(p) for p in ("/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd"))
 
 
-def run_command(command: list[str], root: str, interpret: bool) -> tuple[int, list[tuple[dict, int, str]]]:
+def run_command(command: list[str], root: str, interpret: bool) -> tuple[int, list[Raw]]:
     """Run the command with the hook in every Python process it starts; its exit status and the
     raw records (launch, count, where) of all its processes."""
     tmp = tempfile.mkdtemp(prefix="ptxdiff-record-")
@@ -92,8 +97,9 @@ def run_command(command: list[str], root: str, interpret: bool) -> tuple[int, li
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def read_raw(folder: str) -> list[tuple[dict, int, str]]:
-    """The per-process files: one `{"count": n, "launch": {...}}` per line."""
+def read_raw(folder: str) -> list[Raw]:
+    """The per-process files: one `{"count": n, "launch": {...}, "shape": {...} or null}` per line
+    (`shape`: replay.py's launch, with the ranges of the first values seen)."""
     records = []
     for name in sorted(os.listdir(folder)):
         path = os.path.join(folder, name)
@@ -102,18 +108,22 @@ def read_raw(folder: str) -> list[tuple[dict, int, str]]:
                 if not line.endswith("\n"):
                     continue  # a process killed mid-write: its earlier lines stand
                 obj = json.loads(line)
-                records.append((obj["launch"], obj["count"], f"{name}:{n}"))
+                records.append((obj["launch"], obj["count"], f"{name}:{n}", obj.get("shape")))
     return records
 
 
-def split(raw: list[tuple[dict, int, str]], repo_files, via: str) -> recorded.Recording:
+def split(raw: list[Raw], repo_files, via: str) -> recorded.Recording:
     """Raw records -> the launches of repository kernels, and what was left out."""
     launches = []
     ignored: Counter[str] = Counter()
-    for obj, count, where in raw:
+    for obj, count, where, shape in raw:
         path = obj["kernel"].rpartition("::")[0]
         if path in repo_files:
-            launches.append(recorded.from_json({**obj, "count": count}, where))
+            launch = recorded.from_json({**obj, "count": count}, where)
+            if shape is not None:
+                launch = dataclasses.replace(launch, replay=(
+                    replaymod.rounded(replaymod.from_json({**shape, "count": count}, where)),))
+            launches.append(launch)
         else:
             ignored[obj["kernel"]] += count
     return recorded.Recording(tuple(launches), dict(ignored), (), via)
@@ -126,7 +136,8 @@ def _display(path: Path, root: str) -> str:
         return str(path)
 
 
-def save(path: Path, recording: recorded.Recording, keep: int, root: str) -> dict[str, tuple[recorded.Launch, ...]]:
+def save(path: Path, recording: recorded.Recording, keep: int, root: str,
+         keep_launches: int = replaymod.DEFAULT_KEEP_LAUNCHES) -> dict[str, tuple[recorded.Launch, ...]]:
     """Merge the recording into the file at `path` (its other kernels kept) and write it
     atomically; a file we cannot read back is an error, never overwritten."""
     where = _display(path, root)
@@ -140,7 +151,7 @@ def save(path: Path, recording: recorded.Recording, keep: int, root: str) -> dic
         except UnicodeDecodeError:
             raise UsageError(f"{where}: not UTF-8 text; fix or delete it, then record again") from None
         old = recorded.parse(text, where)
-    new = recorded.combine(recording.launches, keep)
+    new = recorded.combine(recording.launches, keep, keep_launches)
     merged = recorded.replace(old, new)
     path.parent.mkdir(parents=True, exist_ok=True)
     replace_file(str(path), recorded.dumps(merged).encode("ascii"))
@@ -180,6 +191,9 @@ def main(args, command: list[str] | None) -> int:
     keep = recorded.DEFAULT_KEEP if args.keep is None else args.keep
     if keep < 1:
         raise UsageError("--keep must be at least 1")
+    keep_launches = replaymod.DEFAULT_KEEP_LAUNCHES if args.keep_launches is None else args.keep_launches
+    if keep_launches < 0:
+        raise UsageError("--keep-launches must be at least 0")
     repo = Repo(args.repo)
     root = repo.workdir
     files = frozenset(repo.worktree_files())
@@ -205,7 +219,7 @@ def main(args, command: list[str] | None) -> int:
                 "and a command that adds to PYTHONPATH rather than replacing it)")
         raise UsageError(f"no launch of a kernel of this repository was recorded; {where} not changed{hint}"
                          + "".join(f"; {line}" for line in summary(recording, {}, where, keep)[1:]))
-    new = save(out, recording, keep, root)
+    new = save(out, recording, keep, root, keep_launches)
     for line in summary(recording, new, where, keep):
         print(line)
     if not args.output:  # the default file is read from the compared revisions: it counts once committed

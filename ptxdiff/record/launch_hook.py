@@ -36,6 +36,8 @@ OPTION_DEFAULTS = {"num_ctas": 1, "maxnreg": None, "enable_fp_fusion": True, "la
                    "launch_pdl": False}
 DEFAULT_NUM_WARPS = 4
 DEFAULT_NUM_STAGES = 3
+MAX_SHAPES = 64          # distinct launch shapes tracked per spec and process (the rest are counted, not kept)
+STATS_ELEMENTS = 1 << 24  # a tensor's values are read from at most this many elements (its first ones)
 
 # triton's dtype text (str(tl.float16) == "fp16") -> its name in triton.language, the spelling
 # ptxdiff's config uses for dtype constexprs ("tl.float16").
@@ -91,6 +93,9 @@ class _State(threading.local):
     enumeration ("suppress")."""
 
     mode: str | None = None
+    # the launches an enumeration recorded, waiting for the launch that follows it: their values'
+    # ranges are read after it ran (the outputs it wrote, never what torch.empty held)
+    pending: list | None = None
 
 
 _state = _State()
@@ -119,8 +124,10 @@ class Recorder:
 
     def _reset(self) -> None:
         self.lock = threading.Lock()  # new after a fork too: another thread may have held the old one
-        self.counts: dict[str, int] = {}
-        self.written: dict[str, int] = {}
+        self.counts: dict[tuple, int] = {}
+        self.written: dict[tuple, int] = {}
+        self.shapes: dict[tuple, str] = {}     # (spec, shape key) -> the shape with its first values' ranges
+        self.tracked: dict[str, int] = {}      # spec -> distinct shapes tracked
         self.file = None
         self.pid = os.getpid()
 
@@ -130,15 +137,16 @@ class Recorder:
             self.file = os.fdopen(fd, "w", encoding="ascii")
         return self.file
 
-    def add(self, text: str) -> None:
-        """Count a launch; a spec seen for the first time is written at once (a process that
-        ends by os._exit, like a multiprocessing child, still leaves its distinct launches)."""
+    def add(self, text: str, shape: str | None = None) -> None:
+        """Count a launch; a (spec, launch shape) seen for the first time is written at once (a
+        process that ends by os._exit, like a multiprocessing child, still leaves its launches)."""
+        key = (text, shape)
         with self.lock:
-            if text in self.counts:
-                self.counts[text] += 1
+            if key in self.counts:
+                self.counts[key] += 1
                 return
-            self.counts[text] = 1
-            self._write([(text, 1)])
+            self.counts[key] = 1
+            self._write([(key, 1)])
 
     def flush(self) -> None:
         with self.lock:
@@ -146,14 +154,16 @@ class Recorder:
                 self._write([(t, n - self.written.get(t, 0)) for t, n in self.counts.items()
                              if n > self.written.get(t, 0)])
 
-    def _write(self, counts: list[tuple[str, int]]) -> None:
+    def _write(self, counts: list[tuple[tuple, int]]) -> None:
         if not counts:
             return
         try:
             f = self._open()
-            for text, n in counts:
-                f.write(f'{{"count": {n}, "launch": {text}}}\n')
-                self.written[text] = self.written.get(text, 0) + n
+            for key, n in counts:
+                text, shape = key
+                full = self.shapes.get(key, "null") if shape else "null"
+                f.write(f'{{"count": {n}, "launch": {text}, "shape": {full}}}\n')
+                self.written[key] = self.written.get(key, 0) + n
             f.flush()
         except OSError as e:  # the recording went away (a process outliving `ptxdiff record`)
             self.warn("cannot write this process's launches", e)
@@ -175,11 +185,12 @@ class Recorder:
             known = self.kernels[fn] = (kid, binder)
         return known
 
-    def entry(self, fn, args, kwargs, via: str, jit_params=None, dns=None) -> str:
-        """The canonical text of this launch's spec (recorded.FIELDS order, without the count)."""
+    def entry(self, fn, args, kwargs, via: str, jit_params=None, dns=None) -> tuple[str, dict, list]:
+        """The canonical text of this launch's spec (recorded.FIELDS order, without the count),
+        the bound arguments and the names of the run-time (not constexpr) parameters."""
         kid, binder = self.kernel(fn, jit_params, dns)
         if binder is None:
-            return json.dumps({"kernel": kid})
+            return json.dumps({"kernel": kid}), {}, []
         bound, specialization, options = binder(*args, **kwargs)
         names = list(bound)
         signature, constexprs, divisible = {}, {}, []
@@ -202,34 +213,118 @@ class Recorder:
         num_stages = options.pop("num_stages", None)
         extra = {k: jsonable(v) for k, v in sorted(options.items()) if OPTION_DEFAULTS.get(k, object()) != v}
         mode = _state.mode
-        return json.dumps({
+        text = json.dumps({
             "kernel": kid, "params": names, "signature": signature, "constexprs": constexprs,
             "divisible_by_16": divisible,
             "num_warps": DEFAULT_NUM_WARPS if num_warps is None else num_warps,
             "num_stages": DEFAULT_NUM_STAGES if num_stages is None else num_stages,
             "options": extra, "autotune": _AUTOTUNE_OF_MODE.get(mode), "via": via,
         }, ensure_ascii=True)
+        return text, bound, [n for n, (ty, _) in zip(names, specialization) if ty != "constexpr"]
+
+    def shape(self, text: str, bound: dict, runtime: list, grid) -> str | None:
+        """This launch's shape (replay.py's format) as the key it is counted under; its values'
+        ranges are read only the first time the shape is seen."""
+        if not runtime or self.tracked.get(text, 0) >= MAX_SHAPES:
+            return None
+        g = grid(bound) if callable(grid) else grid
+        g = [int(x) for x in g] + [1] * (3 - len(g))
+        buffers: dict = {}
+        args = {name: _arg(bound[name], buffers) for name in runtime}
+        key = json.dumps({"grid": g, "args": args, "buffers": [size for _, size in buffers.values()]},
+                         ensure_ascii=True, allow_nan=False)
+        if (text, key) not in self.shapes:
+            for name in runtime:
+                if "buffer" in (args[name] if isinstance(args[name], dict) else {}):
+                    args[name].update(_stats(bound[name]))
+            with self.lock:
+                self.tracked[text] = self.tracked.get(text, 0) + 1
+                self.shapes[(text, key)] = json.dumps({"grid": g, "args": args, "buffers": [
+                    size for _, size in buffers.values()]}, ensure_ascii=True, allow_nan=False)
+        return key
 
     def id_of(self, fn) -> str:
         return kernel_id(fn, self.root)
 
-    def launch(self, fn, args, kwargs, via: str, run, jit_params=None, dns=None):
+    def launch(self, fn, args, kwargs, via: str, run, grid=None, jit_params=None, dns=None):
         """Run the launch (`run()`), then count it; enumerating configs records without running."""
         mode = _state.mode
         if mode in ("bench", "suppress"):
             return run()
         try:
-            text = self.entry(fn, args, kwargs, via, jit_params, dns)
+            text, bound, runtime = self.entry(fn, args, kwargs, via, jit_params, dns)
         except Exception as e:  # never break the user's program over a record
             self.warn(f"cannot read a launch of {getattr(fn, '__name__', fn)!s}", e)
             return None if mode == "all_dry" else run()
         if mode == "all_dry":
-            self.add(text)
+            if _state.pending is None:
+                _state.pending = []
+            _state.pending.append((getattr(fn, "__name__", fn), text, bound, runtime, grid))
             return None
         with _Mode(None):
             result = run()
-        self.add(text)
+        self.count(getattr(fn, "__name__", fn), text, bound, runtime, grid)
         return result
+
+    def count(self, name, text: str, bound: dict, runtime: list, grid) -> None:
+        """Count a launch that ran, with its shape: values are read after the launch, so a
+        buffer the kernel writes shows what it wrote (deterministic), not what it held."""
+        try:
+            shape = self.shape(text, bound, runtime, grid)
+        except Exception as e:  # the spec is still recorded, without a replayable launch
+            self.warn(f"cannot read the arguments of a launch of {name!s}", e)
+            shape = None
+        self.add(text, shape)
+
+    def settle(self) -> None:
+        """Count the launches an autotuner's enumeration recorded, now that one of them ran."""
+        pending, _state.pending = _state.pending or [], None
+        for item in pending:
+            self.count(*item)
+
+
+def _arg(value, buffers: dict):
+    """A run-time argument as replay.py records it: a tensor's layout in its buffer (buffers:
+    storage address -> (index, bytes), shared by the launch's arguments), a scalar's value."""
+    if value is None or isinstance(value, (bool, str, float, numbers.Integral)):
+        return jsonable(value)
+    if all(hasattr(value, a) for a in ("data_ptr", "untyped_storage", "stride", "storage_offset", "dtype")):
+        storage = value.untyped_storage()
+        ptr = storage.data_ptr()
+        if ptr not in buffers:
+            buffers[ptr] = (len(buffers), int(storage.nbytes()))
+        return {"dtype": str(value.dtype).rpartition(".")[2], "shape": [int(x) for x in value.shape],
+                "stride": [int(x) for x in value.stride()], "offset": int(value.storage_offset()),
+                "buffer": buffers[ptr][0]}
+    return {"unrecorded": type(value).__name__}
+
+
+def _stats(t) -> dict:
+    """What kind of values a tensor holds: an integer's exact range, a float's finite range (the
+    parent rounds it outward) and whether it holds NaN or Inf."""
+    try:
+        if t.numel() == 0 or t.dtype.is_complex:
+            return {}
+        v = t.detach()
+        if v.numel() > STATS_ELEMENTS:  # bounded memory and time in the user's program
+            if not v.is_contiguous():
+                return {}
+            v = v.reshape(-1)[:STATS_ELEMENTS]
+        if not t.dtype.is_floating_point:
+            return {"range": [int(v.min()), int(v.max())]}
+        f = v.float()
+        nan, finite = f.isnan(), f.isfinite()
+        out: dict = {}
+        values = f[finite]
+        if values.numel():
+            out["range"] = [float(values.min()), float(values.max())]
+        if bool(nan.any()):
+            out["nan"] = True
+        if bool((~finite & ~nan).any()):
+            out["inf"] = True
+        return out
+    except Exception:  # a dtype without min/max: the replay makes values of its own kind
+        return {}
 
 
 def _types(ty) -> list:
@@ -272,7 +367,7 @@ def _wrap_run(cls, via, launch_info) -> None:
             return original(self, *args, grid=grid, warmup=warmup, **kwargs)
         return _recorder.launch(self.fn, args, kwargs, via(),
                                 lambda: original(self, *args, grid=grid, warmup=warmup, **kwargs),
-                                **launch_info(self))
+                                grid, **launch_info(self))
 
     cls.run = run
 
@@ -310,8 +405,11 @@ def _patch_autotuner(module) -> None:
                     self.fn.run(*args, **kwargs, **config.all_kwargs())
             except Exception as e:
                 _recorder.warn(f"cannot read a Config of {getattr(self.base_fn, '__name__', 'a kernel')}", e)
-        with _Mode("suppress"):
-            return original_run(self, *args, **kwargs)
+        try:
+            with _Mode("suppress"):
+                return original_run(self, *args, **kwargs)
+        finally:
+            _recorder.settle()
 
     def _bench(self, *args, config, **meta):
         if _interpreting():

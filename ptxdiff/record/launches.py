@@ -10,17 +10,21 @@ recorded on two branches touch different lines.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ptxdiff.errors import ConfigError
+from ptxdiff.record import replay as replaymod
+from ptxdiff.record.replay import Replay
 
 DEFAULT_PATH = ".ptxdiff/launches.jsonl"
 DEFAULT_KEEP = 8
 FIELDS = ("kernel", "params", "signature", "constexprs", "divisible_by_16", "num_warps", "num_stages", "options",
           "autotune", "via", "count")
+OPTIONAL = ("replay",)   # later than the first format: a line without it still reads
 AUTOTUNE = (None, "ran", "all")
 _CONFLICT = ("<<<<<<<", "=======", ">>>>>>>", "|||||||")
 _PATH = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])+)?$")
@@ -49,20 +53,29 @@ class Launch:
     autotune: str | None
     via: str
     count: int
+    # representative launches of this spec (replay.py), for --outputs/--time without a wrapper;
+    # not part of the spec: a new recording of the same specs changes no kernel
+    replay: tuple[Replay, ...] = field(default=(), compare=False)
 
     def as_json(self) -> dict:
+        out = self.spec_json()
+        out["count"] = self.count
+        if self.replay:
+            out["replay"] = [r.as_json() for r in self.replay]
+        return out
+
+    def spec_json(self) -> dict:
         return {"kernel": self.kernel, "params": list(self.params), "signature": dict(self.signature),
                 "constexprs": dict(self.constexprs), "divisible_by_16": list(self.divisible),
                 "num_warps": self.num_warps, "num_stages": self.num_stages,
                 "options": {k: self.options[k] for k in sorted(self.options)}, "autotune": self.autotune,
-                "via": self.via, "count": self.count}
+                "via": self.via}
 
     @property
     def spec_text(self) -> str:
-        """Everything but the count: the identity of the spec, and its sort key after the count."""
-        obj = self.as_json()
-        del obj["count"]
-        return _dumps(obj)
+        """Everything but the count and the replays: the identity of the spec, and its sort key
+        after the count."""
+        return _dumps(self.spec_json())
 
     def line(self) -> str:
         return _dumps(self.as_json())
@@ -109,7 +122,7 @@ def from_json(obj, where: str) -> Launch:
     for key in FIELDS:
         if key not in obj:
             _fail(where, f"missing key {key!r}")
-    unknown = sorted(set(obj) - set(FIELDS))
+    unknown = sorted(set(obj) - set(FIELDS) - set(OPTIONAL))
     if unknown:
         _fail(where, f"unknown key {unknown[0]!r} (known: {', '.join(FIELDS)})")
     kernel = obj["kernel"]
@@ -146,6 +159,14 @@ def from_json(obj, where: str) -> Launch:
     if not isinstance(obj["via"], str) or not obj["via"]:
         _fail(where, "'via' must say where the launch was seen (cuda, interpreter, tritonparse)")
     count = _int(obj, "count", where, 1)
+    replays = obj.get("replay", [])
+    if not isinstance(replays, list):
+        _fail(where, "'replay' must be a list of launches")
+    replay = tuple(replaymod.from_json(r, where) for r in replays)
+    for r in replay:
+        stray = [name for name, _ in r.args if name not in signature]
+        if stray:
+            _fail(where, f"'replay' names {stray[0]!r}, which is not a run-time parameter")
     def in_order(name: str) -> tuple:  # canonical order: the parameters', tuple elements after their tuple
         match = _PATH.match(name)
         assert match is not None, name   # names were checked against _PATH when read
@@ -154,7 +175,7 @@ def from_json(obj, where: str) -> Launch:
     order = {p: i for i, p in enumerate(params)}
     return Launch(kernel, tuple(params), {p: signature[p] for p in params if p in signature},
                   {k: constexprs[k] for k in sorted(constexprs, key=in_order)}, tuple(sorted(divisible, key=in_order)),
-                  num_warps, num_stages, dict(obj["options"]), obj["autotune"], obj["via"], count)
+                  num_warps, num_stages, dict(obj["options"]), obj["autotune"], obj["via"], count, replay)
 
 
 def parse(text: str, where: str) -> dict[str, tuple[Launch, ...]]:
@@ -203,14 +224,19 @@ def load(read, exists, path: str = DEFAULT_PATH) -> dict[str, tuple[Launch, ...]
     return parse(text, path)
 
 
-def combine(launches: Iterable[Launch], keep: int = DEFAULT_KEEP) -> dict[str, tuple[Launch, ...]]:
+def combine(launches: Iterable[Launch], keep: int = DEFAULT_KEEP,
+            keep_launches: int = replaymod.DEFAULT_KEEP_LAUNCHES) -> dict[str, tuple[Launch, ...]]:
     """Launches of one recording (from several processes) -> one entry per distinct spec with the
-    counts added up, the `keep` most frequent per kernel."""
+    counts added up, the `keep` most frequent per kernel, each with its `keep_launches`
+    representative launches (replay.select)."""
     total: dict[tuple[str, str], Launch] = {}
+    shapes: dict[tuple[str, str], list[Replay]] = {}
     for launch in launches:
         key = (launch.kernel, launch.spec_text)
         before = total.get(key)
         total[key] = launch if before is None else _with_count(before, before.count + launch.count)
+        shapes.setdefault(key, []).extend(launch.replay)
+    total = {k: dataclasses.replace(v, replay=replaymod.select(shapes[k], keep_launches)) for k, v in total.items()}
     out: dict[str, list[Launch]] = {}
     for launch in total.values():
         out.setdefault(launch.kernel, []).append(launch)

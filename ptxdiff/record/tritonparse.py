@@ -22,6 +22,7 @@ onto the repository by the longest repository path they end with.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import gzip
 import io
 import json
@@ -32,6 +33,7 @@ from pathlib import Path
 
 from ptxdiff.errors import ConfigError, UsageError
 from ptxdiff.record import launches as recorded
+from ptxdiff.record import replay as replaymod
 from ptxdiff.record.launch_hook import (
     DEFAULT_NUM_STAGES,
     DEFAULT_NUM_WARPS,
@@ -194,6 +196,43 @@ def arg_type(info) -> str | None:
     return None
 
 
+def replay_of(event: dict, runtime: list[str]) -> dict | None:
+    """A launch event -> a replayable launch (record/replay.py), where the trace carries it:
+    the grid, each tensor's dtype, shape, strides and storage offset (its buffer found from its
+    `data_ptr`, so views of one storage alias; a buffer's size is what its views reach), scalar
+    values, and a tensor's `min`/`max` when tritonparse kept them. None when the grid is missing."""
+    grid, given = event.get("grid"), event.get("extracted_args") or {}
+    if not (isinstance(grid, list) and 1 <= len(grid) <= 3 and all(isinstance(g, int) for g in grid)):
+        return None
+    bases: dict[int, int] = {}
+    sizes: list[int] = []
+    args: dict = {}
+    for name in runtime:
+        info = given.get(name)
+        kind = info.get("type") if isinstance(info, dict) else None
+        if isinstance(info, dict) and kind in ("int", "float", "bool") and "value" in info:
+            args[name] = info["value"]
+            continue
+        try:
+            assert isinstance(info, dict) and kind == "tensor"
+            shape, stride = [int(x) for x in info["shape"]], [int(x) for x in info["stride"]]
+            offset, size = int(info["storage_offset"]), int(info["element_size"])
+            base = int(str(info["data_ptr"]), 16) - offset * size
+        except (AssertionError, KeyError, TypeError, ValueError):
+            args[name] = {"unrecorded": str(kind or "unknown")}
+            continue
+        index = bases.setdefault(base, len(bases))
+        if index == len(sizes):
+            sizes.append(0)
+        reach = offset + sum((n - 1) * st for n, st in zip(shape, stride)) + 1 if all(shape) else offset
+        sizes[index] = max(sizes[index], reach * size)
+        args[name] = {"dtype": str(info.get("dtype", "")).removeprefix("torch."), "shape": shape, "stride": stride,
+                      "offset": offset, "buffer": index}
+        if isinstance(info.get("min"), (int, float)) and isinstance(info.get("max"), (int, float)):
+            args[name]["range"] = [info["min"], info["max"]]
+    return {"grid": grid + [1] * (3 - len(grid)), "args": args, "buffers": sizes}
+
+
 def _value(v):
     """A constant as tritonparse wrote it -> the recorded file's spelling."""
     if isinstance(v, str):
@@ -321,9 +360,11 @@ def read(folder: Path, repo_files) -> recorded.Recording:
         if obj is None:
             return
         try:
-            out.append(recorded.from_json(obj, where))
+            launch = recorded.from_json(obj, where)
         except ConfigError as e:
             reader.note(f"{e}; left out")
+            return
+        out.append(dataclasses.replace(launch, replay=tuple(map(replaymod.rounded, launch.replay))))
 
     launched: set[str] = set()      # kernels recorded from their launches, not their compilations
     seen: dict[tuple, dict | None] = {}
@@ -348,7 +389,9 @@ def read(folder: Path, repo_files) -> recorded.Recording:
         if key not in seen:
             seen[key] = reader.entry(comps[h][0][0], kid, params, args, "ran" if mode == "run" else None, where)
         obj = seen[key]
-        add(None if obj is None else {**obj, "count": 1}, where)
+        shape = replay_of(event, list(obj["signature"])) if obj is not None else None
+        add(None if obj is None else {**obj, "count": 1, **({"replay": [{**shape, "count": 1}]} if shape else {})},
+            where)
     for h, found in comps.items():
         found_kernel = kernels[h]
         if (found_kernel[0] if isinstance(found_kernel, tuple) else found_kernel) in launched:

@@ -85,10 +85,12 @@ def outputs_cell(result: dict | None) -> str:
     """--outputs: old and new run on the same inputs."""
     if not result:
         return "-"
+    replayed = "launches" in result or "argument" in result   # recorded launches replayed (dynamic/replay.py)
     if result["result"] == "outputs-equal":
-        return f"equal ({result['checked']} runs)"
+        return f"equal ({result['checked']} {'replayed launches' if replayed else 'runs'})"
     if result["result"] == "outputs-differ":
-        return f"DIFFER n={result['n']} {result['dtype']} abs {result['max_abs']:.2g} rel {result['max_rel']:.2g}"
+        at = f"replayed {result['n']} {result['argument']}" if replayed else f"n={result['n']} {result['dtype']}"
+        return f"DIFFER {at} abs {result['max_abs']:.2g} rel {result['max_rel']:.2g}"
     return "not-run"
 
 

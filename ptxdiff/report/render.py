@@ -117,7 +117,9 @@ def _errors(report: Report) -> list[str]:
                 if result["result"] == "not-run":
                     lines.append(f"{r.kernel}: {what} not run: {result['reason']}")
                 elif result["result"] == "outputs-differ":
-                    lines.append(f"{r.kernel}: outputs differ first at n={result['n']} {result['dtype']}: max abs "
+                    at = (f"on the replayed launch {result['n']}, argument {result['argument']}"
+                          if "argument" in result else f"first at n={result['n']} {result['dtype']}")
+                    lines.append(f"{r.kernel}: outputs differ {at}: max abs "
                                  f"{result['max_abs']:.3g}, max rel {result['max_rel']:.3g} (rtol {result['rtol']:g}, "
                                  f"atol {result['atol']:g}, {result['device']})")
                 elif what == "timing":

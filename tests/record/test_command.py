@@ -315,8 +315,8 @@ def test_a_launch_is_specialised_by_tritons_own_rules(tmp_path):
     jf = JITFunction(_kernel, do_not_specialize=["seed"])
     rec = record_hook.Recorder(str(tmp_path), str(Path(__file__).parent))
     x = torch.empty(64, dtype=torch.float16)
-    text = rec.entry(_kernel, (x[1:], (x, 1, 48, None), 1, 16, 1.5, None, True),
-                     {"num_warps": 8, "maxnreg": 64, "num_ctas": 1}, "cuda", jit_params=jf.params)
+    text, bound, runtime = rec.entry(_kernel, (x[1:], (x, 1, 48, None), 1, 16, 1.5, None, True),
+                                     {"num_warps": 8, "maxnreg": 64, "num_ctas": 1}, "cuda", jit_params=jf.params)
     one = recorded.from_json({**json.loads(text), "count": 1}, "t")
     assert one.kernel == f"{Path(__file__).name}::_kernel"   # a kernel id is the path from the root
     assert one.signature == {"x_ptr": "*fp16", "t": ["*fp16", "constexpr", "i32", "constexpr"], "seed": "i32",
@@ -324,6 +324,12 @@ def test_a_launch_is_specialised_by_tritons_own_rules(tmp_path):
     assert one.constexprs == {"t[1]": 1, "t[3]": None, "n": 1, "b": None, "BLOCK": 16}
     assert one.divisible == ("t[0]", "t[2]")          # x[1:] is 2 bytes off; seed is do_not_specialize
     assert (one.num_warps, one.num_stages, one.options) == (8, 3, {"maxnreg": 64})   # num_ctas=1 is the default
+    # what a replay needs: the view's place in its buffer, scalars' values, a tuple said to be unrecorded
+    x.copy_(torch.arange(64))
+    shape = json.loads(rec.shapes[(text, rec.shape(text, bound, runtime, lambda meta: (meta["seed"], 2)))])
+    assert shape == {"grid": [16, 2, 1], "buffers": [128], "args": {
+        "x_ptr": {"dtype": "float16", "shape": [63], "stride": [1], "offset": 1, "buffer": 0, "range": [1.0, 63.0]},
+        "t": {"unrecorded": "tuple"}, "seed": 16, "f": 1.5, "flag": True}}
 
 
 def test_constexpr_values_as_json():

@@ -27,11 +27,16 @@ EXPECTED = """\
 "BLOCK", "HAS_BIAS"], "signature": {"x_ptr": "*fp16", "out_ptr": "*fp16", "n": "i32", "seed": "i32", \
 "alpha": "fp32", "flag": "u1"}, "constexprs": {"bias_ptr": null, "BLOCK": 64, "HAS_BIAS": false}, \
 "divisible_by_16": ["x_ptr", "out_ptr", "n"], "num_warps": 4, "num_stages": 3, "options": {}, "autotune": null, \
-"via": "tritonparse", "count": 2}
+"via": "tritonparse", "count": 2, "replay": [{"grid": [4, 1, 1], "args": {"x_ptr": {"dtype": "float16", \
+"shape": [256], "stride": [1], "offset": 0, "buffer": 0}, "out_ptr": {"dtype": "float16", "shape": [256], \
+"stride": [1], "offset": 0, "buffer": 1}, "n": 256, "seed": 32, "alpha": 2.0, "flag": true}, "buffers": [512, 512], \
+"count": 2}]}
 {"kernel": "ops/scale.py::tuned_kernel", "params": ["x_ptr", "out_ptr", "n", "BLOCK", "EVEN"], \
 "signature": {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}, "constexprs": {"BLOCK": 64, "EVEN": false}, \
 "divisible_by_16": ["x_ptr", "out_ptr", "n"], "num_warps": 2, "num_stages": 3, "options": {}, "autotune": "ran", \
-"via": "tritonparse", "count": 3}
+"via": "tritonparse", "count": 3, "replay": [{"grid": [2, 1, 1], "args": {"x_ptr": {"dtype": "float32", \
+"shape": [96], "stride": [1], "offset": 0, "buffer": 0}, "out_ptr": {"dtype": "float32", "shape": [96], \
+"stride": [1], "offset": 0, "buffer": 1}, "n": 96}, "buffers": [384, 384], "count": 3}]}
 """
 
 
@@ -86,6 +91,21 @@ def test_trace_paths_map_onto_the_repository_by_their_longest_suffix():
     assert tritonparse_logs.repo_path("/x/site-packages/pkg/ops/scale.py", {"src/pkg/ops/scale.py"}) is None
     assert tritonparse_logs.repo_path("/x/notscale.py", {"scale.py"}) is None
     assert tritonparse_logs.repo_path("", files) is None
+
+
+def test_a_launch_event_gives_a_replayable_launch_views_and_ranges_kept():
+    event = {"grid": [8], "extracted_args": {
+        "x": {"type": "tensor", "shape": [4, 8], "stride": [16, 1], "dtype": "torch.float32", "element_size": 4,
+              "storage_offset": 8, "data_ptr": hex(0x1000 + 8 * 4), "min": -3.0, "max": 5.0},
+        "y": {"type": "tensor", "shape": [64], "stride": [1], "dtype": "torch.float32", "element_size": 4,
+              "storage_offset": 0, "data_ptr": "0x1000"},
+        "n": {"type": "int", "value": 32}, "d": {"type": "TensorDescriptor"}}}
+    got = tritonparse_logs.replay_of(event, ["x", "y", "n", "d"])
+    assert got == {"grid": [8, 1, 1], "buffers": [256], "args": {
+        "x": {"dtype": "float32", "shape": [4, 8], "stride": [16, 1], "offset": 8, "buffer": 0, "range": [-3.0, 5.0]},
+        "y": {"dtype": "float32", "shape": [64], "stride": [1], "offset": 0, "buffer": 0},
+        "n": 32, "d": {"unrecorded": "TensorDescriptor"}}}
+    assert tritonparse_logs.replay_of({"extracted_args": {}}, []) is None
 
 
 def test_ttir_signature_types():
