@@ -141,7 +141,7 @@ def main(argv: list[str]) -> int:
     (work / "ops" / "k.py").write_text(KERNELS.format(**NEW))
     sh([*ptxdiff, "install"], work, env)
     print("$ PTXDIFF_TIME=1 git diff   (ptxdiff lines; again while its background job runs)", flush=True)
-    for _ in range(40):
+    for _ in range(30):
         inline = sh(["git", "diff"], work, {**env, "PTXDIFF_FORCE": "1", "PTXDIFF_TIME": "1"})
         text = inline.stdout + inline.stderr
         if "git diff again" not in text:
@@ -149,6 +149,8 @@ def main(argv: list[str]) -> int:
         time.sleep(5)
     shown = [line for line in text.splitlines() if line.startswith("ptxdiff")]
     print("\n".join(shown), flush=True)
+    for log in sorted(work.glob(".git/**/filler.log")):
+        print(f"--- {log.relative_to(work)} (last lines)\n" + "\n".join(log.read_text().splitlines()[-15:]), flush=True)
     summary = check(report["kernels"])
     timed = [name for name in EXPECT if any(line.endswith(f"::{name} time") or f"::{name} time " in line
                                             for line in shown)]
