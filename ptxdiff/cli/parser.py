@@ -41,6 +41,11 @@ def add_common_options(p: argparse.ArgumentParser, compile_opts: bool = True) ->
         p.add_argument("--import", dest="imports", action="store_true",
                        help="import the revisions' modules to build kernels (runs their code; default: "
                             "build from source, run nothing)")
+        p.add_argument("--triton", metavar="VERSION|OLD..NEW",
+                       help="compile with this triton release (installed on demand into the user's cache; "
+                            "'installed': the one beside ptxdiff); OLD..NEW compiles one revision with both "
+                            "and reports the difference (default: PTXDIFF_TRITON, git config ptxdiff.triton, "
+                            "the repository's pin, else the installed one)")
         p.add_argument("--no-sandbox", action="store_true",
                        help="compile outside the OS sandbox (a repository's code could then run with your rights; "
                             "see Security)")

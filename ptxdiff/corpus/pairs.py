@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ptxdiff import PACKAGE_DIR
+from ptxdiff.compare.results import describe
 from ptxdiff.corpus.labels import label as source_label
 from ptxdiff.errors import UsageError
 from ptxdiff.report.evidence import README_BEGIN, README_END, Evidence, headline, table_row
@@ -154,7 +155,7 @@ def collect(pairs: list[Pair], report) -> Evidence:
         for r in rows:
             per_target.setdefault(r.target, []).append(tuple(r.delta.get(k) for k in ("ptx_regs", "ptx_instrs")))
         portable[p.name] = len({tuple(v) for v in per_target.values()}) <= 1
-    tools = ", ".join(f"{k} {v}" for k, v in report.toolchain.items())
+    tools = describe(report.toolchain)
     by_label: dict[str, Counter] = {}
     for p in pairs:
         if p.name in outputs:

@@ -6,7 +6,7 @@ import difflib
 import json
 from collections.abc import Callable
 
-from ptxdiff.compare.results import Report, Row
+from ptxdiff.compare.results import Report, Row, describe
 from ptxdiff.report import safe
 from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, Column, explanations, outputs_cell, timing_cell
 from ptxdiff.report.layout import FOLD, FULL, KEY, PLAIN, Layout, TableColumn, grid, hanging, md_escape
@@ -78,7 +78,7 @@ def spec_notes(report: Report) -> list[str]:
 def _heading(report: Report) -> str:
     base = report.base.short if report.base else None
     what = f"{base} → {report.head.short}" if base else report.head.short
-    tools = ", ".join(f"{k} {v}" for k, v in report.toolchain.items())
+    tools = describe(report.toolchain)
     return f"ptxdiff {what} ({tools})"
 
 
