@@ -186,6 +186,16 @@ def _corpus(sub: Subparsers) -> None:
     add_common_options(p)
 
 
+def _toolchain(sub: Subparsers) -> None:
+    p = _verb(sub, "toolchain", "the tritons ptxdiff compiles with: list, add, remove",
+              "  ptxdiff toolchain list              the installed triton and every toolchain\n"
+              "  ptxdiff toolchain add 3.6.0         install triton 3.6.0 into the user's cache (its own venv)\n"
+              "  ptxdiff toolchain remove 3.6.0      delete it")
+    p.add_argument("action", choices=("list", "add", "remove"))
+    p.add_argument("versions", nargs="*", metavar="VERSION", help="triton releases, e.g. 3.6.0")
+    add_common_options(p, compile_opts=False)
+
+
 def _demo(sub: Subparsers) -> None:
     p = _verb(sub, "demo", "the whole product in one minute, in a throwaway repo",
               "  ptxdiff demo                        on a terminal it waits for enter after each step\n"
@@ -226,8 +236,8 @@ def _pre_push(sub: Subparsers) -> None:
 
 
 # in the order --help lists them
-VERBS = (_diff, _show, _cache, _log, _notes, _ci, _install, _uninstall, _doctor, _corpus, _demo, _record,
-         _diff_driver, _pre_push)
+VERBS = (_diff, _show, _cache, _log, _notes, _ci, _install, _uninstall, _doctor, _toolchain, _corpus, _demo,
+         _record, _diff_driver, _pre_push)
 
 
 class _Version(argparse.Action):
