@@ -116,6 +116,9 @@ def tritons(args: argparse.Namespace, repo: Repo, gate: bool = False):
     PTXDIFF_TRITON, else git config ptxdiff.triton, else the repository's pins."""
     from ptxdiff.compile import toolchains
     asked = toolchains.asked(getattr(args, "triton", None), repo.config_get(toolchains.GIT_KEY))
+    if asked.old != asked.new and args.command not in ("diff", "ci"):
+        raise UsageError(f"{asked.said_by} OLD..NEW compares two tritons in `ptxdiff diff` and `ci` only; "
+                         f"ptxdiff {args.command} takes one version")
     return toolchains.Policy(asked, gate)
 
 
