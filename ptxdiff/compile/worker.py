@@ -142,7 +142,7 @@ def measure(ptx: str, cubin: bytes, ptxas_log: str, spec: Spec, cc: int, dynamic
         dump = run_tool("cuobjdump", ["-res-usage", f.name])
     names = ptxmod.entry_names(ptx)
     res = sass.resource_usage(dump, names[0] if names else None)
-    log = sass.ptxas_log(ptxas_log if "ptxas info" in ptxas_log else own_ptxas_log(ptx, cc))
+    log = sass.ptxas_log(ptxas_log if "bytes spill stores" in ptxas_log else own_ptxas_log(ptx, cc))
     shared = max(res.shared_bytes, dynamic_shared)
     return {
         **p.as_dict(),
