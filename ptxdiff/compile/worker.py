@@ -163,20 +163,26 @@ def measure(ptx: str, cubin: bytes, ptxas_log: str, spec: Spec, cc: int, dynamic
 
 def own_ptxas_log(ptx: str, cc: int) -> str:
     """ptxas -v's report on `ptx`, from the toolchain's ptxas, where triton did not print it
-    (before TRITON_DUMP_PTXAS_LOG: triton 3.2 deletes it): the spill counts come from there."""
+    (before TRITON_DUMP_PTXAS_LOG: triton 3.2 deletes it): the spill counts come from there.
+    The wheel's ptxas first, else its newer ptxas-blackwell (a PTX ISA the first does not know)."""
     import re
     found = re.search(r"^\.target\s+(sm_\w+)", ptx, re.MULTILINE)   # sm_90a where triton asked for it
     gpu = found.group(1) if found else f"sm_{cc}"
+    said = ""
     with tempfile.TemporaryDirectory() as folder:
         src = os.path.join(folder, "k.ptx")
         with open(src, "w", encoding="utf-8") as f:
             f.write(ptx)
-        try:
-            proc = subprocess.run([tool_path("ptxas"), "-v", f"--gpu-name={gpu}", src, "-o",
-                                   os.path.join(folder, "k.cubin")], capture_output=True, text=True, timeout=120)
-        except (OSError, subprocess.SubprocessError, ToolError):
-            return ""
-    return proc.stderr + proc.stdout
+        for tool in ("ptxas", "ptxas-blackwell"):
+            try:
+                proc = subprocess.run([tool_path(tool), "-v", f"--gpu-name={gpu}", src, "-o",
+                                       os.path.join(folder, "k.cubin")], capture_output=True, text=True, timeout=120)
+            except (OSError, subprocess.SubprocessError, ToolError):
+                continue
+            said = proc.stderr + proc.stdout
+            if "bytes spill stores" in said:
+                break
+    return said
 
 
 def ptxas_error(printed: str) -> str | None:
