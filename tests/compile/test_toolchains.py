@@ -121,3 +121,60 @@ def test_the_worker_runs_the_toolchains_interpreter_with_ptxdiff_on_its_path(tmp
     assert path.index(os.path.dirname(PACKAGE_DIR)) > own
     here = [p for p in launcher.clean_path() if "site-packages" in p]
     assert all(path.index(p) > own for p in here)
+
+
+def _fake_toolchain(root: Path, version: str) -> Path:
+    """A toolchain folder as install() leaves it, holding the installed triton under another
+    version's name (a link, no download): the whole path of another interpreter, its own
+    forkserver and sandbox, offline."""
+    import subprocess
+    import sysconfig
+
+    import triton
+
+    prefix = root / f"triton-{version}"
+    subprocess.run([sys.executable, "-I", "-m", "venv", "--without-pip", str(prefix)], check=True)
+    site = prefix / os.path.relpath(sysconfig.get_path("purelib"), sysconfig.get_config_var("base"))
+    if not site.is_dir():
+        site = next(prefix.glob("lib/python*/site-packages"))
+    (site / "triton").symlink_to(Path(triton.__file__).parent)
+    info = site / f"triton-{version}.dist-info"
+    info.mkdir()
+    real = next(Path(triton.__file__).parent.parent.glob("triton-*.dist-info"))
+    for name in ("METADATA", "entry_points.txt"):   # triton finds its backends through its entry points
+        if (real / name).exists():
+            (info / name).write_bytes((real / name).read_bytes())
+    return prefix
+
+
+@pytest.mark.integration
+def test_upgrade_diff_runs_each_side_in_its_toolchain_offline(tmp_path: Path) -> None:
+    """`--triton OLD..NEW` on one revision: the old side in a toolchain's interpreter, the new
+    one in ptxdiff's; the same triton underneath, so every kernel reads identical, and every
+    row and the report name both tritons."""
+    root = tmp_path / "toolchains"
+    _fake_toolchain(root, "3.1.0")
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
+    proc = ptxdiff(["diff", "--triton", "3.1.0..installed", "--format", "json", "--target", "sm_90"], repo,
+                   env={"PTXDIFF_TOOLCHAINS": str(root)})
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    import triton
+    assert report["toolchain"]["triton_old"] == "3.1.0" and report["toolchain"]["triton"] == triton.__version__
+    rows = report["kernels"]
+    assert [(r["verdict"], r["toolchain"]) for r in rows] == [("identical", f"triton 3.1.0 -> {triton.__version__}")]
+    assert rows[0]["old"]["regs"] == rows[0]["new"]["regs"] > 0
+    assert any("old side compiled with triton 3.1.0 (--triton)" in m for m in report["messages"])
+
+    table = ptxdiff(["diff", "--triton", "3.1.0..installed", "--target", "sm_90"], repo,
+                    env={"PTXDIFF_TOOLCHAINS": str(root)})
+    assert f"triton 3.1.0 -> {triton.__version__}" in table.stdout.splitlines()[0]
+    refused = ptxdiff(["log", "scale_kernel", "--triton", "3.1.0..installed"], repo, env={"PTXDIFF_TOOLCHAINS": str(root)})
+    assert refused.returncode == 2 and "ptxdiff log takes one version" in refused.stderr
+
+
+def test_report_heading_names_both_tritons_only_where_they_differ() -> None:
+    from ptxdiff.compare.results import describe
+    assert describe({"ptxdiff": "0.1.0", "triton": "3.9.0", "python": "3.11.7", "triton_old": "3.6.0"}) == \
+        "ptxdiff 0.1.0, triton 3.6.0 -> 3.9.0, python 3.11.7"
+    assert describe({"ptxdiff": "0.1.0", "triton": "3.9.0", "triton_old": "3.9.0"}) == "ptxdiff 0.1.0, triton 3.9.0"
