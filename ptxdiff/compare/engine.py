@@ -336,8 +336,12 @@ class Engine:
         self._loaded_now += len(missing)
         if not missing:
             return 0
-        if any(need.side.toolchain is None for need, _ in missing):
+        tooled = [need.side.toolchain for need, _ in missing if need.side.toolchain]
+        if len(tooled) < len(missing):
             toolchain.require_triton()
+        if tooled and self.executor != "local":
+            raise UsageError(f"triton {tooled[0]} is a toolchain of this machine: compile with --executor local, "
+                             "or install that triton beside ptxdiff on the cluster")
         with open_executor(self.executor, self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout,
                            self.progress, imports=self.imports) as pool:
             compiled = self._run(pool, missing, needs, cfg, targets)
