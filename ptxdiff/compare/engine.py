@@ -361,21 +361,6 @@ class Engine:
             self._tools[side.toolchain] = toolchain.fingerprint(found.site if found else None)
         return self._tools[side.toolchain]
 
-    def _tooled(self, old: Side | None, new: Side, old_snap: Snapshot | None,
-                new_snap: Snapshot) -> tuple[Side | None, Side, str | None]:
-        """The sides with the triton each compiles with (installed now where missing), and the
-        report's line on it."""
-        if self.tritons is None:
-            return old, new, None
-        from ptxdiff.compile import pins
-        new_pin = pins.read_pin(new_snap.read, new_snap.paths)
-        old_pin = pins.read_pin(old_snap.read, old_snap.paths) if old_snap is not None else None
-        o, n = toolchains.for_sides(self.tritons, old_pin, new_pin, old is not None)
-        for version in dict.fromkeys(c.version for c in (o, n) if c is not None and c.version):
-            toolchains.install(version)
-        old = dataclasses.replace(old, toolchain=o.version) if old is not None and o is not None else old
-        return old, dataclasses.replace(new, toolchain=n.version), toolchains.note(o, n)
-
     def _lookup(self, needs: list[Need], cfg: configmod.Config, targets: list[int]) -> list[tuple[Need, int]]:
         """Key every (need, target) and take what the cache has; returns the rest."""
         missing: list[tuple[Need, int]] = []
@@ -593,8 +578,9 @@ class Engine:
         new_found = self._select(found[0], cfg, pathspecs, {})
         messages: list[str] = configmod.unmatched_kernels(cfg, [*found[0].kernels, *(found[1] or found[0]).kernels])
         messages += [policy_note] if policy_note else []
-        old, new, tool_note = self._tooled(old, new, old_snap, new_snap)
-        messages += [tool_note] if tool_note else []
+        if self.tritons is not None:   # the triton each side compiles with, installed now where missing
+            old, new, tool_note = toolchains.apply(self.tritons, old, new, old_snap, new_snap)
+            messages += [tool_note] if tool_note else []
         if old is None:
             kernel_pairs: list[tuple[Kernel | None, Kernel | None]] = [(None, k) for k in new_found.kernels.values()]
             broken_rows: list[tuple[Broken | None, Broken | None]] = [(None, b) for b in new_found.broken.values()]

@@ -24,10 +24,14 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ptxdiff.compile import pins
 from ptxdiff.compile.toolchain import triton_version
 from ptxdiff.errors import SetupError, UsageError
+
+if TYPE_CHECKING:   # types only: the git layer is pygit2's
+    from ptxdiff.git.repo import Side, Snapshot
 
 ROOT_ENV = "PTXDIFF_TOOLCHAINS"
 TRITON_ENV = "PTXDIFF_TRITON"
@@ -241,3 +245,17 @@ def note(old: Chosen | None, new: Chosen) -> str | None:
     if old is None or (old.version == new.version and old.why == new.why):
         return f"compiled with triton {new.name} ({new.why})"
     return f"old side compiled with triton {old.name} ({old.why}); new side with triton {new.name} ({new.why})"
+
+
+def apply(policy: Policy, old: Side | None, new: Side, old_snap: Snapshot | None,
+          new_snap: Snapshot) -> tuple[Side | None, Side, str | None]:
+    """The sides with the triton each compiles with (each toolchain installed now where it is
+    missing), and the report's line on it; pins are read from each side's own files."""
+    import dataclasses
+    new_pin = pins.read_pin(new_snap.read, new_snap.paths)
+    old_pin = pins.read_pin(old_snap.read, old_snap.paths) if old_snap is not None else None
+    o, n = for_sides(policy, old_pin, new_pin, old is not None)
+    for version in dict.fromkeys(c.version for c in (o, n) if c is not None and c.version):
+        install(version)
+    old = dataclasses.replace(old, toolchain=o.version) if old is not None and o is not None else old
+    return old, dataclasses.replace(new, toolchain=n.version), note(o, n)
