@@ -211,8 +211,8 @@ def choose(wanted: str | None, said_by: str, pin: pins.Pin | None) -> Chosen:
         return Chosen(None, "installed")
     if here is not None and pins.satisfies(here, pin.spec):
         return Chosen(None, f"installed, meets {pin.source}'s triton{pin.spec}")
-    if pin.exact:
-        return Chosen(pin.exact, f"{pin.source}: triton{pin.spec}")
+    if pin.exact:   # `==3.3` is 3.3.0, as pip reads it
+        return Chosen(release(pin.exact, pin.source), f"{pin.source}: triton{pin.spec}")
     local = [t.version for t in listed()]
     version = pins.best(pin.spec, local) or pins.best(pin.spec, KNOWN)
     if version is None:

@@ -109,6 +109,7 @@ def test_choose_follows_user_then_pin_then_installed(monkeypatch: pytest.MonkeyP
     assert toolchains.choose("installed", "--triton", pins.Pin("==3.3.1", "r.txt")).version is None
     assert toolchains.choose("3.9.0", "--triton", None).version is None           # the installed one
     assert toolchains.choose(None, "", pins.Pin("==3.3.1", "r.txt")).version == "3.3.1"
+    assert toolchains.choose(None, "", pins.Pin("==3.3", "r.txt")).version == "3.3.0"
     assert toolchains.choose(None, "", pins.Pin(">=3.6", "r.txt")).version is None  # installed meets it
     assert toolchains.choose(None, "", pins.Pin(">=3.2,<3.4", "r.txt")).version == "3.3.1"
     assert toolchains.choose(None, "", None).version is None
