@@ -108,7 +108,18 @@ def open_engine(args: argparse.Namespace) -> tuple[Repo, Engine]:
                             time=getattr(args, "time", False))
     return repo, Engine(repo, jobs=args.jobs, targets=target_list(args.target), progress=progress(args),
                         use_cache=not args.no_cache, permissions=permissions,
-                        executor=parse(getattr(args, "executor", "local")))
+                        executor=parse(getattr(args, "executor", "local")), tritons=tritons(args, repo))
+
+
+def tritons(args: argparse.Namespace, repo: Repo, gate: bool = False):
+    """How the engine chooses each side's triton (compile/toolchains.py): --triton, else
+    PTXDIFF_TRITON, else git config ptxdiff.triton, else the repository's pins."""
+    from ptxdiff.compile import toolchains
+    asked = toolchains.asked(getattr(args, "triton", None), repo.config_get(toolchains.GIT_KEY))
+    if asked.old != asked.new and args.command not in ("diff", "ci"):
+        raise UsageError(f"{asked.said_by} OLD..NEW compares two tritons in `ptxdiff diff` and `ci` only; "
+                         f"ptxdiff {args.command} takes one version")
+    return toolchains.Policy(asked, gate)
 
 
 def user_config(args: argparse.Namespace) -> Config | None:

@@ -41,6 +41,11 @@ def add_common_options(p: argparse.ArgumentParser, compile_opts: bool = True) ->
         p.add_argument("--import", dest="imports", action="store_true",
                        help="import the revisions' modules to build kernels (runs their code; default: "
                             "build from source, run nothing)")
+        p.add_argument("--triton", metavar="VERSION|OLD..NEW",
+                       help="compile with this triton release (installed on demand into the user's cache; "
+                            "'installed': the one beside ptxdiff); OLD..NEW compiles one revision with both "
+                            "and reports the difference (default: PTXDIFF_TRITON, git config ptxdiff.triton, "
+                            "the repository's pin, else the installed one)")
         p.add_argument("--no-sandbox", action="store_true",
                        help="compile outside the OS sandbox (a repository's code could then run with your rights; "
                             "see Security)")
@@ -70,7 +75,8 @@ def _diff(sub: Subparsers) -> None:
               "  ptxdiff diff                        HEAD vs the work tree\n"
               "  ptxdiff diff HEAD~1 HEAD -- ops/    two commits, kernels that read a file under ops/\n"
               "  ptxdiff diff main --check           exit 1 on a blocking verdict (CI)\n"
-              "  ptxdiff diff HEAD~1 --format markdown --target sm_80,sm_90")
+              "  ptxdiff diff HEAD~1 --format markdown --target sm_80,sm_90\n"
+              "  ptxdiff diff --triton 3.6.0..3.9.0  the work tree under two tritons (what the upgrade does)")
     p.add_argument("revs", nargs="*", help="none: HEAD vs work tree; one: REV vs work tree; two, or A..B")
     add_common_options(p)
     _wide(p)
@@ -181,6 +187,16 @@ def _corpus(sub: Subparsers) -> None:
     add_common_options(p)
 
 
+def _toolchain(sub: Subparsers) -> None:
+    p = _verb(sub, "toolchain", "the tritons ptxdiff compiles with: list, add, remove",
+              "  ptxdiff toolchain list              the installed triton and every toolchain\n"
+              "  ptxdiff toolchain add 3.6.0         install triton 3.6.0 into the user's cache (its own venv)\n"
+              "  ptxdiff toolchain remove 3.6.0      delete it")
+    p.add_argument("action", choices=("list", "add", "remove"))
+    p.add_argument("versions", nargs="*", metavar="VERSION", help="triton releases, e.g. 3.6.0")
+    add_common_options(p, compile_opts=False)
+
+
 def _demo(sub: Subparsers) -> None:
     p = _verb(sub, "demo", "the whole product in one minute, in a throwaway repo",
               "  ptxdiff demo                        on a terminal it waits for enter after each step\n"
@@ -224,8 +240,8 @@ def _pre_push(sub: Subparsers) -> None:
 
 
 # in the order --help lists them
-VERBS = (_diff, _show, _cache, _log, _notes, _ci, _install, _uninstall, _doctor, _corpus, _demo, _record,
-         _diff_driver, _pre_push)
+VERBS = (_diff, _show, _cache, _log, _notes, _ci, _install, _uninstall, _doctor, _toolchain, _corpus, _demo,
+         _record, _diff_driver, _pre_push)
 
 
 class _Version(argparse.Action):

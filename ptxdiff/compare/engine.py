@@ -20,7 +20,7 @@ from ptxdiff.compare.cache import Cache, cache_dir, make_key
 from ptxdiff.compare.replan import REPLANS, Need, pairs_of
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.compare.verdict import classify, delta, pair_label, reason
-from ptxdiff.compile import toolchain
+from ptxdiff.compile import toolchain, toolchains
 from ptxdiff.config import KernelConfig
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover, renamed_id
 from ptxdiff.discovery.memo import Memo, changed_paths, update
@@ -150,6 +150,7 @@ class _Pair:
     new_inputs: LaunchInputs | None
     old_config: KernelConfig | None
     new_config: KernelConfig | None
+    retooled: bool = False   # the sides compile with different tritons: never unchanged
 
     @property
     def kernel_id(self) -> str:
@@ -161,7 +162,7 @@ class _Pair:
     def unchanged(self) -> bool:
         """Both sides there, the same effective source, launched the same way."""
         return self.old is not None and self.new is not None and self.old.fingerprint == self.new.fingerprint \
-            and self.old_inputs == self.new_inputs
+            and self.old_inputs == self.new_inputs and not self.retooled
 
     def launch_changes(self) -> list[str]:
         if self.old_inputs is None or self.new_inputs is None:
@@ -213,7 +214,8 @@ class _Planned:
 class Engine:
     def __init__(self, repo: Repo, jobs: int | None = None, targets: list[int] | None = None,
                  progress: Callable[[str], None] | None = None, use_cache: bool = True,
-                 permissions: Permissions | None = None, executor: str = "local"):
+                 permissions: Permissions | None = None, executor: str = "local",
+                 tritons: toolchains.Policy | None = None):
         from ptxdiff.compile.pool import default_jobs
 
         self.repo = repo
@@ -224,6 +226,8 @@ class Engine:
         self.targets_override = targets
         self.progress = progress
         self.executor = executor  # where compile jobs run (compile/executor.py): local, ray, ray://ADDRESS
+        self.tritons = tritons    # how each side's triton is chosen (compile/toolchains.py); None: the installed
+        self._tools: dict[str, dict[str, str]] = {}   # a toolchain's version -> its part of the cache key
         self.cache = Cache(cache_dir(repo.git_dir)) if use_cache else None
         # the shared tier behind it (the user's setting); its keys name the toolchain portably
         self.remote = remotemod.configured(self.cache)
@@ -332,7 +336,12 @@ class Engine:
         self._loaded_now += len(missing)
         if not missing:
             return 0
-        toolchain.require_triton()
+        tooled = [need.side.toolchain for need, _ in missing if need.side.toolchain]
+        if len(tooled) < len(missing):
+            toolchain.require_triton()
+        if tooled and self.executor != "local":
+            raise UsageError(f"triton {tooled[0]} is a toolchain of this machine: compile with --executor local, "
+                             "or install that triton beside ptxdiff on the cluster")
         with open_executor(self.executor, self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout,
                            self.progress, imports=self.imports) as pool:
             compiled = self._run(pool, missing, needs, cfg, targets)
@@ -343,6 +352,15 @@ class Engine:
         self.compiles += compiled
         return compiled
 
+    def _tool_of(self, side: Side) -> dict[str, str]:
+        """The toolchain part of a side's cache keys: the installed triton's, or its toolchain's."""
+        if side.toolchain is None:
+            return self._tool
+        if side.toolchain not in self._tools:
+            found = toolchains.find(side.toolchain)
+            self._tools[side.toolchain] = toolchain.fingerprint(found.site if found else None)
+        return self._tools[side.toolchain]
+
     def _lookup(self, needs: list[Need], cfg: configmod.Config, targets: list[int]) -> list[tuple[Need, int]]:
         """Key every (need, target) and take what the cache has; returns the rest."""
         missing: list[tuple[Need, int]] = []
@@ -350,7 +368,7 @@ class Engine:
         for need in needs:
             kcfg = need.kcfg.key()
             for cc in targets:
-                key = make_key(fp=need.kernel.fingerprint, cfg=kcfg, target=cc, tool=self._tool,
+                key = make_key(fp=need.kernel.fingerprint, cfg=kcfg, target=cc, tool=self._tool_of(need.side),
                                roots=cfg.python_path, imports=self.imports, plan=need.plan.key(),
                                params=[(p.name, p.constexpr, p.kind) for p in need.kernel.params])
                 need.keys[cc] = key
@@ -535,7 +553,7 @@ class Engine:
         for p in planned:
             group = groups.setdefault((tuple(p.cfg.python_path), p.cfg.timeout, tuple(p.targets)), (p, []))[1]
             for need in p.needs.values():
-                same = (need.kernel.id, need.kernel.fingerprint, need.kcfg.key(), need.plan.key())
+                same = (need.kernel.id, need.kernel.fingerprint, need.kcfg.key(), need.plan.key(), need.side.toolchain)
                 if same not in seen:  # pair ids stay apart: a pair's two sides are looked at together
                     seen.add(same)
                     group.append(dataclasses.replace(need, pair=offset + need.pair, results={}, keys={}))
@@ -560,6 +578,9 @@ class Engine:
         new_found = self._select(found[0], cfg, pathspecs, {})
         messages: list[str] = configmod.unmatched_kernels(cfg, [*found[0].kernels, *(found[1] or found[0]).kernels])
         messages += [policy_note] if policy_note else []
+        if self.tritons is not None:   # the triton each side compiles with, installed now where missing
+            old, new, tool_note = toolchains.apply(self.tritons, old, new, old_snap, new_snap)
+            messages += [tool_note] if tool_note else []
         if old is None:
             kernel_pairs: list[tuple[Kernel | None, Kernel | None]] = [(None, k) for k in new_found.kernels.values()]
             broken_rows: list[tuple[Broken | None, Broken | None]] = [(None, b) for b in new_found.broken.values()]
@@ -574,6 +595,8 @@ class Engine:
         entries = launch.side_config(new_snap, cfg) if config is not None and own_entries else cfg
         old_entries = config if config is not None and not own_entries else launch.side_config(old_snap, entries)
         pairs = _launched(kernel_pairs, new_snap, old_snap, entries, old_entries)
+        if old is not None and old.toolchain != new.toolchain:
+            pairs = [dataclasses.replace(p, retooled=True) for p in pairs]
         if not show_all:
             pairs = [p for p in pairs if not p.unchanged]
         if pathspecs and not new_found.kernels and not new_found.broken and not old_found.kernels:
@@ -625,7 +648,17 @@ class Engine:
             messages.append("imported the revisions' modules to build kernels (their top-level code ran)")
         # targets by number (sm_80 before sm_100), not as text
         rows.sort(key=lambda r: (r.kernel, int(r.target[3:]) if r.target[3:].isdigit() else 0, r.target, r.spec))
-        return Report(old, new, toolchain.versions(), rows, cfg, compiled, messages)
+        tools = {**toolchain.versions(), "triton": self._triton_name(new)}
+        if old is not None:
+            tools["triton_old"] = self._triton_name(old)
+            if tools["triton_old"] != tools["triton"]:
+                said = f"triton {tools['triton_old']} -> {tools['triton']}"
+                rows = [dataclasses.replace(r, toolchain=said) for r in rows]
+        return Report(old, new, tools, rows, cfg, compiled, messages)
+
+    @staticmethod
+    def _triton_name(side: Side) -> str:
+        return side.toolchain or toolchain.triton_version() or "missing"
 
     @staticmethod
     def _config(new_snap: Snapshot, old_snap: Snapshot | None) -> tuple[configmod.Config, str | None]:

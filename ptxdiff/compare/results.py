@@ -36,6 +36,7 @@ class Row:
     why: str | None = None              # why the verdict: the opcode delta, or the first differing PTX lines
     launch: str | None = None           # what changed in the launch: "BLOCK_SIZE 1024 -> 2048 (call site f.py:21)"
     cache: str | None = None            # where its results came from: "local", "remote" (cache) or "compiled"
+    toolchain: str | None = None        # where the sides compiled with different tritons: "triton 3.6.0 -> 3.9.0"
 
     def as_json(self) -> dict:
         return {"kernel": self.kernel, "spec": self.spec, "spec_source": self.spec_source, "target": self.target,
@@ -43,12 +44,22 @@ class Row:
                 "paths": list(self.paths), "transient": self.transient,
                 "delta": self.delta, "error": self.error, "spec_detail": self.spec_detail,
                 "renamed_from": self.old_kernel, "outputs": self.outputs, "timing": self.timing,
-                "why": self.why, "launch": self.launch, "cache": self.cache,
+                "why": self.why, "launch": self.launch, "cache": self.cache, "toolchain": self.toolchain,
                 "log": self.log}
 
 
 def _public(metrics: dict | None) -> dict | None:
     return dict(metrics) if metrics is not None else None
+
+
+def describe(tools: dict) -> str:
+    """A report's toolchain for people: `ptxdiff 0.1.0, triton 3.6.0 -> 3.9.0, python 3.11.7`
+    (`triton_old`, the old side's triton, shows only where it differs)."""
+    old, new = tools.get("triton_old"), tools.get("triton")
+    shown = {k: v for k, v in tools.items() if k != "triton_old"}
+    if old and old != new:
+        shown["triton"] = f"{old} -> {new}"
+    return ", ".join(f"{k} {v}" for k, v in shown.items())
 
 
 @dataclass(frozen=True)

@@ -33,15 +33,28 @@ from ptxdiff.sandbox import launcher, limits, probe
 from ptxdiff.sandbox.policy import Policy
 
 _context: ForkServerContext | None = None
+# torch is deliberately not preloaded: workers import it lazily (compiler.defer_torch)
+PRELOAD = ("ptxdiff.compile.preload",)
 
 
 def _ctx() -> ForkServerContext:
     global _context
     if _context is None:
         _context = mp.get_context("forkserver")
-        # torch is deliberately not preloaded: workers import it lazily (compiler.defer_torch)
-        _context.set_forkserver_preload(["ptxdiff.compile.preload"])
+        _context.set_forkserver_preload(list(PRELOAD))
     return _context
+
+
+def _python_of(side: object) -> str | None:
+    """The interpreter of the toolchain a side compiles with (toolchains.py); None: this one."""
+    version = getattr(side, "toolchain", None)
+    if not version:
+        return None
+    from ptxdiff.compile import toolchains
+    found = toolchains.find(version)
+    if found is None:
+        raise SandboxError(f"triton {version} is not installed: ptxdiff toolchain add {version}")
+    return found.python
 
 
 @dataclass
@@ -166,8 +179,9 @@ class Pool:
         parent, child = ctx.Pipe()
         proc = ctx.Process(target=compiler.serve, args=(child, self.repo_dir, side, self.roots, self.imports, slot.home,
                                                         policy), daemon=True)
-        # the forkserver is shared by sealed and unsealed compile workers: it always starts clean
-        with launcher.clean_start(None if isinstance(side, tuple) else os.environ):
+        # the forkserver is shared by sealed and unsealed compile workers: it always starts clean;
+        # a side that compiles with another triton gets that toolchain's interpreter and forkserver
+        with launcher.clean_start(None if isinstance(side, tuple) else os.environ, _python_of(side), PRELOAD):
             proc.start()
         child.close()
         slot.proc, slot.conn, slot.side = proc, parent, side

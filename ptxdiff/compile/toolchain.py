@@ -20,16 +20,27 @@ from ptxdiff.errors import SetupError, ToolError
 METRIC_VERSION = 1
 
 
-def triton_version() -> str | None:
-    """Read from the wheel's dist-info folder name: importlib.metadata costs ~30 ms to import,
-    a tenth of the diff driver's whole warm call."""
+def _triton_dir(site: str | None = None) -> Path | None:
+    """The triton package: the importable one, or the one in `site` (a toolchain's site-packages)."""
+    if site is not None:
+        return Path(site) / "triton" if (Path(site) / "triton").is_dir() else None
     spec = importlib.util.find_spec("triton")
     if spec is None or not spec.submodule_search_locations:
         return None
-    site = Path(next(iter(spec.submodule_search_locations))).parent
-    found = sorted(site.glob("triton-*.dist-info"))
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def triton_version(site: str | None = None) -> str | None:
+    """Read from the wheel's dist-info folder name: importlib.metadata costs ~30 ms to import,
+    a tenth of the diff driver's whole warm call. `site`: a toolchain's site-packages."""
+    package = _triton_dir(site)
+    if package is None:
+        return None
+    found = sorted(package.parent.glob("triton-*.dist-info"))
     if found:
         return found[-1].name[len("triton-"):-len(".dist-info")]
+    if site is not None:
+        return None
     from importlib import metadata
     try:
         return metadata.version("triton")
@@ -37,19 +48,17 @@ def triton_version() -> str | None:
         return None
 
 
-def _bundled_bin() -> Path | None:
-    spec = importlib.util.find_spec("triton")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations))) / "backends" / "nvidia" / "bin"
+def _bundled_bin(site: str | None = None) -> Path | None:
+    package = _triton_dir(site)
+    return package / "backends" / "nvidia" / "bin" if package is not None else None
 
 
-def tool_path(name: str) -> str:
+def tool_path(name: str, site: str | None = None) -> str:
     env_name = name.upper().replace("-", "_")   # ptxas-blackwell: TRITON_PTXAS_BLACKWELL_PATH, as triton spells it
     for var in (f"PTXDIFF_{env_name}", f"TRITON_{env_name}_PATH"):
         if os.environ.get(var):
             return os.environ[var]
-    bundled = _bundled_bin()
+    bundled = _bundled_bin(site)
     if bundled is not None and (bundled / name).exists():
         return str(bundled / name)
     raise ToolError(f"{name} not found: install triton (it ships {name}) or set PTXDIFF_{name.upper()}")
@@ -108,19 +117,20 @@ def source_files() -> list[str]:
                   for name in names if name.endswith(".py"))
 
 
-def fingerprint() -> dict[str, str]:
-    """Everything that can change what a compile produces; part of every cache key. No subprocess."""
+def fingerprint(site: str | None = None) -> dict[str, str]:
+    """Everything that can change what a compile produces; part of every cache key. No subprocess.
+    `site`: a toolchain's site-packages instead of the installed triton."""
     tools = {}
     for name in ("ptxas", "ptxas-blackwell", "cuobjdump"):
         try:
-            tools[name] = _stamp(tool_path(name))
+            tools[name] = _stamp(tool_path(name, site))
         except ToolError:
             tools[name] = "missing"
     return {
         "ptxdiff": __version__,
         "source": _own_source(),
         "metrics": str(METRIC_VERSION),
-        "triton": triton_version() or "missing",
+        "triton": triton_version(site) or "missing",
         "python": platform.python_version(),
         "fp_fusion": os.environ.get("TRITON_DEFAULT_FP_FUSION", "1"),
         **tools,

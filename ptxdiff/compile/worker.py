@@ -17,6 +17,7 @@ import io
 import math
 import os
 import resource
+import subprocess
 import sys
 import tempfile
 import traceback
@@ -24,7 +25,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from ptxdiff import targets
-from ptxdiff.compile.toolchain import pin_fp_fusion, run_tool, tool_paths
+from ptxdiff.compile.toolchain import pin_fp_fusion, run_tool, tool_path, tool_paths
 from ptxdiff.config import KernelConfig
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.errors import SandboxError, ToolError
@@ -123,7 +124,12 @@ def _triton_compile(jit, spec: Spec, cc: int):
     attrs = {(names.index(p),): [["tt.divisibility", 16]] for p in divisible if p in names}
     constexprs = {k: constexpr_value(v) for k, v in spec.constexprs}
     signature = {p: tuple(t[1:-1].split(",")) if t.startswith("(") else t for p, t in spec.signature}
-    src = ASTSource(fn=jit, signature=signature, constexprs=constexprs, attrs=attrs)
+    if "constexprs" in inspect.signature(ASTSource).parameters:
+        src = ASTSource(fn=jit, signature=signature, constexprs=constexprs, attrs=attrs)
+    else:  # triton 3.2: `constants`, and the attributes as an AttrsDescriptor
+        from triton.backends.compiler import AttrsDescriptor
+        hints = {names.index(p): 16 for p in divisible if p in names}
+        src = ASTSource(fn=jit, signature=signature, constants=constexprs, attrs=AttrsDescriptor.from_hints(hints))
     return triton.compile(src, target=GPUTarget("cuda", cc, 32),
                           options={"num_warps": spec.num_warps, "num_stages": spec.num_stages, **dict(spec.options)})
 
@@ -137,7 +143,7 @@ def measure(ptx: str, cubin: bytes, ptxas_log: str, spec: Spec, cc: int, dynamic
         dump = run_tool("cuobjdump", ["-res-usage", f.name])
     names = ptxmod.entry_names(ptx)
     res = sass.resource_usage(dump, names[0] if names else None)
-    log = sass.ptxas_log(ptxas_log)
+    log = sass.ptxas_log(ptxas_log if "bytes spill stores" in ptxas_log else own_ptxas_log(ptx, cc))
     shared = max(res.shared_bytes, dynamic_shared)
     return {
         **p.as_dict(),
@@ -154,6 +160,30 @@ def measure(ptx: str, cubin: bytes, ptxas_log: str, spec: Spec, cc: int, dynamic
         "maxnreg": dict(spec.options).get("maxnreg") or 0,      # 0: no cap
         "num_ctas": dict(spec.options).get("num_ctas") or 1,
     }
+
+
+def own_ptxas_log(ptx: str, cc: int) -> str:
+    """ptxas -v's report on `ptx`, from the toolchain's ptxas, where triton did not print it
+    (before TRITON_DUMP_PTXAS_LOG: triton 3.2 deletes it): the spill counts come from there.
+    The wheel's ptxas first, else its newer ptxas-blackwell (a PTX ISA the first does not know)."""
+    import re
+    found = re.search(r"^\.target\s+(sm_\w+)", ptx, re.MULTILINE)   # sm_90a where triton asked for it
+    gpu = found.group(1) if found else f"sm_{cc}"
+    said = ""
+    with tempfile.TemporaryDirectory() as folder:
+        src = os.path.join(folder, "k.ptx")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(ptx)
+        for tool in ("ptxas", "ptxas-blackwell"):
+            try:
+                proc = subprocess.run([tool_path(tool), "-v", f"--gpu-name={gpu}", src, "-o",
+                                       os.path.join(folder, "k.cubin")], capture_output=True, text=True, timeout=120)
+            except (OSError, subprocess.SubprocessError, ToolError):
+                continue
+            said = proc.stderr + proc.stdout
+            if "bytes spill stores" in said:
+                break
+    return said
 
 
 def ptxas_error(printed: str) -> str | None:

@@ -13,13 +13,18 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ptxdiff import PACKAGE_DIR
+from ptxdiff.compare.results import describe
 from ptxdiff.corpus.labels import label as source_label
 from ptxdiff.errors import UsageError
 from ptxdiff.report.evidence import README_BEGIN, README_END, Evidence, headline, table_row
 from ptxdiff.report.evidence import evidence as evidence  # `corpus.evidence(ev)`: the report's text, re-exported
 from ptxdiff.targets import target_name
+
+if TYPE_CHECKING:
+    from ptxdiff.compile.toolchains import Policy
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -99,7 +104,8 @@ def build_repo(pairs: list[Pair], where: Path, targets: list[int], root: Path | 
 
 
 def run(targets: list[int], jobs: int | None = None, names: list[str] | None = None, progress=None,
-        workdir: str | None = None, outputs: bool = False, imports: bool = False):
+        workdir: str | None = None, outputs: bool = False, imports: bool = False,
+        tritons: Policy | None = None):
     from ptxdiff.compare.engine import Engine
     from ptxdiff.git.repo import Repo, Side
     from ptxdiff.trust import Permissions
@@ -108,7 +114,8 @@ def run(targets: list[int], jobs: int | None = None, names: list[str] | None = N
     tmp = workdir or tempfile.mkdtemp(prefix="ptxdiff-corpus-")
     first, second = build_repo(pairs, Path(tmp), targets)
     repo = Repo(tmp)
-    engine = Engine(repo, jobs=jobs, targets=targets, progress=progress, permissions=Permissions(imports=imports))
+    engine = Engine(repo, jobs=jobs, targets=targets, progress=progress, permissions=Permissions(imports=imports),
+                    tritons=tritons)   # toolchains.Policy: --triton VERSION, else the installed triton
     report = engine.compare(Side("correct", first), Side("changed", second), show_all=True,
                             outputs=outputs or None)
     return pairs, report
@@ -154,7 +161,7 @@ def collect(pairs: list[Pair], report) -> Evidence:
         for r in rows:
             per_target.setdefault(r.target, []).append(tuple(r.delta.get(k) for k in ("ptx_regs", "ptx_instrs")))
         portable[p.name] = len({tuple(v) for v in per_target.values()}) <= 1
-    tools = ", ".join(f"{k} {v}" for k, v in report.toolchain.items())
+    tools = describe(report.toolchain)
     by_label: dict[str, Counter] = {}
     for p in pairs:
         if p.name in outputs:

@@ -44,6 +44,7 @@ class Side:
     # commits, and puts the blob it was given into the nearest commit that holds that file.
     # An empty blob id removes the path (the old name of a renamed file).
     overlay: tuple[tuple[str, str], ...] = ()
+    toolchain: str | None = None   # the triton release it compiles with (compile/toolchains.py); None: the installed
 
     @property
     def tag(self) -> str:

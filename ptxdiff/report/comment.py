@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
-from ptxdiff.compare.results import Report, Row
+from ptxdiff.compare.results import Report, Row, describe
 from ptxdiff.compare.verdict import ORDER
 from ptxdiff.config import POLICY_NOTE
 from ptxdiff.gate.outcome import TRAILER
@@ -139,7 +139,7 @@ def how_to_approve(report: Report) -> str:
 
 def _compared(report: Report) -> str:
     base = f"`{report.base.short}`" if report.base and report.base.commit else "nothing"
-    tools = ", ".join(f"{k} {v}" for k, v in report.toolchain.items())
+    tools = describe(report.toolchain)
     return f"Merge base {base} → head `{report.head.short}` ({md_escape(tools)})"
 
 

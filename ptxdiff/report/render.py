@@ -8,7 +8,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from ptxdiff.compare.results import Report, Row
+from ptxdiff.compare.results import Report, Row, describe
 from ptxdiff.compare.verdict import ORDER
 from ptxdiff.report import safe
 from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, Column, explanations, outputs_cell, timing_cell
@@ -103,7 +103,7 @@ def spec_notes(report: Report) -> list[str]:
 def _heading(report: Report) -> str:
     base = report.base.short if report.base else None
     what = f"{base} → {report.head.short}" if base else report.head.short
-    tools = ", ".join(f"{k} {v}" for k, v in report.toolchain.items())
+    tools = describe(report.toolchain)
     return f"ptxdiff {what} ({tools})"
 
 

@@ -26,39 +26,68 @@ from ptxdiff.sandbox.syscalls import c_environ, clearenv
 
 _PROBE = ("import importlib.util, json, sys; s = importlib.util.find_spec('ptxdiff'); "
           "print(json.dumps([sys.path, s.origin if s else None]))")
-_clean: list[str] | None = None
+_clean: dict[str, list[str]] = {}
 
 
-def clean_path() -> list[str]:
-    """sys.path of `python -I` with this interpreter, plus ptxdiff's own folder at the end where
-    -I would not find this ptxdiff (run from a source tree); asked once per process."""
-    global _clean
-    if _clean is None:
+def clean_path(python: str | None = None) -> list[str]:
+    """sys.path of `python -I` with this interpreter (or `python`), plus ptxdiff's own folder at
+    the end where -I would not find this ptxdiff (run from a source tree, or a toolchain's
+    interpreter); asked once per interpreter and process."""
+    python = python or sys.executable
+    if python not in _clean:
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LD_LIBRARY_PATH", "LANG")}
         try:
-            out = subprocess.run([sys.executable, "-I", "-c", _PROBE], capture_output=True, text=True, cwd="/",
+            out = subprocess.run([python, "-I", "-c", _PROBE], capture_output=True, text=True, cwd="/",
                                  env=env, timeout=60, check=True).stdout
             path, origin = json.loads(out)
         except (OSError, subprocess.SubprocessError, ValueError) as e:
-            raise SandboxError(f"cannot start the compile workers clean: {sys.executable} -I failed ({e})") from None
+            raise SandboxError(f"cannot start the compile workers clean: {python} -I failed ({e})") from None
         path = [p for p in path if p]
         if origin != os.path.join(PACKAGE_DIR, "__init__.py"):
             path.append(os.path.dirname(PACKAGE_DIR))
-        _clean = path
-    return list(_clean)
+        _clean[python] = path
+    return list(_clean[python])
+
+
+def toolchain_path(python: str) -> list[str]:
+    """The import path of a worker that runs a toolchain's interpreter: its own (its triton
+    first), then ptxdiff's source folder, then what this interpreter's clean path adds (ptxdiff's
+    own dependencies: pygit2, ...). Nothing is installed into either environment."""
+    own = clean_path(python)
+    return own + [p for p in clean_path() if p not in own]
 
 
 def _isolated(flags: list[str]) -> list[str]:
     return flags if "-I" in flags else ["-I", *flags]
 
 
-@contextmanager
-def clean_start(env: Mapping[str, str] | None = None) -> Iterator[None]:
-    """Process starts inside get -I and the clean import path; with `env`, exactly that
-    environment too (HOME and the temp folder pointing at the system temp folder)."""
-    from multiprocessing import util
+_servers: dict[str, object] = {}
 
-    path = clean_path()
+
+def _server_of(python: str, preload: list[str]):
+    """A forkserver of its own for each toolchain's interpreter (multiprocessing has one)."""
+    from multiprocessing import forkserver
+    if python not in _servers:
+        server = forkserver.ForkServer()
+        server.set_forkserver_preload(preload)
+        _servers[python] = server
+    return _servers[python]
+
+
+@contextmanager
+def clean_start(env: Mapping[str, str] | None = None, python: str | None = None,
+                preload: tuple[str, ...] = ()) -> Iterator[None]:
+    """Process starts inside get -I and the clean import path; with `env`, exactly that
+    environment too (HOME and the temp folder pointing at the system temp folder); with `python`
+    (a toolchain's interpreter), forkserver starts go to that interpreter's own forkserver
+    (`preload` loaded there first), with its import path (`toolchain_path`)."""
+    from multiprocessing import forkserver, spawn, util
+
+    path = toolchain_path(python) if python else clean_path()
+    saved_exe, saved_connect = spawn.get_executable(), forkserver.connect_to_new_process
+    if python:
+        spawn.set_executable(python)
+        forkserver.connect_to_new_process = _server_of(python, list(preload)).connect_to_new_process
     if env is not None:
         from ptxdiff.sandbox.environment import scrubbed
         env = scrubbed(env, tempfile.gettempdir())
@@ -75,6 +104,8 @@ def clean_start(env: Mapping[str, str] | None = None) -> Iterator[None]:
     try:
         yield
     finally:
+        spawn.set_executable(saved_exe)
+        forkserver.connect_to_new_process = saved_connect
         setattr(util, flags, saved_flags)
         sys.path[:] = saved_path
         if env is not None:

@@ -37,3 +37,17 @@ def test_deferred_torch_leaves_an_already_imported_torch_alone():
         print("ok")
     """)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_own_ptxas_log_has_the_spill_counts_triton_3_2_does_not_print():
+    """Triton 3.2 deletes ptxas's -v report: the worker runs the toolchain's ptxas for it, for
+    the target the PTX names (sm_90a here), and reads the same numbers from it."""
+    from helpers import DATA
+    from ptxdiff.compile.worker import own_ptxas_log
+    from ptxdiff.metrics import sass
+
+    log = own_ptxas_log((DATA / "ptx" / "add.ptx").read_text(), 90)
+    assert "sm_90a" in log
+    parsed = sass.ptxas_log(log)
+    assert (parsed.spill_store_bytes, parsed.spill_load_bytes) == (0, 0)
+    assert parsed == sass.ptxas_log((DATA / "ptx" / "add.ptxas.log").read_text())

@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "record": "ptxdiff.cli.commands.record",
     "pre-push": "ptxdiff.cli.commands.pre_push",
     "ci": "ptxdiff.cli.commands.ci",
+    "toolchain": "ptxdiff.cli.commands.toolchain",
 }
 
 

@@ -23,6 +23,9 @@ def compare(args: argparse.Namespace, revs: list[str], paths: list[str] | None,
     takes it too, so CI says what `ptxdiff diff` says)."""
     repo, engine = open_engine(args)
     old, new = repo.sides(revs)
+    upgrade = engine.tritons is not None and engine.tritons.asked.old != engine.tritons.asked.new
+    if upgrade and len(revs) <= 1 and ".." not in "".join(revs):
+        old = new = repo.side(revs[0] if revs else None)   # one revision, two tritons
     pathspecs = repo_paths(repo, paths)
     report = engine.compare(old, new, pathspecs, show_all=show_all, config=user_config(args))
     return repo, with_submodules(repo, report, pathspecs)

@@ -29,6 +29,7 @@ def checks(repo: Repo) -> list[tuple[bool, str, str]]:
     supported = version is not None and (3, 6) <= tuple(int(x) for x in version.split(".")[:2]) <= (3, 9)
     out.append((True, f"ptxdiff {__version__} (python {platform.python_version()}, {sys.executable})", ""))
     out.append((supported, f"triton {version or 'missing'} (3.6 to 3.9 supported)", toolchain.install_triton()))
+    out.append(toolchains_check(repo))
     for tool in ("ptxas", "cuobjdump"):
         try:
             path = toolchain.tool_path(tool)
@@ -68,6 +69,24 @@ def checks(repo: Repo) -> list[tuple[bool, str, str]]:
                 "pip install torch"))
     out.append(sandbox_check())
     return out
+
+
+def toolchains_check(repo: Repo) -> tuple[bool, str, str]:
+    """The tritons installed besides the one beside ptxdiff, and which one this repository's work
+    tree compiles with (compile/toolchains.py): a pin that names a missing one is installed on
+    the first compile, which needs the package index."""
+    from ptxdiff.compile import pins, toolchains
+    here = [t.version for t in toolchains.listed()]
+    listed = f"toolchains in {toolchains.root()}: {', '.join(here) or 'none'}"
+    try:
+        snap = repo.snapshot(Side("work tree", None))
+        asked = toolchains.asked(None, repo.config_get(toolchains.GIT_KEY))
+        chosen = toolchains.choose(asked.new, asked.said_by, pins.read_pin(snap.read, snap.paths))
+    except PtxdiffError as e:
+        return False, f"{listed}; this repository: {e}", "ptxdiff diff --triton VERSION, or PTXDIFF_TRITON"
+    ready = chosen.version is None or chosen.version in here
+    return ready, f"{listed}; this repository compiles with triton {chosen.name} ({chosen.why})", \
+        f"ptxdiff toolchain add {chosen.version} (or it is installed on the first compile)"
 
 
 def sandbox_check() -> tuple[bool, str, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ptxdiff.cli.common import layout, progress
+from ptxdiff.cli.common import layout, progress, tritons
 from ptxdiff.compare.engine import Engine
 from ptxdiff.gate import prepush
 from ptxdiff.git.repo import Repo
@@ -14,7 +14,8 @@ from ptxdiff.trust import from_user
 
 def run(args: argparse.Namespace, paths: list[str] | None) -> int:
     def factory(repo: Repo) -> Engine:
-        return Engine(repo, jobs=args.jobs, progress=progress(args), permissions=from_user())
+        return Engine(repo, jobs=args.jobs, progress=progress(args), permissions=from_user(),
+                      tritons=tritons(args, repo, gate=True))   # the base side's pin compiles both sides
     stdin = sys.stdin
     text = "" if stdin is None or stdin.isatty() else \
         getattr(stdin, "buffer", stdin).read()

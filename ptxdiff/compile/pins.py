@@ -1,0 +1,265 @@
+"""Which triton a repository targets, read from its files: pure, no triton, no network.
+
+Only what is robust to read without running anything: lock files (uv.lock, poetry.lock,
+pdm.lock, Pipfile.lock: the exact version they resolved), `requirements*.txt` (and what they
+`-r`-include), `pyproject.toml`'s dependency lists, and `setup.py`/`setup.cfg`'s
+install_requires as literal strings (setup.py is parsed, never run). A pin is a PEP 440
+specifier on the package `triton` (`==3.3.1`, `>=3.2,<3.4`, `==3.3.*`); markers, extras and
+URLs are not pins. Versions are release numbers (`3.5.1`): a pre-release is never chosen.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from ptxdiff.errors import PtxdiffError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+LOCKS = ("uv.lock", "poetry.lock", "pdm.lock", "Pipfile.lock")
+REQUIREMENTS = re.compile(r"^(?:[^/]*/)?requirements[^/]*\.(?:txt|in)$")
+_NAME = re.compile(r"^\s*triton\s*(?:\[[^\]]*\])?\s*(\(?\s*[<>=!~][^;#]*)?(?:;.*)?$", re.IGNORECASE)
+_CLAUSE = re.compile(r"^(===|==|!=|~=|>=|<=|>|<)\s*([0-9][0-9a-zA-Z.*+!-]*)$")
+RELEASE = re.compile(r"^\d+(?:\.\d+)*$")
+
+
+@dataclass(frozen=True)
+class Pin:
+    """A triton specifier and the file that says it (`requirements.txt`, `uv.lock`, ...)."""
+
+    spec: str      # "==3.3.1", ">=3.2,<3.4"; "" for a bare `triton` (any version)
+    source: str
+
+    @property
+    def exact(self) -> str | None:
+        """The one version `==X.Y.Z` names, else None."""
+        clauses = clauses_of(self.spec)
+        if len(clauses) == 1 and clauses[0][0] in ("==", "===") and RELEASE.match(clauses[0][1]):
+            return clauses[0][1]
+        return None
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """`3.5.1` -> (3, 5, 1); only release versions (RELEASE) are ever compared."""
+    return tuple(int(x) for x in version.split("."))
+
+
+def clauses_of(spec: str) -> list[tuple[str, str]]:
+    """`>=3.2, <3.4` -> [(">=", "3.2"), ("<", "3.4")]; a clause that is not PEP 440 is dropped."""
+    out = []
+    for part in spec.strip().strip("()").split(","):
+        m = _CLAUSE.match(part.strip())
+        if m:
+            out.append((m.group(1), m.group(2)))
+    return out
+
+
+def _padded(a: tuple[int, ...], n: int) -> tuple[int, ...]:
+    return a + (0,) * (n - len(a))
+
+
+def _compare(version: tuple[int, ...], other: tuple[int, ...]) -> int:
+    n = max(len(version), len(other))
+    a, b = _padded(version, n), _padded(other, n)
+    return (a > b) - (a < b)
+
+
+def satisfies(version: str, spec: str) -> bool:
+    """Whether the release `version` meets every clause of `spec` (PEP 440, releases only)."""
+    if not RELEASE.match(version):
+        return False
+    v = version_tuple(version)
+    for op, target in clauses_of(spec):
+        if target.endswith(".*"):
+            prefix = target[:-2]
+            if not RELEASE.match(prefix):
+                return False
+            p = version_tuple(prefix)
+            same = _padded(v, len(p))[:len(p)] == p
+            if (op == "==" and not same) or (op == "!=" and same):
+                return False
+            continue
+        if not RELEASE.match(target):
+            return False   # a pre-release or local version bound: no release we choose meets it exactly
+        t = version_tuple(target)
+        c = _compare(v, t)
+        ok = {"==": c == 0, "===": c == 0, "!=": c != 0, ">=": c >= 0, "<=": c <= 0, ">": c > 0, "<": c < 0,
+              "~=": c >= 0 and len(t) >= 2 and v[:len(t) - 1] == t[:-1]}[op]
+        if not ok:
+            return False
+    return True
+
+
+def best(spec: str, versions: Iterable[str]) -> str | None:
+    """The newest release among `versions` that `spec` allows."""
+    fits = [v for v in versions if satisfies(v, spec)]
+    return max(fits, key=version_tuple) if fits else None
+
+
+def requirement(text: str) -> str | None:
+    """The specifier of a requirement string on triton (`triton==3.3.1 ; sys_platform == "linux"`
+    -> `==3.3.1`, `triton` -> ``), or None when it is not about triton or names a URL."""
+    text = text.split("#", 1)[0].strip()
+    if "@" in text or text.startswith("-"):
+        return None
+    m = _NAME.match(text)
+    if not m:
+        return None
+    return (m.group(1) or "").strip().strip("()").strip().replace(" ", "")
+
+
+def _from_requirements(text: str) -> str | None:
+    for line in text.splitlines():
+        found = requirement(line.replace("\\", " "))
+        if found is not None:
+            return found
+    return None
+
+
+def _included(text: str, path: str) -> list[str]:
+    """The files a requirements file `-r`/`--requirement`-includes, relative to it."""
+    folder = path.rpartition("/")[0]
+    out = []
+    for line in text.splitlines():
+        m = re.match(r"^\s*(?:-r|--requirement)[\s=]+(\S+)", line)
+        if m and "://" not in m.group(1):
+            out.append(f"{folder}/{m.group(1)}" if folder else m.group(1))
+    return out
+
+
+def _toml(text: str) -> dict:
+    try:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _locked(name: str, text: str) -> str | None:
+    """The exact triton version a lock file resolved."""
+    if name == "Pipfile.lock":
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return None
+        for section in ("default", "develop"):
+            entry = (data.get(section) or {}).get("triton") if isinstance(data, dict) else None
+            version = entry.get("version") if isinstance(entry, dict) else None
+            if isinstance(version, str) and version.startswith("=="):
+                return version[2:]
+        return None
+    packages = _toml(text).get("package")
+    for pkg in packages if isinstance(packages, list) else []:
+        if isinstance(pkg, dict) and str(pkg.get("name", "")).lower() == "triton" and isinstance(pkg.get("version"), str):
+            return pkg["version"]
+    return None
+
+
+def _from_pyproject(text: str) -> str | None:
+    data = _toml(text)
+    project = data["project"] if isinstance(data.get("project"), dict) else {}
+    lists = [project.get("dependencies")]
+    optional = project.get("optional-dependencies")
+    lists += list(optional.values()) if isinstance(optional, dict) else []
+    groups = data.get("dependency-groups")
+    lists += list(groups.values()) if isinstance(groups, dict) else []
+    for deps in lists:
+        for dep in deps if isinstance(deps, list) else []:
+            found = requirement(dep) if isinstance(dep, str) else None
+            if found is not None:
+                return found
+    poetry = ((data.get("tool") or {}).get("poetry") or {}) if isinstance(data.get("tool"), dict) else {}
+    for table in (poetry.get("dependencies"), *((g or {}).get("dependencies") for g in (poetry.get("group") or {}).values()
+                                                if isinstance(g, dict))) if isinstance(poetry, dict) else ():
+        value = table.get("triton") if isinstance(table, dict) else None
+        value = value.get("version") if isinstance(value, dict) else value
+        if isinstance(value, str):
+            return _poetry_spec(value)
+    return None
+
+
+def _poetry_spec(value: str) -> str:
+    """Poetry's `3.3.1`, `^3.2`, `~3.2` or `>=3.2,<3.4` as a PEP 440 specifier."""
+    value = value.strip()
+    if RELEASE.match(value):
+        return f"=={value}"
+    if value.startswith("^") and RELEASE.match(value[1:]):
+        v = version_tuple(value[1:])
+        upper = (v[0] + 1,) if v[0] else (0, v[1] + 1) if len(v) > 1 else (1,)
+        return f">={value[1:]},<{'.'.join(map(str, upper))}"
+    if value.startswith("~") and not value.startswith("~=") and RELEASE.match(value[1:]):
+        v = version_tuple(value[1:])
+        upper = (v[0], v[1] + 1) if len(v) > 1 else (v[0] + 1,)
+        return f">={value[1:]},<{'.'.join(map(str, upper))}"
+    return "" if value == "*" else value
+
+
+def _from_setup_py(text: str) -> str | None:
+    """Literal strings of setup.py (never run): the first that is a requirement on triton."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "triton" in node.value.lower():
+            found = requirement(node.value)
+            if found is not None:
+                return found
+    return None
+
+
+def _from_setup_cfg(text: str) -> str | None:
+    for line in text.splitlines():
+        found = requirement(line)
+        if found is not None and line[:1].isspace():
+            return found
+    return None
+
+
+def read_pin(read: Callable[[str], bytes], paths: Iterable[str]) -> Pin | None:
+    """The repository's triton pin from the files at its top (and requirements files in any
+    folder): a lock file's exact version first, then requirements files, pyproject.toml,
+    setup.cfg, setup.py; an exact pin (`==X.Y.Z`) beats a range from a file read later."""
+    present = set(paths)
+
+    def text(path: str) -> str:
+        try:
+            return read(path).decode("utf-8", errors="replace")
+        except (OSError, KeyError, PtxdiffError):   # a symlink, a file that went away
+            return ""
+
+    for name in LOCKS:
+        if name in present:
+            version = _locked(name, text(name))
+            if version and RELEASE.match(version):
+                return Pin(f"=={version}", name)
+    found: list[Pin] = []
+    reqs = sorted((p for p in present if REQUIREMENTS.match(p)), key=lambda p: (p.count("/"), p))
+    seen: set[str] = set()
+    while reqs:
+        path = reqs.pop(0)
+        if path in seen or len(seen) > 32:
+            continue
+        seen.add(path)
+        body = text(path)
+        spec = _from_requirements(body)
+        if spec is not None:
+            found.append(Pin(spec, path))
+        reqs += [p for p in _included(body, path) if p in present]
+    readers = (("pyproject.toml", _from_pyproject), ("setup.cfg", _from_setup_cfg), ("setup.py", _from_setup_py))
+    for name, reader in readers:
+        if name in present:
+            spec = reader(text(name))
+            if spec is not None:
+                found.append(Pin(spec, name))
+    exact = [p for p in found if p.exact]
+    usable = [p for p in found if p.spec and clauses_of(p.spec)]
+    return (exact or usable)[0] if exact or usable else None

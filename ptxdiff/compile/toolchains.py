@@ -1,0 +1,261 @@
+"""Tritons other than the installed one: which one each side compiles with, and where it lives.
+
+A toolchain is an isolated virtual environment per triton version under the user's cache
+(`~/.cache/ptxdiff/toolchains/triton-3.5.1/`, or PTXDIFF_TOOLCHAINS), shared by every
+repository. One that is not there is installed on demand: the package `triton`, a released
+version only, by that environment's own pip run the ordinary way (so pip's own cache, index and
+proxy settings hold); it never touches the environment ptxdiff runs in. The compile workers of a
+side run that environment's interpreter with ptxdiff's own source put on their import path
+(pool.py, sandbox/launcher.py), sealed like any other.
+
+Which triton: `--triton` on the command line, else PTXDIFF_TRITON, else the user's git config
+`ptxdiff.triton`, else the repository's pin (pins.py; the base side's for the gate), else the
+installed one. `installed` names the installed one anywhere a version goes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ptxdiff.compile import pins
+from ptxdiff.compile.toolchain import triton_version
+from ptxdiff.errors import SetupError, UsageError
+
+if TYPE_CHECKING:   # types only: the git layer is pygit2's
+    from ptxdiff.git.repo import Side, Snapshot
+
+ROOT_ENV = "PTXDIFF_TOOLCHAINS"
+TRITON_ENV = "PTXDIFF_TRITON"
+GIT_KEY = "ptxdiff.triton"
+INSTALLED = "installed"
+PREFIX = "triton-"
+# releases with a wheel for some CPython on Linux x86-64: what a range pin is resolved against
+# when neither the installed triton nor a toolchain already here meets it
+KNOWN = ("3.2.0", "3.3.0", "3.3.1", "3.4.0", "3.5.0", "3.5.1", "3.6.0", "3.7.0", "3.7.1", "3.8.0", "3.9.0")
+
+
+def root() -> Path:
+    """Where toolchains live: PTXDIFF_TOOLCHAINS, else the user's cache folder."""
+    if os.environ.get(ROOT_ENV):
+        return Path(os.environ[ROOT_ENV])
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "ptxdiff" / "toolchains"
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """One installed toolchain: a virtual environment holding one triton."""
+
+    version: str
+    prefix: Path
+
+    @property
+    def python(self) -> str:
+        return str(self.prefix / "bin" / "python")
+
+    @property
+    def site(self) -> str:
+        """Its site-packages, where its triton is."""
+        rel = os.path.relpath(sysconfig.get_path("purelib", vars={"base": "/", "platbase": "/"}), "/")
+        return str(self.prefix / rel)
+
+
+def _complete(prefix: Path, version: str) -> bool:
+    return (prefix / "bin" / "python").exists() and \
+        (Path(Toolchain(version, prefix).site) / f"triton-{version}.dist-info").is_dir()
+
+
+def listed() -> list[Toolchain]:
+    """The toolchains installed under root(), oldest triton first."""
+    try:
+        entries = list(root().iterdir())
+    except OSError:
+        return []
+    found = [Toolchain(e.name[len(PREFIX):], e) for e in entries
+             if e.name.startswith(PREFIX) and pins.RELEASE.match(e.name[len(PREFIX):])]
+    return sorted((t for t in found if _complete(t.prefix, t.version)), key=lambda t: pins.version_tuple(t.version))
+
+
+def find(version: str) -> Toolchain | None:
+    prefix = root() / f"{PREFIX}{version}"
+    return Toolchain(version, prefix) if _complete(prefix, version) else None
+
+
+def release(text: str, said_by: str) -> str:
+    """A version as the user wrote it: a release (`3.5.1`; `3.5` is `3.5.0`) or `installed`."""
+    value = text.strip()
+    if value == INSTALLED:
+        return value
+    if not pins.RELEASE.match(value) or value.count(".") > 2:
+        raise UsageError(f"{said_by} {text!r}: expected a triton release like 3.5.1 (no pre-releases or URLs), "
+                         f"or '{INSTALLED}'")
+    return value + ".0" * (2 - value.count("."))
+
+
+def install(version: str, progress: Callable[[str], None] | None = None) -> Toolchain:
+    """The toolchain of `version`, installed now if it is not there: one line on stderr says so.
+    A failure (offline, no such version, no wheel for this Python) is one line saying what to do."""
+    version = release(version, "triton")
+    found = find(version)
+    if found is not None:
+        return found
+    base = root()
+    target = base / f"{PREFIX}{version}"
+    line = f"ptxdiff: installing triton {version} into {target} (once; every repository shares it)"
+    (progress or (lambda text: print(text, file=sys.stderr, flush=True)))(line)
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=f".{PREFIX}{version}-", dir=base))
+    except OSError as e:
+        raise SetupError(f"cannot create {base} ({e.strerror}): set {ROOT_ENV} to a writable folder") from None
+    try:
+        _run([sys.executable, "-I", "-m", "venv", str(work)], f"creating a virtual environment for triton {version}")
+        _run([str(work / "bin" / "python"), "-I", "-m", "pip", "install", "--disable-pip-version-check", "--quiet",
+              "--only-binary", ":all:", f"triton=={version}"], f"installing triton {version}", version)
+        try:
+            work.rename(target)
+        except OSError:   # another ptxdiff installed it meanwhile
+            if find(version) is None:
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    done = find(version)
+    if done is None:
+        raise SetupError(f"triton {version} was installed into {target} but is not complete there: "
+                         f"ptxdiff toolchain remove {version}, then try again")
+    return done
+
+
+def _run(command: list[str], what: str, version: str | None = None) -> None:
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=1800,
+                              cwd=tempfile.gettempdir())   # never the repository: -I keeps its folders off the path
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise SetupError(f"{what} failed ({e})") from None
+    if proc.returncode == 0:
+        return
+    said = [ln.strip() for ln in (proc.stderr + proc.stdout).splitlines() if ln.strip().startswith("ERROR")]
+    why = said[0][len("ERROR:"):].strip() if said else f"exit code {proc.returncode}"
+    fix = (f"install it when the package index is reachable (ptxdiff toolchain add {version}), choose another "
+           f"with --triton or {TRITON_ENV}, or '{INSTALLED}' for the installed one") if version else \
+        "check the Python installation"
+    raise SetupError(f"{what} failed: {why}; {fix}")
+
+
+def remove(version: str) -> bool:
+    """Delete a toolchain; False when there was none."""
+    found = find(release(version, "triton"))
+    target = root() / f"{PREFIX}{release(version, 'triton')}"
+    if found is None and not target.exists():
+        return False
+    shutil.rmtree(target)
+    return True
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What the user asked for, per side: a release, `installed`, or None (follow the pins)."""
+
+    old: str | None = None
+    new: str | None = None
+    said_by: str = ""
+
+
+def parse_option(text: str, said_by: str = "--triton") -> Asked:
+    """`--triton VERSION` (both sides) or `--triton OLD..NEW` (one revision, two tritons)."""
+    if ".." in text.replace("...", "\0"):
+        old, _, new = text.partition("..")
+        if not old or not new or new.startswith("."):
+            raise UsageError(f"{said_by} {text!r}: expected VERSION or OLD..NEW, e.g. 3.6.0..3.9.0")
+        return Asked(release(old, said_by), release(new, said_by), said_by)
+    version = release(text, said_by)
+    return Asked(version, version, said_by)
+
+
+def asked(option: str | None, git_config: str | None) -> Asked:
+    """The user's choice: the command line, else PTXDIFF_TRITON, else git config ptxdiff.triton."""
+    for value, said_by in ((option, "--triton"), (os.environ.get(TRITON_ENV), TRITON_ENV), (git_config, GIT_KEY)):
+        if value and value.strip():
+            return parse_option(value, said_by)
+    return Asked()
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """The triton of one side: None is the installed one; `why` says where the choice came from."""
+
+    version: str | None
+    why: str
+
+    @property
+    def name(self) -> str:
+        return self.version or triton_version() or "missing"
+
+
+def choose(wanted: str | None, said_by: str, pin: pins.Pin | None) -> Chosen:
+    """One side's triton, from what the user asked (`wanted`), else the repository's pin."""
+    here = triton_version()
+    if wanted is not None:
+        version = None if wanted in (INSTALLED, here) else wanted
+        return Chosen(version, said_by)
+    if pin is None or not pins.clauses_of(pin.spec):
+        return Chosen(None, "installed")
+    if here is not None and pins.satisfies(here, pin.spec):
+        return Chosen(None, f"installed, meets {pin.source}'s triton{pin.spec}")
+    if pin.exact:   # `==3.3` is 3.3.0, as pip reads it
+        return Chosen(release(pin.exact, pin.source), f"{pin.source}: triton{pin.spec}")
+    local = [t.version for t in listed()]
+    version = pins.best(pin.spec, local) or pins.best(pin.spec, KNOWN)
+    if version is None:
+        raise SetupError(f"{pin.source} asks for triton{pin.spec} and no release ptxdiff knows meets it: "
+                         f"choose one with --triton VERSION or {TRITON_ENV}=VERSION")
+    return Chosen(version, f"{pin.source}: triton{pin.spec}")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How an engine chooses each side's triton: what the user asked, else the pins; `gate`:
+    both sides take the base side's pin (the branch is data: it cannot choose its compiler)."""
+
+    asked: Asked = Asked()
+    gate: bool = False
+
+
+def for_sides(policy: Policy, old_pin: pins.Pin | None, new_pin: pins.Pin | None,
+              has_old: bool) -> tuple[Chosen | None, Chosen]:
+    """The triton of each side (None for a comparison with one side)."""
+    new = choose(policy.asked.new, policy.asked.said_by, old_pin if policy.gate and has_old else new_pin)
+    old = choose(policy.asked.old, policy.asked.said_by, old_pin) if has_old else None
+    return old, new
+
+
+def note(old: Chosen | None, new: Chosen) -> str | None:
+    """The report's line on which triton compiled each side, where it is not simply the installed one."""
+    if (old is None or old.version is None) and new.version is None and (old is None or old.why == new.why):
+        return None
+    if old is None or (old.version == new.version and old.why == new.why):
+        return f"compiled with triton {new.name} ({new.why})"
+    return f"old side compiled with triton {old.name} ({old.why}); new side with triton {new.name} ({new.why})"
+
+
+def apply(policy: Policy, old: Side | None, new: Side, old_snap: Snapshot | None,
+          new_snap: Snapshot) -> tuple[Side | None, Side, str | None]:
+    """The sides with the triton each compiles with (each toolchain installed now where it is
+    missing), and the report's line on it; pins are read from each side's own files."""
+    import dataclasses
+    new_pin = pins.read_pin(new_snap.read, new_snap.paths)
+    old_pin = pins.read_pin(old_snap.read, old_snap.paths) if old_snap is not None else None
+    o, n = for_sides(policy, old_pin, new_pin, old is not None)
+    for version in dict.fromkeys(c.version for c in (o, n) if c is not None and c.version):
+        install(version)
+    old = dataclasses.replace(old, toolchain=o.version) if old is not None and o is not None else old
+    return old, dataclasses.replace(new, toolchain=n.version), note(o, n)

@@ -1,0 +1,139 @@
+"""Reading the triton a repository targets from its files, and choosing each side's triton."""
+
+from __future__ import annotations
+
+import pytest
+
+from ptxdiff.compile import pins, toolchains
+from ptxdiff.errors import SetupError, UsageError
+
+
+def pin_of(files: dict[str, str]) -> pins.Pin | None:
+    return pins.read_pin(lambda p: files[p].encode(), files)
+
+
+@pytest.mark.parametrize(("text", "spec"), [
+    ("triton==3.3.1", "==3.3.1"),
+    ("triton >= 3.2, < 3.4  # the kernels need 3.2", ">=3.2,<3.4"),
+    ("triton==3.3.* ; sys_platform == 'linux'", "==3.3.*"),
+    ("Triton[tests]~=3.5.0", "~=3.5.0"),
+    ("triton", ""),
+    ("triton (>=3.1)", ">=3.1"),
+    ("tritonparse==0.2", None),
+    ("pytorch-triton==3.3.0", None),
+    ("triton @ https://example.com/triton-3.3.1.whl", None),
+    ("-e git+https://github.com/triton-lang/triton#egg=triton", None),
+    ("# triton==3.3.1", None),
+])
+def test_requirement_lines(text: str, spec: str | None) -> None:
+    assert pins.requirement(text) == spec
+
+
+@pytest.mark.parametrize(("version", "spec", "ok"), [
+    ("3.3.1", "==3.3.1", True), ("3.3.0", "==3.3.1", False),
+    ("3.3.5", "==3.3.*", True), ("3.4.0", "==3.3.*", False), ("3.4.0", "!=3.3.*", True),
+    ("3.3.0", ">=3.2,<3.4", True), ("3.4.0", ">=3.2,<3.4", False),
+    ("3.5.1", "~=3.5.0", True), ("3.6.0", "~=3.5.0", False), ("3.9.0", "~=3.5", True),
+    ("3.2", "==3.2.0", True), ("3.9.0", ">3.9", False), ("3.9.0", "<=3.9", True),
+    ("3.4.0", ">=3.4.0rc1", False),   # a pre-release bound: nothing is chosen to meet it exactly
+])
+def test_satisfies(version: str, spec: str, ok: bool) -> None:
+    assert pins.satisfies(version, spec) is ok
+
+
+def test_best_is_the_newest_release_allowed() -> None:
+    assert pins.best(">=3.2,<3.4", toolchains.KNOWN) == "3.3.1"
+    assert pins.best("==3.5.*", toolchains.KNOWN) == "3.5.1"
+    assert pins.best(">=4", toolchains.KNOWN) is None
+
+
+def test_requirements_file_pins() -> None:
+    pin = pin_of({"requirements.txt": "torch>=2.6\ntriton==3.3.1 \\\n  --hash=sha256:abc\nnumpy\n"})
+    assert pin == pins.Pin("==3.3.1", "requirements.txt")
+    assert pin is not None and pin.exact == "3.3.1"
+
+
+def test_requirements_included_with_dash_r() -> None:
+    pin = pin_of({"requirements.txt": "-r requirements/base.txt\n", "requirements/base.txt": "triton>=3.2,<3.4\n"})
+    assert pin == pins.Pin(">=3.2,<3.4", "requirements/base.txt")
+
+
+def test_lock_files_beat_ranges() -> None:
+    uv = '[[package]]\nname = "torch"\nversion = "2.7.0"\n\n[[package]]\nname = "triton"\nversion = "3.3.0"\n'
+    pin = pin_of({"uv.lock": uv, "pyproject.toml": '[project]\ndependencies = ["triton>=3.2"]\n'})
+    assert pin == pins.Pin("==3.3.0", "uv.lock")
+    pipfile = '{"default": {"triton": {"version": "==3.2.0"}}}'
+    assert pin_of({"Pipfile.lock": pipfile}) == pins.Pin("==3.2.0", "Pipfile.lock")
+
+
+def test_pyproject_dependencies_optional_and_poetry() -> None:
+    assert pin_of({"pyproject.toml": '[project]\ndependencies = ["torch"]\n'
+                                     '[project.optional-dependencies]\ngpu = ["triton==3.4.0"]\n'}) == \
+        pins.Pin("==3.4.0", "pyproject.toml")
+    assert pin_of({"pyproject.toml": '[tool.poetry.dependencies]\ntriton = "^3.2"\n'}) == \
+        pins.Pin(">=3.2,<4", "pyproject.toml")
+    assert pin_of({"pyproject.toml": '[tool.poetry.dependencies]\ntriton = { version = "3.3.1" }\n'}) == \
+        pins.Pin("==3.3.1", "pyproject.toml")
+
+
+def test_setup_py_is_parsed_never_run() -> None:
+    setup = ("import os\nos.system('touch /tmp/ran')\nfrom setuptools import setup\n"
+             "setup(name='k', install_requires=['torch', 'triton>=3.1,<3.3'])\n")
+    assert pin_of({"setup.py": setup}) == pins.Pin(">=3.1,<3.3", "setup.py")
+    assert pin_of({"setup.cfg": "[options]\ninstall_requires =\n    triton==3.2.0\n"}) == pins.Pin("==3.2.0", "setup.cfg")
+
+
+def test_exact_pin_wins_over_an_earlier_range() -> None:
+    pin = pin_of({"requirements.txt": "triton>=3.0\n", "pyproject.toml": '[project]\ndependencies = ["triton==3.5.1"]\n'})
+    assert pin == pins.Pin("==3.5.1", "pyproject.toml")
+
+
+@pytest.mark.parametrize("files", [
+    {},
+    {"requirements.txt": "torch==2.7\n"},
+    {"requirements.txt": "triton\n"},                        # any version: no pin
+    {"pyproject.toml": "[project\ndependencies = 3"},        # garbage TOML
+    {"setup.py": "setup(install_requires=['triton>=3' +"},   # does not parse
+    {"uv.lock": "not toml ["},
+    {"Pipfile.lock": "{not json"},
+    {"docs/notes.txt": "triton==3.3.1"},                     # not a requirements file
+])
+def test_no_pin(files: dict[str, str]) -> None:
+    assert pin_of(files) is None
+
+
+def test_choose_follows_user_then_pin_then_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(toolchains, "triton_version", lambda: "3.9.0")
+    monkeypatch.setattr(toolchains, "listed", lambda: [])
+    assert toolchains.choose("3.6.0", "--triton", pins.Pin("==3.3.1", "r.txt")).version == "3.6.0"
+    assert toolchains.choose("installed", "--triton", pins.Pin("==3.3.1", "r.txt")).version is None
+    assert toolchains.choose("3.9.0", "--triton", None).version is None           # the installed one
+    assert toolchains.choose(None, "", pins.Pin("==3.3.1", "r.txt")).version == "3.3.1"
+    assert toolchains.choose(None, "", pins.Pin("==3.3", "r.txt")).version == "3.3.0"
+    assert toolchains.choose(None, "", pins.Pin(">=3.6", "r.txt")).version is None  # installed meets it
+    assert toolchains.choose(None, "", pins.Pin(">=3.2,<3.4", "r.txt")).version == "3.3.1"
+    assert toolchains.choose(None, "", None).version is None
+    with pytest.raises(SetupError, match="triton>=4"):
+        toolchains.choose(None, "", pins.Pin(">=4", "r.txt"))
+
+
+def test_the_gate_takes_the_base_sides_pin(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(toolchains, "triton_version", lambda: "3.9.0")
+    base, branch = pins.Pin("==3.6.0", "requirements.txt"), pins.Pin("==3.3.1", "requirements.txt")
+    old, new = toolchains.for_sides(toolchains.Policy(gate=True), base, branch, True)
+    assert old is not None and (old.version, new.version) == ("3.6.0", "3.6.0")
+    old, new = toolchains.for_sides(toolchains.Policy(), base, branch, True)
+    assert old is not None and (old.version, new.version) == ("3.6.0", "3.3.1")
+
+
+def test_option_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert toolchains.parse_option("3.6.0..3.9") == toolchains.Asked("3.6.0", "3.9.0", "--triton")
+    assert toolchains.parse_option("3.6") == toolchains.Asked("3.6.0", "3.6.0", "--triton")
+    monkeypatch.setenv("PTXDIFF_TRITON", "3.5.1")
+    assert toolchains.asked(None, "3.4.0") == toolchains.Asked("3.5.1", "3.5.1", "PTXDIFF_TRITON")
+    assert toolchains.asked("installed", None) == toolchains.Asked("installed", "installed", "--triton")
+    monkeypatch.delenv("PTXDIFF_TRITON")
+    assert toolchains.asked(None, "3.4.0").said_by == "ptxdiff.triton"
+    for bad in ("3.6.0rc1", "latest", "3..", "..3.9", "https://x/triton.whl", "3.6.0.1"):
+        with pytest.raises(UsageError):
+            toolchains.parse_option(bad)

@@ -1,0 +1,180 @@
+"""Toolchains for real: a triton other than the installed one, installed from the package index
+into its own environment, compiles a side; the user's own environment is never touched; a
+version that cannot be had is one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from helpers import commit, make_repo, ptxdiff, scale_kernel
+
+# CI points PTXDIFF_TOOLCHAINS at a folder kept between runs: the toolchain is installed once
+SHARED = os.environ.get("PTXDIFF_TOOLCHAINS")
+VERSION = os.environ.get("PTXDIFF_TEST_TRITON", "3.6.0")   # a release with a wheel for every supported Python
+
+
+def _index_reachable() -> bool:
+    url = os.environ.get("PIP_INDEX_URL") or "https://pypi.org/simple"
+    parsed = urlparse(url)
+    if parsed.scheme == "file":
+        return True
+    try:
+        socket.create_connection((parsed.hostname or "pypi.org", parsed.port or 443), timeout=5).close()
+        return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def toolchains_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where this session's toolchains live: PTXDIFF_TOOLCHAINS as the run found it, else one
+    folder for the whole session (each test that installs finds the others' toolchain)."""
+    return Path(SHARED) if SHARED else tmp_path_factory.mktemp("toolchains")
+
+
+def _site_packages() -> set[str]:
+    """What the environment running the tests holds: nothing may appear or go."""
+    import sysconfig
+    return set(os.listdir(sysconfig.get_path("purelib")))
+
+
+@pytest.mark.integration
+@pytest.mark.network
+def test_a_pinned_triton_is_installed_and_compiles_the_side(toolchains_dir: Path, tmp_path: Path) -> None:
+    if not _index_reachable():
+        pytest.skip("the package index cannot be reached")
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel("x * 2.0"), "requirements.txt": f"torch\ntriton=={VERSION}\n"})
+    commit(repo, "change", {"ops/k.py": scale_kernel("x * 3.0")})
+    before = _site_packages()
+    env = {"PTXDIFF_TOOLCHAINS": str(toolchains_dir)}
+    proc = ptxdiff(["diff", "HEAD~1", "HEAD", "--format", "json", "--target", "sm_90"], repo, env=env)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["toolchain"]["triton"] == VERSION and report["toolchain"]["triton_old"] == VERSION
+    rows = report["kernels"]
+    assert len(rows) == 1 and rows[0]["verdict"] not in ("failed", "unmeasured"), rows
+    assert rows[0]["old"]["regs"] > 0 and rows[0]["new"]["regs"] > 0 and rows[0]["toolchain"] is None
+    assert any(f"triton {VERSION} (requirements.txt: triton=={VERSION})" in m for m in report["messages"])
+    assert (toolchains_dir / f"triton-{VERSION}" / "bin" / "python").exists()
+    assert _site_packages() == before
+
+    # the upgrade diff: one revision, the pinned triton against the installed one
+    proc = ptxdiff(["diff", "--triton", f"{VERSION}..installed", "HEAD", "--format", "json", "--target", "sm_90"],
+                   repo, env=env)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["toolchain"]["triton_old"] == VERSION
+    rows = report["kernels"]
+    assert len(rows) == 1 and rows[0]["verdict"] != "failed" and rows[0]["old"] and rows[0]["new"]
+    assert rows[0]["toolchain"] == (None if report["toolchain"]["triton"] == VERSION
+                                    else f"triton {VERSION} -> {report['toolchain']['triton']}")
+
+    listed = ptxdiff(["toolchain", "list"], repo, env=env)
+    assert f"triton {VERSION}  {toolchains_dir / f'triton-{VERSION}'}" in listed.stdout
+
+
+@pytest.mark.integration
+def test_a_version_that_cannot_be_had_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """No network needed: pip looks in an empty folder only."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    root = tmp_path / "toolchains"
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
+    env = {"PTXDIFF_TOOLCHAINS": str(root), "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(empty)}
+    before = _site_packages()
+    proc = ptxdiff(["diff", "--triton", "0.0.1", "HEAD"], repo, env=env)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert lines[0].startswith("ptxdiff: installing triton 0.0.1 into")
+    assert lines[-1].startswith("ptxdiff: installing triton 0.0.1 failed: ") and "PTXDIFF_TRITON" in lines[-1]
+    assert len(lines) == 2 and not proc.stdout
+    assert list(root.iterdir()) == []            # nothing half-installed is left
+    assert _site_packages() == before
+
+
+@pytest.mark.parametrize("bad", ["3.6.0rc1", "https://example.com/triton.whl", "3.6..", "latest"])
+def test_only_released_versions(tmp_path: Path, bad: str) -> None:
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
+    proc = ptxdiff(["diff", "--triton", bad, "HEAD"], repo, env={"PTXDIFF_TOOLCHAINS": str(tmp_path / "t")})
+    assert proc.returncode == 2 and proc.stderr.startswith(f"ptxdiff: --triton {bad!r}: expected")
+    assert not (tmp_path / "t").exists()
+
+
+def test_the_worker_runs_the_toolchains_interpreter_with_ptxdiff_on_its_path(tmp_path: Path) -> None:
+    """A toolchain's worker path: its own site-packages first (its triton), ptxdiff's source,
+    then this environment's (ptxdiff's dependencies), with nothing installed anywhere."""
+    from ptxdiff import PACKAGE_DIR
+    from ptxdiff.sandbox import launcher
+
+    venv = tmp_path / "venv"
+    import subprocess
+    subprocess.run([sys.executable, "-I", "-m", "venv", "--without-pip", str(venv)], check=True)
+    path = launcher.toolchain_path(str(venv / "bin" / "python"))
+    own = next(i for i, p in enumerate(path) if p.startswith(str(venv)))
+    assert path.index(os.path.dirname(PACKAGE_DIR)) > own
+    here = [p for p in launcher.clean_path() if "site-packages" in p]
+    assert all(path.index(p) > own for p in here)
+
+
+def _fake_toolchain(root: Path, version: str) -> Path:
+    """A toolchain folder as install() leaves it, holding the installed triton under another
+    version's name (a link, no download): the whole path of another interpreter, its own
+    forkserver and sandbox, offline."""
+    import subprocess
+    import sysconfig
+
+    import triton
+
+    prefix = root / f"triton-{version}"
+    subprocess.run([sys.executable, "-I", "-m", "venv", "--without-pip", str(prefix)], check=True)
+    site = prefix / os.path.relpath(sysconfig.get_path("purelib"), sysconfig.get_config_var("base"))
+    if not site.is_dir():
+        site = next(prefix.glob("lib/python*/site-packages"))
+    (site / "triton").symlink_to(Path(triton.__file__).parent)
+    info = site / f"triton-{version}.dist-info"
+    info.mkdir()
+    real = next(Path(triton.__file__).parent.parent.glob("triton-*.dist-info"))
+    for name in ("METADATA", "entry_points.txt"):   # triton finds its backends through its entry points
+        if (real / name).exists():
+            (info / name).write_bytes((real / name).read_bytes())
+    return prefix
+
+
+@pytest.mark.integration
+def test_upgrade_diff_runs_each_side_in_its_toolchain_offline(tmp_path: Path) -> None:
+    """`--triton OLD..NEW` on one revision: the old side in a toolchain's interpreter, the new
+    one in ptxdiff's; the same triton underneath, so every kernel reads identical, and every
+    row and the report name both tritons."""
+    root = tmp_path / "toolchains"
+    _fake_toolchain(root, "3.1.0")
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
+    proc = ptxdiff(["diff", "--triton", "3.1.0..installed", "--format", "json", "--target", "sm_90"], repo,
+                   env={"PTXDIFF_TOOLCHAINS": str(root)})
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    import triton
+    assert report["toolchain"]["triton_old"] == "3.1.0" and report["toolchain"]["triton"] == triton.__version__
+    rows = report["kernels"]
+    assert [(r["verdict"], r["toolchain"]) for r in rows] == [("identical", f"triton 3.1.0 -> {triton.__version__}")]
+    assert rows[0]["old"]["regs"] == rows[0]["new"]["regs"] > 0
+    assert any("old side compiled with triton 3.1.0 (--triton)" in m for m in report["messages"])
+
+    table = ptxdiff(["diff", "--triton", "3.1.0..installed", "--target", "sm_90"], repo,
+                    env={"PTXDIFF_TOOLCHAINS": str(root)})
+    assert f"triton 3.1.0 -> {triton.__version__}" in table.stdout.splitlines()[0]
+    refused = ptxdiff(["log", "scale_kernel", "--triton", "3.1.0..installed"], repo, env={"PTXDIFF_TOOLCHAINS": str(root)})
+    assert refused.returncode == 2 and "ptxdiff log takes one version" in refused.stderr
+
+
+def test_report_heading_names_both_tritons_only_where_they_differ() -> None:
+    from ptxdiff.compare.results import describe
+    assert describe({"ptxdiff": "0.1.0", "triton": "3.9.0", "python": "3.11.7", "triton_old": "3.6.0"}) == \
+        "ptxdiff 0.1.0, triton 3.6.0 -> 3.9.0, python 3.11.7"
+    assert describe({"ptxdiff": "0.1.0", "triton": "3.9.0", "triton_old": "3.9.0"}) == "ptxdiff 0.1.0, triton 3.9.0"
