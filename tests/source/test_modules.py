@@ -52,7 +52,7 @@ def test_a_module_that_cannot_be_read_has_no_tree_and_says_why():
 
 
 def index(*paths: str, roots: tuple[str, ...] = ()) -> ModuleIndex:
-    return ModuleIndex(FileSet({p: b"" for p in paths}), roots)
+    return ModuleIndex(FileSet(dict.fromkeys(paths, b"")), roots)
 
 
 def test_modules_are_found_as_pythons_path_finder_finds_them():
