@@ -215,3 +215,18 @@ def sides_of(entries: list) -> dict[str, str]:
         out[path.parent.name + "/" + path.name] = next(
             fp for fp in prints if results[0]["source"] == source_hash(fp, kid, 90, results[0]))
     return out
+
+
+def test_a_module_that_resolves_two_ways_blocks_with_one_line(tmp_path, cache):
+    files = {"util.py": SQRT_H, "src/lib/__init__.py": "", "ops/k.py": kernel("k", "h(x)", "from util import h\n")}
+    repo = make_repo(tmp_path, files)
+    commit(repo, "a src/ module of the same name", {"src/util.py": SQUARE_H})   # the kernel's file is untouched
+    p = ptxdiff(["diff", "HEAD~1", "HEAD", "-q", "--format", "json", "--check"], repo)
+    assert p.returncode == 1, p.stderr
+    (row,) = rows_by_kernel(json.loads(p.stdout))["ops/k.py::k"]
+    assert row["kernel"] == "ops/k.py::k" and row["verdict"] == "failed" and row["blocking"], row
+    assert "`util` is util.py or src/util.py" in row["error"] and "python_path" in row["error"]
+    # named in python_path, the root is not ambiguous: the kernel reads src/util.py's h, a change
+    (tmp_path / "roots.toml").write_text('python_path = ["src"]\n')
+    named = verdicts(report(repo, "--config", str(tmp_path / "roots.toml")))
+    assert named == {"ops/k.py::k": {"structural"}}, named
