@@ -149,3 +149,16 @@ def test_the_builder_resolves_star_imports_as_the_fingerprint_does():
     assert evaluated(over, "C").value == 2
     under = {**BASE, "pkg/k.py": "import triton.language as tl\nfrom pkg.two import *\nC = tl.constexpr(5)\n"}
     assert evaluated(under, "C").value == 5
+
+
+def test_a_stored_discovery_brought_up_to_date_sees_a_package_that_now_shadows_a_module():
+    from ptxdiff.discovery.memo import update
+
+    before = {**BASE, "pkg/k.py": kernel("helpers.h(x)", "from pkg import helpers\n"),
+              "pkg/helpers.py": HEAD + "@triton.jit\ndef h(a):\n    return tl.sqrt(a)\n"}
+    after = {**before, "pkg/helpers/__init__.py": HEAD + "@triton.jit\ndef h(a):\n    return a * a\n"}
+    snapshot = FileSet({p: t.encode() for p, t in after.items()})
+    base = discover(FileSet({p: t.encode() for p, t in before.items()}))
+    assert "pkg/helpers/__init__.py" in base.kernels["pkg/k.py::k"].probes
+    updated = update(base, snapshot, (), {"pkg/helpers/__init__.py"})
+    assert updated.kernels["pkg/k.py::k"].fingerprint == fp(after) != fp(before)
