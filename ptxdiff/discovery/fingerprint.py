@@ -34,7 +34,10 @@ class Closure:
     def __init__(self, index: ModuleIndex):
         self.index = index
         self.statements: dict[str, set[int]] = {}   # path -> top-level statement indexes read
-        self.edges: set[str] = set()                 # how each name read resolved
+        # how each name read resolved: (module path, name, attributes read, how, module path or
+        # dotted name it resolved to, name there)
+        self.edges: set[tuple[str, str, str, str, str, str]] = set()
+        self.root = ""                               # the kernel's own module
         self.names: set[str] = set()                 # module-level names read
         self.defined: set[tuple[str, str]] = set()   # (path, name) whose binding statements are in
         self.paths: set[str] = set()
@@ -91,7 +94,7 @@ class Closure:
             self._path_of(self.index.absolute(mod, star))
             if target is not None:
                 self._statement(mod, block)
-                self.edges.add(f"{mod.path}\0{name}\0*\0{target}")
+                self.edges.add((mod.path, name, ".".join(rest), "*", target, name))
                 self._lookup_later(self.index.parse(target), name, rest)
 
     def _lookup_later(self, mod: ParsedModule, name: str, rest: tuple[str, ...]) -> None:
@@ -114,7 +117,7 @@ class Closure:
             self._stars(mod, name, rest)
 
     def _follow_import(self, mod: ParsedModule, name: str, stmt: ast.stmt, rest: tuple[str, ...]) -> None:
-        origin = f"{mod.path}\0{name}\0{'.'.join(rest)}"
+        origin = (mod.path, name, ".".join(rest))
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 bound = alias.asname or alias.name.split(".")[0]
@@ -130,36 +133,44 @@ class Closure:
             target = self._path_of(base)
             if target is not None and self.index.binds(target, alias.name):
                 self.paths.add(target)
-                self.edges.add(f"{origin}\0=\0{target}\0{alias.name}")
+                self.edges.add((*origin, "=", target, alias.name))
                 self._lookup_later(self.index.parse(target), alias.name, rest)
             elif self._path_of(f"{base}.{alias.name}"):
                 self._in_module(f"{base}.{alias.name}", rest, origin)
             else:
-                self.edges.add(f"{origin}\0external\0{base}.{alias.name}")
+                self.edges.add((*origin, "external", f"{base}.{alias.name}", ""))
 
-    def _in_module(self, dotted: str, rest: tuple[str, ...], origin: str) -> None:
+    def _in_module(self, dotted: str, rest: tuple[str, ...], origin: tuple[str, str, str]) -> None:
         """Attribute access through a module alias: follow into repo modules, record others."""
         while rest and self._path_of(f"{dotted}.{rest[0]}"):
             dotted, rest = f"{dotted}.{rest[0]}", rest[1:]
         path = self._path_of(dotted)
         if path is None:
-            self.edges.add(f"{origin}\0external\0{dotted}")
+            self.edges.add((*origin, "external", dotted, ""))
             return
         self.paths.add(path)
-        self.edges.add(f"{origin}\0module\0{path}")
+        self.edges.add((*origin, "module", path, ""))
         if rest:
             self._lookup_later(self.index.parse(path), rest[0], rest[1:])
 
     def fingerprint(self) -> str:
+        """The hash of the closure. The kernel's own module is named by a placeholder: a file
+        renamed without an edit builds the same kernel (a relative import that now resolves
+        elsewhere shows as the module it resolves to)."""
+        def named(path: str) -> bytes:
+            return b"<kernel>" if path == self.root else path.encode(errors="surrogateescape")
+
         h = hashlib.sha256()
-        for path in sorted(self.statements):
+        for path in sorted(self.statements, key=named):
             body = self.index.parse(path).tree
             assert body is not None  # a module with statements in the closure parsed
-            h.update(b"module\0" + path.encode(errors="surrogateescape") + b"\0")
+            h.update(b"module\0" + named(path) + b"\0")
             for i in sorted(self.statements[path]):
                 h.update(self.index.summary(body.body[i])[0].encode() + b"\0")
-        for edge in sorted(self.edges):
-            h.update(b"edge\0" + edge.encode(errors="surrogateescape") + b"\0")
+        edges = sorted((named(origin), name, rest, how, named(to) if how in ("=", "*", "module") else to.encode(), there)
+                       for origin, name, rest, how, to, there in self.edges)
+        for edge in edges:
+            h.update(b"edge\0" + b"\0".join(p if isinstance(p, bytes) else p.encode() for p in edge) + b"\0")
         for why in sorted(self.ambiguities):
             h.update(b"ambiguous\0" + why.encode(errors="surrogateescape") + b"\0")
         return h.hexdigest()
@@ -169,5 +180,6 @@ def kernel_closure(index: ModuleIndex, mod: ParsedModule, name: str) -> Closure:
     """The closure of the jit function `name` of `mod`: what discovery fingerprints and the
     builder builds from."""
     closure = Closure(index)
+    closure.root = mod.path
     closure.add_definition(mod, name, mod.bindings[name])
     return closure

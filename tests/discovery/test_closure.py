@@ -162,3 +162,12 @@ def test_a_stored_discovery_brought_up_to_date_sees_a_package_that_now_shadows_a
     assert "pkg/helpers/__init__.py" in base.kernels["pkg/k.py::k"].probes
     updated = update(base, snapshot, (), {"pkg/helpers/__init__.py"})
     assert updated.kernels["pkg/k.py::k"].fingerprint == fp(after) != fp(before)
+
+
+def test_a_kernel_file_renamed_without_an_edit_builds_the_same_kernel():
+    files = {**BASE, "pkg/k.py": kernel("f(x) * C", "from .ops import root as f\nfrom pkg.one import C\n")}
+    moved = {**BASE, "pkg/k2.py": files["pkg/k.py"]}
+    assert fp(files) == fp(moved, "pkg/k2.py::k")
+    # moved to another package, its relative import now reads another module: a change
+    other = {**BASE, "lib/__init__.py": "", "lib/ops.py": OPS, "lib/k.py": files["pkg/k.py"]}
+    assert fp(files) != fp(other, "lib/k.py::k")
