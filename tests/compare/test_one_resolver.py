@@ -77,6 +77,9 @@ BEFORE = {
     "pkg/k_shadow.py": kernel("k_shadow", "helpers.h(x)", "from pkg import helpers\n"),
     "pkg/k_plain.py": kernel("k_plain", BOTH, ALIASES),
     "pkg/k_quiet.py": kernel("k_quiet", BOTH, ALIASES),
+    "pkg/k_cond.py": kernel("k_cond", "x * C", "FLAG = True\nC = tl.constexpr(1)\nif FLAG:\n    C = tl.constexpr(2)\n"),
+    "alt/__init__.py": "from . import other as sub\n", "alt/sub.py": SQRT_H, "alt/other.py": SQUARE_H,
+    "pkg/k_sub.py": kernel("k_sub", "m.h(x)", "import alt.sub as m\n"),
 }
 # each hostile edit changes what its kernel computes and leaves the kernel's text alone
 HOSTILE = {
@@ -86,11 +89,14 @@ HOSTILE = {
     "pkg/k_star.py": kernel("k_star", "x * C", "from pkg.one import *\nfrom pkg.two import *\n"),
     "pkg/k_redef.py": kernel("k_redef", "h(x)", SQRT_H[len(HEAD):] + SQUARE_H[len(HEAD):]),
     "pkg/helpers/__init__.py": SQUARE_H,
+    "pkg/k_cond.py": kernel("k_cond", "x * C", "FLAG = True\nif FLAG:\n    C = tl.constexpr(2)\nC = tl.constexpr(1)\n"),
+    "pkg/k_sub.py": kernel("k_sub", "m.h(x)", "from alt import sub as m\n"),   # the package's `sub`, not the module
     # the control: the plain change; and a change that is none (comments, a line shift)
     "pkg/k_plain.py": kernel("k_plain", PLAIN, ALIASES),
     "pkg/k_quiet.py": "# moved down\n\n" + kernel("k_quiet", BOTH, ALIASES.rstrip() + "  # the helpers\n"),
 }
-SEEN = {f"pkg/{k}.py::{k}" for k in ("k_alias", "k_rebind", "k_consts", "k_star", "k_redef", "k_shadow", "k_plain")}
+SEEN = {f"pkg/{k}.py::{k}" for k in ("k_alias", "k_rebind", "k_consts", "k_star", "k_redef", "k_shadow", "k_cond",
+                                      "k_sub", "k_plain")}
 
 
 def report(repo, *args: str, env: dict | None = None) -> dict:
