@@ -26,6 +26,7 @@ from ptxdiff.build.evaluator.interp import Interp
 from ptxdiff.build.evaluator.scope import Function, Module, ModuleEnv
 from ptxdiff.build.evaluator.values import Constexpr, DType, External, Raised, Refused
 from ptxdiff.build.scan import describe, refusal
+from ptxdiff.discovery.fingerprint import Closure, kernel_closure
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.git.repo import printable
 from ptxdiff.source.syntax import call_args, dotted_name, is_constexpr, python_lines, strip_docstrings
@@ -35,6 +36,7 @@ from ptxdiff.specs.resolve import Declared, SpecError
 CONSTEXPR_FUNCTIONS = {"triton.language.constexpr", "triton.language.core.constexpr", "triton.constexpr_function",
                        "triton.language.constexpr_function", "triton.language.core.constexpr_function"}
 NOT_THE_TEXT = "the source triton would compile is not the kernel's text"
+NOT_FINGERPRINTED = "the source built is not the source its fingerprint names"
 _REFUSED = object()  # a value that must not reach a kernel (convert records why)
 
 
@@ -78,15 +80,41 @@ class Builder:
         self._module_values: dict[int, Module] = {}
         self.refused: dict[str, str] = {}
         self._denied_names: frozenset[str] | None = None
+        self._closure: Closure | None = None
+        self._held: dict[str, frozenset[int]] = {}
 
     def kernel(self, kernel: Kernel) -> tuple[object, Declared]:
         self.interp.used = []
         declared = read(self.interp, kernel)
-        jit = self.jit(kernel_function(self.interp, kernel))
+        fn = kernel_function(self.interp, kernel)
+        self._closure, self._held = self._fingerprinted(kernel), {}
+        jit = self.jit(fn)
         if kernel.harness is not None:
             jit, declared = self._harness(kernel, kernel.harness, jit, declared)
         assumed = tuple(dict.fromkeys(self.interp.used))
         return jit, dataclasses.replace(declared, notes=declared.notes + assumed) if assumed else declared
+
+    def _fingerprinted(self, kernel: Kernel) -> Closure:
+        """The kernel's closure as discovery walks it (one resolver): its fingerprint must be the
+        one the kernel came with (the cache key's), and every jit function built must be in it."""
+        closure = kernel_closure(self.interp.index, self.interp.index.parse(kernel.path), kernel.name)
+        if closure.ambiguities:
+            raise SpecError(f"{kernel.path}: {kernel.name}: {sorted(closure.ambiguities)[0]}")
+        if closure.fingerprint() != kernel.fingerprint:
+            raise SpecError(f"{kernel.path}: {kernel.name}: {NOT_FINGERPRINTED}")
+        return closure
+
+    def _in_closure(self, fn: Function) -> bool:
+        """Whether a function's `def` is inside one of the closure's statements of its module."""
+        if self._closure is None:
+            return True
+        path = fn.env.mod.path
+        if path not in self._held:
+            tree = self.interp.index.parse(path).tree
+            body = tree.body if tree is not None else []
+            self._held[path] = frozenset(id(node) for i in self._closure.statements.get(path, ())
+                                         for node in ast.walk(body[i]))
+        return id(fn.node) in self._held[path]
 
     # -- values for triton's code generator --------------------------------------------------------
     def convert(self, value, name: str):
@@ -246,6 +274,9 @@ class Builder:
     # -- functions ---------------------------------------------------------------------------------
     def jit(self, fn: Function):
         node = _definition(fn)
+        if not self._in_closure(fn):
+            raise SpecError(f"{fn.env.mod.path}:{node.lineno}: {node.name}: {NOT_FINGERPRINTED} (the builder "
+                            f"resolved a jit function outside the kernel's closure)")
         key = (fn.env.mod.path, node.name, node.lineno)
         if key in self._jit:
             return self._jit[key]

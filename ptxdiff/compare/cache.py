@@ -9,6 +9,13 @@ A file is trusted only when it is what `put` wrote for that very key: an envelop
 format and the key, around a value of the right shape (`valid_results`). Anything else (a
 truncated file, JSON of another shape, an entry copied under another name, an older format) is a
 miss, so a damaged cache costs a compile, never a verdict.
+
+The key is not trusted either: each result of an entry carries the hash of what it was built
+from (`source_hash`: the fingerprint of the closure the worker built, which it checked against
+the kernel's, the kernel, the target and the spec), and a read serves an entry only when every
+result's hash is the one of the kernel asked for (`served`). An entry stored under another
+kernel's key, by a compile whose fingerprint did not name what it built or by hand, is a miss and
+is compiled again.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from ptxdiff.discovery.memo import discoveries
 from ptxdiff.store import Cleared, Store
 
 DEFAULT_MAX_MB = 512
-FORMAT = 1   # bump when the stored value changes shape: older entries then read as misses
+FORMAT = 2   # bump when the stored value changes shape: older entries then read as misses
 
 
 def cache_dir(git_dir: str) -> Path:
@@ -34,6 +41,31 @@ def cache_dir(git_dir: str) -> Path:
 
 def make_key(**parts) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def source_hash(fingerprint: str, kernel_id: str, target: int, result: dict) -> str:
+    """The built source of one result: the closure handed to triton (its fingerprint), which
+    kernel of it, the target and the spec it was compiled with."""
+    spec = json.dumps([kernel_id, target, result.get("key"), result.get("spec")], sort_keys=True, default=str)
+    return hashlib.sha256(f"{fingerprint}\0{spec}".encode()).hexdigest()
+
+
+def stamped(results: list[dict], fingerprint: str, kernel_id: str, target: int) -> list[dict]:
+    """Results as an entry stores them: each with the hash of its built source."""
+    return [{**r, "source": source_hash(fingerprint, kernel_id, target, r)} for r in results]
+
+
+def served(value: object, fingerprint: str, kernel_id: str, target: int) -> list[dict] | None:
+    """An entry's results when every one was built from this kernel's source (without the hash),
+    else None: a miss."""
+    if not isinstance(value, list) or not value:
+        return None
+    out = []
+    for r in value:
+        if not isinstance(r, dict) or r.get("source") != source_hash(fingerprint, kernel_id, target, r):
+            return None
+        out.append({k: v for k, v in r.items() if k != "source"})
+    return out
 
 
 def _count(v) -> bool:

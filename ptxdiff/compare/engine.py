@@ -16,7 +16,7 @@ from typing import cast
 
 from ptxdiff import config as configmod
 from ptxdiff.compare import remote as remotemod
-from ptxdiff.compare.cache import Cache, cache_dir, make_key
+from ptxdiff.compare.cache import Cache, cache_dir, make_key, served, stamped
 from ptxdiff.compare.replan import REPLANS, Need, pairs_of
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.compare.verdict import classify, delta, pair_label, reason
@@ -372,7 +372,7 @@ class Engine:
                                roots=cfg.python_path, imports=self.imports, plan=need.plan.key(),
                                params=[(p.name, p.constexpr, p.kind) for p in need.kernel.params])
                 need.keys[cc] = key
-                hit = self.cache.get(key) if self.cache else None
+                hit = served(self.cache.get(key), need.kernel.fingerprint, need.kernel.id, cc) if self.cache else None
                 if isinstance(hit, list) and not _outgrown(hit, bound):
                     need.results[cc] = hit
                     self._came_from[key] = "local"
@@ -388,7 +388,7 @@ class Engine:
         found = self.remote.fetch([need.keys[cc] for need, cc in missing])
         rest = []
         for need, cc in missing:
-            hit = found.get(need.keys[cc])
+            hit = served(found.get(need.keys[cc]), need.kernel.fingerprint, need.kernel.id, cc)
             if isinstance(hit, list):
                 need.results[cc] = hit
                 self._came_from[need.keys[cc]] = "remote"
@@ -476,9 +476,10 @@ class Engine:
     def _store(self, need: Need, cc: int) -> None:
         results = need.results[cc]
         if self.cache and results and all("metrics" in r or _deterministic(r) for r in results):
-            self.cache.put(need.keys[cc], results)
+            entry = stamped(results, need.kernel.fingerprint, need.kernel.id, cc)
+            self.cache.put(need.keys[cc], entry)
             if self.remote:
-                self.remote.stage(need.keys[cc], results)
+                self.remote.stage(need.keys[cc], entry)
 
     # -- the comparison --------------------------------------------------------------------
     def compare(self, old: Side | None, new: Side, pathspecs: list[str] | None = None,

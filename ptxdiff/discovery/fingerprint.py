@@ -1,9 +1,18 @@
-"""The fingerprint of a kernel's *effective source*, from ASTs alone.
+"""The closure of a kernel's *effective source*, from ASTs alone, and its fingerprint.
 
 Effective source = the kernel (decorators included) plus, transitively, every module-level
 binding of the repo it reads: `@triton.jit` helpers (also in other modules), constants,
-config lists, functions used by decorators. Comments, docstrings, blank lines and line shifts do
-not reach the fingerprint because it is built from `ast.dump` without positions.
+config lists, functions used by decorators. The closure is what the builder builds from: the
+builder (build/builder.py) checks every jit function it hands to triton against it, and the
+worker checks that the closure it built from has the fingerprint the cache key names.
+
+The fingerprint hashes, per module path, the closure's top-level statements in source order
+(imports as written, so an alias mapping is part of it), and what each name the closure reads
+resolved to (a definition of which module, a module, a name outside the repository, a star
+import). Names resolve as Python binds them: every statement that binds a name and every star
+import that provides it count, in statement order (the last wins); modules are found as
+Python's path finder finds them (source/modules.py). Comments, docstrings, blank lines and line
+shifts do not reach it: statements are hashed as `ast.dump` without positions.
 """
 
 from __future__ import annotations
@@ -17,17 +26,24 @@ from ptxdiff.source.modules import ModuleIndex, ParsedModule, names_bound, neste
 
 
 class Closure:
-    """Walks one kernel's effective source and hashes it.
+    """Walks one kernel's effective source: the statements it reads and how its names resolved.
 
     The walk keeps its own work list instead of recursing, so import cycles, self-imports and
     long chains of re-exports cost nothing special: each (module, name) is looked at once."""
 
     def __init__(self, index: ModuleIndex):
         self.index = index
-        self.parts: set[tuple[str, str]] = set()
+        self.statements: dict[str, set[int]] = {}   # path -> top-level statement indexes read
+        # how each name read resolved: (module path, name, attributes read, how, module path or
+        # dotted name it resolved to, name there)
+        self.edges: set[tuple[str, str, str, str, str, str]] = set()
+        self.root = ""                               # the kernel's own module
+        self.names: set[str] = set()                 # module-level names read
+        self.defined: set[tuple[str, str]] = set()   # (path, name) whose binding statements are in
         self.paths: set[str] = set()
+        self.probes: set[str] = set()                # files whose presence decides a module's file
+        self.ambiguities: set[str] = set()
         self.jit_helpers: set[tuple[str, str]] = set()
-        self._seen: set[tuple[str, str]] = set()
         self._looked_up: set[tuple[str, str, tuple[str, ...]]] = set()
         self._todo: list[tuple[Callable[..., None], ParsedModule, str, object]] = []
 
@@ -37,18 +53,29 @@ class Closure:
             step, *args = self._todo.pop()
             step(*args)
 
+    def _statement(self, mod: ParsedModule, stmt: ast.stmt) -> None:
+        self.paths.add(mod.path)
+        self.statements.setdefault(mod.path, set()).add(mod.position[id(stmt)])
+
+    def _path_of(self, dotted: str) -> str | None:
+        path = self.index.path_of(dotted)
+        self.probes |= self.index.probed.get(dotted, frozenset())
+        if dotted in self.index.ambiguous:
+            self.ambiguities.add(self.index.ambiguous[dotted])
+        return path
+
     def _definition(self, mod: ParsedModule, name: str, stmts: list[ast.stmt]) -> None:
         key = (mod.path, name)
-        if key in self._seen:
+        if key in self.defined:
             return
-        self._seen.add(key)
-        self.paths.add(mod.path)
+        self.defined.add(key)
+        self.names.add(name)
         for stmt in stmts:
+            self._statement(mod, stmt)
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 self._follow_import(mod, name, stmt, ())
                 continue
-            dump, free, chains = self.index.summary(stmt)
-            self.parts.add((name, dump))
+            _, free, chains = self.index.summary(stmt)
             for inner in nested_statements(stmt):
                 if isinstance(inner, (ast.Import, ast.ImportFrom)) and name in names_bound(inner):
                     self._follow_import(mod, name, inner, ())
@@ -58,6 +85,17 @@ class Closure:
                 self._lookup_later(mod, ref, ())
             for chain in chains:
                 self._lookup_later(mod, chain[0], chain[1:])
+        self._stars(mod, name, ())
+
+    def _stars(self, mod: ParsedModule, name: str, rest: tuple[str, ...]) -> None:
+        """Star imports of `mod` that bind `name`: each is a binding statement like any other."""
+        for star, block in zip(mod.stars, mod.star_blocks):
+            target = self.index.star_provides(mod, star, name)
+            self._path_of(self.index.absolute(mod, star))
+            if target is not None:
+                self._statement(mod, block)
+                self.edges.add((mod.path, name, ".".join(rest), "*", target, name))
+                self._lookup_later(self.index.parse(target), name, rest)
 
     def _lookup_later(self, mod: ParsedModule, name: str, rest: tuple[str, ...]) -> None:
         key = (mod.path, name, rest)
@@ -67,58 +105,81 @@ class Closure:
 
     def _lookup(self, mod: ParsedModule, name: str, rest: tuple[str, ...]) -> None:
         stmts = mod.bindings.get(name)
-        if stmts:
-            if all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmts):
-                for stmt in stmts:
-                    self._follow_import(mod, name, stmt, rest)
-            else:
-                self._todo.append((self._definition, mod, name, stmts))
-            return
-        for star in mod.stars:
-            target = self.index.path_of(self.index.absolute(mod, star))
-            if target:
-                other = self.index.parse(target)
-                if name in other.bindings:
-                    self.paths.add(mod.path)
-                    self._lookup_later(other, name, rest)
-                    return
+        if stmts and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmts):
+            self.names.add(name)
+            for stmt in stmts:
+                self._statement(mod, stmt)
+                self._follow_import(mod, name, stmt, rest)
+            self._stars(mod, name, rest)
+        elif stmts:
+            self._todo.append((self._definition, mod, name, stmts))
+        else:
+            self._stars(mod, name, rest)
 
     def _follow_import(self, mod: ParsedModule, name: str, stmt: ast.stmt, rest: tuple[str, ...]) -> None:
+        origin = (mod.path, name, ".".join(rest))
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 bound = alias.asname or alias.name.split(".")[0]
                 if bound == name:
                     dotted = alias.name if alias.asname else alias.name.split(".")[0]
-                    self._in_module(dotted, rest)
+                    self._in_module(dotted, rest, origin)
             return
         assert isinstance(stmt, ast.ImportFrom)
         base = self.index.absolute(mod, stmt)
         for alias in stmt.names:
             if (alias.asname or alias.name) != name:
                 continue
-            target = self.index.path_of(base)
-            if target is not None and alias.name in self.index.parse(target).bindings:
+            target = self._path_of(base)
+            if target is not None and self.index.binds(target, alias.name):
                 self.paths.add(target)
+                self.edges.add((*origin, "=", target, alias.name))
                 self._lookup_later(self.index.parse(target), alias.name, rest)
-            elif self.index.path_of(f"{base}.{alias.name}"):
-                self._in_module(f"{base}.{alias.name}", rest)
+            elif self._path_of(f"{base}.{alias.name}"):
+                self._in_module(f"{base}.{alias.name}", rest, origin)
             else:
-                self.parts.add((name, f"external:{base}.{alias.name}"))
+                self.edges.add((*origin, "external", f"{base}.{alias.name}", ""))
 
-    def _in_module(self, dotted: str, rest: tuple[str, ...]) -> None:
+    def _in_module(self, dotted: str, rest: tuple[str, ...], origin: tuple[str, str, str]) -> None:
         """Attribute access through a module alias: follow into repo modules, record others."""
-        while rest and self.index.path_of(f"{dotted}.{rest[0]}"):
+        while rest and self._path_of(f"{dotted}.{rest[0]}"):
             dotted, rest = f"{dotted}.{rest[0]}", rest[1:]
-        path = self.index.path_of(dotted)
+        path = self._path_of(dotted)
         if path is None:
-            self.parts.add((dotted, "external"))
+            self.edges.add((*origin, "external", dotted, ""))
             return
         self.paths.add(path)
+        self.edges.add((*origin, "module", path, ""))
         if rest:
             self._lookup_later(self.index.parse(path), rest[0], rest[1:])
 
     def fingerprint(self) -> str:
+        """The hash of the closure. The kernel's own module is named by a placeholder: a file
+        renamed without an edit builds the same kernel (a relative import that now resolves
+        elsewhere shows as the module it resolves to)."""
+        def named(path: str) -> bytes:
+            return b"<kernel>" if path == self.root else path.encode(errors="surrogateescape")
+
         h = hashlib.sha256()
-        for name, dump in sorted(self.parts):
-            h.update(name.encode() + b"\0" + dump.encode() + b"\0")
+        for path in sorted(self.statements, key=named):
+            body = self.index.parse(path).tree
+            assert body is not None  # a module with statements in the closure parsed
+            h.update(b"module\0" + named(path) + b"\0")
+            for i in sorted(self.statements[path]):
+                h.update(self.index.summary(body.body[i])[0].encode() + b"\0")
+        edges = sorted((named(origin), name, rest, how, named(to) if how in ("=", "*", "module") else to.encode(), there)
+                       for origin, name, rest, how, to, there in self.edges)
+        for edge in edges:
+            h.update(b"edge\0" + b"\0".join(p if isinstance(p, bytes) else p.encode() for p in edge) + b"\0")
+        for why in sorted(self.ambiguities):
+            h.update(b"ambiguous\0" + why.encode(errors="surrogateescape") + b"\0")
         return h.hexdigest()
+
+
+def kernel_closure(index: ModuleIndex, mod: ParsedModule, name: str) -> Closure:
+    """The closure of the jit function `name` of `mod`: what discovery fingerprints and the
+    builder builds from."""
+    closure = Closure(index)
+    closure.root = mod.path
+    closure.add_definition(mod, name, mod.bindings[name])
+    return closure

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ptxdiff.discovery.callsites import Fact, HostFunction, facts, launch_calls, merge
 from ptxdiff.discovery.decorators import triton_kinds
-from ptxdiff.discovery.fingerprint import Closure
+from ptxdiff.discovery.fingerprint import Closure, kernel_closure
 from ptxdiff.discovery.harness import device_harness
 from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, module_constants, module_functions, optional_params
 from ptxdiff.discovery.params import Param, infer_param_kinds, kinds_through_helpers
@@ -45,6 +45,9 @@ class Kernel:
     # casts values to its pointers' element types (`.to(out.dtype.element_ty)`): a no-op under
     # fp32 guesses, so a second dtype family is compiled (specs/plan.py)
     element_casts: bool = False
+    # files that do not decide what it reads now but would if they appeared or went (a package
+    # `x/__init__.py` beside the module `x.py` it imports): a change to one discovers it again
+    probes: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -97,8 +100,7 @@ def discover(snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = Non
                         "jit" not in triton_kinds(index, mod, stmt):
                     continue
                 defined.add(stmt.name)
-                closure = Closure(index)
-                closure.add_definition(mod, stmt.name, mod.bindings[stmt.name])
+                closure = kernel_closure(index, mod, stmt.name)
                 found.append((mod, mod.tree, stmt, closure))
                 helpers |= closure.jit_helpers - {(path, stmt.name)}
     launched, sites = _launches(index, {fn.name for _, _, fn, _ in found})
@@ -125,8 +127,9 @@ def discover(snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = Non
         read = frozenset(closure.paths) | {site for *_, site in own_sites}
         kernels[kid] = Kernel(id=kid, path=mod.path, name=fn.name, module=mod.name, lineno=fn.lineno,
                               fingerprint=closure.fingerprint(), params=params, paths=read,
-                              names=frozenset(name for name, _ in closure.parts), launch=tuple(launch.items()),
-                              harness=harness, element_casts=casts_to_element_types(fn))
+                              names=frozenset(closure.names), launch=tuple(launch.items()),
+                              harness=harness, element_casts=casts_to_element_types(fn),
+                              probes=frozenset(closure.probes - closure.paths))
     return Discovery(kernels, broken)
 
 

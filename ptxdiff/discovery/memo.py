@@ -21,7 +21,7 @@ from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover
 from ptxdiff.discovery.params import Param
 from ptxdiff.store import Store
 
-FORMAT = 7
+FORMAT = 8
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 
@@ -32,7 +32,7 @@ def to_json(found: Discovery) -> dict:
         {"id": k.id, "path": k.path, "name": k.name, "module": k.module, "lineno": k.lineno,
          "fingerprint": k.fingerprint, "params": [param(p) for p in k.params], "paths": sorted(k.paths),
          "names": sorted(k.names), "launch": [[n, [[f.kind, f.value, f.site] for f in facts]] for n, facts in k.launch],
-         "harness": k.harness, "element_casts": k.element_casts}
+         "harness": k.harness, "element_casts": k.element_casts, "probes": sorted(k.probes)}
         for k in found.kernels.values()],
         "broken": [[b.path, b.error, list(b.names)] for b in found.broken.values()]}
 
@@ -48,7 +48,7 @@ def from_json(data: dict) -> Discovery:
         kernels[k["id"]] = Kernel(id=k["id"], path=k["path"], name=k["name"], module=k["module"], lineno=k["lineno"],
                                   fingerprint=k["fingerprint"], params=params, paths=frozenset(k["paths"]),
                                   names=frozenset(k["names"]), launch=launch, harness=k["harness"],
-                                  element_casts=k["element_casts"])
+                                  element_casts=k["element_casts"], probes=frozenset(k["probes"]))
     broken = {p: Broken(p, e, tuple(n)) for p, e, n in data["broken"]}
     return Discovery(kernels, broken)
 
@@ -66,7 +66,7 @@ def update(base: Discovery, snapshot, roots: tuple[str, ...], changed: set[str])
     are discovered again; the rest are `base`'s, unchanged by construction."""
     if not changed:
         return base
-    stale_files = {k.path for k in base.kernels.values() if k.paths & changed} | {
+    stale_files = {k.path for k in base.kernels.values() if (k.paths | k.probes) & changed} | {
         p for p in changed if p.endswith(".py")} | {p for p in base.broken if p in changed}
     # a changed launch site changes what the kernel is given (call-site values)
     texts = [snapshot.read(p) for p in changed if p.endswith(".py") and p in snapshot]

@@ -41,6 +41,8 @@ class ParsedModule:
     error: str | None = None
     bindings: dict[str, list[ast.stmt]] = field(default_factory=dict)
     stars: list[ast.ImportFrom] = field(default_factory=list)
+    star_blocks: list[ast.stmt] = field(default_factory=list)   # the top-level statement of each star import
+    position: dict[int, int] = field(default_factory=dict)       # id of a top-level statement -> its index
 
 
 def names_bound(stmt: ast.stmt) -> list[str]:
@@ -94,12 +96,14 @@ def mutated_name(stmt: ast.stmt) -> str | None:
 def _collect_bindings(mod: ParsedModule, stmts: list[ast.stmt]) -> None:
     """name -> the top-level statements that bind or change it. A name bound inside an
     `if`/`try`/`with` block maps to the whole block: its test and other branches decide the value."""
-    for stmt in stmts:
+    for i, stmt in enumerate(stmts):
+        mod.position[id(stmt)] = i
         names: list[str] = []
         for inner in nested_statements(stmt):
             names += names_bound(inner)
             if isinstance(inner, ast.ImportFrom) and any(a.name == "*" for a in inner.names):
                 mod.stars.append(inner)
+                mod.star_blocks.append(stmt)
             if isinstance(inner, ast.ExceptHandler) and inner.name:
                 names.append(inner.name)
         changed = mutated_name(stmt)
@@ -128,6 +132,22 @@ def _free_names(node: ast.AST) -> set[str]:
     return loads - stores
 
 
+def _src_layout(paths: frozenset[str]) -> bool:
+    """src/ is an import root: it is no package itself and holds a package or module directly."""
+    if "src/__init__.py" in paths:
+        return False
+    return any(p.startswith("src/") and p.endswith(".py") and (p.count("/") == 1 or
+               p.count("/") == 2 and p.endswith("/__init__.py")) for p in paths)
+
+
+def _literal_all(mod: ParsedModule) -> set[str] | None:
+    """The names of a module's `__all__` when it is a literal list or tuple of strings."""
+    for stmt in mod.bindings.get("__all__", ()):
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, (ast.List, ast.Tuple)):
+            return {e.value for e in stmt.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    return None
+
+
 def _decode(data: bytes) -> str:
     """Source bytes as Python reads them: UTF-8, or the encoding the coding cookie names."""
     try:
@@ -142,11 +162,21 @@ class ModuleIndex:
 
     def __init__(self, snapshot, roots: tuple[str, ...] = ()):
         self.snapshot = snapshot
-        auto = ("src",) if any(p.startswith("src/") for p in snapshot.paths) else ()
+        configured = tuple(dict.fromkeys(r.strip("/") for r in roots if r.strip("/")))
+        auto = ("src",) if "src" not in configured and _src_layout(snapshot.paths) else ()
         # longest root first, so src/pkg/x.py is "pkg.x" and not "src.pkg.x"
-        self.roots = tuple(sorted({r.strip("/") for r in (*roots, *auto)} | {""}, key=len, reverse=True))
+        self.roots = tuple(sorted({*configured, *auto, ""}, key=len, reverse=True))
+        # sys.path as Python could have it: the configured roots first, then the repository root
+        # (the working directory of a script or test run there); an automatic src/ root is where
+        # an installed src-layout package is found, after or before the root: both are tried
+        self._orders = [(*configured, "", *auto)] + ([(*configured, *auto, "")] if auto else [])
         self._by_path: dict[str, ParsedModule] = {}
         self._summaries: dict[int, tuple] = {}
+        self._found: dict[str, str | None] = {}
+        self._dirs: frozenset[str] | None = None
+        self._exports: dict[tuple[str, str], bool] = {}
+        self.ambiguous: dict[str, str] = {}    # dotted name -> why it has no one file
+        self.probed: dict[str, frozenset[str]] = {}   # dotted name -> the files whose presence decides it
 
     def module_name(self, path: str) -> str:
         for root in self.roots:
@@ -159,13 +189,83 @@ class ModuleIndex:
         return path[:-3].replace("/", ".")
 
     def path_of(self, dotted: str) -> str | None:
-        rel = dotted.replace(".", "/")
-        for root in self.roots:
-            base = f"{root}/{rel}" if root else rel
-            for candidate in (base + ".py", base + "/__init__.py"):
-                if candidate in self.snapshot:
-                    return candidate
-        return None
+        """The file `import dotted` loads, found as Python's path finder finds it: on each root in
+        sys.path order, a package (`x/__init__.py`) before a module (`x.py`) before a namespace
+        folder (`x/`, whose portions on every root are searched for the next part); a module has
+        no submodules. When the two orders of an automatic src/ root give different files, the
+        name is ambiguous (`ambiguous` says why) and the root-first file is returned."""
+        if dotted not in self._found:
+            probes: set[str] = set()
+            found = [self._find(dotted, order, probes) for order in self._orders]
+            self._found[dotted] = found[0]
+            self.probed[dotted] = frozenset(probes)
+            if len(set(found)) > 1:
+                shown = " or ".join(f or "no file" for f in found)
+                self.ambiguous[dotted] = (f"`{dotted}` is {shown} depending on whether the repository root or src/ "
+                                          f"comes first on sys.path: name the import root in python_path")
+        return self._found[dotted]
+
+    def _find(self, dotted: str, order: tuple[str, ...], probes: set[str]) -> str | None:
+        search: list[str] = list(order)
+        parts = dotted.split(".")
+        found: str | None = None
+        for i, part in enumerate(parts):
+            portions: list[str] = []
+            found = None
+            for folder in search:
+                base = f"{folder}/{part}" if folder else part
+                probes.update((base + "/__init__.py", base + ".py"))
+                if base + "/__init__.py" in self.snapshot:
+                    found = base + "/__init__.py"
+                elif base + ".py" in self.snapshot:
+                    found = base + ".py"
+                elif base in self._folders():
+                    portions.append(base)
+                    continue
+                else:
+                    continue
+                break
+            if found is None:
+                if not portions:
+                    return None
+                search = portions   # a namespace package: its portions on every root
+            elif i < len(parts) - 1:
+                if not found.endswith("/__init__.py"):
+                    return None
+                search = [found[:-len("/__init__.py")]]
+        return found
+
+    def _folders(self) -> frozenset[str]:
+        if self._dirs is None:
+            self._dirs = frozenset(p.rsplit("/", k)[0] for p in self.snapshot.paths
+                                   for k in range(1, p.count("/") + 1))
+        return self._dirs
+
+    def star_provides(self, mod: ParsedModule, stmt: ast.ImportFrom, name: str) -> str | None:
+        """The module a `from m import *` of `mod` takes `name` from (a repository file), or
+        None when it does not bind `name` there."""
+        target = self.path_of(self.absolute(mod, stmt))
+        return target if target is not None and self.exports(target, name) else None
+
+    def binds(self, path: str, name: str) -> bool:
+        """Whether the module at `path` has `name` after it ran: a statement or a star import binds it."""
+        mod = self.parse(path)
+        return name in mod.bindings or any(self.star_provides(mod, star, name) for star in mod.stars)
+
+    def exports(self, path: str, name: str) -> bool:
+        """Whether `from <module at path> import *` binds `name`: it is in the module's literal
+        `__all__`, or (no `__all__`) a public name the module binds, itself or by its own star imports."""
+        key = (path, name)
+        if key not in self._exports:
+            self._exports[key] = False   # a cycle of star imports adds nothing
+            mod = self.parse(path)
+            listed = _literal_all(mod)
+            if listed is not None:
+                self._exports[key] = name in listed
+            elif not name.startswith("_"):
+                self._exports[key] = name in mod.bindings or any(
+                    self.star_provides(mod, star, name) for star in mod.stars)
+        return self._exports[key]
 
     def summary(self, stmt: ast.stmt) -> tuple[str, frozenset[str], tuple[tuple[str, ...], ...]]:
         """(position-free dump, free names, attribute chains) of a module-level statement,

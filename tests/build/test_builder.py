@@ -522,3 +522,22 @@ def test_a_private_name_elsewhere_or_a_module_of_python_stays_refused(line, refu
     with pytest.raises(SpecError, match="m\\.py:") as e:
         _built(files, "k")
     assert refused in str(e.value), str(e.value)
+
+
+def test_the_builder_builds_only_what_the_fingerprint_names():
+    """One resolver: the kernel's closure is walked again where it is built; a fingerprint that is
+    not the closure's, or a jit function the builder reaches outside the closure, is refused."""
+    import dataclasses
+
+    from ptxdiff.build.builder import NOT_FINGERPRINTED
+    from ptxdiff.discovery.kernels import discover
+
+    files = {"m.py": HEADER + "\n@triton.jit\ndef h(x):\n    return x * 2.0\n\n\n@triton.jit\ndef other(x):\n"
+                     "    return x + 1.0\n\n\n@triton.jit\ndef k(x_ptr):\n    tl.store(x_ptr, h(tl.load(x_ptr)))\n"}
+    builder = _builder(files)
+    kernel = discover(builder.interp.index.snapshot).kernels["m.py::k"]
+    assert builder.kernel(kernel)[0] is not None
+    with pytest.raises(SpecError, match=NOT_FINGERPRINTED):
+        _built(files, "other", builder=builder)            # read by no statement of k's closure
+    with pytest.raises(SpecError, match=NOT_FINGERPRINTED):
+        _builder(files).kernel(dataclasses.replace(kernel, fingerprint="0" * 64))

@@ -49,3 +49,47 @@ def test_a_module_that_cannot_be_read_has_no_tree_and_says_why():
     assert index.parse("latin.py").error == "latin.py: not text in UTF-8 or in the encoding its coding line names"
     ok = index.parse("ok.py")
     assert ok.error is None and ok.tree is not None and set(ok.bindings) == {"X"}
+
+
+def index(*paths: str, roots: tuple[str, ...] = ()) -> ModuleIndex:
+    return ModuleIndex(FileSet(dict.fromkeys(paths, b"")), roots)
+
+
+def test_modules_are_found_as_pythons_path_finder_finds_them():
+    # a package before a module of the same name, a module before a namespace folder
+    assert index("x.py", "x/__init__.py").path_of("x") == "x/__init__.py"
+    assert index("x.py", "x/y.py").path_of("x") == "x.py"
+    assert index("x.py", "x/y.py").path_of("x.y") is None          # a module has no submodules
+    assert index("x/y.py").path_of("x.y") == "x/y.py"              # a namespace package
+    assert index("x/__init__.py", "x/y.py", "x/y/__init__.py").path_of("x.y") == "x/y/__init__.py"
+    # a configured root comes first on sys.path, then the repository root
+    assert index("python/ops.py", "ops.py", roots=("python",)).path_of("ops") == "python/ops.py"
+
+
+def test_an_automatic_src_root_is_one_only_when_python_would_import_from_it():
+    src = index("src/pkg/__init__.py", "src/pkg/k.py", "tests/test_k.py")
+    assert src.roots[0] == "src" and src.path_of("pkg.k") == "src/pkg/k.py" and not src.ambiguous
+    assert src.module_name("src/pkg/k.py") == "pkg.k"
+    # src/ is a package itself (`import src.pkg`), or holds no module: it is no import root
+    package = index("src/__init__.py", "src/pkg/__init__.py", "src/pkg/k.py")
+    assert "src" not in package.roots and package.path_of("pkg.k") is None
+    assert package.path_of("src.pkg.k") == "src/pkg/k.py"
+    assert "src" not in index("src/main.cpp", "src/tools/gen/run.py", "ops.py").roots
+    # found on one root only: that file; on both: ambiguous, and said in one line
+    both = index("src/ops.py", "src/pkg/__init__.py", "ops/__init__.py", "ops/k.py")
+    assert both.path_of("ops.k") == "ops/k.py" and both.path_of("ops") == "ops/__init__.py"   # the root first
+    assert "ops.k" in both.ambiguous
+    assert "`ops` is ops/__init__.py or src/ops.py" in both.ambiguous["ops"]
+    assert "\n" not in both.ambiguous["ops"]
+    assert both.path_of("pkg") == "src/pkg/__init__.py" and "pkg" not in both.ambiguous
+    # a regular package on a later root wins over a namespace portion on an earlier one, whatever the order
+    spread = index("ops/k.py", "src/ops/__init__.py", "src/ops/k.py")
+    assert spread.path_of("ops.k") == "src/ops/k.py" and not spread.ambiguous
+
+
+def test_star_imports_export_what_python_exports():
+    files = {"a.py": b"__all__ = ['X']\nX = 1\nY = 2\n_Z = 3\n", "b.py": b"Y = 2\n_Z = 3\nfrom a import *\n"}
+    idx = ModuleIndex(FileSet(files))
+    assert idx.exports("a.py", "X") and not idx.exports("a.py", "Y")
+    assert idx.exports("b.py", "Y") and not idx.exports("b.py", "_Z") and idx.exports("b.py", "X")
+    assert idx.binds("b.py", "_Z") and not idx.binds("b.py", "W")

@@ -130,6 +130,11 @@ class InterpCore(ABC):
     def absolute(self, mod: ParsedModule, stmt: ast.ImportFrom) -> str:
         return self.index.absolute(mod, stmt)
 
+    def star_target(self, mod: ParsedModule, stmt: ast.ImportFrom, name: str) -> ModuleEnv | None:
+        """The repository module a star import of `mod` takes `name` from (ModuleIndex's rule)."""
+        path = self.index.star_provides(mod, stmt, name)
+        return self.env(path) if path else None
+
     def where(self, env: ModuleEnv, node: ast.AST) -> str:
         line = getattr(node, "lineno", None)
         text = ast.unparse(node).splitlines()[0] if not isinstance(node, (ast.FunctionDef, ast.ClassDef)) \

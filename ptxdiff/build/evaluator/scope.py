@@ -34,6 +34,8 @@ class Runner(Protocol):
 
     def absolute(self, mod: ParsedModule, stmt: ast.ImportFrom) -> str: ...
 
+    def star_target(self, mod: ParsedModule, stmt: ast.ImportFrom, name: str) -> ModuleEnv | None: ...
+
     def where(self, env: ModuleEnv, node: ast.AST) -> str: ...
 
     def exec_block(self, stmts: list[ast.stmt], scope: Scope) -> None: ...
@@ -191,9 +193,15 @@ class ModuleEnv:
     def resolve(self, name: str, before: int | None = None):
         """The value `name` has at statement `before` (None: after the whole module ran)."""
         end = len(self.body) if before is None else before
-        for i in reversed(self.binders.get(name, ())):
+        # every statement that binds the name and every star import that provides it, the last
+        # first: Python's rule, the one the fingerprint's closure follows (source/modules.py)
+        stars = {i: other for i in self.stars if i < end and (
+            other := self.interp.star_target(self.mod, cast(ast.ImportFrom, self.body[i]), name)) is not None}
+        for i in sorted({*self.binders.get(name, ()), *stars}, reverse=True):
             if i >= end:
                 continue
+            if i in stars:
+                return stars[i].resolve(name)
             out = self._execute(i)
             if isinstance(out, BaseException):
                 if isinstance(out, Raised) and not _target_in_failed(self.body[i], name):
@@ -208,13 +216,6 @@ class ModuleEnv:
                 self._apply_mutations(name, i, end)
                 self.interp.used.extend(self._notes.get(i, ()))
                 return value
-        for i in reversed(self.stars):
-            if i >= end:
-                continue
-            stmt = cast(ast.ImportFrom, self.body[i])   # self.stars holds star imports only
-            other = self.interp.repo_module(self.interp.absolute(self.mod, stmt))
-            if other is not None and name in other.binders and not name.startswith("_"):
-                return other.resolve(name)
         if name in BUILTINS:
             return BUILTINS[name]
         if name in UNSAFE_BUILTINS:
