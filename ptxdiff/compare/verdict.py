@@ -2,8 +2,10 @@
 
 Strongest first: failed (one side did not compile); unmeasured (a changed kernel neither side of
 which could be measured: the gate cannot tell what changed, so it blocks); added / removed;
-structural (the opcode multiset or a count differs, or the values computed differ); reordered
-(same computations, other order); constants-only (same instruction sequence, only immediates
+structural (the opcode multiset or a count differs, the values computed differ, or the order of
+stores, atomics, barriers, fences, branches and the loads between them changed: what a load reads
+or a store leaves depends on it); reordered (same computations, only pure values or loads between
+the same two memory operations in another order); constants-only (same instruction sequence, only immediates
 differ); identical (normalised PTX equal, register numbering aside).
 """
 
@@ -46,8 +48,26 @@ def classify(old_ptx: str, new_ptx: str, old: dict, new: dict) -> str:
     if ptxmod.value_numbers(old_ptx, mask_immediates=True) == ptxmod.value_numbers(new_ptx, mask_immediates=True):
         return "constants-only"
     if Counter(plain_old) == Counter(plain_new):
-        return "reordered"
+        return "structural" if order_change(old_ptx, new_ptx) else "reordered"
     return "structural"
+
+
+def order_change(old_ptx: str, new_ptx: str) -> str | None:
+    """`bar.sync moved after ld.shared.b32`: the first memory operation, barrier or branch whose
+    place among the others moved (ptxmod.memory_order), or None when their order is the same."""
+    a, b = ptxmod.memory_order(old_ptx), ptxmod.memory_order(new_ptx)
+    if a == b:
+        return None
+    for x, y in zip(a, b):
+        if x != y:
+            what, other = _said(x[0]), _said(y[0])
+            return f"{what} moved after {'another ' if what == other else ''}{other}"
+    longer, side = (a, "old") if len(a) > len(b) else (b, "new")
+    return f"{_said(longer[min(len(a), len(b))][0])} only in the {side} order"
+
+
+def _said(opcode: str) -> str:
+    return "a branch target" if opcode == "label" else opcode
 
 
 def strongest(verdicts) -> str | None:
@@ -91,7 +111,12 @@ def reason(verdict: str, old_ptx: str, new_ptx: str, old: dict, new: dict) -> st
         if ops:
             return ops
         counts = [f"{k} {old.get(k)} -> {new.get(k)}" for k in COUNTED if old.get(k) != new.get(k)]
-        return ", ".join(counts[:WHY_ITEMS]) if counts else "values computed differ: " + first_difference(old_ptx, new_ptx)
+        if counts:
+            return ", ".join(counts[:WHY_ITEMS])
+        moved = order_change(old_ptx, new_ptx) if Counter(ptxmod.value_numbers(old_ptx)) == \
+            Counter(ptxmod.value_numbers(new_ptx)) else None
+        return f"order of memory operations changed: {moved}" if moved else \
+            "values computed differ: " + first_difference(old_ptx, new_ptx)
     if verdict in ("reordered", "constants-only"):
         return first_difference(old_ptx, new_ptx)
     return None

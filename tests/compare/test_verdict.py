@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from helpers import DATA
@@ -32,6 +34,9 @@ PAIRS = [
     ("sub", "sub_swapped", "structural"),    # equal opcodes and counts, different data flow
     ("leaky", "leaky_01", "constants-only"),  # the study's "semantic" pair
     ("fma", "fma_nofusion", "structural"),   # fma vs mul + add
+    ("barrier_before", "barrier_after", "structural"),   # a barrier moved past a load: same multiset
+    ("stores", "stores_swapped", "structural"),          # overlapping stores swapped: same multiset
+    ("pure", "pure_swapped", "reordered"),               # only loads and pure values swapped
 ]
 
 
@@ -136,6 +141,18 @@ def test_constants_only_and_reordered_quote_the_first_differing_lines(old, new):
     old_ptx, new_ptx = side(old)[0], side(new)[0]
     a, b = next((a, b) for a, b in zip(old_ptx.splitlines(), new_ptx.splitlines()) if a != b)
     assert why(old, new) == f"{' '.join(a.split())} -> {' '.join(b.split())}"
+
+
+@pytest.mark.parametrize("old,new,moved", [
+    ("barrier_before", "barrier_after", "bar.sync moved after ld.global.b32"),
+    ("barrier_after", "barrier_before", "ld.global.b32 moved after bar.sync"),
+    ("stores", "stores_swapped", "st.global.b32 moved after another st.global.b32"),
+])
+def test_a_change_in_the_order_of_memory_operations_is_structural_and_named(old, new, moved):
+    """Same instructions, same values: only where a barrier or store sits changed, which changes
+    what a load reads or which store wins; the reason names the operation that moved."""
+    assert Counter(ptx.value_numbers(side(old)[0])) == Counter(ptx.value_numbers(side(new)[0]))
+    assert why(old, new) == f"order of memory operations changed: {moved}"
 
 
 def test_identical_has_no_reason_and_counts_are_named_when_opcodes_agree():
