@@ -102,10 +102,44 @@ def first_difference(old_ptx: str, new_ptx: str) -> str:
     return f"{extra}{_cut(longer[min(len(a), len(b))])}" if longer else ""
 
 
-def reason(verdict: str, old_ptx: str, new_ptx: str, old: dict, new: dict) -> str | None:
+def signature_change(old: dict, new: dict) -> str | None:
+    """What the kernel's parameters did, by name, from the two specs' signatures (param -> type,
+    "constexpr" for a constexpr): `offset: runtime fp32 -> constexpr`, `n: removed`,
+    `k: added (i32)`, `stride: i32 -> i64`, or the order they are passed in. None when equal."""
+    parts = []
+    for name in [*old, *(p for p in new if p not in old)]:
+        a, b = old.get(name), new.get(name)
+        if a == b:
+            continue
+        if b is None:
+            parts.append(f"{name}: removed")
+        elif a is None:
+            parts.append(f"{name}: added ({b})")
+        elif "constexpr" in (a, b):
+            parts.append(f"{name}: {_kind(a)} -> {_kind(b)}")
+        else:
+            parts.append(f"{name}: {a} -> {b}")
+    kept_old, kept_new = [p for p in old if p in new], [p for p in new if p in old]
+    if kept_old != kept_new:
+        parts.append(f"parameters reordered: {', '.join(kept_old)} -> {', '.join(kept_new)}")
+    return ", ".join(parts) if parts else None
+
+
+def _kind(typ: str) -> str:
+    return typ if typ == "constexpr" else f"runtime {typ}"
+
+
+def reason(verdict: str, old_ptx: str, new_ptx: str, old: dict, new: dict,
+           signature: str | None = None) -> str | None:
     """Why two successful compiles got their verdict, in one line: the opcode delta of a
     structural change (or the counts that moved), the first differing line of a reordering or a
-    constants-only change (static counts are blind there). The full PTX is behind --ptx."""
+    constants-only change (static counts are blind there). The full PTX is behind --ptx.
+    `signature` (signature_change) goes first; the `.param` lines it explains are not quoted."""
+    if signature:
+        if verdict == "identical":
+            return signature
+        rest = reason(verdict, _body(old_ptx), _body(new_ptx), old, new)
+        return f"{signature}; {rest}" if rest else signature
     if verdict == "structural":
         ops = opcode_delta(old.get("ptx_opcodes") or {}, new.get("ptx_opcodes") or {})
         if ops:
@@ -120,6 +154,11 @@ def reason(verdict: str, old_ptx: str, new_ptx: str, old: dict, new: dict) -> st
     if verdict in ("reordered", "constants-only"):
         return first_difference(old_ptx, new_ptx)
     return None
+
+
+def _body(ptx: str) -> str:
+    """Normalised PTX without its `.param` declarations (signature_change names them)."""
+    return "\n".join(line for line in ptx.splitlines() if not line.startswith(".param ")) + "\n"
 
 
 def pair_label(old: str, new: str) -> str:

@@ -173,3 +173,37 @@ def test_opcode_delta_counts_what_it_does_not_name():
 ])
 def test_a_spec_whose_values_changed_is_one_label(old, new, label):
     assert verdict.pair_label(old, new) == label
+
+
+SIG = {"x_ptr": "*fp32", "n": "i32", "offset": "fp32", "BLOCK": "constexpr"}
+
+
+@pytest.mark.parametrize("new,said", [
+    ({**SIG, "offset": "constexpr"}, "offset: runtime fp32 -> constexpr"),
+    ({**SIG, "BLOCK": "i32"}, "BLOCK: constexpr -> runtime i32"),
+    ({k: v for k, v in SIG.items() if k != "n"}, "n: removed"),
+    ({**SIG, "stride": "i64"}, "stride: added (i64)"),
+    ({**SIG, "n": "i64"}, "n: i32 -> i64"),
+    ({"n": "i32", "x_ptr": "*fp32", "offset": "fp32", "BLOCK": "constexpr"},
+     "parameters reordered: x_ptr, n, offset, BLOCK -> n, x_ptr, offset, BLOCK"),
+    ({"x_ptr": "*fp16", "m": "i32", "offset": "fp32", "BLOCK": "constexpr"}, "x_ptr: *fp32 -> *fp16, n: removed, m: added (i32)"),
+    (SIG, None),
+])
+def test_a_signature_change_is_said_by_parameter_name(new, said):
+    assert verdict.signature_change(SIG, new) == said
+
+
+def test_a_signature_change_goes_first_in_the_reason_and_no_param_line_is_quoted():
+    """`.param .u32 -> .param .u64` is what the PTX shows; the reason names the parameter."""
+    old_ptx, old_m = side("leaky")
+    retyped = old_ptx.replace(".param .u32", ".param .u64", 1)
+    assert retyped != old_ptx and verdict.first_difference(old_ptx, retyped).startswith(".param .u32")
+    assert verdict.reason("identical", old_ptx, retyped, old_m, old_m, "n: i32 -> i64") == "n: i32 -> i64"
+    new_ptx, new_m = side("leaky_01")
+    said = verdict.reason("constants-only", old_ptx, new_ptx.replace(".param .u32", ".param .u64", 1), old_m, new_m,
+                          "n: i32 -> i64")
+    assert said == "n: i32 -> i64; " + verdict.first_difference(old_ptx, new_ptx)
+    assert ".param" not in said
+    (add_ptx, add_m), (mul_ptx, mul_m) = side("add"), side("mul")
+    assert verdict.reason("structural", add_ptx, mul_ptx, add_m, mul_m, "n: removed") == \
+        "n: removed; add.f32 -1, mul.f32 +1"
