@@ -91,8 +91,8 @@ UNFIT_ONE_SIDE = ("guessed values that do not fit: this side's other specs compi
 
 def _signature_change(a: dict, b: dict) -> str | None:
     """What the parameters did between two compiled results (verdict.signature_change)."""
-    sigs = [(r.get("spec") or {}).get("signature") if isinstance(r.get("spec"), dict) else None for r in (a, b)]
-    return signature_change(sigs[0], sigs[1]) if all(isinstance(s, dict) for s in sigs) else None
+    old, new = ((r.get("spec") or {}).get("signature") if isinstance(r.get("spec"), dict) else None for r in (a, b))
+    return signature_change(old, new) if isinstance(old, dict) and isinstance(new, dict) else None
 
 
 def _same_failure(a: str | None, b: str | None) -> bool:
