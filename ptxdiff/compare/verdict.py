@@ -105,7 +105,11 @@ def first_difference(old_ptx: str, new_ptx: str) -> str:
 def signature_change(old: dict, new: dict) -> str | None:
     """What the kernel's parameters did, by name, from the two specs' signatures (param -> type,
     "constexpr" for a constexpr): `offset: runtime fp32 -> constexpr`, `n: removed`,
-    `k: added (i32)`, `stride: i32 -> i64`, or the order they are passed in. None when equal."""
+    `k: added (i32)`, `stride: i32 -> i64`, or the order they are passed in. None when equal or
+    only renamed in place (the PTX names parameters by position)."""
+    if list(old.values()) == list(new.values()) and all(
+            a == b for a, b in zip(old, new) if a in new or b in old):
+        return None   # only renamed, each in its place with its type: no caller or PTX sees it
     parts = []
     for name in [*old, *(p for p in new if p not in old)]:
         a, b = old.get(name), new.get(name)

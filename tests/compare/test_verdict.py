@@ -188,6 +188,9 @@ SIG = {"x_ptr": "*fp32", "n": "i32", "offset": "fp32", "BLOCK": "constexpr"}
      "parameters reordered: x_ptr, n, offset, BLOCK -> n, x_ptr, offset, BLOCK"),
     ({"x_ptr": "*fp16", "m": "i32", "offset": "fp32", "BLOCK": "constexpr"}, "x_ptr: *fp32 -> *fp16, n: removed, m: added (i32)"),
     (SIG, None),
+    ({"inp_ptr": "*fp32", "n_elements": "i32", "offset": "fp32", "BLOCK": "constexpr"}, None),   # renamed in place
+    ({"n": "*fp32", "x_ptr": "i32", "offset": "fp32", "BLOCK": "constexpr"},
+     "x_ptr: *fp32 -> i32, n: i32 -> *fp32, parameters reordered: x_ptr, n, offset, BLOCK -> n, x_ptr, offset, BLOCK"),
 ])
 def test_a_signature_change_is_said_by_parameter_name(new, said):
     assert verdict.signature_change(SIG, new) == said
