@@ -1,4 +1,5 @@
-"""The order of memory operations is structure: real kernels, compiled, through `ptxdiff diff`.
+"""The order of memory operations is structure: real kernels, compiled, through `ptxdiff diff`,
+`git diff` (the driver) and the pre-push hook.
 
 A change that only moves a barrier or swaps two stores keeps every instruction and every value:
 what differs is what a load reads or which store wins. It must read `structural` (it blocks),
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import HEADER, make_repo, rows_by_kernel, run_json, write
+from helpers import HEADER, commit, git, kernel_lines, make_bare, make_repo, rows_by_kernel, run_json, run_main, write
 
 pytestmark = pytest.mark.integration
 
@@ -73,3 +74,24 @@ def test_pure_arithmetic_reordered_is_still_reordered(tmp_path, capsys):
     """The control: two independent loads and computations swapped, stores in place."""
     rows = diff_rows(tmp_path, capsys, PURE, A, B)
     assert [r["verdict"] for r in rows] == ["reordered"] * len(rows)
+
+
+@pytest.mark.parametrize("template,first,second,blocked", [
+    (EXCHANGE, BARRIER, READ_BACK, True),
+    (PURE, A, B, False),
+], ids=["moved-barrier-blocks", "pure-reordering-passes"])
+def test_the_pre_push_hook_and_git_diff_see_the_order(tmp_path, capsys, template, first, second, blocked):
+    repo = make_repo(tmp_path, {"ops/k.py": template.format(first=first, second=second)})
+    bare = make_bare(tmp_path)
+    git(repo, "remote", "add", "origin", str(bare))
+    git(repo, "push", "-q", "-u", "origin", "main")
+    assert run_main(["install", "-C", str(repo)], capsys)[0] == 0
+    commit(repo, "swap two lines", {"ops/k.py": template.format(first=second, second=first)})
+
+    text = git(repo, "diff", "HEAD~1", "HEAD", env={"PTXDIFF_FORCE": "1", "PTXDIFF_DRIVER_BUDGET": "600"}).stdout
+    (line,) = kernel_lines(text)
+    assert (" structural" in line) == blocked and (" reordered" in line) != blocked
+    push = git(repo, "push", "origin", "main", check=False)
+    assert (push.returncode != 0) == blocked, push.stderr
+    if blocked:
+        assert "order of memory operations changed: bar.sync moved after ld.global.b32" in push.stderr + text
