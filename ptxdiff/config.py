@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ptxdiff.errors import ConfigError
+from ptxdiff.source import nested
 from ptxdiff.targets import parse_target
 
 if sys.version_info >= (3, 11):
@@ -236,10 +237,16 @@ def load(read: Callable[[str], bytes], exists: Callable[[str], bool]) -> Config:
     for path, section in (("ptxdiff.toml", None), ("pyproject.toml", ("tool", "ptxdiff"))):
         if not exists(path):
             continue
+        raw = read(path)
+        bound = nested.bound_error(raw, "config", nested.MAX_CONFIG_BYTES)
+        if bound:
+            raise ConfigError(f"{path}: {bound}")
         try:
-            data = tomllib.loads(read(path).decode("utf-8"))
+            data = tomllib.loads(raw.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
             raise ConfigError(f"{path}: invalid TOML: {e}") from None
+        except RecursionError:   # nesting the measure missed (nested.depth): the parser's own bound
+            raise ConfigError(f"{path}: nested too deeply for a config") from None
         if section is None and set(data) == {"tool"} and isinstance(data["tool"], dict) and "ptxdiff" in data["tool"]:
             section = ("tool", "ptxdiff")  # ptxdiff.toml may use pyproject's spelling too
         table: Any = data   # any TOML value under the section: parse() says when it is no table

@@ -9,6 +9,7 @@ no dataclasses.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 
 TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing
@@ -67,6 +68,60 @@ def read(path: str) -> bytes:
             return f.read()
     except OSError:
         return b""
+
+
+WORKTREE_MAX_BYTES = 64 << 20   # a work-tree file ptxdiff reads: 64x the bound on a module it parses
+
+
+class NotRegular(OSError):
+    """A work-tree path that is no plain file inside the work tree: a symlink on the way, a FIFO,
+    a device, a directory, `..` or an absolute path; or one over WORKTREE_MAX_BYTES."""
+
+
+def read_inside(top: str, path: str, limit: int = WORKTREE_MAX_BYTES) -> bytes:
+    """A work-tree file's bytes, read by the rules git's own files are read by: each folder on
+    the way opened without following a symlink, the file itself never a symlink, FIFO or device
+    (opened non-blocking, checked on the open descriptor: no race between look and open), never
+    outside `top`, at most `limit` bytes. Anything else raises NotRegular (or the OSError)."""
+    parts = path.split("/")
+    if not path or path.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise NotRegular(f"{path}: not a path inside the work tree")
+    nofollow = os.O_NOFOLLOW | os.O_CLOEXEC
+    # folders as O_PATH: a way to name what is below, no right to list them (the sandbox has none)
+    folder = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY
+    fd = os.open(top, folder | os.O_CLOEXEC)
+    try:
+        for part in parts[:-1]:
+            below = os.open(part, folder | nofollow, dir_fd=fd)
+            os.close(fd)
+            fd = below
+        below = os.open(parts[-1], os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | nofollow, dir_fd=fd)
+        os.close(fd)
+        fd = below
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegular(f"{path}: not a regular file in the work tree")
+        if info.st_size > limit:
+            raise NotRegular(f"{path}: {info.st_size / 2**20:.0f} MB, over the {limit >> 20} MB bound on a work-tree "
+                             "file ptxdiff reads")
+        chunks = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        if left <= 0:
+            raise NotRegular(f"{path}: over the {limit >> 20} MB bound on a work-tree file ptxdiff reads")
+        return b"".join(chunks)
+    except OSError as e:
+        if isinstance(e, NotRegular):
+            raise
+        # ELOOP: a symlink where a file or folder was expected; ENOTDIR: a file on the way
+        raise NotRegular(f"{path}: not a regular file in the work tree ({e.strerror})") from None
+    finally:
+        os.close(fd)
 
 
 def write(path: str, data: bytes, mode: int = 0o600) -> None:

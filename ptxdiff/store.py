@@ -44,7 +44,7 @@ class Store:
         try:
             with gzip.open(path, "rt", encoding="utf-8") as f:
                 entry = json.load(f)
-        except (OSError, ValueError, EOFError):
+        except (OSError, ValueError, EOFError, RecursionError):
             return None
         if not self.accepts(key, entry):
             return None

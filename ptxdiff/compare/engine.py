@@ -19,7 +19,7 @@ from ptxdiff.compare import remote as remotemod
 from ptxdiff.compare.cache import Cache, cache_dir, make_key, served, stamped
 from ptxdiff.compare.replan import REPLANS, Need, pairs_of
 from ptxdiff.compare.results import Report, Row
-from ptxdiff.compare.verdict import classify, delta, pair_label, reason
+from ptxdiff.compare.verdict import classify, delta, pair_label, reason, signature_change
 from ptxdiff.compile import toolchain, toolchains
 from ptxdiff.config import KernelConfig
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover, renamed_id
@@ -87,6 +87,12 @@ UNFIT = ("guessed values that do not fit: the same error on both sides while oth
          "(config or `ptxdiff record` give the real ones)")
 UNFIT_ONE_SIDE = ("guessed values that do not fit: this side's other specs compile "
                   "(config or `ptxdiff record` give the real ones)")
+
+
+def _signature_change(a: dict, b: dict) -> str | None:
+    """What the parameters did between two compiled results (verdict.signature_change)."""
+    old, new = ((r.get("spec") or {}).get("signature") if isinstance(r.get("spec"), dict) else None for r in (a, b))
+    return signature_change(old, new) if isinstance(old, dict) and isinstance(new, dict) else None
 
 
 def _same_failure(a: str | None, b: str | None) -> bool:
@@ -834,7 +840,7 @@ class Engine:
                 verdict = "removed"
             else:
                 verdict = classify(a["ptx"], b["ptx"], a["metrics"], b["metrics"])
-                why = reason(verdict, a["ptx"], b["ptx"], a["metrics"], b["metrics"])
+                why = reason(verdict, a["ptx"], b["ptx"], a["metrics"], b["metrics"], _signature_change(a, b))
             if not has_base:
                 old_m = None
             log = "\n".join(x.get("log", "") for x in (a, b) if x and x.get("log")) or None

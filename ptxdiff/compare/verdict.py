@@ -2,8 +2,10 @@
 
 Strongest first: failed (one side did not compile); unmeasured (a changed kernel neither side of
 which could be measured: the gate cannot tell what changed, so it blocks); added / removed;
-structural (the opcode multiset or a count differs, or the values computed differ); reordered
-(same computations, other order); constants-only (same instruction sequence, only immediates
+structural (the opcode multiset or a count differs, the values computed differ, or the order of
+stores, atomics, barriers, fences, branches and the loads between them changed: what a load reads
+or a store leaves depends on it); reordered (same computations, only pure values or loads between
+the same two memory operations in another order); constants-only (same instruction sequence, only immediates
 differ); identical (normalised PTX equal, register numbering aside).
 """
 
@@ -46,8 +48,26 @@ def classify(old_ptx: str, new_ptx: str, old: dict, new: dict) -> str:
     if ptxmod.value_numbers(old_ptx, mask_immediates=True) == ptxmod.value_numbers(new_ptx, mask_immediates=True):
         return "constants-only"
     if Counter(plain_old) == Counter(plain_new):
-        return "reordered"
+        return "structural" if order_change(old_ptx, new_ptx) else "reordered"
     return "structural"
+
+
+def order_change(old_ptx: str, new_ptx: str) -> str | None:
+    """`bar.sync moved after ld.shared.b32`: the first memory operation, barrier or branch whose
+    place among the others moved (ptxmod.memory_order), or None when their order is the same."""
+    a, b = ptxmod.memory_order(old_ptx), ptxmod.memory_order(new_ptx)
+    if a == b:
+        return None
+    for x, y in zip(a, b):
+        if x != y:
+            what, other = _said(x[0]), _said(y[0])
+            return f"{what} moved after {'another ' if what == other else ''}{other}"
+    longer, side = (a, "old") if len(a) > len(b) else (b, "new")
+    return f"{_said(longer[min(len(a), len(b))][0])} only in the {side} order"
+
+
+def _said(opcode: str) -> str:
+    return "a branch target" if opcode == "label" else opcode
 
 
 def strongest(verdicts) -> str | None:
@@ -82,19 +102,67 @@ def first_difference(old_ptx: str, new_ptx: str) -> str:
     return f"{extra}{_cut(longer[min(len(a), len(b))])}" if longer else ""
 
 
-def reason(verdict: str, old_ptx: str, new_ptx: str, old: dict, new: dict) -> str | None:
+def signature_change(old: dict, new: dict) -> str | None:
+    """What the kernel's parameters did, by name, from the two specs' signatures (param -> type,
+    "constexpr" for a constexpr): `offset: runtime fp32 -> constexpr`, `n: removed`,
+    `k: added (i32)`, `stride: i32 -> i64`, or the order they are passed in. None when equal or
+    only renamed in place (the PTX names parameters by position)."""
+    if list(old.values()) == list(new.values()) and all(
+            a == b for a, b in zip(old, new) if a in new or b in old):
+        return None   # only renamed, each in its place with its type: no caller or PTX sees it
+    parts = []
+    for name in [*old, *(p for p in new if p not in old)]:
+        a, b = old.get(name), new.get(name)
+        if a == b:
+            continue
+        if b is None:
+            parts.append(f"{name}: removed")
+        elif a is None:
+            parts.append(f"{name}: added ({b})")
+        elif "constexpr" in (a, b):
+            parts.append(f"{name}: {_kind(a)} -> {_kind(b)}")
+        else:
+            parts.append(f"{name}: {a} -> {b}")
+    kept_old, kept_new = [p for p in old if p in new], [p for p in new if p in old]
+    if kept_old != kept_new:
+        parts.append(f"parameters reordered: {', '.join(kept_old)} -> {', '.join(kept_new)}")
+    return ", ".join(parts) if parts else None
+
+
+def _kind(typ: str) -> str:
+    return typ if typ == "constexpr" else f"runtime {typ}"
+
+
+def reason(verdict: str, old_ptx: str, new_ptx: str, old: dict, new: dict,
+           signature: str | None = None) -> str | None:
     """Why two successful compiles got their verdict, in one line: the opcode delta of a
     structural change (or the counts that moved), the first differing line of a reordering or a
-    constants-only change (static counts are blind there). The full PTX is behind --ptx."""
+    constants-only change (static counts are blind there). The full PTX is behind --ptx.
+    `signature` (signature_change) goes first; the `.param` lines it explains are not quoted."""
+    if signature:
+        if verdict == "identical":
+            return signature
+        rest = reason(verdict, _body(old_ptx), _body(new_ptx), old, new)
+        return f"{signature}; {rest}" if rest else signature
     if verdict == "structural":
         ops = opcode_delta(old.get("ptx_opcodes") or {}, new.get("ptx_opcodes") or {})
         if ops:
             return ops
         counts = [f"{k} {old.get(k)} -> {new.get(k)}" for k in COUNTED if old.get(k) != new.get(k)]
-        return ", ".join(counts[:WHY_ITEMS]) if counts else "values computed differ: " + first_difference(old_ptx, new_ptx)
+        if counts:
+            return ", ".join(counts[:WHY_ITEMS])
+        moved = order_change(old_ptx, new_ptx) if Counter(ptxmod.value_numbers(old_ptx)) == \
+            Counter(ptxmod.value_numbers(new_ptx)) else None
+        return f"order of memory operations changed: {moved}" if moved else \
+            "values computed differ: " + first_difference(old_ptx, new_ptx)
     if verdict in ("reordered", "constants-only"):
         return first_difference(old_ptx, new_ptx)
     return None
+
+
+def _body(ptx: str) -> str:
+    """Normalised PTX without its `.param` declarations (signature_change names them)."""
+    return "\n".join(line for line in ptx.splitlines() if not line.startswith(".param ")) + "\n"
 
 
 def pair_label(old: str, new: str) -> str:

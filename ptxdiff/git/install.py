@@ -28,6 +28,7 @@ from typing import TextIO
 
 from ptxdiff import PACKAGE_DIR
 from ptxdiff.errors import GitError, ToolError, UsageError
+from ptxdiff.fastio import read_inside
 from ptxdiff.git.repo import Repo, config_file_set, global_config_get
 from ptxdiff.gitdiff.driver import PYTHON_FUNCNAME
 
@@ -136,6 +137,20 @@ class Plan:
     driver_text: str = ""
     legacy_from: str | None = None
     messages: list[str] = field(default_factory=list)
+
+
+def _attributes_text(path: Path) -> str | None:
+    """The attributes file's text, None when there is none. A work tree's `.gitattributes` is a
+    repository file, read by the rules of one (fastio.read_inside): a symlink, FIFO or device
+    there is refused, never read, waited on or written through."""
+    if not os.path.lexists(path):
+        return None
+    if path.name != ".gitattributes":
+        return path.read_text()
+    try:
+        return read_inside(str(path.parent), path.name).decode("utf-8", "replace")
+    except OSError as e:
+        raise GitError(f"{e}; not reading or writing through it") from None
 
 
 def _local(repo: Repo | None) -> Repo:
@@ -250,6 +265,8 @@ def install(repo: Repo | None, global_: bool = False, attributes: str = "info", 
         print(f"note: {m}", file=out)
     if dry_run:
         return 0
+    attr = Path(p.attributes_file)
+    text = _attributes_text(attr)   # before anything is written: a refused one leaves nothing half-installed
     record = existing or {"config_file": p.config_file, "config_before": {}, "attributes_file": p.attributes_file,
                           "attributes_created": False, "attributes_added_newline": False, "hook_file": None,
                           "hooks_dir_created": False, "legacy": None, "sections_created": []}
@@ -268,8 +285,6 @@ def install(repo: Repo | None, global_: bool = False, attributes: str = "info", 
     driver.write_text(p.driver_text)
     driver.chmod(0o755)
     record["driver_file"] = str(driver)
-    attr = Path(p.attributes_file)
-    text = attr.read_text() if attr.exists() else None
     missing = [line for line in ATTR_LINES if text is None or line not in text.splitlines()]
     if missing:
         if existing is None or not _lines_added(record):
@@ -313,7 +328,7 @@ def uninstall(repo: Repo | None, global_: bool = False, out: TextIO | None = Non
             os.remove(cfg_file)
     attr = Path(record["attributes_file"])
     if _lines_added(record) and attr.exists():
-        lines = attr.read_text().splitlines(keepends=True)
+        lines = (_attributes_text(attr) or "").splitlines(keepends=True)
         for added in _lines_added(record):
             for i in range(len(lines) - 1, -1, -1):
                 if lines[i].rstrip("\n") == added:

@@ -28,6 +28,7 @@ from pygit2.enums import (
 )
 
 from ptxdiff.errors import GitError
+from ptxdiff.fastio import NotRegular, read_inside
 
 WORKTREE = "WORKTREE"
 INDEX = "INDEX"  # Side.commit of the index (the staging area): `git diff` compares it with the work tree
@@ -273,12 +274,12 @@ class Repo:
         return os.path.realpath(full) == os.path.join(os.path.realpath(self.workdir), path)
 
     def read_worktree_file(self, path: str) -> bytes:
-        """The bytes of a work-tree file; never through a symlink (O_NOFOLLOW, checked parents)."""
-        if not self._regular_file(path):
-            raise GitError(f"{path}: not a regular file in the work tree")
-        fd = os.open(os.path.join(self.workdir, path), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        with os.fdopen(fd, "rb") as f:
-            return f.read()
+        """The bytes of a work-tree file; never through a symlink, never a FIFO or device, never
+        outside the work tree, within a size bound (fastio.read_inside)."""
+        try:
+            return read_inside(self.workdir, path)
+        except OSError as e:
+            raise GitError(str(e) if isinstance(e, NotRegular) else f"{path}: {e.strerror or e}") from None
 
     def renames(self, old: Side, new: Side) -> dict[str, str]:
         """new path -> old path for files git sees as renamed between the two sides."""

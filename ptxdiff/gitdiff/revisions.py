@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ptxdiff.fastio import blob_id, read, sha256, spawn, tmp_path, wait, write
+from ptxdiff.fastio import blob_id, read, read_inside, sha256, spawn, tmp_path, wait, write
 from ptxdiff.gitdiff import invocation as inv
 from ptxdiff.gitdiff.patches import MISSING, UNKNOWN, Commit, Piece, handled
 
@@ -275,9 +275,8 @@ def verify(facts: Facts, sections: list[Section], pieces: list[Piece], prefix: b
                     continue
                 if spec == "WORKTREE":
                     try:
-                        with open(os.path.join(facts.top, os.fsdecode(path)), "rb") as f:
-                            data = f.read()
-                    except OSError:
+                        data: bytes | None = read_inside(facts.top, os.fsdecode(path))
+                    except OSError:   # a symlink, FIFO or device now, or over the bound
                         data = None
                     if data is None or blob_id(data, len(want)) != want:
                         s.problem = "the work tree differs from what git shows (filters?)"
@@ -339,8 +338,11 @@ def _worktree_stamp(facts: Facts) -> bytes:
 
 def read_file(facts: Facts, spec: str, path: str) -> bytes:
     """A file's bytes on one side (b"" when it is not there)."""
-    if spec == "WORKTREE":
-        return read(os.path.join(facts.top, path))
+    if spec == "WORKTREE":   # by the rules of repository files: no symlink, FIFO or device, bounded
+        try:
+            return read_inside(facts.top, path)
+        except OSError:
+            return b""
     if spec == "NOTHING":
         return b""
     out = facts.files["tree"] + ".file"

@@ -29,6 +29,13 @@ _TYPE_BYTES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2
 _NO_DEST = ("st", "red", "bra", "ret", "exit", "bar", "barrier", "membar", "fence", "prefetch",
             "cp", "mbarrier", "wgmma", "trap", "call", "griddepcontrol", "setmaxnreg", "stmatrix",
             "tcgen05", "elect")
+# Opcodes whose place among a kernel's memory operations is part of what it computes (memory_order):
+# writes, atomics, barriers and fences, async copies and tensor-core ops on shared memory, control flow.
+_ORDERED = {"st", "stmatrix", "red", "atom", "bar", "barrier", "membar", "fence", "cp", "mbarrier",
+            "wgmma", "tcgen05", "griddepcontrol", "call", "bra", "brx", "ret", "exit", "trap", "sust", "sured",
+            "suatom", "multimem"}
+# Loads from memory: may read what an ordered operation wrote.
+_READS = {"ld", "ldu", "ldmatrix", "tex", "tld4", "suld"}
 # Opcodes whose first two source operands commute (fma/mad: a*b+c).
 _COMMUTATIVE = {"add", "mul", "mul24", "min", "max", "and", "or", "xor", "fma", "mad", "mad24"}
 
@@ -174,6 +181,50 @@ def value_numbers(ptx: str, mask_immediates: bool = False) -> list[str]:
     or LLVM numbered the registers differently. With `mask_immediates`, literal operands are
     ignored: equal masked sequences but unequal plain ones means only constants changed.
     """
+    return _numbered(ptx, mask_immediates)[1]
+
+
+def memory_order(ptx: str) -> list[tuple[str, str]]:
+    """The kernel's side effects, synchronisation and control flow in program order, as
+    (opcode, value number): stores, atomics, barriers, fences, async copies, branches and branch
+    targets, with the memory loads between two of them. A load may read what an earlier store
+    wrote (or what a barrier made visible), so moving it across one changes what it reads;
+    two loads between the same two of them may swap freely, so each such run is sorted.
+    Loads of parameters, constants and read-only (`.nc`) memory are values, not in the list."""
+    instructions, numbers, labels = _numbered(ptx, False)
+    at: dict[int, list[str]] = {}
+    for rank, position in enumerate(sorted(labels.values())):
+        at.setdefault(position, []).append(f"L{rank}")
+    out: list[tuple[str, str]] = []
+    run: list[tuple[str, str]] = []
+    for index in range(len(instructions) + 1):
+        kind = _order_kind(instructions[index].opcode) if index < len(instructions) else None
+        if kind == "read":
+            run.append((instructions[index].opcode, numbers[index]))
+            continue
+        if kind is None and index not in at and index < len(instructions):
+            continue
+        out += sorted(run, key=lambda item: item[1])
+        run = []
+        out += [("label", name) for name in at.get(index, ())]
+        if kind == "ordered":
+            out.append((instructions[index].opcode, numbers[index]))
+    return out
+
+
+def _order_kind(opcode: str) -> str | None:
+    """"read" for a load from memory others may write, "ordered" for a side effect, barrier,
+    fence or branch, None for a value computed from registers alone."""
+    head, *mods = opcode.split(".")
+    if head in _ORDERED:
+        return "ordered"
+    if head in _READS and not {"param", "const", "nc"} & set(mods):
+        return "read"
+    return None
+
+
+def _numbered(ptx: str, mask_immediates: bool) -> tuple[list[Instruction], list[str], dict[str, int]]:
+    """The instructions of normalised PTX, their value numbers (see value_numbers), the labels."""
     instructions, labels = statements(normalise(ptx))
     label_rank = {name: f"L{rank}" for rank, name in enumerate(sorted(labels, key=labels.__getitem__))}
     current: dict[str, str] = {}
@@ -205,4 +256,4 @@ def value_numbers(ptx: str, mask_immediates: bool = False) -> list[str]:
         out.append(digest)
         for index, dest in enumerate(dests):
             current[dest] = f"{digest}.{index}"
-    return out
+    return instructions, out, labels

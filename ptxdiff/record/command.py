@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ptxdiff.errors import PtxdiffError, UsageError
-from ptxdiff.fastio import replace_file
+from ptxdiff.fastio import read_inside, replace_file
 from ptxdiff.record import launches as recorded
 from ptxdiff.record import replay as replaymod
 from ptxdiff.record.launch_hook import ENV_OUT, ENV_ROOT
@@ -145,9 +145,12 @@ def save(path: Path, recording: recorded.Recording, keep: int, root: str,
         if p.is_symlink():
             raise UsageError(f"{_display(p, root)} is a symlink; not writing through it")
     old = {}
-    if path.exists():
+    if os.path.lexists(path):
         try:
-            text = path.read_bytes().decode("utf-8")
+            # a repository file: never a FIFO or device, never over the bound (fastio.read_inside)
+            text = read_inside(str(path.parent), path.name).decode("utf-8")
+        except OSError as e:
+            raise UsageError(f"{e}; not writing through it") from None
         except UnicodeDecodeError:
             raise UsageError(f"{where}: not UTF-8 text; fix or delete it, then record again") from None
         old = recorded.parse(text, where)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from ptxdiff.errors import ConfigError
 from ptxdiff.record import replay as replaymod
 from ptxdiff.record.replay import Replay
+from ptxdiff.source import nested
 
 DEFAULT_PATH = ".ptxdiff/launches.jsonl"
 DEFAULT_KEEP = 8
@@ -191,10 +192,15 @@ def parse(text: str, where: str) -> dict[str, tuple[Launch, ...]]:
             continue
         if line.startswith(_CONFLICT):
             _fail(at, "git merge conflict marker; keep one side's lines (or delete the file) and record again")
+        bound = nested.bound_error(line, "recorded launch", nested.MAX_RECORDING_BYTES)
+        if bound:
+            _fail(at, bound)
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             _fail(at, f"not JSON ({e.msg} at column {e.colno})")
+        except RecursionError:   # nesting the measure missed (nested.depth): the parser's own bound
+            _fail(at, "nested too deeply for a recorded launch")
         launch = from_json(obj, at)
         key = (launch.kernel, launch.spec_text)
         if key in seen:
@@ -217,8 +223,11 @@ def load(read, exists, path: str = DEFAULT_PATH) -> dict[str, tuple[Launch, ...]
     config.load. No file is no recording (an empty dict)."""
     if not exists(path):
         return {}
+    raw = read(path)
+    if len(raw) > nested.MAX_RECORDING_BYTES:
+        raise ConfigError(f"{path}: {nested.bound_error(raw, 'recording', nested.MAX_RECORDING_BYTES)}")
     try:
-        text = read(path).decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not UTF-8 text") from None
     return parse(text, path)

@@ -88,6 +88,8 @@ def events(folder: Path) -> list[tuple[dict, str]]:
                 event = json.loads(line)
             except json.JSONDecodeError as e:
                 raise ConfigError(f"{where}:{n}: not JSON ({e.msg} at column {e.colno})") from None
+            except RecursionError:
+                raise ConfigError(f"{where}:{n}: nested too deeply for a trace event") from None
             if isinstance(event, dict):
                 out.append((event, f"{where}:{n}"))
     return out

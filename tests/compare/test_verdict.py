@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from helpers import DATA
@@ -32,6 +34,9 @@ PAIRS = [
     ("sub", "sub_swapped", "structural"),    # equal opcodes and counts, different data flow
     ("leaky", "leaky_01", "constants-only"),  # the study's "semantic" pair
     ("fma", "fma_nofusion", "structural"),   # fma vs mul + add
+    ("barrier_before", "barrier_after", "structural"),   # a barrier moved past a load: same multiset
+    ("stores", "stores_swapped", "structural"),          # overlapping stores swapped: same multiset
+    ("pure", "pure_swapped", "reordered"),               # only loads and pure values swapped
 ]
 
 
@@ -138,6 +143,18 @@ def test_constants_only_and_reordered_quote_the_first_differing_lines(old, new):
     assert why(old, new) == f"{' '.join(a.split())} -> {' '.join(b.split())}"
 
 
+@pytest.mark.parametrize("old,new,moved", [
+    ("barrier_before", "barrier_after", "bar.sync moved after ld.global.b32"),
+    ("barrier_after", "barrier_before", "ld.global.b32 moved after bar.sync"),
+    ("stores", "stores_swapped", "st.global.b32 moved after another st.global.b32"),
+])
+def test_a_change_in_the_order_of_memory_operations_is_structural_and_named(old, new, moved):
+    """Same instructions, same values: only where a barrier or store sits changed, which changes
+    what a load reads or which store wins; the reason names the operation that moved."""
+    assert Counter(ptx.value_numbers(side(old)[0])) == Counter(ptx.value_numbers(side(new)[0]))
+    assert why(old, new) == f"order of memory operations changed: {moved}"
+
+
 def test_identical_has_no_reason_and_counts_are_named_when_opcodes_agree():
     assert why("add", "add_renamed") is None
     m = {"ptx_opcodes": {"add.f32": 1}, "regs": 26}
@@ -156,3 +173,40 @@ def test_opcode_delta_counts_what_it_does_not_name():
 ])
 def test_a_spec_whose_values_changed_is_one_label(old, new, label):
     assert verdict.pair_label(old, new) == label
+
+
+SIG = {"x_ptr": "*fp32", "n": "i32", "offset": "fp32", "BLOCK": "constexpr"}
+
+
+@pytest.mark.parametrize("new,said", [
+    ({**SIG, "offset": "constexpr"}, "offset: runtime fp32 -> constexpr"),
+    ({**SIG, "BLOCK": "i32"}, "BLOCK: constexpr -> runtime i32"),
+    ({k: v for k, v in SIG.items() if k != "n"}, "n: removed"),
+    ({**SIG, "stride": "i64"}, "stride: added (i64)"),
+    ({**SIG, "n": "i64"}, "n: i32 -> i64"),
+    ({"n": "i32", "x_ptr": "*fp32", "offset": "fp32", "BLOCK": "constexpr"},
+     "parameters reordered: x_ptr, n, offset, BLOCK -> n, x_ptr, offset, BLOCK"),
+    ({"x_ptr": "*fp16", "m": "i32", "offset": "fp32", "BLOCK": "constexpr"}, "x_ptr: *fp32 -> *fp16, n: removed, m: added (i32)"),
+    (SIG, None),
+    ({"inp_ptr": "*fp32", "n_elements": "i32", "offset": "fp32", "BLOCK": "constexpr"}, None),   # renamed in place
+    ({"n": "*fp32", "x_ptr": "i32", "offset": "fp32", "BLOCK": "constexpr"},
+     "x_ptr: *fp32 -> i32, n: i32 -> *fp32, parameters reordered: x_ptr, n, offset, BLOCK -> n, x_ptr, offset, BLOCK"),
+])
+def test_a_signature_change_is_said_by_parameter_name(new, said):
+    assert verdict.signature_change(SIG, new) == said
+
+
+def test_a_signature_change_goes_first_in_the_reason_and_no_param_line_is_quoted():
+    """`.param .u32 -> .param .u64` is what the PTX shows; the reason names the parameter."""
+    old_ptx, old_m = side("leaky")
+    retyped = old_ptx.replace(".param .u32", ".param .u64", 1)
+    assert retyped != old_ptx and verdict.first_difference(old_ptx, retyped).startswith(".param .u32")
+    assert verdict.reason("identical", old_ptx, retyped, old_m, old_m, "n: i32 -> i64") == "n: i32 -> i64"
+    new_ptx, new_m = side("leaky_01")
+    said = verdict.reason("constants-only", old_ptx, new_ptx.replace(".param .u32", ".param .u64", 1), old_m, new_m,
+                          "n: i32 -> i64")
+    assert said == "n: i32 -> i64; " + verdict.first_difference(old_ptx, new_ptx)
+    assert ".param" not in said
+    (add_ptx, add_m), (mul_ptx, mul_m) = side("add"), side("mul")
+    assert verdict.reason("structural", add_ptx, mul_ptx, add_m, mul_m, "n: removed") == \
+        "n: removed; add.f32 -1, mul.f32 +1"

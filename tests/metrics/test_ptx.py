@@ -283,6 +283,83 @@ def test_swapped_loads_are_a_permutation():
     assert sorted(a) == sorted(b)
 
 
+# -- the order of memory operations ----------------------------------------------------------------
+
+ORDERED = """
+.visible .entry k(.param .u64 k_param_0, .param .u64 k_param_1)
+{
+	ld.param.b64 %rd1, [k_param_0];
+	ld.param.b64 %rd2, [k_param_1];
+	ld.global.b32 %r1, [%rd1];
+	ld.global.b32 %r2, [%rd2];
+	st.shared.b32 [%rd1], %r1;
+	bar.sync 0;
+	ld.shared.b32 %r3, [%rd2];
+	add.f32 %r4, %r3, %r2;
+	st.global.b32 [%rd2], %r4;
+	ret;
+}
+"""
+
+
+def _swap(text: str, a: str, b: str) -> str:
+    """The PTX with lines `a` and `b` exchanged."""
+    lines = text.splitlines()
+    i, j = lines.index(a), lines.index(b)
+    lines[i], lines[j] = lines[j], lines[i]
+    return "\n".join(lines) + "\n"
+
+
+def test_memory_order_lists_effects_barriers_and_loads_but_not_params_or_values():
+    ops = [op for op, _ in ptx.memory_order(ORDERED)]
+    assert sorted(ops[:2]) == ["ld.global.b32", "ld.global.b32"]
+    assert ops[2:] == ["st.shared.b32", "bar.sync", "ld.shared.b32", "st.global.b32", "ret"]
+
+
+def test_two_loads_between_the_same_effects_may_swap():
+    swapped = _swap(ORDERED, "\tld.global.b32 %r1, [%rd1];", "\tld.global.b32 %r2, [%rd2];")
+    assert ptx.value_numbers(swapped) != ptx.value_numbers(ORDERED)
+    assert ptx.memory_order(swapped) == ptx.memory_order(ORDERED)
+
+
+@pytest.mark.parametrize("a,b", [
+    ("\tbar.sync 0;", "\tld.shared.b32 %r3, [%rd2];"),          # the load no longer waits for the barrier
+    ("\tst.shared.b32 [%rd1], %r1;", "\tbar.sync 0;"),           # the store is no longer before it
+    ("\tld.global.b32 %r2, [%rd2];", "\tst.shared.b32 [%rd1], %r1;"),  # a load moved past a store
+])
+def test_a_load_store_or_barrier_moved_across_another_changes_the_order(a, b):
+    moved = _swap(ORDERED, a, b)
+    assert sorted(ptx.value_numbers(moved)) == sorted(ptx.value_numbers(ORDERED))
+    assert ptx.memory_order(moved) != ptx.memory_order(ORDERED)
+
+
+def test_atomics_fences_and_branch_targets_keep_their_place():
+    text = """
+.visible .entry k(.param .u64 k_param_0)
+{
+	ld.param.b64 %rd1, [k_param_0];
+	atom.global.add.u32 %r1, [%rd1], 1;
+	fence.acq_rel.gpu;
+	ld.global.b32 %r2, [%rd1+4];
+$L__BB0_1:
+	red.global.add.u32 [%rd1+8], %r2;
+	ret;
+}
+"""
+    ops = [op for op, _ in ptx.memory_order(text)]
+    assert ops == ["atom.global.add.u32", "fence.acq_rel.gpu", "ld.global.b32", "label", "red.global.add.u32", "ret"]
+    assert ptx.memory_order(_swap(text, "\tatom.global.add.u32 %r1, [%rd1], 1;", "\tfence.acq_rel.gpu;")) \
+        != ptx.memory_order(text)
+
+
+def test_memory_order_of_real_kernels():
+    """A moved debug_barrier and swapped overlapping stores change it; pure reordering does not."""
+    assert ptx.memory_order(load("barrier_before")) != ptx.memory_order(load("barrier_after"))
+    assert ptx.memory_order(load("stores")) != ptx.memory_order(load("stores_swapped"))
+    assert ptx.memory_order(load("pure")) == ptx.memory_order(load("pure_swapped"))
+    assert ptx.memory_order(load("add")) == ptx.memory_order(load("add_swapped_loads"))
+
+
 # -- a kernel with a noinline helper (.func declared, called, defined) -----------------------------
 
 def test_entry_names_puts_the_kernel_first_and_lists_each_function_once():

@@ -36,6 +36,12 @@ JOBS = [  # tag, module, kernel, number of pointer params, extra options
     ("fma", "k_fma", "axpy_kernel", 4, {}),
     ("fma_nofusion", "k_fma", "axpy_kernel", 4, {"enable_fp_fusion": False}),
     ("noinline", "k_noinline", "caller_kernel", 2, {}),
+    ("barrier_before", "k_barrier_before", "exchange_kernel", 2, {}),
+    ("barrier_after", "k_barrier_after", "exchange_kernel", 2, {}),
+    ("stores", "k_stores", "overlap_kernel", 2, {}),
+    ("stores_swapped", "k_stores_swapped", "overlap_kernel", 2, {}),
+    ("pure", "k_pure", "two_outputs_kernel", 3, {}),
+    ("pure_swapped", "k_pure_swapped", "two_outputs_kernel", 3, {}),
 ]
 os.makedirs(OUT, exist_ok=True)
 for tag, modname, fname, nptr, extra in JOBS:
