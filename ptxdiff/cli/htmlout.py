@@ -65,6 +65,14 @@ def deliver(text: str, args: argparse.Namespace) -> None:
         raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
 
 
+def html_file(given: str | None, json_file: str) -> str:
+    """`ptxdiff ci`'s HTML report: `--html-file`, else beside the JSON (its name with .html);
+    "" for none (`--html-file ''`)."""
+    if given == "":
+        return ""
+    return os.path.abspath(given if given is not None else os.path.splitext(json_file)[0] + ".html")
+
+
 def artifact_line(path: str, env: Mapping[str, str]) -> str:
     """`ptxdiff ci`'s last line of the comment: where the HTML report is. GitHub: among the
     artifacts of this run (its page); GitLab: the job's artifact file itself; elsewhere its name."""

@@ -100,8 +100,9 @@ def _ci(sub: Subparsers) -> None:
                    help="where the comment's Markdown goes (default ptxdiff-comment.md)")
     p.add_argument("--json-file", metavar="FILE", default="ptxdiff-report.json",
                    help="where the JSON report goes, for the artifact (default ptxdiff-report.json)")
-    p.add_argument("--html-file", metavar="FILE", default="ptxdiff-report.html",
-                   help="where the HTML report goes, beside the JSON (default ptxdiff-report.html; '': none)")
+    p.add_argument("--html-file", metavar="FILE",
+                   help="where the HTML report goes, for the artifact (default: beside the JSON, its name with "
+                        ".html; '': none)")
     p.add_argument("--no-fail", action="store_true", help="exit 0 even when a row blocks")
     p.add_argument("--sticky-from", metavar="COMMENTS.json",
                    help="only print which existing comment gets --comment-file's body: update ID, unchanged ID "

@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.module_env]   # one repo, com
 BOT = "github-actions[bot]"
 FORGE_ENV = ("GITHUB_EVENT_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_SERVER_URL", "GITHUB_REPOSITORY",
              "GITLAB_CI", "CI_MERGE_REQUEST_DIFF_BASE_SHA", "CI_COMMIT_SHA", "CI_MERGE_REQUEST_IID", "CI_SERVER_URL",
-             "CI_PROJECT_PATH")
+             "CI_PROJECT_PATH", "GITHUB_RUN_ID", "CI_JOB_URL", "CI_PROJECT_DIR")
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ def test_the_outputs_the_summary_and_the_json_artifact(pr, tmp_path, monkeypatch
     assert run.outputs == {"blocking": "true", "comment-file": str(tmp_path / "comment.md"),
                            "json-file": str(tmp_path / "report.json"), "kernels": "2", "rows": "2",
                            "blocking-rows": "1", "verdicts": '{"structural": 1, "constants-only": 1}',
-                           "base": pr.merge_base, "head": pr.head, "number": "7"}
+                           "base": pr.merge_base, "head": pr.head, "number": "7", "html-file": str(tmp_path / "report.html")}
     assert run.summary == run.body
     assert (run.report["base"], run.report["head"]) == (pr.merge_base, pr.head)
     assert {k["kernel"]: k["verdict"] for k in run.report["kernels"]} == {"ops/a.py::a_kernel": "structural",

@@ -204,7 +204,7 @@ def run(args: argparse.Namespace, paths: list[str] | None) -> int:
     repo, report = compare(args, [f"{change.base}...{change.head}"], paths)
     report = with_approvals(repo, report)
     comment_file, json_file = os.path.abspath(args.comment_file), os.path.abspath(args.json_file)
-    html_file = os.path.abspath(args.html_file) if args.html_file else ""
+    html_file = htmlout.html_file(args.html_file, json_file)
     where = htmlout.artifact_line(html_file, env) if html_file else ""
     body = comment(report, links(repo, report, change), artifact=os.path.basename(json_file),
                    limit=htmlout.comment_room(where)) + where
