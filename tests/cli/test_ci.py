@@ -140,6 +140,15 @@ def test_the_outputs_the_summary_and_the_json_artifact(pr, tmp_path, monkeypatch
     assert run_ci(pr, tmp_path, monkeypatch, capsys, args=("--no-fail",)).rc == 0
 
 
+def test_the_html_report_beside_the_json_and_the_comment_says_where(pr, tmp_path, monkeypatch, capsys):
+    run = run_ci(pr, tmp_path, monkeypatch, capsys)
+    assert run.body.endswith("_The HTML report, each row's PTX side by side: `report.html` beside the JSON report._\n")
+    page = (tmp_path / "report.html").read_text()
+    assert page.count('<details class="row"') == 2 and "ops/a.py::a_kernel" in page
+    # each side's PTX lines point into the kernel's file as it was there, read from git
+    assert "x * 2.0 + 1.0" in page and '"path":"ops/a.py"' in page
+
+
 class Forge:
     """A pull request's comments as GitHub keeps them, changed only the way action.yml does:
     the action `ptxdiff ci --sticky-from` names (create, or update ID; unchanged: nothing)."""
