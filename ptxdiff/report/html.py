@@ -221,7 +221,8 @@ def report_page(report: Report, read: Read) -> str:
         what = f"{_side_name(report.base)} → {_side_name(report.head)}"
         labels = (f"old · {report.base.short}", f"new · {report.head.short}")
     else:
-        what, labels = _side_name(report.head), ("", report.head.short)
+        what = _side_name(report.head)
+        labels = ("", what)
     sides = Sides(labels, ("base" if report.base is not None else None, "head"))
     sources = new_table(read)
     parts = [f"<h1>ptxdiff {text(what)}</h1>", f'<p class="dim">{text(tools)}</p>']
