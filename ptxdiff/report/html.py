@@ -29,6 +29,7 @@ from typing import TypeVar
 
 from ptxdiff.compare.history import Event
 from ptxdiff.compare.results import Report, Row
+from ptxdiff.git.repo import Side
 from ptxdiff.report import safe
 from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, Column, fmt, outputs_cell, timing_cell
 from ptxdiff.report.history import COLUMNS as HISTORY_TABLE
@@ -207,9 +208,9 @@ def _counts(rows: Sequence[Row]) -> str:
             + (f'; <span class="blocks">{blocking} blocking</span>' if blocking else "") + "</p>")
 
 
-def _side_name(side: object) -> str:
-    label, short = getattr(side, "label", ""), getattr(side, "short", "")
-    return label if label == short or not short else f"{label} ({short})"
+def _side_name(side: Side) -> str:
+    """`HEAD~1 (7f2ef4dbb6)`; the work tree as itself."""
+    return side.label if side.label == side.short else f"{side.label} ({side.short})"
 
 
 def report_page(report: Report, read: Read) -> str:
