@@ -275,6 +275,10 @@
     var grid = el("div", "viewgrid"), code = el("div", "code");
     code.appendChild(table);
     grid.appendChild(code);
+    box.appendChild(el("p", "dim", sides.length === 2
+      ? "Old and new normalised PTX, aligned; changed lines marked, lines that differ only in register numbers faint; unchanged stretches folded. Click a source line number to see it."
+      : "Normalised PTX. Click a source line number to see it."));
+    box.appendChild(grid);            // in the page before the source pane scrolls to a line
     var pane = sourcePane(sides);
     if (pane) {
       grid.appendChild(pane.node);
@@ -301,11 +305,6 @@
     } else {
       grid.classList.add("nosource");
     }
-    var note = el("p", "dim", sides.length === 2
-      ? "Old and new normalised PTX, aligned; changed lines marked, lines that differ only in register numbers faint; unchanged stretches folded. Click a source line number to see it."
-      : "Normalised PTX. Click a source line number to see it.");
-    box.appendChild(note);
-    box.appendChild(grid);
   }
 
   function openRow(details) {
