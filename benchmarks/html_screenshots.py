@@ -11,7 +11,7 @@ pictures made for the README (linkedin/Liger-Kernel, see its section "The HTML r
 
     python benchmarks/html_screenshots.py ~/src/Liger-Kernel --diff b7025a70~1 b7025a70 \\
         --paths src/liger_kernel/ops/fused_add_rms_norm.py \\
-        --log src/liger_kernel/ops/fused_add_rms_norm.py::_fused_add_rms_norm_forward_kernel
+        --log src/liger_kernel/ops/fused_add_rms_norm.py::_fused_add_rms_norm_backward_kernel
 """
 
 from __future__ import annotations
