@@ -24,6 +24,7 @@ def test_a_wheel_carries_hooks_and_its_install_finds_them(tmp_path):
     with zipfile.ZipFile(wheel) as z:
         assert sorted(n.rpartition("/")[2] for n in z.namelist() if n.startswith("ptxdiff/hooks/")) == hooks
         assert z.read("ptxdiff/hooks/pre-push") == (ROOT / "hooks" / "pre-push").read_bytes()
+        assert {"ptxdiff/report/assets/report.js", "ptxdiff/report/assets/report.css"} <= set(z.namelist())  # --format html
 
     target = tmp_path / "site"
     subprocess.run([PY, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(target), str(wheel)],

@@ -136,9 +136,17 @@ def emit(report: Report, args: argparse.Namespace) -> int:
     from ptxdiff.report.console import clear_status, say
 
     code = EXIT_BLOCKED if getattr(args, "check", False) and report.blocking else EXIT_OK
-    text = reportmod.render(report, args.format, layout(args))
+    if args.format == "html":   # the page has every row's PTX: --ptx adds nothing to it
+        from ptxdiff.cli import htmlout
+        text = htmlout.report_page(report, args)
+    else:
+        text = reportmod.render(report, args.format, layout(args))
+        if getattr(args, "ptx", False):
+            text += reportmod.ptx_diffs(report)
     clear_status()
-    if getattr(args, "ptx", False):
-        text += reportmod.ptx_diffs(report)
-    say(text, sys.stdout)
+    if getattr(args, "output", None):
+        from ptxdiff.cli.htmlout import deliver
+        deliver(text, args)
+    else:
+        say(text, sys.stdout)
     return code

@@ -29,11 +29,15 @@ def add_global_options(p: argparse.ArgumentParser, top: bool = False) -> None:
                    help="progress lines on stderr even when it is not a terminal; a traceback with an internal error")
 
 
-def add_common_options(p: argparse.ArgumentParser, compile_opts: bool = True) -> None:
-    """With `compile_opts`, the options of the verbs that compile."""
+def add_common_options(p: argparse.ArgumentParser, compile_opts: bool = True, html: bool = False) -> None:
+    """With `compile_opts`, the options of the verbs that compile; with `html`, --format html and -o."""
     if compile_opts:
         p.add_argument("--target", help="comma-separated targets, e.g. sm_90,sm_80 (default: config, else sm_90)")
-        p.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+        formats = ("table", "json", "markdown", "html") if html else ("table", "json", "markdown")
+        p.add_argument("--format", choices=formats, default="table",
+                       help="html: one self-contained page (PTX side by side; log: charts)" if html else None)
+        if html:
+            p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
         p.add_argument("--jobs", "-j", type=int, default=None, help="parallel compile workers (default: cores)")
         p.add_argument("--no-cache", action="store_true", help="compile everything again")
         p.add_argument("--config", metavar="FILE", help="your own config file (ptxdiff.toml or pyproject.toml "
@@ -76,9 +80,11 @@ def _diff(sub: Subparsers) -> None:
               "  ptxdiff diff HEAD~1 HEAD -- ops/    two commits, kernels that read a file under ops/\n"
               "  ptxdiff diff main --check           exit 1 on a blocking verdict (CI)\n"
               "  ptxdiff diff HEAD~1 --format markdown --target sm_80,sm_90\n"
-              "  ptxdiff diff --triton 3.6.0..3.9.0  the work tree under two tritons (what the upgrade does)")
+              "  ptxdiff diff --triton 3.6.0..3.9.0  the work tree under two tritons (what the upgrade does)
+"
+              "  ptxdiff diff main --format html -o report.html   PTX side by side, in one file")
     p.add_argument("revs", nargs="*", help="none: HEAD vs work tree; one: REV vs work tree; two, or A..B")
-    add_common_options(p)
+    add_common_options(p, html=True)
     _wide(p)
     p.add_argument("--check", action="store_true", help="exit 1 when a verdict is in the block policy")
     p.add_argument("--all", action="store_true", help="list unchanged kernels too")
@@ -101,6 +107,9 @@ def _ci(sub: Subparsers) -> None:
                    help="where the comment's Markdown goes (default ptxdiff-comment.md)")
     p.add_argument("--json-file", metavar="FILE", default="ptxdiff-report.json",
                    help="where the JSON report goes, for the artifact (default ptxdiff-report.json)")
+    p.add_argument("--html-file", metavar="FILE",
+                   help="where the HTML report goes, for the artifact (default: beside the JSON, its name with "
+                        ".html; '': none)")
     p.add_argument("--no-fail", action="store_true", help="exit 0 even when a row blocks")
     p.add_argument("--sticky-from", metavar="COMMENTS.json",
                    help="only print which existing comment gets --comment-file's body: update ID, unchanged ID "
@@ -115,7 +124,7 @@ def _show(sub: Subparsers) -> None:
               "  ptxdiff show                        every kernel at HEAD\n"
               "  ptxdiff show v1.2 -- ops/gelu.py    the kernels of one file at a tag")
     p.add_argument("rev", nargs="?", help="default HEAD")
-    add_common_options(p)
+    add_common_options(p, html=True)
     _wide(p)
 
 
@@ -132,11 +141,12 @@ def _cache(sub: Subparsers) -> None:
 def _log(sub: Subparsers) -> None:
     p = _verb(sub, "log", "a kernel's metrics along history",
               "  ptxdiff log gelu_kernel             every commit that changed it, up to HEAD\n"
-              "  ptxdiff log ops/gelu.py::gelu_kernel v1.0..main --plot gelu.png")
+              "  ptxdiff log ops/gelu.py::gelu_kernel v1.0..main --plot gelu.png\n"
+              "  ptxdiff log gelu_kernel --format html -o gelu.html   charts per commit, each row's PTX")
     p.add_argument("kernel", nargs="?", help="kernel id (path::name) or function name")
     p.add_argument("range", nargs="?", help="REV or A..B (default HEAD)")
     p.add_argument("--plot", metavar="FILE.png", help="draw the metrics along history (needs matplotlib)")
-    add_common_options(p)
+    add_common_options(p, html=True)
     _wide(p)
     _executor(p)
 

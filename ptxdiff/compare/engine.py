@@ -26,6 +26,7 @@ from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover, renam
 from ptxdiff.discovery.memo import Memo, changed_paths, update
 from ptxdiff.errors import UsageError
 from ptxdiff.git.repo import Repo, Side, Snapshot
+from ptxdiff.metrics.ptx import SourceLines
 from ptxdiff.record import launches as recorded
 from ptxdiff.sandbox import limits
 from ptxdiff.specs import launch
@@ -857,7 +858,9 @@ class Engine:
             rows.append(Row(kernel_id, label, target_name((b or a).get("target", cc)), verdict, blocking,
                             old_m, new_m, delta(old_m, new_m), error, detail, old_kernel, log,
                             a.get("ptx") if a else None, b.get("ptx") if b else None, spec_source=source,
-                            paths=paths, transient=transient, why=why, launch="; ".join(changes) or None))
+                            paths=paths, transient=transient, why=why, launch="; ".join(changes) or None,
+                            old_loc=SourceLines.from_json(a.get("loc")) if a else None,
+                            new_loc=SourceLines.from_json(b.get("loc")) if b else None))
         if unfit and any(r.error is None for r in rows):
             rows = [dataclasses.replace(r, blocking=False, why=unfit[i]) if i in unfit else r for i, r in enumerate(rows)]
         return rows

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from ptxdiff import config as configmod
 from ptxdiff.git.repo import Side
+from ptxdiff.metrics.ptx import SourceLines
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,8 @@ class Row:
     launch: str | None = None           # what changed in the launch: "BLOCK_SIZE 1024 -> 2048 (call site f.py:21)"
     cache: str | None = None            # where its results came from: "local", "remote" (cache) or "compiled"
     toolchain: str | None = None        # where the sides compiled with different tritons: "triton 3.6.0 -> 3.9.0"
+    old_loc: SourceLines | None = None  # the source line of each line of old_ptx / new_ptx (the HTML view)
+    new_loc: SourceLines | None = None
 
     def as_json(self) -> dict:
         return {"kernel": self.kernel, "spec": self.spec, "spec_source": self.spec_source, "target": self.target,

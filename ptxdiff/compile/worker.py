@@ -235,7 +235,7 @@ def compile_spec(jit, spec: Spec, cc: int, retype: bool = False) -> dict:
         metrics = measure(ptx_text, ck.asm["cubin"], printed, spec, cc, int(ck.metadata.shared))
     except ToolError as e:
         return {"error": str(e), "log": e.log}
-    return {"metrics": metrics, "ptx": ptxmod.normalise(ptx_text)}
+    return {"metrics": metrics, "ptx": ptxmod.normalise(ptx_text), "loc": ptxmod.source_lines(ptx_text).as_json()}
 
 
 class Worker:

@@ -95,6 +95,71 @@ def normalise(ptx: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+_LOC = re.compile(r"\.loc\s+(\d+)\s+(\d+)")
+_FILE = re.compile(r'\.file\s+(\d+)\s+"((?:[^"\\]|\\.)*)"(?:\s*,?\s*"((?:[^"\\]|\\.)*)")?')
+
+
+@dataclass(frozen=True)
+class SourceLines:
+    """Where each line of `normalise(ptx)` came from, which normalising drops (`.loc`, `.file`):
+    kept beside the normalised text for the HTML report's PTX view, never compared. Run-length
+    coded, so it costs a few bytes per source line, not per PTX line: `runs` are (PTX lines,
+    index into `files` or -1 for none, source line)."""
+
+    files: tuple[str, ...]
+    runs: tuple[tuple[int, int, int], ...]
+
+    def as_json(self) -> dict:
+        return {"files": list(self.files), "runs": [list(r) for r in self.runs]}
+
+    @classmethod
+    def from_json(cls, value: object) -> SourceLines | None:
+        """The stored form back; None for anything else (an older cache entry has none)."""
+        if not isinstance(value, dict):
+            return None
+        files, runs = value.get("files"), value.get("runs")
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files) or not isinstance(runs, list):
+            return None
+        out = []
+        for run in runs:
+            if not (isinstance(run, list) and len(run) == 3 and all(type(x) is int for x in run)
+                    and run[0] > 0 and -1 <= run[1] < len(files)):
+                return None
+            out.append((run[0], run[1], run[2]))
+        return cls(tuple(files), tuple(out))
+
+
+def source_lines(ptx: str) -> SourceLines:
+    """The `.loc` in force at each line `normalise` keeps (the same lines, in the same order),
+    with file names as `.file` gives them (a directory and a name joined)."""
+    text = _strip_comments(_DEBUG_SECTION.sub("", ptx))
+    names: dict[int, str] = {}
+    per_line: list[tuple[int, int]] = []
+    here = (-1, 0)
+    for raw in text.splitlines():
+        line = raw.strip()
+        if _DEBUG_LINE.match(line):
+            if (m := _LOC.match(line)) is not None:
+                here = (int(m.group(1)), int(m.group(2)))
+            elif (m := _FILE.match(line)) is not None:
+                # `.file 1 "dir/name"`, or `.file 1 "dir", "name"`
+                folder, name = (None, m.group(2)) if m.group(3) is None else (m.group(2), m.group(3))
+                names[int(m.group(1))] = f"{folder.rstrip('/')}/{name}" if folder and not name.startswith("/") else name
+            continue
+        if line and not line.startswith(("$L__tmp", "$L__func_")):
+            per_line.append(here)
+    order = list(dict.fromkeys(f for f, _ in per_line if f in names))
+    index = {f: i for i, f in enumerate(order)}
+    runs: list[list[int]] = []
+    for f, number in per_line:
+        key = [index.get(f, -1), number if f in index else 0]
+        if runs and runs[-1][1:] == key:
+            runs[-1][0] += 1
+        else:
+            runs.append([1, *key])
+    return SourceLines(tuple(names[f] for f in order), tuple((a, b, c) for a, b, c in runs))
+
+
 def _split_operands(text: str) -> tuple[str, ...]:
     parts: list[str] = []
     current: list[str] = []

@@ -48,11 +48,16 @@ COLUMNS: list[TableColumn[Item]] = [
 ]
 
 
+def shown_events(events: list[Event]) -> list[Event]:
+    """The events as people may see them (safe.py): commit subjects and authors too."""
+    return [Event(dataclasses.replace(e.commit, subject=shown(e.commit.subject), author=shown(e.commit.author)),
+                  shown(e.kernel), [safe.row(r) for r in e.rows]) for e in events]
+
+
 def table(events: list[Event], layout: Layout = PLAIN) -> str:
     """The rows along history, fitted to `layout` (a narrow terminal: commit, subject, target,
     verdict and what changed), then each commit's errors and explanations."""
-    events = [Event(dataclasses.replace(e.commit, subject=shown(e.commit.subject), author=shown(e.commit.author)),
-                    shown(e.kernel), [safe.row(r) for r in e.rows]) for e in events]
+    events = shown_events(events)
     items = [(e, r) for e in events for r in e.rows]
     lines = [grid(COLUMNS, items, layout)]
     notes = [f"{e.commit.short[:7]} {r.target}: {r.error}" for e in events for r in e.rows if r.error]

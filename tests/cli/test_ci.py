@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.module_env]   # one repo, com
 BOT = "github-actions[bot]"
 FORGE_ENV = ("GITHUB_EVENT_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_SERVER_URL", "GITHUB_REPOSITORY",
              "GITLAB_CI", "CI_MERGE_REQUEST_DIFF_BASE_SHA", "CI_COMMIT_SHA", "CI_MERGE_REQUEST_IID", "CI_SERVER_URL",
-             "CI_PROJECT_PATH")
+             "CI_PROJECT_PATH", "GITHUB_RUN_ID", "CI_JOB_URL", "CI_PROJECT_DIR")
 
 
 @dataclass(frozen=True)
@@ -131,13 +131,22 @@ def test_the_outputs_the_summary_and_the_json_artifact(pr, tmp_path, monkeypatch
     assert run.outputs == {"blocking": "true", "comment-file": str(tmp_path / "comment.md"),
                            "json-file": str(tmp_path / "report.json"), "kernels": "2", "rows": "2",
                            "blocking-rows": "1", "verdicts": '{"structural": 1, "constants-only": 1}',
-                           "base": pr.merge_base, "head": pr.head, "number": "7"}
+                           "base": pr.merge_base, "head": pr.head, "number": "7", "html-file": str(tmp_path / "report.html")}
     assert run.summary == run.body
     assert (run.report["base"], run.report["head"]) == (pr.merge_base, pr.head)
     assert {k["kernel"]: k["verdict"] for k in run.report["kernels"]} == {"ops/a.py::a_kernel": "structural",
                                                                           "ops/b.py::b_kernel": "constants-only"}
     assert "ops/a.py::a_kernel" in run.out and "structural ✗" in run.out      # the log gets the table
     assert run_ci(pr, tmp_path, monkeypatch, capsys, args=("--no-fail",)).rc == 0
+
+
+def test_the_html_report_beside_the_json_and_the_comment_says_where(pr, tmp_path, monkeypatch, capsys):
+    run = run_ci(pr, tmp_path, monkeypatch, capsys)
+    assert run.body.endswith("_The HTML report, each row's PTX side by side: `report.html` beside the JSON report._\n")
+    page = (tmp_path / "report.html").read_text()
+    assert page.count('<details class="row"') == 2 and "ops/a.py::a_kernel" in page
+    # each side's PTX lines point into the kernel's file as it was there, read from git
+    assert "x * 2.0 + 1.0" in page and '"path":"ops/a.py"' in page
 
 
 class Forge:

@@ -382,3 +382,41 @@ def test_metrics_count_every_function_body():
     assert m.ptx_opcodes["ret"] == 2 and m.ptx_opcodes["call.uni"] == 1
     # `.param .b32 param0;` inside the call sequence and the forward declaration are not instructions
     assert not any(op.startswith(".") for op in m.ptx_opcodes)
+
+
+# -- source_lines: the .loc normalising drops, kept for the HTML view -----------------------------
+@pytest.mark.parametrize("tag", sorted(p.stem for p in PTX.glob("*.ptx")))
+def test_source_lines_cover_every_normalised_line(tag):
+    text = load(tag)
+    lines = ptx.source_lines(text)
+    assert sum(n for n, _, _ in lines.runs) == len(ptx.normalise(text).splitlines())
+    assert lines.files == (f"/tmp/ptxgen/k_{tag if tag != 'fma_nofusion' else 'fma'}.py",)
+
+
+def test_source_lines_name_the_line_each_instruction_came_from():
+    text = load("add")
+    lines = ptx.source_lines(text)
+    per_line = [(f, n) for count, f, n in lines.runs for _ in range(count)]
+    norm = ptx.normalise(text).splitlines()
+    at = {line: per_line[i] for i, line in enumerate(norm)}
+    assert at["add.f32 %r3, %r1, %r2;"] == (0, 12)              # `x + y` on k_add.py's line 12
+    assert at["setp.lt.s32 %p1, %r9, %r6;"] == (0, 9)           # `mask = offs < n`
+    assert at["ret;"] == (0, 6)
+    assert per_line[0] == (-1, 0)                               # `.version`: before any .loc
+    assert len(lines.runs) < len(norm) / 3                      # run-length coded
+
+
+def test_source_lines_read_both_spellings_of_file():
+    text = ('.visible .entry k()\n{\n.loc 2 5 1\nret;\n.loc 1 7 0\nexit;\n}\n'
+            '.file 1 "ops" "a.py@abc"\n.file 2 "/abs/b.py"\n')
+    lines = ptx.source_lines(text)
+    assert lines.files == ("/abs/b.py", "ops/a.py@abc")
+    assert lines.runs == ((2, -1, 0), (1, 0, 5), (2, 1, 7))     # `}` keeps the last .loc
+    assert ptx.SourceLines.from_json(lines.as_json()) == lines
+
+
+@pytest.mark.parametrize("stored", [None, [], {"files": ["a"]}, {"files": [1], "runs": []},
+                                    {"files": ["a"], "runs": [[1, 1, 3]]}, {"files": ["a"], "runs": [[0, 0, 3]]},
+                                    {"files": ["a"], "runs": [[1, 0]]}, {"files": ["a"], "runs": [[1, 0, True]]}])
+def test_a_malformed_stored_mapping_reads_as_none(stored):
+    assert ptx.SourceLines.from_json(stored) is None

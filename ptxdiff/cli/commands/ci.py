@@ -21,6 +21,7 @@ import os
 import re
 from collections.abc import Mapping
 
+from ptxdiff.cli import htmlout
 from ptxdiff.cli.commands.diff import compare
 from ptxdiff.cli.common import emit
 from ptxdiff.compare.results import Report
@@ -206,11 +207,17 @@ def run(args: argparse.Namespace, paths: list[str] | None) -> int:
     repo, report = compare(args, [f"{change.base}...{change.head}"], paths)
     report, approvals = with_approvals(repo, report)
     comment_file, json_file = os.path.abspath(args.comment_file), os.path.abspath(args.json_file)
-    body = comment(report, links(repo, report, change), artifact=os.path.basename(json_file), approvals=approvals)
+    html_file = htmlout.html_file(args.html_file, json_file)
+    where = htmlout.artifact_line(html_file, env) if html_file else ""
+    body = comment(report, links(repo, report, change), artifact=os.path.basename(json_file),
+                   limit=htmlout.comment_room(where), approvals=approvals) + where
     _write(comment_file, body)
     _write(json_file, as_json(report))
+    if html_file:
+        _write(html_file, htmlout.report_page(report, args))
     if env.get("GITHUB_OUTPUT"):
-        _write(env["GITHUB_OUTPUT"], github_lines(outputs(report, change, comment_file, json_file)), append=True)
+        _write(env["GITHUB_OUTPUT"], github_lines({**outputs(report, change, comment_file, json_file),
+                                                   "html-file": html_file}), append=True)
     if env.get("GITHUB_STEP_SUMMARY"):
         _write(env["GITHUB_STEP_SUMMARY"], body, append=True)
     emit(report, args)

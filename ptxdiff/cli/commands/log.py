@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
+from ptxdiff.cli import htmlout
 from ptxdiff.cli.common import layout, open_engine, user_config
 from ptxdiff.compare.history import history
 from ptxdiff.errors import EXIT_OK
@@ -20,9 +20,12 @@ def run(args: argparse.Namespace, paths: list[str] | None) -> int:
     events = history(repo, engine, args.kernel, args.range or "HEAD", config=user_config(args))
     clear_status()
     if args.format == "json":
-        sys.stdout.write(historymod.as_json(events))
+        text = historymod.as_json(events)
+    elif args.format == "html":
+        text = htmlout.history_page(events, args)
     else:
-        sys.stdout.write(historymod.table(events, layout(args)))
+        text = historymod.table(events, layout(args))
+    htmlout.deliver(text, args)
     if args.plot:
         plot_history(events, args.plot)
     return EXIT_OK

@@ -1,0 +1,93 @@
+"""`--format html` at the edge: the page reads the kernel source its PTX lines point into from the
+revisions compared (git objects, or the work tree), and goes to `-o FILE` or stdout."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Mapping, Sequence
+
+from ptxdiff.compare.history import Event
+from ptxdiff.compare.results import Report
+from ptxdiff.errors import UsageError
+from ptxdiff.fastio import replace_file
+from ptxdiff.git.repo import Repo, Side, Snapshot
+from ptxdiff.report import html
+from ptxdiff.report.comment import COMMENT_MAX, HEADROOM
+from ptxdiff.report.console import say
+from ptxdiff.report.layout import md_escape
+
+SOURCE_MAX = 2 * 2**20   # a larger file is not embedded (generated code): its lines stay unlinked
+
+
+def _reader(repo: Repo, sides: dict[str, Side]):
+    """read(rev, path) over the snapshots of `sides` (by the page's name for them)."""
+    snapshots: dict[str, Snapshot] = {}
+
+    def read(rev: str, path: str) -> str | None:
+        side = sides.get(rev)
+        if side is None:
+            return None
+        if rev not in snapshots:
+            snapshots[rev] = repo.snapshot(side)
+        snap = snapshots[rev]
+        if path not in snap:
+            return None
+        try:
+            data = snap.read(path)
+        except OSError:       # a work tree file removed since the compare
+            return None
+        return data.decode("utf-8", "replace") if len(data) <= SOURCE_MAX else None
+    return read
+
+
+def report_page(report: Report, args: argparse.Namespace) -> str:
+    sides = {"head": report.head, **({"base": report.base} if report.base is not None else {})}
+    return html.report_page(report, _reader(Repo(args.repo), sides))
+
+
+def history_page(events: Sequence[Event], args: argparse.Namespace) -> str:
+    sides = {e.commit.id: Side(e.commit.short, e.commit.id) for e in events}
+    return html.history_page(events, _reader(Repo(args.repo), sides))
+
+
+def deliver(text: str, args: argparse.Namespace) -> None:
+    """To `-o FILE` (written whole, then moved into place; read-write as the umask allows) when
+    given, else stdout."""
+    path = getattr(args, "output", None)
+    if not path:
+        say(text, sys.stdout)
+        return
+    try:
+        replace_file(path, text.encode("utf-8", "surrogateescape"), 0o666)
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+def html_file(given: str | None, json_file: str) -> str:
+    """`ptxdiff ci`'s HTML report: `--html-file`, else beside the JSON (its name with .html);
+    "" for none (`--html-file ''`)."""
+    if given == "":
+        return ""
+    return os.path.abspath(given if given is not None else os.path.splitext(json_file)[0] + ".html")
+
+
+def artifact_line(path: str, env: Mapping[str, str]) -> str:
+    """`ptxdiff ci`'s last line of the comment: where the HTML report is. GitHub: among the
+    artifacts of this run (its page); GitLab: the job's artifact file itself; elsewhere its name."""
+    name = md_escape(os.path.basename(path))
+    said = f"\n_The HTML report, each row's PTX side by side: `{name}`"
+    if env.get("GITHUB_RUN_ID") and env.get("GITHUB_REPOSITORY"):
+        server = (env.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/")
+        run = f"{server}/{env['GITHUB_REPOSITORY']}/actions/runs/{env['GITHUB_RUN_ID']}"
+        return f"{said} in the artifacts of [this run]({run})._\n"
+    project = env.get("CI_PROJECT_DIR")
+    if env.get("CI_JOB_URL") and project and not os.path.relpath(path, project).startswith(".."):
+        return f"{said}, [open it]({env['CI_JOB_URL'].rstrip('/')}/artifacts/file/{os.path.relpath(path, project)})._\n"
+    return f"{said} beside the JSON report._\n"
+
+
+def comment_room(line: str) -> int:
+    """What the comment may take when `line` follows it."""
+    return COMMENT_MAX - HEADROOM - len(line)

@@ -1,0 +1,74 @@
+"""Reports and histories for the HTML report's tests, made from the checked-in PTX (tests/data/ptx)
+and its kernels' source: real PTX, real `.loc` lines, nothing compiled."""
+
+from __future__ import annotations
+
+import functools
+
+from helpers import DATA
+from ptxdiff.compare.history import Event
+from ptxdiff.compare.results import Report, Row
+from ptxdiff.config import Config
+from ptxdiff.git.repo import CommitInfo, Side
+from ptxdiff.metrics import ptx
+
+PTX = DATA / "ptx"
+HOSTILE = '<script>document.body.setAttribute("data-pwned","1")</script><img src=x onerror="document.title=1">'
+TOOLS = {"ptxdiff": "0.1.0", "triton": "3.9.0", "python": "3.11.7"}
+
+
+@functools.cache
+def side(tag: str) -> tuple[dict, str, ptx.SourceLines]:
+    """(metrics, normalised PTX, source lines) of a fixture."""
+    text = (PTX / f"{tag}.ptx").read_text()
+    m = ptx.metrics(text).as_dict()
+    m.update(regs=14, spill_store_bytes=0, spill_load_bytes=0, shared_bytes=0, occupancy=1.0, sass_instrs=40,
+             num_warps=4, num_stages=3)
+    return m, ptx.normalise(text), ptx.source_lines(text)
+
+
+def row(kernel: str, old: str | None, new: str | None, verdict: str, **kw) -> Row:
+    a = side(old) if old else None
+    b = side(new) if new else None
+    return Row(kernel, "BLOCK=128 w4 s3", "sm_90", verdict, verdict == "structural", a[0] if a else None,
+               b[0] if b else None, {}, old_ptx=a[1] if a else None, new_ptx=b[1] if b else None,
+               old_loc=a[2] if a else None, new_loc=b[2] if b else None, **kw)
+
+
+def read_source(rev: str, path: str) -> str | None:
+    """The fixtures' kernels by the name their PTX gives them (/tmp/ptxgen/k_add.py)."""
+    found = PTX / "src" / path.rpartition("/")[2]
+    return found.read_text() if found.is_file() else None
+
+
+def diff_report(hostile: bool = False) -> Report:
+    """A structural row (add -> mul: one opcode), a constants-only one and an identical one; with
+    `hostile`, names, errors and a message that carry markup and script."""
+    name = f"ops/{HOSTILE}.py::k" if hostile else "ops/add.py::add_kernel"
+    rows = [row(name, "add", "mul", "structural", why="add.f32 -1, mul.f32 +1"),
+            row("ops/leaky.py::leaky_kernel", "leaky", "leaky_01", "constants-only",
+                why="mul.f32 %r5, %r4, 0f3C23D70A; -> mul.f32 %r5, %r4, 0f3DCCCCCD;"),
+            row("ops/sub.py::sub_kernel", "sub", "sub", "identical")]
+    if hostile:
+        rows.append(row("ops/bad.py::bad_kernel", None, None, "failed", error=f"compile failed: {HOSTILE}",
+                        launch=f"BLOCK 1 -> 2 (call site {HOSTILE})"))
+    return Report(Side("HEAD~1", "a" * 40), Side("HEAD", "b" * 40), TOOLS, rows, Config(),
+                  messages=[f"note: {HOSTILE}"] if hostile else [])
+
+
+def show_report(n: int) -> Report:
+    """`ptxdiff show` of n rows (one side each), as a large repository's would be."""
+    tags = ("add", "mul", "sub", "leaky", "fma", "noinline")
+    rows = [row(f"ops/k{i}.py::kernel_{i}", None, tags[i % len(tags)], "-") for i in range(n)]
+    return Report(None, Side("HEAD", "c" * 40), TOOLS, rows, Config())
+
+
+def history(subject: str = "make it faster") -> list[Event]:
+    """Three commits of one kernel: added, its launch changed (identical PTX), then structural."""
+    def info(k: int, text: str) -> CommitInfo:
+        sha = f"{k}" * 40
+        return CommitInfo(sha, sha[:10], "A. Author", 1_700_000_000 + k * 86400, text, text, ())
+    kernel = "ops/add.py::add_kernel"
+    return [Event(info(1, "add the kernel"), kernel, [row(kernel, None, "add", "added")]),
+            Event(info(2, "BLOCK 128"), kernel, [row(kernel, "add", "add", "identical", launch="BLOCK 64 -> 128")]),
+            Event(info(3, subject), kernel, [row(kernel, "add", "mul", "structural", why="add.f32 -1, mul.f32 +1")])]

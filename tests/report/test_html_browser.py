@@ -1,0 +1,145 @@
+"""The HTML report in a real browser (Debian's chromium, headless; .ci/run installs it): the rows
+are there after the script ran, nothing is logged to the console (a script error, or a request
+the page's policy refused, would be), the page works with every host unresolvable and the proxy
+a dead port, a structural row's screenshot shows both sides, hostile names stay text, a 400-row
+`show` opens with no row expanded, and without JavaScript the table and facts still read."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import struct
+import subprocess
+import zlib
+from pathlib import Path
+
+import pytest
+from html_samples import diff_report, history, read_source, show_report
+
+from ptxdiff.report.html import history_page, report_page
+
+CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (Debian: apt-get install "
+                                                          "chromium; .ci/run installs it)")]
+
+OFFLINE = ["--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=<-loopback>"]
+
+
+def chromium(tmp_path: Path, url: str, *flags: str) -> tuple[str, list[str]]:
+    """(what --dump-dom printed, the console's lines) for `url`, with no network."""
+    assert CHROMIUM is not None
+    proc = subprocess.run([CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
+                           f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0", *OFFLINE,
+                           *flags, url], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout, [line for line in proc.stderr.splitlines() if ":CONSOLE" in line]
+
+
+def dom(tmp_path: Path, page: str, fragment: str = "", *flags: str) -> str:
+    path = tmp_path / "page.html"
+    path.write_text(page, encoding="utf-8")
+    out, console = chromium(tmp_path, path.as_uri() + fragment, "--dump-dom", *flags)
+    assert console == []
+    return out
+
+
+def pixels(png: bytes) -> tuple[int, int, list[bytes]]:
+    """(width, height, rows of RGB(A) bytes) of an 8-bit, non-interlaced PNG, as chromium writes."""
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, head = 8, b"", b""
+    while pos < len(png):
+        (n,), kind = struct.unpack(">I", png[pos:pos + 4]), png[pos + 4:pos + 8]
+        if kind == b"IHDR":
+            head = png[pos + 8:pos + 8 + n]
+        elif kind == b"IDAT":
+            idat += png[pos + 8:pos + 8 + n]
+        pos += 12 + n
+    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", head)
+    assert depth == 8 and interlace == 0 and colour in (2, 6)
+    bpp = 3 if colour == 2 else 4
+    raw, stride, rows, prev = zlib.decompress(idat), width * bpp, [], bytearray(width * bpp)
+    for y in range(height):
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if kind == 1:
+                line[i] = (line[i] + a) & 255
+            elif kind == 2:
+                line[i] = (line[i] + b) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return width, height, rows
+
+
+def columns_of(rows: list[bytes], width: int, rgb: tuple[int, int, int]) -> list[int]:
+    """The x of every pixel of colour `rgb`."""
+    bpp = len(rows[0]) // width
+    want = bytes(rgb)
+    return [x for row in rows for x in range(width) if row[x * bpp:x * bpp + 3] == want]
+
+
+def test_a_diff_page_renders_its_rows_and_a_rows_view_with_no_error_and_no_network(tmp_path):
+    out = dom(tmp_path, report_page(diff_report(), read_source), "#r0")
+    assert 'data-ready="1"' in out                                   # the script ran to its end
+    assert out.count('<tr data-href="r') == 3
+    assert '<table class="ptx two">' in out                          # #r0 opened the row and drew both sides
+    assert 'class="s link"' in out and '<ol class="srclines">' in out   # lines linked, the source beside them
+    assert "x = tl.load(x_ptr + offs, mask=mask)" in out
+    assert '<div id="filters">' in out                               # the filters shown (hidden without script)
+
+
+def test_hostile_names_and_errors_stay_text_in_the_browser(tmp_path):
+    out = dom(tmp_path, report_page(diff_report(hostile=True), read_source), "#r0")
+    assert 'data-pwned="1"' not in out and "<img" not in out
+    assert "&lt;script&gt;document.body.setAttribute" in out
+    assert "<title>ptxdiff" in out                                    # onerror never set the title
+
+
+def test_a_screenshot_of_a_structural_row_shows_both_sides(tmp_path):
+    page = report_page(diff_report(), read_source).replace('<details class="row" id="r0"',
+                                                           '<details class="row" id="r0" open', 1)
+    path, shot = tmp_path / "page.html", tmp_path / "row.png"
+    path.write_text(page, encoding="utf-8")
+    _, console = chromium(tmp_path, path.as_uri(), f"--screenshot={shot}", "--window-size=1400,1600",
+                          "--hide-scrollbars")
+    assert console == []
+    width, _, rows = pixels(shot.read_bytes())
+    removed = columns_of(rows, width, (0xFF, 0xEB, 0xE9))              # the old side's changed line
+    added = columns_of(rows, width, (0xDA, 0xFB, 0xE1))                # the new side's
+    assert removed and added, "both sides of the changed line are drawn"
+    assert max(removed) < min(added), "old on the left, new on the right"
+
+
+def test_a_400_row_show_opens_with_no_row_expanded(tmp_path):
+    out = dom(tmp_path, report_page(show_report(400), read_source))
+    assert out.count('<tr data-href="r') == 400 and 'data-ready="1"' in out
+    assert '<table class="ptx' not in out                              # every PTX view waits to be opened
+    opened = dom(tmp_path, report_page(show_report(400), read_source), "#r399")
+    assert opened.count('<table class="ptx one">') == 1
+
+
+def test_a_log_page_draws_its_charts_and_opens_a_row(tmp_path):
+    out = dom(tmp_path, history_page(history(), read_source), "#r2")
+    assert out.count("<svg") == 5 and 'data-ready="1"' in out
+    assert '<table class="ptx two">' in out
+
+
+def test_without_javascript_the_table_and_the_facts_still_read(tmp_path):
+    """The page's policy set to refuse its own script: what a reader with JavaScript off sees."""
+    page = re.sub(r"script-src '[^']+'", "script-src 'none'", report_page(diff_report(), read_source), count=1)
+    path = tmp_path / "page.html"
+    path.write_text(page, encoding="utf-8")
+    out, console = chromium(tmp_path, path.as_uri(), "--dump-dom")
+    assert len(console) == 1 and "Content Security Policy" in console[0]     # the one refusal, and nothing else
+    assert 'data-ready="1"' not in out
+    assert out.count('<tr data-href="r') == 3 and "<dd>add.f32 -1, mul.f32 +1</dd>" in out
+    assert "The side-by-side PTX view needs JavaScript." in out
+    assert '<div id="filters" hidden="">' in out                      # controls that need the script stay hidden

@@ -1,0 +1,73 @@
+"""`--format html` from the command line on a real repository: `diff -o`, `show` to stdout and
+`log -o` write one page each, whose PTX lines point into the kernel's file as each side had it
+(read from git), and whose log charts mark the commit that changed the launch."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from helpers import commit, isolate, make_repo, run_main
+
+pytestmark = pytest.mark.integration
+
+KERNEL = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y, mask=mask)
+"""
+WRAPPER = """import torch
+from ops.vadd import add_kernel
+
+
+def add(x, y):
+    out = torch.empty_like(x)
+    n = x.numel()
+    add_kernel[(triton_cdiv(n, 64),)](x, y, out, n, BLOCK=64)
+    return out
+"""
+
+
+def blocks(page: str) -> dict[str, dict]:
+    return {m.group(1): json.loads(m.group(2))
+            for m in re.finditer(r'<script type="application/json" id="([\w-]+)">(.*?)</script>', page)}
+
+
+def test_diff_show_and_log_write_pages_linked_to_each_sides_source(tmp_path, monkeypatch, capsys):
+    isolate(tmp_path, monkeypatch)
+    repo = make_repo(tmp_path, {"ops/vadd.py": KERNEL, "ops/wrap.py": WRAPPER}, message="add")
+    commit(repo, "BLOCK 128", {"ops/wrap.py": WRAPPER.replace("BLOCK=64)", "BLOCK=128)")})
+    commit(repo, "x - y", {"ops/vadd.py": KERNEL.replace("x + y", "x - y")})
+
+    out = tmp_path / "diff.html"
+    rc, _, err = run_main(["-C", str(repo), "diff", "HEAD~1", "HEAD", "-q", "--format", "html", "-o", str(out)], capsys)
+    assert rc == 0, err
+    page = out.read_text()
+    data = blocks(page)
+    old, new = data["ptx-0"]["sides"]
+    assert [f["name"] for f in old["files"]] == ["ops/vadd.py"] == [f["name"] for f in new["files"]]
+    assert "x + y" in data[old["files"][0]["src"]]["text"] and "x - y" in data[new["files"][0]["src"]]["text"]
+    lines, per_line = new["text"].splitlines(), [n for count, _, n in new["runs"] for _ in range(count)]
+    (sub,) = [i for i, line in enumerate(lines) if line.startswith("sub.f32")]
+    assert per_line[sub] == 11                                   # `tl.store(out_ptr + offs, x - y, ...)`
+
+    rc, shown, err = run_main(["-C", str(repo), "show", "-q", "--format", "html"], capsys)
+    assert rc == 0, err
+    assert shown.startswith("<!DOCTYPE html>") and shown.count('<details class="row"') == 1
+
+    out = tmp_path / "log.html"
+    rc, _, err = run_main(["-C", str(repo), "log", "add_kernel", "-q", "--format", "html", "-o", str(out)], capsys)
+    assert rc == 0, err
+    page = out.read_text()
+    assert page.count('<details class="row"') == 3 and page.count("<svg") == 5
+    assert "BLOCK 64 -&gt; 128 (call site ops/wrap.py:8)" in page and page.count('class="launch"') == 5
+    assert set(re.findall(r'<a href="#(r\d)">', page)) == {"r0", "r1", "r2"}
