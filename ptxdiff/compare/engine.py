@@ -17,6 +17,7 @@ from typing import cast
 from ptxdiff import config as configmod
 from ptxdiff.compare import remote as remotemod
 from ptxdiff.compare.cache import Cache, cache_dir, make_key
+from ptxdiff.compare.pairing import pair_lone
 from ptxdiff.compare.replan import REPLANS, Need, pairs_of
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.compare.verdict import classify, delta, pair_label, reason
@@ -755,11 +756,9 @@ class Engine:
                 failure = by_key.pop(None)[side]
                 for both in by_key.values():
                     both[side] = failure
-        # specs whose values changed (a constexpr default, an autotune Config) pair up in order
-        lone_old = [k for k, (a, b) in by_key.items() if b is None]
-        lone_new = [k for k, (a, b) in by_key.items() if a is None]
-        for ko, kn in zip(lone_old, lone_new):
-            by_key[kn][0] = by_key.pop(ko)[0]
+        # specs whose values changed (a constexpr default, an autotune Config) pair up in order,
+        # those of equal guessed values only
+        pair_lone(by_key)
         rows: list[Row] = []
         unfit: dict[int, str] = {}   # rows of guessed values that do not fit -> why
         for a, b in by_key.values():
