@@ -122,6 +122,8 @@ def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None
         if "dtype" in u or n.lower().endswith("dtype"):
             hints[n] = Hint(("tl.float32",), "a dtype (the pointers' guessed element type)")
         elif compared[n] and "block" not in u:
+            if kinds.get(n) == "fp32":   # a float compared with `0`: compiled with floats
+                compared[n] = list(dict.fromkeys(float(v) if type(v) is int else v for v in compared[n]))
             values = _branch_values(tuple(compared[n]))
             if "flag" in u and all(isinstance(v, bool) for v in values):
                 values = (False, True)
@@ -187,7 +189,8 @@ def _constexpr_uses(fn: ast.FunctionDef, names: list[str], consts: dict) -> tupl
             for a, b, flipped in ((left, right, False), (right, left, True)):
                 if isinstance(a, ast.Name) and a.id in compared:
                     ok, v = literal(b, consts)
-                    _add_compared(compared[a.id], list(boundary(node.ops[0], v, flipped)) if ok else [])
+                    found = compared[a.id]   # a value equal to one there already (0 and 0.0) selects alike
+                    _add_compared(found, [b for b in boundary(node.ops[0], v, flipped) if b not in found] if ok else [])
         elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
                 and isinstance(node.left, ast.Name) and node.left.id in compared:
             options = node.comparators[0]   # `MODE in ("a", "b")`

@@ -163,10 +163,10 @@ def _unread(name: str, hint: Hint | None, kernels: list[Kernel], facts: list[Fac
     """A constexpr a launch site computes (`BLOCK=triton.next_power_of_2(min(n, 4096))`): the
     values other sites pass, and every value the kernel's comparisons of it separate (the
     guesses), so a change under `if BLOCK == 1024:` or its `else` is compiled either way."""
-    values = [f.value for f in facts if f.kind == "value"]
+    values: list = []
     guessed = _guess(name, hint, kernels).values if hint is not None else ()
-    for v in guessed:
-        if not any(v == w and type(v) is type(w) for w in values):
+    for v in [*(f.value for f in facts if f.kind == "value"), *guessed]:
+        if v not in values:   # 0, 0.0 and False select the same branches: one of them is enough
             values.append(v)
     return Choice(name, tuple(values), "guessed", "the launch site computes it: every branch of its comparisons")
 
