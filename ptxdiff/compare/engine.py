@@ -606,9 +606,6 @@ class Engine:
         old_entries = config if config is not None and not own_entries else launch.side_config(old_snap, entries)
         base = launch.side_config(old_snap, configmod.Config()) if config is None and old_snap is not None else None
         pairs = _launched(kernel_pairs, new_snap, old_snap, entries, old_entries, base)
-        said = pins.branch_line(list(dict.fromkeys(p.kernel_id for p in pairs if p.role == pins.REPORT
-                                                   and (show_all or not p.unchanged))))
-        messages += [said] if said else []
         if not show_all:
             pairs = [p for p in pairs if not p.unchanged]
         if pathspecs and not new_found.kernels and not new_found.broken and not old_found.kernels:
@@ -656,6 +653,8 @@ class Engine:
                     pair, old_need.results[cc] if old_need else None,
                     new_need.results[cc] if new_need else None, cc, cfg, old is not None)]
         rows = pins.deduped(rows)
+        said = pins.branch_line(rows)
+        messages += [said] if said else []
         for o_broken, n_broken in broken_rows:
             rows += self._broken_rows(o_broken, n_broken, old_found, new_found, targets, cfg)
         if old is not None:

@@ -89,8 +89,10 @@ def call_site_inputs(inputs: LaunchInputs, entry: KernelConfig) -> LaunchInputs:
     return dataclasses.replace(inputs, recorded=(), config=text)
 
 
-def branch_line(kernels: list[str]) -> str | None:
-    """The one line that says a branch's own entries or recordings did not decide its gate."""
+def branch_line(rows: list[Row]) -> str | None:
+    """The one line that says a branch's own entries or recordings did not decide its gate (where
+    they add rows to the report)."""
+    kernels = sorted({r.kernel for r in rows if (r.launch or "").startswith(NOT_THE_GATE)})
     if not kernels:
         return None
     shown = ", ".join(kernels[:3]) + (f" and {len(kernels) - 3} more" if len(kernels) > 3 else "")
