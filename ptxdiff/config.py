@@ -260,20 +260,23 @@ def load(read: Callable[[str], bytes], exists: Callable[[str], bool]) -> Config:
 
 
 # what decides the gate: a compared change may not set these for its own review
-POLICY_KEYS = ("targets", "include", "exclude", "block", "block_guessed", "block_unmeasured", "timeout")
+POLICY_KEYS = ("targets", "include", "exclude", "block", "block_guessed", "block_unmeasured", "timeout", "python_path")
 POLICY_NOTE = "the compared change edits ptxdiff's own policy"
 
 
 def governed(base: Config, branch: Config) -> tuple[Config, str | None]:
     """The newer side's config with the base side's policy, and a line naming what the change
     edits in that policy (None when nothing). A branch cannot switch its own gate off: its
-    `block = []`, `exclude` or `timeout` takes effect once it is on the base."""
+    `block = []`, `exclude`, `timeout` or `python_path` takes effect once it is on the base; a
+    smaller `max_specs` too (a larger one only compiles more, and is used)."""
     changed = [k for k in POLICY_KEYS if getattr(base, k) != getattr(branch, k)]
+    changed += ["max_specs"] if branch.max_specs < base.max_specs else []
     if not changed:
         return branch, None
     note = (f"{POLICY_NOTE} ({', '.join(changed)} in {branch.source}); "
             f"the base side's ({base.source}) decides this comparison, the new one once it is on the base")
-    return dataclasses.replace(branch, **{k: getattr(base, k) for k in POLICY_KEYS}), note
+    return dataclasses.replace(branch, **{k: getattr(base, k) for k in POLICY_KEYS},
+                               max_specs=max(base.max_specs, branch.max_specs)), note
 
 
 def unmatched_kernels(cfg: Config, kernel_ids: Iterable[str]) -> list[str]:

@@ -240,11 +240,16 @@ def test_unmatched_kernel_entries_name_the_nearest_id():
 def test_the_base_side_s_policy_decides_and_the_change_is_said():
     from ptxdiff.config import governed, parse
     base = parse({"block": ["structural", "failed"]}, "pyproject.toml [tool.ptxdiff]")
-    branch = parse({"block": [], "exclude": ["ops/*"], "max_specs": 2}, "pyproject.toml [tool.ptxdiff]")
+    branch = parse({"block": [], "exclude": ["ops/*"], "max_specs": 2, "python_path": ["fake"]},
+                   "pyproject.toml [tool.ptxdiff]")
     cfg, note = governed(base, branch)
-    assert cfg.block == ("structural", "failed") and cfg.exclude == () and cfg.max_specs == 2
-    assert note is not None and "(exclude, block in pyproject.toml [tool.ptxdiff])" in note
+    # a branch's smaller max_specs or its own import roots do not narrow what its gate compiles
+    assert cfg.block == ("structural", "failed") and cfg.exclude == () and cfg.max_specs == 6
+    assert cfg.python_path == ()
+    assert note is not None and "(exclude, block, python_path, max_specs in pyproject.toml [tool.ptxdiff])" in note
     assert governed(base, base) == (base, None)
+    more = parse({"max_specs": 12}, "ptxdiff.toml")   # more specs only compile more: used, nothing said
+    assert governed(base, more) == (more, None)
 
 
 def test_unmeasured_is_decided_by_its_own_key():

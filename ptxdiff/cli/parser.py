@@ -80,8 +80,7 @@ def _diff(sub: Subparsers) -> None:
               "  ptxdiff diff HEAD~1 HEAD -- ops/    two commits, kernels that read a file under ops/\n"
               "  ptxdiff diff main --check           exit 1 on a blocking verdict (CI)\n"
               "  ptxdiff diff HEAD~1 --format markdown --target sm_80,sm_90\n"
-              "  ptxdiff diff --triton 3.6.0..3.9.0  the work tree under two tritons (what the upgrade does)
-"
+              "  ptxdiff diff --triton 3.6.0..3.9.0  the work tree under two tritons (what the upgrade does)\n"
               "  ptxdiff diff main --format html -o report.html   PTX side by side, in one file")
     p.add_argument("revs", nargs="*", help="none: HEAD vs work tree; one: REV vs work tree; two, or A..B")
     add_common_options(p, html=True)

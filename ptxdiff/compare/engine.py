@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from typing import cast
 
 from ptxdiff import config as configmod
+from ptxdiff.compare import pins
 from ptxdiff.compare import remote as remotemod
 from ptxdiff.compare.cache import Cache, cache_dir, make_key, served, stamped
+from ptxdiff.compare.pairing import pair_lone
 from ptxdiff.compare.replan import REPLANS, Need, pairs_of
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.compare.verdict import classify, delta, pair_label, reason, signature_change
@@ -158,6 +160,8 @@ class _Pair:
     old_config: KernelConfig | None
     new_config: KernelConfig | None
     retooled: bool = False   # the sides compile with different tritons: never unchanged
+    role: str = pins.GATE          # what its rows decide (compare/pins.py): the gate, or the report only
+    said: tuple[str, ...] = ()     # pins.PIN: pins that contradict the branch's launch sites
 
     @property
     def kernel_id(self) -> str:
@@ -169,7 +173,7 @@ class _Pair:
     def unchanged(self) -> bool:
         """Both sides there, the same effective source, launched the same way."""
         return self.old is not None and self.new is not None and self.old.fingerprint == self.new.fingerprint \
-            and self.old_inputs == self.new_inputs and not self.retooled
+            and self.old_inputs == self.new_inputs and not self.retooled and not self.said
 
     def launch_changes(self) -> list[str]:
         if self.old_inputs is None or self.new_inputs is None:
@@ -183,9 +187,11 @@ class _Pair:
 
 
 def _launched(kernel_pairs: list[tuple[Kernel | None, Kernel | None]], new_snap: Snapshot, old_snap: Snapshot | None,
-              cfg: configmod.Config, old_cfg: configmod.Config) -> list[_Pair]:
+              cfg: configmod.Config, old_cfg: configmod.Config, base: configmod.Config | None = None) -> list[_Pair]:
     """Each pair with the launch inputs and config entry of each side (`cfg`, `old_cfg`: the
-    configs whose kernel entries describe the newer and the older side)."""
+    configs whose kernel entries describe the newer and the older side). With `base` (the base
+    side's config, for a repository's own config) the gate compiles what the base says, the
+    branch's own entries and recordings only the report (`_gated`)."""
     new_launches = recorded.load(new_snap.read, new_snap.__contains__)
     old_launches = launch.side_launches(old_snap)
     out = []
@@ -197,7 +203,32 @@ def _launched(kernel_pairs: list[tuple[Kernel | None, Kernel | None]], new_snap:
             if not o_in.config:  # no entry of its own: the newer side's describes it
                 o_cfg = cfg.for_kernel(n.id)
             o_in = launch.inherit(o_in, n_in)
-        out.append(_Pair(o, n, o_in, n_in, o_cfg, cfg.for_kernel(n.id) if n else None))
+        pair = _Pair(o, n, o_in, n_in, o_cfg, cfg.for_kernel(n.id) if n else None)
+        out += _gated(pair, base, old_launches, cfg.source) if base is not None and o and n else [pair]
+    return out
+
+
+def _gated(pair: _Pair, base: configmod.Config, base_launches: dict, source: str) -> list[_Pair]:
+    """A pair as the gate compiles it (both sides with the base's entries and recordings), the
+    branch's own (for the report, where it differs), the launch sites' values where the gate's
+    pins replace them, and the branch's pins that contradict its launch sites (they block)."""
+    o, n = pair.old, pair.new
+    assert o is not None and n is not None and pair.old_inputs is not None and pair.new_inputs is not None
+    o_in, n_in = launch.inputs_of(o, base_launches, base), launch.inputs_of(n, base_launches, base)
+    o_cfg, n_cfg = base.for_kernel(o.id), base.for_kernel(n.id)
+    out = [_Pair(o, n, o_in, n_in, o_cfg, n_cfg)]
+    if (pair.old_inputs, pair.new_inputs, pair.old_config, pair.new_config) != (o_in, n_in, o_cfg, n_cfg):
+        out.append(dataclasses.replace(pair, role=pins.REPORT))
+    stale = {c.name for c in pins.contradictions(n, n_cfg, n_in.recorded, base.source)}
+    if stale:
+        o_un, n_un = pins.unpinned(o_cfg, stale), pins.unpinned(n_cfg, stale)
+        out.append(_Pair(o, n, pins.call_site_inputs(o_in, o_un), pins.call_site_inputs(n_in, n_un), o_un, n_un,
+                         role=pins.CALL_SITE))
+    was = {c.key for c in pins.contradictions(o, o_cfg, o_in.recorded, base.source)}   # the base's own, already there
+    said = [c.line() for c in pins.contradictions(n, pair.new_config, pair.new_inputs.recorded, source)
+            if c.key not in was]
+    if said:
+        out.append(dataclasses.replace(pair, role=pins.PIN, said=tuple(said)))
     return out
 
 
@@ -602,7 +633,8 @@ class Engine:
         # the newest config's settings, each commit's own entries)
         entries = launch.side_config(new_snap, cfg) if config is not None and own_entries else cfg
         old_entries = config if config is not None and not own_entries else launch.side_config(old_snap, entries)
-        pairs = _launched(kernel_pairs, new_snap, old_snap, entries, old_entries)
+        base = launch.side_config(old_snap, configmod.Config()) if config is None and old_snap is not None else None
+        pairs = _launched(kernel_pairs, new_snap, old_snap, entries, old_entries, base)
         if old is not None and old.toolchain != new.toolchain:
             pairs = [dataclasses.replace(p, retooled=True) for p in pairs]
         if not show_all:
@@ -617,12 +649,13 @@ class Engine:
         for i, pair in enumerate(pairs):
             for side, k, kcfg, inputs in ((old, pair.old, pair.old_config, pair.old_inputs),
                                           (new, pair.new, pair.new_config, pair.new_inputs)):
-                if side is None or k is None or inputs is None or kcfg is None or (side, k.fingerprint, k.id) in needs:
+                if side is None or k is None or inputs is None or kcfg is None or pair.said \
+                        or (side, k.fingerprint, k.id, pair.role) in needs:
                     continue
                 if side is old and pair.unchanged:  # an unchanged kernel (show_all) is measured once, on the new side
                     continue
                 plan = planmod.make(k, pair.old, pair.new, inputs, cfg.max_specs)
-                needs[(side, k.fingerprint, k.id)] = Need(side, k, plan, kcfg, i)
+                needs[(side, k.fingerprint, k.id, pair.role)] = Need(side, k, plan, kcfg, i)
         return _Planned(old, new, cfg, targets, pairs, needs, broken_rows, old_found, new_found, messages)
 
     def _report(self, planned: _Planned, compiled: int, outputs: bool | None = None,
@@ -635,8 +668,12 @@ class Engine:
         rows: list[Row] = []
         for pair in pairs:
             o, n = pair.old, pair.new
-            new_need = needs.get((new, n.fingerprint, n.id)) if n else None
-            old_need = new_need if pair.unchanged else needs.get((old, o.fingerprint, o.id)) if o else None
+            if pair.said:
+                rows += [Row(pair.kernel_id, "-", target_name(cc), "failed", _blocks("failed", None, cfg, line), None,
+                             None, {}, line) for cc in targets for line in pair.said]
+                continue
+            new_need = needs.get((new, n.fingerprint, n.id, pair.role)) if n else None
+            old_need = new_need if pair.unchanged else needs.get((old, o.fingerprint, o.id, pair.role)) if o else None
             said = _tritons_own(old_need, new_need)
             if said:
                 messages.append(f"{pair.kernel_id}: {said}")
@@ -646,6 +683,9 @@ class Engine:
                 rows += [dataclasses.replace(r, cache=came) for r in self._rows(
                     pair, old_need.results[cc] if old_need else None,
                     new_need.results[cc] if new_need else None, cc, cfg, old is not None)]
+        rows = pins.deduped(rows)
+        said = pins.branch_line(rows)
+        messages += [said] if said else []
         for o_broken, n_broken in broken_rows:
             rows += self._broken_rows(o_broken, n_broken, old_found, new_found, targets, cfg)
         if old is not None:
@@ -699,7 +739,7 @@ class Engine:
         recordings: list[dict] = []   # the new side's recorded launches, then the old side's (read once)
         for pair in pairs:
             o, n = pair.old, pair.new
-            if o is None or n is None or pair.unchanged:
+            if o is None or n is None or pair.unchanged or pair.role != pins.GATE:
                 continue
             kernel_rows = by_kernel.get(n.id, [])
             check = outputs if outputs is not None else (
@@ -813,11 +853,9 @@ class Engine:
                 failure = by_key.pop(None)[side]
                 for both in by_key.values():
                     both[side] = failure
-        # specs whose values changed (a constexpr default, an autotune Config) pair up in order
-        lone_old = [k for k, (a, b) in by_key.items() if b is None]
-        lone_new = [k for k, (a, b) in by_key.items() if a is None]
-        for ko, kn in zip(lone_old, lone_new):
-            by_key[kn][0] = by_key.pop(ko)[0]
+        # specs whose values changed (a constexpr default, an autotune Config) pair up in order,
+        # those of equal guessed values only
+        pair_lone(by_key)
         rows: list[Row] = []
         unfit: dict[int, str] = {}   # rows of guessed values that do not fit -> why
         for a, b in by_key.values():
@@ -849,7 +887,7 @@ class Engine:
             paths = tuple(sorted(set().union(*(k.paths | {k.path} for k in (o, n) if k is not None),
                                              pair.launch_paths())))
             transient = any(x.get("transient") for x in (a, b) if x)
-            blocking = has_base and not pair.unchanged and _blocks(verdict, source, cfg, error)
+            blocking = has_base and not pair.unchanged and pair.role != pins.REPORT and _blocks(verdict, source, cfg, error)
             if verdict == "unmeasured" and source == "guessed" and a is not b and a and b \
                     and _same_failure(a.get("error"), b.get("error")):
                 unfit[len(rows)] = UNFIT
@@ -858,7 +896,8 @@ class Engine:
             rows.append(Row(kernel_id, label, target_name((b or a).get("target", cc)), verdict, blocking,
                             old_m, new_m, delta(old_m, new_m), error, detail, old_kernel, log,
                             a.get("ptx") if a else None, b.get("ptx") if b else None, spec_source=source,
-                            paths=paths, transient=transient, why=why, launch="; ".join(changes) or None,
+                            paths=paths, transient=transient, why=why,
+                            launch="; ".join(([pins.NOT_THE_GATE] if pair.role == pins.REPORT else []) + changes) or None,
                             old_loc=SourceLines.from_json(a.get("loc")) if a else None,
                             new_loc=SourceLines.from_json(b.get("loc")) if b else None))
         if unfit and any(r.error is None for r in rows):

@@ -169,11 +169,15 @@ def arguments(call: ast.Call, params: list[str]) -> dict[str, ast.expr]:
 
 
 def facts(call: ast.Call, fn: HostFunction | None, params: list[str], consts: dict,
-          site: str = "") -> dict[str, Fact]:
-    """What one launch site (at `site`, "path:line") says, by parameter (and `num_warps`/`num_stages`)."""
+          site: str = "", constexprs: frozenset[str] = frozenset()) -> dict[str, Fact]:
+    """What one launch site (at `site`, "path:line") says, by parameter (and `num_warps`/`num_stages`).
+    A constexpr passed an expression that cannot be read is an `expr` fact: the site passes
+    something (its default, if any, is not what runs), we cannot tell what."""
     out = {}
     for name, expr in arguments(call, params).items():
         fact = classify(expr, fn, consts)
+        if fact is None and name in constexprs:
+            fact = Fact("expr", None)
         if fact is not None:
             out[name] = replace(fact, site=site)
     return out

@@ -122,6 +122,8 @@ def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None
         if "dtype" in u or n.lower().endswith("dtype"):
             hints[n] = Hint(("tl.float32",), "a dtype (the pointers' guessed element type)")
         elif compared[n] and "block" not in u:
+            if kinds.get(n) == "fp32":   # a float compared with `0`: compiled with floats
+                compared[n] = list(dict.fromkeys(float(v) if type(v) is int else v for v in compared[n]))
             values = _branch_values(tuple(compared[n]))
             if "flag" in u and all(isinstance(v, bool) for v in values):
                 values = (False, True)
@@ -182,6 +184,13 @@ def _constexpr_uses(fn: ast.FunctionDef, names: list[str], consts: dict) -> tupl
                 if isinstance(a, ast.Name) and a.id in compared:
                     ok, v = literal(b, consts)
                     _add_compared(compared[a.id], [v] if ok else [])
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ORDERED):
+            left, right = node.left, node.comparators[0]
+            for a, b, flipped in ((left, right, False), (right, left, True)):
+                if isinstance(a, ast.Name) and a.id in compared:
+                    ok, v = literal(b, consts)
+                    found = compared[a.id]   # a value equal to one there already (0 and 0.0) selects alike
+                    _add_compared(found, [b for b in boundary(node.ops[0], v, flipped) if b not in found] if ok else [])
         elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
                 and isinstance(node.left, ast.Name) and node.left.id in compared:
             options = node.comparators[0]   # `MODE in ("a", "b")`
@@ -189,6 +198,25 @@ def _constexpr_uses(fn: ast.FunctionDef, names: list[str], consts: dict) -> tupl
                 found = [literal(e, consts) for e in options.elts]
                 _add_compared(compared[node.left.id], [v for ok, v in found if ok])
     return uses, compared
+
+
+ORDERED = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+LARGEST_SIZE = 1 << 17   # a boundary's far side past this is not compiled (a size that large takes hours)
+
+
+def boundary(op: ast.cmpop, value: object, flipped: bool = False) -> tuple:
+    """The values on both sides of `X < value` (`<=`, `>`, `>=`; `flipped`: `value < X`): the value
+    itself and its nearest neighbour on the other side, a power of two for a power of two (a size
+    stays one: `BLOCK > 1024` compiles 1024 and 2048), else one more or one less."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return ()
+    below = isinstance(op, (ast.Lt, ast.GtE)) != flipped   # the boundary's other value is below it
+    other: int | float
+    if isinstance(value, int) and value >= 2 and value & (value - 1) == 0:
+        other = value // 2 if below else value * 2
+    else:
+        other = value - 1 if below else value + 1
+    return (value,) if isinstance(other, int) and other > LARGEST_SIZE else (value, other)
 
 
 def _passed_on(fn: ast.FunctionDef, names: set[str], helpers: dict[str, ast.FunctionDef], depth: int):

@@ -120,7 +120,8 @@ def discover(snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = Non
         harness, params = (None, params) if fn.name in launched else device_harness(fn, params)
         names = [a.arg for a in fn.args.args]
         own_sites = sites.get((mod.path, fn.name), ())
-        launch = merge([facts(call, where, names, consts, f"{site}:{call.lineno}")
+        constexprs = frozenset(p.name for p in params if p.constexpr)
+        launch = merge([facts(call, where, names, consts, f"{site}:{call.lineno}", constexprs)
                         for call, where, consts, site in own_sites])
         kid = f"{mod.path}::{fn.name}"
         # the files of its launch sites are part of what it is compiled with, like its helpers'

@@ -66,7 +66,8 @@ def inherit(old: LaunchInputs, new: LaunchInputs) -> LaunchInputs:
 
 def _values(facts: tuple[tuple[str, object], ...]) -> str:
     # a value as passed; a runtime type as `<i32>` (the site passes an expression of that type)
-    shown = ["None" if kind == "none" else f"<{value}>" if kind == "type" else str(value) for kind, value in facts]
+    shown = ["None" if kind == "none" else f"<{value}>" if kind == "type" else "<expr>" if kind == "expr" else str(value)
+             for kind, value in facts]
     return "|".join(shown) if shown else "unset"
 
 

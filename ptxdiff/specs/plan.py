@@ -51,6 +51,9 @@ class Plan:
     # guessed constexpr values a compile search replaced because the kernel's shapes (or types)
     # could not take them (compile/refit.py): (name, guessed, compiled instead)
     refits: tuple[tuple[str, object, object], ...] = ()
+    # constexprs a launch site passes an expression for that offline reading cannot tell
+    # (`BLOCK=triton.next_power_of_2(n)`): their default, if any, is one value among the guesses
+    unread: tuple[str, ...] = ()
 
     def key(self) -> str:
         return json.dumps({
@@ -61,7 +64,8 @@ class Plan:
             "max_specs": self.max_specs, "cover": self.cover, **({"shrink": self.shrink} if self.shrink > 1 else {}),
             **({"families": list(self.families)} if self.families else {}),
             **({"retypes": [[k, list(map(list, v))] for k, v in self.retypes]} if self.retypes else {}),
-            **({"refits": [list(r) for r in self.refits]} if self.refits else {})})
+            **({"refits": [list(r) for r in self.refits]} if self.refits else {}),
+            **({"unread": list(self.unread)} if self.unread else {})})
 
     def choice(self, name: str, kind: str = "constexprs") -> Choice | None:
         return next((c for c in getattr(self, kind) if c.name == name), None)
@@ -155,6 +159,18 @@ def _guess(name: str, hint: Hint, kernels: list[Kernel]) -> Choice:
     return Choice(name, tuple(values), "guessed", " / ".join(whys))
 
 
+def _unread(name: str, hint: Hint | None, kernels: list[Kernel], facts: list[Fact]) -> Choice:
+    """A constexpr a launch site computes (`BLOCK=triton.next_power_of_2(min(n, 4096))`): the
+    values other sites pass, and every value the kernel's comparisons of it separate (the
+    guesses), so a change under `if BLOCK == 1024:` or its `else` is compiled either way."""
+    values: list = []
+    guessed = _guess(name, hint, kernels).values if hint is not None else ()
+    for v in [*(f.value for f in facts if f.kind == "value"), *guessed]:
+        if v not in values:   # 0, 0.0 and False select the same branches: one of them is enough
+            values.append(v)
+    return Choice(name, tuple(values), "guessed", "the launch site computes it: every branch of its comparisons")
+
+
 def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInputs,
          max_specs: int = DEFAULT_MAX_SPECS) -> Plan:
     """The plan of one side (`this`) of a kernel pair: that side's own launch inputs (each side is
@@ -173,6 +189,7 @@ def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInp
     constexprs: dict[str, Choice] = {}
     types: dict[str, Choice] = {}
     optional: list[str] = []
+    unread: list[str] = []
     for kernel in kernels:
         for p in kernel.params:
             if p.name in (constexprs if p.constexpr else types):
@@ -180,7 +197,10 @@ def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInp
             fact = facts.get(p.name) if p.name in own else None
             if p.constexpr:
                 lent = borrowed.get(p.name) if p.name in own else None
-                if fact and all(f.kind in ("value", "none") for f in fact):
+                if fact and any(f.kind in ("expr", "type") for f in fact):   # a value we cannot tell
+                    unread.append(p.name)
+                    constexprs[p.name] = _unread(p.name, p.hint, kernels, [*fact, *(lent or ())])
+                elif fact and all(f.kind in ("value", "none") for f in fact):
                     constexprs[p.name] = Choice(p.name, tuple(f.value for f in fact), "call-site",
                                                 "passed by the launch site")
                 elif lent and all(f.kind in ("value", "none") for f in lent):
@@ -221,4 +241,4 @@ def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInp
     # bf16 pointers too, so adding or dropping one shows
     families = FAMILIES if any(k.element_casts for k in kernels) else ()
     return Plan(inputs.recorded, inputs.recorded_note, tuple(constexprs.values()), tuple(types.values()),
-                tuple(optional), options, max_specs, families=families)
+                tuple(optional), options, max_specs, families=families, unread=tuple(unread))

@@ -3,7 +3,8 @@
 Precedence, highest first: `[tool.ptxdiff.kernels."id"]` config (`specs` entries, then the
 kernel's own keys), recorded launches, `@triton.autotune` Configs (one spec per Config), the
 constexpr defaults of the signature, `@triton.heuristics` values computed from what is known,
-then the plan's launch-site values and guesses (plan.py), the same on both sides. A spec says
+then the plan's launch-site values and guesses (plan.py), the same on both sides; a launch site
+that passes a constexpr overrides its default (`_launched_defaults`). A spec says
 where its values came from (`source`: the weakest of config, recorded, call-site, guessed) and
 which values are guesses. A value that cannot be had at all is an error naming the config key.
 """
@@ -142,17 +143,21 @@ class _Variant:
 
 
 COVERED = "combinations of guessed values"
+PAIRWISE_CAP = 4   # a covering set compiles at most this many times max_specs specs
 
 
 def cover_combinations(variables: list[tuple[str, tuple]], limit: int,
                        force: bool = False) -> tuple[list[dict], str | None]:
     """Every combination of the guessed values when there are few; else a covering set in which
-    every value of every variable appears once (the rest are dropped, and said). Combination i
-    takes value i of each variable (modulo its count), so a side with fewer variables covered
-    the same way (`force`, when the other side has too many) compiles the projections of the
-    other side's combinations: the two sides' specs pair up."""
+    every pair of values of any two variables appears together (`if A: if not B:` is compiled
+    whatever the other flags are), at most PAIRWISE_CAP x `limit` of them (the rest are dropped,
+    and said). The set depends on the variables' names and value counts only, so a side given
+    the other side's variables too (`phantom` in `resolve`) compiles the projections of the
+    other side's combinations: the two sides' specs pair up by equal values. `force`: the other
+    side has too many combinations, so this side takes a covering set too."""
     if not variables:
         return [{}], None
+    variables = sorted(variables, key=lambda v: v[0])
     total = 1
     for _, values in variables:
         total *= len(values)
@@ -161,10 +166,43 @@ def cover_combinations(variables: list[tuple[str, tuple]], limit: int,
         for name, values in variables:
             combos = [{**c, name: v} for c in combos for v in values]
         return combos, None
-    width = max(len(values) for _, values in variables)
-    combos = [{name: values[i % len(values)] for name, values in variables} for i in range(width)]
+    fixed = {name: values[0] for name, values in variables if len(values) == 1}
+    open_ = [(name, values) for name, values in variables if len(values) > 1]
+    rows = _pairwise([len(values) for _, values in open_])
+    cap = max(PAIRWISE_CAP * limit, max(len(values) for _, values in variables))
+    kept = rows[:cap]
+    combos = [{**fixed, **{name: values[row[i]] for i, (name, values) in enumerate(open_)}} for row in kept]
+    cut = f", the first {cap} of a covering set of {len(rows)}" if len(kept) < len(rows) else ""
     return combos, (f"{total} {COVERED} ({', '.join(n for n, _ in variables)}): "
-                    f"{width} compiled, each value at least once" + (" (as on the other side)" if total <= limit else ""))
+                    f"{len(combos)} compiled, each pair of values at least once{cut}"
+                    + (" (as on the other side)" if total <= limit else ""))
+
+
+def _gain(row: list[int | None], k: int, v: int, todo: set[tuple[int, int, int, int]]) -> int:
+    """How many pairs not yet covered value `v` of variable `k` covers in a row being filled."""
+    return sum(1 for m, w in enumerate(row) if w is not None and ((m, w, k, v) if m < k else (k, v, m, w)) in todo)
+
+
+def _pairwise(sizes: list[int]) -> list[list[int]]:
+    """Rows of value indices in which every pair of values of two variables appears together
+    (greedy, deterministic): each row starts from the first pair not yet covered and takes, for
+    each other variable, the value that covers most new pairs (the lowest on a tie)."""
+    if len(sizes) == 1:
+        return [[v] for v in range(sizes[0])]
+    todo = {(i, a, j, b) for i in range(len(sizes)) for j in range(i + 1, len(sizes))
+            for a in range(sizes[i]) for b in range(sizes[j])}
+    rows: list[list[int]] = []
+    while todo:
+        i, a, j, b = min(todo)
+        row: list[int | None] = [None] * len(sizes)
+        row[i], row[j] = a, b
+        for k in range(len(sizes)):
+            if row[k] is None:
+                row[k] = max(range(sizes[k]), key=lambda v: (_gain(row, k, v, todo), -v))
+        full = [v for v in row if v is not None]
+        rows.append(full)
+        todo -= {(m, full[m], n, full[n]) for m in range(len(full)) for n in range(m + 1, len(full))}
+    return rows
 
 
 def covered_notes(notes: Iterable[str]) -> bool:
@@ -212,7 +250,9 @@ def resolve(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan = 
             specs.append(spec)
     specs = [_retyped(s, plan, dropped) for s in specs]
     unique = list({s.key: s for s in specs}.values())
-    limit = max(plan.max_specs, len(variants) if (cfg.specs or launches) else 1)
+    # a covering set of guesses is compiled whole (cover_combinations bounds it)
+    limit = max(plan.max_specs, len(variants) if (cfg.specs or launches) else 1,
+                len(specs) if len(variants) == 1 else 1)
     kept = _pick(unique, limit)
     notes += sorted(dropped)
     if len(kept) < len(unique):
@@ -270,6 +310,7 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
         sources.update(dict.fromkeys(layer.constexprs, "config"))
         num_warps = layer.num_warps or num_warps
         num_stages = layer.num_stages or num_stages
+    unread = _launched_defaults(declared, plan, constexprs, {*variant.tuned, *sources})
     unknown = (set(signature_cfg) | set(constexprs)) - set(declared.params)
     if unknown:
         raise SpecError(f"{_key(kernel, 'signature/constexprs')} names {sorted(unknown)}, "
@@ -311,7 +352,8 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
         if p in declared.constexpr_params and p not in constexprs and p not in declared.heuristics:
             choice = plan.choice(p)
             if choice is not None:
-                variables.append((p, choice.values))
+                variables.append((p, tuple(dict.fromkeys((unread[p], *choice.values))) if p in unread
+                                  else choice.values))
     # both ways only on a side whose kernel tests the pointer against None (an older kernel that
     # always uses it gets no None variant: that spec is new, and reads `added`)
     tested = {p.name for p in kernel.params if p.optional}
@@ -322,13 +364,43 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
     if plan.families and launch is None and any(guessed_types.get(p) == "*fp32" and types.get(p) == "*fp32"
                                                 for p in guessed_types):
         variables.append((FAMILY, plan.families))
-    combos, note = cover_combinations(variables, plan.max_specs, plan.cover)
+    phantom = _phantoms(variables, plan, set(declared.params))
+    combos, note = cover_combinations(variables + phantom, plan.max_specs, plan.cover)
+    if phantom:   # the other side's open values: this side compiles the projections
+        combos = list({json.dumps(sorted(c.items()), default=repr): c for c in
+                       ({k: v for k, v in c.items() if k not in dict(phantom)} for c in combos)}.values())
     if note:
         dropped.add(note)
     shared = _Shared(constexprs=constexprs, types=types, sources=sources, guessed_types=guessed_types,
                      optional=tuple(optional), num_warps=num_warps, num_stages=num_stages, launch=launch,
                      layers=tuple(layers), options=variant.options)
     return [_one_spec(kernel, declared, plan, shared, combo) for combo in combos]
+
+
+def _launched_defaults(declared: Declared, plan: Plan, constexprs: dict, given: set[str]) -> dict:
+    """Constexpr defaults a launch site overrides, taken out of `constexprs`: a site that passes
+    values compiles those (the default never runs), one that passes an expression offline reading
+    cannot tell compiles the default among the guesses. Returns {name: default} of the latter."""
+    unread = {}
+    for p, default in declared.defaults.items():
+        choice = plan.choice(p)
+        if p in given or p not in constexprs or choice is None:
+            continue
+        if p in plan.unread or choice.source == "call-site":
+            del constexprs[p]
+            if p in plan.unread:
+                unread[p] = default
+    return unread
+
+
+def _phantoms(variables: list[tuple[str, tuple]], plan: Plan, params: set[str]) -> list[tuple[str, tuple]]:
+    """Open values only the other side of the pair has (a flag or an optional pointer it adds):
+    combined with this side's, so both sides take one covering set and this side compiles its
+    projections, which pair with the other side's specs by equal values."""
+    mine = {name for name, _ in variables}
+    out = [(c.name, c.values) for c in plan.constexprs if c.name not in mine | params and len(c.values) > 1]
+    out += [(p, ("*", None)) for p in plan.optional if p not in mine | params]
+    return out
 
 
 @dataclass(frozen=True)

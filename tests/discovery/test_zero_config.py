@@ -4,6 +4,7 @@ sites, one plan for both sides, and specs that say where each value came from.""
 from __future__ import annotations
 
 import ast
+import itertools
 import textwrap
 
 import pytest
@@ -215,12 +216,21 @@ def test_a_side_whose_launch_cannot_be_read_takes_the_other_side_s_values_not_a_
     assert make(old, old, new, inputs_of(old, {}, Config())).choice("BLOCK").source == "call-site"
 
 
-def test_cover_compiles_every_value_at_least_once():
+def test_cover_compiles_every_pair_of_values_at_least_once():
     combos, note = _cover([("a", (0, 1, 2)), ("f", (False, True))], 4)
-    assert len(combos) == 3 and note and {c["a"] for c in combos} == {0, 1, 2} and {c["f"] for c in combos} == {
-        False, True}
+    assert len(combos) == 6 and note and {(c["a"], c["f"]) for c in combos} == {
+        (a, f) for a in (0, 1, 2) for f in (False, True)}
     combos, note = _cover([("f", (False, True)), ("g", (False, True))], 4)
     assert len(combos) == 4 and note is None
+    # three flags past max_specs: a diagonal never compiles `if A: if not B:`; pairs do, whatever C is
+    flags = [(n, (False, True)) for n in "ABC"]
+    combos, note = _cover(flags, 6)
+    assert note and len(combos) < 8
+    for x, y in itertools.combinations("ABC", 2):
+        assert {(c[x], c[y]) for c in combos} == {(p, q) for p in (False, True) for q in (False, True)}
+    # bounded: ten flags take a covering set, not 1024 specs
+    combos, note = _cover([(f"F{i}", (False, True)) for i in range(10)], 6)
+    assert len(combos) <= 24 and "each pair of values" in (note or "")
 
 
 def test_zero_config_measures_and_says_what_was_guessed(tmp_path):
@@ -267,9 +277,10 @@ def k(x_ptr, out_ptr, n, HAS_A: tl.constexpr, HAS_B: tl.constexpr, BLOCK: tl.con
     r = Repo(repo)
     report = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD"))
     verdicts = [row.verdict for row in report.rows]
-    assert len(report.rows) == 2 and "removed" not in verdicts and "added" not in verdicts, verdicts
+    assert len(report.rows) == 4 and "removed" not in verdicts and "added" not in verdicts, verdicts
     assert all(row.error is None for row in report.rows)
-    assert {row.spec_detail["constexprs"]["HAS_A"] for row in report.rows} == {False, True}
+    assert {(row.spec_detail["constexprs"]["HAS_A"], row.spec_detail["constexprs"]["HAS_B"])
+            for row in report.rows} == {(a, b) for a in (False, True) for b in (False, True)}
     warm = Engine(r, jobs=2)
     again = warm.compare(r.side("HEAD~1"), r.side("HEAD"))  # from the cache: nothing compiled, nothing started
     assert warm.compiles == 0 and not warm._loaded_now and [row.verdict for row in again.rows] == verdicts

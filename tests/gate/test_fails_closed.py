@@ -30,7 +30,7 @@ def rejecting(body: str) -> str:
     return HEADER + f'''
 @triton.jit
 def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    tl.static_assert(BLOCK < 0, "only a launch with BLOCK < 0 compiles")
+    tl.static_assert(BLOCK % 1000 == 999, "only a launch with BLOCK % 1000 == 999 compiles")
     offs = tl.program_id(0) * BLOCK + tl.arange(0, 4)
     x = tl.load(x_ptr + offs, mask=offs < n)
     tl.store(out_ptr + offs, {body}, mask=offs < n)

@@ -147,7 +147,7 @@ def decoy(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
     both_fail = HEADER + '''
 @triton.jit
 def both_fail_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    tl.static_assert(BLOCK < 0, "no guess compiles this kernel")
+    tl.static_assert(BLOCK % 1000 == 999, "no guess compiles this kernel")
     offs = tl.program_id(0) * 4 + tl.arange(0, 4)
     x = tl.load(x_ptr + offs, mask=offs < n)
     tl.store(out_ptr + offs, x * 2.0 + tl.sqrt(x), mask=offs < n)
@@ -187,7 +187,7 @@ def benign_files() -> dict[str, str]:
     files["ops/both_fail.py"] = HEADER + '''
 @triton.jit
 def both_fail_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    tl.static_assert(BLOCK < 0, "no guess compiles this kernel")
+    tl.static_assert(BLOCK % 1000 == 999, "no guess compiles this kernel")
     offs = tl.program_id(0) * 4 + tl.arange(0, 4)
     x = tl.load(x_ptr + offs, mask=offs < n)
     tl.store(out_ptr + offs, x * 2.0, mask=offs < n)

@@ -10,6 +10,7 @@ import json
 import pytest
 
 from helpers import HEADER, commit, git, make_bare, make_repo, rows_by_kernel, run_json, run_main
+from ptxdiff.compare.pins import NOT_THE_GATE
 from ptxdiff.config import Config, parse
 from ptxdiff.discovery.kernels import discover
 from ptxdiff.gitdiff.patches import handled
@@ -133,15 +134,17 @@ def test_recorded_launch_and_config_entry_changes_are_changes(tmp_path, capsys):
            "options": {}, "autotune": None, "via": "interpreter", "count": 1}
     repo = _repo(tmp_path, **{DEFAULT_PATH: json.dumps(rec) + "\n"})
     commit(repo, "recorded", {DEFAULT_PATH: json.dumps({**rec, "num_warps": 8}) + "\n"})
+    # the base's recording decides the gate; the branch's, compiled for the report, never blocks
     (row,) = _rows(capsys, "-C", str(repo), "HEAD~1", "HEAD")
-    assert row["launch"] == f"recorded launches 1 -> 1 specs ({DEFAULT_PATH})" and row["verdict"] == "structural"
+    assert row["launch"] == f"{NOT_THE_GATE}; recorded launches 1 -> 1 specs ({DEFAULT_PATH})"
+    assert row["verdict"] == "structural" and not row["blocking"]
     assert DEFAULT_PATH in row["paths"]
-    commit(repo, "first config: knowledge, no change",
-           {"ptxdiff.toml": '[kernels."add_kernel"]\nconstexprs = { BLOCK_SIZE = 32 }\n'})
+    commit(repo, "first config: knowledge, no change", {"ptxdiff.toml": '[kernels."add_kernel"]\nnum_warps = 2\n'})
     assert _rows(capsys, "-C", str(repo), "HEAD~1", "HEAD") == []
-    commit(repo, "config", {"ptxdiff.toml": '[kernels."add_kernel"]\nconstexprs = { BLOCK_SIZE = 16 }\n'})
+    commit(repo, "config", {"ptxdiff.toml": '[kernels."add_kernel"]\nnum_warps = 8\n'})
     (row,) = _rows(capsys, "-C", str(repo), "HEAD~1", "HEAD")
-    assert row["launch"] == "BLOCK_SIZE 32 -> 16 (config ptxdiff.toml)" and row["verdict"] != "identical" and row["why"]
+    assert row["launch"] == f"{NOT_THE_GATE}; num_warps 2 -> 8 (config ptxdiff.toml)"
+    assert row["verdict"] != "identical" and row["why"] and not row["blocking"]
     assert "ptxdiff.toml" in row["paths"]
 
 
