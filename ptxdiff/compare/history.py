@@ -34,13 +34,22 @@ class Event:
     rows: list[Row]
 
 
+@dataclass(frozen=True)
+class Story:
+    """A kernel's events, oldest first, and where a shallow clone's history cut the walk short
+    (its oldest commit, whose kernel is the story's starting point, not an addition)."""
+
+    events: list[Event]
+    shallow_start: CommitInfo | None = None
+
+
 def _find(kernels, query: str):
     hits = [k for k in kernels.values() if k.id == query or k.name == query]
     return hits[0] if len(hits) == 1 else (hits if hits else None)
 
 
 def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEAD",
-            limit: int | None = None, config: configmod.Config | None = None) -> list[Event]:
+            limit: int | None = None, config: configmod.Config | None = None) -> Story:
     head, hide = repo.range(rev_range)
     commits = list(repo.walk(head, hide, first_parent=True))
     if limit:
@@ -59,6 +68,7 @@ def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEA
     # walk back from head to collect the versions, following renames of the kernel's file
     path, name = target.path, target.name
     versions: list[tuple[CommitInfo, Kernel, Version]] = []
+    cut: CommitInfo | None = None
     watched = set(target.paths) | {path, *launch.FILES}
     before_range: tuple[CommitInfo, Kernel, Version] | None = None
     for info in reversed(commits):
@@ -76,7 +86,10 @@ def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEA
             watched.add(path)  # the file's older name: commits that touched it count too
     else:
         # the kernel is there all through the range: start from what it was just before it
-        if commits and commits[0].parents:
+        if commits and commits[0].id in repo.shallow and versions and versions[-1][0].id == commits[0].id:
+            before_range = versions.pop()  # a shallow clone begins here: what came before is unknown
+            cut = commits[0]
+        elif commits and commits[0].parents:
             before = repo.commit_info(commits[0].parents[0])
             at = _kernel_at(repo, before, path, name, cfg)
             if at is not None:
@@ -95,7 +108,8 @@ def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEA
         steps.append((info, k))
         previous = (info, k, version)
     reports = engine.compare_many(comparisons, config=cfg, own_entries=True)
-    return [Event(info, k.id, [r for r in report.rows if r.kernel == k.id]) for (info, k), report in zip(steps, reports)]
+    return Story([Event(info, k.id, [r for r in report.rows if r.kernel == k.id])
+                  for (info, k), report in zip(steps, reports)], cut)
 
 
 @dataclass(frozen=True)
