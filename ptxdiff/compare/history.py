@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from ptxdiff import config as configmod
 from ptxdiff.compare.engine import Engine
 from ptxdiff.compare.results import Row
-from ptxdiff.discovery.kernels import Kernel, discover
+from ptxdiff.discovery.kernels import Discovery, Kernel, discover
+from ptxdiff.discovery.memo import FileMemo, Memo
 from ptxdiff.errors import UsageError
-from ptxdiff.git.repo import CommitInfo, Repo, Side
+from ptxdiff.git.repo import CommitInfo, Repo, Side, Snapshot
 from ptxdiff.specs import launch
 
 
@@ -57,7 +58,8 @@ def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEA
     last_snapshot = repo.snapshot(Side("head", head))
     # one config for the whole story: the newest one (older commits may predate any config)
     cfg = config or configmod.load(last_snapshot.read, last_snapshot.__contains__)
-    found = discover(last_snapshot, cfg.python_path).kernels
+    memos = _Memos(engine, cfg.python_path)
+    found = memos.whole(repo, last_snapshot).kernels
     if query is None:
         raise UsageError("name a kernel: " + ", ".join(sorted(k.id for k in found.values())[:20]))
     target = _find(found, query)
@@ -74,7 +76,7 @@ def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEA
     for info in reversed(commits):
         if versions and not (repo.changed_paths(info.id) & watched):
             continue
-        at = _kernel_at(repo, info, path, name, cfg)
+        at = _kernel_at(repo, info, path, name, cfg, memos)
         if at is None:
             break
         watched |= at[0].paths
@@ -91,9 +93,10 @@ def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEA
             cut = commits[0]
         elif commits and commits[0].parents:
             before = repo.commit_info(commits[0].parents[0])
-            at = _kernel_at(repo, before, path, name, cfg)
+            at = _kernel_at(repo, before, path, name, cfg, memos)
             if at is not None:
                 before_range = (before, *at)
+    memos.save()
     versions.reverse()
     # keep the commits where the version changed (the first version is where it appeared,
     # unless the kernel was there before the range: then that version is the first "previous")
@@ -125,13 +128,47 @@ class Version:
         return self.fingerprint == newer.fingerprint and launch.inherit(self.inputs, newer.inputs) == newer.inputs
 
 
+class _Memos:
+    """Each followed file's stored discoveries by tree (memo.FileMemo), opened as the walk meets it."""
+
+    def __init__(self, engine: Engine, roots: tuple[str, ...]):
+        self.root, self.roots = (engine.cache.root if engine.cache else None), roots
+        self.by_path: dict[str, FileMemo] = {}
+
+    def discover(self, repo: Repo, snap: Snapshot, path: str) -> Discovery:
+        tree = repo.tree_id(snap.side)
+        if self.root is None or tree is None:
+            return discover(snap, self.roots, paths={path})
+        memo = self.by_path.get(path) or self.by_path.setdefault(path, FileMemo(self.root, self.roots, path))
+        found = memo.get(tree)
+        if found is None:
+            found = discover(snap, self.roots, paths={path})
+            memo.put(tree, found)
+        return found
+
+    def whole(self, repo: Repo, snap: Snapshot) -> Discovery:
+        """Every kernel of a commit: the tree's stored discovery (the one `diff` keeps), or found."""
+        tree = repo.tree_id(snap.side)
+        memo = Memo(self.root, self.roots) if self.root is not None and tree else None
+        found = memo.get(tree) if memo and tree else None
+        if found is None:
+            found = discover(snap, self.roots)
+            if memo and tree:
+                memo.put(tree, found)
+        return found
+
+    def save(self) -> None:
+        for memo in self.by_path.values():
+            memo.save()
+
+
 def _kernel_at(repo: Repo, info: CommitInfo, path: str, name: str,
-               cfg: configmod.Config) -> tuple[Kernel, Version] | None:
+               cfg: configmod.Config, memos: _Memos) -> tuple[Kernel, Version] | None:
     """The kernel at a commit and its version (None when it is not there)."""
     snap = repo.snapshot(Side(info.short, info.id))
     if path not in snap:
         return None
-    k = discover(snap, cfg.python_path, paths={path}).kernels.get(f"{path}::{name}")
+    k = memos.discover(repo, snap, path).kernels.get(f"{path}::{name}")
     if k is None:
         return None
     inputs = launch.inputs_of(k, launch.side_launches(snap), launch.side_config(snap, cfg))
