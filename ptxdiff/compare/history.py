@@ -16,6 +16,7 @@ log says what `ptxdiff diff` says for the same commit.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from ptxdiff import config as configmod
@@ -26,6 +27,8 @@ from ptxdiff.discovery.memo import FileMemo, Memo
 from ptxdiff.errors import UsageError
 from ptxdiff.git.repo import CommitInfo, Repo, Side, Snapshot
 from ptxdiff.specs import launch
+
+PROGRESS_EVERY_S = 0.25   # the walk's progress line is rewritten at most this often
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,11 @@ def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEA
     cut: CommitInfo | None = None
     watched = set(target.paths) | {path, *launch.FILES}
     before_range: tuple[CommitInfo, Kernel, Version] | None = None
-    for info in reversed(commits):
+    said = 0.0
+    for done, info in enumerate(reversed(commits)):
+        if engine.progress and time.monotonic() - said > PROGRESS_EVERY_S:
+            engine.progress(f"log: {done}/{len(commits)} commits looked at for {name}")
+            said = time.monotonic()
         if versions and not (repo.changed_paths(info.id) & watched):
             continue
         at = _kernel_at(repo, info, path, name, cfg, memos)
