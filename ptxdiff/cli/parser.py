@@ -11,7 +11,7 @@ import difflib
 import re
 from typing import Any, NoReturn, TypeAlias
 
-Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+Subparsers: TypeAlias = "argparse._SubParsersAction[Parser]"
 
 
 class Parser(argparse.ArgumentParser):
