@@ -199,8 +199,11 @@ def _uninstall(sub: Subparsers) -> None:
 def _doctor(sub: Subparsers) -> None:
     p = _verb(sub, "doctor", "check the set-up and say what to fix (exit 1 if anything)",
               "  ptxdiff doctor\n"
-              "  ptxdiff -C ~/src/kernels doctor")
+              "  ptxdiff -C ~/src/kernels doctor\n"
+              "  ptxdiff doctor --ci                 what a CI job needs (the default where CI=true)")
     add_common_options(p, compile_opts=False)
+    p.add_argument("--ci", action="store_true",
+                   help="check what `ptxdiff ci` needs (the default where CI=true): no diff driver or hook")
 
 
 def _corpus(sub: Subparsers) -> None:
