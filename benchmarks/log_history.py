@@ -3,10 +3,10 @@
 A synthetic repository (git fast-import) of --commits commits over --files Python files: most
 commits change a file without a kernel, every --every-th one changes the kernel (a constant, so
 each is a new version). `ptxdiff log` runs cold (empty compile cache) and then warm --repeat
-times; the baseline is `git log --stat` over the same history (reads every commit's diff, as
+times; the baseline is `git log --name-only` over the same history (every commit's changed paths, as
 log must). Prints seconds and the ratio warm / baseline; --ptxdiff compares another install
 (e.g. the unmodified code) on the same repository. --repo PATH times a real repository instead
-(its clone is never modified; give --kernel).
+(a clone without a checkout: log reads commits; give --kernel).
 
     python benchmarks/log_history.py [--commits 700] [--files 300] [--every 70] [--repeat 3]
         [--ptxdiff /work/main/.venv/bin/ptxdiff] [--repo PATH --kernel NAME]
@@ -90,15 +90,15 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="ptxdiff-log-bench-") as tmp:
         repo = Path(tmp) / "repo"
         if args.repo:
-            subprocess.run(["git", "clone", "-q", str(args.repo), str(repo)], check=True)
+            subprocess.run(["git", "clone", "-q", "--no-checkout", str(args.repo), str(repo)], check=True)
         else:
             synthetic(repo, args.commits, args.files, args.every)
         count = subprocess.run(["git", "rev-list", "--count", "--first-parent", "HEAD"], cwd=repo,
                                capture_output=True, text=True, check=True).stdout.strip()
         env = dict(os.environ)
-        baseline = min(timed(["git", "log", "--first-parent", "--stat", "--oneline"], repo, env)
+        baseline = min(timed(["git", "log", "--first-parent", "--name-only", "--no-renames", "--oneline"], repo, env)
                        for _ in range(args.repeat))
-        print(f"{count} commits; baseline `git log --stat`: {baseline:.2f} s")
+        print(f"{count} commits; baseline `git log --name-only`: {baseline:.2f} s")
         for tool in tools:
             env["PTXDIFF_CACHE_DIR"] = str(Path(tmp) / "cache")
             shutil.rmtree(env["PTXDIFF_CACHE_DIR"], ignore_errors=True)
