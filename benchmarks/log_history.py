@@ -67,12 +67,16 @@ def synthetic(path: Path, commits: int, files: int, every: int) -> None:
     subprocess.run(["git", "reset", "-q", "--hard", "main"], cwd=path, check=True)
 
 
+class Failed(Exception):
+    pass
+
+
 def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip()[-500:]}")
+        raise Failed(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip()[-300:]}")
     return elapsed
 
 
@@ -103,8 +107,12 @@ def main() -> int:
             env["PTXDIFF_CACHE_DIR"] = str(Path(tmp) / "cache")
             shutil.rmtree(env["PTXDIFF_CACHE_DIR"], ignore_errors=True)
             cmd = [tool, "log", args.kernel, "-q"]
-            cold = timed(cmd, repo, env)
-            warm = min(timed(cmd, repo, env) for _ in range(args.repeat))
+            try:
+                cold = timed(cmd, repo, env)
+                warm = min(timed(cmd, repo, env) for _ in range(args.repeat))
+            except Failed as e:
+                print(f"{tool}: {e}")
+                continue
             print(f"{tool}: cold {cold:.2f} s, warm {warm:.2f} s (best of {args.repeat}), "
                   f"warm / baseline {warm / baseline:.1f}x")
     return 0

@@ -217,7 +217,7 @@ class Worker:
 
         prepare_env()
         git.bound_mapped_memory()
-        repo = git.Repo(repo_dir)
+        repo = git.Repo(repo_dir, fetches=False)
         sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") not in (repo.workdir, os.getcwd())]
         self.repo, self.side = repo, side
         self.index = ModuleIndex(repo.snapshot(side), roots)

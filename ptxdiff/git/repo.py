@@ -147,7 +147,10 @@ class Snapshot:
 
 
 class Repo:
-    def __init__(self, path: str | os.PathLike = "."):
+    def __init__(self, path: str | os.PathLike = ".", fetches: bool = True):
+        # `fetches`: a partial clone's missing objects may be fetched (not in a compile worker:
+        # the parent fetched what its revision needs before the worker started)
+        self.fetches = fetches
         found = pygit2.discover_repository(str(path))
         if found is None:
             raise GitError(f"not a git repository (or any parent): {os.path.abspath(path)}")
@@ -212,6 +215,8 @@ class Repo:
             return ""
         if not self.promisors:
             return "the repository is not a partial clone (`git fsck` says more)"
+        if not self.fetches:
+            return "a compile worker does not fetch"
         remote = self.promisors[0]
         try:
             proc = subprocess.run(
