@@ -353,9 +353,14 @@ class Repo:
         old_tree = self.raw[old.commit].peel(pygit2.Commit).tree
         if new.commit is None:
             diff = old_tree.diff_to_workdir(DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS)
-            self.fetch_missing(str(d.old_file.id) for d in diff.deltas
-                               if d.status == DeltaStatus.DELETED and d.old_file.path.endswith(".py"))
-            diff.find_similar(DiffFind.FIND_RENAMES | DiffFind.FIND_FOR_UNTRACKED)
+            gone = [d.old_file for d in diff.deltas if d.status == DeltaStatus.DELETED]
+            self.fetch_missing(str(f.id) for f in gone if f.path.endswith(".py"))
+            # libgit2 compares every deleted file with the new ones; in a partial clone, one whose
+            # blob is not here (never a Python file: fetched above) is not fetched to be compared:
+            # renames are then found by content id alone
+            exact = any(not self.has_object(str(f.id)) for f in gone)
+            diff.find_similar(DiffFind.FIND_RENAMES | DiffFind.FIND_FOR_UNTRACKED
+                              | (DiffFind.FIND_EXACT_MATCH_ONLY if exact else 0))
             return {d.new_file.path: d.old_file.path for d in diff.deltas if d.status == DeltaStatus.RENAMED}
         return self._python_renames(old_tree, self.raw[new.commit].peel(pygit2.Commit).tree)
 

@@ -56,6 +56,11 @@ def test_a_blobless_clone_fetches_the_python_it_needs_and_never_a_binary(tmp_pat
     assert old_kernel not in missing                # fetched through the promisor remote
     assert old_logo in missing                      # rename detection never read the binary
 
+    proc = ptxdiff(["diff", "HEAD~1", "--format", "json", "-q"], clone)     # against the work tree
+    assert proc.returncode == 0, proc.stderr
+    assert [r["verdict"] for r in json.loads(proc.stdout)["kernels"]] == ["structural"]
+    assert old_logo in _missing(clone, revs["first"])
+
     proc = ptxdiff(["log", "scale_kernel", "-q", "--format", "json"], clone)
     assert proc.returncode == 0, proc.stderr
     assert [e["commit"] for e in json.loads(proc.stdout)] == [revs["first"], revs["last"]]
