@@ -103,7 +103,6 @@ def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEA
             at = _kernel_at(repo, before, path, name, cfg, memos)
             if at is not None:
                 before_range = (before, *at)
-    memos.save()
     versions.reverse()
     # keep the commits where the version changed (the first version is where it appeared,
     # unless the kernel was there before the range: then that version is the first "previous")
@@ -118,6 +117,7 @@ def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEA
         steps.append((info, k))
         previous = (info, k, version)
     reports = engine.compare_many(comparisons, config=cfg, own_entries=True)
+    memos.save()   # after the comparisons' stored trees: the newest entry, the last one pruned
     return Story([Event(info, k.id, [r for r in report.rows if r.kernel == k.id])
                   for (info, k), report in zip(steps, reports)], cut)
 
