@@ -58,6 +58,7 @@ def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEA
     commits = list(repo.walk(head, hide, first_parent=True))
     if limit:
         commits = commits[-limit:]
+    repo.fetch_trees(c.id for c in commits)   # a --filter=tree:0 clone: every tree of the walk at once
     last_snapshot = repo.snapshot(Side("head", head))
     # one config for the whole story: the newest one (older commits may predate any config)
     cfg = config or configmod.load(last_snapshot.read, last_snapshot.__contains__)

@@ -99,7 +99,7 @@ class Snapshot:
         elif side.commit == INDEX:
             self._ids = repo.index_files()
         elif side.commit:  # "" is the empty side: the old side of a file that is new
-            tree = repo.raw[side.commit].peel(pygit2.Commit).tree
+            tree = repo.tree(side.commit)
             self._walk(tree, "")
         self._overlay = dict(side.overlay)
         for path, blob in side.overlay:  # an empty blob id removes the path
@@ -230,6 +230,25 @@ class Repo:
         lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
         return f"`git fetch {remote}` did not bring it" + (f" ({lines[-1]})" if lines else "")
 
+    def fetch_trees(self, commits: Iterable[str]) -> None:
+        """In a partial clone made with `--filter=tree:0`, the trees of `commits` (with their
+        subtrees, without blobs) in one fetch, for a walk that reads them all (`ptxdiff log`)."""
+        if self.promisors:
+            self.fetch_missing(str(self.raw[c].peel(pygit2.Commit).tree_id) for c in commits)
+
+    def tree(self, commit: str) -> pygit2.Tree:
+        """A commit's tree. A partial clone made with `--filter=tree:0` lacks the trees of what it
+        did not check out: a missing one comes, with its subtrees, from the promisor remote (a
+        fetch of the commit would not bring it: git sees it has the commit)."""
+        c = self.raw[commit].peel(pygit2.Commit)
+        if self.promisors and not self.has_object(str(c.tree_id)):
+            why = self.fetch_missing([str(c.tree_id)])
+            if not self.has_object(str(c.tree_id)):
+                raise MissingObject(f"the tree of {commit[:10]} is not in this clone: {why or 'the remote did not send it'}; "
+                                    f"get it with `git cat-file -e {c.tree_id}` once the remote is reachable, "
+                                    "or clone without --filter")
+        return c.tree
+
     def blob(self, oid: str, what: str) -> bytes:
         """The bytes of a blob; in a partial clone, fetched from the promisor remote when missing."""
         try:
@@ -239,7 +258,7 @@ class Repo:
         try:
             return self.raw[oid].peel(pygit2.Blob).data
         except KeyError:
-            raise MissingObject(f"object {oid[:10]} ({what}) is not in this clone: {why}; "
+            raise MissingObject(f"object {oid[:10]} ({what}) is not in this clone: {why or 'the remote did not send it'}; "
                                 f"get it with `git cat-file -e {oid}` once the remote is reachable, "
                                 "or clone without --filter") from None
 
@@ -309,7 +328,7 @@ class Repo:
                 if entry.mode == FileMode.COMMIT:
                     out[entry.path] = _checked_out(os.path.join(self.workdir, entry.path)) or str(entry.id)
         elif side.commit:
-            stack = [(self.raw[side.commit].peel(pygit2.Commit).tree, "")]
+            stack = [(self.tree(side.commit), "")]
             while stack:
                 tree, prefix = stack.pop()
                 for entry in tree:
@@ -350,7 +369,7 @@ class Repo:
             return {}
         if INDEX in (old.commit, new.commit):
             return self._index_renames(old, new)
-        old_tree = self.raw[old.commit].peel(pygit2.Commit).tree
+        old_tree = self.tree(old.commit)
         if new.commit is None:
             diff = old_tree.diff_to_workdir(DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS)
             gone = [d.old_file for d in diff.deltas if d.status == DeltaStatus.DELETED]
@@ -362,7 +381,7 @@ class Repo:
             diff.find_similar(DiffFind.FIND_RENAMES | DiffFind.FIND_FOR_UNTRACKED
                               | (DiffFind.FIND_EXACT_MATCH_ONLY if exact else 0))
             return {d.new_file.path: d.old_file.path for d in diff.deltas if d.status == DeltaStatus.RENAMED}
-        return self._python_renames(old_tree, self.raw[new.commit].peel(pygit2.Commit).tree)
+        return self._python_renames(old_tree, self.tree(new.commit))
 
     def _python_renames(self, old_tree: pygit2.Tree, new_tree: pygit2.Tree) -> dict[str, str]:
         """Renames between two trees among Python files only: no other file's blob is read (in a
@@ -390,7 +409,7 @@ class Repo:
         """The tree a commit side shows (None for the work tree, the index or an overlay)."""
         if not side.commit or side.commit == INDEX or side.overlay:
             return None
-        return str(self.raw[side.commit].peel(pygit2.Commit).tree.id)
+        return str(self.raw[side.commit].peel(pygit2.Commit).tree_id)
 
     def _index(self) -> pygit2.Index:
         """The index git uses here (GIT_INDEX_FILE when set), read, never written."""
@@ -418,7 +437,7 @@ class Repo:
             commit = new.commit if old.commit == INDEX else old.commit
             if not commit or commit == INDEX:
                 return {}
-            diff = index.diff_to_tree(self.raw[commit].peel(pygit2.Commit).tree)  # commit -> index
+            diff = index.diff_to_tree(self.tree(commit))  # commit -> index
             diff.find_similar(DiffFind.FIND_RENAMES)
             backwards = old.commit == INDEX
         pairs = {d.new_file.path: d.old_file.path for d in diff.deltas if d.status == DeltaStatus.RENAMED}
@@ -526,19 +545,19 @@ class Repo:
                 return tree[path].id
             except KeyError:
                 return None
-        mine = blob(c.tree)
+        mine = blob(self.tree(commit))
         if not c.parents:
             return mine is not None
-        return mine != blob(c.parents[0].tree)
+        return mine != blob(self.tree(str(c.parent_ids[0])))
 
 
     def changed_paths(self, commit: str) -> set[str]:
         """Paths a commit changed against its first parent (both names of a rename)."""
         c = self.raw[commit].peel(pygit2.Commit)
         if not c.parents:
-            diff = c.tree.diff_to_tree(swap=True)
+            diff = self.tree(commit).diff_to_tree(swap=True)
         else:
-            diff = self.raw.diff(c.parents[0].tree, c.tree)  # type: ignore[call-overload]  # stub lacks (Tree, Tree)
+            diff = self.raw.diff(self.tree(str(c.parent_ids[0])), self.tree(commit))  # type: ignore[call-overload]  # stub lacks (Tree, Tree)
         # a rename is a deletion and an addition here: both names count, no blob is read
         return {p for d in diff.deltas for p in (d.old_file.path, d.new_file.path)}
 
