@@ -18,7 +18,11 @@ if ! "$venv/bin/python" -c "import torch" 2>/dev/null; then
     say "installing torch ${PTXDIFF_TORCH:-2.13.0} (CPU build, a ~190 MB download: the longest step on a cold machine)"
     "${pip[@]}" "torch==${PTXDIFF_TORCH:-2.13.0}"
 fi
-say "installing ptxdiff with triton and the test tools (pip install -e '.[compile,run,test]'; triton is a ~290 MB download, ~1 GB unpacked)"
+if "$venv/bin/python" -c "import triton, pygit2, tabulate, pytest" 2>/dev/null; then
+    say "checking ptxdiff and its dependencies (pip install -e '.[compile,run,test]'; triton is there: nothing large to download)"
+else
+    say "installing ptxdiff with triton and the test tools (pip install -e '.[compile,run,test]'; triton is a ~290 MB download, ~1 GB unpacked)"
+fi
 "${pip[@]}" -e "$here[compile,run,test]"
 "$venv/bin/python" -c "import ptxdiff, triton, pygit2, tabulate; print('ptxdiff', ptxdiff.__version__, '| triton', triton.__version__, '| pygit2', pygit2.__version__)"
 echo "ready: $venv/bin/ptxdiff"

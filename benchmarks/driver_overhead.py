@@ -166,7 +166,7 @@ def log_compiles(work: Path, env: dict, n_commits: int) -> None:
         git(repo, "commit", "-qm", f"commit {i}", env=env)
     engine = Engine(Repo(repo), jobs=2)
     start = time.perf_counter()
-    events = history(Repo(repo), engine, "leaky_relu_kernel")
+    events = history(Repo(repo), engine, "leaky_relu_kernel").events
     elapsed = time.perf_counter() - start
     print(f"ptxdiff log over {n_commits} commits: {len(events)} versions listed, {versions} distinct versions "
           f"written, {engine.compiles} compiles ({'equal' if engine.compiles == versions == len(events) else 'NOT EQUAL'})"

@@ -499,7 +499,7 @@ def test_log_lists_the_commits_that_changed_the_kernel(tmp_path, capsys, cache):
 
     from ptxdiff.compare.history import history
     CountingEngine.compiled = 0
-    events = history(Repo(repo), CountingEngine(Repo(repo), jobs=2), "scale_kernel")
+    events = history(Repo(repo), CountingEngine(Repo(repo), jobs=2), "scale_kernel").events
     assert [e.commit.id for e in events] == [c["c1"], c["c3"], c["c6"]]
     assert [e.kernel for e in events] == ["ops/k.py::scale_kernel", "ops/k.py::scale_kernel",
                                           "ops/k2.py::scale_kernel"]

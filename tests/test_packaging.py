@@ -7,6 +7,8 @@ import shutil
 import subprocess
 import zipfile
 
+import pytest
+
 from helpers import PY, ROOT
 
 
@@ -39,3 +41,27 @@ def test_the_editable_install_reads_hooks_in_place():
     from ptxdiff.git.install import hook_source
 
     assert hook_source("pre-push") == ROOT / "hooks" / "pre-push"
+
+
+def _stub_venv(tmp_path, has_triton: bool):
+    """A venv whose python only says whether a module imports and logs what pip is asked."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    python = venv / "bin" / "python"
+    python.write_text("#!/bin/sh\n"
+                      f'echo "$*" >> "{tmp_path}/calls"\n'
+                      'case "$*" in *"import triton"*) exit ' + ("0" if has_triton else "1") + ";; esac\n"
+                      "exit 0\n")
+    python.chmod(0o755)
+    return venv
+
+
+@pytest.mark.parametrize("has_triton", [True, False])
+def test_install_sh_announces_a_download_only_when_there_is_one(tmp_path, has_triton):
+    venv = _stub_venv(tmp_path, has_triton)
+    proc = subprocess.run(["bash", str(ROOT / "install.sh")], capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", "PTXDIFF_VENV": str(venv), "HOME": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    assert ("290 MB download" in proc.stderr) == (not has_triton)
+    assert ("nothing large to download" in proc.stderr) == has_triton
+    assert "pip install" in (tmp_path / "calls").read_text().replace("-m pip install", "pip install")

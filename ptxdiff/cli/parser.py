@@ -7,9 +7,41 @@ commands/__init__.py by the verb's name (`args.command`).
 from __future__ import annotations
 
 import argparse
-from typing import Any, TypeAlias
+import difflib
+import re
+from typing import Any, NoReturn, TypeAlias
 
-Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+Subparsers: TypeAlias = "argparse._SubParsersAction[Parser]"
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with a bad command line told in one line, and a close spelling suggested for an
+    unknown verb or option (`ptxdiff dif`, `diff --taget`)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}{self._suggestion(message)}\n")
+
+    def _suggestion(self, message: str) -> str:
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if choice:
+            word, known = choice.group(1), re.findall(r"'([^']*)'", choice.group(2))
+        else:
+            unknown = re.search(r"unrecognized arguments: (\S+)", message)
+            if not unknown or not unknown.group(1).startswith("-"):
+                return ""
+            word, known = unknown.group(1).split("=", 1)[0], self._options()
+        close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+        return f" (did you mean `{close[0]}`?)" if close else ""
+
+    def _options(self) -> list[str]:
+        """Every option string of this parser and of its verbs."""
+        out: list[str] = []
+        for action in self._actions:
+            out += action.option_strings
+            if isinstance(action, argparse._SubParsersAction):
+                for verb in action.choices.values():
+                    out += [o for a in verb._actions for o in a.option_strings]
+        return sorted(set(out))
 
 
 def add_global_options(p: argparse.ArgumentParser, top: bool = False) -> None:
@@ -182,8 +214,11 @@ def _uninstall(sub: Subparsers) -> None:
 def _doctor(sub: Subparsers) -> None:
     p = _verb(sub, "doctor", "check the set-up and say what to fix (exit 1 if anything)",
               "  ptxdiff doctor\n"
-              "  ptxdiff -C ~/src/kernels doctor")
+              "  ptxdiff -C ~/src/kernels doctor\n"
+              "  ptxdiff doctor --ci                 what a CI job needs (the default where CI=true)")
     add_common_options(p, compile_opts=False)
+    p.add_argument("--ci", action="store_true",
+                   help="check what `ptxdiff ci` needs (the default where CI=true): no diff driver or hook")
 
 
 def _corpus(sub: Subparsers) -> None:
@@ -265,7 +300,7 @@ class _Version(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = Parser(
         prog="ptxdiff", description="What did this change do to the compiled Triton kernel?",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n"

@@ -84,8 +84,8 @@ def valid_results(value) -> bool:
         if r.get("key") is not None and not isinstance(r["key"], str):
             return False
         if r.get("error") is not None:
-            if not isinstance(r["error"], str) or not r["error"] or not (
-                    r.get("timed_out") is None or _count(r["timed_out"])):
+            if not isinstance(r["error"], str) or not r["error"] or not all(
+                    r.get(key) is None or _count(r[key]) for key in ("timed_out", "crashed")):
                 return False
             continue
         metrics = r.get("metrics")

@@ -44,9 +44,18 @@ def _deterministic(result: dict) -> bool:
     """A compile error, or specs that cannot be had from the kernel's effective source, are facts
     about the source, config and toolchain (the cache key); so is a compile that ran past its
     bound, for that bound (`timed_out`: a warm re-run never compiles it again, a larger bound
-    does). An import failure or a crash may not happen next time, so they are never cached."""
+    does), and so is a compile that crashed its worker (`crashed`: out of memory, a signal). An
+    import failure or a worker that could not start may not happen next time: never cached."""
     return bool(result.get("deterministic")) or result.get("timed_out") is not None or (
+        result.get("crashed") is not None) or (
         result.get("key") is not None and str(result.get("error", "")).startswith("compile failed:"))
+
+
+def _crash(said: str, bound: float) -> dict:
+    """The result of a compile that crashed its worker: the pool's first line is the error, what
+    the worker printed the log; `crashed` holds the bound it ran under (cached like `timed_out`)."""
+    error, _, log = said.partition("\n")
+    return {"error": error, "crashed": bound, **({"log": log} if log else {})}
 
 
 ELSEWHERE = (100, 80, 120)   # targets a kernel absent at the default one is looked for on, in order
@@ -76,9 +85,9 @@ def _tritons_own(*needs: Need | None) -> str | None:
 def _outgrown(results: list, bound: float) -> bool:
     """Cached results that include a compile timed out under a smaller bound than today's (a
     compile of guessed sizes has its own, smaller bound: `guarded`)."""
-    return any(isinstance(r.get("timed_out"), (int, float))
-               and r["timed_out"] < (min(bound, planmod.GUESSED_BOUND_S) if r.get("guarded") else bound)
-               for r in results)
+    return any(isinstance(r.get(key), (int, float))
+               and r[key] < (min(bound, planmod.GUESSED_BOUND_S) if r.get("guarded") else bound)
+               for r in results for key in ("timed_out", "crashed"))
 
 
 def _guessed_sizes(spec) -> bool:
@@ -483,6 +492,10 @@ class Engine:
                 if pool.bound_of(task) < pool.timeout:
                     slot["guarded"] = True
                 timed_out.add((id(need), cc))
+            elif kind == "crash":  # remembered for this bound, like a timeout
+                slot.update(_crash(str(payload), pool.bound_of(task)))
+                if pool.bound_of(task) < pool.timeout:
+                    slot["guarded"] = True
             else:
                 slot["error"], slot["transient"] = payload, True
             left[(id(need), cc)] -= 1
@@ -501,6 +514,9 @@ class Engine:
             need, cc = task.tag
             if kind == "timeout":  # cached for this bound, like a compile that timed out
                 need.results[cc] = [{"key": None, "label": "-", "error": payload, "timed_out": pool.timeout}]
+                self._store(need, cc)
+            elif kind == "crash":
+                need.results[cc] = [{"key": None, "label": "-", **_crash(str(payload), pool.timeout)}]
                 self._store(need, cc)
             elif kind != "ok":  # the worker could not start or crashed: not cached
                 need.results[cc] = [{"key": None, "label": "-", "error": payload, "transient": True}]

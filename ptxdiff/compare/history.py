@@ -16,15 +16,19 @@ log says what `ptxdiff diff` says for the same commit.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from ptxdiff import config as configmod
 from ptxdiff.compare.engine import Engine
 from ptxdiff.compare.results import Row
-from ptxdiff.discovery.kernels import Kernel, discover
+from ptxdiff.discovery.kernels import Discovery, Kernel, discover
+from ptxdiff.discovery.memo import FileMemo, Memo
 from ptxdiff.errors import UsageError
-from ptxdiff.git.repo import CommitInfo, Repo, Side
+from ptxdiff.git.repo import CommitInfo, Repo, Side, Snapshot
 from ptxdiff.specs import launch
+
+PROGRESS_EVERY_S = 0.25   # the walk's progress line is rewritten at most this often
 
 
 @dataclass(frozen=True)
@@ -34,21 +38,32 @@ class Event:
     rows: list[Row]
 
 
+@dataclass(frozen=True)
+class Story:
+    """A kernel's events, oldest first, and where a shallow clone's history cut the walk short
+    (its oldest commit, whose kernel is the story's starting point, not an addition)."""
+
+    events: list[Event]
+    shallow_start: CommitInfo | None = None
+
+
 def _find(kernels, query: str):
     hits = [k for k in kernels.values() if k.id == query or k.name == query]
     return hits[0] if len(hits) == 1 else (hits if hits else None)
 
 
 def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEAD",
-            limit: int | None = None, config: configmod.Config | None = None) -> list[Event]:
+            limit: int | None = None, config: configmod.Config | None = None) -> Story:
     head, hide = repo.range(rev_range)
     commits = list(repo.walk(head, hide, first_parent=True))
     if limit:
         commits = commits[-limit:]
+    repo.fetch_trees(c.id for c in commits)   # a --filter=tree:0 clone: every tree of the walk at once
     last_snapshot = repo.snapshot(Side("head", head))
     # one config for the whole story: the newest one (older commits may predate any config)
     cfg = config or configmod.load(last_snapshot.read, last_snapshot.__contains__)
-    found = discover(last_snapshot, cfg.python_path).kernels
+    memos = _Memos(engine, cfg.python_path)
+    found = memos.whole(repo, last_snapshot).kernels
     if query is None:
         raise UsageError("name a kernel: " + ", ".join(sorted(k.id for k in found.values())[:20]))
     target = _find(found, query)
@@ -59,12 +74,17 @@ def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEA
     # walk back from head to collect the versions, following renames of the kernel's file
     path, name = target.path, target.name
     versions: list[tuple[CommitInfo, Kernel, Version]] = []
+    cut: CommitInfo | None = None
     watched = set(target.paths) | {path, *launch.FILES}
     before_range: tuple[CommitInfo, Kernel, Version] | None = None
-    for info in reversed(commits):
+    said = 0.0
+    for done, info in enumerate(reversed(commits)):
+        if engine.progress and time.monotonic() - said > PROGRESS_EVERY_S:
+            engine.progress(f"log: {done}/{len(commits)} commits looked at for {name}")
+            said = time.monotonic()
         if versions and not (repo.changed_paths(info.id) & watched):
             continue
-        at = _kernel_at(repo, info, path, name, cfg)
+        at = _kernel_at(repo, info, path, name, cfg, memos)
         if at is None:
             break
         watched |= at[0].paths
@@ -76,9 +96,12 @@ def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEA
             watched.add(path)  # the file's older name: commits that touched it count too
     else:
         # the kernel is there all through the range: start from what it was just before it
-        if commits and commits[0].parents:
+        if commits and commits[0].id in repo.shallow and versions and versions[-1][0].id == commits[0].id:
+            before_range = versions.pop()  # a shallow clone begins here: what came before is unknown
+            cut = commits[0]
+        elif commits and commits[0].parents:
             before = repo.commit_info(commits[0].parents[0])
-            at = _kernel_at(repo, before, path, name, cfg)
+            at = _kernel_at(repo, before, path, name, cfg, memos)
             if at is not None:
                 before_range = (before, *at)
     versions.reverse()
@@ -95,7 +118,9 @@ def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEA
         steps.append((info, k))
         previous = (info, k, version)
     reports = engine.compare_many(comparisons, config=cfg, own_entries=True)
-    return [Event(info, k.id, [r for r in report.rows if r.kernel == k.id]) for (info, k), report in zip(steps, reports)]
+    memos.save()   # after the comparisons' stored trees: the newest entry, the last one pruned
+    return Story([Event(info, k.id, [r for r in report.rows if r.kernel == k.id])
+                  for (info, k), report in zip(steps, reports)], cut)
 
 
 @dataclass(frozen=True)
@@ -111,13 +136,47 @@ class Version:
         return self.fingerprint == newer.fingerprint and launch.inherit(self.inputs, newer.inputs) == newer.inputs
 
 
+class _Memos:
+    """Each followed file's stored discoveries by tree (memo.FileMemo), opened as the walk meets it."""
+
+    def __init__(self, engine: Engine, roots: tuple[str, ...]):
+        self.root, self.roots = (engine.cache.root if engine.cache else None), roots
+        self.by_path: dict[str, FileMemo] = {}
+
+    def discover(self, repo: Repo, snap: Snapshot, path: str) -> Discovery:
+        tree = repo.tree_id(snap.side)
+        if self.root is None or tree is None:
+            return discover(snap, self.roots, paths={path})
+        memo = self.by_path.get(path) or self.by_path.setdefault(path, FileMemo(self.root, self.roots, path))
+        found = memo.get(tree)
+        if found is None:
+            found = discover(snap, self.roots, paths={path})
+            memo.put(tree, found)
+        return found
+
+    def whole(self, repo: Repo, snap: Snapshot) -> Discovery:
+        """Every kernel of a commit: the tree's stored discovery (the one `diff` keeps), or found."""
+        tree = repo.tree_id(snap.side)
+        memo = Memo(self.root, self.roots) if self.root is not None and tree else None
+        found = memo.get(tree) if memo and tree else None
+        if found is None:
+            found = discover(snap, self.roots)
+            if memo and tree:
+                memo.put(tree, found)
+        return found
+
+    def save(self) -> None:
+        for memo in self.by_path.values():
+            memo.save()
+
+
 def _kernel_at(repo: Repo, info: CommitInfo, path: str, name: str,
-               cfg: configmod.Config) -> tuple[Kernel, Version] | None:
+               cfg: configmod.Config, memos: _Memos) -> tuple[Kernel, Version] | None:
     """The kernel at a commit and its version (None when it is not there)."""
     snap = repo.snapshot(Side(info.short, info.id))
     if path not in snap:
         return None
-    k = discover(snap, cfg.python_path, paths={path}).kernels.get(f"{path}::{name}")
+    k = memos.discover(repo, snap, path).kernels.get(f"{path}::{name}")
     if k is None:
         return None
     inputs = launch.inputs_of(k, launch.side_launches(snap), launch.side_config(snap, cfg))

@@ -2,7 +2,7 @@
 
 The engine hands its jobs (`pool.Task`s) to an executor and reads results back; it does not care
 where they ran. Every executor has the Pool's interface: `run(tasks, skip)` yields
-(task, "ok"|"error"|"timeout", payload) in any order, `timeout` is the bound of one request,
+(task, "ok"|"error"|"timeout"|"crash", payload) in any order, `timeout` is the bound of one request,
 and it is a context manager. Ray is imported only by ray_executor.py, and only when asked for.
 """
 

@@ -27,6 +27,7 @@ from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
 
 from ptxdiff import trust
+from ptxdiff.compile import printed
 from ptxdiff.compile import worker as compiler
 from ptxdiff.errors import SandboxError
 from ptxdiff.sandbox import launcher, limits, probe
@@ -106,6 +107,7 @@ class _Slot:
     deadline: float = 0.0
     home: str | None = None  # the worker's private folder (HOME, TMPDIR, cwd, triton's cache)
     cpu: float = 0.0         # CPU seconds the live worker has used, as it last said
+    printed_from: int = 0    # where the current request's output starts in the worker's printed file
 
     def channel(self) -> Connection:
         """The live worker's pipe: a slot has one from `_start` until `_stop`."""
@@ -166,6 +168,7 @@ class Pool:
         slot.proc, slot.conn, slot.side, slot.cpu = None, None, ..., 0.0
         if slot.home:
             shutil.rmtree(slot.home, ignore_errors=True)
+            printed.remove(slot.home)
             slot.home = None
 
     def _start(self, slot: _Slot, side: object) -> str | None:
@@ -201,9 +204,29 @@ class Pool:
         self.sandbox = msg
         return None
 
+    def _crashed(self, slot: _Slot, task: Task) -> str:
+        """Why a worker died during `task`, stopping what is left of it: a first line (how it died
+        and the telling line of what it printed), then what it printed."""
+        if slot.proc is not None:
+            slot.proc.join(1)
+        code = slot.proc.exitcode if slot.proc else None
+        text = printed.read_tail(slot.home, slot.printed_from) if slot.home else ""
+        self._stop(slot, kill=True)
+        how = f"exit code {code}"
+        # a signal: a negative code, or 128 + its number from the sandbox's supervisor
+        number = -code if code is not None and code < 0 else code - 128 if code is not None and code > 128 else 0
+        if number:
+            try:
+                how = f"signal {signal.Signals(number).name}"
+            except ValueError:
+                how = f"signal {number}"
+        line = printed.telling_line(text, crashed=True)
+        return f"worker crashed ({how}) during {task.label}" + (f": {line}" if line else "") + (
+            f"\n{text}" if text.strip() else "")
+
     def run(self, tasks: list[Task], skip: Callable[[Task], str | None] | None = None
             ) -> Iterator[tuple[Task, str, object]]:
-        """Yield (task, "ok"|"error"|"timeout", payload) as results arrive, in any order. `skip`, asked
+        """Yield (task, "ok"|"error"|"timeout"|"crash", payload) as results arrive, in any order. `skip`, asked
         just before a task would start, may give a reason not to run it (an error result)."""
         pending = Pending(tasks)
         total, done = len(tasks), 0
@@ -228,6 +251,7 @@ class Pool:
                         yield task, "error", reason
                         continue
                     slot.task, slot.deadline = task, time.monotonic() + self.bound_of(task)
+                    slot.printed_from = printed.size(slot.home) if slot.home else 0
                     if self.progress and task.op != "specs":
                         self.progress(f"[{done + 1}/{total}] {task.label}")
                     slot.channel().send((task.op, task.args))
@@ -241,11 +265,11 @@ class Pool:
                     payload: object
                     if slot.conn in ready:
                         try:
-                            kind, payload, slot.cpu = slot.channel().recv()
+                            kind, payload, slot.cpu, text = slot.channel().recv()
+                            if kind == "ok" and task.op == "compile":
+                                payload = printed.attach(payload, text)
                         except (EOFError, OSError, ValueError, TypeError):
-                            code = slot.proc.exitcode if slot.proc else None
-                            self._stop(slot, kill=True)
-                            kind, payload = "error", f"worker crashed (exit code {code}) during {task.label}"
+                            kind, payload = "crash", self._crashed(slot, task)
                     elif time.monotonic() >= slot.deadline:
                         self._stop(slot, kill=True)
                         kind, payload = "timeout", self.timed_out(task)

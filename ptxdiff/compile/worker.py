@@ -25,6 +25,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from ptxdiff import targets
+from ptxdiff.compile import printed as captured
 from ptxdiff.compile.toolchain import pin_fp_fusion, run_tool, tool_path, tool_paths
 from ptxdiff.config import KernelConfig
 from ptxdiff.discovery.kernels import Kernel
@@ -247,7 +248,7 @@ class Worker:
 
         prepare_env()
         git.bound_mapped_memory()
-        repo = git.Repo(repo_dir)
+        repo = git.Repo(repo_dir, fetches=False)
         sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") not in (repo.workdir, os.getcwd())]
         self.repo, self.side = repo, side
         self.index = ModuleIndex(repo.snapshot(side), roots)
@@ -377,10 +378,12 @@ def serve(conn, repo_dir: str, side, roots: tuple[str, ...], imports: bool = Fal
     """Worker process main loop: requests in, (kind, result, CPU seconds used) out, until told to
     stop. With a policy, nothing of the repository is handled before the worker is sealed."""
     die_with_parent()
+    out_fd: int | None = None
     try:
         started = begin(policy) if policy is not None else None
         if triton_home:
             private_triton_home(triton_home)
+            out_fd = captured.capture(triton_home)   # nothing a compiler prints reaches the terminal
         worker: Worker | RunWorker
         active = None
         if isinstance(side, tuple):  # an (old, new) pair: run and time both in one process
@@ -397,6 +400,7 @@ def serve(conn, repo_dir: str, side, roots: tuple[str, ...], imports: bool = Fal
         conn.send(("fatal", f"worker could not start: {type(e).__name__}: {e}"))
         return
     conn.send(("ready", active.describe() if active else None))
+    mark = captured.since(out_fd, 0)[1] if out_fd is not None else 0
     while True:
         try:
             request = conn.recv()
@@ -411,9 +415,10 @@ def serve(conn, repo_dir: str, side, roots: tuple[str, ...], imports: bool = Fal
             result = ("error", str(e))
         except Exception as e:
             result = ("error", f"{type(e).__name__}: {e}\n{traceback.format_exc()[-4000:]}")
+        text, mark = captured.since(out_fd, mark) if out_fd is not None else ("", mark)
         # a replay that faulted on the GPU may have broken its CUDA context: reporting all the CPU
         # spent makes the pool start a fresh worker for the next request
-        conn.send((*result, math.inf if getattr(worker, "faulted", False) else cpu_seconds()))
+        conn.send((*result, math.inf if getattr(worker, "faulted", False) else cpu_seconds(), text))
 
 
 def call_sealed(conn, policy: Policy, fn, args: tuple) -> None:

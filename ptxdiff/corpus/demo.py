@@ -42,7 +42,12 @@ def _wait() -> bool:
 
 
 class Stop(Exception):
-    """The person at the prompt ended input: the demo stops here, without an error."""
+    """The person at the prompt ended input: the demo stops here, without an error, saying where
+    its repository is (the exception's message)."""
+
+
+def _where(work: Path, remote: Path) -> str:
+    return f"The demo repo is at {work} (remote: {remote}).\nLook around, e.g.: cd {work} && git diff HEAD~1"
 
 
 def run(keep: bool = True, pause: bool = False, out=sys.stdout, colour: bool = False) -> int:
@@ -50,7 +55,8 @@ def run(keep: bool = True, pause: bool = False, out=sys.stdout, colour: bool = F
     headings and the steps' verdicts coloured (ptxdiff --color=always, git -c color.ui=always)."""
     try:
         return _run(keep, pause, out, colour)
-    except Stop:
+    except Stop as stop:
+        print(f"Stopped early. {stop}", file=out)
         return 0
 
 
@@ -74,7 +80,7 @@ def _run(keep: bool, pause: bool, out, colour: bool) -> int:
         if expect is not None and (proc.returncode == 0) != (expect == 0):
             failures.append(f"{shown}: exit {proc.returncode}, expected {'0' if expect == 0 else 'non-zero'}")
         if pause and sys.stdin.isatty() and not _wait():
-            raise Stop
+            raise Stop(_where(work, remote))
         return text
 
     pairs = {p.name: p for p in load_pairs(names=list(PAIRS))}
@@ -99,8 +105,7 @@ def _run(keep: bool, pause: bool, out, colour: bool) -> int:
          ["git", "commit", "--amend", "--no-edit", "--trailer", "Ptx-Approved: kernels/gelu.py::gelu_kernel"])
     step("Now the push passes", ["git", "push", "origin", "main"])
     step("The kernel's history", [*ptxdiff, "log", "gelu_kernel"])
-    print(f"\nThe demo repo is at {work} (remote: {remote}).\nLook around, e.g.: cd {work} && git diff HEAD~1",
-          file=out)
+    print(f"\n{_where(work, remote)}", file=out)
     if failures:
         print("demo: unexpected results:\n  " + "\n  ".join(failures), file=out)
         return 3

@@ -102,3 +102,34 @@ class Memo:
     def put(self, tree: str, found: Discovery) -> None:
         self.store.put(f"{tree}-{self.salt}", to_json(found))
         self.store.prune(max_entries=KEEP)
+
+
+class FileMemo:
+    """The kernels of one file, as `discover(paths={path})` finds them, for every tree `ptxdiff log`
+    looked at: one stored entry per file, read once and written once per walk, so a warm walk
+    over hundreds of commits discovers nothing (history.py)."""
+
+    def __init__(self, root: Path, roots: tuple[str, ...], path: str):
+        self.store = discoveries(root)
+        tool = fingerprint()
+        self.key = "file-" + hashlib.sha256(json.dumps([list(roots), tool["ptxdiff"], tool["source"], path]).encode()
+                                            ).hexdigest()[:24]
+        stored = self.store.get(self.key)
+        self.trees: dict[str, dict] = stored.get("trees", {}) if isinstance(stored, dict) else {}
+        self.changed = False
+
+    def get(self, tree: str) -> Discovery | None:
+        try:
+            return from_json(self.trees[tree]) if tree in self.trees else None
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def put(self, tree: str, found: Discovery) -> None:
+        self.trees[tree] = to_json(found)
+        self.changed = True
+
+    def save(self) -> None:
+        if self.changed:
+            self.store.put(self.key, {"trees": self.trees})
+            self.store.prune(max_entries=KEEP)
+            self.changed = False

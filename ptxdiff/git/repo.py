@@ -11,9 +11,11 @@ git allows round-trips to the same bytes on disk. `printable` is the one spellin
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
-from collections.abc import Iterator, Mapping, Sequence
+import subprocess
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import pygit2
@@ -99,7 +101,7 @@ class Snapshot:
         elif side.commit == INDEX:
             self._ids = repo.index_files()
         elif side.commit:  # "" is the empty side: the old side of a file that is new
-            tree = repo.raw[side.commit].peel(pygit2.Commit).tree
+            tree = repo.tree(side.commit)
             self._walk(tree, "")
         self._overlay = dict(side.overlay)
         for path, blob in side.overlay:  # an empty blob id removes the path
@@ -107,6 +109,10 @@ class Snapshot:
                 self._ids[path] = blob
             else:
                 self._ids.pop(path, None)
+        if side.commit and side.commit != INDEX and repo.promisors:
+            # a partial clone: the Python files are what gets read (discovery, the compile
+            # workers' imports), so the missing ones come in one fetch, not one at a time
+            repo.fetch_missing(oid for path, oid in self._ids.items() if path.endswith(".py"))
 
     def _walk(self, tree: pygit2.Tree, prefix: str) -> None:
         for entry in tree:
@@ -138,12 +144,15 @@ class Snapshot:
             if self.side.commit is None and path not in self._overlay:
                 self._cache[path] = self.repo.read_worktree_file(path)
             else:
-                self._cache[path] = self.repo.raw[self._ids[path]].peel(pygit2.Blob).data
+                self._cache[path] = self.repo.blob(self._ids[path], f"{printable(path)} at {self.side.short}")
         return self._cache[path]
 
 
 class Repo:
-    def __init__(self, path: str | os.PathLike = "."):
+    def __init__(self, path: str | os.PathLike = ".", fetches: bool = True):
+        # `fetches`: a partial clone's missing objects may be fetched (not in a compile worker:
+        # the parent fetched what its revision needs before the worker started)
+        self.fetches = fetches
         found = pygit2.discover_repository(str(path))
         if found is None:
             raise GitError(f"not a git repository (or any parent): {os.path.abspath(path)}")
@@ -178,7 +187,82 @@ class Repo:
         try:
             return str(self.raw.revparse_single(rev).peel(pygit2.Commit).id)
         except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+            if self.shallow and ("~" in rev or "^" in rev):
+                raise GitError(f"{rev!r} is beyond this shallow clone's history: deepen it "
+                               "(`git fetch --deepen=N`, or `git fetch --unshallow`)") from None
             raise GitError(f"unknown revision {rev!r}") from None
+
+    @functools.cached_property
+    def shallow(self) -> frozenset[str]:
+        """The commits where a shallow clone's history stops (their parents are not here)."""
+        try:
+            with open(os.path.join(self.common_dir, "shallow"), encoding="ascii") as f:
+                return frozenset(line.strip() for line in f if line.strip())
+        except OSError:
+            return frozenset()
+
+    @functools.cached_property
+    def promisors(self) -> tuple[str, ...]:
+        """The remotes a partial clone (`git clone --filter=...`) fetches its missing objects from."""
+        names = [n for n in self.raw.remotes.names() if n and self.config_bool(f"remote.{n}.promisor", False)]
+        named = self.config_get("extensions.partialclone")
+        return tuple(dict.fromkeys(([named] if named else []) + names))
+
+    def fetch_missing(self, oids: Iterable[str]) -> str:
+        """Fetch the objects of `oids` this partial clone lacks, in one `git fetch` from its
+        promisor remote (what git itself does when it needs one). Returns why that failed ("" when
+        nothing is missing now)."""
+        missing = sorted({o for o in oids if o and not self.has_object(o)})
+        if not missing:
+            return ""
+        if not self.promisors:
+            return "the repository is not a partial clone (`git fsck` says more)"
+        if not self.fetches:
+            return "a compile worker does not fetch"
+        remote = self.promisors[0]
+        try:
+            proc = subprocess.run(
+                ["git", f"--git-dir={self.git_dir}", "-c", "fetch.negotiationAlgorithm=noop", "fetch", remote,
+                 "--no-tags", "--no-write-fetch-head", "--recurse-submodules=no", "--filter=blob:none", "--stdin"],
+                input="\n".join(missing) + "\n", capture_output=True, text=True, errors="replace")
+        except OSError as e:
+            return f"cannot run git: {e}"
+        if all(self.has_object(o) for o in missing):
+            return ""
+        lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
+        return f"`git fetch {remote}` did not bring it" + (f" ({lines[-1]})" if lines else "")
+
+    def fetch_trees(self, commits: Iterable[str]) -> None:
+        """In a partial clone made with `--filter=tree:0`, the trees of `commits` (with their
+        subtrees, without blobs) in one fetch, for a walk that reads them all (`ptxdiff log`)."""
+        if self.promisors:
+            self.fetch_missing(str(self.raw[c].peel(pygit2.Commit).tree_id) for c in commits)
+
+    def tree(self, commit: str) -> pygit2.Tree:
+        """A commit's tree. A partial clone made with `--filter=tree:0` lacks the trees of what it
+        did not check out: a missing one comes, with its subtrees, from the promisor remote (a
+        fetch of the commit would not bring it: git sees it has the commit)."""
+        c = self.raw[commit].peel(pygit2.Commit)
+        if self.promisors and not self.has_object(str(c.tree_id)):
+            why = self.fetch_missing([str(c.tree_id)])
+            if not self.has_object(str(c.tree_id)):
+                raise MissingObject(f"the tree of {commit[:10]} is not in this clone: {why or 'the remote did not send it'}; "
+                                    f"get it with `git cat-file -e {c.tree_id}` once the remote is reachable, "
+                                    "or clone without --filter")
+        return c.tree
+
+    def blob(self, oid: str, what: str) -> bytes:
+        """The bytes of a blob; in a partial clone, fetched from the promisor remote when missing."""
+        try:
+            return self.raw[oid].peel(pygit2.Blob).data
+        except KeyError:
+            why = self.fetch_missing([oid])
+        try:
+            return self.raw[oid].peel(pygit2.Blob).data
+        except KeyError:
+            raise MissingObject(f"object {oid[:10]} ({what}) is not in this clone: {why or 'the remote did not send it'}; "
+                                f"get it with `git cat-file -e {oid}` once the remote is reachable, "
+                                "or clone without --filter") from None
 
     def side(self, rev: str | None) -> Side:
         if rev is None:
@@ -246,7 +330,7 @@ class Repo:
                 if entry.mode == FileMode.COMMIT:
                     out[entry.path] = _checked_out(os.path.join(self.workdir, entry.path)) or str(entry.id)
         elif side.commit:
-            stack = [(self.raw[side.commit].peel(pygit2.Commit).tree, "")]
+            stack = [(self.tree(side.commit), "")]
             while stack:
                 tree, prefix = stack.pop()
                 for entry in tree:
@@ -287,21 +371,47 @@ class Repo:
             return {}
         if INDEX in (old.commit, new.commit):
             return self._index_renames(old, new)
-        old_tree = self.raw[old.commit].peel(pygit2.Commit).tree
+        old_tree = self.tree(old.commit)
         if new.commit is None:
             diff = old_tree.diff_to_workdir(DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS)
-            diff.find_similar(DiffFind.FIND_RENAMES | DiffFind.FIND_FOR_UNTRACKED)
-        else:
-            new_tree = self.raw[new.commit].peel(pygit2.Commit).tree
-            diff = self.raw.diff(old_tree, new_tree)  # type: ignore[call-overload]  # stub lacks (Tree, Tree)
-            diff.find_similar(DiffFind.FIND_RENAMES)
+            gone = [d.old_file for d in diff.deltas if d.status == DeltaStatus.DELETED]
+            self.fetch_missing(str(f.id) for f in gone if f.path.endswith(".py"))
+            # libgit2 compares every deleted file with the new ones; in a partial clone, one whose
+            # blob is not here (never a Python file: fetched above) is not fetched to be compared:
+            # renames are then found by content id alone
+            exact = any(not self.has_object(str(f.id)) for f in gone)
+            diff.find_similar(DiffFind.FIND_RENAMES | DiffFind.FIND_FOR_UNTRACKED
+                              | (DiffFind.FIND_EXACT_MATCH_ONLY if exact else 0))
+            return {d.new_file.path: d.old_file.path for d in diff.deltas if d.status == DeltaStatus.RENAMED}
+        return self._python_renames(old_tree, self.tree(new.commit))
+
+    def _python_renames(self, old_tree: pygit2.Tree, new_tree: pygit2.Tree) -> dict[str, str]:
+        """Renames between two trees among Python files only: no other file's blob is read (in a
+        partial clone, a binary would be fetched just to be compared). The new side is the old tree
+        with only its Python files changed, as an index in memory."""
+        plain = self.raw.diff(old_tree, new_tree)  # type: ignore[call-overload]  # stub lacks (Tree, Tree)
+        changed = [d for d in plain.deltas if d.status in (DeltaStatus.ADDED, DeltaStatus.DELETED)]
+        if not any(d.status == DeltaStatus.DELETED and d.old_file.path.endswith(".py") for d in changed) or not any(
+                d.status == DeltaStatus.ADDED and d.new_file.path.endswith(".py") for d in changed):
+            return {}
+        index = pygit2.Index()
+        index._repo = self.raw  # type: ignore[assignment]  # diffs read blobs through it
+        index.read_tree(old_tree)
+        for d in changed:
+            if d.status == DeltaStatus.DELETED and d.old_file.path.endswith(".py"):
+                index.remove(d.old_file.path)
+            elif d.status == DeltaStatus.ADDED and d.new_file.path.endswith(".py"):
+                index.add(pygit2.IndexEntry(d.new_file.path, d.new_file.id, d.new_file.mode))
+        self.fetch_missing(str(f.id) for d in changed for f in (d.old_file, d.new_file) if f.path.endswith(".py"))
+        diff = index.diff_to_tree(old_tree)  # old tree -> index
+        diff.find_similar(DiffFind.FIND_RENAMES)
         return {d.new_file.path: d.old_file.path for d in diff.deltas if d.status == DeltaStatus.RENAMED}
 
     def tree_id(self, side: Side) -> str | None:
         """The tree a commit side shows (None for the work tree, the index or an overlay)."""
         if not side.commit or side.commit == INDEX or side.overlay:
             return None
-        return str(self.raw[side.commit].peel(pygit2.Commit).tree.id)
+        return str(self.raw[side.commit].peel(pygit2.Commit).tree_id)
 
     def _index(self) -> pygit2.Index:
         """The index git uses here (GIT_INDEX_FILE when set), read, never written."""
@@ -329,7 +439,7 @@ class Repo:
             commit = new.commit if old.commit == INDEX else old.commit
             if not commit or commit == INDEX:
                 return {}
-            diff = index.diff_to_tree(self.raw[commit].peel(pygit2.Commit).tree)  # commit -> index
+            diff = index.diff_to_tree(self.tree(commit))  # commit -> index
             diff.find_similar(DiffFind.FIND_RENAMES)
             backwards = old.commit == INDEX
         pairs = {d.new_file.path: d.old_file.path for d in diff.deltas if d.status == DeltaStatus.RENAMED}
@@ -437,26 +547,30 @@ class Repo:
                 return tree[path].id
             except KeyError:
                 return None
-        mine = blob(c.tree)
+        mine = blob(self.tree(commit))
         if not c.parents:
             return mine is not None
-        return mine != blob(c.parents[0].tree)
+        return mine != blob(self.tree(str(c.parent_ids[0])))
 
 
     def changed_paths(self, commit: str) -> set[str]:
         """Paths a commit changed against its first parent (both names of a rename)."""
         c = self.raw[commit].peel(pygit2.Commit)
         if not c.parents:
-            diff = c.tree.diff_to_tree(swap=True)
+            diff = self.tree(commit).diff_to_tree(swap=True)
         else:
-            diff = self.raw.diff(c.parents[0].tree, c.tree)  # type: ignore[call-overload]  # stub lacks (Tree, Tree)
-        diff.find_similar(DiffFind.FIND_RENAMES)
+            diff = self.raw.diff(self.tree(str(c.parent_ids[0])), self.tree(commit))  # type: ignore[call-overload]  # stub lacks (Tree, Tree)
+        # a rename is a deletion and an addition here: both names count, no blob is read
         return {p for d in diff.deltas for p in (d.old_file.path, d.new_file.path)}
 
 
     def write_note(self, commit: str, text: str, ref: str) -> None:
         sig = self.raw.default_signature if "user.name" in self.raw.config else pygit2.Signature("ptxdiff", "ptxdiff@localhost")
         self.raw.create_note(text, sig, sig, commit, ref, True)
+
+
+class MissingObject(GitError):
+    """An object a partial clone lacks and could not fetch: the message says which and how to get it."""
 
 
 def _entry_name(entry: pygit2.Object) -> str:

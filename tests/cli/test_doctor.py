@@ -104,3 +104,29 @@ def test_doctor_says_which_remote_cache_is_set_and_whether_it_answers(tmp_path, 
     assert not ok and what == f"remote cache: {url} (read-only, from PTXDIFF_REMOTE_CACHE): no answer within 0.5 s " \
                               "(PTXDIFF_REMOTE_TIMEOUT)"
     assert fix.endswith("or: unset PTXDIFF_REMOTE_CACHE")
+
+
+def test_doctor_outside_a_repository_checks_the_machine_and_says_so(tmp_path):
+    outside = tmp_path / "not-a-repo"
+    outside.mkdir()
+    proc = ptxdiff(["doctor"], outside, env={"GIT_CEILING_DIRECTORIES": str(tmp_path)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ok  triton 3." in proc.stdout and "ok  sandbox: " in proc.stdout      # the machine: checked
+    assert "ok  not in a git repository: its checks (diff driver, pre-push hook, config, cache) were skipped" in proc.stdout
+    assert "diff driver:" not in proc.stdout and "all good" in proc.stdout
+
+
+def test_doctor_in_ci_needs_no_driver_or_hook_but_the_history(tmp_path):
+    src = make_repo(tmp_path, {"ops/gelu.py": corpus("gelu", "old")}, name="src")
+    commit(src, "more", {"README": "x\n"})
+    for how in ({"env": {"CI": "true"}, "args": []}, {"env": {}, "args": ["--ci"]}):
+        proc = ptxdiff(["doctor", *how["args"]], src, env=how["env"])
+        assert proc.returncode == 0, proc.stdout
+        assert "FIX" not in proc.stdout and "ok  CI: the diff driver and the pre-push hook are not needed here" in proc.stdout
+        assert "ok  history: a full clone" in proc.stdout
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{src}", str(shallow))
+    proc = ptxdiff(["doctor"], shallow, env={"CI": "true"})
+    assert proc.returncode == 1
+    assert "FIX history: a shallow clone" in proc.stdout and "fetch-depth: 0" in proc.stdout
+    assert proc.stdout.count("FIX") == 1

@@ -394,6 +394,7 @@ def test_uninstall_says_the_compile_cache_stays(tmp_path, capsys, cache):
 
 def test_end_of_input_at_the_demo_s_prompt_is_a_quiet_exit(monkeypatch, capsys):
     import io
+    import os
     import sys
 
     class ClosedTerminal(io.StringIO):   # a terminal whose user pressed Ctrl-D
@@ -404,7 +405,9 @@ def test_end_of_input_at_the_demo_s_prompt_is_a_quiet_exit(monkeypatch, capsys):
     rc, out, err = run_main(["demo"], capsys)
     assert rc == 0, err
     assert "internal error" not in err and "EOFError" not in out + err
-    assert out.count("## ") == 1 and out.rstrip().endswith("[enter]")   # stopped at the first prompt
+    assert out.count("## ") == 1 and "[enter] \nStopped early. The demo repo is at " in out   # at the first prompt
+    work = out.split("The demo repo is at ")[1].split(" ")[0]
+    assert os.path.isdir(os.path.join(work, ".git")) and f"cd {work} && git diff HEAD~1" in out   # where to look
 
 
 def test_demo_into_a_file_has_no_escapes_and_colours_when_asked(monkeypatch, capsys):

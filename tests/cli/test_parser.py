@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from helpers import run_main
+from helpers import ptxdiff, run_main
 from ptxdiff.cli.common import env_flag, layout, progress, target_list
 from ptxdiff.cli.parser import build_parser
 from ptxdiff.report import console
@@ -170,3 +170,20 @@ def test_output_erases_a_live_progress_line_first(monkeypatch):
     show("[1/1] gelu_kernel sm_90")
     console.say("ptxdiff: push of main blocked\n", screen)          # the gate's text on the same terminal
     assert screen.getvalue().endswith("[1/1] gelu_kernel sm_90\r\x1b[Kptxdiff: push of main blocked\n")
+
+
+@pytest.mark.parametrize("args, hint", [
+    (["dif"], "(did you mean `diff`?)"),
+    (["diff", "--taget", "sm_90"], "(did you mean `--target`?)"),
+    (["log", "k", "--formt=json"], "(did you mean `--format`?)"),
+    (["diff", "--format", "jsn"], "(did you mean `json`?)"),
+])
+def test_a_typo_gets_one_line_that_suggests_the_spelling(tmp_path, args, hint):
+    proc = ptxdiff(args, tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and proc.stderr.rstrip().endswith(hint), proc.stderr
+
+
+def test_nothing_close_is_suggested_for_nothing_like_it(tmp_path):
+    proc = ptxdiff(["frobnicate"], tmp_path)
+    assert proc.returncode == 2 and "did you mean" not in proc.stderr and proc.stderr.count("\n") == 1

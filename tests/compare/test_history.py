@@ -79,3 +79,40 @@ def test_a_batch_reports_what_one_comparison_after_another_reports(tmp_path, cac
     kernel = "ops/k.py::scale_kernel"
     assert batch == [([(kernel, "structural", "compiled")], 2),
                      ([(kernel, "structural", "compiled" if not use_cache else "local")], 0 if use_cache else 2)]
+
+
+def test_a_warm_log_discovers_nothing_and_shows_its_walk_on_a_terminal(tmp_path, capsys, monkeypatch):
+    """What the walk needs is stored by tree: the second log over the same history reads every
+    commit's kernel from the store. On a terminal the walk has a progress line; -q silences it."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    from ptxdiff.compare import history as historymod
+
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(), "README": "0\n"})
+    for i in range(1, 13):   # mostly commits that leave the kernel alone, a few that change it
+        commit(repo, f"c{i}", {"ops/k.py": scale_kernel(f"x * {i}.0")} if i % 4 == 0 else {"README": f"{i}\n"})
+    cold = log(repo, capsys, "HEAD")
+    assert len(cold) == 4
+    calls = []
+    real = historymod.discover
+    monkeypatch.setattr(historymod, "discover", lambda *a, **k: calls.append(a) or real(*a, **k))
+    assert log(repo, capsys, "HEAD") == cold and calls == []
+
+    for quiet, said in (([], True), (["-q"], False)):
+        primary, secondary = pty.openpty()
+        proc = subprocess.run([sys.executable, "-m", "ptxdiff", "log", "scale_kernel", *quiet], cwd=repo,
+                              stdout=subprocess.PIPE, stderr=secondary, env={**os.environ, "TERM": "xterm"})
+        os.close(secondary)
+        err = b""
+        try:
+            while chunk := os.read(primary, 65536):
+                err += chunk
+        except OSError:   # the pty's other end is closed: all was read
+            pass
+        os.close(primary)
+        assert proc.returncode == 0
+        assert (b"commits looked at for scale_kernel" in err) == said
+        assert b"commits looked at" not in proc.stdout          # stderr only

@@ -17,39 +17,22 @@ from ptxdiff import __version__
 from ptxdiff import config as configmod
 from ptxdiff.compare.cache import cache_dir
 from ptxdiff.compile import toolchain
-from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK, PtxdiffError
+from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK, GitError, PtxdiffError
 from ptxdiff.git.repo import Repo, Side
 from ptxdiff.report.console import say
 
 
-def checks(repo: Repo) -> list[tuple[bool, str, str]]:
-    """(ok, what, how to fix) for every part of the set-up."""
-    out: list[tuple[bool, str, str]] = []
-    version = toolchain.triton_version()
-    supported = version is not None and (3, 6) <= tuple(int(x) for x in version.split(".")[:2]) <= (3, 9)
-    out.append((True, f"ptxdiff {__version__} (python {platform.python_version()}, {sys.executable})", ""))
-    out.append((supported, f"triton {version or 'missing'} (3.6 to 3.9 supported)", toolchain.install_triton()))
+def checks(repo: Repo | None, ci: bool = False) -> list[tuple[bool, str, str]]:
+    """(ok, what, how to fix) for every part of the set-up: the machine's, then the repository's
+    (None: not in one, said so). In CI (`ci`) the diff driver and the hook are not needed; the
+    history `ptxdiff ci` reads is."""
+    out = machine_checks()
+    if repo is None:
+        out.append((True, "not in a git repository: its checks (diff driver, pre-push hook, config, cache) were "
+                    "skipped; run doctor inside one, or with -C DIR", ""))
+        return out
     out.append(toolchains_check(repo))
-    for tool in ("ptxas", "cuobjdump"):
-        try:
-            path = toolchain.tool_path(tool)
-            out.append((os.access(path, os.X_OK), f"{tool}: {path}", f"make {path} executable or set PTXDIFF_{tool.upper()}"))
-        except PtxdiffError as e:
-            out.append((False, f"{tool}: missing", str(e)))
-    command = repo.config_get("diff.ptxdiff.command")
-    if command is None:
-        out.append((False, "diff driver: not configured", "ptxdiff install"))
-    else:
-        from ptxdiff.git.install import driver_python
-        python = driver_python(command) or command
-        runs = subprocess.run([python, "-c", "import ptxdiff"], capture_output=True).returncode == 0 \
-            if os.path.exists(python) else False
-        out.append((runs, f"diff driver: {python} -m ptxdiff", "ptxdiff install (again, from the right interpreter)"))
-    attr = repo.attribute("x.py", "diff")
-    out.append((attr == "ptxdiff", "*.py files use the ptxdiff diff driver" if attr == "ptxdiff" else
-                "*.py files have no diff attribute (git diff shows no kernel lines)" if attr is None else
-                f"*.py files use diff={attr}, not ptxdiff (git diff shows no kernel lines)", "ptxdiff install"))
-    out.append(pre_push_check(repo))
+    out += ci_checks(repo) if ci else install_checks(repo)
     root = cache_dir(repo.git_dir)
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -65,6 +48,22 @@ def checks(repo: Repo) -> list[tuple[bool, str, str]]:
         out.append((True, f"config ({cfg.source}): targets {', '.join(f'sm_{t}' for t in cfg.targets)}", ""))
     except PtxdiffError as e:
         out.append((False, f"config: {e}", "fix the key it names"))
+    return out
+
+
+def machine_checks() -> list[tuple[bool, str, str]]:
+    """What compiles need on this machine, wherever doctor runs: triton, the tools, the sandbox."""
+    out: list[tuple[bool, str, str]] = []
+    version = toolchain.triton_version()
+    supported = version is not None and (3, 6) <= tuple(int(x) for x in version.split(".")[:2]) <= (3, 9)
+    out.append((True, f"ptxdiff {__version__} (python {platform.python_version()}, {sys.executable})", ""))
+    out.append((supported, f"triton {version or 'missing'} (3.6 to 3.9 supported)", toolchain.install_triton()))
+    for tool in ("ptxas", "cuobjdump"):
+        try:
+            path = toolchain.tool_path(tool)
+            out.append((os.access(path, os.X_OK), f"{tool}: {path}", f"make {path} executable or set PTXDIFF_{tool.upper()}"))
+        except PtxdiffError as e:
+            out.append((False, f"{tool}: missing", str(e)))
     out.append((importlib.util.find_spec("torch") is not None, "torch importable (kernel modules and --outputs need it)",
                 "pip install torch"))
     out.append(sandbox_check())
@@ -87,6 +86,41 @@ def toolchains_check(repo: Repo) -> tuple[bool, str, str]:
     ready = chosen.version is None or chosen.version in here
     return ready, f"{listed}; this repository compiles with triton {chosen.name} ({chosen.why})", \
         f"ptxdiff toolchain add {chosen.version} (or it is installed on the first compile)"
+
+
+def install_checks(repo: Repo) -> list[tuple[bool, str, str]]:
+    """What `ptxdiff install` sets up for a person: the diff driver, its attribute, the hook."""
+    out: list[tuple[bool, str, str]] = []
+    command = repo.config_get("diff.ptxdiff.command")
+    if command is None:
+        out.append((False, "diff driver: not configured", "ptxdiff install"))
+    else:
+        from ptxdiff.git.install import driver_python
+        python = driver_python(command) or command
+        runs = subprocess.run([python, "-c", "import ptxdiff"], capture_output=True).returncode == 0 \
+            if os.path.exists(python) else False
+        out.append((runs, f"diff driver: {python} -m ptxdiff", "ptxdiff install (again, from the right interpreter)"))
+    attr = repo.attribute("x.py", "diff")
+    out.append((attr == "ptxdiff", "*.py files use the ptxdiff diff driver" if attr == "ptxdiff" else
+                "*.py files have no diff attribute (git diff shows no kernel lines)" if attr is None else
+                f"*.py files use diff={attr}, not ptxdiff (git diff shows no kernel lines)", "ptxdiff install"))
+    out.append(pre_push_check(repo))
+    return out
+
+
+def ci_checks(repo: Repo) -> list[tuple[bool, str, str]]:
+    """What `ptxdiff ci` needs of a CI checkout: the history down to the pull request's base (a
+    shallow clone may stop before it), and objects it can read or fetch."""
+    out: list[tuple[bool, str, str]] = [(True, "CI: the diff driver and the pre-push hook are not needed here", "")]
+    if repo.shallow:
+        out.append((False, f"history: a shallow clone ({len(repo.shallow)} boundary commit(s)): `ptxdiff ci` needs "
+                    "the base commit of the pull request", "fetch the history: actions/checkout with fetch-depth: 0, "
+                    "GIT_DEPTH: 0 in GitLab, or git fetch --unshallow"))
+    else:
+        out.append((True, "history: a full clone (the base commit of any pull request is here)", ""))
+    if repo.promisors:
+        out.append((True, f"a partial clone: missing Python files are fetched from {repo.promisors[0]} as needed", ""))
+    return out
 
 
 def sandbox_check() -> tuple[bool, str, str]:
@@ -176,12 +210,17 @@ def pre_push_check(repo: Repo) -> tuple[bool, str, str]:
 
 
 def run(args: argparse.Namespace, paths: list[str] | None) -> int:
-    return diagnose(Repo(args.repo), sys.stdout)
+    try:
+        repo: Repo | None = Repo(args.repo)
+    except GitError:
+        repo = None   # the machine is still worth checking
+    ci = bool(args.ci) or os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+    return diagnose(repo, sys.stdout, ci)
 
 
-def diagnose(repo: Repo, out: TextIO) -> int:
+def diagnose(repo: Repo | None, out: TextIO, ci: bool = False) -> int:
     """Every check first, then the report: the exit code does not depend on anyone reading it."""
-    results = checks(repo)
+    results = checks(repo, ci)
     bad = sum(not ok for ok, _, _ in results)
     lines = [f"{'ok ' if ok else 'FIX'} {what}" + ("" if ok or not fix else f"\n    -> {fix}") for ok, what, fix in results]
     lines.append("all good" if not bad else f"{bad} thing(s) to fix")
