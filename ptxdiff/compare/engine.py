@@ -12,7 +12,7 @@ import fnmatch
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from ptxdiff import config as configmod
 from ptxdiff.compare import remote as remotemod
@@ -33,6 +33,9 @@ from ptxdiff.specs import plan as planmod
 from ptxdiff.specs.launch import LaunchInputs
 from ptxdiff.targets import target_name
 from ptxdiff.trust import Permissions, suggestions
+
+if TYPE_CHECKING:  # types only: the compile pipeline is imported where it runs
+    from ptxdiff.compile.executor import Executor
 
 BATCH = 256  # comparisons whose compile jobs `compare_many` measures together (bounds what is held at once)
 
@@ -391,7 +394,7 @@ class Engine:
             need.results.clear()
         return self._lookup(needs, cfg, targets)
 
-    def _run(self, pool, missing: list[tuple[Need, int]], needs: list[Need], cfg: configmod.Config,
+    def _run(self, pool: Executor, missing: list[tuple[Need, int]], needs: list[Need], cfg: configmod.Config,
              targets: list[int]) -> int:
         """Specs for every missing (kernel, target), then their compiles, in the same workers."""
         from ptxdiff.compile.pool import Task
@@ -419,9 +422,9 @@ class Engine:
                     if (id(need), cc) in timed_out else None)
 
         for task, kind, payload in pool.run(compile_tasks, skip):
-            need, cc, slot = task.tag
+            need, cc, slot = cast(tuple[Need, int, dict], task.tag)
             if kind == "ok":
-                slot.update(payload)
+                slot.update(cast(dict, payload))
             elif kind == "timeout" or (id(need), cc) in timed_out:
                 slot["error"], slot["timed_out"] = payload, pool.bound_of(task)
                 if pool.bound_of(task) < pool.timeout:
@@ -434,7 +437,7 @@ class Engine:
                 self._store(need, cc)
         return len(compile_tasks)
 
-    def _specs(self, pool, missing: list[tuple[Need, int]], cfg: configmod.Config) -> list[tuple[Need, int, list]]:
+    def _specs(self, pool: Executor, missing: list[tuple[Need, int]], cfg: configmod.Config) -> list[tuple[Need, int, list]]:
         """The specs of each missing (kernel, target); failures to have them are results already."""
         from ptxdiff.compile.pool import Task
 
@@ -442,7 +445,7 @@ class Engine:
                       (n, cc)) for n, cc in missing]
         got = []
         for task, kind, payload in pool.run(tasks):
-            need, cc = task.tag
+            need, cc = cast(tuple[Need, int], task.tag)
             if kind == "timeout":  # cached for this bound, like a compile that timed out
                 need.results[cc] = [{"key": None, "label": "-", "error": payload, "timed_out": pool.timeout}]
                 self._store(need, cc)
@@ -452,7 +455,7 @@ class Engine:
                 need.results[cc] = [{"key": None, "label": "-", **payload}]
                 self._store(need, cc)
             else:
-                got.append((need, cc, payload))
+                got.append((need, cc, cast(list, payload)))
         return got
 
     def _store(self, need: Need, cc: int) -> None:
