@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ptxdiff.config import VERDICTS
 from ptxdiff.metrics import ptx as ptxmod
 
-ORDER = ("failed", "unmeasured", "added", "removed", "structural", "reordered", "constants-only", "identical")
+ORDER = VERDICTS   # strongest first: the one vocabulary, which config's `block` names too
 
 # Counts that make a change structural when they move. sass_instrs is reported but not here:
 # ptxas schedules a mere reordering of PTX differently, which is not a structural change.
