@@ -1,7 +1,8 @@
 """Command line: one `main(argv) -> int`, one error handler, documented exit codes.
 
 Exit codes: 0 fine; 1 `--check` or the hook found a blocking verdict; 2 bad usage, config or
-set-up (no triton); 3 internal error. The diff driver always exits 0. Global options (-C,
+set-up (no triton); 3 internal error; 130 interrupted (Ctrl-C: quietly, as git). The diff driver
+always exits 0. Global options (-C,
 --color, -q, -v) go before the verb as in git, or after it.
 
 `diff-driver` runs at every `git diff`, so it is handed on before anything else is imported
@@ -16,6 +17,7 @@ import traceback
 
 from ptxdiff.errors import (
     EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
     PtxdiffError,
@@ -79,22 +81,23 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args, paths: list[str] | None) -> int:
     """The verb, and the one error handler: a PtxdiffError is one line and its exit code."""
-    from ptxdiff.cli.commands import load
+    from ptxdiff.cli.commands import TAKE_PATHS, load
     from ptxdiff.report.console import clear_status, silence
 
     try:
         _enter(args)
         if args.command == "diff-driver":
             return _driver(args.args)
+        if paths is not None and args.command not in TAKE_PATHS:
+            raise UsageError(f"{args.command} takes no paths: nothing may follow `--`")
         return load(args.command)(args, paths)
     except PtxdiffError as e:
         clear_status()
         print(f"ptxdiff: {e}", file=sys.stderr)
         return e.exit_code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # the user knows: quiet, as git is
         clear_status()
-        print("ptxdiff: interrupted", file=sys.stderr)
-        return EXIT_INTERNAL
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # nobody reads any more: a report may stop early, a gate may not pass for it
         silence(sys.stdout)
