@@ -468,15 +468,12 @@ class Engine:
     # -- the comparison --------------------------------------------------------------------
     def compare(self, old: Side | None, new: Side, pathspecs: list[str] | None = None,
                 show_all: bool = False, config: configmod.Config | None = None,
-                outputs: bool | None = None, time: bool | None = None,
-                renames: dict[str, str] | None = None, own_entries: bool = False) -> Report:
+                outputs: bool | None = None, time: bool | None = None, own_entries: bool = False) -> Report:
         """Kernels whose effective source reads a file matching `pathspecs` (all when None).
 
         `outputs`/`time` force the dynamic checks on (True) or off (False); None follows what
-        the user allowed (`Permissions`); the repository's config only earns a suggestion.
-        `renames` (new path -> old path) replaces git's rename detection where the caller knows
-        better (the diff driver is told about a rename by git itself)."""
-        planned = self._plan(old, new, pathspecs, show_all, config, renames, own_entries)
+        the user allowed (`Permissions`); the repository's config only earns a suggestion."""
+        planned = self._plan(old, new, pathspecs, show_all, config, own_entries)
         return self._report(planned, self._measure(list(planned.needs.values()), planned.cfg, planned.targets),
                             outputs, time)
 
@@ -487,7 +484,7 @@ class Engine:
         instead of waiting on one commit. The reports, in order, are those of comparing them one
         by one; they come a batch at a time."""
         for start in range(0, len(comparisons), BATCH):
-            planned = [self._plan(old, new, paths, False, config, None, own_entries)
+            planned = [self._plan(old, new, paths, False, config, own_entries)
                        for old, new, paths in comparisons[start:start + BATCH]]
             yield from self._measured_together(planned)
 
@@ -553,7 +550,7 @@ class Engine:
         return got
 
     def _plan(self, old: Side | None, new: Side, pathspecs: list[str] | None, show_all: bool,
-              config: configmod.Config | None, renames: dict[str, str] | None, own_entries: bool) -> _Planned:
+              config: configmod.Config | None, own_entries: bool) -> _Planned:
         """A comparison up to what must be measured: its config, kernel pairs and needs."""
         new_snap = self.repo.snapshot(new)
         old_snap = self.repo.snapshot(old) if old is not None else None
@@ -568,7 +565,7 @@ class Engine:
             broken_rows: list[tuple[Broken | None, Broken | None]] = [(None, b) for b in new_found.broken.values()]
             old_found = Discovery({}, {})
         else:
-            renames = self.repo.renames(old, new) if renames is None else renames
+            renames = self.repo.renames(old, new)
             back = {v: k for k, v in renames.items()}
             old_found = self._select(found[1] or Discovery({}, {}), cfg, pathspecs, back)
             kernel_pairs, broken_rows = self._pair(old_found, new_found, renames)

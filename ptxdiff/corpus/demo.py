@@ -45,16 +45,16 @@ class Stop(Exception):
     """The person at the prompt ended input: the demo stops here, without an error."""
 
 
-def run(keep: bool = True, pause: bool = False, out=sys.stdout, colour: bool = False) -> int:
+def run(pause: bool = False, out=sys.stdout, colour: bool = False) -> int:
     """The demo; `pause`: wait for enter after each step when stdin is a terminal; `colour`:
     headings and the steps' verdicts coloured (ptxdiff --color=always, git -c color.ui=always)."""
     try:
-        return _run(keep, pause, out, colour)
+        return _run(pause, out, colour)
     except Stop:
         return 0
 
 
-def _run(keep: bool, pause: bool, out, colour: bool) -> int:
+def _run(pause: bool, out, colour: bool) -> int:
     root = Path(tempfile.mkdtemp(prefix="ptxdiff-demo-"))
     work, remote = root / "work", root / "remote.git"
     env = _env(width(out))
