@@ -24,6 +24,10 @@ from ptxdiff.errors import (
     UsageError,
 )
 
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (the diff driver starts here)
+if TYPE_CHECKING:
+    import argparse
+
 
 def _split_paths(argv: list[str]) -> tuple[list[str], list[str] | None]:
     if "--" in argv:
@@ -41,7 +45,7 @@ def _driver(args: list[str]) -> int:
         return EXIT_OK
 
 
-def _enter(args) -> None:
+def _enter(args: argparse.Namespace) -> None:
     """-C, before and after the verb, like git's: each changes directory, relative to the last."""
     for where in [*args.chdir_global, *getattr(args, "chdir", [])]:
         try:
@@ -79,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
             os.chdir(cwd)
 
 
-def _run(args, paths: list[str] | None) -> int:
+def _run(args: argparse.Namespace, paths: list[str] | None) -> int:
     """The verb, and the one error handler: a PtxdiffError is one line and its exit code."""
     from ptxdiff.cli.commands import TAKE_PATHS, load
     from ptxdiff.report.console import clear_status, silence

@@ -10,6 +10,7 @@ differ); identical (normalised PTX equal, register numbering aside).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 
 from ptxdiff.config import VERDICTS
 from ptxdiff.metrics import ptx as ptxmod
@@ -51,7 +52,7 @@ def classify(old_ptx: str, new_ptx: str, old: dict, new: dict) -> str:
     return "structural"
 
 
-def strongest(verdicts) -> str | None:
+def strongest(verdicts: Iterable[str]) -> str | None:
     ranked = [v for v in ORDER if v in set(verdicts)]
     return ranked[0] if ranked else None
 

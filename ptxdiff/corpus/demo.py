@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import TextIO
 
 from ptxdiff.corpus.pairs import corpus_dir, load_pairs
 from ptxdiff.report.console import width
@@ -45,7 +46,7 @@ class Stop(Exception):
     """The person at the prompt ended input: the demo stops here, without an error."""
 
 
-def run(pause: bool = False, out=sys.stdout, colour: bool = False) -> int:
+def run(pause: bool = False, out: TextIO = sys.stdout, colour: bool = False) -> int:
     """The demo; `pause`: wait for enter after each step when stdin is a terminal; `colour`:
     headings and the steps' verdicts coloured (ptxdiff --color=always, git -c color.ui=always)."""
     try:
@@ -54,7 +55,7 @@ def run(pause: bool = False, out=sys.stdout, colour: bool = False) -> int:
         return 0
 
 
-def _run(pause: bool, out, colour: bool) -> int:
+def _run(pause: bool, out: TextIO, colour: bool) -> int:
     root = Path(tempfile.mkdtemp(prefix="ptxdiff-demo-"))
     work, remote = root / "work", root / "remote.git"
     env = _env(width(out))
