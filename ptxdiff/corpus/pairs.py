@@ -11,8 +11,10 @@ import os
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ptxdiff import PACKAGE_DIR
 from ptxdiff.corpus.labels import label as source_label
@@ -20,6 +22,9 @@ from ptxdiff.errors import UsageError
 from ptxdiff.report.evidence import README_BEGIN, README_END, Evidence, headline, table_row
 from ptxdiff.report.evidence import evidence as evidence  # `corpus.evidence(ev)`: the report's text, re-exported
 from ptxdiff.targets import target_name
+
+if TYPE_CHECKING:  # types only: the engine is imported where it runs
+    from ptxdiff.compare.results import Report
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -66,7 +71,7 @@ def load_pairs(root: Path | None = None, names: list[str] | None = None) -> list
     return pairs
 
 
-def _toml_value(v) -> str:
+def _toml_value(v: object) -> str:
     if isinstance(v, dict):
         return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + " }"
     if isinstance(v, str):
@@ -98,8 +103,9 @@ def build_repo(pairs: list[Pair], where: Path, targets: list[int], root: Path | 
     return first, second
 
 
-def run(targets: list[int], jobs: int | None = None, names: list[str] | None = None, progress=None,
-        workdir: str | None = None, outputs: bool = False, imports: bool = False):
+def run(targets: list[int], jobs: int | None = None, names: list[str] | None = None,
+        progress: Callable[[str], None] | None = None, workdir: str | None = None, outputs: bool = False,
+        imports: bool = False) -> tuple[list[Pair], Report]:
     from ptxdiff.compare.engine import Engine
     from ptxdiff.git.repo import Repo, Side
     from ptxdiff.trust import Permissions
@@ -114,7 +120,7 @@ def run(targets: list[int], jobs: int | None = None, names: list[str] | None = N
     return pairs, report
 
 
-def collect(pairs: list[Pair], report) -> Evidence:
+def collect(pairs: list[Pair], report: Report) -> Evidence:
     root = corpus_dir()
     rows_by_kernel: dict[str, list] = {}
     for r in report.rows:
