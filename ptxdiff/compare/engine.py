@@ -399,10 +399,10 @@ class Engine:
         """Specs for every missing (kernel, target), then their compiles, in the same workers."""
         from ptxdiff.compile.pool import Task
 
-        got = self._specs(pool, missing, cfg)
+        got = self._specs(pool, missing)
         again = _uncovered_partners(needs, got)
         if again:  # the other side of the pair compiles a covering set of guesses: so does this side
-            got = [g for g in got if g[0] not in again] + self._specs(pool, self._cover_too(again, cfg, targets), cfg)
+            got = [g for g in got if g[0] not in again] + self._specs(pool, self._cover_too(again, cfg, targets))
         compile_tasks: list[Task] = []
         left: dict[tuple[int, int], int] = {}
         for need, cc, specs in got:
@@ -437,7 +437,7 @@ class Engine:
                 self._store(need, cc)
         return len(compile_tasks)
 
-    def _specs(self, pool: Executor, missing: list[tuple[Need, int]], cfg: configmod.Config) -> list[tuple[Need, int, list]]:
+    def _specs(self, pool: Executor, missing: list[tuple[Need, int]]) -> list[tuple[Need, int, list]]:
         """The specs of each missing (kernel, target); failures to have them are results already."""
         from ptxdiff.compile.pool import Task
 
