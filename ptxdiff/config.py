@@ -27,6 +27,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+# the verdict vocabulary, strongest first, defined here once (compare/verdict.py says what each means)
 VERDICTS = ("failed", "unmeasured", "added", "removed", "structural", "reordered", "constants-only", "identical")
 DEFAULT_BLOCK = ("structural", "failed")
 

@@ -1,6 +1,7 @@
 """One exception family, mapped to the documented exit codes at the CLI boundary.
 
-0 fine; 1 a blocking verdict (--check, pre-push); 2 bad usage or config; 3 internal error.
+0 fine; 1 a blocking verdict (--check, pre-push); 2 bad usage or config; 3 internal error;
+130 interrupted (Ctrl-C, as git and the shell say it).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ EXIT_OK = 0
 EXIT_BLOCKED = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130   # 128 + SIGINT
 
 
 class PtxdiffError(Exception):

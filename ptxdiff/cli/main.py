@@ -1,7 +1,8 @@
 """Command line: one `main(argv) -> int`, one error handler, documented exit codes.
 
 Exit codes: 0 fine; 1 `--check` or the hook found a blocking verdict; 2 bad usage, config or
-set-up (no triton); 3 internal error. The diff driver always exits 0. Global options (-C,
+set-up (no triton); 3 internal error; 130 interrupted (Ctrl-C: quietly, as git). The diff driver
+always exits 0. Global options (-C,
 --color, -q, -v) go before the verb as in git, or after it.
 
 `diff-driver` runs at every `git diff`, so it is handed on before anything else is imported
@@ -16,11 +17,16 @@ import traceback
 
 from ptxdiff.errors import (
     EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
     PtxdiffError,
     UsageError,
 )
+
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (the diff driver starts here)
+if TYPE_CHECKING:
+    import argparse
 
 
 def _split_paths(argv: list[str]) -> tuple[list[str], list[str] | None]:
@@ -39,7 +45,7 @@ def _driver(args: list[str]) -> int:
         return EXIT_OK
 
 
-def _enter(args) -> None:
+def _enter(args: argparse.Namespace) -> None:
     """-C, before and after the verb, like git's: each changes directory, relative to the last."""
     for where in [*args.chdir_global, *getattr(args, "chdir", [])]:
         try:
@@ -77,24 +83,25 @@ def main(argv: list[str] | None = None) -> int:
             os.chdir(cwd)
 
 
-def _run(args, paths: list[str] | None) -> int:
+def _run(args: argparse.Namespace, paths: list[str] | None) -> int:
     """The verb, and the one error handler: a PtxdiffError is one line and its exit code."""
-    from ptxdiff.cli.commands import load
+    from ptxdiff.cli.commands import TAKE_PATHS, load
     from ptxdiff.report.console import clear_status, silence
 
     try:
         _enter(args)
         if args.command == "diff-driver":
             return _driver(args.args)
+        if paths is not None and args.command not in TAKE_PATHS:
+            raise UsageError(f"{args.command} takes no paths: nothing may follow `--`")
         return load(args.command)(args, paths)
     except PtxdiffError as e:
         clear_status()
         print(f"ptxdiff: {e}", file=sys.stderr)
         return e.exit_code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # the user knows: quiet, as git is
         clear_status()
-        print("ptxdiff: interrupted", file=sys.stderr)
-        return EXIT_INTERNAL
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # nobody reads any more: a report may stop early, a gate may not pass for it
         silence(sys.stdout)

@@ -12,7 +12,7 @@ import fnmatch
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from ptxdiff import config as configmod
 from ptxdiff.compare import pins
@@ -36,6 +36,9 @@ from ptxdiff.specs import plan as planmod
 from ptxdiff.specs.launch import LaunchInputs
 from ptxdiff.targets import target_name
 from ptxdiff.trust import Permissions, suggestions
+
+if TYPE_CHECKING:  # types only: the compile pipeline is imported where it runs
+    from ptxdiff.compile.executor import Executor
 
 BATCH = 256  # comparisons whose compile jobs `compare_many` measures together (bounds what is held at once)
 
@@ -456,15 +459,15 @@ class Engine:
             need.results.clear()
         return self._lookup(needs, cfg, targets)
 
-    def _run(self, pool, missing: list[tuple[Need, int]], needs: list[Need], cfg: configmod.Config,
+    def _run(self, pool: Executor, missing: list[tuple[Need, int]], needs: list[Need], cfg: configmod.Config,
              targets: list[int]) -> int:
         """Specs for every missing (kernel, target), then their compiles, in the same workers."""
         from ptxdiff.compile.pool import Task
 
-        got = self._specs(pool, missing, cfg)
+        got = self._specs(pool, missing)
         again = _uncovered_partners(needs, got)
         if again:  # the other side of the pair compiles a covering set of guesses: so does this side
-            got = [g for g in got if g[0] not in again] + self._specs(pool, self._cover_too(again, cfg, targets), cfg)
+            got = [g for g in got if g[0] not in again] + self._specs(pool, self._cover_too(again, cfg, targets))
         compile_tasks: list[Task] = []
         left: dict[tuple[int, int], int] = {}
         for need, cc, specs in got:
@@ -484,9 +487,9 @@ class Engine:
                     if (id(need), cc) in timed_out else None)
 
         for task, kind, payload in pool.run(compile_tasks, skip):
-            need, cc, slot = task.tag
+            need, cc, slot = cast(tuple[Need, int, dict], task.tag)
             if kind == "ok":
-                slot.update(payload)
+                slot.update(cast(dict, payload))
             elif kind == "timeout" or (id(need), cc) in timed_out:
                 slot["error"], slot["timed_out"] = payload, pool.bound_of(task)
                 if pool.bound_of(task) < pool.timeout:
@@ -503,7 +506,7 @@ class Engine:
                 self._store(need, cc)
         return len(compile_tasks)
 
-    def _specs(self, pool, missing: list[tuple[Need, int]], cfg: configmod.Config) -> list[tuple[Need, int, list]]:
+    def _specs(self, pool: Executor, missing: list[tuple[Need, int]]) -> list[tuple[Need, int, list]]:
         """The specs of each missing (kernel, target); failures to have them are results already."""
         from ptxdiff.compile.pool import Task
 
@@ -511,7 +514,7 @@ class Engine:
                       (n, cc)) for n, cc in missing]
         got = []
         for task, kind, payload in pool.run(tasks):
-            need, cc = task.tag
+            need, cc = cast(tuple[Need, int], task.tag)
             if kind == "timeout":  # cached for this bound, like a compile that timed out
                 need.results[cc] = [{"key": None, "label": "-", "error": payload, "timed_out": pool.timeout}]
                 self._store(need, cc)
@@ -524,7 +527,7 @@ class Engine:
                 need.results[cc] = [{"key": None, "label": "-", **payload}]
                 self._store(need, cc)
             else:
-                got.append((need, cc, payload))
+                got.append((need, cc, cast(list, payload)))
         return got
 
     def _store(self, need: Need, cc: int) -> None:
@@ -538,15 +541,12 @@ class Engine:
     # -- the comparison --------------------------------------------------------------------
     def compare(self, old: Side | None, new: Side, pathspecs: list[str] | None = None,
                 show_all: bool = False, config: configmod.Config | None = None,
-                outputs: bool | None = None, time: bool | None = None,
-                renames: dict[str, str] | None = None, own_entries: bool = False) -> Report:
+                outputs: bool | None = None, time: bool | None = None, own_entries: bool = False) -> Report:
         """Kernels whose effective source reads a file matching `pathspecs` (all when None).
 
         `outputs`/`time` force the dynamic checks on (True) or off (False); None follows what
-        the user allowed (`Permissions`); the repository's config only earns a suggestion.
-        `renames` (new path -> old path) replaces git's rename detection where the caller knows
-        better (the diff driver is told about a rename by git itself)."""
-        planned = self._plan(old, new, pathspecs, show_all, config, renames, own_entries)
+        the user allowed (`Permissions`); the repository's config only earns a suggestion."""
+        planned = self._plan(old, new, pathspecs, show_all, config, own_entries)
         return self._report(planned, self._measure(list(planned.needs.values()), planned.cfg, planned.targets),
                             outputs, time)
 
@@ -557,7 +557,7 @@ class Engine:
         instead of waiting on one commit. The reports, in order, are those of comparing them one
         by one; they come a batch at a time."""
         for start in range(0, len(comparisons), BATCH):
-            planned = [self._plan(old, new, paths, False, config, None, own_entries)
+            planned = [self._plan(old, new, paths, False, config, own_entries)
                        for old, new, paths in comparisons[start:start + BATCH]]
             yield from self._measured_together(planned)
 
@@ -623,7 +623,7 @@ class Engine:
         return got
 
     def _plan(self, old: Side | None, new: Side, pathspecs: list[str] | None, show_all: bool,
-              config: configmod.Config | None, renames: dict[str, str] | None, own_entries: bool) -> _Planned:
+              config: configmod.Config | None, own_entries: bool) -> _Planned:
         """A comparison up to what must be measured: its config, kernel pairs and needs."""
         new_snap = self.repo.snapshot(new)
         old_snap = self.repo.snapshot(old) if old is not None else None
@@ -641,7 +641,7 @@ class Engine:
             broken_rows: list[tuple[Broken | None, Broken | None]] = [(None, b) for b in new_found.broken.values()]
             old_found = Discovery({}, {})
         else:
-            renames = self.repo.renames(old, new) if renames is None else renames
+            renames = self.repo.renames(old, new)
             back = {v: k for k, v in renames.items()}
             old_found = self._select(found[1] or Discovery({}, {}), cfg, pathspecs, back)
             kernel_pairs, broken_rows = self._pair(old_found, new_found, renames)

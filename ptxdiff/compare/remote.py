@@ -42,6 +42,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ptxdiff import PACKAGE_DIR
 from ptxdiff.compile import toolchain
@@ -245,7 +246,7 @@ class Remote:
         self._staged: dict[str, object] = {}
         self._lines: list[str] = []
 
-    def _open(self):
+    def _open(self) -> tuple[Any, str]:   # fsspec is untyped
         with self._open_lock:
             if self._fs is None:
                 scheme = self.setting.url.split("://", 1)[0].lower() if "://" in self.setting.url else "file"

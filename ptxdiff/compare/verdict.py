@@ -12,10 +12,12 @@ differ); identical (normalised PTX equal, register numbering aside).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 
+from ptxdiff.config import VERDICTS
 from ptxdiff.metrics import ptx as ptxmod
 
-ORDER = ("failed", "unmeasured", "added", "removed", "structural", "reordered", "constants-only", "identical")
+ORDER = VERDICTS   # strongest first: the one vocabulary, which config's `block` names too
 
 # Counts that make a change structural when they move. sass_instrs is reported but not here:
 # ptxas schedules a mere reordering of PTX differently, which is not a structural change.
@@ -70,7 +72,7 @@ def _said(opcode: str) -> str:
     return "a branch target" if opcode == "label" else opcode
 
 
-def strongest(verdicts) -> str | None:
+def strongest(verdicts: Iterable[str]) -> str | None:
     ranked = [v for v in ORDER if v in set(verdicts)]
     return ranked[0] if ranked else None
 

@@ -3,7 +3,8 @@
 The engine hands its jobs (`pool.Task`s) to an executor and reads results back; it does not care
 where they ran. Every executor has the Pool's interface: `run(tasks, skip)` yields
 (task, "ok"|"error"|"timeout"|"crash", payload) in any order, `timeout` is the bound of one request,
-and it is a context manager. Ray is imported only by ray_executor.py, and only when asked for.
+`bound_of(task)` the bound of that task (a tighter one for a compile of guessed sizes), and it
+is a context manager. Ray is imported only by ray_executor.py, and only when asked for.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ RAY_CLIENT = "ray://"
 
 class Executor(Protocol):
     timeout: float
+
+    def bound_of(self, task: Task) -> float: ...
 
     def run(self, tasks: list[Task], skip: Callable[[Task], str | None] | None = None
             ) -> Iterator[tuple[Task, str, object]]: ...

@@ -233,6 +233,10 @@ class RayExecutor:
         connect(spec)
         self.shipper = shipper(Repo(repo_dir))
 
+    def bound_of(self, task: Task) -> float:
+        """The bound a node's pool holds the task to, as the local pool would (`Pool.bound_of`)."""
+        return min(self.timeout, task.timeout) if task.timeout else self.timeout
+
     def run(self, tasks: list[Task], skip: Callable[[Task], str | None] | None = None
             ) -> Iterator[tuple[Task, str, object]]:
         """Yield (task, kind, payload) as results arrive. Each actor has up to DEPTH tasks queued,

@@ -49,7 +49,7 @@ def about_shapes(error: BaseException) -> bool:
 
 
 def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: BaseException,
-           jit) -> dict[str, int | float] | None:
+           jit: object) -> dict[str, int | float] | None:
     """Constexpr values that make `spec` fit, changed from its guesses: {name: size}, or None."""
     shapes = about_shapes(error)   # a type error may be a guessed float that is an int (`1 << (127 + eps_exp)`)
     guessed = {k: v for k, v in spec.guessed if not k.endswith(":") and (type(v) is int or type(v) is float and not shapes)}

@@ -111,7 +111,7 @@ def about_types(error: BaseException) -> bool:
 
 
 def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: BaseException,
-           jit) -> dict[str, str] | None:
+           jit: object) -> dict[str, str] | None:
     """Types that make `spec` compile, changed from its guesses: {param: type}, or None."""
     guessed = {k[:-1]: v for k, v in spec.guessed if k.endswith(":") and isinstance(v, str)}
     src = getattr(jit, "src", None)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import TextIO
 
 from ptxdiff.corpus.pairs import corpus_dir, load_pairs
 from ptxdiff.report.console import width
@@ -50,17 +51,17 @@ def _where(work: Path, remote: Path) -> str:
     return f"The demo repo is at {work} (remote: {remote}).\nLook around, e.g.: cd {work} && git diff HEAD~1"
 
 
-def run(keep: bool = True, pause: bool = False, out=sys.stdout, colour: bool = False) -> int:
+def run(pause: bool = False, out: TextIO = sys.stdout, colour: bool = False) -> int:
     """The demo; `pause`: wait for enter after each step when stdin is a terminal; `colour`:
     headings and the steps' verdicts coloured (ptxdiff --color=always, git -c color.ui=always)."""
     try:
-        return _run(keep, pause, out, colour)
+        return _run(pause, out, colour)
     except Stop as stop:
         print(f"Stopped early. {stop}", file=out)
         return 0
 
 
-def _run(keep: bool, pause: bool, out, colour: bool) -> int:
+def _run(pause: bool, out: TextIO, colour: bool) -> int:
     root = Path(tempfile.mkdtemp(prefix="ptxdiff-demo-"))
     work, remote = root / "work", root / "remote.git"
     env = _env(width(out))

@@ -29,7 +29,7 @@ def _parse(src: str) -> ast.Module:
 class _FoldSigns(ast.NodeTransformer):
     """-1.0 and float("-inf") are literals too."""
 
-    def visit_Call(self, node):
+    def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id == "float" and len(node.args) == 1 \
                 and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
@@ -39,7 +39,7 @@ class _FoldSigns(ast.NodeTransformer):
                 return node
         return node
 
-    def visit_UnaryOp(self, node):
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
         self.generic_visit(node)
         if isinstance(node.op, (ast.USub, ast.UAdd)) and isinstance(node.operand, ast.Constant) \
                 and isinstance(node.operand.value, (int, float)):
@@ -49,16 +49,16 @@ class _FoldSigns(ast.NodeTransformer):
 
 
 class _Mask(ast.NodeTransformer):
-    def visit_Constant(self, node):
+    def visit_Constant(self, node: ast.Constant) -> ast.Constant:
         return ast.Constant("#") if not isinstance(node.value, bool) and node.value is not None else node
 
 
-def _first_bound(nodes) -> list[str]:
+def _first_bound(nodes: list[ast.AST]) -> list[str]:
     """Names bound in these statements (params, stores), in order of first appearance; not
     looking inside nested functions, which get their own scope."""
     names: list[str] = []
 
-    def visit(node):
+    def visit(node: ast.AST) -> None:
         if isinstance(node, ast.arg):
             names.append(node.arg)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
@@ -85,7 +85,7 @@ class _Rename(ast.NodeTransformer):
                        for f in tree.body if isinstance(f, ast.FunctionDef)}
         self.scope: dict[str, str] = {}
 
-    def visit_FunctionDef(self, node):
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
         outer = self.scope
         local = _first_bound([node.args, *node.body])
         self.scope = {n: f"_l{i}" for i, n in enumerate(local)}
@@ -96,16 +96,16 @@ class _Rename(ast.NodeTransformer):
         self.scope = outer
         return node
 
-    def visit_Name(self, node):
+    def visit_Name(self, node: ast.Name) -> ast.Name:
         node.id = self.scope.get(node.id) or self.module.get(node.id, node.id)
         return node
 
-    def visit_arg(self, node):
+    def visit_arg(self, node: ast.arg) -> ast.arg:
         node.arg = self.scope.get(node.arg, node.arg)
         node.annotation = self.visit(node.annotation) if node.annotation else None
         return node
 
-    def visit_Call(self, node):
+    def visit_Call(self, node: ast.Call) -> ast.Call:
         callee = node.func.value if isinstance(node.func, ast.Subscript) else node.func
         mapping = self.params.get(callee.id, {}) if isinstance(callee, ast.Name) else {}
         self.generic_visit(node)
@@ -120,7 +120,7 @@ def _alpha(tree: ast.Module) -> ast.Module:
 
 
 class _Commute(ast.NodeTransformer):
-    def visit_BinOp(self, node):
+    def visit_BinOp(self, node: ast.BinOp) -> ast.BinOp:
         self.generic_visit(node)
         if isinstance(node.op, (ast.Add, ast.Mult)):
             left, right = sorted((node.left, node.right), key=_dump)

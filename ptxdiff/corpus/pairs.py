@@ -11,6 +11,7 @@ import os
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,7 +24,8 @@ from ptxdiff.report.evidence import README_BEGIN, README_END, Evidence, headline
 from ptxdiff.report.evidence import evidence as evidence  # `corpus.evidence(ev)`: the report's text, re-exported
 from ptxdiff.targets import target_name
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # types only: the engine is imported where it runs
+    from ptxdiff.compare.results import Report
     from ptxdiff.compile.toolchains import Policy
 
 if sys.version_info >= (3, 11):
@@ -71,7 +73,7 @@ def load_pairs(root: Path | None = None, names: list[str] | None = None) -> list
     return pairs
 
 
-def _toml_value(v) -> str:
+def _toml_value(v: object) -> str:
     if isinstance(v, dict):
         return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + " }"
     if isinstance(v, str):
@@ -103,9 +105,9 @@ def build_repo(pairs: list[Pair], where: Path, targets: list[int], root: Path | 
     return first, second
 
 
-def run(targets: list[int], jobs: int | None = None, names: list[str] | None = None, progress=None,
-        workdir: str | None = None, outputs: bool = False, imports: bool = False,
-        tritons: Policy | None = None):
+def run(targets: list[int], jobs: int | None = None, names: list[str] | None = None,
+        progress: Callable[[str], None] | None = None, workdir: str | None = None, outputs: bool = False,
+        imports: bool = False, tritons: Policy | None = None) -> tuple[list[Pair], Report]:
     from ptxdiff.compare.engine import Engine
     from ptxdiff.git.repo import Repo, Side
     from ptxdiff.trust import Permissions
@@ -121,7 +123,7 @@ def run(targets: list[int], jobs: int | None = None, names: list[str] | None = N
     return pairs, report
 
 
-def collect(pairs: list[Pair], report) -> Evidence:
+def collect(pairs: list[Pair], report: Report) -> Evidence:
     root = corpus_dir()
     rows_by_kernel: dict[str, list] = {}
     for r in report.rows:

@@ -128,7 +128,7 @@ def main(args: list[str]) -> int:
                 return 0
         elif not os.path.exists(os.path.join(spool, "unsupported")):
             try:
-                build(spool, raw)
+                build(spool)
                 return SERVE
             except Exception:
                 if os.path.isdir(spool):  # the later calls of this git command go straight here
@@ -311,7 +311,7 @@ class Rerun:
                 lines_of(read(self.files["T2"])) if self.log_like else None)
 
 
-def build(spool: str, args: list[bytes]) -> None:
+def build(spool: str) -> None:
     """Everything this git command's driver calls will print, written to the spool."""
     t0 = time.monotonic()
     gp = inv.find_git()

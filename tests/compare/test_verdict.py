@@ -115,6 +115,9 @@ def test_strongest():
 
 
 def test_order_is_strongest_first():
+    from ptxdiff import config
+
+    assert verdict.ORDER is config.VERDICTS   # one vocabulary: the verdicts `block` may name are these
     assert verdict.ORDER == ("failed", "unmeasured", "added", "removed", "structural", "reordered", "constants-only",
                              "identical")
 

@@ -173,3 +173,32 @@ def test_without_ray_the_executor_says_how_to_install_it(monkeypatch):
 
     with pytest.raises(SetupError, match=r"pip install 'ptxdiff\[ray\]'"):
         ray_executor.require_ray()
+
+
+GUESSED = HEADER + '''
+@triton.jit
+def guessed_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+'''
+
+
+def test_a_compile_that_runs_past_its_bound_is_a_timed_out_row_under_ray(ray_instance, tmp_path, capsys, cache,
+                                                                         monkeypatch):
+    """The Ray executor bounds a compile as the local pool does: a guessed size's compile past its
+    bound (made tiny here) is a timed-out row, the same JSON as from the local pool."""
+    from ptxdiff.specs import plan
+
+    repo = make_repo(tmp_path, {"ops/g.py": GUESSED})
+    monkeypatch.setattr(plan, "GUESSED_BOUND_S", 0.001)   # no compile answers in a millisecond
+    args = ["log", "guessed_kernel", "-C", str(repo), "--target", "sm_90", "--format", "json", "-q"]
+    rc, local, err = run_main(args, capsys)
+    assert rc == 0, err
+    (row,) = json.loads(local)[0]["rows"]
+    assert row["error"] == "new: timed out after 0.001s (the bound of a compile of guessed sizes)"
+    forget(repo, cache)
+    with monkeypatch.context() as m:
+        no_local_pool(m)
+        rc, remote, err = run_main([*args, "--executor", "ray"], capsys)
+    assert rc == 0, err
+    assert remote == local

@@ -3,7 +3,8 @@ only when that verb runs (like pip's commands_dict), so `ptxdiff cache path` nev
 compile pipeline and a broken optional dependency breaks only the verbs that use it.
 
 Every verb is `run(args, paths) -> int`: the parsed options, the paths after `--` (None when
-there is no `--`), and the exit status.
+there is no `--`), and the exit status. Only the verbs of TAKE_PATHS read what follows `--`;
+the others refuse it.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ COMMANDS: dict[str, str] = {
     "ci": "ptxdiff.cli.commands.ci",
     "toolchain": "ptxdiff.cli.commands.toolchain",
 }
+
+# the verbs whose `run` reads what follows `--`: pathspecs (diff, show, ci), a command (record)
+TAKE_PATHS = frozenset({"diff", "show", "ci", "record"})
 
 
 def load(verb: str) -> Command:

@@ -10,4 +10,4 @@ from ptxdiff.report.console import wants_colour
 
 
 def run(args: argparse.Namespace, paths: list[str] | None) -> int:
-    return demo.run(keep=True, pause=not args.no_pause, colour=wants_colour(sys.stdout, args.color))
+    return demo.run(pause=not args.no_pause, colour=wants_colour(sys.stdout, args.color))

@@ -1,0 +1,100 @@
+"""Plans made again for a compared pair from what its first compiles said, on in-memory needs:
+both sides get the same new plan, their results are cleared, and only they compile again."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from ptxdiff.compare import replan
+from ptxdiff.compare.replan import Need
+from ptxdiff.config import KernelConfig
+from ptxdiff.git.repo import Side
+from ptxdiff.specs.plan import Choice, Plan, combo_key
+
+GUESSED = Plan(constexprs=(Choice("BLOCK", (64,), "guessed"),))
+FACT = Plan(constexprs=(Choice("BLOCK", (128,), "call-site"),))
+KERNEL = SimpleNamespace(id="ops/k.py::k", name="k")
+
+
+def result(constexprs: dict, guessed: dict | None = None, **extra: object) -> dict:
+    return {"spec": {"constexprs": constexprs, "guessed": guessed or {}}, **extra}
+
+
+def need(side: str, plan: Plan, results: list[dict], pair: int = 0) -> Need:
+    return Need(Side(side, None if side == "new" else "c0ffee"), KERNEL, plan, KernelConfig(), pair,
+                {0: results})
+
+
+def test_pairs_of_groups_by_pair_in_first_seen_order():
+    a, b, c = need("old", GUESSED, [], 1), need("new", GUESSED, [], 0), need("new", GUESSED, [], 1)
+    assert replan.pairs_of([a, b, c]) == [[a, c], [b]]
+
+
+def test_matched_gives_the_guessing_side_the_other_sides_facts():
+    old = need("old", FACT, [result({"BLOCK": 128}), result({"BLOCK": 256})])
+    new = need("new", GUESSED, [result({"BLOCK": 64}, {"BLOCK": 64})])
+    assert replan.matched([old, new]) == [new]
+    assert new.plan.choice("BLOCK") == Choice("BLOCK", (128, 256), "guessed", "as the other side's configs give it")
+    assert new.results == {} and old.plan == FACT and old.results
+
+
+@pytest.mark.parametrize("old_results, new_results", [
+    ([result({"BLOCK": 128}, {"BLOCK": 128})], [result({"BLOCK": 64}, {"BLOCK": 64})]),   # both guess
+    ([result({"BLOCK": "big"})], [result({"BLOCK": 64}, {"BLOCK": 64})]),                   # not a number
+    ([{"absent": 1, "error": "-"}], [result({"BLOCK": 64}, {"BLOCK": 64})]),                # no spec
+])
+def test_matched_leaves_pairs_without_facts_for_a_guess(old_results, new_results):
+    old, new = need("old", GUESSED, old_results), need("new", GUESSED, new_results)
+    assert replan.matched([old, new]) == []
+    assert new.plan == GUESSED and new.results
+
+
+def test_matched_needs_two_sides():
+    alone = need("new", GUESSED, [result({"BLOCK": 64}, {"BLOCK": 64})])
+    assert replan.matched([alone]) == [] and alone.plan == GUESSED
+
+
+def test_shrunk_replans_both_sides_when_either_ran_past_its_bound():
+    big = Plan(constexprs=(Choice("BLOCK", (1024,), "guessed"),))
+    old, new = need("old", big, [result({"BLOCK": 1024}, guarded=1)]), need("new", big, [result({"BLOCK": 1024})])
+    other = need("new", big, [result({"BLOCK": 1024})], pair=1)
+    assert replan.shrunk([old, new, other]) == [old, new]
+    assert old.plan == new.plan == big.shrunk() and old.plan.choice("BLOCK").values == (256,)
+    assert other.plan == big and other.results
+
+
+def test_retyped_lends_found_types_to_combinations_that_failed_without_their_own():
+    found = result({"BLOCK": 64}, retype={"x": "*i32"}, error="TypeError")
+    failed = result({"BLOCK": 128}, error="TypeError")
+    fine = result({"BLOCK": 256})
+    old, new = need("old", GUESSED, [found, failed]), need("new", GUESSED, [fine])
+    assert replan.retyped([old, new]) == [old, new]
+    assert old.plan == new.plan
+    assert old.plan.retype_for({"BLOCK": 64}) == old.plan.retype_for({"BLOCK": 128}) == {"x": "*i32"}
+    assert old.plan.retype_for({"BLOCK": 256}) == {}
+    assert combo_key({"BLOCK": 64}) in dict(old.plan.retypes)
+
+
+def test_retyped_without_a_search_result_changes_nothing():
+    old, new = need("old", GUESSED, [result({"BLOCK": 64}, error="TypeError")]), need("new", GUESSED, [])
+    assert replan.retyped([old, new]) == [] and old.results
+
+
+def test_refitted_replaces_the_guess_on_both_sides():
+    old = need("old", GUESSED, [result({"BLOCK": 64}, refit={"BLOCK": 16}, error="shape")])
+    new = need("new", GUESSED, [result({"BLOCK": 64}, error="shape")])
+    assert replan.refitted([old, new]) == [old, new]
+    assert old.plan == new.plan and old.plan.choice("BLOCK").values == (16,)
+    assert old.plan.refits == (("BLOCK", 64, 16),)
+
+
+def test_refitted_ignores_a_refit_of_a_value_that_is_not_a_number():
+    old = need("old", GUESSED, [result({"BLOCK": "x"}, refit={"BLOCK": 16})])
+    assert replan.refitted([old]) == [] and old.plan == GUESSED
+
+
+def test_the_replans_run_in_order():
+    names = [f.__name__ for f in replan.REPLANS]
+    assert names == ["matched", *["retyped"] * replan.RETYPE_ROUNDS, "refitted", "retyped", "shrunk"]

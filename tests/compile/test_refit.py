@@ -1,0 +1,103 @@
+"""The size search on in-memory errors: other sizes for a guess, the size an error asks for, and
+the sizes that make a fake compile fit."""
+
+from __future__ import annotations
+
+import dataclasses
+from types import SimpleNamespace
+
+import pytest
+
+from ptxdiff.compile import refit
+from ptxdiff.compile.search import function_of
+from ptxdiff.specs.resolve import Spec
+
+KERNEL = """\
+def k(x, SCALE: tl.constexpr, BLOCK: tl.constexpr, EPS: tl.constexpr):
+    v = tl.dot_scaled(x, SCALE)
+    w = tl.reshape(v, (BLOCK, 4))
+    y = 1 << (127 + EPS)
+"""
+
+
+class Located(Exception):
+    def __init__(self, text: str, line: int):
+        super().__init__(text)
+        fn = function_of(KERNEL)
+        assert fn is not None
+        self.src, self.error_message = KERNEL, text
+        self.node = next(s for s in fn.body if s.lineno == line)
+
+
+@pytest.mark.parametrize("text, about", [
+    ("cannot change total number of elements in tensor", True),
+    ("arange's range must be a power of 2", True),
+    ("For loop bounds and step must all be ints", False),
+])
+def test_about_shapes(text, about):
+    assert refit.about_shapes(Located(text, 2)) is about
+
+
+SPEC = Spec(signature=(("x", "*fp32"), ("SCALE", "constexpr"), ("BLOCK", "constexpr"), ("EPS", "constexpr")),
+            constexprs=(("SCALE", 4), ("BLOCK", 64), ("EPS", 0.5)), num_warps=4, num_stages=3,
+            guessed=(("SCALE", 4), ("BLOCK", 64), ("EPS", 0.5), ("x:", "*fp32")))
+
+
+def search(error: Located, fits) -> tuple[dict | None, list[dict]]:
+    tried: list[dict] = []
+
+    def attempt(s: Spec) -> BaseException | None:
+        values = dict(s.constexprs)
+        tried.append(values)
+        return None if fits(values) else error
+
+    return refit.search(attempt, SPEC, error, SimpleNamespace(src=KERNEL)), tried
+
+
+def test_search_tries_the_sizes_the_error_asks_for_first():
+    found, tried = search(Located("scale factor must be 16 or 32. Got 4", 2), lambda v: v["SCALE"] == 32)
+    assert found == {"SCALE": 32}
+    assert [v["SCALE"] for v in tried] == [16, 32]
+
+
+def test_search_walks_the_usual_sizes_of_the_suspect_only():
+    found, tried = search(Located("cannot change total number of elements", 3), lambda v: v["BLOCK"] == 128)
+    assert found == {"BLOCK": 128}
+    assert [v["BLOCK"] for v in tried] == [1, 16, 256, 128]
+    assert all(v["SCALE"] == 4 and v["EPS"] == 0.5 for v in tried)   # only what is behind the failing line
+
+
+def test_a_guessed_float_takes_ints_on_a_type_error_only():
+    found, _ = search(Located("invalid operands of type fp32 and int32", 4), lambda v: v["EPS"] == 0)
+    assert found == {"EPS": 0}
+    found, tried = search(Located("Shape element 0 must be a power of 2", 4), lambda v: True)
+    assert found is None and tried == []
+
+
+def test_search_declines_what_is_neither_a_shape_nor_a_type():
+    found, tried = search(Located("name 'q' is not defined", 2), lambda v: True)
+    assert found is None and tried == []
+
+
+@pytest.mark.parametrize("name, guess, text, line, sizes", [
+    ("BLOCK", 64, "cannot change total number of elements", 3, [1, 16, 256, 128, 2]),
+    ("BLOCK", 1, "cannot change total number of elements", 3, [4, 16, 128, 2]),
+    ("BLOCK", 2, "cannot change total number of elements", 3, [1, 8, 16, 128]),
+    ("SCALE", 2, "scale factor must be 16 or 32. Got 2", 2, [16, 32, 1, 8, 128]),    # asked, then the usual
+    ("SCALE", 4, "scale factor must be 16 or 32. Got 2", 2, [1, 16, 128, 2]),        # not this guess's size
+    ("SCALE", 4, "scale factor must be 8, 16 or 32 Got 4", 2, [8, 16, 32, 1, 128, 2]),
+    ("EPS", 0.5, "invalid operands of type fp32 and int32", 4, [1, 0]),               # a float's ints
+])
+def test_the_sizes_tried(name, guess, text, line, sizes):
+    values = {**dict(SPEC.constexprs), name: guess}
+    spec = dataclasses.replace(SPEC, constexprs=tuple(values.items()),
+                               guessed=tuple((k, values[k]) if k in values else (k, v) for k, v in SPEC.guessed))
+    error = Located(text, line)
+    tried: list[object] = []
+
+    def attempt(s: Spec) -> BaseException | None:
+        tried.append(dict(s.constexprs)[name])
+        return error
+
+    assert refit.search(attempt, spec, error, SimpleNamespace(src=KERNEL)) is None
+    assert tried[:len(sizes)] == sizes

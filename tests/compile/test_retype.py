@@ -1,0 +1,114 @@
+"""The type search on in-memory errors: what an error asks of an operand's type, and the types
+that make a fake compile pass."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from ptxdiff.compile import retype
+from ptxdiff.compile.search import function_of
+from ptxdiff.specs.resolve import Spec
+
+KERNEL = """\
+def k(x, n, BLOCK: tl.constexpr):
+    for i in range(0, n, BLOCK):
+        tl.store(x + i, 1)
+"""
+DOT = """\
+def k(a, b, out):
+    c = tl.dot(tl.load(a), tl.load(b))
+"""
+
+
+class Located(Exception):
+    def __init__(self, text: str, src: str, line: int):
+        super().__init__(text)
+        fn = function_of(src)
+        assert fn is not None
+        self.src, self.error_message = src, text
+        self.node = next(s for s in fn.body if s.lineno == line)
+
+
+class CompileTimeAssertionFailure(Located):
+    """Named as triton names it: the search knows a failed static_assert by this name."""
+
+
+@pytest.mark.parametrize("error, about", [
+    (Located("For loop bounds and step must all be ints", KERNEL, 2), True),
+    (Located("invalid operands of type pointer<fp32>", KERNEL, 2), True),
+    (Located("name 'q' is not defined", KERNEL, 2), False),
+    (CompileTimeAssertionFailure("assert", "def k(s):\n    tl.static_assert(s.dtype.is_int())\n", 2), True),
+    (CompileTimeAssertionFailure("assert", "def k(s):\n    tl.static_assert(s > 0)\n", 2), False),
+])
+def test_about_types(error, about):
+    assert retype.about_types(error) is about
+
+
+def spec(**types: str) -> Spec:
+    return Spec(signature=tuple(types.items()), constexprs=(), num_warps=4, num_stages=3,
+                guessed=tuple((f"{k}:", v) for k, v in types.items() if v != "constexpr"))
+
+
+def test_search_finds_the_type_the_failing_line_needs():
+    error = Located("For loop bounds and step must all be ints", KERNEL, 2)
+    tried: list[dict] = []
+
+    def attempt(s: Spec) -> BaseException | None:
+        sig = dict(s.signature)
+        tried.append(sig)
+        return None if sig["n"] == "i32" else error
+
+    found = retype.search(attempt, spec(x="*fp32", n="fp32", BLOCK="constexpr"), error, SimpleNamespace(src=KERNEL))
+    assert found == {"n": "i32"}
+    assert tried == [{"x": "*fp32", "n": "i32", "BLOCK": "constexpr"}]
+
+
+def test_search_mends_both_operands_of_an_integer_dot_at_once():
+    error = Located("Unsupported lhs dtype int32", DOT, 2)
+
+    def attempt(s: Spec) -> BaseException | None:
+        sig = dict(s.signature)
+        return None if sig["a"] == sig["b"] == "*i8" else error
+
+    found = retype.search(attempt, spec(a="*i32", b="*i32", out="*fp32"), error, SimpleNamespace(src=DOT))
+    assert found == {"a": "*i8", "b": "*i8"}
+
+
+@pytest.mark.parametrize("case", ["no guesses", "no source", "not a type error"])
+def test_search_declines(case):
+    error = Located("name 'q' is not defined" if case == "not a type error" else "must all be ints", KERNEL, 2)
+    s = spec(x="*fp32", n="fp32", BLOCK="constexpr")
+    if case == "no guesses":
+        s = Spec(signature=s.signature, constexprs=(), num_warps=4, num_stages=3)
+    jit = SimpleNamespace(src=None if case == "no source" else KERNEL)
+    assert retype.search(lambda _: pytest.fail("no compile expected"), s, error, jit) is None
+
+
+@pytest.mark.parametrize("a, b, text, first", [
+    # an integer dot takes 8-bit ints: each operand, then both at once
+    ("*i32", "*i32", "Unsupported lhs dtype int32", [{"a": "*i8"}, {"b": "*i8"}, {"a": "*i8", "b": "*i8"}]),
+    # fp8 goes with fp8 only: the other operand takes it
+    ("*fp16", "*fp8e4nv", "Unsupported rhs dtype fp8e4nv", [{"a": "*fp8e4nv"}, {"a": "*i32"}]),
+    # the operands must agree: each takes the other's, and together the type the error got
+    ("*i32", "*i32", "Both operands must be same dtype. Got int32 and float32",
+     [{"a": "*fp32"}, {"b": "*fp32"}, {"a": "*fp32", "b": "*fp32"}, {"a": "i32"}]),
+    # the types asked for, in the search's order, pointers staying pointers
+    ("*fp32", "*fp32", "Expected dtype ['fp16', 'bf16']", [{"a": "*bf16"}, {"a": "*fp16"}, {"b": "*bf16"}]),
+    ("*fp32", "*fp32", "Unexpected dtype for e4m3", [{"a": "*fp8e4nv"}, {"b": "*fp8e4nv"}, {"a": "*i32"}]),
+    # the error got another type than a's: it is about b
+    ("*fp32", "*i32", "Expected dtype ['fp16']. Got int32", [{"b": "*fp16"}, {"a": "*i32"}]),
+    # nothing asked: each suspect's usual others, the likelier first
+    ("*fp32", "*i32", "invalid operands of type pointer<fp32>", [{"a": "*i32"}, {"a": "i32"}, {"a": "*bf16"}]),
+])
+def test_what_the_error_asks_is_tried_first(a, b, text, first):
+    error = Located(text, DOT, 2)
+    tried: list[dict] = []
+
+    def attempt(s: Spec) -> BaseException | None:
+        tried.append({k: v for k, v in s.signature if k in "ab" and v != {"a": a, "b": b}[k]})
+        return error
+
+    assert retype.search(attempt, spec(a=a, b=b, out="*fp32"), error, SimpleNamespace(src=DOT)) is None
+    assert tried[:len(first)] == first
