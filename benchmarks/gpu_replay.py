@@ -132,18 +132,25 @@ def main(argv: list[str]) -> int:
     Path(env["HOME"]).mkdir(exist_ok=True)
     old, new = build(work, env)
     ptxdiff = [sys.executable, "-m", "ptxdiff"]
-    print("$ ptxdiff diff A B --outputs --time   (no kernel config: recorded launches replayed)", flush=True)
-    table = sh([*ptxdiff, "diff", old, new, "--outputs", "--time"], work, env)
-    print(table.stdout + table.stderr, flush=True)
-    report = json.loads(sh([*ptxdiff, "diff", old, new, "--outputs", "--time", "--format", "json", "-q"],
-                           work, env).stdout)
+    print("$ ptxdiff diff A B --outputs --time --format json   (no kernel config: recorded launches replayed)",
+          flush=True)
+    done = sh([*ptxdiff, "diff", old, new, "--outputs", "--time", "--format", "json"], work, env)
+    print(done.stderr, flush=True)
+    report = json.loads(done.stdout)
     sh(["git", "checkout", "-q", "-f", old], work, env)
     (work / "ops" / "k.py").write_text(KERNELS.format(**NEW))
     sh([*ptxdiff, "install"], work, env)
     print("$ PTXDIFF_TIME=1 git diff   (ptxdiff lines; again while its background job runs)", flush=True)
-    for _ in range(30):
-        inline = sh(["git", "diff"], work, {**env, "PTXDIFF_FORCE": "1", "PTXDIFF_TIME": "1"})
+    start, text = time.monotonic(), ""
+    while time.monotonic() - start < 150:
+        try:
+            inline = subprocess.run(["git", "diff"], cwd=work, capture_output=True, text=True, timeout=60,
+                                    env={**env, "PTXDIFF_FORCE": "1", "PTXDIFF_TIME": "1"})
+        except subprocess.TimeoutExpired:
+            print(f"  git diff did not return within 60 s ({time.monotonic() - start:.0f} s in)", flush=True)
+            break
         text = inline.stdout + inline.stderr
+        print(f"  git diff returned in the {time.monotonic() - start:.0f}th second", flush=True)
         if "git diff again" not in text:
             break
         time.sleep(5)
