@@ -1,4 +1,4 @@
-"""The README's pictures of the HTML report (`--format html`): a `diff` and a `log` of a real
+"""The pictures of the HTML report (`--format html`): a `diff` and a `log` of a real
 repository, each page opened in headless chromium with a row open, as PNG files in docs/.
 
     python benchmarks/html_screenshots.py REPO --diff A B [--paths PATH ...] \\
@@ -7,7 +7,7 @@ repository, each page opened in headless chromium with a row open, as PNG files 
 The `diff` picture opens its first structural row (its PTX side by side, the source beside it);
 the `log` picture shows the charts and, below them, its first structural row. Each page is also
 checked as the tests check it: the script ran to its end and the console said nothing. The
-pictures made for the README (linkedin/Liger-Kernel, see its section "The HTML report"):
+pictures linked from the README (linkedin/Liger-Kernel, see its section "The HTML report"):
 
     python benchmarks/html_screenshots.py ~/src/Liger-Kernel --diff b7025a70~1 b7025a70 \\
         --paths src/liger_kernel/ops/fused_add_rms_norm.py \\

@@ -1,4 +1,4 @@
-"""What does a triton upgrade do to the corpus's kernels? The README's upgrade table.
+"""What does a triton upgrade do to the corpus's kernels? The upgrade table of docs/evidence.md.
 
 Builds the corpus repository (its changed side), runs `ptxdiff diff --triton OLD..NEW` on it
 (toolchains installed on demand, or PTXDIFF_TOOLCHAINS), and prints the kernels by verdict and

@@ -226,7 +226,7 @@ def _corpus(sub: Subparsers) -> None:
               "  ptxdiff corpus gelu silu            two pairs\n"
               "  ptxdiff corpus --target sm_80,sm_90 --format markdown > results.md")
     p.add_argument("pairs", nargs="*", help="only these pairs (default: all)")
-    p.add_argument("--readme", metavar="README.md", help="also rewrite that file's generated evidence block")
+    p.add_argument("--readme", metavar="FILE.md", help="also rewrite that file's generated evidence block")
     p.add_argument("--outputs", action="store_true", help="also run every changed pair on the same inputs")
     add_common_options(p)
 

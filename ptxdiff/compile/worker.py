@@ -136,7 +136,7 @@ def _triton_compile(jit, spec: Spec, cc: int):
 
 
 def measure(ptx: str, cubin: bytes, ptxas_log: str, spec: Spec, cc: int, dynamic_shared: int) -> dict:
-    """All metrics of one compiled spec (the JSON report's keys: README, Metrics) plus the normalised PTX."""
+    """All metrics of one compiled spec (the JSON report's keys: docs/usage.md, Metrics) plus the normalised PTX."""
     p = ptxmod.metrics(ptx)
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)

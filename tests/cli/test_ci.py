@@ -280,7 +280,7 @@ def test_def_line_and_output_lines():
 
 
 def test_the_action_runs_ptxdiff_ci_and_posts_by_the_sticky_rule():
-    """action.yml, the workflow and the GitLab job the README shows parse, run on pull_request
+    """action.yml, the workflow and the GitLab job docs/ci.md shows parse, run on pull_request
     (never _target), and leave every decision to `ptxdiff ci`."""
     yaml = pytest.importorskip("yaml")
     action = yaml.safe_load((ROOT / "action.yml").read_text())
@@ -291,16 +291,16 @@ def test_the_action_runs_ptxdiff_ci_and_posts_by_the_sticky_rule():
     assert any(s.get("uses", "").startswith("actions/upload-artifact@") for s in steps)
     assert any(s.get("env", {}).get("PTXDIFF_REMOTE_CACHE") == "${{ inputs.remote-cache }}" for s in steps)
     assert steps[-1]["run"].rstrip().endswith('exit "$STATUS"')         # the check is ptxdiff ci's status
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "ci.md").read_text()
     workflow = re.search(r"```yaml\n(# \.github/workflows/ptxdiff\.yml\n.*?)```", readme, re.S)
-    assert workflow, "README, In CI: the workflow to paste"
+    assert workflow, "docs/ci.md: the workflow to paste"
     flow = yaml.safe_load(workflow.group(1))
     assert flow[True] == "pull_request"                 # the one trigger (PyYAML reads the key `on` as True)
     assert flow["permissions"]["pull-requests"] == "write"
     job = yaml.safe_load((ROOT / "docs" / "gitlab-ci.yml").read_text())
     assert "ptxdiff ci || status=$?" in "\n".join(job["ptxdiff"]["script"])
     shown = re.search(r"```yaml\n(ptxdiff:\n.*?)```", readme, re.S)
-    assert shown and yaml.safe_load(shown.group(1)) == job                 # the README shows docs/gitlab-ci.yml
+    assert shown and yaml.safe_load(shown.group(1)) == job                 # docs/ci.md shows docs/gitlab-ci.yml
 
 
 def test_the_ci_recipes_cache_the_install_and_the_compiles_and_leave_the_job_python_alone():

@@ -76,7 +76,7 @@ def test_evidence_counts_add_up_and_render(study_and_controls):
 
 
 def test_readme_carries_the_generated_evidence_block():
-    text = (corpus.corpus_dir().parent / "README.md").read_text()
+    text = (corpus.corpus_dir().parent / "docs" / "evidence.md").read_text()
     begin, end = text.index(corpus.README_BEGIN), text.index(corpus.README_END)
     assert "precision" in text[begin:end] and "pairs, compiled for" in text[begin:end]
 

@@ -166,7 +166,7 @@ def sandbox_check() -> tuple[bool, str, str]:
 
 
 def remote_check(root: Path) -> tuple[bool, str, str]:
-    """The shared results cache the user or CI set (README "Sharing the cache"), and whether it
+    """The shared results cache the user or CI set (docs/ci.md, "Sharing the cache"), and whether it
     answers within its timeout; reads only."""
     from ptxdiff.compare import remote
     from ptxdiff.compare.cache import Cache
