@@ -106,3 +106,16 @@ def test_the_same_guards_give_both_sides_the_same_rows():
     old, _ = cover_combinations(flags(5), 6, guards=("A", "C"))
     new, _ = cover_combinations(list(reversed(flags(5))), 6, guards=("C", "A"))
     assert old == new
+
+
+def test_a_stored_discovery_keeps_the_guards():
+    from ptxdiff.discovery.kernels import discover
+    from ptxdiff.discovery.memo import from_json, to_json
+    from ptxdiff.source.modules import FileSet
+
+    src = "import triton\nimport triton.language as tl\n" + "@triton.jit\n" + NESTED.format(body="x * 3.0") + HELPER.format(
+        helper="v + 1.0").replace("def f", "@triton.jit\ndef f")
+    found = discover(FileSet({"k.py": src.encode()}))
+    (k,) = found.kernels.values()
+    assert k.guards and changed_guards(k.guards, ()) == ("A", "B", "C", "D", "E")
+    assert from_json(to_json(found)).kernels[k.id].guards == k.guards
