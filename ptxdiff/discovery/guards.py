@@ -57,10 +57,13 @@ def kernel_guards(fn: ast.FunctionDef, constexprs: frozenset[str], helpers: dict
     return tuple(sorted(out)[:MAX_ENTRIES])
 
 
-def changed_guards(old: Guards, new: Guards) -> tuple[str, ...]:
+def changed_guards(old: Guards, new: Guards, common: frozenset[str]) -> tuple[str, ...]:
     """The constexprs that guard a statement one side has and the other has not (its text, or
-    the guards around it, changed)."""
-    return tuple(sorted({name for _, names in set(old) ^ set(new) for name in names}))
+    the guards around it, changed). Only the `common` constexprs (of both sides) count: a
+    parameter made constexpr guards the same statements as before, which did not change."""
+    def kept(guards: Guards) -> set[tuple[str, tuple[str, ...]]]:
+        return {(d, shared) for d, names in guards for shared in [tuple(n for n in names if n in common)] if shared}
+    return tuple(sorted({name for _, names in kept(old) ^ kept(new) for name in names}))
 
 
 def _statements(body: list[ast.stmt], scope: _Scope) -> Iterator[tuple[ast.stmt, frozenset[str]]]:

@@ -245,7 +245,8 @@ def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInp
     # a cast to the pointers' element types (on either side) is a no-op under fp32 guesses:
     # bf16 pointers too, so adding or dropping one shows
     families = FAMILIES if any(k.element_casts for k in kernels) else ()
-    guards = changed_guards(old.guards, new.guards) if old is not None and new is not None else ()
+    guards = changed_guards(old.guards, new.guards, frozenset(p.name for p in old.params if p.constexpr)
+                            & frozenset(p.name for p in new.params if p.constexpr)) if old and new else ()
     return Plan(inputs.recorded, inputs.recorded_note, tuple(constexprs.values()), tuple(types.values()),
                 tuple(optional), options, max_specs, families=families, unread=tuple(unread),
                 guards=tuple(g for g in guards if g in constexprs and len(constexprs[g].values) > 1))

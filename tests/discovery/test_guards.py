@@ -39,33 +39,40 @@ def guards_of(body: str = "x * 3.0", helper: str = "v + 1.0"):
 
 
 def test_a_change_under_three_nested_flags_names_all_three():
-    assert changed_guards(guards_of(), guards_of(body="tl.exp(x)")) == ("A", "B", "C")
+    assert changed_guards(guards_of(), guards_of(body="tl.exp(x)"), CONSTEXPRS) == ("A", "B", "C")
 
 
 def test_a_ternary_and_a_where_guard_what_is_in_them():
     old = guards_of()
     fn = NESTED.format(body="x * 3.0").replace("x * 2.0 if D", "x * 4.0 if D")
     new = kernel_guards(ast.parse(fn).body[0], CONSTEXPRS, {"f": ast.parse(HELPER.format(helper="v + 1.0")).body[0]})
-    assert changed_guards(old, new) == ("D",)
+    assert changed_guards(old, new, CONSTEXPRS) == ("D",)
 
 
 def test_a_helper_s_guard_is_the_kernel_constexpr_it_was_called_with():
-    assert changed_guards(guards_of(), guards_of(helper="v * 5.0")) == ("E",)
+    assert changed_guards(guards_of(), guards_of(helper="v * 5.0"), CONSTEXPRS) == ("E",)
 
 
 def test_a_negated_condition_names_its_flag():
     fn = NESTED.format(body="x * 3.0")
     old = kernel_guards(ast.parse(fn).body[0], CONSTEXPRS, {})
     new = kernel_guards(ast.parse(fn.replace("if not C:", "if C:")).body[0], CONSTEXPRS, {})
-    assert changed_guards(old, new) == ("A", "B", "C")
+    assert changed_guards(old, new, CONSTEXPRS) == ("A", "B", "C")
 
 
 def test_control_an_unguarded_change_and_no_change_name_nothing():
     fn = NESTED.format(body="x * 3.0")
     old = kernel_guards(ast.parse(fn).body[0], CONSTEXPRS, {})
     new = kernel_guards(ast.parse(fn.replace("x = tl.load(x_ptr)", "x = tl.load(x_ptr) + 1.0")).body[0], CONSTEXPRS, {})
-    assert changed_guards(old, new) == ()
-    assert changed_guards(guards_of(), guards_of()) == ()
+    assert changed_guards(old, new, CONSTEXPRS) == ()
+    assert changed_guards(guards_of(), guards_of(), CONSTEXPRS) == ()
+
+
+def test_a_parameter_made_constexpr_changes_no_guard():
+    fn = NESTED.format(body="x * 3.0")
+    old = kernel_guards(ast.parse(fn.replace(", E: tl.constexpr", ", E")).body[0], CONSTEXPRS - {"E"}, {})
+    new = kernel_guards(ast.parse(fn).body[0], CONSTEXPRS, {})
+    assert old != new and changed_guards(old, new, CONSTEXPRS - {"E"}) == ()
 
 
 def test_helpers_that_call_themselves_end():
@@ -117,5 +124,5 @@ def test_a_stored_discovery_keeps_the_guards():
         helper="v + 1.0").replace("def f", "@triton.jit\ndef f")
     found = discover(FileSet({"k.py": src.encode()}))
     (k,) = found.kernels.values()
-    assert k.guards and changed_guards(k.guards, ()) == ("A", "B", "C", "D", "E")
+    assert k.guards and changed_guards(k.guards, (), CONSTEXPRS) == ("A", "B", "C", "D", "E")
     assert from_json(to_json(found)).kernels[k.id].guards == k.guards
