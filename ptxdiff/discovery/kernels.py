@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ptxdiff.discovery.callsites import Fact, HostFunction, facts, launch_calls, merge
 from ptxdiff.discovery.decorators import triton_kinds
 from ptxdiff.discovery.fingerprint import Closure, kernel_closure
+from ptxdiff.discovery.guards import Guards, kernel_guards
 from ptxdiff.discovery.harness import device_harness
 from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, module_constants, module_functions, optional_params
 from ptxdiff.discovery.params import Param, infer_param_kinds, kinds_through_helpers
@@ -48,6 +49,9 @@ class Kernel:
     # files that do not decide what it reads now but would if they appeared or went (a package
     # `x/__init__.py` beside the module `x.py` it imports): a change to one discovers it again
     probes: frozenset[str] = frozenset()
+    # its statements (and its helpers') under constexpr conditions, with those constexprs
+    # (discovery/guards.py): what a change is guarded by, whose every combination is compiled
+    guards: Guards = ()
 
 
 @dataclass(frozen=True)
@@ -130,7 +134,8 @@ def discover(snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = Non
                               fingerprint=closure.fingerprint(), params=params, paths=read,
                               names=frozenset(closure.names), launch=tuple(launch.items()),
                               harness=harness, element_casts=casts_to_element_types(fn),
-                              probes=frozenset(closure.probes - closure.paths))
+                              probes=frozenset(closure.probes - closure.paths),
+                              guards=kernel_guards(fn, constexprs, helper_defs))
     return Discovery(kernels, broken)
 
 

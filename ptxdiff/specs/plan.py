@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass
 
 from ptxdiff.discovery.callsites import Fact
+from ptxdiff.discovery.guards import changed_guards
 from ptxdiff.discovery.hints import Hint
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.record.launches import Launch
@@ -54,6 +55,9 @@ class Plan:
     # constexprs a launch site passes an expression for that offline reading cannot tell
     # (`BLOCK=triton.next_power_of_2(n)`): their default, if any, is one value among the guesses
     unread: tuple[str, ...] = ()
+    # constexprs that guard a statement the two sides differ in (discovery/guards.py): every
+    # combination of their values is compiled (specs/resolve.py, bounded by GUARDED_COMBINATIONS)
+    guards: tuple[str, ...] = ()
 
     def key(self) -> str:
         return json.dumps({
@@ -65,7 +69,8 @@ class Plan:
             **({"families": list(self.families)} if self.families else {}),
             **({"retypes": [[k, list(map(list, v))] for k, v in self.retypes]} if self.retypes else {}),
             **({"refits": [list(r) for r in self.refits]} if self.refits else {}),
-            **({"unread": list(self.unread)} if self.unread else {})})
+            **({"unread": list(self.unread)} if self.unread else {}),
+            **({"guards": list(self.guards)} if self.guards else {})})
 
     def choice(self, name: str, kind: str = "constexprs") -> Choice | None:
         return next((c for c in getattr(self, kind) if c.name == name), None)
@@ -240,5 +245,8 @@ def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInp
     # a cast to the pointers' element types (on either side) is a no-op under fp32 guesses:
     # bf16 pointers too, so adding or dropping one shows
     families = FAMILIES if any(k.element_casts for k in kernels) else ()
+    guards = changed_guards(old.guards, new.guards, frozenset(p.name for p in old.params if p.constexpr)
+                            & frozenset(p.name for p in new.params if p.constexpr)) if old and new else ()
     return Plan(inputs.recorded, inputs.recorded_note, tuple(constexprs.values()), tuple(types.values()),
-                tuple(optional), options, max_specs, families=families, unread=tuple(unread))
+                tuple(optional), options, max_specs, families=families, unread=tuple(unread),
+                guards=tuple(g for g in guards if g in constexprs and len(constexprs[g].values) > 1))

@@ -144,14 +144,17 @@ class _Variant:
 
 COVERED = "combinations of guessed values"
 PAIRWISE_CAP = 4   # a covering set compiles at most this many times max_specs specs
+GUARDED_COMBINATIONS = 64   # every combination of the constexprs guarding a change, up to this many
 
 
-def cover_combinations(variables: list[tuple[str, tuple]], limit: int,
-                       force: bool = False) -> tuple[list[dict], str | None]:
+def cover_combinations(variables: list[tuple[str, tuple]], limit: int, force: bool = False,
+                       guards: tuple[str, ...] = ()) -> tuple[list[dict], str | None]:
     """Every combination of the guessed values when there are few; else a covering set in which
     every pair of values of any two variables appears together (`if A: if not B:` is compiled
     whatever the other flags are), at most PAIRWISE_CAP x `limit` of them (the rest are dropped,
-    and said). The set depends on the variables' names and value counts only, so a side given
+    and said), that starts with every combination of the `guards` (the constexprs around what
+    changed: `if A: if B: if not C:`), when they have at most GUARDED_COMBINATIONS. The set
+    depends on the variables' names, value counts and the guards only, so a side given
     the other side's variables too (`phantom` in `resolve`) compiles the projections of the
     other side's combinations: the two sides' specs pair up by equal values. `force`: the other
     side has too many combinations, so this side takes a covering set too."""
@@ -168,14 +171,31 @@ def cover_combinations(variables: list[tuple[str, tuple]], limit: int,
         return combos, None
     fixed = {name: values[0] for name, values in variables if len(values) == 1}
     open_ = [(name, values) for name, values in variables if len(values) > 1]
-    rows = _pairwise([len(values) for _, values in open_])
-    cap = max(PAIRWISE_CAP * limit, max(len(values) for _, values in variables))
+    guarded = [i for i, (name, _) in enumerate(open_) if name in guards]
+    product = 1
+    for i in guarded:
+        product *= len(open_[i][1])
+    seed = _product([len(open_[i][1]) for i in guarded]) if 1 < product <= GUARDED_COMBINATIONS else []
+    rows = _pairwise([len(values) for _, values in open_], {i: [c[n] for c in seed] for n, i in enumerate(guarded)})
+    cap = max(PAIRWISE_CAP * limit, max(len(values) for _, values in variables), len(seed))
     kept = rows[:cap]
     combos = [{**fixed, **{name: values[row[i]] for i, (name, values) in enumerate(open_)}} for row in kept]
     cut = f", the first {cap} of a covering set of {len(rows)}" if len(kept) < len(rows) else ""
+    names = ", ".join(open_[i][0] for i in guarded)
+    around = (f"; every combination of {names}, which guard the change" if seed else
+              f"; the {product} combinations of {names}, which guard the change, are more than "
+              f"{GUARDED_COMBINATIONS}: each pair of them" if product > GUARDED_COMBINATIONS else "")
     return combos, (f"{total} {COVERED} ({', '.join(n for n, _ in variables)}): "
-                    f"{len(combos)} compiled, each pair of values at least once{cut}"
+                    f"{len(combos)} compiled, each pair of values at least once{cut}{around}"
                     + (" (as on the other side)" if total <= limit else ""))
+
+
+def _product(sizes: list[int]) -> list[list[int]]:
+    """Every combination of value indices, the first variable slowest."""
+    rows: list[list[int]] = [[]]
+    for size in sizes:
+        rows = [[*row, v] for row in rows for v in range(size)]
+    return rows
 
 
 def _gain(row: list[int | None], k: int, v: int, todo: set[tuple[int, int, int, int]]) -> int:
@@ -183,19 +203,26 @@ def _gain(row: list[int | None], k: int, v: int, todo: set[tuple[int, int, int, 
     return sum(1 for m, w in enumerate(row) if w is not None and ((m, w, k, v) if m < k else (k, v, m, w)) in todo)
 
 
-def _pairwise(sizes: list[int]) -> list[list[int]]:
+def _pairwise(sizes: list[int], seed: dict[int, list[int]] | None = None) -> list[list[int]]:
     """Rows of value indices in which every pair of values of two variables appears together
-    (greedy, deterministic): each row starts from the first pair not yet covered and takes, for
-    each other variable, the value that covers most new pairs (the lowest on a tie)."""
+    (greedy, deterministic): first one row per entry of `seed` ({variable: its value in each
+    seeded row}: every combination of the guarding variables), then each row starts from the
+    first pair not yet covered; a row takes, for each variable not yet set, the value that
+    covers most new pairs (the lowest on a tie)."""
     if len(sizes) == 1:
         return [[v] for v in range(sizes[0])]
     todo = {(i, a, j, b) for i in range(len(sizes)) for j in range(i + 1, len(sizes))
             for a in range(sizes[i]) for b in range(sizes[j])}
     rows: list[list[int]] = []
-    while todo:
-        i, a, j, b = min(todo)
+    seeded = len(next(iter(seed.values()))) if seed else 0
+    while todo or len(rows) < seeded:
         row: list[int | None] = [None] * len(sizes)
-        row[i], row[j] = a, b
+        if len(rows) < seeded:
+            for k, values in (seed or {}).items():
+                row[k] = values[len(rows)]
+        else:
+            i, a, j, b = min(todo)
+            row[i], row[j] = a, b
         for k in range(len(sizes)):
             if row[k] is None:
                 row[k] = max(range(sizes[k]), key=lambda v: (_gain(row, k, v, todo), -v))
@@ -365,7 +392,7 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
                                                 for p in guessed_types):
         variables.append((FAMILY, plan.families))
     phantom = _phantoms(variables, plan, set(declared.params))
-    combos, note = cover_combinations(variables + phantom, plan.max_specs, plan.cover)
+    combos, note = cover_combinations(variables + phantom, plan.max_specs, plan.cover, plan.guards)
     if phantom:   # the other side's open values: this side compiles the projections
         combos = list({json.dumps(sorted(c.items()), default=repr): c for c in
                        ({k: v for k, v in c.items() if k not in dict(phantom)} for c in combos)}.values())
