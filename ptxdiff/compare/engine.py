@@ -17,6 +17,7 @@ from ptxdiff.compare import remote as remotemod
 from ptxdiff.compare.cache import Cache
 from ptxdiff.compare.measure import Measurer
 from ptxdiff.compare.pairing import Pair, launched, pair_kernels, path_matches, select
+from ptxdiff.compare.records import SpecResult
 from ptxdiff.compare.replan import Need
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.compare.rows import pair_rows, said_rows, tritons_own, unparsed_rows
@@ -48,6 +49,11 @@ class _Planned:
     old_found: Discovery
     new_found: Discovery
     messages: list[str]
+
+
+def records(need: Need | None, cc: int) -> list[SpecResult] | None:
+    """A need's results on a target, as the rows read them."""
+    return [SpecResult.of(r) for r in need.results[cc]] if need is not None else None
 
 
 class Engine(Measurer):
@@ -259,8 +265,7 @@ class Engine(Measurer):
             for cc in targets:
                 came = self.came(cc, old_need, new_need)
                 rows += [dataclasses.replace(r, cache=came) for r in pair_rows(
-                    pair, old_need.results[cc] if old_need else None,
-                    new_need.results[cc] if new_need else None, cc, cfg, old is not None)]
+                    pair, records(old_need, cc), records(new_need, cc), cc, cfg, old is not None)]
         rows = pins.deduped(rows)
         said = pins.branch_line(rows)
         messages += [said] if said else []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
 
 from ptxdiff import config as configmod
 from ptxdiff.compare import remote as remotemod
@@ -20,6 +21,9 @@ from ptxdiff.git.repo import Repo, Side
 from ptxdiff.sandbox import limits
 from ptxdiff.specs import plan as planmod
 from ptxdiff.targets import target_name
+
+if TYPE_CHECKING:
+    from ptxdiff.specs.resolve import Spec
 
 
 def _deterministic(result: dict) -> bool:
@@ -54,7 +58,7 @@ def _outgrown(results: list, bound: float) -> bool:
                for r in results)
 
 
-def _guessed_sizes(spec) -> bool:
+def _guessed_sizes(spec: Spec) -> bool:
     """Whether a spec compiles guessed integer constexprs (sizes a cost guard may shrink)."""
     return any(isinstance(v, int) and not isinstance(v, bool) and not k.endswith(":") for k, v in spec.guessed)
 
@@ -131,7 +135,8 @@ class Measurer:
             if not todo:
                 break
             compiled += self._measure_once(todo, cfg, [alt])
-            found = {n.pair for n in todo if not _elsewhere_kernel(n.results.get(alt, [{"absent": 1, "error": "-"}]))}
+            # a need with no results there (none measured) is as absent there as one that says so
+            found = {n.pair for n in todo if alt in n.results and not _elsewhere_kernel(n.results[alt])}
             for need in todo:
                 if need.pair in found:
                     need.results[cc] = [{**r, "target": alt} for r in need.results.pop(alt)]
@@ -244,10 +249,10 @@ class Measurer:
             left[(id(need), cc)] = len(specs)
         timed_out: set[tuple[int, int]] = set()
 
-        def skip(task) -> str | None:  # one spec that compiles past the timeout: the kernel's others would too
-            need, cc, _ = task.tag
-            return (f"not compiled: another spec of {need.kernel.name} timed out (config key 'timeout')"
-                    if (id(need), cc) in timed_out else None)
+        def skip(task: Task) -> str | None:  # one spec that compiles past the timeout: the kernel's others would too
+            waiting, at, _ = cast("tuple[Need, int, dict]", task.tag)
+            return (f"not compiled: another spec of {waiting.kernel.name} timed out (config key 'timeout')"
+                    if (id(waiting), at) in timed_out else None)
 
         for task, kind, payload in pool.run(compile_tasks, skip):
             need, cc, slot = task.tag

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from ptxdiff import config as configmod
 from ptxdiff.compare import pins
+from ptxdiff.compare.records import SpecResult
 from ptxdiff.config import KernelConfig
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, renamed_id
 from ptxdiff.git.repo import Snapshot
@@ -25,14 +26,14 @@ from ptxdiff.specs import launch
 from ptxdiff.specs.launch import LaunchInputs
 
 
-def _guessed(result: dict | None) -> dict[str, str]:
+def _guessed(result: SpecResult | None) -> dict[str, str]:
     """A spec result's guessed constexpr values, as text (types, `name:`, are not constexprs)."""
-    spec = (result or {}).get("spec") or {}
+    spec = (result.spec if result else None) or {}
     values = spec.get("constexprs") or {}
     return {k: repr(values[k]) for k in spec.get("guessed") or {} if not k.endswith(":") and k in values}
 
 
-def agree(old: dict | None, new: dict | None) -> bool:
+def agree(old: SpecResult | None, new: SpecResult | None) -> bool:
     """Whether two spec results take the same value for every parameter both guess."""
     a, b = _guessed(old), _guessed(new)
     return all(a[k] == b[k] for k in a.keys() & b.keys())

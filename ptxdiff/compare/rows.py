@@ -12,6 +12,7 @@ import re
 from ptxdiff import config as configmod
 from ptxdiff.compare import pins
 from ptxdiff.compare.pairing import Pair, pair_lone
+from ptxdiff.compare.records import SpecResult
 from ptxdiff.compare.replan import Need
 from ptxdiff.compare.results import Row
 from ptxdiff.compare.verdict import classify, delta, pair_label, reason, signature_change
@@ -34,9 +35,9 @@ def tritons_own(*needs: Need | None) -> str | None:
     return None
 
 
-def _signature_change(a: dict, b: dict) -> str | None:
+def _signature_change(a: SpecResult, b: SpecResult) -> str | None:
     """What the parameters did between two compiled results (verdict.signature_change)."""
-    old, new = ((r.get("spec") or {}).get("signature") if isinstance(r.get("spec"), dict) else None for r in (a, b))
+    old, new = ((r.spec or {}).get("signature") for r in (a, b))
     return signature_change(old, new) if isinstance(old, dict) and isinstance(new, dict) else None
 
 
@@ -59,11 +60,11 @@ def blocks(verdict: str, source: str | None, cfg: configmod.Config, error: str |
     return source != "guessed" or cfg.block_guessed
 
 
-def verdict_of(a: dict | None, b: dict | None, has_base: bool) -> tuple[str, str | None]:
+def verdict_of(a: SpecResult | None, b: SpecResult | None, has_base: bool) -> tuple[str, str | None]:
     """The verdict of an old and a new spec result (either may be missing, or be the same
     failure standing for both sides), and why where the code changed. Without a base every
     row is new: `-`, or `failed`."""
-    failures = [x for x in (a, b) if x and x.get("error")]
+    failures = [x for x in (a, b) if x and x.error]
     if failures:
         return ("failed" if not has_base else "added" if a is None else "removed" if b is None else
                 "unmeasured" if len(failures) == 2 or a is b else "failed"), None
@@ -71,31 +72,32 @@ def verdict_of(a: dict | None, b: dict | None, has_base: bool) -> tuple[str, str
         return ("added" if has_base else "-"), None
     if b is None:
         return "removed", None
-    verdict = classify(a["ptx"], b["ptx"], a["metrics"], b["metrics"])
-    return verdict, reason(verdict, a["ptx"], b["ptx"], a["metrics"], b["metrics"], _signature_change(a, b))
+    assert a.ptx is not None and b.ptx is not None and a.metrics is not None and b.metrics is not None
+    verdict = classify(a.ptx, b.ptx, a.metrics, b.metrics)
+    return verdict, reason(verdict, a.ptx, b.ptx, a.metrics, b.metrics, _signature_change(a, b))
 
 
-def error_text(a: dict | None, b: dict | None, has_base: bool) -> str | None:
+def error_text(a: SpecResult | None, b: SpecResult | None, has_base: bool) -> str | None:
     """What a row says failed: each side's error, named old and new where there is a base."""
-    if not any(x and x.get("error") for x in (a, b)):
+    if not any(x and x.error for x in (a, b)):
         return None
     if a is b:
         assert a is not None
-        return str(a["error"])
+        return a.error
     if not has_base:
         assert b is not None
-        return str(b["error"])
-    parts = [f"old: {a['error']}" if a and a.get("error") else "", f"new: {b['error']}" if b and b.get("error") else ""]
+        return b.error
+    parts = [f"old: {a.error}" if a and a.error else "", f"new: {b.error}" if b and b.error else ""]
     return "; ".join(p for p in parts if p)
 
 
-def _by_key(old_res: list[dict] | None, new_res: list[dict] | None) -> dict[object, list]:
+def _by_key(old_res: list[SpecResult] | None, new_res: list[SpecResult] | None) -> dict[object, list]:
     """Old and new spec results paired: by key, a side's failure before specs with every spec of
     the other side, then specs whose values changed (pairing.pair_lone)."""
     by_key: dict[object, list] = {}
     for side, results in ((0, old_res), (1, new_res)):
         for r in results or ():
-            by_key.setdefault(r["key"], [None, None])[side] = r
+            by_key.setdefault(r.key, [None, None])[side] = r
     # a side that failed before specs (import error) pairs with every spec of the other side
     for side in (0, 1):
         if None in by_key and by_key[None][side] is not None and len(by_key) > 1:
@@ -108,7 +110,7 @@ def _by_key(old_res: list[dict] | None, new_res: list[dict] | None) -> dict[obje
     return by_key
 
 
-def pair_rows(pair: Pair, old_res: list[dict] | None, new_res: list[dict] | None,
+def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecResult] | None,
               cc: int, cfg: configmod.Config, has_base: bool) -> list[Row]:
     """The rows of a compared pair on one target: one per pair of spec results."""
     o, n = pair.old, pair.new
@@ -120,33 +122,34 @@ def pair_rows(pair: Pair, old_res: list[dict] | None, new_res: list[dict] | None
     rows: list[Row] = []
     unfit: dict[int, str] = {}   # rows of guessed values that do not fit -> why
     for a, b in _by_key(old_res, new_res).values():
-        label = (b or a)["label"]
-        if a is not None and b is not None and a["label"] != b["label"]:
-            label = pair_label(a["label"], b["label"])
-        detail = (b or a).get("spec")
-        old_m = a.get("metrics") if a and has_base else None
-        new_m = b.get("metrics") if b else None
-        failures = [x for x in (a, b) if x and x.get("error")]
+        either_r: SpecResult = b or a
+        label = either_r.label
+        if a is not None and b is not None and a.label != b.label:
+            label = pair_label(a.label, b.label)
+        detail = either_r.spec
+        old_m = a.metrics if a and has_base else None
+        new_m = b.metrics if b else None
+        failures = [x for x in (a, b) if x and x.error]
         verdict, why = verdict_of(a, b, has_base)
         error = error_text(a, b, has_base)
-        log = "\n".join(x.get("log", "") for x in (a, b) if x and x.get("log")) or None
+        log = "\n".join(x.log for x in (a, b) if x and x.log) or None
         source = detail.get("source") if detail else None
         paths = tuple(sorted(set().union(*(k.paths | {k.path} for k in (o, n) if k is not None),
                                          pair.launch_paths())))
-        transient = any(x.get("transient") for x in (a, b) if x)
+        transient = any(x.transient for x in (a, b) if x)
         blocking = has_base and not pair.unchanged and pair.role != pins.REPORT and blocks(verdict, source, cfg, error)
         if verdict == "unmeasured" and source == "guessed" and a is not b and a and b \
-                and same_failure(a.get("error"), b.get("error")):
+                and same_failure(a.error, b.error):
             unfit[len(rows)] = UNFIT
         elif verdict in ("added", "removed") and has_base and source == "guessed" and failures:
             unfit[len(rows)] = UNFIT_ONE_SIDE
-        rows.append(Row(kernel_id, label, target_name((b or a).get("target", cc)), verdict, blocking,
+        rows.append(Row(kernel_id, label, target_name(either_r.target or cc), verdict, blocking,
                         old_m, new_m, delta(old_m, new_m), error, detail, old_kernel, log,
-                        a.get("ptx") if a else None, b.get("ptx") if b else None, spec_source=source,
+                        a.ptx if a else None, b.ptx if b else None, spec_source=source,
                         paths=paths, transient=transient, why=why,
                         launch="; ".join(([pins.NOT_THE_GATE] if pair.role == pins.REPORT else []) + changes) or None,
-                        old_loc=SourceLines.from_json(a.get("loc")) if a else None,
-                        new_loc=SourceLines.from_json(b.get("loc")) if b else None))
+                        old_loc=SourceLines.from_json(a.loc) if a else None,
+                        new_loc=SourceLines.from_json(b.loc) if b else None))
     if unfit and any(r.error is None for r in rows):
         rows = [dataclasses.replace(r, blocking=False, why=unfit[i]) if i in unfit else r for i, r in enumerate(rows)]
     return rows

@@ -12,6 +12,7 @@ differ); identical (normalised PTX equal, register numbering aside).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 
 from ptxdiff.metrics import ptx as ptxmod
 
@@ -70,7 +71,7 @@ def _said(opcode: str) -> str:
     return "a branch target" if opcode == "label" else opcode
 
 
-def strongest(verdicts) -> str | None:
+def strongest(verdicts: Iterable[str]) -> str | None:
     ranked = [v for v in ORDER if v in set(verdicts)]
     return ranked[0] if ranked else None
 

@@ -10,6 +10,7 @@ import pytest
 from ptxdiff import config as configmod
 from ptxdiff.compare import pins
 from ptxdiff.compare.pairing import Pair, pair_kernels, path_matches, select
+from ptxdiff.compare.records import SpecResult
 from ptxdiff.compare.rows import (
     UNFIT,
     UNFIT_ONE_SIDE,
@@ -34,12 +35,12 @@ def kernel(kid: str = "k.py::k", fingerprint: str = "f") -> Kernel:
                   params=(Param("x_ptr", False, "*fp32"), Param("BLOCK", True, None)), paths=frozenset({path}))
 
 
-def ok(key: str = "s", ptx: str = PTX, metrics: dict | None = None, source: str = "config") -> dict:
-    return {"key": key, "label": key, "spec": {"source": source}, "metrics": metrics or METRICS, "ptx": ptx}
+def ok(key: str = "s", ptx: str = PTX, metrics: dict | None = None, source: str = "config") -> SpecResult:
+    return SpecResult(key, key, spec={"source": source}, metrics=metrics or METRICS, ptx=ptx)
 
 
-def bad(key: str | None = "s", error: str = "compile failed: at 1:2: no", source: str = "config") -> dict:
-    return {"key": key, "label": key or "-", "spec": {"source": source}, "error": error}
+def bad(key: str | None = "s", error: str = "compile failed: at 1:2: no", source: str = "config") -> SpecResult:
+    return SpecResult(key, key or "-", spec={"source": source}, error=error)
 
 
 A, B, FAIL_A, FAIL_B = ok(), ok(ptx=PTX.replace("add", "mul"),
@@ -60,7 +61,7 @@ A, B, FAIL_A, FAIL_B = ok(), ok(ptx=PTX.replace("add", "mul"),
     (FAIL_A, None, True, "removed"),
     (None, FAIL_B, False, "failed"),
 ])
-def test_the_verdict_of_two_spec_results(a: dict | None, b: dict | None, has_base: bool, verdict: str) -> None:
+def test_the_verdict_of_two_spec_results(a: SpecResult | None, b: SpecResult | None, has_base: bool, verdict: str) -> None:
     assert verdict_of(a, b, has_base)[0] == verdict
 
 
@@ -73,10 +74,10 @@ def test_a_structural_verdict_says_why_and_a_failure_does_not() -> None:
     (bad(error="x"), A, True, "old: x"),
     (A, bad(error="y"), True, "new: y"),
     (bad(error="x"), bad(error="y"), True, "old: x; new: y"),
-    (FAIL_A, FAIL_A, True, FAIL_A["error"]),
+    (FAIL_A, FAIL_A, True, FAIL_A.error),
     (None, bad(error="y"), False, "y"),
 ])
-def test_the_error_text_names_the_sides_only_where_there_is_a_base(a: dict | None, b: dict | None, has_base: bool,
+def test_the_error_text_names_the_sides_only_where_there_is_a_base(a: SpecResult | None, b: SpecResult | None, has_base: bool,
                                                                       text: str | None) -> None:
     assert error_text(a, b, has_base) == text
 
@@ -112,7 +113,7 @@ def pair(old: Kernel | None = None, new: Kernel | None = None, **kw: object) -> 
 
 def test_pair_rows_pair_specs_by_key_and_block_on_a_change() -> None:
     k_old, k_new = kernel(fingerprint="a"), kernel(fingerprint="b")
-    rows = pair_rows(pair(k_old, k_new), [ok("s1"), ok("s2")], [ok("s1"), {**B, "key": "s2", "label": "s2"}], 90,
+    rows = pair_rows(pair(k_old, k_new), [ok("s1"), ok("s2")], [ok("s1"), dataclasses.replace(B, key="s2", label="s2")], 90,
                      configmod.Config(), True)
     assert [(r.spec, r.verdict, r.blocking, r.target) for r in rows] == [
         ("s1", "identical", False, "sm_90"), ("s2", "structural", True, "sm_90")]
@@ -121,7 +122,7 @@ def test_pair_rows_pair_specs_by_key_and_block_on_a_change() -> None:
 
 def test_pair_rows_without_a_base_show_no_old_side_and_never_block() -> None:
     (row,) = pair_rows(pair(None, kernel()), None, [FAIL_B], 90, configmod.Config(), False)
-    assert (row.verdict, row.blocking, row.old, row.error) == ("failed", False, None, FAIL_B["error"])
+    assert (row.verdict, row.blocking, row.old, row.error) == ("failed", False, None, FAIL_B.error)
 
 
 def test_a_side_that_failed_before_specs_stands_against_every_spec_of_the_other() -> None:
@@ -142,7 +143,7 @@ def test_rows_of_the_report_only_never_block_and_say_so() -> None:
      [bad("g", "compile failed: k.py:4: too big", "guessed"), ok("o")], UNFIT),
     ([ok("o")], [bad("g", "compile failed: no", "guessed"), ok("o")], UNFIT_ONE_SIDE),
 ])
-def test_guessed_values_that_do_not_fit_are_said_and_do_not_block(old: list[dict], new: list[dict], why: str) -> None:
+def test_guessed_values_that_do_not_fit_are_said_and_do_not_block(old: list[SpecResult], new: list[SpecResult], why: str) -> None:
     rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, configmod.Config(), True)
     (unfit,) = [r for r in rows if r.error]
     assert (unfit.why, unfit.blocking) == (why, False)
