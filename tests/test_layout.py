@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ptxdiff"
-MAX_MODULE_LINES = 900
+MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 100
 
 

@@ -6,7 +6,7 @@ The folder is bounded (PTXDIFF_CACHE_MAX_MB, default 512): after a write, the le
 used entries are deleted until it fits (once per run, not per write); `ptxdiff cache prune` does the same on demand.
 
 A file is trusted only when it is what `put` wrote for that very key: an envelope naming the
-format and the key, around a value of the right shape (`valid_results`). Anything else (a
+format and the key, around a value of the right shape (a list of `records.SpecResult`'s JSON). Anything else (a
 truncated file, JSON of another shape, an entry copied under another name, an older format) is a
 miss, so a damaged cache costs a compile, never a verdict.
 
@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 from collections.abc import Callable
 from pathlib import Path
 
-from ptxdiff.compare.verdict import NUMERIC
+from ptxdiff.compare.records import valid_results
 from ptxdiff.discovery.memo import discoveries
 from ptxdiff.store import Cleared, Store
 
@@ -39,7 +38,7 @@ def cache_dir(git_dir: str) -> Path:
     return Path(os.environ.get("PTXDIFF_CACHE_DIR") or os.path.join(git_dir, "ptxdiff", "cache"))
 
 
-def make_key(**parts) -> str:
+def make_key(**parts: object) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -66,37 +65,6 @@ def served(value: object, fingerprint: str, kernel_id: str, target: int) -> list
             return None
         out.append({k: v for k, v in r.items() if k != "source"})
     return out
-
-
-def _count(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def valid_results(value) -> bool:
-    """The engine's entry for one kernel x target: a non-empty list with one result per spec,
-    each either measured (every number the verdicts read, the opcode histogram, the normalised
-    PTX) or failed with its error text."""
-    if not isinstance(value, list) or not value:
-        return False
-    for r in value:
-        if not isinstance(r, dict) or not isinstance(r.get("label"), str):
-            return False
-        if r.get("key") is not None and not isinstance(r["key"], str):
-            return False
-        if r.get("error") is not None:
-            if not isinstance(r["error"], str) or not r["error"] or not all(
-                    r.get(key) is None or _count(r[key]) for key in ("timed_out", "crashed")):
-                return False
-            continue
-        metrics = r.get("metrics")
-        if not isinstance(metrics, dict) or not isinstance(r.get("ptx"), str):
-            return False
-        if not all(_count(metrics.get(k)) for k in NUMERIC):
-            return False
-        opcodes = metrics.get("ptx_opcodes")
-        if not isinstance(opcodes, dict) or not all(isinstance(k, str) and _count(v) for k, v in opcodes.items()):
-            return False
-    return True
 
 
 class Cache(Store):

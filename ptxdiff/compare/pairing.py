@@ -1,4 +1,6 @@
-"""Which old spec a new spec is compared with, where their keys differ.
+"""Which kernels and specs are compared with which: the kernels a pathspec selects, old and new
+kernels paired by id (and rename), each pair with its sides' launch inputs and config entries,
+and, within a pair, which old spec a new spec is compared with where their keys differ.
 
 Specs of the same values have the same key and pair by it. What is left pairs where a value
 changed for a reason the row says (a constexpr default, an autotune Config, a launch site's
@@ -9,15 +11,29 @@ read as a change of the code where there is none, and hide the one there is).
 
 from __future__ import annotations
 
+import dataclasses
+import fnmatch
+from dataclasses import dataclass
 
-def _guessed(result: dict | None) -> dict[str, str]:
+from ptxdiff import config as configmod
+from ptxdiff.compare import pins
+from ptxdiff.compare.records import SpecResult
+from ptxdiff.config import KernelConfig
+from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, renamed_id
+from ptxdiff.git.repo import Snapshot
+from ptxdiff.record import launches as recorded
+from ptxdiff.specs import launch
+from ptxdiff.specs.launch import LaunchInputs
+
+
+def _guessed(result: SpecResult | None) -> dict[str, str]:
     """A spec result's guessed constexpr values, as text (types, `name:`, are not constexprs)."""
-    spec = (result or {}).get("spec") or {}
+    spec = (result.spec if result else None) or {}
     values = spec.get("constexprs") or {}
     return {k: repr(values[k]) for k in spec.get("guessed") or {} if not k.endswith(":") and k in values}
 
 
-def agree(old: dict | None, new: dict | None) -> bool:
+def agree(old: SpecResult | None, new: SpecResult | None) -> bool:
     """Whether two spec results take the same value for every parameter both guess."""
     a, b = _guessed(old), _guessed(new)
     return all(a[k] == b[k] for k in a.keys() & b.keys())
@@ -41,3 +57,139 @@ def pair_lone(by_key: dict[object, list]) -> None:
         by_key[kn][0] = next((a for a in olds if agree(a, by_key[kn][1])), None)
     for ko in lone_old:
         by_key[ko][1] = next((b for b in news if agree(by_key[ko][0], b)), None)
+
+
+def path_matches(path: str, specs: list[str] | None) -> bool:
+    """Whether a path is one the pathspecs name (a folder, the path itself, a glob; none: all)."""
+    if not specs:
+        return True
+    for spec in specs:
+        spec = spec.rstrip("/")
+        if spec in ("", ".") or path == spec or path.startswith(spec + "/") or fnmatch.fnmatch(path, spec):
+            return True
+    return False
+
+
+def select(found: Discovery, cfg: configmod.Config, pathspecs: list[str] | None,
+           back: dict[str, str]) -> Discovery:
+    """Kernels in selected files whose effective source reads a file the pathspecs match.
+
+    `back` maps this side's paths to the other side's names (renames), so both sides are
+    filtered by the same, newer names.
+    """
+    def name(p: str) -> str:
+        return back.get(p, p)
+    # the recording and the config hold launch values of any kernel: naming one selects all
+    every = {p for p in launch.FILES if path_matches(p, pathspecs)}
+    kernels = {kid: k for kid, k in found.kernels.items() if cfg.selects(name(k.path))
+               and any(path_matches(name(p), pathspecs) for p in k.paths | {k.path} | every)}
+    broken = {p: b for p, b in found.broken.items() if cfg.selects(name(p)) and path_matches(name(p), pathspecs)}
+    return Discovery(kernels, broken)
+
+
+def pair_kernels(old_found: Discovery, new_found: Discovery, renames: dict[str, str]) \
+        -> tuple[list[tuple[Kernel | None, Kernel | None]], list[tuple[Broken | None, Broken | None]]]:
+    """Old and new kernels paired by id (through `renames`, new path -> old path), then the old
+    ones left (removed, unless their file is broken on the new side); and the broken files of
+    either side, with the other side's where it is broken too."""
+    pairs: list[tuple[Kernel | None, Kernel | None]] = []
+    matched: set[str] = set()
+    for kid, kernel in new_found.kernels.items():
+        old_id = renamed_id(kid, renames)
+        o = old_found.kernels.get(old_id) or old_found.kernels.get(kid)
+        if o is not None:
+            matched.add(o.id)
+        pairs.append((o, kernel))
+    broken_paths = set(new_found.broken) | {renames.get(p, p) for p in new_found.broken}
+    for kid, kernel in old_found.kernels.items():
+        if kid not in matched and kernel.path not in broken_paths and \
+                not any(renames.get(np) == kernel.path for np in new_found.broken):
+            pairs.append((kernel, None))
+    broken_rows: list[tuple[Broken | None, Broken | None]] = [
+        (old_found.broken.get(renames.get(p, p)), b) for p, b in new_found.broken.items()]
+    back = {v: k for k, v in renames.items()}
+    broken_rows += [(b, None) for p, b in old_found.broken.items() if back.get(p, p) not in new_found.broken]
+    return pairs, broken_rows
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A compared kernel pair with each side's launch inputs and config entry."""
+
+    old: Kernel | None
+    new: Kernel | None
+    old_inputs: LaunchInputs | None
+    new_inputs: LaunchInputs | None
+    old_config: KernelConfig | None
+    new_config: KernelConfig | None
+    retooled: bool = False   # the sides compile with different tritons: never unchanged
+    role: str = pins.GATE          # what its rows decide (compare/pins.py): the gate, or the report only
+    said: tuple[str, ...] = ()     # pins.PIN: pins that contradict the branch's launch sites
+
+    @property
+    def kernel_id(self) -> str:
+        kernel = self.new or self.old
+        assert kernel is not None  # a pair has at least one side
+        return kernel.id
+
+    @property
+    def unchanged(self) -> bool:
+        """Both sides there, the same effective source, launched the same way."""
+        return self.old is not None and self.new is not None and self.old.fingerprint == self.new.fingerprint \
+            and self.old_inputs == self.new_inputs and not self.retooled and not self.said
+
+    def launch_changes(self) -> list[str]:
+        if self.old_inputs is None or self.new_inputs is None:
+            return []
+        return launch.changes(self.old_inputs, self.new_inputs)
+
+    def launch_paths(self) -> set[str]:
+        if self.old_inputs is None or self.new_inputs is None:
+            return set()
+        return launch.paths_of(self.old_inputs, self.new_inputs)
+
+
+def launched(kernel_pairs: list[tuple[Kernel | None, Kernel | None]], new_snap: Snapshot, old_snap: Snapshot | None,
+              cfg: configmod.Config, old_cfg: configmod.Config, base: configmod.Config | None = None) -> list[Pair]:
+    """Each pair with the launch inputs and config entry of each side (`cfg`, `old_cfg`: the
+    configs whose kernel entries describe the newer and the older side). With `base` (the base
+    side's config, for a repository's own config) the gate compiles what the base says, the
+    branch's own entries and recordings only the report (`gated`)."""
+    new_launches = recorded.load(new_snap.read, new_snap.__contains__)
+    old_launches = launch.side_launches(old_snap)
+    out = []
+    for o, n in kernel_pairs:
+        n_in = launch.inputs_of(n, new_launches, cfg) if n else None
+        o_in = launch.inputs_of(o, old_launches, old_cfg) if o else None
+        o_cfg = old_cfg.for_kernel(o.id) if o else None
+        if o_in is not None and n_in is not None and o is not None and n is not None:
+            if not o_in.config:  # no entry of its own: the newer side's describes it
+                o_cfg = cfg.for_kernel(n.id)
+            o_in = launch.inherit(o_in, n_in)
+        pair = Pair(o, n, o_in, n_in, o_cfg, cfg.for_kernel(n.id) if n else None)
+        out += gated(pair, base, old_launches, cfg.source) if base is not None and o and n else [pair]
+    return out
+
+
+def gated(pair: Pair, base: configmod.Config, base_launches: dict, source: str) -> list[Pair]:
+    """A pair as the gate compiles it (both sides with the base's entries and recordings), the
+    branch's own (for the report, where it differs), the launch sites' values where the gate's
+    pins replace them, and the branch's pins that contradict its launch sites (they block)."""
+    o, n = pair.old, pair.new
+    assert o is not None and n is not None and pair.old_inputs is not None and pair.new_inputs is not None
+    o_in, n_in = launch.inputs_of(o, base_launches, base), launch.inputs_of(n, base_launches, base)
+    o_cfg, n_cfg = base.for_kernel(o.id), base.for_kernel(n.id)
+    out = [Pair(o, n, o_in, n_in, o_cfg, n_cfg)]
+    if (pair.old_inputs, pair.new_inputs, pair.old_config, pair.new_config) != (o_in, n_in, o_cfg, n_cfg):
+        out.append(dataclasses.replace(pair, role=pins.REPORT))
+    stale = {c.name for c in pins.contradictions(n, n_cfg, n_in.recorded, base.source)}
+    if stale:
+        o_un, n_un = pins.unpinned(o_cfg, stale), pins.unpinned(n_cfg, stale)
+        out.append(Pair(o, n, pins.call_site_inputs(o_in, o_un), pins.call_site_inputs(n_in, n_un), o_un, n_un,
+                         role=pins.CALL_SITE))
+    was = {c.key for c in pins.contradictions(o, o_cfg, o_in.recorded, base.source)}   # the base's own, already there
+    said = [c.line() for c in pins.contradictions(n, pair.new_config, pair.new_inputs.recorded, source)
+            if c.key not in was]
+    if said:
+        out.append(dataclasses.replace(pair, role=pins.PIN, said=tuple(said)))
+    return out

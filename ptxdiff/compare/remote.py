@@ -8,7 +8,7 @@ unless `PTXDIFF_REMOTE_CACHE_WRITE=1` / `git config ptxdiff.remoteCacheWrite tru
 
 A remote entry is byte for byte a local one (store.py's envelope, `<key[:2]>/<key>.json.gz`),
 so there is one format: a read fetches the bytes, checks them as `Store.get` does (gzip,
-envelope format, the key inside, `valid_results`), writes them to the local store and uses them;
+envelope format, the key inside, `records.valid_results`), writes them to the local store and uses them;
 anything else is a miss. The key is the engine's, whose toolchain part (`toolchain_id`) is made
 portable here: the content of ptxdiff's modules and of ptxas/cuobjdump instead of their paths
 and mtimes, which differ between machines; triton's version, Python's X.Y and the metric version

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from helpers import cache_entries, commit, make_repo, ptxdiff, scale_kernel
-from ptxdiff.compare.cache import FORMAT, Cache, valid_results
+from ptxdiff.compare.cache import FORMAT, Cache
+from ptxdiff.compare.records import valid_results
 
 pytestmark = pytest.mark.integration
 

@@ -8,6 +8,7 @@ import dataclasses
 
 from ptxdiff.compare.pairing import agree, pair_lone
 from ptxdiff.compare.pins import contradictions, unpinned
+from ptxdiff.compare.records import SpecResult
 from ptxdiff.config import KernelConfig, SpecConfig
 from ptxdiff.discovery.callsites import Fact
 from ptxdiff.discovery.hints import boundary
@@ -47,8 +48,9 @@ def test_unpinned_keeps_types_and_other_values():
     assert out.base == SpecConfig({"x_ptr": "*fp16"}, {"MODE": 1}, 8) and out.specs == (SpecConfig(),)
 
 
-def result(**constexprs) -> dict:
-    return {"spec": {"constexprs": constexprs, "guessed": {k: v for k, v in constexprs.items() if k != "BLOCK"}}}
+def result(**constexprs) -> SpecResult:
+    return SpecResult("k", "k", spec={"constexprs": constexprs,
+                                      "guessed": {k: v for k, v in constexprs.items() if k != "BLOCK"}})
 
 
 def test_lone_specs_pair_by_equal_guesses_never_across_a_flag():
@@ -57,7 +59,7 @@ def test_lone_specs_pair_by_equal_guesses_never_across_a_flag():
     by_key: dict[object, list] = {f"o{i}": [r, None] for i, r in enumerate(old)}
     by_key.update({f"n{i}": [None, r] for i, r in enumerate(new)})
     pair_lone(by_key)
-    pairs = [(a["spec"]["constexprs"]["TRANSPOSE_B"], b["spec"]["constexprs"]["TRANSPOSE_B"]) for a, b in by_key.values()]
+    pairs = [(a.spec["constexprs"]["TRANSPOSE_B"], b.spec["constexprs"]["TRANSPOSE_B"]) for a, b in by_key.values()]
     assert sorted(pairs) == [(False, False), (True, True)]
     assert agree(result(A=1), result(B=2)) and not agree(result(A=1), result(A=2))
 

@@ -622,7 +622,8 @@ def test_a_guessed_value_that_fits_no_branch_fails_alike_on_both_sides_and_does_
     """`MODE` selects one of two branches that define `y`; the guess that matches neither (for an
     `else` a kernel might have) makes `y` undefined on both sides. That row is a guess that does
     not fit: shown, said, not blocking; the rows of the real branches carry the verdict."""
-    from ptxdiff.compare.engine import UNFIT, Engine
+    from ptxdiff.compare.engine import Engine
+    from ptxdiff.compare.rows import UNFIT
     from ptxdiff.git.repo import Repo
 
     repo = make_repo(tmp_path, {"ops/k.py": BRANCHES.replace("SCALE", "3.0")})
@@ -683,7 +684,8 @@ def launch(q, out):
 def test_an_added_kernel_whose_guessed_values_fit_one_branch_only_is_measured_there(tmp_path):
     """An added kernel: the guess that reaches no branch defining `y` fails, the others compile.
     The failing rows are guesses that do not fit (shown, not blocking), as for both sides."""
-    from ptxdiff.compare.engine import UNFIT_ONE_SIDE, Engine
+    from ptxdiff.compare.engine import Engine
+    from ptxdiff.compare.rows import UNFIT_ONE_SIDE
     from ptxdiff.git.repo import Repo
 
     repo = make_repo(tmp_path, {"ops/other.py": "X = 1\n"})

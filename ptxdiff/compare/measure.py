@@ -1,0 +1,317 @@
+"""Measuring: each (side, kernel, target) a comparison needs gets its spec results, from the
+local cache, the remote tier, or compiled in workers (specs first, then their compiles), and the
+results that are facts go into the cache. Pairs are measured alike on both sides: a side whose
+partner compiles a covering set of guesses compiles one too, a kernel only for other targets is
+measured where it is (ELSEWHERE), and replans (replan.py) measure a pair once more.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
+
+from ptxdiff import config as configmod
+from ptxdiff.compare import remote as remotemod
+from ptxdiff.compare.cache import Cache, cache_dir, make_key, served, stamped
+from ptxdiff.compare.replan import REPLANS, Need, pairs_of
+from ptxdiff.compile import toolchain, toolchains
+from ptxdiff.errors import UsageError
+from ptxdiff.git.repo import Repo, Side
+from ptxdiff.sandbox import limits
+from ptxdiff.specs import plan as planmod
+from ptxdiff.targets import target_name
+
+if TYPE_CHECKING:  # types only: the compile pipeline is imported where it runs
+    from ptxdiff.compile.executor import Executor
+    from ptxdiff.specs.resolve import Spec
+
+
+def _deterministic(result: dict) -> bool:
+    """A compile error, or specs that cannot be had from the kernel's effective source, are facts
+    about the source, config and toolchain (the cache key); so is a compile that ran past its
+    bound, for that bound (`timed_out`: a warm re-run never compiles it again, a larger bound
+    does), and so is a compile that crashed its worker (`crashed`: out of memory, a signal). An
+    import failure or a worker that could not start may not happen next time: never cached."""
+    return bool(result.get("deterministic")) or result.get("timed_out") is not None or (
+        result.get("crashed") is not None) or (
+        result.get("key") is not None and str(result.get("error", "")).startswith("compile failed:"))
+
+
+def _crash(said: str, bound: float) -> dict:
+    """The result of a compile that crashed its worker: the pool's first line is the error, what
+    the worker printed the log; `crashed` holds the bound it ran under (cached like `timed_out`)."""
+    error, _, log = said.partition("\n")
+    return {"error": error, "crashed": bound, **({"log": log} if log else {})}
+
+
+ELSEWHERE = (100, 80, 120)   # targets a kernel absent at the default one is looked for on, in order
+
+
+def _not_here(result: dict) -> bool:
+    """A result that says the kernel is not for this target: its module does not define it here,
+    or ptxas refuses an instruction this target does not have (Blackwell-only inline asm)."""
+    return bool(result.get("absent")) or "not supported on .target" in str(result.get("error", ""))
+
+
+def _elsewhere_kernel(results: list[dict]) -> bool:
+    """Nothing of the kernel compiles for this target and some spec says it is not for it (the
+    others may fail on what follows from that: fp4 conversions that only Blackwell lowers)."""
+    return bool(results) and all(r.get("error") for r in results) and any(_not_here(r) for r in results)
+
+
+def _outgrown(results: list, bound: float) -> bool:
+    """Cached results that include a compile timed out under a smaller bound than today's (a
+    compile of guessed sizes has its own, smaller bound: `guarded`)."""
+    return any(isinstance(r.get(key), (int, float))
+               and r[key] < (min(bound, planmod.GUESSED_BOUND_S) if r.get("guarded") else bound)
+               for r in results for key in ("timed_out", "crashed"))
+
+
+def _guessed_sizes(spec: Spec) -> bool:
+    """Whether a spec compiles guessed integer constexprs (sizes a cost guard may shrink)."""
+    return any(isinstance(v, int) and not isinstance(v, bool) and not k.endswith(":") for k, v in spec.guessed)
+
+
+def _uncovered_partners(needs: list[Need], got: list[tuple[Need, int, list]]) -> list[Need]:
+    """Needs that compile every combination of guessed values while the other side of their pair
+    compiles a covering set: an added optional parameter can tip one side over `max_specs`, and
+    the two sides' specs must still pair up."""
+    from ptxdiff.specs.resolve import covered_notes
+
+    notes: dict[int, list[str]] = {}
+    for need in needs:
+        for results in need.results.values():
+            for r in results:
+                notes.setdefault(id(need), []).extend((r.get("spec") or {}).get("notes", ()))
+    for need, _, specs in got:
+        notes.setdefault(id(need), []).extend(note for spec in specs for note in spec.notes)
+    out = []
+    for group in pairs_of(needs):
+        if len(group) == 2 and not any(n.plan.cover for n in group):
+            flags = [covered_notes(notes.get(id(n), ())) for n in group]
+            if flags[0] != flags[1]:
+                out.append(group[flags.index(False)])
+    return out
+
+
+class Measurer:
+    """The measuring half of the engine: its cache, remote tier, toolchains and workers."""
+
+    def __init__(self, repo: Repo, jobs: int | None, targets: list[int] | None,
+                 progress: Callable[[str], None] | None, use_cache: bool, imports: bool, executor: str) -> None:
+        from ptxdiff.compile.pool import default_jobs
+
+        self.repo = repo
+        self.imports = imports
+        self.jobs = jobs or default_jobs()
+        self.targets_override = targets
+        self.progress = progress
+        self.executor = executor  # where compile jobs run (compile/executor.py): local, ray, ray://ADDRESS
+        self._tools: dict[str, dict[str, str]] = {}   # a toolchain's version -> its part of the cache key
+        self.cache = Cache(cache_dir(repo.git_dir)) if use_cache else None
+        # the shared tier behind it (the user's setting); its keys name the toolchain portably
+        self.remote = remotemod.configured(self.cache)
+        self._tool = remotemod.toolchain_id(self.cache.root) if self.remote and self.cache else toolchain.fingerprint()
+        self._came_from: dict[str, str] = {}  # cache key -> "local" | "remote" (absent: compiled)
+        self.compiles = 0  # specs compiled by this engine, over all its comparisons
+        self._loaded_now = 0  # (kernel, target) pairs the last comparison had to load (not cached)
+
+    def measure(self, needs: list[Need], cfg: configmod.Config, targets: list[int]) -> int:
+        """Fill `need.results` from the cache or by compiling; returns how many specs compiled.
+        Each (kernel, target) goes into the cache the moment its last spec is compiled, so a run
+        that is stopped keeps everything it finished. A pair whose guessed types failed to compile
+        on either side, where a search found types that compile, is measured once more with
+        those types on both sides."""
+        self._loaded_now = 0
+        compiled = self._measure_once(needs, cfg, targets)
+        for replan in REPLANS:
+            again = replan(needs)
+            if again:
+                compiled += self._measure_once(again, cfg, targets)
+        if not cfg.targets_given and not self.targets_override and targets == list(configmod.Config().targets):
+            compiled += self._elsewhere(needs, cfg, targets[0])
+        return compiled
+
+    def _elsewhere(self, needs: list[Need], cfg: configmod.Config, cc: int) -> int:
+        """Pairs whose kernel is only for other targets than the default one (its module defines it
+        under `if is_sm100():`, or ptxas refuses its instructions here): measured on the first of
+        ELSEWHERE where it is, the rows saying that target. Only when no target was asked for."""
+        absent = [n for n in needs if _elsewhere_kernel(n.results.get(cc, []))]
+        pairs = {n.pair for n in absent}
+        todo = [n for n in needs if n.pair in pairs]   # both sides, so the pair compiles alike
+        compiled = 0
+        for alt in ELSEWHERE:
+            if not todo:
+                break
+            compiled += self._measure_once(todo, cfg, [alt])
+            # a need with no results there (none measured) is as absent there as one that says so
+            found = {n.pair for n in todo if alt in n.results and not _elsewhere_kernel(n.results[alt])}
+            for need in todo:
+                if need.pair in found:
+                    need.results[cc] = [{**r, "target": alt} for r in need.results.pop(alt)]
+                    need.keys[cc] = need.keys[alt]
+            todo = [n for n in todo if n.pair not in found]
+        return compiled
+
+    def _measure_once(self, needs: list[Need], cfg: configmod.Config, targets: list[int]) -> int:
+        from ptxdiff.compile.executor import open_executor
+
+        missing = self._lookup(needs, cfg, targets)
+        again = _uncovered_partners(needs, [])
+        if again:  # the other side's cached specs are a covering set: look this side up covered too
+            missing = [m for m in missing if m[0] not in again] + self._cover_too(again, cfg, targets)
+        self._loaded_now += len(missing)
+        if not missing:
+            return 0
+        tooled = [need.side.toolchain for need, _ in missing if need.side.toolchain]
+        if len(tooled) < len(missing):
+            toolchain.require_triton()
+        if tooled and self.executor != "local":
+            raise UsageError(f"triton {tooled[0]} is a toolchain of this machine: compile with --executor local, "
+                             "or install that triton beside ptxdiff on the cluster")
+        with open_executor(self.executor, self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout,
+                           self.progress, imports=self.imports) as pool:
+            compiled = self._run(pool, missing, needs, cfg, targets)
+        if self.remote:
+            self.remote.push()
+        if self.cache:
+            self.cache.prune()
+        self.compiles += compiled
+        return compiled
+
+    def _tool_of(self, side: Side) -> dict[str, str]:
+        """The toolchain part of a side's cache keys: the installed triton's, or its toolchain's."""
+        if side.toolchain is None:
+            return self._tool
+        if side.toolchain not in self._tools:
+            found = toolchains.find(side.toolchain)
+            self._tools[side.toolchain] = toolchain.fingerprint(found.site if found else None)
+        return self._tools[side.toolchain]
+
+    def _lookup(self, needs: list[Need], cfg: configmod.Config, targets: list[int]) -> list[tuple[Need, int]]:
+        """Key every (need, target) and take what the cache has; returns the rest."""
+        missing: list[tuple[Need, int]] = []
+        bound = limits.bound(cfg.timeout).seconds
+        for need in needs:
+            kcfg = need.kcfg.key()
+            for cc in targets:
+                key = make_key(fp=need.kernel.fingerprint, cfg=kcfg, target=cc, tool=self._tool_of(need.side),
+                               roots=cfg.python_path, imports=self.imports, plan=need.plan.key(),
+                               params=[(p.name, p.constexpr, p.kind) for p in need.kernel.params])
+                need.keys[cc] = key
+                hit = served(self.cache.get(key), need.kernel.fingerprint, need.kernel.id, cc) if self.cache else None
+                if isinstance(hit, list) and not _outgrown(hit, bound):
+                    need.results[cc] = hit
+                    self._came_from[key] = "local"
+                else:
+                    self._came_from.pop(key, None)
+                    missing.append((need, cc))
+        return self._fetch(missing)
+
+    def _fetch(self, missing: list[tuple[Need, int]]) -> list[tuple[Need, int]]:
+        """What the remote tier has of `missing` (read concurrently, bounded); returns the rest."""
+        if not self.remote or not missing:
+            return missing
+        found = self.remote.fetch([need.keys[cc] for need, cc in missing])
+        rest = []
+        for need, cc in missing:
+            hit = served(found.get(need.keys[cc]), need.kernel.fingerprint, need.kernel.id, cc)
+            if isinstance(hit, list):
+                need.results[cc] = hit
+                self._came_from[need.keys[cc]] = "remote"
+            else:
+                rest.append((need, cc))
+        return rest
+
+    def came(self, cc: int, *needs: Need | None) -> str | None:
+        """Where a row's results came from: compiled when a side was, else remote, else local."""
+        got = {self._came_from.get(n.keys[cc], "compiled") for n in needs if n is not None and cc in n.keys}
+        return next((c for c in ("compiled", "remote", "local") if c in got), None)
+
+    def _cover_too(self, needs: list[Need], cfg: configmod.Config, targets: list[int]) -> list[tuple[Need, int]]:
+        """Give `needs` a plan that compiles a covering set, like their pair's other side; their
+        results are looked up again under it (what is still missing is returned)."""
+        for need in needs:
+            need.plan = dataclasses.replace(need.plan, cover=True)
+            need.results.clear()
+        return self._lookup(needs, cfg, targets)
+
+    def _run(self, pool: Executor, missing: list[tuple[Need, int]], needs: list[Need], cfg: configmod.Config,
+             targets: list[int]) -> int:
+        """Specs for every missing (kernel, target), then their compiles, in the same workers."""
+        from ptxdiff.compile.pool import Task
+
+        got = self._specs(pool, missing)
+        again = _uncovered_partners(needs, got)
+        if again:  # the other side of the pair compiles a covering set of guesses: so does this side
+            got = [g for g in got if g[0] not in again] + self._specs(pool, self._cover_too(again, cfg, targets))
+        compile_tasks: list[Task] = []
+        left: dict[tuple[int, int], int] = {}
+        for need, cc, specs in got:
+            need.results[cc] = []
+            for spec in specs:
+                slot = {"key": spec.key, "label": spec.label, "spec": spec.as_dict()}
+                need.results[cc].append(slot)
+                compile_tasks.append(Task(need.side, "compile", (need.kernel, spec, cc),
+                                          f"{need.kernel.name} {target_name(cc)} {spec.label}", (need, cc, slot),
+                                          timeout=planmod.GUESSED_BOUND_S if _guessed_sizes(spec) else None))
+            left[(id(need), cc)] = len(specs)
+        timed_out: set[tuple[int, int]] = set()
+
+        def skip(task: Task) -> str | None:  # one spec that compiles past the timeout: the kernel's others would too
+            waiting, at, _ = cast("tuple[Need, int, dict]", task.tag)
+            return (f"not compiled: another spec of {waiting.kernel.name} timed out (config key 'timeout')"
+                    if (id(waiting), at) in timed_out else None)
+
+        for task, kind, payload in pool.run(compile_tasks, skip):
+            need, cc, slot = cast("tuple[Need, int, dict]", task.tag)
+            if kind == "ok":
+                slot.update(cast(dict, payload))
+            elif kind == "timeout" or (id(need), cc) in timed_out:
+                slot["error"], slot["timed_out"] = payload, pool.bound_of(task)
+                if pool.bound_of(task) < pool.timeout:
+                    slot["guarded"] = True
+                timed_out.add((id(need), cc))
+            elif kind == "crash":  # remembered for this bound, like a timeout
+                slot.update(_crash(str(payload), pool.bound_of(task)))
+                if pool.bound_of(task) < pool.timeout:
+                    slot["guarded"] = True
+            else:
+                slot["error"], slot["transient"] = payload, True
+            left[(id(need), cc)] -= 1
+            if not left[(id(need), cc)]:
+                self._store(need, cc)
+        return len(compile_tasks)
+
+    def _specs(self, pool: Executor, missing: list[tuple[Need, int]]) -> list[tuple[Need, int, list]]:
+        """The specs of each missing (kernel, target); failures to have them are results already."""
+        from ptxdiff.compile.pool import Task
+
+        tasks = [Task(n.side, "specs", (n.kernel, n.kcfg, cc, n.plan), f"{n.kernel.name} {target_name(cc)} specs",
+                      (n, cc)) for n, cc in missing]
+        got = []
+        for task, kind, payload in pool.run(tasks):
+            need, cc = cast("tuple[Need, int]", task.tag)
+            if kind == "timeout":  # cached for this bound, like a compile that timed out
+                need.results[cc] = [{"key": None, "label": "-", "error": payload, "timed_out": pool.timeout}]
+                self._store(need, cc)
+            elif kind == "crash":
+                need.results[cc] = [{"key": None, "label": "-", **_crash(str(payload), pool.timeout)}]
+                self._store(need, cc)
+            elif kind != "ok":  # the worker could not start or crashed: not cached
+                need.results[cc] = [{"key": None, "label": "-", "error": payload, "transient": True}]
+            elif isinstance(payload, dict):  # the specs cannot be had: a fact about source and config
+                need.results[cc] = [{"key": None, "label": "-", **payload}]
+                self._store(need, cc)
+            else:
+                got.append((need, cc, cast(list, payload)))
+        return got
+
+    def _store(self, need: Need, cc: int) -> None:
+        results = need.results[cc]
+        if self.cache and results and all("metrics" in r or _deterministic(r) for r in results):
+            entry = stamped(results, need.kernel.fingerprint, need.kernel.id, cc)
+            self.cache.put(need.keys[cc], entry)
+            if self.remote:
+                self.remote.stage(need.keys[cc], entry)

@@ -1,0 +1,182 @@
+"""The rows of a compared pair: the verdict of two spec results, its error text, whether it blocks.
+
+Pure: spec results (what a compile returned, one per spec and target), the pair and the config
+in; rows out. The engine measures, this module only reads what was measured.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from ptxdiff import config as configmod
+from ptxdiff.compare import pins
+from ptxdiff.compare.pairing import Pair, pair_lone
+from ptxdiff.compare.records import SpecResult
+from ptxdiff.compare.replan import Need
+from ptxdiff.compare.results import Row
+from ptxdiff.compare.verdict import classify, delta, pair_label, reason, signature_change
+from ptxdiff.discovery.kernels import Broken, Discovery
+from ptxdiff.metrics.ptx import SourceLines
+from ptxdiff.targets import target_name
+
+UNFIT = ("guessed values that do not fit: the same error on both sides while other specs compile "
+         "(config or `ptxdiff record` give the real ones)")
+UNFIT_ONE_SIDE = ("guessed values that do not fit: this side's other specs compile "
+                  "(config or `ptxdiff record` give the real ones)")
+
+
+def tritons_own(*needs: Need | None) -> str | None:
+    """Where every side binds the kernel's name to a triton builtin (declared.TritonsOwn): what
+    to say instead of rows. None when a side has code of its own to compile."""
+    results = [r for need in needs if need is not None for rs in need.results.values() for r in rs]
+    if results and all(r.get("tritons_own") for r in results):
+        return f"not a kernel under this triton: the module binds it to triton's `{results[0]['tritons_own']}`"
+    return None
+
+
+def _signature_change(a: SpecResult, b: SpecResult) -> str | None:
+    """What the parameters did between two compiled results (verdict.signature_change)."""
+    old, new = ((r.spec or {}).get("signature") for r in (a, b))
+    return signature_change(old, new) if isinstance(old, dict) and isinstance(new, dict) else None
+
+
+def same_failure(a: str | None, b: str | None) -> bool:
+    """Two compile errors alike but for where they are (`ops/k.py:12:5:` moves with an edit)."""
+    def bare(e: str) -> str:
+        return re.sub(r"\d+", "N", e)
+    return bool(a and b) and bare(a or "") == bare(b or "")
+
+
+def blocks(verdict: str, source: str | None, cfg: configmod.Config, error: str | None = None) -> bool:
+    """The block policy; the gate fails closed. A changed kernel that could not be measured on
+    either side (`unmeasured`, or `added` with an error) blocks whatever its values' source
+    (`block_unmeasured`). A row whose spec holds guesses blocks like any other (`block_guessed`):
+    both sides got the same guesses, so a structural verdict is a change of the code."""
+    if verdict == "unmeasured" or (verdict == "added" and error):
+        return cfg.block_unmeasured or verdict in cfg.block
+    if verdict not in cfg.block:
+        return False
+    return source != "guessed" or cfg.block_guessed
+
+
+def verdict_of(a: SpecResult | None, b: SpecResult | None, has_base: bool) -> tuple[str, str | None]:
+    """The verdict of an old and a new spec result (either may be missing, or be the same
+    failure standing for both sides), and why where the code changed. Without a base every
+    row is new: `-`, or `failed`."""
+    failures = [x for x in (a, b) if x and x.error]
+    if failures:
+        return ("failed" if not has_base else "added" if a is None else "removed" if b is None else
+                "unmeasured" if len(failures) == 2 or a is b else "failed"), None
+    if a is None:
+        return ("added" if has_base else "-"), None
+    if b is None:
+        return "removed", None
+    assert a.ptx is not None and b.ptx is not None and a.metrics is not None and b.metrics is not None
+    verdict = classify(a.ptx, b.ptx, a.metrics, b.metrics)
+    return verdict, reason(verdict, a.ptx, b.ptx, a.metrics, b.metrics, _signature_change(a, b))
+
+
+def error_text(a: SpecResult | None, b: SpecResult | None, has_base: bool) -> str | None:
+    """What a row says failed: each side's error, named old and new where there is a base."""
+    if not any(x and x.error for x in (a, b)):
+        return None
+    if a is b:
+        assert a is not None
+        return a.error
+    if not has_base:
+        assert b is not None
+        return b.error
+    parts = [f"old: {a.error}" if a and a.error else "", f"new: {b.error}" if b and b.error else ""]
+    return "; ".join(p for p in parts if p)
+
+
+def _by_key(old_res: list[SpecResult] | None, new_res: list[SpecResult] | None) -> dict[object, list]:
+    """Old and new spec results paired: by key, a side's failure before specs with every spec of
+    the other side, then specs whose values changed (pairing.pair_lone)."""
+    by_key: dict[object, list] = {}
+    for side, results in ((0, old_res), (1, new_res)):
+        for r in results or ():
+            by_key.setdefault(r.key, [None, None])[side] = r
+    # a side that failed before specs (import error) pairs with every spec of the other side
+    for side in (0, 1):
+        if None in by_key and by_key[None][side] is not None and len(by_key) > 1:
+            failure = by_key.pop(None)[side]
+            for both in by_key.values():
+                both[side] = failure
+    # specs whose values changed (a constexpr default, an autotune Config) pair up in order,
+    # those of equal guessed values only
+    pair_lone(by_key)
+    return by_key
+
+
+def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecResult] | None,
+              cc: int, cfg: configmod.Config, has_base: bool) -> list[Row]:
+    """The rows of a compared pair on one target: one per pair of spec results."""
+    o, n = pair.old, pair.new
+    either = n or o
+    assert either is not None, "a row has a kernel on one side at least"
+    kernel_id = either.id
+    old_kernel = o.id if o and n and o.id != n.id else None
+    changes = pair.launch_changes() if has_base else []
+    rows: list[Row] = []
+    unfit: dict[int, str] = {}   # rows of guessed values that do not fit -> why
+    for a, b in _by_key(old_res, new_res).values():
+        either_r: SpecResult = b or a
+        label = either_r.label
+        if a is not None and b is not None and a.label != b.label:
+            label = pair_label(a.label, b.label)
+        detail = either_r.spec
+        old_m = a.metrics if a and has_base else None
+        new_m = b.metrics if b else None
+        failures = [x for x in (a, b) if x and x.error]
+        verdict, why = verdict_of(a, b, has_base)
+        error = error_text(a, b, has_base)
+        log = "\n".join(x.log for x in (a, b) if x and x.log) or None
+        source = detail.get("source") if detail else None
+        paths = tuple(sorted(set().union(*(k.paths | {k.path} for k in (o, n) if k is not None),
+                                         pair.launch_paths())))
+        transient = any(x.transient for x in (a, b) if x)
+        blocking = has_base and not pair.unchanged and pair.role != pins.REPORT and blocks(verdict, source, cfg, error)
+        if verdict == "unmeasured" and source == "guessed" and a is not b and a and b \
+                and same_failure(a.error, b.error):
+            unfit[len(rows)] = UNFIT
+        elif verdict in ("added", "removed") and has_base and source == "guessed" and failures:
+            unfit[len(rows)] = UNFIT_ONE_SIDE
+        rows.append(Row(kernel_id, label, target_name(either_r.target or cc), verdict, blocking,
+                        old_m, new_m, delta(old_m, new_m), error, detail, old_kernel, log,
+                        a.ptx if a else None, b.ptx if b else None, spec_source=source,
+                        paths=paths, transient=transient, why=why,
+                        launch="; ".join(([pins.NOT_THE_GATE] if pair.role == pins.REPORT else []) + changes) or None,
+                        old_loc=SourceLines.from_json(a.loc) if a else None,
+                        new_loc=SourceLines.from_json(b.loc) if b else None))
+    if unfit and any(r.error is None for r in rows):
+        rows = [dataclasses.replace(r, blocking=False, why=unfit[i]) if i in unfit else r for i, r in enumerate(rows)]
+    return rows
+
+
+def said_rows(pair: Pair, targets: list[int], cfg: configmod.Config) -> list[Row]:
+    """A pair of the branch's pins that contradict its launch sites (pins.PIN): a failed row
+    per line and target, saying the pin."""
+    return [Row(pair.kernel_id, "-", target_name(cc), "failed", blocks("failed", None, cfg, line), None,
+                None, {}, line) for cc in targets for line in pair.said]
+
+
+def unparsed_rows(old_b: Broken | None, new_b: Broken | None, old_found: Discovery,
+                new_found: Discovery, targets: list[int], cfg: configmod.Config) -> list[Row]:
+    """A file that does not parse on one side: its kernels are `failed` with the error."""
+    rows = []
+    either = new_b or old_b
+    assert either is not None, "a broken row has a broken side"
+    path = either.path
+    names = set((new_b.names if new_b else ()) + (old_b.names if old_b else ()))
+    for found in (old_found, new_found):
+        names |= {k.name for k in found.kernels.values() if k.path == path}
+    verdict = "unmeasured" if old_b and new_b else "failed"
+    for name in sorted(names) or ["?"]:
+        for cc in targets:
+            error = (f"new: {new_b.error}" if new_b else "") + ("; " if new_b and old_b else "") + \
+                    (f"old: {old_b.error}" if old_b else "")
+            rows.append(Row(f"{path}::{name}", "-", target_name(cc), verdict, blocks(verdict, None, cfg, error),
+                            None, None, {}, error))
+    return rows

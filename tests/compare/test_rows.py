@@ -1,0 +1,194 @@
+"""The rows of a compared pair, and the pairing of kernels and pathspecs: pure functions on
+in-memory spec results, table-driven."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from ptxdiff import config as configmod
+from ptxdiff.compare import pins
+from ptxdiff.compare.pairing import Pair, pair_kernels, path_matches, select
+from ptxdiff.compare.records import SpecResult
+from ptxdiff.compare.rows import (
+    UNFIT,
+    UNFIT_ONE_SIDE,
+    blocks,
+    error_text,
+    pair_rows,
+    said_rows,
+    same_failure,
+    unparsed_rows,
+    verdict_of,
+)
+from ptxdiff.discovery.kernels import Broken, Discovery, Kernel
+from ptxdiff.discovery.params import Param
+
+PTX = "ld.global.f32 %f1, [%rd1];\nadd.f32 %f2, %f1, %f1;\nst.global.f32 [%rd2], %f2;"
+METRICS = {"ptx_opcodes": {"ld": 1, "add": 1, "st": 1}, "ptx_instrs": 3, "ptx_regs": 4}
+
+
+def kernel(kid: str = "k.py::k", fingerprint: str = "f") -> Kernel:
+    path, name = kid.split("::")
+    return Kernel(id=kid, path=path, name=name, module=path[:-3], lineno=1, fingerprint=fingerprint,
+                  params=(Param("x_ptr", False, "*fp32"), Param("BLOCK", True, None)), paths=frozenset({path}))
+
+
+def ok(key: str = "s", ptx: str = PTX, metrics: dict | None = None, source: str = "config") -> SpecResult:
+    return SpecResult(key, key, spec={"source": source}, metrics=metrics or METRICS, ptx=ptx)
+
+
+def bad(key: str | None = "s", error: str = "compile failed: at 1:2: no", source: str = "config") -> SpecResult:
+    return SpecResult(key, key or "-", spec={"source": source}, error=error)
+
+
+A, B, FAIL_A, FAIL_B = ok(), ok(ptx=PTX.replace("add", "mul"),
+                               metrics={**METRICS, "ptx_opcodes": {"ld": 1, "mul": 1, "st": 1}}), bad(), bad()
+
+
+@pytest.mark.parametrize("a, b, has_base, verdict", [
+    (A, A, True, "identical"),
+    (A, B, True, "structural"),
+    (None, A, True, "added"),
+    (None, A, False, "-"),
+    (A, None, True, "removed"),
+    (FAIL_A, A, True, "failed"),
+    (A, FAIL_B, True, "failed"),
+    (FAIL_A, FAIL_B, True, "unmeasured"),
+    (FAIL_A, FAIL_A, True, "unmeasured"),      # one failure standing for both sides (before specs)
+    (None, FAIL_B, True, "added"),
+    (FAIL_A, None, True, "removed"),
+    (None, FAIL_B, False, "failed"),
+])
+def test_the_verdict_of_two_spec_results(a: SpecResult | None, b: SpecResult | None, has_base: bool, verdict: str) -> None:
+    assert verdict_of(a, b, has_base)[0] == verdict
+
+
+def test_a_structural_verdict_says_why_and_a_failure_does_not() -> None:
+    assert verdict_of(A, B, True)[1] and verdict_of(FAIL_A, FAIL_B, True)[1] is None
+
+
+@pytest.mark.parametrize("a, b, has_base, text", [
+    (A, B, True, None),
+    (bad(error="x"), A, True, "old: x"),
+    (A, bad(error="y"), True, "new: y"),
+    (bad(error="x"), bad(error="y"), True, "old: x; new: y"),
+    (FAIL_A, FAIL_A, True, FAIL_A.error),
+    (None, bad(error="y"), False, "y"),
+])
+def test_the_error_text_names_the_sides_only_where_there_is_a_base(a: SpecResult | None, b: SpecResult | None, has_base: bool,
+                                                                      text: str | None) -> None:
+    assert error_text(a, b, has_base) == text
+
+
+@pytest.mark.parametrize("verdict, source, error, changes, blocking", [
+    ("structural", "config", None, {}, True),
+    ("reordered", "config", None, {}, False),
+    ("structural", "guessed", None, {}, True),
+    ("structural", "guessed", None, {"block_guessed": False}, False),
+    ("unmeasured", "guessed", "e", {"block": ()}, True),            # the gate fails closed
+    ("unmeasured", "config", "e", {"block": (), "block_unmeasured": False}, False),
+    ("added", None, "e", {"block": ()}, True),                       # added, and not measured
+    ("added", None, None, {}, False),
+    ("failed", None, "e", {}, True),
+])
+def test_the_block_policy(verdict: str, source: str | None, error: str | None, changes: dict, blocking: bool) -> None:
+    assert blocks(verdict, source, dataclasses.replace(configmod.Config(), **changes), error) is blocking
+
+
+@pytest.mark.parametrize("a, b, same", [
+    ("k.py:12:5: bad", "k.py:14:5: bad", True),
+    ("k.py:12:5: bad", "k.py:12:5: worse", False),
+    (None, "x", False),
+    ("", "", False),
+])
+def test_two_failures_are_the_same_but_for_where_they_are(a: str | None, b: str | None, same: bool) -> None:
+    assert same_failure(a, b) is same
+
+
+def pair(old: Kernel | None = None, new: Kernel | None = None, **kw: object) -> Pair:
+    return Pair(old, new, None, None, None, None, **kw)  # type: ignore[arg-type]
+
+
+def test_pair_rows_pair_specs_by_key_and_block_on_a_change() -> None:
+    k_old, k_new = kernel(fingerprint="a"), kernel(fingerprint="b")
+    rows = pair_rows(pair(k_old, k_new), [ok("s1"), ok("s2")], [ok("s1"), dataclasses.replace(B, key="s2", label="s2")], 90,
+                     configmod.Config(), True)
+    assert [(r.spec, r.verdict, r.blocking, r.target) for r in rows] == [
+        ("s1", "identical", False, "sm_90"), ("s2", "structural", True, "sm_90")]
+    assert rows[1].old == METRICS and rows[1].why and rows[1].paths == ("k.py",)
+
+
+def test_pair_rows_without_a_base_show_no_old_side_and_never_block() -> None:
+    (row,) = pair_rows(pair(None, kernel()), None, [FAIL_B], 90, configmod.Config(), False)
+    assert (row.verdict, row.blocking, row.old, row.error) == ("failed", False, None, FAIL_B.error)
+
+
+def test_a_side_that_failed_before_specs_stands_against_every_spec_of_the_other() -> None:
+    rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), [bad(None, "import failed")],
+                     [ok("s1"), ok("s2")], 90, configmod.Config(), True)
+    assert [(r.spec, r.verdict, r.error) for r in rows] == [("- -> s1", "failed", "old: import failed"),
+                                                            ("- -> s2", "failed", "old: import failed")]
+
+
+def test_rows_of_the_report_only_never_block_and_say_so() -> None:
+    (row,) = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b"), role=pins.REPORT), [A], [B], 90,
+                       configmod.Config(), True)
+    assert (row.verdict, row.blocking, row.launch) == ("structural", False, pins.NOT_THE_GATE)
+
+
+@pytest.mark.parametrize("old, new, why", [
+    ([bad("g", "compile failed: k.py:3: too big", "guessed"), ok("o")],
+     [bad("g", "compile failed: k.py:4: too big", "guessed"), ok("o")], UNFIT),
+    ([ok("o")], [bad("g", "compile failed: no", "guessed"), ok("o")], UNFIT_ONE_SIDE),
+])
+def test_guessed_values_that_do_not_fit_are_said_and_do_not_block(old: list[SpecResult], new: list[SpecResult], why: str) -> None:
+    rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, configmod.Config(), True)
+    (unfit,) = [r for r in rows if r.error]
+    assert (unfit.why, unfit.blocking) == (why, False)
+
+
+def test_a_pin_that_contradicts_the_launch_sites_is_a_failed_row_per_target() -> None:
+    rows = said_rows(pair(kernel(), kernel(), said=("pins BLOCK",)), [80, 90], configmod.Config())
+    assert [(r.target, r.verdict, r.blocking, r.error) for r in rows] == [
+        ("sm_80", "failed", True, "pins BLOCK"), ("sm_90", "failed", True, "pins BLOCK")]
+
+
+@pytest.mark.parametrize("old_b, new_b, verdict, error", [
+    (None, Broken("k.py", "syntax"), "failed", "new: syntax"),
+    (Broken("k.py", "a"), Broken("k.py", "b"), "unmeasured", "new: b; old: a"),
+])
+def test_a_file_that_does_not_parse_fails_its_kernels(old_b: Broken | None, new_b: Broken | None, verdict: str,
+                                                      error: str) -> None:
+    found = Discovery({"k.py::k": kernel()}, {})
+    rows = unparsed_rows(old_b, new_b, found, Discovery({}, {}), [90], configmod.Config())
+    assert [(r.kernel, r.verdict, r.error, r.blocking) for r in rows] == [("k.py::k", verdict, error, True)]
+
+
+@pytest.mark.parametrize("path, specs, matches", [
+    ("ops/k.py", None, True),
+    ("ops/k.py", ["ops"], True),
+    ("ops/k.py", ["ops/"], True),
+    ("ops/k.py", ["op"], False),
+    ("ops/k.py", ["*.py"], True),
+    ("ops/k.py", ["."], True),
+    ("ops/k.py", ["other.py"], False),
+])
+def test_path_matches(path: str, specs: list[str] | None, matches: bool) -> None:
+    assert path_matches(path, specs) is matches
+
+
+def test_select_filters_both_sides_by_the_newer_names() -> None:
+    found = Discovery({"old.py::k": kernel("old.py::k"), "x.py::j": kernel("x.py::j")}, {})
+    assert list(select(found, configmod.Config(), ["new.py"], {"old.py": "new.py"}).kernels) == ["old.py::k"]
+
+
+def test_pair_kernels_pairs_by_id_and_through_renames() -> None:
+    old = Discovery({"a.py::k": kernel("a.py::k"), "gone.py::g": kernel("gone.py::g"),
+                     "b.py::m": kernel("b.py::m")}, {})
+    new = Discovery({"c.py::k": kernel("c.py::k"), "n.py::n": kernel("n.py::n")}, {"b.py": Broken("b.py", "e")})
+    pairs, broken = pair_kernels(old, new, {"c.py": "a.py"})
+    assert [(o and o.id, n and n.id) for o, n in pairs] == [("a.py::k", "c.py::k"), (None, "n.py::n"),
+                                                           ("gone.py::g", None)]   # b.py's kernel: broken now
+    assert broken == [(None, Broken("b.py", "e"))]
