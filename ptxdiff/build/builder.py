@@ -28,7 +28,7 @@ from ptxdiff.build.evaluator.values import Constexpr, DType, External, Raised, R
 from ptxdiff.build.scan import describe, refusal
 from ptxdiff.discovery.fingerprint import Closure, kernel_closure
 from ptxdiff.discovery.kernels import Kernel
-from ptxdiff.git.repo import printable
+from ptxdiff.git.records import printable
 from ptxdiff.source.syntax import call_args, dotted_name, is_constexpr, python_lines, strip_docstrings
 from ptxdiff.specs.declared import decorator_kind, kernel_function, read
 from ptxdiff.specs.resolve import Declared, SpecError

@@ -14,7 +14,7 @@ import linecache
 import sys
 from types import ModuleType
 
-from ptxdiff.git.repo import printable
+from ptxdiff.git.records import printable
 from ptxdiff.source.modules import ModuleIndex
 from ptxdiff.source.syntax import python_lines
 

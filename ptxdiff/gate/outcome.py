@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ptxdiff.compare.results import Row
-from ptxdiff.git.repo import CommitInfo
+from ptxdiff.git.records import CommitInfo
 
 TRAILER = "Ptx-Approved"
 

@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from ptxdiff.config import POLICY_NOTE
 from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK
 from ptxdiff.gate.outcome import TRAILER, Outcome, RefUpdate
-from ptxdiff.git.repo import Repo, Side, is_zero, printable, trailers
+from ptxdiff.git.records import is_zero, printable, trailers
+from ptxdiff.git.repo import Repo, Side
 from ptxdiff.report.console import say
 from ptxdiff.report.gate import render
 from ptxdiff.report.layout import PLAIN, Layout

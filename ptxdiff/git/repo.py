@@ -14,9 +14,7 @@ from __future__ import annotations
 import functools
 import os
 import stat
-import subprocess
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 
 import pygit2
 from pygit2.enums import (
@@ -31,61 +29,16 @@ from pygit2.enums import (
 
 from ptxdiff.errors import GitError
 from ptxdiff.fastio import NotRegular, read_inside
-
-WORKTREE = "WORKTREE"
-INDEX = "INDEX"  # Side.commit of the index (the staging area): `git diff` compares it with the work tree
-
-
-@dataclass(frozen=True)
-class Side:
-    """One side of a comparison: a commit (full hex id), the index (`commit == INDEX`), the work
-    tree (`commit is None`) or nothing (`commit == ""`)."""
-
-    label: str
-    commit: str | None
-    # (path, blob id) pairs laid over the commit's tree: the diff driver sees blobs, not
-    # commits, and puts the blob it was given into the nearest commit that holds that file.
-    # An empty blob id removes the path (the old name of a renamed file).
-    overlay: tuple[tuple[str, str], ...] = ()
-    toolchain: str | None = None   # the triton release it compiles with (compile/toolchains.py); None: the installed
-
-    @property
-    def tag(self) -> str:
-        """Names this exact content (commit plus overlay), e.g. for source file names."""
-        return self.short + "".join(f"+{blob[:7]}" if blob else f"-{path}" for path, blob in self.overlay)
-
-    @property
-    def short(self) -> str:
-        if self.commit == "":
-            return "nothing"
-        return self.commit[:10] if self.commit else "work tree"
-
-
-@dataclass(frozen=True)
-class Pushed:
-    """What a push sends: the commits the remote lacks (oldest first) and the commits the remote
-    has that they build on directly (the newest ones only; "" when the history starts here)."""
-
-    commits: tuple[CommitInfo, ...]
-    bases: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class SubmoduleChange:
-    path: str
-    old: str | None      # the commit recorded on each side; None where there is no submodule
-    new: str | None
-
-
-@dataclass(frozen=True)
-class CommitInfo:
-    id: str
-    short: str
-    author: str
-    time: int
-    subject: str
-    message: str
-    parents: tuple[str, ...]
+from ptxdiff.git import clones, environ
+from ptxdiff.git.records import (
+    INDEX,
+    CommitInfo,
+    MissingObject,
+    Pushed,
+    Side,
+    SubmoduleChange,
+    printable,
+)
 
 
 class Snapshot:
@@ -195,11 +148,7 @@ class Repo:
     @functools.cached_property
     def shallow(self) -> frozenset[str]:
         """The commits where a shallow clone's history stops (their parents are not here)."""
-        try:
-            with open(os.path.join(self.common_dir, "shallow"), encoding="ascii") as f:
-                return frozenset(line.strip() for line in f if line.strip())
-        except OSError:
-            return frozenset()
+        return clones.shallow_commits(self.common_dir)
 
     @functools.cached_property
     def promisors(self) -> tuple[str, ...]:
@@ -220,17 +169,12 @@ class Repo:
         if not self.fetches:
             return "a compile worker does not fetch"
         remote = self.promisors[0]
-        try:
-            proc = subprocess.run(
-                ["git", f"--git-dir={self.git_dir}", "-c", "fetch.negotiationAlgorithm=noop", "fetch", remote,
-                 "--no-tags", "--no-write-fetch-head", "--recurse-submodules=no", "--filter=blob:none", "--stdin"],
-                input="\n".join(missing) + "\n", capture_output=True, text=True, errors="replace")
-        except OSError as e:
-            return f"cannot run git: {e}"
+        said = clones.fetch(self.git_dir, remote, missing)
         if all(self.has_object(o) for o in missing):
             return ""
-        lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
-        return f"`git fetch {remote}` did not bring it" + (f" ({lines[-1]})" if lines else "")
+        if said.startswith("cannot run git"):
+            return said
+        return f"`git fetch {remote}` did not bring it" + (f" ({said})" if said else "")
 
     def fetch_trees(self, commits: Iterable[str]) -> None:
         """In a partial clone made with `--filter=tree:0`, the trees of `commits` (with their
@@ -569,10 +513,6 @@ class Repo:
         self.raw.create_note(text, sig, sig, commit, ref, True)
 
 
-class MissingObject(GitError):
-    """An object a partial clone lacks and could not fetch: the message says which and how to get it."""
-
-
 def _entry_name(entry: pygit2.Object) -> str:
     """The name of a tree entry (pygit2 types `name` optional: an object looked up by id has none)."""
     name = entry.name
@@ -594,12 +534,6 @@ def bound_mapped_memory(window: int = 64 << 20, mapped: int = 512 << 20) -> None
     worker's address-space rlimit, a large pack read with the defaults is `Out of memory`."""
     pygit2.settings.mwindow_size = window
     pygit2.settings.mwindow_mapped_limit = mapped
-
-
-def printable(path: str) -> str:
-    """A path (or kernel id) for people and commit messages: valid UTF-8, with each byte that is
-    not UTF-8 written as `\\xNN` (the spelling an approval trailer uses for such a name)."""
-    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def content_hash(data: bytes) -> str:
@@ -630,23 +564,6 @@ def config_file_set(path: str, values: Mapping[str, str | None]) -> dict[str, st
     return before
 
 
-def is_zero(oid: str) -> bool:
-    return bool(oid) and set(oid) == {"0"}
-
-
-def trailers(message: str, key: str) -> list[str]:
-    """Values of `Key: value` trailer lines in the last paragraph of a commit message."""
-    paragraphs = [p for p in message.strip().split("\n\n") if p.strip()]
-    if len(paragraphs) < 2:
-        return []
-    values = []
-    for line in paragraphs[-1].splitlines():
-        k, sep, v = line.partition(":")
-        if sep and k.strip().lower() == key.lower():
-            values += [x.strip() for x in v.split(",") if x.strip()]
-    return values
-
-
 def commit_tree(path: str, files: dict[str, bytes], message: str, parent: str | None,
                 branch: str = "refs/heads/main") -> str:
     """Commit exactly `files` (path -> bytes) on `branch` of the repo at `path` (created if
@@ -666,18 +583,9 @@ def commit_tree(path: str, files: dict[str, bytes], message: str, parent: str | 
 def user_config_get(key: str) -> str | None:
     """A setting from the user's own git config: `git -c`, global, XDG or system level, never the
     repository's local config (where a tool the repository ran could have written it)."""
-    import shlex
-    params = os.environ.get("GIT_CONFIG_PARAMETERS")
-    if params:
-        for item in shlex.split(params):
-            k, sep, v = item.partition("=")
-            if k.lower() == key.lower():
-                return v if sep else "true"
-    count = os.environ.get("GIT_CONFIG_COUNT")
-    if count and count.isdigit():
-        for i in range(int(count)):
-            if os.environ.get(f"GIT_CONFIG_KEY_{i}", "").lower() == key.lower():
-                return os.environ.get(f"GIT_CONFIG_VALUE_{i}")
+    given, value = environ.config_given(key)
+    if given:
+        return value
     xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
     files = [os.environ.get("GIT_CONFIG_GLOBAL") or os.path.expanduser("~/.gitconfig"), os.path.join(xdg, "git", "config")]
     if not os.environ.get("GIT_CONFIG_NOSYSTEM"):

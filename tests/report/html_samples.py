@@ -9,7 +9,7 @@ from helpers import DATA
 from ptxdiff.compare.history import Event
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.config import Config
-from ptxdiff.git.repo import CommitInfo, Side
+from ptxdiff.git.records import CommitInfo, Side
 from ptxdiff.metrics import ptx
 
 PTX = DATA / "ptx"
