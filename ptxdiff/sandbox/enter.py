@@ -23,7 +23,6 @@ from ptxdiff.sandbox.limits import apply as apply_limits
 from ptxdiff.sandbox.policy import Policy, rules
 from ptxdiff.sandbox.syscalls import PR_SET_NO_NEW_PRIVS, arch, drop_capabilities, prctl
 
-
 TURNED_OFF = "turned off"
 
 
