@@ -5,6 +5,7 @@ and a payload still cannot write outside, read outside, connect, or run a progra
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import subprocess
 import sys
@@ -23,23 +24,37 @@ CLI = str(Path(sys.executable).parent / "ptxdiff")
 CONTAINED = ("import os, sys; from ptxdiff.sandbox import seccomp, syscalls; "
              "syscalls.prctl(syscalls.PR_SET_NO_NEW_PRIVS, 1); seccomp.install(syscalls.arch(), ('unshare',)); "
              "os.execv(sys.argv[1], sys.argv[1:])")
-LINE = "ptxdiff: " + FALLBACK.format(why="unshare: Operation not permitted")
 
 
-def contained(*argv: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", CONTAINED, *argv], cwd=str(cwd), capture_output=True, text=True)
+# inside a user namespace whose limit of nested ones is 0: unshare fails with ENOSPC (as with
+# user.max_user_namespaces=0 on the host); ptxdiff runs as that namespace's root
+NO_NESTED = 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"'
 
 
-def test_a_diff_compiles_without_namespaces_and_says_so_once(tmp_path):
+def contained(*argv: str, cwd: Path, how: str = "seccomp") -> subprocess.CompletedProcess:
+    if how == "seccomp":
+        wrap = [sys.executable, "-c", CONTAINED]
+    else:
+        if shutil.which("unshare") is None or subprocess.run(["unshare", "-Ur", "true"]).returncode != 0:
+            pytest.skip("no user namespace here to limit")
+        wrap = ["unshare", "-Ur", "sh", "-c", NO_NESTED, "sh"]
+    return subprocess.run([*wrap, *argv], cwd=str(cwd), capture_output=True, text=True)
+
+
+@pytest.mark.parametrize(("how", "errno_text"), [("seccomp", "Operation not permitted"),
+                                                 ("max_user_namespaces", "No space left on device")])
+def test_a_diff_compiles_without_namespaces_and_says_so_once(tmp_path, how, errno_text):
     repo = make_repo(tmp_path, {"ops/a.py": scale_kernel(), "ops/b.py": scale_kernel(name="other_kernel")})
     commit(repo, "change both", {"ops/a.py": scale_kernel("x * 3.0"),
                                  "ops/b.py": scale_kernel("x + 1.0", name="other_kernel")})
-    proc = contained(CLI, "diff", "HEAD~1", "HEAD", "--no-cache", "--format", "json", "-q", "-j", "2", cwd=repo)
+    proc = contained(CLI, "diff", "HEAD~1", "HEAD", "--no-cache", "--format", "json", "-q", "-j", "2", cwd=repo,
+                     how=how)
     assert proc.returncode in (0, 1), proc.stderr
     verdicts = {r["kernel"]: r["verdict"] for r in json.loads(proc.stdout)["kernels"]}
     assert set(verdicts) == {"ops/a.py::scale_kernel", "ops/b.py::other_kernel"}
     assert "failed" not in verdicts.values() and "unmeasured" not in verdicts.values()
-    assert proc.stderr.splitlines().count(LINE) == 1, proc.stderr
+    line = "ptxdiff: " + FALLBACK.format(why=f"unshare: {errno_text}")
+    assert proc.stderr.splitlines().count(line) == 1, proc.stderr
 
 
 SELF_TEST = """
