@@ -39,4 +39,5 @@ def say_once(line: str) -> None:
     """A line about what the sandbox holds (a weaker one than asked), on stderr once per run."""
     if line not in _said:
         _said.add(line)
-        sys.stderr.write(f"ptxdiff: {line}\n")
+        clear = "\r\x1b[K" if sys.stderr.isatty() else ""   # over a progress line on a terminal
+        sys.stderr.write(f"{clear}ptxdiff: {line}\n")
