@@ -30,7 +30,7 @@ def _write(path: str, text: str) -> None:
 
 
 FALLBACK = ("sandbox without user namespaces (this kernel refuses them: {why}): Landlock, seccomp "
-            "and rlimits hold; no PID/IPC/network namespace")
+            "and rlimits hold; no PID or network namespace")
 
 
 def id_maps(uid: int, gid: int) -> None:
