@@ -192,7 +192,7 @@ class Pool:
             self._stop(slot, kill=True)
             return f"worker start {self.timed_out()}"
         try:
-            kind, msg = parent.recv()
+            kind, msg, *fallback = parent.recv()
         except EOFError:
             self._stop(slot, kill=True)
             return "worker died while starting"
@@ -202,6 +202,8 @@ class Pool:
                 raise probe.refusal(msg)
             return msg
         self.sandbox = msg
+        if fallback and fallback[0]:
+            probe.say_once(fallback[0])
         return None
 
     def _crashed(self, slot: _Slot, task: Task) -> str:

@@ -399,7 +399,7 @@ def serve(conn, repo_dir: str, side, roots: tuple[str, ...], imports: bool = Fal
     except BaseException as e:
         conn.send(("fatal", f"worker could not start: {type(e).__name__}: {e}"))
         return
-    conn.send(("ready", active.describe() if active else None))
+    conn.send(("ready", active.describe() if active else None, active.started.fallback() if active else None))
     mark = captured.since(out_fd, 0)[1] if out_fd is not None else 0
     while True:
         try:

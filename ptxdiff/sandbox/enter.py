@@ -23,11 +23,19 @@ from ptxdiff.sandbox.limits import apply as apply_limits
 from ptxdiff.sandbox.policy import Policy, rules
 from ptxdiff.sandbox.syscalls import PR_SET_NO_NEW_PRIVS, arch, drop_capabilities, prctl
 
+TURNED_OFF = "turned off"
+
 
 @dataclass(frozen=True)
 class Started:
     namespaces: str | None              # None: user, network and PID namespaces are in place; else why not
     limits: dict[str, int] = field(default_factory=dict)
+
+    def fallback(self) -> str | None:
+        """The one line to say when the kernel refused the namespaces (not when turned off)."""
+        if self.namespaces is None or self.namespaces == TURNED_OFF:
+            return None
+        return namespaces.FALLBACK.format(why=self.namespaces)
 
 
 @dataclass(frozen=True)
@@ -44,7 +52,8 @@ class Active:
         parts = [f"Landlock ABI {ll.abi} (files{', TCP' if ll.tcp else ''}{scoped})",
                  f"seccomp ({self.seccomp} syscalls refused)", "no capabilities",
                  "user+net+pid namespaces" if self.started.namespaces is None
-                 else f"no namespaces ({self.started.namespaces})"]
+                 else f"no namespaces ({self.started.namespaces})" if self.started.fallback() is None
+                 else f"no namespaces (this kernel refuses them: {self.started.namespaces}; sockets refused by seccomp)"]
         lim = self.started.limits
         parts.append(f"rlimits as {lim.get('as', 0) >> 30} GiB, cpu {lim.get('cpu')} s, fsize {lim.get('fsize', 0) >> 20} MiB, "
                      f"nproc {lim.get('nproc')}" + (" (not applied to root)" if os.getuid() == 0 else ""))
@@ -80,7 +89,7 @@ def begin(policy: Policy, clean: bool = True) -> Started:
         raise SandboxError(f"the compile worker has {threads()} threads before its sandbox (it must have one)")
     try:
         os.setpgid(0, 0)
-        why = "turned off" if not policy.namespaces else namespaces.enter()
+        why = TURNED_OFF if not policy.namespaces else namespaces.enter()
         lifetime.supervise(policy.home, pid_namespace=why is None)
         applied = apply_limits(policy.limits)
         environment.settle(policy.home)

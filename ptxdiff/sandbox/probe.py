@@ -4,11 +4,13 @@ a machine without it gets one line that says why and how to opt out, never an un
 from __future__ import annotations
 
 import platform
+import sys
 
 from ptxdiff.errors import SandboxError
 from ptxdiff.sandbox import landlock
 from ptxdiff.sandbox.syscalls import PR_GET_SECCOMP, arch, prctl
 
+_said: set[str] = set()
 OPT_OUT = "--no-sandbox, git config --global ptxdiff.sandbox off, or PTXDIFF_SANDBOX=off"
 
 
@@ -31,3 +33,11 @@ def refusal(why: str) -> SandboxError:
     """The one line a compiling command stops with when the sandbox cannot hold."""
     return SandboxError(f"cannot sandbox the compile workers: {why}. To compile without the sandbox "
                         f"(a repository's code could then run with your rights): {OPT_OUT}")
+
+
+def say_once(line: str) -> None:
+    """A line about what the sandbox holds (a weaker one than asked), on stderr once per run."""
+    if line not in _said:
+        _said.add(line)
+        clear = "\r\x1b[K" if sys.stderr.isatty() else ""   # over a progress line on a terminal
+        sys.stderr.write(f"{clear}ptxdiff: {line}\n")

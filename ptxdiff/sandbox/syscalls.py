@@ -39,10 +39,10 @@ _COMMON = {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 42
 ARCHES = {
     "x86_64": Arch("x86_64", 0xC000003E, {
         **_COMMON, "socket": 41, "ptrace": 101, "setpgid": 109, "setsid": 112, "capset": 126,
-        "add_key": 248, "request_key": 249, "keyctl": 250}, x32_bit=0x40000000),
+        "add_key": 248, "request_key": 249, "keyctl": 250, "unshare": 272}, x32_bit=0x40000000),
     "aarch64": Arch("aarch64", 0xC00000B7, {
         **_COMMON, "socket": 198, "ptrace": 117, "setpgid": 154, "setsid": 157, "capset": 91,
-        "add_key": 217, "request_key": 218, "keyctl": 219}),
+        "add_key": 217, "request_key": 218, "keyctl": 219, "unshare": 97}),
 }
 
 

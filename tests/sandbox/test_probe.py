@@ -34,3 +34,10 @@ def test_diff_refuses_without_a_sandbox_and_runs_when_the_user_opts_out(tmp_path
     assert rc == EXIT_USAGE
     rc, out, err = run_main(["diff", "-C", str(repo), "--no-cache", "-q", "--no-sandbox"], capsys)
     assert rc == 0 and "scale_kernel" in out
+
+
+def test_a_weaker_sandbox_is_said_once_per_run(capsys):
+    line = "sandbox without user namespaces (test: said once)"
+    probe.say_once(line)
+    probe.say_once(line)
+    assert capsys.readouterr().err == f"ptxdiff: {line}\n"
