@@ -19,6 +19,7 @@ import dataclasses
 import linecache
 import re
 import types
+from typing import Any
 
 from ptxdiff.build import namespace
 from ptxdiff.build.evaluator.installed import from_triton
@@ -117,13 +118,13 @@ class Builder:
         return id(fn.node) in self._held[path]
 
     # -- values for triton's code generator --------------------------------------------------------
-    def convert(self, value, name: str):
+    def convert(self, value: Any, name: str) -> Any:
         """An evaluator value as a kernel global; None when it has no meaning inside a kernel, or
         must not reach one (then `refused` says why)."""
         converted = self._convert(value, name)
         return None if converted is _REFUSED else converted
 
-    def _convert(self, value, name: str):
+    def _convert(self, value: Any, name: str) -> Any:
         if value is None or isinstance(value, (bool, int, float, str)):
             return value
         if isinstance(value, (tuple, list)):
@@ -148,7 +149,7 @@ class Builder:
             return self._module(value)
         return None
 
-    def _external(self, value: External, name: str):
+    def _external(self, value: External, name: str) -> Any:
         """A name of triton, math or torch, read through the stand-ins: a language builtin, dtype,
         class, constant or a stand-in module (torch's: dtype limits only); never an object reached
         by walking a real module (`tl.core.builtins.exec` is refused). None for a name this triton
@@ -164,7 +165,7 @@ class Builder:
         self.refused[name] = f"`{value.dotted}` {namespace.WITHHELD}"
         return _REFUSED
 
-    def _harness(self, kernel: Kernel, outputs_count: int, device, declared: Declared) -> tuple[object, Declared]:
+    def _harness(self, kernel: Kernel, outputs_count: int, device: Any, declared: Declared) -> tuple[object, Declared]:
         """An elementwise kernel around a device function that is never launched itself (a
         repository decorator generates its kernels): each input loaded from its own pointer,
         the function applied, each output stored. The text is ptxdiff's own; the device function
@@ -205,7 +206,7 @@ class Builder:
                                                   "launched itself)",))
         return triton.jit(pyfn), harness
 
-    def _constexpr_function(self, fn: Function):
+    def _constexpr_function(self, fn: Function) -> Any:
         """`@tl.constexpr def f(dtype): ...` (or `@triton.constexpr_function`): host code that
         triton calls while compiling. It is interpreted by the evaluator, never executed: the
         kernel gets a callable that runs the evaluator on triton's arguments."""
@@ -214,7 +215,7 @@ class Builder:
         plain = dataclasses.replace(fn, decorators=())
         interp, convert = self.interp, self.convert
 
-        def call(*args, **kwargs):
+        def call(*args: Any, **kwargs: Any) -> Any:
             try:
                 result = interp.call_function(plain, [from_triton(a) for a in args],
                                               {k: from_triton(v) for k, v in kwargs.items()})
@@ -272,7 +273,7 @@ class Builder:
         return f"{printable(path)}@{self.tag}"
 
     # -- functions ---------------------------------------------------------------------------------
-    def jit(self, fn: Function):
+    def jit(self, fn: Function) -> Any:
         node = _definition(fn)
         if not self._in_closure(fn):
             raise SpecError(f"{fn.env.mod.path}:{node.lineno}: {node.name}: {NOT_FINGERPRINTED} (the builder "
@@ -392,7 +393,7 @@ class Builder:
         pyfn.__qualname__ = node.name
         return pyfn, expected
 
-    def _default(self, fn: Function, expr: ast.expr):
+    def _default(self, fn: Function, expr: ast.expr) -> Any:
         try:
             return self.convert(self.interp.eval(expr, fn.defining_scope()), "default")
         except (Refused, Raised):
@@ -527,7 +528,7 @@ def _unindent_strings(tree: ast.AST) -> None:
             node.value = "\n".join(line.lstrip() for line in node.value.split("\n"))
 
 
-def _check_source(jit, expected: ast.FunctionDef, path: str) -> None:
+def _check_source(jit: Any, expected: ast.FunctionDef, path: str) -> None:
     """The function triton will parse (`jit.src`, re-read from the registered text) must be the
     `def` the builder compiled, placeholders in: otherwise triton would compile other text than
     the kernel's (lines split differently: a decoy function above it)."""

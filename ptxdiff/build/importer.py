@@ -12,6 +12,8 @@ import importlib.abc
 import importlib.util
 import linecache
 import sys
+from collections.abc import Sequence
+from importlib.machinery import ModuleSpec
 from types import ModuleType
 
 from ptxdiff.git.records import printable
@@ -33,19 +35,20 @@ class SnapshotFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         rel = fullname.replace(".", "/") + "/"
         return any(p.startswith(f"{r}/{rel}" if r else rel) for r in self.index.roots for p in self.index.snapshot.paths)
 
-    def find_spec(self, fullname, path=None, target=None):
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> ModuleSpec | None:
         file = self.index.path_of(fullname)
         if file is not None:
             is_pkg = file.endswith("/__init__.py")
             spec = importlib.util.spec_from_loader(fullname, self, origin=self.filename(file), is_package=is_pkg)
-            spec.has_location = True
+            spec.has_location = True  # type: ignore[union-attr]  # a loader always gives a spec
             return spec
         if self._package_dir(fullname):
             spec = importlib.util.spec_from_loader(fullname, self, origin=None, is_package=True)
             return spec
         return None
 
-    def create_module(self, spec):
+    def create_module(self, spec: ModuleSpec) -> None:
         return None
 
     def exec_module(self, module: ModuleType) -> None:

@@ -10,7 +10,9 @@ imported by the caller.
 
 from __future__ import annotations
 
+import ast
 import inspect
+from typing import Any
 
 
 def _innermost(error: BaseException) -> BaseException:
@@ -21,7 +23,7 @@ def _innermost(error: BaseException) -> BaseException:
     return error
 
 
-def _jit_functions(jit, limit: int = 256) -> list:
+def _jit_functions(jit: Any, limit: int = 256) -> list:
     """The jit functions a kernel can reach through its globals (helpers, their helpers, and
     those behind a module alias), the kernel first."""
     found: list = []
@@ -69,7 +71,7 @@ def _source_line(error: BaseException) -> str | None:
     return lines[node.lineno - 1].strip() if 0 < node.lineno <= len(lines) else None
 
 
-def _where(fn, node) -> tuple[str, int, int] | None:
+def _where(fn: Any, node: ast.stmt | ast.expr) -> tuple[str, int, int] | None:
     """(path, line, column from 1) of an AST node of `fn`'s source, in its file."""
     filename = fn.fn.__code__.co_filename
     path, at, _ = filename.rpartition("@")
@@ -84,7 +86,7 @@ def _where(fn, node) -> tuple[str, int, int] | None:
     return path, first + def_index + node.lineno - 1, indent + node.col_offset + 1
 
 
-def described(error: BaseException, jit) -> str:
+def described(error: BaseException, jit: Any) -> str:
     """A compile error in full, on one line: `path:line:col: Type: message (at: source line)`,
     the place in the repository's file where it can be told."""
     where = located(error, jit)
@@ -93,7 +95,7 @@ def described(error: BaseException, jit) -> str:
     return f"{text} (at: {line})" if line else text
 
 
-def located(error: BaseException, jit) -> str | None:
+def located(error: BaseException, jit: Any) -> str | None:
     """`path:line:col: Type: message` for a triton CompilationError of kernel `jit`; None when
     the place cannot be told (then the caller keeps triton's own words)."""
     inner = _innermost(error)

@@ -11,13 +11,14 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK, UsageError
 
 if TYPE_CHECKING:  # types only: importing them costs pygit2 and the compile pipeline
     from ptxdiff.compare.engine import Engine
     from ptxdiff.compare.results import Report
+    from ptxdiff.compile.toolchains import Policy
     from ptxdiff.config import Config
     from ptxdiff.git.repo import Repo
     from ptxdiff.report.layout import Layout
@@ -61,7 +62,7 @@ def progress(args: argparse.Namespace) -> Callable[[str], None] | None:
     return Status(sys.stderr, live=terminal and os.environ.get("TERM") != "dumb")
 
 
-def layout(args: argparse.Namespace, stream=None) -> Layout:
+def layout(args: argparse.Namespace, stream: TextIO | None = None) -> Layout:
     """How a report is laid out for `stream` (stdout): the terminal's width (COLUMNS; no limit
     for a file or a pipe), colour by --color and NO_COLOR, the full table with --wide."""
     from ptxdiff.report.console import wants_colour, width
@@ -111,7 +112,7 @@ def open_engine(args: argparse.Namespace) -> tuple[Repo, Engine]:
                         executor=parse(getattr(args, "executor", "local")), tritons=tritons(args, repo))
 
 
-def tritons(args: argparse.Namespace, repo: Repo, gate: bool = False):
+def tritons(args: argparse.Namespace, repo: Repo, gate: bool = False) -> Policy:
     """How the engine chooses each side's triton (compile/toolchains.py): --triton, else
     PTXDIFF_TRITON, else git config ptxdiff.triton, else the repository's pins."""
     from ptxdiff.compile import toolchains

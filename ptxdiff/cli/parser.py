@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import re
+from collections.abc import Sequence
 from typing import Any, NoReturn, TypeAlias
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[Parser]"
@@ -291,7 +292,8 @@ VERBS = (_diff, _show, _cache, _log, _notes, _ci, _install, _uninstall, _doctor,
 class _Version(argparse.Action):
     """`--version`: the versions the report heading shows, looked up only when asked."""
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: str | Sequence[Any] | None, option_string: str | None = None) -> None:
         from ptxdiff.compile.toolchain import versions
 
         tools = versions()

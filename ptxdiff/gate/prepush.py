@@ -14,17 +14,22 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, TextIO
 
 from ptxdiff.config import POLICY_NOTE
 from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK
 from ptxdiff.gate.outcome import TRAILER, Outcome, RefUpdate
-from ptxdiff.git.records import is_zero, printable, trailers
+from ptxdiff.git.records import CommitInfo, SubmoduleChange, is_zero, printable, trailers
 from ptxdiff.git.repo import Repo, Side
 from ptxdiff.report.console import say
 from ptxdiff.report.gate import render
 from ptxdiff.report.layout import PLAIN, Layout
 from ptxdiff.report.safe import shown
+
+if TYPE_CHECKING:  # types only: the engine is built by the caller
+    from ptxdiff.compare.engine import Engine
+    from ptxdiff.compare.results import Row
 
 
 def parse_refs(text: str) -> list[RefUpdate]:
@@ -42,7 +47,7 @@ def approved(kernel_id: str, approvals: set[str]) -> bool:
                 & approvals)
 
 
-def judge(repo: Repo, have: list[str], update: RefUpdate, engine) -> Outcome | None:
+def judge(repo: Repo, have: list[str], update: RefUpdate, engine: Engine) -> Outcome | None:
     """Compare what `update` sends with each newest commit of the remote's that it builds on; a
     kernel blocks only when it blocks against every one of them (a merge of two remote branches
     brings nothing new from either)."""
@@ -65,7 +70,7 @@ def judge(repo: Repo, have: list[str], update: RefUpdate, engine) -> Outcome | N
     return Outcome(update, rows, tuple(reports[0].config.block), pushed.commits, tuple(dict.fromkeys(notes)))
 
 
-def approval_notes(passed: list, commits) -> list[str]:
+def approval_notes(passed: list[Row], commits: Sequence[CommitInfo]) -> list[str]:
     """One line per blocking kernel a pushed commit's trailer lets through: an approval the branch
     gives itself is said, never silent."""
     lines = []
@@ -77,7 +82,7 @@ def approval_notes(passed: list, commits) -> list[str]:
     return lines
 
 
-def submodule_note(change) -> str:
+def submodule_note(change: SubmoduleChange) -> str:
     """One line for a submodule whose commit changed: its kernels are not looked into here."""
     old, new = (change.old or "")[:10], (change.new or "")[:10]
     moved = f"moved {old}..{new}" if old and new else f"added at {new}" if new else f"removed (was {old})"
@@ -91,7 +96,7 @@ def touched(repo: Repo, outcome: Outcome) -> dict[str, list[str]]:
             for r in outcome.blocking}
 
 
-def check(repo: Repo, remote: str, updates: list[RefUpdate], engine, out=None, have: Sequence[str] = (),
+def check(repo: Repo, remote: str, updates: list[RefUpdate], engine: Engine, out: TextIO | None = None, have: Sequence[str] = (),
           layout: Layout = PLAIN) -> int:
     """Judge every ref first, then say why; the exit status is the verdict whatever the output does."""
     have = list(have) + repo.remote_tips(remote) + \
@@ -109,7 +114,8 @@ def check(repo: Repo, remote: str, updates: list[RefUpdate], engine, out=None, h
     return EXIT_BLOCKED if blocked else EXIT_OK
 
 
-def run(remote: str, url: str, stdin_text: str, engine_factory, env=None, layout: Layout = PLAIN) -> int:
+def run(remote: str, url: str, stdin_text: str, engine_factory: Callable[[Repo], Engine],
+        env: Mapping[str, str] | None = None, layout: Layout = PLAIN) -> int:
     env = os.environ if env is None else env
     repo = Repo(env.get("GIT_DIR") or ".")
     if env.get("PTXDIFF_SKIP") == "1" or not repo.config_bool("ptxdiff.enabled", True):
@@ -125,7 +131,7 @@ def run(remote: str, url: str, stdin_text: str, engine_factory, env=None, layout
                  layout=layout)
 
 
-def from_pre_commit(env, repo: Repo) -> tuple[list[RefUpdate], list[str], str | None]:
+def from_pre_commit(env: Mapping[str, str], repo: Repo) -> tuple[list[RefUpdate], list[str], str | None]:
     """The refs to judge under pre-commit's pre-push stage: (updates, commits the remote has, note).
 
     pre-commit reads git's ref lines itself and passes only the first ref that has commits to

@@ -42,7 +42,7 @@ from ptxdiff.fastio import (
 from ptxdiff.gitdiff import filler
 from ptxdiff.gitdiff import invocation as inv
 from ptxdiff.gitdiff import revisions as rev
-from ptxdiff.gitdiff.patches import Piece, handled, lines_of, matches, piece_bytes, split
+from ptxdiff.gitdiff.patches import Commit, Piece, handled, lines_of, matches, piece_bytes, split
 from ptxdiff.report.narrow import WIDTH, columns, fit_text
 
 PYTHON_FUNCNAME = r"^[ \t]*((class|(async[ \t]+)?def)[ \t].*)$"
@@ -390,7 +390,7 @@ def _output_fd(output: bytes) -> int | None:
 
 # -- kernel lines ---------------------------------------------------------------------------------
 
-def kernel_lines(facts: rev.Facts, pieces: list[Piece], commits, p_lines: list[bytes], t0: float) -> list[bytes]:
+def kernel_lines(facts: rev.Facts, pieces: list[Piece], commits: list[Commit], p_lines: list[bytes], t0: float) -> list[bytes]:
     """Per piece, the kernel lines (and notes) to print after git's part of it."""
     suffix = [b""] * len(pieces)
     if not pieces:

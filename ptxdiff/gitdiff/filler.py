@@ -25,6 +25,12 @@ import time
 
 from ptxdiff.fastio import read, replace_file
 
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (the diff driver starts here)
+if TYPE_CHECKING:
+    from ptxdiff.compare.results import Row
+    from ptxdiff.git.repo import Side
+    from ptxdiff.gitdiff.revisions import Facts, Section
+
 MAX_LOG = 1 << 20
 MAX_AGE = 3600.0  # a request nobody has waited for in an hour is dropped
 LIFE_REQUESTS = 6   # the filler's life: this many requests at the user's per-request maximum
@@ -58,7 +64,7 @@ def load_result(state: str, key: str, any_kind: bool = False) -> dict | None:
 MAX_QUEUE = 64              # comparisons waiting for the filler, all git commands together
 
 
-def enqueue(state: str, facts, sections: list) -> list:
+def enqueue(state: str, facts: Facts, sections: list[Section]) -> list[Section]:
     """Queue the comparisons for the filler (the first MAX_QUEUE; older requests make room) and
     make sure one filler runs (one per repository). Returns those queued."""
     queue = os.path.join(state, "queue")
@@ -68,7 +74,7 @@ def enqueue(state: str, facts, sections: list) -> list:
     sections = sections[:MAX_QUEUE]
     for n, s in enumerate(sections):
         try:  # a result kept from a failed try must not answer this request
-            os.unlink(os.path.join(state, "results", s.key))
+            os.unlink(os.path.join(state, "results", s.key))  # type: ignore[arg-type]  # queued: keyed
         except OSError:
             pass
         job = {"key": s.key, "workdir": facts.top, "old": s.old, "new": s.new,
@@ -295,7 +301,7 @@ def _save(state: str, key: str, result: dict) -> None:
         pass
 
 
-def side(spec: str):
+def side(spec: str) -> Side:
     """A job's side spec ("C:<id>", "INDEX", "WORKTREE", "NOTHING") as a git.Side."""
     from ptxdiff.git.repo import INDEX, Side
 
@@ -336,7 +342,7 @@ def compare(state: str, job: dict) -> dict:
     if not paths:  # no file the engine reads (a symlink, a submodule): nothing to compare
         return {"keep": True, "deps": _deps(), "lines": lines, "notes": []}
 
-    def exact(specs):  # pathspecs are globs to the engine; these are file names
+    def exact(specs: list[str]) -> list[str]:  # pathspecs are globs to the engine; these are file names
         return [glob_escape(p) for p in specs if p in present]
     report = engine.compare(old, new, exact(paths))
     where = place(report.rows, pieces)
@@ -352,7 +358,7 @@ def compare(state: str, job: dict) -> dict:
     return {"keep": keep, "deps": _deps(), "lines": lines, "notes": notes}
 
 
-def place(rows, pieces: list[tuple[str, str]]) -> dict[str, int]:
+def place(rows: list[Row], pieces: list[tuple[str, str]]) -> dict[str, int]:
     """Kernel id -> index of the shown file its lines go under: the file that defines it, else
     the first shown file its effective source reads (`row.paths`)."""
     where: dict[str, int] = {}

@@ -12,6 +12,7 @@ applied to its actual arguments.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import os
@@ -20,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 from ptxdiff.errors import PtxdiffError, UsageError
@@ -112,7 +113,7 @@ def read_raw(folder: str) -> list[Raw]:
     return records
 
 
-def split(raw: list[Raw], repo_files, via: str) -> recorded.Recording:
+def split(raw: list[Raw], repo_files: Collection[str], via: str) -> recorded.Recording:
     """Raw records -> the launches of repository kernels, and what was left out."""
     launches = []
     ignored: Counter[str] = Counter()
@@ -184,7 +185,7 @@ def summary(recording: recorded.Recording, new: dict, where: str, keep: int) -> 
     return lines
 
 
-def main(args, command: list[str] | None) -> int:
+def main(args: argparse.Namespace, command: list[str] | None) -> int:
     """The `record` subcommand."""
     from ptxdiff.git.repo import Repo
 

@@ -26,6 +26,10 @@ import os
 import sys
 import tempfile
 import threading
+from collections.abc import Callable, Sequence
+from importlib.machinery import ModuleSpec
+from types import ModuleType
+from typing import Any, TextIO
 
 ENV_OUT = "PTXDIFF_RECORD_OUT"     # folder for the raw per-process files
 ENV_ROOT = "PTXDIFF_RECORD_ROOT"   # the repository's work tree (real path)
@@ -52,7 +56,7 @@ def tl_name(dtype_text: str) -> str | None:
     return f"tl.{name}" if name else None
 
 
-def jsonable(value, kernel_id_of=None):
+def jsonable(value: Any, kernel_id_of: Callable[[Any], str] | None = None) -> Any:
     """A constexpr or option value as JSON: numbers, strings, None and bools as they are, a
     triton dtype as "tl.float16", tuples as lists, a @triton.jit function as {"jit": id}, a
     non-finite float as {"float": "inf"}, anything else as {"repr": ...} (shown, never compiled)."""
@@ -78,7 +82,7 @@ def jsonable(value, kernel_id_of=None):
     return {"repr": repr(value)[:200]}
 
 
-def kernel_id(fn, root: str) -> str:
+def kernel_id(fn: Any, root: str) -> str:
     """`<repo-relative posix path>::<name>` for a function defined in a file under `root`; the
     file's real path in its place otherwise (the parent ignores those and says so)."""
     real = os.path.realpath(fn.__code__.co_filename)
@@ -99,6 +103,7 @@ class _State(threading.local):
 
 
 _state = _State()
+Binder = Callable[..., tuple[dict[str, Any], list[tuple[Any, Any]], dict[str, Any]]]   # triton's binder
 _AUTOTUNE_OF_MODE: dict[str | None, str] = {"ran": "ran", "all_dry": "all"}   # a launch's `autotune`
 
 
@@ -116,7 +121,7 @@ class _Mode:
 class Recorder:
     """This process's distinct launches and their counts."""
 
-    def __init__(self, out_dir: str, root: str):
+    def __init__(self, out_dir: str, root: str) -> None:
         self.out_dir, self.root = out_dir, root
         self.kernels: dict = {}        # raw function -> (kernel id, binder or None when outside)
         self.warned: set = set()
@@ -128,10 +133,10 @@ class Recorder:
         self.written: dict[tuple, int] = {}
         self.shapes: dict[tuple, str] = {}     # (spec, shape key) -> the shape with its first values' ranges
         self.tracked: dict[str, int] = {}      # spec -> distinct shapes tracked
-        self.file = None
+        self.file: TextIO | None = None
         self.pid = os.getpid()
 
-    def _open(self):
+    def _open(self) -> TextIO:
         if self.file is None:
             fd, _ = tempfile.mkstemp(dir=self.out_dir, prefix=f"{self.pid}-", suffix=".jsonl")
             self.file = os.fdopen(fd, "w", encoding="ascii")
@@ -174,7 +179,7 @@ class Recorder:
             self.warned.add(what)
             print(f"ptxdiff record: {what}: {type(error).__name__}: {error}", file=sys.stderr)
 
-    def kernel(self, fn, jit_params=None, dns=None):
+    def kernel(self, fn: Any, jit_params: Any = None, dns: dict[str, Any] | None = None) -> tuple[str, Binder | None]:
         """(kernel id, binder); the binder is None for kernels outside the repository."""
         known = self.kernels.get(fn)
         if known is None:
@@ -185,7 +190,8 @@ class Recorder:
             known = self.kernels[fn] = (kid, binder)
         return known
 
-    def entry(self, fn, args, kwargs, via: str, jit_params=None, dns=None) -> tuple[str, dict, list]:
+    def entry(self, fn: Any, args: Sequence[Any], kwargs: dict[str, Any], via: str, jit_params: Any = None,
+              dns: dict[str, Any] | None = None) -> tuple[str, dict, list]:
         """The canonical text of this launch's spec (recorded.FIELDS order, without the count),
         the bound arguments and the names of the run-time (not constexpr) parameters."""
         kid, binder = self.kernel(fn, jit_params, dns)
@@ -195,7 +201,7 @@ class Recorder:
         names = list(bound)
         signature, constexprs, divisible = {}, {}, []
 
-        def leaves(name, ty, key, value):
+        def leaves(name: str, ty: Any, key: Any, value: Any) -> None:
             """Constants and divisibility of one argument, down into tuple elements (`t[0]`)."""
             if ty == "constexpr":
                 constexprs[name] = jsonable(value, self.id_of)
@@ -222,7 +228,7 @@ class Recorder:
         }, ensure_ascii=True)
         return text, bound, [n for n, (ty, _) in zip(names, specialization) if ty != "constexpr"]
 
-    def shape(self, text: str, bound: dict, runtime: list, grid) -> str | None:
+    def shape(self, text: str, bound: dict, runtime: list, grid: Any) -> str | None:
         """This launch's shape (replay.py's format) as the key it is counted under; its values'
         ranges are read only the first time the shape is seen."""
         if not runtime or self.tracked.get(text, 0) >= MAX_SHAPES:
@@ -243,10 +249,11 @@ class Recorder:
                     size for _, size in buffers.values()]}, ensure_ascii=True, allow_nan=False)
         return key
 
-    def id_of(self, fn) -> str:
+    def id_of(self, fn: Any) -> str:
         return kernel_id(fn, self.root)
 
-    def launch(self, fn, args, kwargs, via: str, run, grid=None, jit_params=None, dns=None):
+    def launch(self, fn: Any, args: Sequence[Any], kwargs: dict[str, Any], via: str, run: Callable[[], Any],
+               grid: Any = None, jit_params: Any = None, dns: dict[str, Any] | None = None) -> Any:
         """Run the launch (`run()`), then count it; enumerating configs records without running."""
         mode = _state.mode
         if mode in ("bench", "suppress"):
@@ -266,7 +273,7 @@ class Recorder:
         self.count(getattr(fn, "__name__", fn), text, bound, runtime, grid)
         return result
 
-    def count(self, name, text: str, bound: dict, runtime: list, grid) -> None:
+    def count(self, name: object, text: str, bound: dict, runtime: list, grid: Any) -> None:
         """Count a launch that ran, with its shape: values are read after the launch, so a
         buffer the kernel writes shows what it wrote (deterministic), not what it held."""
         try:
@@ -283,7 +290,7 @@ class Recorder:
             self.count(*item)
 
 
-def _arg(value, buffers: dict):
+def _arg(value: Any, buffers: dict) -> Any:
     """A run-time argument as replay.py records it: a tensor's layout in its buffer (buffers:
     storage address -> (index, bytes), shared by the launch's arguments), a scalar's value."""
     if value is None or isinstance(value, (bool, str, float, numbers.Integral)):
@@ -299,7 +306,7 @@ def _arg(value, buffers: dict):
     return {"unrecorded": type(value).__name__}
 
 
-def _stats(t) -> dict:
+def _stats(t: Any) -> dict:
     """What kind of values a tensor holds: an integer's exact range, a float's finite range (the
     parent rounds it outward) and whether it holds NaN or Inf."""
     try:
@@ -327,11 +334,11 @@ def _stats(t) -> dict:
         return {}
 
 
-def _types(ty) -> list:
+def _types(ty: tuple) -> list:
     return [_types(t) if isinstance(t, tuple) else t for t in ty]
 
 
-def _binder(fn, jit_params, dns: dict):
+def _binder(fn: Any, jit_params: Any, dns: dict) -> Binder:
     """triton's own argument binder and specialiser for `fn`, as JITFunction.run builds it (the
     backend's integer/tensor rules are BaseBackend's, which CUDA's backend does not override)."""
     from triton.backends.compiler import BaseBackend
@@ -358,25 +365,25 @@ def _via_gpu() -> str:
     return _gpu_via[0]
 
 
-def _wrap_run(cls, via, launch_info) -> None:
+def _wrap_run(cls: Any, via: Callable[[], str], launch_info: Callable[[Any], dict[str, Any]]) -> None:
     """Count each real launch of `cls` (JITFunction or InterpretedFunction); warmups are not launches."""
     original = cls.run
 
-    def run(self, *args, grid, warmup, **kwargs):
+    def run(self: Any, *args: Any, grid: Any, warmup: Any, **kwargs: Any) -> Any:
         if warmup:
             return original(self, *args, grid=grid, warmup=warmup, **kwargs)
-        return _recorder.launch(self.fn, args, kwargs, via(),
-                                lambda: original(self, *args, grid=grid, warmup=warmup, **kwargs),
-                                grid, **launch_info(self))
+        return _recorder.launch(  # type: ignore[union-attr]  # patched by install() only
+            self.fn, args, kwargs, via(), lambda: original(self, *args, grid=grid, warmup=warmup, **kwargs),
+            grid, **launch_info(self))
 
     cls.run = run
 
 
-def _patch_jit(module) -> None:
+def _patch_jit(module: ModuleType) -> None:
     _wrap_run(module.JITFunction, _via_gpu, lambda f: {"jit_params": f.params})
 
 
-def _patch_interpreter(module) -> None:
+def _patch_interpreter(module: ModuleType) -> None:
     _wrap_run(module.InterpretedFunction, lambda: "interpreter", lambda f: {"dns": f.kwargs})
 
 
@@ -388,14 +395,14 @@ def _interpreting() -> bool:
         return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 
 
-def _patch_autotuner(module) -> None:
+def _patch_autotuner(module: ModuleType) -> None:
     """On a GPU the Config the autotuner picked is what launches (its benchmark runs are not
     launches of the program). The interpreter has no timing and no driver to benchmark with:
     every Config is recorded (`autotune: "all"`) and the first one runs."""
     cls = module.Autotuner
     original_run, original_bench = cls.run, cls._bench
 
-    def run(self, *args, **kwargs):
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
         if not _interpreting():
             with _Mode("ran"):
                 return original_run(self, *args, **kwargs)
@@ -404,14 +411,15 @@ def _patch_autotuner(module) -> None:
                 with _Mode("all_dry"):
                     self.fn.run(*args, **kwargs, **config.all_kwargs())
             except Exception as e:
-                _recorder.warn(f"cannot read a Config of {getattr(self.base_fn, '__name__', 'a kernel')}", e)
+                _recorder.warn(  # type: ignore[union-attr]  # patched by install() only
+                    f"cannot read a Config of {getattr(self.base_fn, '__name__', 'a kernel')}", e)
         try:
             with _Mode("suppress"):
                 return original_run(self, *args, **kwargs)
         finally:
-            _recorder.settle()
+            _recorder.settle()  # type: ignore[union-attr]  # patched by install() only
 
-    def _bench(self, *args, config, **meta):
+    def _bench(self: Any, *args: Any, config: Any, **meta: Any) -> Any:
         if _interpreting():
             return [0.0, 0.0, 0.0]
         with _Mode("bench"):
@@ -427,22 +435,23 @@ _PATCHES = {"triton.runtime.jit": _patch_jit, "triton.runtime.interpreter": _pat
 class _PatchingLoader(importlib.abc.Loader):
     """Runs the real loader, then patches the module it made."""
 
-    def __init__(self, inner, patch):
+    def __init__(self, inner: importlib.abc.Loader, patch: Callable[[ModuleType], None]) -> None:
         self.inner, self.patch = inner, patch
 
-    def create_module(self, spec):
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
         return self.inner.create_module(spec)
 
-    def exec_module(self, module):
+    def exec_module(self, module: ModuleType) -> None:
         self.inner.exec_module(module)
         self.patch(module)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
 
 class _PatchOnImport(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
+    def find_spec(self, name: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> ModuleSpec | None:
         patch = _PATCHES.get(name)
         if patch is None:
             return None

@@ -13,8 +13,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 from ptxdiff.errors import ConfigError
 from ptxdiff.record import replay as replaymod
@@ -82,11 +83,11 @@ class Launch:
         return _dumps(self.as_json())
 
 
-def _dumps(obj) -> str:
+def _dumps(obj: object) -> str:
     return json.dumps(obj, ensure_ascii=True, allow_nan=False)
 
 
-def _fail(where: str, what: str):
+def _fail(where: str, what: str) -> NoReturn:
     raise ConfigError(f"{where}: {what}")
 
 
@@ -97,7 +98,7 @@ def _int(obj: dict, key: str, where: str, least: int) -> int:
     return v
 
 
-def _types_ok(t) -> bool:
+def _types_ok(t: object) -> bool:
     if isinstance(t, str):
         return bool(t) and t != "constexpr"
     return isinstance(t, list) and all(x == "constexpr" or _types_ok(x) for x in t)
@@ -116,7 +117,7 @@ def _leaf(signature: dict, name: str) -> object:
     return t
 
 
-def from_json(obj, where: str) -> Launch:
+def from_json(obj: object, where: str) -> Launch:
     """One line's object -> Launch; anything malformed is a ConfigError naming `where`."""
     if not isinstance(obj, dict):
         _fail(where, "not a JSON object")
@@ -218,7 +219,7 @@ def _order(launch: Launch) -> tuple:
     return (-launch.count, launch.spec_text)
 
 
-def load(read, exists, path: str = DEFAULT_PATH) -> dict[str, tuple[Launch, ...]]:
+def load(read: Callable[[str], bytes], exists: Callable[[str], bool], path: str = DEFAULT_PATH) -> dict[str, tuple[Launch, ...]]:
     """The recorded launches of a snapshot: `read(path) -> bytes`, `exists(path) -> bool`, like
     config.load. No file is no recording (an empty dict)."""
     if not exists(path):
@@ -271,7 +272,8 @@ def dumps(launches: dict[str, tuple[Launch, ...]]) -> str:
                    for launch in sorted(launches[kernel], key=_order))
 
 
-def match(launches: dict[str, tuple[Launch, ...]], kernel_id: str, params) -> tuple[tuple[Launch, ...], str | None]:
+def match(launches: dict[str, tuple[Launch, ...]], kernel_id: str,
+          params: Iterable[str]) -> tuple[tuple[Launch, ...], str | None]:
     """The recorded launches that apply to this kernel, found by id; when the kernel's parameter
     names are not the recorded ones (an older or newer revision), none, and a message saying
     which names differ. Nothing recorded is no launches and no message."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ptxdiff.errors import ConfigError
@@ -111,7 +111,7 @@ def _arg_json(arg: Arg, stats: bool) -> object:
     return arg
 
 
-def _ints(v, where: str, what: str, least: int | None = None) -> tuple[int, ...]:
+def _ints(v: object, where: str, what: str, least: int | None = None) -> tuple[int, ...]:
     if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v) \
             or (least is not None and any(x < least for x in v)):
         raise ConfigError(f"{where}: replay {what} must be a list of integers"
@@ -119,7 +119,7 @@ def _ints(v, where: str, what: str, least: int | None = None) -> tuple[int, ...]
     return tuple(v)
 
 
-def _arg(name: str, v, where: str, buffers: int) -> Arg:
+def _arg(name: str, v: object, where: str, buffers: int) -> Arg:
     if v is None or isinstance(v, (bool, int, float)):
         return v
     if not isinstance(v, dict):
@@ -147,7 +147,7 @@ def _arg(name: str, v, where: str, buffers: int) -> Arg:
     return TensorArg(v["dtype"], shape, stride, offset, buffer, low, high, v.get("nan") is True, v.get("inf") is True)
 
 
-def from_json(obj, where: str) -> Replay:
+def from_json(obj: object, where: str) -> Replay:
     if not isinstance(obj, dict) or set(obj) != {"grid", "args", "buffers", "count"}:
         raise ConfigError(f"{where}: a replay entry must have exactly grid, args, buffers and count")
     grid = _ints(obj["grid"], where, "grid", 0)
@@ -173,7 +173,7 @@ def merge(a: Replay, b: Replay) -> Replay:
     return Replay(a.grid, tuple(args), a.buffers, a.count + b.count)
 
 
-def _widen(pick, x, y):
+def _widen(pick: Callable[[float, float], float], x: float | None, y: float | None) -> float | None:
     if x is None or y is None:
         return x if y is None else y
     return pick(x, y)

@@ -29,7 +29,9 @@ import json
 import re
 import textwrap
 from collections import Counter
+from collections.abc import Collection
 from pathlib import Path
+from typing import Any
 
 from ptxdiff.errors import ConfigError, UsageError
 from ptxdiff.record import launches as recorded
@@ -95,7 +97,7 @@ def events(folder: Path) -> list[tuple[dict, str]]:
     return out
 
 
-def repo_path(file_path: str, repo_files) -> str | None:
+def repo_path(file_path: str, repo_files: Collection[str]) -> str | None:
     """The repository file a trace's absolute path is a copy of: the longest repository path
     that the trace path ends with (the trace may come from another machine or checkout)."""
     if not file_path:
@@ -175,7 +177,7 @@ def ttir_types(ttir: str, name: str) -> list[str | None] | None:
     return types
 
 
-def arg_type(info) -> str | None:
+def arg_type(info: object) -> str | None:
     """A launch's `extracted_args` entry -> the type triton's specialisation gives it."""
     if not isinstance(info, dict):
         return None
@@ -235,7 +237,7 @@ def replay_of(event: dict, runtime: list[str]) -> dict | None:
     return {"grid": grid + [1] * (3 - len(grid)), "args": args, "buffers": sizes}
 
 
-def _value(v):
+def _value(v: object) -> object:
     """A constant as tritonparse wrote it -> the recorded file's spelling."""
     if isinstance(v, str):
         m = _DTYPE_TEXT.match(v)
@@ -265,7 +267,7 @@ def _num_warps(meta: dict, payload: dict) -> int:
     return meta.get("num_warps", DEFAULT_NUM_WARPS)
 
 
-def _autotune(stack) -> str | None:
+def _autotune(stack: Any) -> str | None:
     names = {f.get("name") for f in stack or () if isinstance(f, dict) and _AUTOTUNER in str(f.get("filename", ""))}
     return "bench" if "_bench" in names else "run" if names else None
 
@@ -273,7 +275,7 @@ def _autotune(stack) -> str | None:
 class _Reader:
     """Turns events into recorded-file objects; collects what it leaves out and why."""
 
-    def __init__(self, repo_files) -> None:
+    def __init__(self, repo_files: Collection[str]) -> None:
         self.repo_files = repo_files
         self.notes: dict[str, None] = {}
         self.ignored: Counter = Counter()
@@ -342,7 +344,7 @@ class _Reader:
                 "autotune": autotune, "via": "tritonparse"}
 
 
-def read(folder: Path, repo_files) -> recorded.Recording:
+def read(folder: Path, repo_files: Collection[str]) -> recorded.Recording:
     """The launches of repository kernels in the raw traces under `folder`."""
     reader = _Reader(repo_files)
     comps: dict[str, list[tuple[dict, str]]] = {}

@@ -11,10 +11,14 @@ import codecs
 import os
 import sys
 
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (the diff driver prints here)
+if TYPE_CHECKING:
+    from typing import TextIO
+
 PATH_ERRORS = "ptxdiff-path"
 
 
-def _path_bytes(error: UnicodeError):
+def _path_bytes(error: UnicodeError) -> tuple[str, int]:
     """Encode error handler: a lone surrogate from a non-UTF-8 file name is written as `\\xNN`,
     the spelling `git.printable` uses; anything else as Python's backslashreplace would."""
     if isinstance(error, UnicodeEncodeError):
@@ -27,16 +31,16 @@ def _path_bytes(error: UnicodeError):
 codecs.register_error(PATH_ERRORS, _path_bytes)
 
 
-def for_people(*streams) -> None:
+def for_people(*streams: TextIO) -> None:
     """Make `streams` (default stdout and stderr) print any kernel id or path, never raise on one."""
     for stream in streams or (sys.stdout, sys.stderr):
         try:
-            stream.reconfigure(errors=PATH_ERRORS)
+            stream.reconfigure(errors=PATH_ERRORS)  # type: ignore[union-attr]  # TextIOWrapper's
         except (AttributeError, ValueError, OSError):
             pass
 
 
-def say(text: str, stream) -> bool:
+def say(text: str, stream: TextIO | None) -> bool:
     """Write and flush; False (and the stream silenced) when nobody reads it any more, or when
     there is no stream at all (Python started with that file descriptor closed). A live progress
     line is erased first: the text starts on a clean line."""
@@ -45,7 +49,7 @@ def say(text: str, stream) -> bool:
     return _write(text, stream)
 
 
-def _write(text: str, stream) -> bool:
+def _write(text: str, stream: TextIO | None) -> bool:
     if stream is None:
         return False
     try:
@@ -57,7 +61,7 @@ def _write(text: str, stream) -> bool:
         return False
 
 
-def silence(stream) -> None:
+def silence(stream: TextIO) -> None:
     """Point the stream's file descriptor at /dev/null (Python's advice for SIGPIPE)."""
     try:
         fd = stream.fileno()
@@ -70,7 +74,7 @@ def silence(stream) -> None:
         os.close(devnull)
 
 
-def wants_colour(stream, when: str = "auto") -> bool:
+def wants_colour(stream: TextIO | None, when: str = "auto") -> bool:
     """--color=always|never decide; auto: colour for a terminal, unless NO_COLOR is set (non-empty,
     no-color.org) or TERM=dumb."""
     if when in ("always", "never"):
@@ -83,7 +87,7 @@ def wants_colour(stream, when: str = "auto") -> bool:
         return False
 
 
-def width(stream=None) -> int | None:
+def width(stream: TextIO | None = None) -> int | None:
     """Columns to lay text out in: COLUMNS when set, else the terminal's width when `stream`
     (default stdout) is one; None (no limit) for a file or a pipe, which keep whole lines."""
     import shutil
@@ -104,7 +108,7 @@ class Status:
 
     shown: list[Status] = []   # live lines on screen now, for `clear_all`
 
-    def __init__(self, stream, live: bool):
+    def __init__(self, stream: TextIO | None, live: bool) -> None:
         self.stream, self.live = stream, live
 
     def __call__(self, line: str) -> None:

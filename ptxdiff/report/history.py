@@ -6,11 +6,12 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
+from collections.abc import Callable
 
 from ptxdiff.compare.history import Event
 from ptxdiff.compare.results import Row
 from ptxdiff.report import safe
-from ptxdiff.report.columns import HISTORY_COLUMNS, explanations
+from ptxdiff.report.columns import HISTORY_COLUMNS, Column, explanations
 from ptxdiff.report.layout import FOLD, FULL, KEY, PLAIN, Layout, TableColumn, grid, hanging
 from ptxdiff.report.safe import shown
 from ptxdiff.report.style import VERDICT_SGR
@@ -28,11 +29,11 @@ def _date(e: Event) -> str:
     return datetime.datetime.fromtimestamp(e.commit.time).strftime("%Y-%m-%d")
 
 
-def _metric(c):
+def _metric(c: Column) -> Callable[[Item], str]:
     return lambda item: c.cell(item[1])
 
 
-def _changed(c):
+def _changed(c: Column) -> Callable[[Item], bool]:
     return lambda item: c.changed(item[1])
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ptxdiff.compare.history import Event
 from ptxdiff.errors import UsageError
 
 METRICS = ("ptx_instrs", "ptx_regs", "regs", "sass_instrs")
@@ -16,7 +17,7 @@ def require_matplotlib() -> None:
                          f"{shlex.quote(sys.executable)} -m pip install 'matplotlib>=3.7'")
 
 
-def plot_history(events, path: str) -> None:
+def plot_history(events: list[Event], path: str) -> None:
     require_matplotlib()
     import matplotlib
     matplotlib.use("Agg")
@@ -32,7 +33,7 @@ def plot_history(events, path: str) -> None:
         if any(r.launch for r in rows):
             launched.append(labels[-1])
         for m in METRICS:
-            series.setdefault(m, []).append(rows[0].new.get(m))
+            series.setdefault(m, []).append(rows[0].new.get(m))  # type: ignore[union-attr]  # rows have `new`
     fig, axes = plt.subplots(len(METRICS), 1, figsize=(max(6, len(labels) * 0.6), 2.2 * len(METRICS)), sharex=True)
     for ax, m in zip(axes, METRICS):
         ax.plot(labels, series.get(m, []), marker="o")

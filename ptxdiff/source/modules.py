@@ -12,6 +12,7 @@ import io
 import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from ptxdiff.source.bounds import parse_module, size_error
 from ptxdiff.source.syntax import attribute_chains, strip_docstrings
@@ -29,6 +30,17 @@ class FileSet:
 
     def read(self, path: str) -> bytes:
         return self.files[path]
+
+
+class Files(Protocol):
+    """What the index reads of a snapshot: a git Snapshot or a FileSet."""
+
+    @property
+    def paths(self) -> frozenset[str]: ...
+
+    def __contains__(self, path: str) -> bool: ...
+
+    def read(self, path: str) -> bytes: ...
 
 
 @dataclass
@@ -160,7 +172,7 @@ def _decode(data: bytes) -> str:
 class ModuleIndex:
     """Parsed modules of one snapshot, addressed by path or dotted name, parsed once each."""
 
-    def __init__(self, snapshot, roots: tuple[str, ...] = ()):
+    def __init__(self, snapshot: Files, roots: tuple[str, ...] = ()):
         self.snapshot = snapshot
         configured = tuple(dict.fromkeys(r.strip("/") for r in roots if r.strip("/")))
         auto = ("src",) if "src" not in configured and _src_layout(snapshot.paths) else ()

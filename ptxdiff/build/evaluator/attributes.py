@@ -51,7 +51,7 @@ _METHODS = {
 class AttributesMixin(InterpCore):
     """`obj.name` for every value the evaluator hands around: `attribute`."""
 
-    def attribute(self, obj, name: str, importing: bool = False):
+    def attribute(self, obj: Any, name: str, importing: bool = False) -> Any:
         if isinstance(obj, External):
             return self.external_attribute(obj, name, importing)
         handler = dispatch(_ATTRIBUTES, obj)
@@ -59,10 +59,10 @@ class AttributesMixin(InterpCore):
             return handler(self, obj, name)
         return self._other_attribute(obj, name)
 
-    def _module_attribute(self, obj: Module, name: str):
+    def _module_attribute(self, obj: Module, name: str) -> Any:
         return self.attribute_of_module(obj, name)
 
-    def _class_attribute(self, obj: Class, name: str):
+    def _class_attribute(self, obj: Class, name: str) -> Any:
         if name in obj.namespace:
             value = obj.namespace[name]
             if isinstance(value, Function) and any(
@@ -73,34 +73,34 @@ class AttributesMixin(InterpCore):
             return obj.name
         raise Raised("AttributeError", f"type object {obj.name!r} has no attribute {name!r}")
 
-    def _enum_member_attribute(self, obj: EnumMember, name: str):
+    def _enum_member_attribute(self, obj: EnumMember, name: str) -> Any:
         if name == "value":
             return obj.value
         if name == "name":
             return obj.name
         raise Raised("AttributeError", name)
 
-    def _constexpr_attribute(self, obj: Constexpr, name: str):
+    def _constexpr_attribute(self, obj: Constexpr, name: str) -> Any:
         if name == "value":
             return obj.value
         raise Refused(f"attribute {name} of a constexpr")
 
-    def _config_attribute(self, obj: TritonConfig, name: str):
+    def _config_attribute(self, obj: TritonConfig, name: str) -> Any:
         if name == "kwargs":
             return dict(obj.kwargs)
         if name in ("num_warps", "num_stages", "num_ctas", "maxnreg"):
             return getattr(obj, name)
         raise Refused(f"attribute {name} of a triton.Config")
 
-    def _record_attribute(self, obj: Target | Version, name: str):
+    def _record_attribute(self, obj: Target | Version, name: str) -> Any:
         if hasattr(obj, name) and not name.startswith("_"):
             return getattr(obj, name)
         raise Raised("AttributeError", name)
 
-    def _props_attribute(self, obj: Props, name: str):
+    def _props_attribute(self, obj: Props, name: str) -> Any:
         return obj.attr(name)
 
-    def _dtype_attribute(self, obj: DType, name: str):
+    def _dtype_attribute(self, obj: DType, name: str) -> Any:
         if name in DTYPE_QUESTIONS:  # triton's own answers about one of its dtypes (pure)
             answer = getattr(real_object(f"triton.language.{obj.name}"), name)
             return DTypeQuestion(answer) if callable(answer) else answer
@@ -108,10 +108,10 @@ class AttributesMixin(InterpCore):
             return obj.name
         raise Refused(f"attribute {name} of {obj!r}")
 
-    def _opaque_attribute(self, obj: Opaque, name: str):
+    def _opaque_attribute(self, obj: Opaque, name: str) -> Any:
         return Opaque(f"{obj.what}.{name}")
 
-    def _other_attribute(self, obj: Any, name: str):
+    def _other_attribute(self, obj: Any, name: str) -> Any:
         """An exception's args, a function's name, the listed methods of plain values."""
         if isinstance(obj, Raised) and name == "args":
             return (obj.message,)

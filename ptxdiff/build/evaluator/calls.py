@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import builtins
 import operator
+from typing import Any
 
 from ptxdiff.build.evaluator.core import InterpCore
 from ptxdiff.build.evaluator.host import IDENTITY_DECORATORS
@@ -42,7 +43,7 @@ _ITERATING = {"sum", "any", "all", "sorted", "tuple", "list", "set", "frozenset"
 class CallsMixin(InterpCore):
     """Applies what is called to evaluated arguments: `call`, `call_function`, builtins."""
 
-    def call(self, fn, args: list, kwargs: dict, node=None):
+    def call(self, fn: Any, args: list, kwargs: dict, node: ast.Call | None = None) -> Any:
         if isinstance(fn, Function):
             return self.call_function(fn, args, kwargs)
         if isinstance(fn, Bound):
@@ -70,7 +71,7 @@ class CallsMixin(InterpCore):
             return self._method(fn, [self._pyfunc(a) for a in args], {k: self._pyfunc(v) for k, v in kwargs.items()})
         raise Refused(f"calling {fn!r}, which is host code")
 
-    def _method(self, fn, args: list, kwargs: dict):
+    def _method(self, fn: Any, args: list, kwargs: dict) -> Any:
         """A bound method of a plain value (list.append, str.format): safe builtin code, once what
         it would build or grow its value to is known to be within bounds (sizes.py)."""
         owner, name = fn.__self__, fn.__name__
@@ -88,7 +89,7 @@ class CallsMixin(InterpCore):
         except (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError) as e:
             raise Raised(type(e).__name__, str(e)) from None
 
-    def call_function(self, fn: Function, args: list, kwargs: dict):
+    def call_function(self, fn: Function, args: list, kwargs: dict) -> Any:
         for d in fn.decorators:
             if isinstance(d, (Refused, Raised)):
                 raise Refused(f"{fn.name} has a decorator the evaluator cannot read")
@@ -179,13 +180,13 @@ class CallsMixin(InterpCore):
                 local[p.arg] = self.eval(d, fn.defining_scope())
         return local
 
-    def _pyfunc(self, v):
+    def _pyfunc(self, v: Any) -> Any:
         """Our functions as Python callables (a sort key), so builtin methods can call back in."""
         if isinstance(v, (Function, Bound, Builtin)):
             return lambda *a, **k: self.call(v, list(a), k)
         return v
 
-    def _builtin(self, name: str, args: list, kwargs: dict, node):
+    def _builtin(self, name: str, args: list, kwargs: dict, node: ast.Call | None) -> Any:
         args = [a.value if isinstance(a, Constexpr) else a for a in args]
         if name == "isinstance":
             return self._isinstance(*args)
@@ -242,7 +243,7 @@ class CallsMixin(InterpCore):
             value = list(value)
         return self.sized(value)
 
-    def _isinstance(self, value, kinds) -> bool:
+    def _isinstance(self, value: Any, kinds: Any) -> bool:
         kinds = kinds if isinstance(kinds, tuple) else (kinds,)
         pytypes = {"int": int, "float": float, "str": str, "bool": bool, "list": list, "tuple": tuple,
                    "dict": dict, "set": set}

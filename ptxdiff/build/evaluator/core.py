@@ -36,6 +36,7 @@ from ptxdiff.build.evaluator.values import (
     Refused,
     Target,
     TritonConfig,
+    ValueT,
     Version,
     check_size,
 )
@@ -143,7 +144,7 @@ class InterpCore(ABC):
             text = text[:117] + "..."
         return f"{env.mod.path}:{line}: `{text}`" if line else f"{env.mod.path}: `{text}`"
 
-    def module_value(self, dotted: str):
+    def module_value(self, dotted: str) -> Module | External:
         """What `import dotted` gives: a repository module, an External for anything else.
         Triton's own modules are looked up for real (they are the tool's, not the repository's),
         so `try: from triton.language.extra.libdevice import x / except ImportError` works."""
@@ -166,7 +167,7 @@ class InterpCore(ABC):
             self._envs[key] = ModuleEnv(self, ParsedModule(path=dotted.replace(".", "/"), name=dotted, tree=ast.Module([], [])))
         return self._envs[key]
 
-    def attribute_of_module(self, module: Module, name: str):
+    def attribute_of_module(self, module: Module, name: str) -> Any:
         env = module.env
         if name in env.binders or env.stars:
             try:
@@ -179,7 +180,7 @@ class InterpCore(ABC):
             return sub
         raise Raised("AttributeError", f"module {env.mod.name!r} has no attribute {name!r}")
 
-    def module_value_or_none(self, dotted: str):
+    def module_value_or_none(self, dotted: str) -> Module | None:
         env = self.repo_module(dotted)
         if env is not None:
             return Module(env)
@@ -187,7 +188,7 @@ class InterpCore(ABC):
             return Module(self._namespace_env(dotted))
         return None
 
-    def sized(self, value, grown: int | None = None):
+    def sized(self, value: ValueT, grown: int | None = None) -> ValueT:
         """`value`, once check_size passed it and the elements it holds (or `grown`: those a value
         grown in place gained) are counted against MAX_BUILT. One value is bounded by MAX_LEN; this
         bounds them all: `[[0] * 100000 for _ in range(100000)]` is refused after 200 rows."""
@@ -207,7 +208,7 @@ class InterpCore(ABC):
                           self.where(env, node))
 
     # -- operations on values ------------------------------------------------------------------------
-    def hashable(self, items):
+    def hashable(self, items: list[ValueT]) -> list[ValueT]:
         for item in items:
             try:
                 hash(item)
@@ -215,7 +216,7 @@ class InterpCore(ABC):
                 raise Raised("TypeError", "unhashable type") from None
         return items
 
-    def truth(self, v) -> bool:
+    def truth(self, v: Any) -> bool:
         if isinstance(v, External):
             raise Refused(f"the truth of {v.dotted}, which is host code")
         if isinstance(v, (Function, Class, Module, Bound, EnumMember, Constexpr, DType, TritonConfig, Version,
@@ -224,16 +225,16 @@ class InterpCore(ABC):
         self.plain(v)
         return bool(v)
 
-    def plain(self, v) -> None:
+    def plain(self, v: Any) -> None:
         """Refuse a value that is not a plain Python value."""
         if not isinstance(v, PLAIN):
             raise Refused(f"an operation on {v!r}, which the evaluator does not compute")
 
-    def plain_or_known(self, v) -> None:
+    def plain_or_known(self, v: Any) -> None:
         if not isinstance(v, (*PLAIN, DType, Version, EnumMember, Constexpr)):
             self.plain(v)
 
-    def binop(self, op, a, b):
+    def binop(self, op: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
         if isinstance(a, Constexpr):
             a = a.value
         if isinstance(b, Constexpr):
@@ -260,7 +261,7 @@ class InterpCore(ABC):
         except (TypeError, ValueError, OverflowError, KeyError) as e:
             raise Raised(type(e).__name__, str(e)) from None
 
-    def compare(self, op, a, b) -> bool:
+    def compare(self, op: type[ast.cmpop], a: Any, b: Any) -> bool:
         if op in (ast.Is, ast.IsNot):
             same = a is b or (a is None and b is None)
             if isinstance(a, External) or isinstance(b, External):
@@ -287,21 +288,22 @@ class InterpCore(ABC):
         except TypeError as e:
             raise Raised("TypeError", str(e)) from None
 
-    def iterate(self, v):
+    def iterate(self, v: Any) -> list[Any]:
         """The elements of a value the evaluator can iterate, as a list; refused otherwise."""
         if isinstance(v, Constexpr):
             v = v.value
         if isinstance(v, Class) and v.is_enum:
             return [m for m in v.namespace.values() if isinstance(m, EnumMember)]
         if isinstance(v, (list, tuple, str, bytes, range, set, frozenset, *DICT_VIEWS)):
-            if len(v) > MAX_LEN:
+            # mypy loses the starred tuple: `v` is a sized iterable here
+            if len(v) > MAX_LEN:  # type: ignore[arg-type]
                 raise Refused(f"iterating over more than {MAX_LEN} elements")
-            return list(v)
+            return list(v)  # type: ignore[call-overload]
         if isinstance(v, dict):
             return list(v)
         raise Refused(f"iterating over {v!r}, which the evaluator does not compute")
 
-    def subscript(self, container, index):
+    def subscript(self, container: Any, index: Any) -> Any:
         if isinstance(container, Constexpr):
             container = container.value
         if isinstance(container, Class) and container.is_enum:

@@ -9,10 +9,10 @@ from __future__ import annotations
 import ast
 import operator
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 from ptxdiff.build.evaluator.core import BINOPS, InterpCore, dispatch
-from ptxdiff.build.evaluator.scope import Scope
+from ptxdiff.build.evaluator.scope import Function, Scope
 from ptxdiff.build.evaluator.sizes import check_spec, check_text
 from ptxdiff.build.evaluator.values import MAX_LEN, Raised, Refused
 
@@ -23,7 +23,7 @@ _UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
 class ExpressionsMixin(InterpCore):
     """Evaluates expressions: `eval`, comprehensions, the arguments of calls."""
 
-    def eval(self, node: ast.expr, scope: Scope):
+    def eval(self, node: ast.expr, scope: Scope) -> Any:
         self.tick(node, scope.env)
         self.depth += 1
         try:
@@ -40,22 +40,22 @@ class ExpressionsMixin(InterpCore):
             self.depth -= 1
 
     # -- one handler per expression type -----------------------------------------------------------
-    def _eval_constant(self, node: ast.Constant, scope: Scope):
+    def _eval_constant(self, node: ast.Constant, scope: Scope) -> Any:
         return node.value
 
-    def _eval_name(self, node: ast.Name, scope: Scope):
+    def _eval_name(self, node: ast.Name, scope: Scope) -> Any:
         return scope.lookup(node.id)
 
-    def _eval_attribute(self, node: ast.Attribute, scope: Scope):
+    def _eval_attribute(self, node: ast.Attribute, scope: Scope) -> Any:
         return self.attribute(self.eval(node.value, scope), node.attr)
 
-    def _eval_binop(self, node: ast.BinOp, scope: Scope):
+    def _eval_binop(self, node: ast.BinOp, scope: Scope) -> Any:
         op = BINOPS.get(type(node.op))
         if op is None:
             raise Refused("this operator is not evaluated")
         return self.binop(op, self.eval(node.left, scope), self.eval(node.right, scope))
 
-    def _eval_unaryop(self, node: ast.UnaryOp, scope: Scope):
+    def _eval_unaryop(self, node: ast.UnaryOp, scope: Scope) -> Any:
         v = self.eval(node.operand, scope)
         if isinstance(node.op, ast.Not):
             return not self.truth(v)
@@ -65,7 +65,7 @@ class ExpressionsMixin(InterpCore):
         except TypeError as e:
             raise Raised("TypeError", str(e)) from None
 
-    def _eval_boolop(self, node: ast.BoolOp, scope: Scope):
+    def _eval_boolop(self, node: ast.BoolOp, scope: Scope) -> Any:
         is_and = isinstance(node.op, ast.And)
         v = None
         for sub in node.values:
@@ -74,7 +74,7 @@ class ExpressionsMixin(InterpCore):
                 return v
         return v
 
-    def _eval_compare(self, node: ast.Compare, scope: Scope):
+    def _eval_compare(self, node: ast.Compare, scope: Scope) -> bool:
         left = self.eval(node.left, scope)
         for op, comp in zip(node.ops, node.comparators):
             right = self.eval(comp, scope)
@@ -83,10 +83,10 @@ class ExpressionsMixin(InterpCore):
             left = right
         return True
 
-    def _eval_ifexp(self, node: ast.IfExp, scope: Scope):
+    def _eval_ifexp(self, node: ast.IfExp, scope: Scope) -> Any:
         return self.eval(node.body if self.truth(self.eval(node.test, scope)) else node.orelse, scope)
 
-    def _eval_sequence(self, node: ast.List | ast.Tuple | ast.Set, scope: Scope):
+    def _eval_sequence(self, node: ast.List | ast.Tuple | ast.Set, scope: Scope) -> list | tuple | set:
         items = []
         for e in node.elts:
             if isinstance(e, ast.Starred):
@@ -97,7 +97,7 @@ class ExpressionsMixin(InterpCore):
         return items if isinstance(node, ast.List) else tuple(items) if isinstance(node, ast.Tuple) \
             else set(self.hashable(items))
 
-    def _eval_dict(self, node: ast.Dict, scope: Scope):
+    def _eval_dict(self, node: ast.Dict, scope: Scope) -> dict:
         out = {}
         for k, v in zip(node.keys, node.values):
             if k is None:
@@ -109,17 +109,17 @@ class ExpressionsMixin(InterpCore):
                 out[self.hashable([self.eval(k, scope)])[0]] = self.eval(v, scope)
         return self.sized(out)
 
-    def _eval_subscript(self, node: ast.Subscript, scope: Scope):
+    def _eval_subscript(self, node: ast.Subscript, scope: Scope) -> Any:
         return self.subscript(self.eval(node.value, scope), self.eval(node.slice, scope))
 
-    def _eval_slice(self, node: ast.Slice, scope: Scope):
+    def _eval_slice(self, node: ast.Slice, scope: Scope) -> slice:
         parts = [self.eval(p, scope) if p is not None else None for p in (node.lower, node.upper, node.step)]
         return slice(*parts)
 
-    def _eval_lambda(self, node: ast.Lambda, scope: Scope):
+    def _eval_lambda(self, node: ast.Lambda, scope: Scope) -> Function:
         return self.function(node, scope)
 
-    def _eval_joinedstr(self, node: ast.JoinedStr, scope: Scope):
+    def _eval_joinedstr(self, node: ast.JoinedStr, scope: Scope) -> str:
         parts: list[str] = []
         size = 0
         for v in node.values:
@@ -143,19 +143,20 @@ class ExpressionsMixin(InterpCore):
                 raise Refused(f"an f-string of more than {MAX_LEN} characters")
         return self.sized("".join(parts))
 
-    def _eval_namedexpr(self, node: ast.NamedExpr, scope: Scope):
+    def _eval_namedexpr(self, node: ast.NamedExpr, scope: Scope) -> Any:
         value = self.eval(node.value, scope)
         scope.vars[node.target.id] = value
         return value
 
-    def _eval_other(self, node: ast.expr, scope: Scope):
+    def _eval_other(self, node: ast.expr, scope: Scope) -> NoReturn:
         raise Refused(f"{type(node).__name__} expressions are not evaluated")
 
-    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, scope: Scope):
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
+                       scope: Scope) -> list | set | dict:
         inner = Scope(scope.env, scope.before, {}, outer=scope)
         results: list = []
 
-        def loop(generators):
+        def loop(generators: list[ast.comprehension]) -> None:
             if not generators:
                 self.tick(node, scope.env)
                 if isinstance(node, ast.DictComp):
@@ -178,7 +179,7 @@ class ExpressionsMixin(InterpCore):
             return set(self.hashable(results))
         return results
 
-    def _call_node(self, node: ast.Call, scope: Scope):
+    def _call_node(self, node: ast.Call, scope: Scope) -> Any:
         fn = self.eval(node.func, scope)
         args: list = []
         for a in node.args:

@@ -13,7 +13,7 @@ import itertools
 import math
 import operator
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ptxdiff.build.evaluator import regex
@@ -56,7 +56,7 @@ _IGNORED_CALLS = {"warnings.warn", "warnings.filterwarnings", "builtins.print", 
 _VERSION_WRAPPERS = ("Version", "parse_version", "version_parse")
 
 
-def _chain_from_iterable(s):
+def _chain_from_iterable(s: Iterable[Iterable[Any]]) -> Iterator[Any]:
     return itertools.chain.from_iterable(s)
 
 
@@ -98,7 +98,7 @@ def _host_code(dotted: str) -> Refused:
 class HostMixin(InterpCore):
     """Calls and attributes of packages that are never imported (`External` values)."""
 
-    def external_call(self, dotted: str, args: list, kwargs: dict):
+    def external_call(self, dotted: str, args: list, kwargs: dict) -> Any:
         if dotted in _ANSWERS:
             return _ANSWERS[dotted]
         handler = _CALLS.get(dotted)
@@ -112,15 +112,15 @@ class HostMixin(InterpCore):
         raise _host_code(dotted)
 
     # -- the standard library --------------------------------------------------------------------------
-    def _identity(self, dotted: str, args: list, kwargs: dict):
+    def _identity(self, dotted: str, args: list, kwargs: dict) -> Any:
         if args and not kwargs and len(args) == 1 and isinstance(args[0], (Function, Class)):
             return args[0]
         return External(dotted)  # `lru_cache(maxsize=1)` -> the decorator
 
-    def _get_logger(self, dotted: str, args: list, kwargs: dict):
+    def _get_logger(self, dotted: str, args: list, kwargs: dict) -> Any:
         return Opaque("logger")
 
-    def _math(self, dotted: str, args: list, kwargs: dict):
+    def _math(self, dotted: str, args: list, kwargs: dict) -> Any:
         for a in args:
             self.plain(a)
         check_math(dotted[5:], args)
@@ -129,7 +129,7 @@ class HostMixin(InterpCore):
         except (ValueError, TypeError, OverflowError) as e:
             raise Raised(type(e).__name__, str(e)) from None
 
-    def _operator(self, dotted: str, args: list, kwargs: dict):
+    def _operator(self, dotted: str, args: list, kwargs: dict) -> Any:
         for a in args:
             if not isinstance(a, Version):
                 self.plain(a)
@@ -142,7 +142,7 @@ class HostMixin(InterpCore):
         except (TypeError, ValueError, OverflowError, ZeroDivisionError) as e:
             raise Raised(type(e).__name__, str(e)) from None
 
-    def _itertools(self, dotted: str, args: list, kwargs: dict):
+    def _itertools(self, dotted: str, args: list, kwargs: dict) -> Any:
         seqs = [self.iterate(a) if not isinstance(a, int) else a for a in args]
         fn = _ITERTOOLS[dotted]
         check_itertools(dotted, seqs, kwargs)
@@ -152,10 +152,10 @@ class HostMixin(InterpCore):
         except TypeError as e:
             raise Raised("TypeError", str(e)) from None
 
-    def _partial(self, dotted: str, args: list, kwargs: dict):
+    def _partial(self, dotted: str, args: list, kwargs: dict) -> Any:
         return Partial(args[0], tuple(args[1:]), kwargs)
 
-    def _reduce(self, dotted: str, args: list, kwargs: dict):
+    def _reduce(self, dotted: str, args: list, kwargs: dict) -> Any:
         fn, seq, *init = args
         items = self.iterate(seq)
         acc = init[0] if init else items.pop(0)
@@ -163,44 +163,44 @@ class HostMixin(InterpCore):
             acc = self.call(fn, [acc, x], {})
         return acc
 
-    def _regex(self, dotted: str, args: list, kwargs: dict):
+    def _regex(self, dotted: str, args: list, kwargs: dict) -> Any:
         return self.sized(regex.call(dotted[3:], args, kwargs))
 
-    def _regex_match(self, dotted: str, args: list, kwargs: dict):
+    def _regex_match(self, dotted: str, args: list, kwargs: dict) -> Any:
         return regex.match_method(dotted.rsplit(".", 1)[1], args)
 
-    def _getenv(self, dotted: str, args: list, kwargs: dict):
+    def _getenv(self, dotted: str, args: list, kwargs: dict) -> Any:
         return args[1] if len(args) > 1 else kwargs.get("default")  # the environment reads as empty
 
-    def _parse_version(self, dotted: str, args: list, kwargs: dict):
+    def _parse_version(self, dotted: str, args: list, kwargs: dict) -> Any:
         return parse_version(args[0])
 
-    def _find_spec(self, dotted: str, args: list, kwargs: dict):
+    def _find_spec(self, dotted: str, args: list, kwargs: dict) -> Any:
         if not (args and isinstance(args[0], str)):
             raise _host_code(dotted)
         if args[0] == "triton" or args[0].startswith("triton."):
             return External(args[0]) if triton_module_exists(args[0], quiet=True) else None
         raise Refused(f"whether {args[0]} is installed on the reviewer's machine", host_call=True)
 
-    def _import_module(self, dotted: str, args: list, kwargs: dict):
+    def _import_module(self, dotted: str, args: list, kwargs: dict) -> Any:
         if not (args and isinstance(args[0], str)):
             raise _host_code(dotted)
         return self.module_value(args[0])
 
     # -- triton: configs, helpers ----------------------------------------------------------------------
-    def _config(self, dotted: str, args: list, kwargs: dict):
+    def _config(self, dotted: str, args: list, kwargs: dict) -> Any:
         return _config(args, kwargs)
 
-    def _cdiv(self, dotted: str, args: list, kwargs: dict):
+    def _cdiv(self, dotted: str, args: list, kwargs: dict) -> Any:
         a, b = args
         return -(-a // b)
 
-    def _next_power_of_2(self, dotted: str, args: list, kwargs: dict):
+    def _next_power_of_2(self, dotted: str, args: list, kwargs: dict) -> Any:
         n = args[0]
         self.plain(n)
         return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
 
-    def _jit_call(self, dotted: str, args: list, kwargs: dict):
+    def _jit_call(self, dotted: str, args: list, kwargs: dict) -> Any:
         """`helper = triton.jit(_helper)`: the function, marked as a jit function as `@triton.jit`
         would (the marker goes last, after the decorators written above its `def`)."""
         if len(args) != 1 or kwargs or not isinstance(args[0], Function) or args[0].node is None:
@@ -208,31 +208,31 @@ class HostMixin(InterpCore):
         fn = args[0]
         return dataclasses.replace(fn, decorators=(*fn.decorators, External("triton.jit")))
 
-    def _constexpr(self, dotted: str, args: list, kwargs: dict):
+    def _constexpr(self, dotted: str, args: list, kwargs: dict) -> Any:
         value = args[0] if args else None
         return value if isinstance(value, Constexpr) else Constexpr(value)
 
     # -- the device, as the compile target ------------------------------------------------------------
-    def _current_target(self, dotted: str, args: list, kwargs: dict):
+    def _current_target(self, dotted: str, args: list, kwargs: dict) -> Any:
         return Target("cuda", self.device.cc, 32)
 
-    def _triton_device_properties(self, dotted: str, args: list, kwargs: dict):
+    def _triton_device_properties(self, dotted: str, args: list, kwargs: dict) -> Any:
         return self.device.triton_properties()
 
-    def _bf16_supported(self, dotted: str, args: list, kwargs: dict):
+    def _bf16_supported(self, dotted: str, args: list, kwargs: dict) -> Any:
         return self.device.cc >= 80
 
-    def _device_capability(self, dotted: str, args: list, kwargs: dict):
+    def _device_capability(self, dotted: str, args: list, kwargs: dict) -> Any:
         return (self.device.cc // 10, self.device.cc % 10)
 
-    def _device_name(self, dotted: str, args: list, kwargs: dict):
+    def _device_name(self, dotted: str, args: list, kwargs: dict) -> Any:
         return self.device.name
 
-    def _torch_device_properties(self, dotted: str, args: list, kwargs: dict):
+    def _torch_device_properties(self, dotted: str, args: list, kwargs: dict) -> Any:
         return Props("device properties", self.device.torch_properties())
 
     # -- attributes ----------------------------------------------------------------------------------
-    def external_attribute(self, obj: External, name: str, importing: bool):
+    def external_attribute(self, obj: External, name: str, importing: bool) -> Any:
         dotted = f"{obj.dotted}.{name}"
         if dotted.startswith("triton.language.") and name in DTYPES and dotted.count(".") == 2:
             return DType(name)
@@ -267,7 +267,7 @@ class HostMixin(InterpCore):
 _Handler = Callable[[HostMixin, str, list, dict], Any]
 
 
-def _each(names, handler: _Handler) -> dict[str, _Handler]:
+def _each(names: Iterable[str], handler: _Handler) -> dict[str, _Handler]:
     return dict.fromkeys(names, handler)
 
 

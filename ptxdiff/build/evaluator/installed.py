@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 from ptxdiff.build.evaluator.values import DTYPES, DType, Raised
 
@@ -24,7 +25,7 @@ def installed_version(package: str) -> str | None:
     return found[-1].name[len(package) + 1:-len(".dist-info")] if found else None
 
 
-def from_triton(value):
+def from_triton(value: Any) -> Any:
     """A value triton hands over (a dtype, a constexpr) as the evaluator's own."""
     try:
         import triton.language as tl
@@ -52,7 +53,7 @@ def triton_module_exists(dotted: str, quiet: bool = False) -> bool:
         raise Raised("ModuleNotFoundError", f"No module named {dotted!r}") from None
 
 
-def real_object(dotted: str):
+def real_object(dotted: str) -> Any:
     """One of triton's (or math's) own objects, by dotted name: the tool's code, never the
     repository's. A missing module or attribute raises as Python would (`Raised`)."""
     parts = dotted.split(".")

@@ -17,7 +17,7 @@ import re
 import signal
 import threading
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ptxdiff.build.evaluator.values import External, Partial, Props, Raised, Refused
 
@@ -178,7 +178,7 @@ def _match_record(m: re.Match | None) -> Props | None:
     return Props("re.Match", values)
 
 
-def match_method(name: str, args: list):
+def match_method(name: str, args: list) -> Any:
     """`m.group(1)`, `m.groups()`, `m.span()`: args are the record's parts, then the caller's."""
     groups, _span, named, spans, *rest = args
     try:
@@ -197,7 +197,7 @@ def match_method(name: str, args: list):
         raise Raised("IndexError", f"no such group: {e}") from None
 
 
-def call(name: str, args: list, kwargs: dict):
+def call(name: str, args: list, kwargs: dict) -> Any:
     """`re.<name>(*args, **kwargs)` on bounded text."""
     kwargs = dict(kwargs)
     if name == "escape":

@@ -9,8 +9,9 @@ values that carry their scope, so they live here too.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 
 from ptxdiff.build.evaluator.values import (
     BUILTINS,
@@ -91,7 +92,7 @@ class Scope:
         self.vars: dict = local if local is not None else {}
         self.is_module = is_module
 
-    def lookup(self, name: str):
+    def lookup(self, name: str) -> Any:
         scope: Scope | None = self
         while scope is not None:
             if name in scope.vars:
@@ -107,10 +108,10 @@ class _Lazy:
     """A name an import binds, computed when first read: `from m import a, b` needs only what
     is used, so one name the evaluator refuses does not sink its neighbours."""
 
-    def __init__(self, compute):
+    def __init__(self, compute: Callable[..., Any]) -> None:
         self._compute, self._done, self._value = compute, False, None
 
-    def force(self):
+    def force(self) -> Any:
         if not self._done:
             self._value = self._compute()
             self._done = True
@@ -190,7 +191,7 @@ class ModuleEnv:
     def has(self, name: str) -> bool:
         return name in self.binders or bool(self.stars)
 
-    def resolve(self, name: str, before: int | None = None):
+    def resolve(self, name: str, before: int | None = None) -> Any:
         """The value `name` has at statement `before` (None: after the whole module ran)."""
         end = len(self.body) if before is None else before
         # every statement that binds the name and every star import that provides it, the last

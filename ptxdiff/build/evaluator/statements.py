@@ -267,7 +267,7 @@ class StatementsMixin(InterpCore):
             raise Raised("ImportError", f"no module named {module!r}")
 
     # -- assignment --------------------------------------------------------------------------------
-    def assign(self, target: ast.expr, value, scope: Scope) -> None:
+    def assign(self, target: ast.expr, value: Any, scope: Scope) -> None:
         if isinstance(target, ast.Name):
             scope.vars[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -304,7 +304,7 @@ class StatementsMixin(InterpCore):
         return Function(name, node, scope.env, outer, scope.before, decorators,
                         siblings=scope.vars if scope.is_module else None)
 
-    def _decorator(self, node: ast.expr, scope: Scope):
+    def _decorator(self, node: ast.expr, scope: Scope) -> Any:
         """What a decorator is, without calling it: its callee (and whether it was called)."""
         callee = node.func if isinstance(node, ast.Call) else node
         try:

@@ -10,7 +10,11 @@ binding them (Python's builtins, as far as they are allowed) live here for the s
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+ValueT = TypeVar("ValueT")   # a value passed through unchanged
 
 MAX_STEPS = 500_000          # evaluated nodes per Interp: bounds loops and recursion of host code
 MAX_LEN = 100_000            # elements of any list/str/tuple/dict built
@@ -70,7 +74,7 @@ def is_subclass(name: str, parent: str) -> bool:
 class _Return(Exception):
     """`return value` inside an interpreted function."""
 
-    def __init__(self, value):
+    def __init__(self, value: Any) -> None:
         self.value = value
 
 
@@ -171,7 +175,7 @@ class Version:
     release: tuple[int, ...]
     text: str
 
-    def _key(self, other):
+    def _key(self, other: object) -> tuple[tuple[int, ...], tuple[int, ...]]:
         if isinstance(other, str):
             other = parse_version(other)
         if not isinstance(other, Version):
@@ -179,19 +183,19 @@ class Version:
         n = max(len(self.release), len(other.release))
         return self.release + (0,) * (n - len(self.release)), other.release + (0,) * (n - len(other.release))
 
-    def __lt__(self, other):
+    def __lt__(self, other: object) -> bool:
         a, b = self._key(other)
         return a < b
 
-    def __le__(self, other):
+    def __le__(self, other: object) -> bool:
         a, b = self._key(other)
         return a <= b
 
-    def __gt__(self, other):
+    def __gt__(self, other: object) -> bool:
         a, b = self._key(other)
         return a > b
 
-    def __ge__(self, other):
+    def __ge__(self, other: object) -> bool:
         a, b = self._key(other)
         return a >= b
 
@@ -251,14 +255,14 @@ class _Props:
     def __init__(self, what: str, values: dict):
         self.what, self.values = what, values
 
-    def attr(self, name: str):
+    def attr(self, name: str) -> Any:
         if name in self.values:
             return self.values[name]
         if self.what == "os.environ" and name in ("get",):
             return External("os.environ.get")
         raise Raised("AttributeError", f"{self.what} has no {name!r}")
 
-    def item(self, key):
+    def item(self, key: Any) -> Any:
         if key in self.values:
             return self.values[key]
         raise Raised("KeyError", repr(key))
@@ -284,7 +288,7 @@ DTYPE_QUESTIONS = {"primitive_bitwidth", "is_fp8", "is_fp16", "is_bf16", "is_fp3
 class _DTypeQuestion:
     """A bound method of a triton dtype (`x.is_bf16`): triton's own pure code, called here."""
 
-    def __init__(self, method):
+    def __init__(self, method: Callable[..., Any]) -> None:
         self.method = method
 
     def __repr__(self) -> str:
@@ -301,7 +305,7 @@ PLAIN: tuple[type, ...] = (int, float, complex, str, bytes, bool, type(None), tu
                            range, slice, *DICT_VIEWS)
 
 
-def check_size(value):
+def check_size(value: ValueT) -> ValueT:
     """The value, unless it is larger than the evaluator builds (MAX_LEN elements, MAX_INT_BITS)."""
     if isinstance(value, (str, bytes, list, tuple, dict, set, frozenset)) and len(value) > MAX_LEN:
         raise Refused(f"a value of {len(value)} elements (more than {MAX_LEN})")
