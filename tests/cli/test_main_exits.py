@@ -15,7 +15,7 @@ from ptxdiff.cli.commands import COMMANDS, TAKE_PATHS
 from ptxdiff.errors import EXIT_INTERRUPTED
 
 NO_PATHS = sorted(set(COMMANDS) - TAKE_PATHS)
-WITH = {"cache": ["path"]}   # what a verb needs besides the paths
+WITH = {"cache": ["path"], "toolchain": ["list"]}   # what a verb needs besides the paths
 
 
 @pytest.mark.parametrize("verb", NO_PATHS)
