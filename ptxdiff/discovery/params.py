@@ -189,8 +189,8 @@ class _Evidence:
         # an address has one pointer term: next to a `*ptr*` param the others are offsets, and
         # so are dimension names (`ROWSCALE + M + row`)
         candidates = seen & set(flow.params)
-        if not named and len(candidates) > 1:
-            sized = {n for n in candidates if len(n) == 1 and n in _DIMENSIONS}
+        if not named and len(candidates) > 1:   # and so are names that say int (`X + stride_x`)
+            sized = {n for n in candidates if len(n) == 1 and n in _DIMENSIONS or int_named(n)}
             if sized != candidates:
                 self.ints |= sized
                 seen -= sized
@@ -302,15 +302,17 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
     found.descriptor_unit_strides = _unit_strides(nodes, flow.params)
     found.element_types = _compared_element_types(nodes, flow.params)
     # `tl.dot(a, b)` takes operands of one type: a pointer whose element type is known gives it
-    # to the pointer the other operand is loaded from
+    # to the pointer the other operand is loaded from (not to one whose values are shifted or
+    # masked: packed ints that the kernel dequantizes)
     for node in nodes:
         if isinstance(node, ast.Call) and dotted_name(node.func)[-1:] == ["dot"] and len(node.args) >= 2:
             operands = [{q for n in _names_in(a) for q in loaded_from.get(n, ())} for a in node.args[:2]]
             for mine, theirs in (operands, operands[::-1]):
                 known = {found.element_types[q] for q in theirs if q in found.element_types}
                 if len(known) == 1:
-                    for q in mine:
+                    for q in mine - found.index_pointers:
                         found.element_types.setdefault(q, next(iter(known)))
+    _float_dot_operands(nodes, loaded_from, found)
     # `tl.dot_scaled(a, a_scale, "e4m3", b, b_scale, fmt, ...)`: the scales are e8m0 bytes, an
     # operand given a literal format is that type
     for node in nodes:
@@ -334,6 +336,29 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
         if local in loaded_from and loaded_from[local] and not loaded_from[local] & found.index_pointers:
             found.floats.add(p)
     return found
+
+
+def _float_dot_operands(nodes: list[ast.AST], loaded_from: dict[str, set[str]], found: _Evidence) -> None:
+    """A pointer named for a float (`scales`, `w_scale_ptr`) whose values feed an operand of a
+    float `tl.dot` (the other operand loaded from a pointer that is not an index) is a float
+    pointer of the other operand's type, though the operand is also made of ints
+    (`b = ((b >> 4) - zeros) * scales`): typed `*i32`, the dot's operands would differ."""
+    for node in nodes:
+        if not (isinstance(node, ast.Call) and dotted_name(node.func)[-1:] == ["dot"] and len(node.args) >= 2):
+            continue
+        operands = [{q for n in _names_in(a) for q in loaded_from.get(n, ())} for a in node.args[:2]]
+        for mine, theirs in (operands, operands[::-1]):
+            floats = theirs - found.index_pointers
+            if not floats:
+                continue
+            known = {found.element_types[q] for q in floats if q in found.element_types}
+            for q in mine:
+                if FLOAT_POINTER.search(q.lower()):
+                    found.element_types.setdefault(q, next(iter(known)) if len(known) == 1 else "*fp32")
+
+
+# a pointer named for a float word (`scales`, `a_scale_ptr`, `Alpha`)
+FLOAT_POINTER = re.compile(r"(?:^|_)(?:" + "|".join(_FLOAT_NAMES) + r")s?(?:_|$)")
 
 
 def int_named(p: str) -> bool:
