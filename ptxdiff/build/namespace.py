@@ -228,6 +228,21 @@ def jit_internals() -> frozenset[str]:
     return frozenset(names)
 
 
+def language_helpers() -> frozenset[str]:
+    """The jit functions this triton's language modules keep under one underscore
+    (`tl.standard._log2` in older releases, `_sum_combine`): triton's own jit code, which a
+    kernel may call like any public one (scan.refusal)."""
+    import triton.language as tl
+    from triton.runtime.jit import JITFunction
+
+    found = set()
+    for module in (tl, *(v for v in vars(tl).values() if isinstance(v, types.ModuleType)
+                         and v.__name__.startswith("triton.language."))):
+        found |= {k for k, v in vars(module).items() if k.startswith("_") and not k.startswith("__")
+                  and isinstance(v, JITFunction)}
+    return frozenset(found)
+
+
 def reserved(name: str) -> bool:
     """A module name triton's code generator would swap for a real module (backend_modules)."""
     return name in backend_modules()
