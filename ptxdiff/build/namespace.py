@@ -229,17 +229,21 @@ def jit_internals() -> frozenset[str]:
 
 
 def language_helpers() -> frozenset[str]:
-    """The jit functions this triton's language modules keep under one underscore
-    (`tl.standard._log2` in older releases, `_sum_combine`): triton's own jit code, which a
-    kernel may call like any public one (scan.refusal)."""
+    """The jit functions and builtins this triton's language modules keep under one underscore
+    (`tl.standard._log2` in older releases, `_sum_combine`): triton's own code, which a kernel
+    may call like any public name (scan.refusal)."""
     import triton.language as tl
-    from triton.runtime.jit import JITFunction
+    from triton.runtime import jit
 
+    # jit and constexpr functions (`_log2` is a ConstexprFunction in 3.8), and builtins marked so
+    # (`tl._experimental_descriptor_load` in 3.3)
+    kinds = tuple(k for k in (getattr(jit, n, None) for n in ("JITFunction", "JITCallable", "ConstexprFunction"))
+                  if isinstance(k, type))
     found = set()
     for module in (tl, *(v for v in vars(tl).values() if isinstance(v, types.ModuleType)
                          and v.__name__.startswith("triton.language."))):
         found |= {k for k, v in vars(module).items() if k.startswith("_") and not k.startswith("__")
-                  and isinstance(v, JITFunction)}
+                  and (isinstance(v, kinds) or getattr(v, "__triton_builtin__", False) is True)}
     return frozenset(found)
 
 

@@ -267,7 +267,9 @@ def read_pin(read: Callable[[str], bytes], paths: Iterable[str]) -> Pin | None:
 
 # what a triton release removed, as source text that uses it: kernels that use it were written
 # for an older triton, whatever range the repository's pin allows
-REMOVED = ((re.compile(rb"\bmake_block_ptr\s*\("), "3.9", "block pointers (`tl.make_block_ptr`)"),)
+REMOVED = ((re.compile(rb"\bmake_block_ptr\s*\("), "3.9", "block pointers (`tl.make_block_ptr`)"),
+           (re.compile(rb"\b_experimental_descriptor_(?:load|store)\s*\("), "3.4",
+            "the experimental descriptor API (`tl._experimental_descriptor_load`)"))
 
 
 @dataclass(frozen=True)
@@ -280,12 +282,13 @@ class Removed:
 
 
 def removed_in(files: Iterable[tuple[str, bytes]]) -> Removed | None:
-    """The first use of something a triton release removed among `files` (path, text)."""
+    """The use among `files` (path, text) of what the earliest triton release removed."""
+    found: Removed | None = None
     for path, data in files:
         for pattern, release, what in REMOVED:
-            if pattern.search(data):
-                return Removed(release, what, path)
-    return None
+            if (found is None or version_tuple(release) < version_tuple(found.release)) and pattern.search(data):
+                found = Removed(release, what, path)
+    return found
 
 
 def capped(pin: Pin | None, removed: Removed | None) -> Pin | None:

@@ -194,3 +194,12 @@ def test_removed_in_reads_calls_not_mentions() -> None:
     assert found == pins.Removed("3.9", "block pointers (`tl.make_block_ptr`)", "b.py")
     assert pins.capped(pins.Pin("==3.3.1", "r.txt"), found) == pins.Pin("==3.3.1", "r.txt")
     assert pins.capped(None, found) == pins.Pin("<3.9", "b.py uses block pointers (`tl.make_block_ptr`), gone in triton 3.9")
+
+
+def test_the_earliest_removal_bounds_the_pin(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(toolchains, "triton_version", lambda: "3.9.0")
+    monkeypatch.setattr(toolchains, "listed", lambda: [])
+    files = [("a.py", BLOCK_PTR.encode()), ("b.py", b"tl._experimental_descriptor_store(desc, acc, [0, 0])\n")]
+    found = pins.removed_in(files)
+    assert found is not None and (found.release, found.path) == ("3.4", "b.py")
+    assert toolchains.choose(None, "", pins.capped(pins.Pin(">=3.0", "setup.py"), found)).version == "3.3.1"
