@@ -51,7 +51,15 @@ def _pointer_terms(expr: ast.expr) -> set[str]:
         return {expr.id}
     if isinstance(expr, ast.Subscript):
         return _pointer_terms(expr.value)
+    if isinstance(expr, ast.Call) and _selects(expr):   # `tl.where(c, A1, tl.where(d, A2, A3))`: between pointers
+        return {t for a in expr.args[1:] for t in _pointer_terms(a)}
     return set()
+
+
+def _selects(expr: ast.expr) -> bool:
+    """A `tl.where` whose branches are names or such selects themselves."""
+    return isinstance(expr, ast.Call) and dotted_name(expr.func)[-1:] == ["where"] and len(expr.args) == 3 and \
+        all(isinstance(a, ast.Name) or _selects(a) for a in expr.args[1:])
 
 
 def _names_outside_calls(node: ast.AST) -> set[str]:

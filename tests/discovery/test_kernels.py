@@ -730,3 +730,20 @@ def test_discover_reads_the_documented_types_of_a_kernel():
     ''')}))
     params = {p.name: p.kind for p in found.kernels["k.py::k"].params}
     assert params == {"x_ptr": "*fp32", "scale_ptr": "*bf16", "BLOCK": None}
+
+
+def test_pointers_selected_by_where_are_pointers():
+    # `out = tl.where(is_v, cache_v, out_qk)`: the store's address is one of the params
+    kinds = kinds_of('''
+        def k(xq, out_q, cache_k, cache_v, A1, A2, A3, n, BLOCK: tl.constexpr):
+            is_q = tl.program_id(0) < n
+            is_v = tl.program_id(1) < n
+            out_qk = tl.where(is_q, out_q, cache_k)
+            out = tl.where(is_v, cache_v, out_qk)
+            cols = tl.arange(0, BLOCK)
+            tl.store(out + cols, tl.load(xq + cols))
+            A = tl.where(is_q, A1, tl.where(is_v, A2, A3))
+            tl.store(A + cols, 0)
+    ''')
+    assert kinds == {"xq": "*fp32", "out_q": "*fp32", "cache_k": "*fp32", "cache_v": "*fp32", "A1": "*fp32",
+                     "A2": "*fp32", "A3": "*fp32", "n": "i32"}
