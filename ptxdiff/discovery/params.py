@@ -321,6 +321,12 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
                     for q in mine - found.index_pointers:
                         found.element_types.setdefault(q, next(iter(known)))
     _float_dot_operands(nodes, loaded_from, found)
+    # `tl.load(ptrs + g).to(tl.pointer_type(dtype))`: the values are addresses, 64-bit ints
+    for node in nodes:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to" and \
+                node.args and dotted_name(getattr(node.args[0], "func", node.args[0]))[-1:] == ["pointer_type"]:
+            for load in _loads_in(node.func.value):
+                found.element_types.update(dict.fromkeys(flow.roots(load.args[0])[0] & set(flow.params), "*i64"))
     # `tl.dot_scaled(a, a_scale, "e4m3", b, b_scale, fmt, ...)`: the scales are e8m0 bytes, an
     # operand given a literal format is that type
     for node in nodes:
