@@ -426,6 +426,7 @@ def kinds_through_helpers(fn: ast.FunctionDef, kinds: dict[str, str | None],
     default `*fp32`. What the kernel's own use says otherwise stands."""
     out = dict(kinds)
     said: dict[str, dict[str, str | None]] = {}   # per helper, however often it is called
+    flow = _locals(list(out), list(ast.walk(fn)))
     for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
         helper = helpers.get(call.func.id) if isinstance(call.func, ast.Name) else None
         if helper is None or helper is fn or depth <= 0:
@@ -437,6 +438,9 @@ def kinds_through_helpers(fn: ast.FunctionDef, kinds: dict[str, str | None],
         passed = [(a.id, params[i]) for i, a in enumerate(call.args) if i < len(params) and isinstance(a, ast.Name)]
         passed += [(v.id, k.arg) for k in call.keywords if k.arg and isinstance(v := k.value, ast.Name)]
         for mine, their in passed:
+            if mine not in out:   # a local the kernel made of one param (`K_scale_ptr = K_scale + off`)
+                terms = [n for n in flow.roots(ast.Name(id=mine))[0] if n in out and not int_named(n)]
+                mine = terms[0] if len(terms) == 1 else mine
             own, kind = out.get(mine, "-"), theirs.get(their)
             if own == "-" or not kind or not kind.startswith("*"):
                 continue

@@ -757,3 +757,22 @@ def test_a_pointer_holding_addresses_is_an_int64_pointer():
             tl.store(a_ptr + tl.arange(0, BLOCK), tl.zeros([BLOCK], dtype=tl.float16))
     ''')
     assert kinds == {"group_a_ptrs": "*i64"}
+
+
+def test_a_param_handed_on_through_an_offset_local_takes_the_helper_s_pointer_type():
+    from ptxdiff.discovery.params import kinds_through_helpers
+    tree = ast.parse(src('''
+        def inner(acc, K_scale_ptr, n):
+            for i in range(n):
+                acc += tl.load(K_scale_ptr)
+                K_scale_ptr += 1
+            return acc
+
+        def k(Out, K_scale, stride_h, n):
+            K_scale_ptr = K_scale + tl.program_id(0) * stride_h
+            tl.store(Out, inner(0.0, K_scale_ptr, n))
+    '''))
+    helper, fn = tree.body
+    assert isinstance(helper, ast.FunctionDef) and isinstance(fn, ast.FunctionDef)
+    kinds = kinds_through_helpers(fn, infer_param_kinds(fn), {"inner": helper})
+    assert kinds["K_scale"] == "*fp32" and kinds["stride_h"] == "i32"     # not the float scalar its name suggests
