@@ -21,6 +21,13 @@ constants-only, identical, launch-only, and how many could not be measured; `--s
 lists K of those commits (seeded) with their subjects and verdicts, for checking by hand what
 each really did.
 
+The repositories measured so far (clones, none of their code here): lightllm, pytorch/ao,
+state-spaces/mamba, Dao-AILab/flash-attention, mobiusml/gemlite, InternLM/lmdeploy,
+linkedin/Liger-Kernel, fla-org/flash-linear-attention, FlagOpen/FlagGems, unslothai/unsloth
+(`results/real_repos.txt`), and five never used before the toolchain round: BobMcDear/attorch,
+fla-org/native-sparse-attention, thu-ml/SageAttention, pytorch-labs/applied-ai,
+facebookresearch/xformers (`results/real_repos_new.txt`, `REPOSITORIES` below).
+
 Kernels under non-NVIDIA backend paths (Ascend, NPU, cuTile, CuTe DSL, other vendors) are counted
 apart, and so are kernels whose file does not parse at one of the two revisions (the
 repository's own syntax error: that side cannot be imported, by anyone). `--truth NAME=FILE`
@@ -45,6 +52,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
+# every repository measured, as `owner/name` to fetch (fetch and clone them yourself)
+REPOSITORIES = ("ModelTC/lightllm", "pytorch/ao", "state-spaces/mamba", "Dao-AILab/flash-attention", "mobiusml/gemlite",
+                "InternLM/lmdeploy", "linkedin/Liger-Kernel", "fla-org/flash-linear-attention", "FlagOpen/FlagGems",
+                "unslothai/unsloth", "BobMcDear/attorch", "fla-org/native-sparse-attention", "thu-ml/SageAttention",
+                "pytorch-labs/applied-ai", "facebookresearch/xformers")
 NON_NVIDIA = re.compile(r"(^|/)(backends?/|_?ascend|npu|cutile|cutedsl|cute_|_kunlunxin|_mthreads|_metax|_iluvatar|"
                         r"_cambricon|_hygon|_aipu|_arm|_tsingmicro|_sunrise|_enflame|_amd|rocm|hip|xpu|intel|gluon)",
                         re.IGNORECASE)
@@ -315,7 +327,8 @@ def render_evidence(all_stats: list[dict], sample: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 epilog="repositories measured so far: " + ", ".join(REPOSITORIES))
     ap.add_argument("--repo", action="append", required=True, help="a local clone with history (repeatable)")
     ap.add_argument("--commits", type=int, default=10)
     ap.add_argument("--skip", type=int, default=0, help="pass over the newest N kernel-changing commits")

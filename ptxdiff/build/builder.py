@@ -81,6 +81,7 @@ class Builder:
         self._module_values: dict[int, Module] = {}
         self.refused: dict[str, str] = {}
         self._denied_names: frozenset[str] | None = None
+        self._language_helpers: frozenset[str] | None = None
         self._closure: Closure | None = None
         self._held: dict[str, frozenset[int]] = {}
 
@@ -284,7 +285,7 @@ class Builder:
         if key in self._building:
             raise SpecError(f"{node.name} calls itself through other jit functions")
         reads, chains = _body_names(node), _chains(node)
-        found = refusal(node, self._denied(), self._repository_modules(fn, reads, chains))
+        found = refusal(node, self._denied(), self._repository_modules(fn, reads, chains), self._helpers())
         if found is not None:
             raise SpecError(describe(fn.env.mod.path, *found))
         self._building.add(key)
@@ -338,6 +339,11 @@ class Builder:
             except (Raised, Refused):
                 continue
         return frozenset(out)
+
+    def _helpers(self) -> frozenset[str]:
+        if self._language_helpers is None:
+            self._language_helpers = namespace.language_helpers()
+        return self._language_helpers
 
     def _denied(self) -> frozenset[str]:
         if self._denied_names is None:

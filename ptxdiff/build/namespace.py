@@ -63,6 +63,12 @@ def _is_jit_callable(value: object) -> bool:
         str(getattr(value, "__module__", "")).startswith("triton.language")
 
 
+def _private_language(value: object) -> bool:
+    """What triton's language keeps under one underscore that is its own language code: a jit or
+    constexpr function, or a builtin (marked `__triton_builtin__`)."""
+    return _is_jit_callable(value) or getattr(value, "__triton_builtin__", False) is True
+
+
 def allowed(value: object, depth: int = 0) -> bool:
     """A value a kernel may get from triton's language modules or math: a language builtin, one of
     triton's jit functions, a dtype, a language class, a constexpr of an allowed value, a
@@ -120,8 +126,9 @@ def proxy(real: types.ModuleType) -> types.ModuleType:
     stand_in = types.ModuleType(name, f"ptxdiff's stand-in for {name}: public language names only")
     _PROXIES[name] = stand_in
     for attr, value in sorted(vars(mapped).items()):
-        if attr.startswith("_") and (attr.startswith("__") or not _is_jit_callable(value)):
+        if attr.startswith("_") and (attr.startswith("__") or not _private_language(value)):
             continue   # a private name only for triton's own jit functions (`from ...standard import _log2`)
+            # and builtins (`tl._experimental_descriptor_load`, triton 3.3)
         if isinstance(value, types.ModuleType):
             if _language_module(value.__name__):
                 setattr(stand_in, attr, proxy(value))
@@ -226,6 +233,20 @@ def jit_internals() -> frozenset[str]:
                     isinstance(static, list) and not all(isinstance(v, (str, int)) for v in static):
                 names.add(attr)
     return frozenset(names)
+
+
+def language_helpers() -> frozenset[str]:
+    """The jit functions and builtins this triton's language modules keep under one underscore
+    (`tl.standard._log2` in older releases, `_sum_combine`): triton's own code, which a kernel
+    may call like any public name (scan.refusal)."""
+    import triton.language as tl
+
+    found = set()
+    for module in (tl, *(v for v in vars(tl).values() if isinstance(v, types.ModuleType)
+                         and v.__name__.startswith("triton.language."))):
+        found |= {k for k, v in vars(module).items() if k.startswith("_") and not k.startswith("__")
+                  and _private_language(v)}
+    return frozenset(found)
 
 
 def reserved(name: str) -> bool:

@@ -98,11 +98,13 @@ def _spec_text(spec: ast.JoinedStr) -> str:
 
 
 def _refusal(node: ast.AST, parents: dict[int, ast.AST], denied: frozenset[str],
-             modules: frozenset[str]) -> str | None:
+             modules: frozenset[str], helpers: frozenset[str]) -> str | None:
     """Why `node` is refused, or None."""
     if isinstance(node, ast.Attribute):
         if isinstance(node.value, ast.Name) and node.value.id in modules and node.attr.startswith("_") \
                 and not node.attr.startswith("__"):
+            return None
+        if node.attr in helpers and not node.attr.startswith("__"):
             return None
         return _attribute_name(node.attr, denied)
     if isinstance(node, ast.Name):
@@ -139,13 +141,16 @@ def _nodes(fn: ast.FunctionDef) -> Iterator[tuple[ast.AST, dict[int, ast.AST]]]:
 
 
 def refusal(fn: ast.FunctionDef, denied: frozenset[str] = JIT_INTERNALS,
-            modules: frozenset[str] = frozenset()) -> tuple[ast.AST, str] | None:
+            modules: frozenset[str] = frozenset(),
+            helpers: frozenset[str] = frozenset()) -> tuple[ast.AST, str] | None:
     """The first node of a jit function that could reach Python internals, and why; None when
     there is none. `modules` are the global names the body reads that are repository modules:
     their stand-ins hold only what the builder put on them, so a module's private helper
-    (`mx_kernels._to_e8m0(x)`, one underscore) may be read through them."""
+    (`mx_kernels._to_e8m0(x)`, one underscore) may be read through them. `helpers` are the
+    jit functions triton's language modules keep under one underscore (`tl.standard._log2`):
+    triton's own jit code, read by name (namespace.language_helpers)."""
     for node, parents in _nodes(fn):
-        why = _refusal(node, parents, denied, modules)
+        why = _refusal(node, parents, denied, modules, helpers)
         if why is not None:
             return node, why
     return None

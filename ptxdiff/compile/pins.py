@@ -263,3 +263,40 @@ def read_pin(read: Callable[[str], bytes], paths: Iterable[str]) -> Pin | None:
     exact = [p for p in found if p.exact]
     usable = [p for p in found if p.spec and clauses_of(p.spec)]
     return (exact or usable)[0] if exact or usable else None
+
+
+# what a triton release removed, as source text that uses it: kernels that use it were written
+# for an older triton, whatever range the repository's pin allows
+REMOVED = ((re.compile(rb"\bmake_block_ptr\s*\("), "3.9", "block pointers (`tl.make_block_ptr`)"),
+           (re.compile(rb"\b_experimental_descriptor_(?:load|store)\s*\("), "3.4",
+            "the experimental descriptor API (`tl._experimental_descriptor_load`)"))
+
+
+@dataclass(frozen=True)
+class Removed:
+    """A file that uses what `release` removed: its triton is older than `release`."""
+
+    release: str
+    what: str
+    path: str
+
+
+def removed_in(files: Iterable[tuple[str, bytes]]) -> Removed | None:
+    """The use among `files` (path, text) of what the earliest triton release removed."""
+    found: Removed | None = None
+    for path, data in files:
+        for pattern, release, what in REMOVED:
+            if (found is None or version_tuple(release) < version_tuple(found.release)) and pattern.search(data):
+                found = Removed(release, what, path)
+    return found
+
+
+def capped(pin: Pin | None, removed: Removed | None) -> Pin | None:
+    """`pin` bounded below the release that removed what the source uses (`>=3.0` and block
+    pointers: `>=3.0,<3.9`); an exact pin stands: the repository says which triton it means."""
+    if removed is None or pin is not None and pin.exact:
+        return pin
+    why = f"{removed.path} uses {removed.what}, gone in triton {removed.release}"
+    if pin is None or not clauses_of(pin.spec):
+        return Pin(f"<{removed.release}", why)
+    return Pin(f"{pin.spec},<{removed.release}", f"{pin.source} (triton{pin.spec}) and {why}")

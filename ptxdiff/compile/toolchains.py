@@ -21,14 +21,14 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ptxdiff.compile import pins
 from ptxdiff.compile.toolchain import triton_version
-from ptxdiff.errors import SetupError, UsageError
+from ptxdiff.errors import PtxdiffError, SetupError, UsageError
 
 if TYPE_CHECKING:   # types only: the git layer is pygit2's
     from ptxdiff.git.repo import Side, Snapshot
@@ -254,8 +254,24 @@ def apply(policy: Policy, old: Side | None, new: Side, old_snap: Snapshot | None
     import dataclasses
     new_pin = pins.read_pin(new_snap.read, new_snap.paths)
     old_pin = pins.read_pin(old_snap.read, old_snap.paths) if old_snap is not None else None
+    if old_snap is not None:   # the files the diff is about use what a release removed: an older triton
+        removed = pins.removed_in(_changed_sources(old_snap, new_snap))
+        old_pin, new_pin = pins.capped(old_pin, removed), pins.capped(new_pin, removed)
     o, n = for_sides(policy, old_pin, new_pin, old is not None)
     for version in dict.fromkeys(c.version for c in (o, n) if c is not None and c.version):
         install(version)
     old = dataclasses.replace(old, toolchain=o.version) if old is not None and o is not None else old
     return old, dataclasses.replace(new, toolchain=n.version), note(o, n)
+
+
+def _changed_sources(old: Snapshot, new: Snapshot) -> Iterator[tuple[str, bytes]]:
+    """(path, text) of each Python file that differs between the sides, each side's text."""
+    for path in sorted(p for p in old.paths | new.paths if p.endswith(".py")):
+        sides = [s for s in (old, new) if path in s]
+        if len(sides) == 2 and old.content_id(path) == new.content_id(path):
+            continue
+        for snap in sides:
+            try:
+                yield path, snap.read(path)
+            except (OSError, KeyError, PtxdiffError):   # a symlink, a file too large to read
+                continue

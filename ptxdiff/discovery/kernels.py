@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ptxdiff.discovery.callsites import Fact, HostFunction, facts, launch_calls, merge
 from ptxdiff.discovery.decorators import triton_kinds
+from ptxdiff.discovery.documented import documented_types
 from ptxdiff.discovery.fingerprint import Closure, kernel_closure
 from ptxdiff.discovery.guards import Guards, kernel_guards
 from ptxdiff.discovery.harness import device_harness
@@ -115,6 +116,8 @@ def discover(snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = Non
             continue
         helper_defs = _helper_defs(index, closure)
         inferred = kinds_through_helpers(fn, infer_param_kinds(fn, constexprs=True), helper_defs)
+        runtime = {a.arg: inferred.get(a.arg) for a in fn.args.args if not is_constexpr(a.annotation)}
+        inferred.update(documented_types(snapshot.read(mod.path).decode("utf-8", "replace"), fn, runtime))
         inferred.update(descriptor_types(fn, tree))
         hints = constexpr_hints(fn, module_constants(tree), inferred, {**module_functions(tree), **helper_defs})
         optional = optional_params(fn)

@@ -51,7 +51,15 @@ def _pointer_terms(expr: ast.expr) -> set[str]:
         return {expr.id}
     if isinstance(expr, ast.Subscript):
         return _pointer_terms(expr.value)
+    if isinstance(expr, ast.Call) and _selects(expr):   # `tl.where(c, A1, tl.where(d, A2, A3))`: between pointers
+        return {t for a in expr.args[1:] for t in _pointer_terms(a)}
     return set()
+
+
+def _selects(expr: ast.expr) -> bool:
+    """A `tl.where` whose branches are names or such selects themselves."""
+    return isinstance(expr, ast.Call) and dotted_name(expr.func)[-1:] == ["where"] and len(expr.args) == 3 and \
+        all(isinstance(a, ast.Name) or _selects(a) for a in expr.args[1:])
 
 
 def _names_outside_calls(node: ast.AST) -> set[str]:
@@ -189,8 +197,8 @@ class _Evidence:
         # an address has one pointer term: next to a `*ptr*` param the others are offsets, and
         # so are dimension names (`ROWSCALE + M + row`)
         candidates = seen & set(flow.params)
-        if not named and len(candidates) > 1:
-            sized = {n for n in candidates if len(n) == 1 and n in _DIMENSIONS}
+        if not named and len(candidates) > 1:   # and so are names that say int (`X + stride_x`)
+            sized = {n for n in candidates if len(n) == 1 and n in _DIMENSIONS or int_named(n)}
             if sized != candidates:
                 self.ints |= sized
                 seen -= sized
@@ -302,15 +310,23 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
     found.descriptor_unit_strides = _unit_strides(nodes, flow.params)
     found.element_types = _compared_element_types(nodes, flow.params)
     # `tl.dot(a, b)` takes operands of one type: a pointer whose element type is known gives it
-    # to the pointer the other operand is loaded from
+    # to the pointer the other operand is loaded from (not to one whose values are shifted or
+    # masked: packed ints that the kernel dequantizes)
     for node in nodes:
         if isinstance(node, ast.Call) and dotted_name(node.func)[-1:] == ["dot"] and len(node.args) >= 2:
             operands = [{q for n in _names_in(a) for q in loaded_from.get(n, ())} for a in node.args[:2]]
             for mine, theirs in (operands, operands[::-1]):
                 known = {found.element_types[q] for q in theirs if q in found.element_types}
                 if len(known) == 1:
-                    for q in mine:
+                    for q in mine - found.index_pointers:
                         found.element_types.setdefault(q, next(iter(known)))
+    _float_dot_operands(nodes, loaded_from, found)
+    # `tl.load(ptrs + g).to(tl.pointer_type(dtype))`: the values are addresses, 64-bit ints
+    for node in nodes:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to" and \
+                node.args and dotted_name(getattr(node.args[0], "func", node.args[0]))[-1:] == ["pointer_type"]:
+            for load in _loads_in(node.func.value):
+                found.element_types.update(dict.fromkeys(flow.roots(load.args[0])[0] & set(flow.params), "*i64"))
     # `tl.dot_scaled(a, a_scale, "e4m3", b, b_scale, fmt, ...)`: the scales are e8m0 bytes, an
     # operand given a literal format is that type
     for node in nodes:
@@ -334,6 +350,29 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
         if local in loaded_from and loaded_from[local] and not loaded_from[local] & found.index_pointers:
             found.floats.add(p)
     return found
+
+
+def _float_dot_operands(nodes: list[ast.AST], loaded_from: dict[str, set[str]], found: _Evidence) -> None:
+    """A pointer named for a float (`scales`, `w_scale_ptr`) whose values feed an operand of a
+    float `tl.dot` (the other operand loaded from a pointer that is not an index) is a float
+    pointer of the other operand's type, though the operand is also made of ints
+    (`b = ((b >> 4) - zeros) * scales`): typed `*i32`, the dot's operands would differ."""
+    for node in nodes:
+        if not (isinstance(node, ast.Call) and dotted_name(node.func)[-1:] == ["dot"] and len(node.args) >= 2):
+            continue
+        operands = [{q for n in _names_in(a) for q in loaded_from.get(n, ())} for a in node.args[:2]]
+        for mine, theirs in (operands, operands[::-1]):
+            floats = theirs - found.index_pointers
+            if not floats:
+                continue
+            known = {found.element_types[q] for q in floats if q in found.element_types}
+            for q in mine:
+                if FLOAT_POINTER.search(q.lower()):
+                    found.element_types.setdefault(q, next(iter(known)) if len(known) == 1 else "*fp32")
+
+
+# a pointer named for a float word (`scales`, `a_scale_ptr`, `Alpha`)
+FLOAT_POINTER = re.compile(r"(?:^|_)(?:" + "|".join(_FLOAT_NAMES) + r")s?(?:_|$)")
 
 
 def int_named(p: str) -> bool:
@@ -387,6 +426,7 @@ def kinds_through_helpers(fn: ast.FunctionDef, kinds: dict[str, str | None],
     default `*fp32`. What the kernel's own use says otherwise stands."""
     out = dict(kinds)
     said: dict[str, dict[str, str | None]] = {}   # per helper, however often it is called
+    flow = _locals(list(out), list(ast.walk(fn)))
     for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
         helper = helpers.get(call.func.id) if isinstance(call.func, ast.Name) else None
         if helper is None or helper is fn or depth <= 0:
@@ -398,6 +438,9 @@ def kinds_through_helpers(fn: ast.FunctionDef, kinds: dict[str, str | None],
         passed = [(a.id, params[i]) for i, a in enumerate(call.args) if i < len(params) and isinstance(a, ast.Name)]
         passed += [(v.id, k.arg) for k in call.keywords if k.arg and isinstance(v := k.value, ast.Name)]
         for mine, their in passed:
+            if mine not in out:   # a local the kernel made of one param (`K_scale_ptr = K_scale + off`)
+                terms = [n for n in flow.roots(ast.Name(id=mine))[0] if n in out and not int_named(n)]
+                mine = terms[0] if len(terms) == 1 else mine
             own, kind = out.get(mine, "-"), theirs.get(their)
             if own == "-" or not kind or not kind.startswith("*"):
                 continue

@@ -477,3 +477,31 @@ def test_a_loop_over_a_dict_of_optional_packages_runs():
         N = len(OPTIONAL.keys()) + sum(1 for _ in OPTIONAL.values())
     """
     assert value({"m.py": src}, "N") == 4
+
+
+def test_a_lookup_of_a_libdevice_function_through_find_spec_answers_from_triton():
+    """A shim that finds a libdevice function wherever this triton keeps it (`find_spec`,
+    `module_from_spec`, `spec.loader.exec_module`, `getattr`) reads triton's own modules: the
+    first location that exists gives the function; a repository's own module is never loaded so."""
+    src = """
+        import importlib.util
+
+        def libdevice_find(name):
+            locs = ("triton.language.extra.nowhere", "triton.language.extra.libdevice", "triton.language.math")
+            for loc in locs:
+                if spec := importlib.util.find_spec(loc):
+                    module = importlib.util.module_from_spec(spec)
+                    assert spec.loader is not None
+                    spec.loader.exec_module(module)
+                    return getattr(module, name)
+            raise ImportError(name)
+
+        rsqrt = libdevice_find("rsqrt")
+        MISSING = importlib.util.find_spec("triton.language.extra.nowhere")
+    """
+    rsqrt = value({"m.py": src}, "rsqrt")
+    assert repr(rsqrt) == "triton.language.extra.libdevice.rsqrt"
+    assert value({"m.py": src}, "MISSING") is None
+    bad = "import importlib.util\nM = importlib.util.module_from_spec(object())\n"
+    with pytest.raises(Refused):
+        value({"m.py": bad}, "M")

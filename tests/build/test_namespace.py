@@ -106,7 +106,8 @@ def test_stand_ins_are_plain_modules_with_names_triton_does_not_swap():
             continue
         names.add(module.__name__)
         private = {n for n, v in vars(module).items() if n.startswith("_") and not n.startswith("__")
-                   and type(v).__module__ != "triton.runtime.jit"}   # triton's own jit functions (`_log2`) are kernels'
+                   and type(v).__module__ != "triton.runtime.jit"   # triton's own jit functions (`_log2`) are kernels'
+                   and getattr(v, "__triton_builtin__", False) is not True}   # and its builtins (`_reduce_with_indices`)
         assert private <= (set(RENAMED) if module.__name__ == "triton.language" else set()), module.__name__
         todo += [v for v in vars(module).values() if isinstance(v, types.ModuleType)]
     assert "triton.language.extra.cuda.libdevice" in names
@@ -125,3 +126,12 @@ def test_the_jit_object_internals_cover_what_hands_out_globals_and_spare_what_va
     denied = namespace.jit_internals()
     assert {"fn", "get_capture_scope", "used_global_vals", "run", "warmup", "device_caches"} <= denied
     assert not denied & {"type", "dtype", "shape", "value", "to", "T", "handle", "numel", "element_ty"}
+
+
+def test_language_helpers_are_the_private_jit_functions_of_triton_s_language():
+    helpers = namespace.language_helpers()
+    assert "_sum_combine" in helpers or not hasattr(tl.standard, "_sum_combine")
+    assert "_unwrap_if_constexpr" not in helpers     # a plain Python function of triton
+    for name in helpers:
+        assert name.startswith("_") and not name.startswith("__")
+        assert any(name in vars(m) for m in (tl, tl.standard, tl.core, tl.math))

@@ -94,3 +94,14 @@ def test_no_kernel_of_the_corpus_is_refused():
     assert len(found) > 100
     refused = [describe(str(p), *r) for p, fn in found if (r := refusal(fn)) is not None]
     assert refused == []
+
+
+def test_triton_s_own_private_jit_helpers_may_be_called():
+    """`tl.standard._log2(n)` (older tritons' sort helper) is triton's own jit code: named among
+    the language's helpers it is read like a public name; other private names, and dunders
+    even if named, stay refused."""
+    helpers = frozenset({"_log2", "__class__"})
+    assert refusal(_fn("y = tl.standard._log2(n)"), helpers=helpers) is None
+    found = refusal(_fn("y = tl.core._unwrap_if_constexpr(n)"), helpers=helpers)
+    assert found is not None and "starting with _" in found[1]
+    assert refusal(_fn("y = x_ptr.__class__"), helpers=helpers) is not None

@@ -137,3 +137,69 @@ def test_option_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for bad in ("3.6.0rc1", "latest", "3..", "..3.9", "https://x/triton.whl", "3.6.0.1"):
         with pytest.raises(UsageError):
             toolchains.parse_option(bad)
+
+
+class Files:
+    """What toolchains.apply reads of a snapshot: paths, read, `in`, content_id."""
+
+    def __init__(self, files: dict[str, str]):
+        self.files = files
+        self.paths = frozenset(files)
+
+    def __contains__(self, path: str) -> bool:
+        return path in self.files
+
+    def read(self, path: str) -> bytes:
+        return self.files[path].encode()
+
+    def content_id(self, path: str) -> str:
+        return str(hash(self.files[path]))
+
+
+BLOCK_PTR = "p = tl.make_block_ptr(x, (M, K), (K, 1), (0, 0), (16, 16), (1, 0))\n"
+
+
+def test_block_pointers_in_a_changed_file_cap_the_pin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Triton 3.9 removed block pointers: a diff whose changed files use them compiles with the
+    newest release below 3.9 that the pin allows; an exact pin, or block pointers only in files
+    the diff does not touch, change nothing."""
+    from ptxdiff.git.repo import Side
+    monkeypatch.setattr(toolchains, "triton_version", lambda: "3.9.0")
+    monkeypatch.setattr(toolchains, "listed", lambda: [])
+    installed: list[str] = []
+    monkeypatch.setattr(toolchains, "install", lambda v, progress=None: installed.append(v))
+
+    def sides(old_files: dict[str, str], new_files: dict[str, str]) -> tuple[str | None, str | None, str | None]:
+        old, new, note = toolchains.apply(toolchains.Policy(), Side("a", "a" * 40), Side("b", "b" * 40),
+                                          Files(old_files), Files(new_files))  # type: ignore[arg-type]
+        assert old is not None
+        return old.toolchain, new.toolchain, note
+
+    pyproject = '[project]\ndependencies = ["triton>=3.0"]\n'
+    old = {"pyproject.toml": pyproject, "ops/k.py": BLOCK_PTR, "ops/other.py": BLOCK_PTR}
+    new = {**old, "ops/k.py": BLOCK_PTR + "q = 1\n"}
+    o, n, note = sides(old, new)
+    assert (o, n) == ("3.8.0", "3.8.0") and installed == ["3.8.0"]
+    assert note is not None and "ops/k.py uses block pointers" in note and "triton>=3.0,<3.9" in note
+    assert sides(old, {**old, "ops/new.py": "x = 1\n"})[:2] == (None, None)     # block pointers only elsewhere
+    exact = {**old, "requirements.txt": "triton==3.9.0\n"}
+    assert sides(exact, {**exact, "ops/k.py": "q = 1\n"})[:2] == (None, None)   # the repository says which
+    unpinned = {"ops/k.py": "q = 1\n"}
+    assert sides(unpinned, {"ops/k.py": BLOCK_PTR})[:2] == ("3.8.0", "3.8.0")
+
+
+def test_removed_in_reads_calls_not_mentions() -> None:
+    assert pins.removed_in([("a.py", b"# we no longer use make_block_ptr\n")]) is None
+    found = pins.removed_in([("a.py", b"x = 1\n"), ("b.py", BLOCK_PTR.encode())])
+    assert found == pins.Removed("3.9", "block pointers (`tl.make_block_ptr`)", "b.py")
+    assert pins.capped(pins.Pin("==3.3.1", "r.txt"), found) == pins.Pin("==3.3.1", "r.txt")
+    assert pins.capped(None, found) == pins.Pin("<3.9", "b.py uses block pointers (`tl.make_block_ptr`), gone in triton 3.9")
+
+
+def test_the_earliest_removal_bounds_the_pin(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(toolchains, "triton_version", lambda: "3.9.0")
+    monkeypatch.setattr(toolchains, "listed", lambda: [])
+    files = [("a.py", BLOCK_PTR.encode()), ("b.py", b"tl._experimental_descriptor_store(desc, acc, [0, 0])\n")]
+    found = pins.removed_in(files)
+    assert found is not None and (found.release, found.path) == ("3.4", "b.py")
+    assert toolchains.choose(None, "", pins.capped(pins.Pin(">=3.0", "setup.py"), found)).version == "3.3.1"

@@ -646,3 +646,133 @@ def test_value_computed_from_a_loaded_index_makes_its_pointer_an_int_pointer():
     ''')
     assert kinds == {"row_start_ptr": "*i32", "expert_ptr": "*i32", "a_ptr": "*fp32", "w_ptr": "*fp32",
                      "stride_a": "i32", "stride_w": "i32"}
+
+
+def test_a_stride_added_to_an_unnamed_pointer_is_an_int():
+    # two params added with no `*ptr*` name among them: the one whose name says stride is the offset
+    kinds = kinds_of('''
+        def k(X, Y, stride_x, BLOCK: tl.constexpr):
+            x = tl.load(X + stride_x + tl.arange(0, BLOCK))
+            tl.store(Y + tl.arange(0, BLOCK), x)
+    ''')
+    assert kinds == {"X": "*fp32", "Y": "*fp32", "stride_x": "i32"}
+
+
+def test_a_scale_pointer_feeding_a_float_dot_is_a_float_pointer():
+    # the dequantized operand is shifted and masked (ints), then scaled: the scales are floats of
+    # the other operand's type, or the dot's operands differ
+    kinds = kinds_of('''
+        def k(A, B, Scales, Zeros, C, BLOCK: tl.constexpr):
+            a = tl.load(A + tl.arange(0, BLOCK))
+            if A.dtype.element_ty == tl.float16:
+                a = a * 2
+            b = tl.load(B + tl.arange(0, BLOCK))
+            b = (b >> 4) & 0xF
+            s = tl.load(Scales + tl.arange(0, BLOCK))
+            z = tl.load(Zeros + tl.arange(0, BLOCK))
+            b = (b - z) * s
+            tl.store(C + tl.arange(0, BLOCK), tl.dot(a, b))
+    ''')
+    assert kinds == {"A": "*fp16", "B": "*i32", "Scales": "*fp16", "Zeros": "*i32", "C": "*fp32"}
+
+
+def test_an_int8_dot_leaves_its_scale_alone():
+    # both operands loaded from index-like (int) pointers: nothing says the dot is float
+    kinds = kinds_of('''
+        def k(A, B, scale_ptr, C, BLOCK: tl.constexpr):
+            a = tl.load(A + tl.arange(0, BLOCK))
+            b = tl.load(B + tl.arange(0, BLOCK))
+            s = tl.load(scale_ptr + tl.arange(0, BLOCK))
+            tl.store(C + (a >> 1), tl.dot(a, b * s))
+            tl.store(C + (b >> 1), 0)
+            tl.store(C + (s >> 1), 0)
+    ''')
+    assert kinds["scale_ptr"] == "*i32"
+
+
+def test_types_the_kernel_documents_beat_the_guesses():
+    from ptxdiff.discovery.documented import documented_types
+    text = src('''
+        @triton.jit
+        def k(a_ptr,
+              s_ptr,  # type: tl.pointer_type(tl.bfloat16)
+              n,
+              out_ptr,
+              eps,
+              BLOCK: tl.constexpr):
+            """Dequantize.
+
+            Args:
+                a_ptr (torch.float16): the input
+                n: number of rows, int64
+                out_ptr: where the result goes
+                eps: a small float16 number
+            """
+            x = tl.load(a_ptr + tl.arange(0, BLOCK))
+    ''')
+    fn = ast.parse(text).body[0]
+    assert isinstance(fn, ast.FunctionDef)
+    kinds = {"a_ptr": "*fp32", "s_ptr": "*i32", "n": "i32", "out_ptr": "*fp32", "eps": "fp32"}
+    # a scalar documented as a float16 stays what it is: a scalar's type is fp32 or i32 at launch
+    assert documented_types(text, fn, kinds) == {"s_ptr": "*bf16", "a_ptr": "*fp16", "n": "i64"}
+
+
+def test_discover_reads_the_documented_types_of_a_kernel():
+    found = discover(FakeSnapshot({"k.py": src('''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, scale_ptr, BLOCK: tl.constexpr):
+            """scale_ptr: per-row scales, bfloat16."""
+            s = tl.load(scale_ptr)
+            tl.store(x_ptr + tl.arange(0, BLOCK), tl.load(x_ptr + tl.arange(0, BLOCK)) * s)
+    ''')}))
+    params = {p.name: p.kind for p in found.kernels["k.py::k"].params}
+    assert params == {"x_ptr": "*fp32", "scale_ptr": "*bf16", "BLOCK": None}
+
+
+def test_pointers_selected_by_where_are_pointers():
+    # `out = tl.where(is_v, cache_v, out_qk)`: the store's address is one of the params
+    kinds = kinds_of('''
+        def k(xq, out_q, cache_k, cache_v, A1, A2, A3, n, BLOCK: tl.constexpr):
+            is_q = tl.program_id(0) < n
+            is_v = tl.program_id(1) < n
+            out_qk = tl.where(is_q, out_q, cache_k)
+            out = tl.where(is_v, cache_v, out_qk)
+            cols = tl.arange(0, BLOCK)
+            tl.store(out + cols, tl.load(xq + cols))
+            A = tl.where(is_q, A1, tl.where(is_v, A2, A3))
+            tl.store(A + cols, 0)
+    ''')
+    assert kinds == {"xq": "*fp32", "out_q": "*fp32", "cache_k": "*fp32", "cache_v": "*fp32", "A1": "*fp32",
+                     "A2": "*fp32", "A3": "*fp32", "n": "i32"}
+
+
+def test_a_pointer_holding_addresses_is_an_int64_pointer():
+    kinds = kinds_of('''
+        def k(group_a_ptrs, BLOCK: tl.constexpr):
+            g = tl.program_id(0)
+            a_ptr = tl.load(group_a_ptrs + g).to(tl.pointer_type(tl.float16))
+            tl.store(a_ptr + tl.arange(0, BLOCK), tl.zeros([BLOCK], dtype=tl.float16))
+    ''')
+    assert kinds == {"group_a_ptrs": "*i64"}
+
+
+def test_a_param_handed_on_through_an_offset_local_takes_the_helper_s_pointer_type():
+    from ptxdiff.discovery.params import kinds_through_helpers
+    tree = ast.parse(src('''
+        def inner(acc, K_scale_ptr, n):
+            for i in range(n):
+                acc += tl.load(K_scale_ptr)
+                K_scale_ptr += 1
+            return acc
+
+        def k(Out, K_scale, stride_h, n):
+            K_scale_ptr = K_scale + tl.program_id(0) * stride_h
+            tl.store(Out, inner(0.0, K_scale_ptr, n))
+    '''))
+    helper, fn = tree.body
+    assert isinstance(helper, ast.FunctionDef) and isinstance(fn, ast.FunctionDef)
+    kinds = kinds_through_helpers(fn, infer_param_kinds(fn), {"inner": helper})
+    assert kinds["K_scale"] == "*fp32" and kinds["stride_h"] == "i32"     # not the float scalar its name suggests

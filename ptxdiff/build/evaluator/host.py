@@ -28,6 +28,7 @@ from ptxdiff.build.evaluator.values import (
     Constexpr,
     DType,
     External,
+    ModuleSpec,
     Opaque,
     Partial,
     Props,
@@ -179,8 +180,13 @@ class HostMixin(InterpCore):
         if not (args and isinstance(args[0], str)):
             raise _host_code(dotted)
         if args[0] == "triton" or args[0].startswith("triton."):
-            return External(args[0]) if triton_module_exists(args[0], quiet=True) else None
+            return ModuleSpec(args[0]) if triton_module_exists(args[0], quiet=True) else None
         raise Refused(f"whether {args[0]} is installed on the reviewer's machine", host_call=True)
+
+    def _module_from_spec(self, dotted: str, args: list, kwargs: dict) -> Any:
+        if not (args and isinstance(args[0], ModuleSpec)):
+            raise _host_code(dotted)
+        return self.module_value(args[0].dotted)
 
     def _import_module(self, dotted: str, args: list, kwargs: dict) -> Any:
         if not (args and isinstance(args[0], str)):
@@ -286,6 +292,7 @@ _CALLS: dict[str, _Handler] = {
              "distutils.version.LooseVersion"), HostMixin._parse_version),
     "importlib.util.find_spec": HostMixin._find_spec,
     "importlib.import_module": HostMixin._import_module,
+    "importlib.util.module_from_spec": HostMixin._module_from_spec,
     **_each(("triton.Config", "triton.runtime.autotuner.Config", "triton.runtime.Config"), HostMixin._config),
     **_each(("triton.cdiv", "triton.language.cdiv"), HostMixin._cdiv),
     **_each(("triton.next_power_of_2", "triton.language.next_power_of_2"), HostMixin._next_power_of_2),

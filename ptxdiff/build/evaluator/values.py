@@ -168,6 +168,16 @@ class Opaque:
         return f"<{self.what}>"
 
 
+class ModuleSpec(Opaque):
+    """What `importlib.util.find_spec` gives for one of triton's own modules that exists: true, its
+    loader's methods do nothing, and `importlib.util.module_from_spec` makes it the module (the
+    lookup shims of repositories that support several tritons: `libdevice_find("rsqrt")`)."""
+
+    def __init__(self, dotted: str):
+        super().__init__(f"spec of {dotted}")
+        self.dotted = dotted
+
+
 @dataclass(frozen=True)
 class Version:
     """packaging.version.parse(...) for release numbers: enough to compare versions."""
