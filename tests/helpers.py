@@ -196,26 +196,21 @@ KERNEL_LINE_INDENT = " " * 8   # report/driver_lines.py: a kernel line goes on, 
 
 def kernel_lines(text: str) -> list[str]:
     """The kernel lines under `git diff`, each with its continuation lines ("\\n"-joined)."""
-    out: list[str] = []
-    open_ = False
-    for ln in text.splitlines():
-        if ln.startswith("ptxdiff ") or ln.startswith("\x1b[2mptxdiff "):
-            out.append(ln)
-            open_ = True
-        elif open_ and ln.startswith(KERNEL_LINE_INDENT) and ln.strip():
-            out[-1] += "\n" + ln
-        else:
-            open_ = False
-    return out
+    return _continued(text, "ptxdiff ")
 
 
 def driver_notes(text: str) -> list[str]:
     """The `ptxdiff:` notes under `git diff`, each with its continuation lines ("\\n"-joined):
     a note goes on, indented, past 100 columns or COLUMNS."""
+    return _continued(text, "ptxdiff:")
+
+
+def _continued(text: str, start: str) -> list[str]:
+    """The lines that begin with `start` (dimmed or not), each with the indented lines that go on from it."""
     out: list[str] = []
     open_ = False
     for ln in text.splitlines():
-        if ln.startswith("ptxdiff:") or ln.startswith("\x1b[2mptxdiff:"):
+        if ln.startswith(start) or ln.startswith("\x1b[2m" + start):
             out.append(ln)
             open_ = True
         elif open_ and ln.startswith(KERNEL_LINE_INDENT) and ln.strip():
