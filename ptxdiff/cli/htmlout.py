@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ptxdiff.compare.history import Event
 from ptxdiff.compare.results import Report
@@ -21,7 +21,7 @@ from ptxdiff.report.layout import md_escape
 SOURCE_MAX = 2 * 2**20   # a larger file is not embedded (generated code): its lines stay unlinked
 
 
-def _reader(repo: Repo, sides: dict[str, Side]):
+def _reader(repo: Repo, sides: dict[str, Side]) -> Callable[[str, str], str | None]:
     """read(rev, path) over the snapshots of `sides` (by the page's name for them)."""
     snapshots: dict[str, Snapshot] = {}
 

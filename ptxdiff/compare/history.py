@@ -47,7 +47,7 @@ class Story:
     shallow_start: CommitInfo | None = None
 
 
-def _find(kernels, query: str):
+def _find(kernels: dict[str, Kernel], query: str) -> Kernel | list[Kernel] | None:
     hits = [k for k in kernels.values() if k.id == query or k.name == query]
     return hits[0] if len(hits) == 1 else (hits if hits else None)
 

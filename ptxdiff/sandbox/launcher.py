@@ -19,10 +19,14 @@ import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from ptxdiff import PACKAGE_DIR
 from ptxdiff.errors import SandboxError
 from ptxdiff.sandbox.syscalls import c_environ, clearenv
+
+if TYPE_CHECKING:  # types only: the forkserver is imported where a start needs it
+    from multiprocessing.forkserver import ForkServer
 
 _PROBE = ("import importlib.util, json, sys; s = importlib.util.find_spec('ptxdiff'); "
           "print(json.dumps([sys.path, s.origin if s else None]))")
@@ -61,10 +65,10 @@ def _isolated(flags: list[str]) -> list[str]:
     return flags if "-I" in flags else ["-I", *flags]
 
 
-_servers: dict[str, object] = {}
+_servers: dict[str, ForkServer] = {}
 
 
-def _server_of(python: str, preload: list[str]):
+def _server_of(python: str, preload: list[str]) -> ForkServer:
     """A forkserver of its own for each toolchain's interpreter (multiprocessing has one)."""
     from multiprocessing import forkserver
     if python not in _servers:

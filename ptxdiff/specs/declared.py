@@ -10,6 +10,7 @@ and otherwise ignored, since it does not change the compiled code. Nothing here 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from ptxdiff.build.evaluator.interp import Interp
 from ptxdiff.build.evaluator.scope import Function
@@ -34,7 +35,7 @@ class TritonsOwn(SpecError):
     (`triton_cast = tl.cast`, its `@triton.jit` definition under `else:` for older tritons):
     there is no code of the repository to compile."""
 
-    def __init__(self, kernel: Kernel, dotted: str):
+    def __init__(self, kernel: Kernel, dotted: str) -> None:
         super().__init__(f"{kernel.id} is triton's `{dotted}` under this triton (its @triton.jit definition "
                          "is for other tritons): nothing of the repository's to compile")
         self.dotted = dotted
@@ -58,7 +59,7 @@ def kernel_function(interp: Interp, kernel: Kernel) -> Function:
     return fn
 
 
-def decorator_kind(value) -> str | None:
+def decorator_kind(value: object) -> str | None:
     if isinstance(value, External):
         for kind, names in (("jit", JIT), ("autotune", AUTOTUNE), ("heuristics", HEURISTICS)):
             if value.dotted in names:
@@ -66,7 +67,7 @@ def decorator_kind(value) -> str | None:
     return None
 
 
-def _plain(value):
+def _plain(value: object) -> object:
     """A constexpr value as specs and the compiler take it: constexpr(...) unwrapped."""
     return value.value if isinstance(value, Constexpr) else value
 
@@ -79,7 +80,7 @@ def read(interp: Interp, kernel: Kernel) -> Declared:
     refused: dict[str, str] = {}
     notes: list[str] = []
 
-    def evaluate(expr: ast.expr, what: str):
+    def evaluate(expr: ast.expr, what: str) -> object:
         try:
             return interp.eval(expr, scope)
         except (Refused, Raised) as e:
@@ -138,26 +139,26 @@ def read(interp: Interp, kernel: Kernel) -> Declared:
                     notes=tuple(notes), jit_options=jit_options)
 
 
-def _configs(value, refused: dict) -> tuple:
+def _configs(value: object, refused: dict[str, str]) -> tuple:
     if not isinstance(value, (list, tuple)) or not all(isinstance(c, TritonConfig) for c in value):
         refused["autotune configs"] = "autotune configs: not a list of triton.Config"
         return ()
     return tuple(({k: _plain(v) for k, v in c.kwargs}, c.num_warps, c.num_stages, config_options(c)) for c in value)
 
 
-def config_options(config) -> dict:
+def config_options(config: object) -> dict[str, object]:
     """The compile options a Config carries beyond warps and stages (`maxnreg`, `num_ctas`), where
     they differ from triton's defaults: each changes the compiled kernel."""
     options = {"num_ctas": getattr(config, "num_ctas", 1), "maxnreg": getattr(config, "maxnreg", None)}
     return {k: v for k, v in options.items() if v is not None and not (k == "num_ctas" and v == 1)}
 
 
-def _heuristic(interp: Interp, h):
+def _heuristic(interp: Interp, h: object) -> Callable[..., object]:
     """A heuristic as specs calls it: f(args) -> value, with `args` a dict of known values."""
     if not isinstance(h, Function):
         return lambda args, h=h: _plain(h)
 
-    def call(args: dict):
+    def call(args: dict) -> object:
         try:
             return _plain(interp.call(h, [args], {}))
         except Raised as e:

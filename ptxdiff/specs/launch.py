@@ -21,6 +21,7 @@ from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.errors import ConfigError
 from ptxdiff.record import launches as recorded
 from ptxdiff.record.launches import DEFAULT_PATH, Launch, match
+from ptxdiff.source.modules import Files
 
 # the files besides the source that launch inputs come from
 FILES = (DEFAULT_PATH, "ptxdiff.toml", "pyproject.toml")
@@ -130,7 +131,7 @@ def paths_of(old: LaunchInputs, new: LaunchInputs) -> set[str]:
     return out
 
 
-def side_config(snap, fallback: Config) -> Config:
+def side_config(snap: Files | None, fallback: Config) -> Config:
     """A revision's own config, for its kernel entries; `fallback` where it has none or it cannot
     be read (a config added later describes older revisions too)."""
     if snap is None:
@@ -142,7 +143,7 @@ def side_config(snap, fallback: Config) -> Config:
     return fallback if cfg.source == "defaults" else cfg
 
 
-def side_launches(snap) -> dict[str, tuple[Launch, ...]]:
+def side_launches(snap: Files | None) -> dict[str, tuple[Launch, ...]]:
     """A revision's recorded launches; none where its file cannot be read (the other side's
     then describe it, as a first recording does)."""
     if snap is None:
