@@ -145,7 +145,7 @@ def classify(expr: ast.expr, fn: HostFunction | None, consts: dict, depth: int =
     return None
 
 
-def _type_of(value) -> str | None:
+def _type_of(value: object) -> str | None:
     if isinstance(value, bool):
         return "u1"
     if isinstance(value, int):

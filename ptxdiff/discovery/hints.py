@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from ptxdiff.source.syntax import is_constexpr, last_name, literal
@@ -43,7 +44,7 @@ class Hint:
     branches: bool = False    # the values select branches (compared with literals): both sides' are united
 
 
-def unmatched(values, block: bool = False):
+def unmatched(values: tuple, block: bool = False) -> object:
     """A value of the kind of `values` that equals none of them: the branch no comparison selects.
     A size stays a power of two (it may bound an arange)."""
     if all(isinstance(v, bool) for v in values):
@@ -64,7 +65,7 @@ def _branch_values(values: tuple, block: bool = False) -> tuple:
     return values if other is None else (*values, other)
 
 
-def _names(nodes) -> set[str]:
+def _names(nodes: Iterable[ast.AST]) -> set[str]:
     return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
@@ -219,7 +220,8 @@ def boundary(op: ast.cmpop, value: object, flipped: bool = False) -> tuple:
     return (value,) if isinstance(other, int) and other > LARGEST_SIZE else (value, other)
 
 
-def _passed_on(fn: ast.FunctionDef, names: set[str], helpers: dict[str, ast.FunctionDef], depth: int):
+def _passed_on(fn: ast.FunctionDef, names: set[str], helpers: dict[str, ast.FunctionDef],
+               depth: int) -> Iterator[tuple[ast.FunctionDef, dict[str, str]]]:
     """(helper, {its param: our name}) for each of `helpers` that `fn` passes some of `names` to
     unchanged (`helper(x, MODE)`, `helper(x, mode=MODE)`), through `depth` levels of calls."""
     if depth <= 0:

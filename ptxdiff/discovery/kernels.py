@@ -22,7 +22,7 @@ from ptxdiff.discovery.harness import device_harness
 from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, module_constants, module_functions, optional_params
 from ptxdiff.discovery.params import Param, infer_param_kinds, kinds_through_helpers
 from ptxdiff.source.bounds import size_error
-from ptxdiff.source.modules import ModuleIndex, ParsedModule, nested_statements
+from ptxdiff.source.modules import Files, ModuleIndex, ParsedModule, nested_statements
 from ptxdiff.source.syntax import dotted_name, is_constexpr
 
 
@@ -77,7 +77,7 @@ class Discovery:
 _Site = tuple[ast.Call, HostFunction | None, dict, str]
 
 
-def discover(snapshot, roots: tuple[str, ...] = (), paths: set[str] | None = None) -> Discovery:
+def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | None = None) -> Discovery:
     """Every kernel (a `@triton.jit` function not used as a helper by another) of the snapshot.
 
     `paths` limits which files are read (history walks one file); helpers called from files

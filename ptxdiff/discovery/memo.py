@@ -13,13 +13,18 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ptxdiff.compile.toolchain import fingerprint
 from ptxdiff.discovery.callsites import Fact
 from ptxdiff.discovery.hints import Hint
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover
 from ptxdiff.discovery.params import Param
+from ptxdiff.source.modules import Files
 from ptxdiff.store import Store
+
+if TYPE_CHECKING:  # types only: pygit2 stays out of discovery
+    from ptxdiff.git.repo import Snapshot
 
 FORMAT = 9
 KEEP = 64  # stored discoveries kept (least recently used go first)
@@ -55,14 +60,14 @@ def from_json(data: dict) -> Discovery:
     return Discovery(kernels, broken)
 
 
-def changed_paths(a, b) -> set[str]:
+def changed_paths(a: Snapshot, b: Snapshot) -> set[str]:
     """Python files that differ between two snapshots (added, removed or edited): blob ids for
     commits, content hashes for the work tree."""
     paths = {p for p in a.paths | b.paths if p.endswith(".py")}
     return {p for p in paths if p not in a or p not in b or a.content_id(p) != b.content_id(p)}
 
 
-def update(base: Discovery, snapshot, roots: tuple[str, ...], changed: set[str]) -> Discovery:
+def update(base: Discovery, snapshot: Files, roots: tuple[str, ...], changed: set[str]) -> Discovery:
     """`base` (a neighbouring tree's discovery) brought to `snapshot`, where `changed` lists the
     paths that differ: kernels in changed files, and kernels whose effective source reads one,
     are discovered again; the rest are `base`'s, unchanged by construction."""
