@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,7 +71,7 @@ class Loaded:
     jits: dict
 
 
-def load_kernels(worker, plan: ReplayPlan) -> tuple[Loaded, Loaded]:
+def load_kernels(worker: RunWorker, plan: ReplayPlan) -> tuple[Loaded, Loaded]:
     """(old, new): each side's module imported from its own blobs, the kernel unwrapped from
     its autotuner or heuristics down to the jit function that launches."""
     from ptxdiff.build import importer
@@ -95,13 +96,13 @@ def load_kernels(worker, plan: ReplayPlan) -> tuple[Loaded, Loaded]:
     return got[0], got[1]
 
 
-def _jit_ids(value) -> list[str]:
+def _jit_ids(value: object) -> list[str]:
     if isinstance(value, dict) and isinstance(value.get("jit"), str):
         return [value["jit"]]
     return [j for v in value for j in _jit_ids(v)] if isinstance(value, list) else []
 
 
-def _jit(index: ModuleIndex, kid: str):
+def _jit(index: ModuleIndex, kid: str) -> Any:
     """A @triton.jit function a launch passed as a constexpr, from this side; None if absent."""
     path, _, name = kid.partition("::")
     if path not in index.snapshot:
@@ -112,7 +113,7 @@ def _jit(index: ModuleIndex, kid: str):
         return None
 
 
-def _launcher(obj):
+def _launcher(obj: Any) -> Any:
     """The JITFunction (or the interpreter's InterpretedFunction) under autotuners and heuristics:
     the recorded launch names the Config's values itself."""
     from triton.runtime.interpreter import InterpretedFunction
@@ -126,7 +127,7 @@ def _launcher(obj):
     return obj
 
 
-def _constexpr(name: str, value, jits: dict):
+def _constexpr(name: str, value: Any, jits: dict) -> Any:
     import triton.language as tl
 
     if "[" in name:
@@ -174,7 +175,7 @@ def make_args(r: Replay, device: str, seed: int = SEED) -> dict:
     return {name: _view(moved[v[0].buffer], v[1], v[0]) if isinstance(v, tuple) else v for name, v in views.items()}
 
 
-def _view(buffer, dtype, a: TensorArg):
+def _view(buffer: Any, dtype: Any, a: TensorArg) -> Any:
     import torch
 
     need = (a.offset + sum((s - 1) * st for s, st in zip(a.shape, a.stride)) + 1) * dtype.itemsize \
@@ -184,7 +185,7 @@ def _view(buffer, dtype, a: TensorArg):
     return torch.empty(0, dtype=dtype, device=buffer.device).set_(buffer.untyped_storage(), a.offset, a.shape, a.stride)
 
 
-def _values(a: TensorArg, dtype, n: int, gen):
+def _values(a: TensorArg, dtype: Any, n: int, gen: Any) -> Any:
     """n values of the recorded kind: integers uniform in their exact range, floats uniform in
     their finite range (standard normal when none was recorded), NaN and Inf sprinkled in where
     the recording saw them."""
@@ -216,7 +217,7 @@ def launch(side: Loaded, recorded: Launch, r: Replay, args: dict) -> None:
     side.kernel[r.grid](**args, **constexprs, num_warps=recorded.num_warps, num_stages=recorded.num_stages, **options)
 
 
-def _bound(side: Loaded, recorded: Launch, r: Replay, args: dict):
+def _bound(side: Loaded, recorded: Launch, r: Replay, args: dict) -> Callable[[], None]:
     return lambda: launch(side, recorded, r, args)
 
 
@@ -231,7 +232,7 @@ def _tensors(args: dict) -> list[tuple[str, Any]]:
     return [(k, v) for k, v in args.items() if isinstance(v, torch.Tensor)]
 
 
-def outputs(worker, plan: ReplayPlan) -> dict:
+def outputs(worker: ReplayWorker, plan: ReplayPlan) -> dict:
     """Every recorded launch, old and new on the same inputs; every tensor argument compared."""
     try:
         old_k, new_k = load_kernels(worker, plan)
@@ -274,7 +275,7 @@ def outputs(worker, plan: ReplayPlan) -> dict:
             "via": "replayed launch " + labels[0], **({"skipped": skipped} if skipped else {})}
 
 
-def time(worker, plan: ReplayPlan, min_band: float) -> dict:
+def time(worker: ReplayWorker, plan: ReplayPlan, min_band: float) -> dict:
     """Each recorded launch shape timed old against new (timing.measure); the row's result is
     the shape where the most time goes (launch count x old median), JSON has them all."""
     from ptxdiff.dynamic import timing

@@ -19,8 +19,12 @@ import math
 import os
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ptxdiff.source.modules import ModuleIndex
+
+if TYPE_CHECKING:  # types only: the worker imports git where it starts
+    from ptxdiff.git.repo import Side
 
 # Tolerances per dtype (torch.testing's defaults). Old and new run the same inputs on the same
 # backend, so unchanged code gives bit-identical outputs; tolerance only forgives reassociation.
@@ -54,7 +58,7 @@ def sizes_around(blocks: list[int], configured: tuple[int, ...] = ()) -> tuple[i
     return tuple(sorted(set(DEFAULT_SIZES) | edges))
 
 
-def compare_outputs(old, new, dtype: str) -> tuple[bool, float, float]:
+def compare_outputs(old: Any, new: Any, dtype: str) -> tuple[bool, float, float]:
     """(within tolerance, max abs error, max rel error) of two wrapper results.
 
     NaN must sit at the same places in both, infinities must be equal; the rest is compared as
@@ -90,7 +94,7 @@ def _on(device: str, inputs: tuple) -> tuple:
     `.to()` would make it contiguous and hide every stride bug)."""
     import torch
 
-    def move(t):
+    def move(t: Any) -> Any:
         if not isinstance(t, torch.Tensor) or t.device.type == device:
             return t
         storage = t.untyped_storage().to(device=device)
@@ -98,7 +102,7 @@ def _on(device: str, inputs: tuple) -> tuple:
     return tuple(move(t) for t in inputs)
 
 
-def _tensors(value) -> list:
+def _tensors(value: Any) -> list[Any]:
     import torch
 
     if isinstance(value, torch.Tensor):
@@ -111,7 +115,7 @@ def _tensors(value) -> list:
 class RunWorker:
     """A worker holding an (old, new) pair of revisions."""
 
-    def __init__(self, repo_dir: str, pair, roots: tuple[str, ...]):
+    def __init__(self, repo_dir: str, pair: tuple[Side, Side], roots: tuple[str, ...]) -> None:
         from ptxdiff.compile.toolchain import pin_fp_fusion
         from ptxdiff.git import repo as git
 
@@ -149,7 +153,7 @@ class RunWorker:
         return self._loaded[key]
 
     @staticmethod
-    def _resolve(index: ModuleIndex, ref: str, key: str):
+    def _resolve(index: ModuleIndex, ref: str, key: str) -> Any:
         import importlib
 
         path, _, attr = ref.partition(":")
