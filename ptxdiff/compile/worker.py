@@ -22,6 +22,7 @@ import sys
 import tempfile
 import traceback
 import types
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ptxdiff import targets
@@ -40,7 +41,11 @@ from ptxdiff.specs.plan import Plan
 from ptxdiff.specs.resolve import Declared, Spec, SpecError, resolve
 
 if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
+    from ptxdiff.build.builder import Builder
     from ptxdiff.dynamic.runner import RunWorker
+    from ptxdiff.git.repo import Side
 
 WORKER_ENV = {
     "TRITON_ALWAYS_COMPILE": "1",      # triton's own cache would skip ptxas and so its -v log
@@ -58,7 +63,7 @@ class _DeferredTorch(types.ModuleType):
     """Stands in for torch until something reads an attribute of it; then torch is imported
     for real and every access is passed on to it."""
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         if sys.modules.get("torch") is self:
             del sys.modules["torch"]
         return getattr(importlib.import_module("torch"), name)
@@ -75,7 +80,7 @@ def defer_torch() -> None:
     sys.modules["torch"] = stub
 
 
-def _unwrap(obj) -> tuple[object, Declared]:
+def _unwrap(obj: Any) -> tuple[object, Declared]:
     """JITFunction behind autotune/heuristics wrappers, with what the wrappers add."""
     autotune: tuple = ()
     heuristics: dict = {}
@@ -100,7 +105,7 @@ def _unwrap(obj) -> tuple[object, Declared]:
     return obj, Declared(params, frozenset(constexpr_params), defaults, autotune, heuristics)
 
 
-def constexpr_value(value):
+def constexpr_value(value: object) -> object:
     """A config string naming a triton dtype ("tl.bfloat16", "triton.language.float16") means that
     dtype: TOML has no dtype values and kernels take `X_dtype: tl.constexpr`; so does a dtype the
     evaluator read from the kernel's source. Other strings stay."""
@@ -115,7 +120,7 @@ def constexpr_value(value):
     return value
 
 
-def _triton_compile(jit, spec: Spec, cc: int):
+def _triton_compile(jit: Any, spec: Spec, cc: int) -> Any:
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -198,7 +203,7 @@ def ptxas_error(printed: str) -> str | None:
     return f"ptxas: {errors[0]}" + (f" (and {more} more)" if more else "")
 
 
-def try_compile(jit, spec: Spec, cc: int) -> tuple[Any, Exception | None, str]:
+def try_compile(jit: Any, spec: Spec, cc: int) -> tuple[Any, Exception | None, str]:
     """(compiled kernel or None, the exception, what the compile printed)."""
     out = io.StringIO()
     try:
@@ -208,7 +213,7 @@ def try_compile(jit, spec: Spec, cc: int) -> tuple[Any, Exception | None, str]:
         return None, e, out.getvalue()
 
 
-def compile_spec(jit, spec: Spec, cc: int, retype: bool = False) -> dict:
+def compile_spec(jit: Any, spec: Spec, cc: int, retype: bool = False) -> dict:
     """Metrics of one spec, or its error; with `retype`, a type error under guessed types also
     says which types compile (retype.py), and a shape error under guessed sizes which sizes fit
     (refit.py), for the engine to compile both sides with."""
@@ -243,7 +248,7 @@ class Worker:
     """State of one worker process: one revision's kernels, built from their effective source
     (hermetic, the default) or, when the user asked for it, by importing the revision's modules."""
 
-    def __init__(self, repo_dir: str, side, roots: tuple[str, ...], imports: bool = False):
+    def __init__(self, repo_dir: str, side: Side, roots: tuple[str, ...], imports: bool = False) -> None:
         from ptxdiff.git import repo as git
 
         prepare_env()
@@ -258,7 +263,7 @@ class Worker:
             from ptxdiff.build import importer
             defer_torch()
             importer.install(self.index, side.tag)
-        self._builders: dict[int, object] = {}
+        self._builders: dict[int, Builder] = {}
         self._loaded: dict[tuple, tuple[object, Declared]] = {}
 
     def reads(self) -> list[str]:
@@ -271,7 +276,7 @@ class Worker:
             out += [os.path.join(self.repo.workdir, p) for p in sorted(self.index.snapshot.paths) if p.endswith(".py")]
         return out
 
-    def _builder(self, cc: int):
+    def _builder(self, cc: int) -> Builder:
         if cc not in self._builders:
             from ptxdiff.build.builder import Builder
             from ptxdiff.build.evaluator.interp import Interp
@@ -352,7 +357,7 @@ def die_with_parent() -> None:
     except (OSError, AttributeError):
         pass
 
-    def watch():
+    def watch() -> None:
         while os.getppid() == parent:
             time.sleep(1.0)
         os._exit(1)
@@ -373,7 +378,7 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def serve(conn, repo_dir: str, side, roots: tuple[str, ...], imports: bool = False,
+def serve(conn: Connection, repo_dir: str, side: Side | tuple[Side, Side], roots: tuple[str, ...], imports: bool = False,
           triton_home: str | None = None, policy: Policy | None = None) -> None:
     """Worker process main loop: requests in, (kind, result, CPU seconds used) out, until told to
     stop. With a policy, nothing of the repository is handled before the worker is sealed."""
@@ -421,7 +426,7 @@ def serve(conn, repo_dir: str, side, roots: tuple[str, ...], imports: bool = Fal
         conn.send((*result, math.inf if getattr(worker, "faulted", False) else cpu_seconds(), text))
 
 
-def call_sealed(conn, policy: Policy, fn, args: tuple) -> None:
+def call_sealed(conn: Connection, policy: Policy, fn: Callable[..., object], args: tuple) -> None:
     """A sealed worker that runs one function (pool.sandboxed_call): what the sandbox holds is
     what the compile workers get, with no repository."""
     die_with_parent()
