@@ -481,8 +481,8 @@ def test_foreign_pre_push_hook_runs_first_and_can_fail_the_push(tmp_path, capsys
 class CountingEngine(Engine):
     compiled = 0
 
-    def _measure(self, needs, cfg, targets):
-        n = super()._measure(needs, cfg, targets)
+    def measure(self, needs, cfg, targets):
+        n = super().measure(needs, cfg, targets)
         CountingEngine.compiled += n
         return n
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import shutil
 import signal
 import tempfile
 import time
@@ -30,7 +29,7 @@ from ptxdiff import trust
 from ptxdiff.compile import printed
 from ptxdiff.compile import worker as compiler
 from ptxdiff.errors import SandboxError
-from ptxdiff.sandbox import launcher, limits, probe
+from ptxdiff.sandbox import launcher, lifetime, limits, probe
 from ptxdiff.sandbox.policy import Policy
 
 _context: ForkServerContext | None = None
@@ -167,8 +166,7 @@ class Pool:
         slot.channel().close()
         slot.proc, slot.conn, slot.side, slot.cpu = None, None, ..., 0.0
         if slot.home:
-            shutil.rmtree(slot.home, ignore_errors=True)
-            printed.remove(slot.home)
+            lifetime.remove_home(slot.home)
             slot.home = None
 
     def _start(self, slot: _Slot, side: object) -> str | None:
@@ -337,7 +335,7 @@ def sandboxed_call(fn: Callable, args: tuple, timeout: float = 120.0, namespaces
             _kill_group(proc)
             proc.kill()
             proc.join()
-        shutil.rmtree(home, ignore_errors=True)
+        lifetime.remove_home(home)
 
 
 def default_jobs() -> int:

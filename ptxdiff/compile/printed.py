@@ -75,13 +75,6 @@ def size(home: str) -> int:
         return 0
 
 
-def remove(home: str) -> None:
-    try:
-        os.unlink(path_for(home))
-    except OSError:
-        pass
-
-
 def telling_line(text: str, crashed: bool = False) -> str | None:
     """The first line of `text` that says what went wrong (an error, not a warning), trimmed; for
     a process that crashed, failing that, its first line that is not a crash banner."""

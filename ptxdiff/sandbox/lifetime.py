@@ -20,6 +20,7 @@ may never do) and for CLEAN_UP_WAIT seconds at most.
 
 from __future__ import annotations
 
+import glob
 import multiprocessing
 import os
 import select
@@ -65,7 +66,7 @@ def supervise(home: str, pid_namespace: bool) -> None:
                 pass   # already reaped
             _reap(worker[0])
         if pid_namespace or not worker:   # the namespace died with its init: nothing is left
-            shutil.rmtree(home, ignore_errors=True)
+            remove_home(home)
             os._exit(1)
         _clean_up_group(home)
 
@@ -92,6 +93,7 @@ def supervise(home: str, pid_namespace: bool) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)   # from here on the way out is the same
     _end_group()
     shutil.rmtree(home, ignore_errors=True)   # no one uses it now: removed also if ptxdiff goes before it can
+    # (what the worker printed stays beside it for ptxdiff to read; gone with ptxdiff: `orphaned`)
     os._exit(os.waitstatus_to_exitcode(status) & 0xFF if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
 
 
@@ -127,6 +129,17 @@ def _reap(pid: int) -> int:
             return 0
 
 
+def remove_home(home: str) -> None:
+    """Remove a worker's private folder and the files beside it named after it (`<home>.printed`:
+    what the worker printed, kept outside the folder so that it outlives the worker for a moment)."""
+    shutil.rmtree(home, ignore_errors=True)
+    for sibling in glob.glob(glob.escape(home.rstrip(os.sep)) + ".*"):
+        try:
+            os.unlink(sibling)
+        except OSError:
+            pass
+
+
 def _clean_up_group(home: str) -> None:
     """Without a PID namespace what the worker started is only held by the group: a cleaner
     leaves it, kills it (this process included), waits until it is gone, removes `home`."""
@@ -138,7 +151,7 @@ def _clean_up_group(home: str) -> None:
             deadline = time.monotonic() + CLEAN_UP_WAIT
             while alive(group) and time.monotonic() < deadline:
                 time.sleep(0.02)
-            shutil.rmtree(home, ignore_errors=True)
+            remove_home(home)
         finally:
             os._exit(0)
     while True:   # the cleaner kills this process with the group
