@@ -1,7 +1,7 @@
 """The compile worker: runs in its own process, bound to one revision, imports triton.
 
-It builds each kernel from its effective source (build/builder.py; or, when the user asks, imports
-the revision's modules from git objects with build/importer.py), turns it into specs
+It builds each kernel from its effective source (instantiate/builder.py; or, when the user asks, imports
+the revision's modules from git objects with instantiate/importer.py), turns it into specs
 (specs/resolve.py),
 compiles each spec for an explicit GPUTarget (no GPU needed), and measures the result from the
 PTX text, ptxas's -v log and cuobjdump's view of the cubin.
@@ -43,7 +43,7 @@ from ptxdiff.specs.resolve import Declared, Spec, SpecError, resolve
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
-    from ptxdiff.build.builder import Builder
+    from ptxdiff.instantiate.builder import Builder
     from ptxdiff.dynamic.runner import RunWorker
     from ptxdiff.git.repo import Side
 
@@ -109,7 +109,7 @@ def constexpr_value(value: object) -> object:
     """A config string naming a triton dtype ("tl.bfloat16", "triton.language.float16") means that
     dtype: TOML has no dtype values and kernels take `X_dtype: tl.constexpr`; so does a dtype the
     evaluator read from the kernel's source. Other strings stay."""
-    from ptxdiff.build.evaluator.values import DType
+    from ptxdiff.instantiate.evaluator.values import DType
     name = value.name if isinstance(value, DType) else \
         value.rpartition(".")[2] if isinstance(value, str) and value.startswith(("tl.", "triton.language.")) else None
     if name is not None:   # a dtype the evaluator read from the source (a default `= tl.int32`), or a config string
@@ -220,7 +220,7 @@ def compile_spec(jit: Any, spec: Spec, cc: int, retype: bool = False) -> dict:
     ck, error, printed = try_compile(jit, spec, cc)
     if error is not None:
         log = printed + "".join(traceback.format_exception_only(type(error), error))
-        from ptxdiff.build.locate import described
+        from ptxdiff.instantiate.locate import described
         # `ops/relu.py:12:44: NameError: ... (at: y = relu(x))`: the message whole, at the file's own line;
         # ptxas's own first error where ptxas refused the PTX (triton says only its exit status)
         said = ptxas_error(printed)
@@ -260,7 +260,7 @@ class Worker:
         self.tag = side.tag
         self.imports = imports
         if imports:
-            from ptxdiff.build import importer
+            from ptxdiff.instantiate import importer
             defer_torch()
             importer.install(self.index, side.tag)
         self._builders: dict[int, Builder] = {}
@@ -278,8 +278,8 @@ class Worker:
 
     def _builder(self, cc: int) -> Builder:
         if cc not in self._builders:
-            from ptxdiff.build.builder import Builder
-            from ptxdiff.build.evaluator.interp import Interp
+            from ptxdiff.instantiate.builder import Builder
+            from ptxdiff.instantiate.evaluator.interp import Interp
             from ptxdiff.targets import Device
             self._builders[cc] = Builder(Interp(self.index, Device.for_target(cc)), self.tag)
         return self._builders[cc]

@@ -3,7 +3,7 @@
 Effective source = the kernel (decorators included) plus, transitively, every module-level
 binding of the repo it reads: `@triton.jit` helpers (also in other modules), constants,
 config lists, functions used by decorators. The closure is what the builder builds from: the
-builder (build/builder.py) checks every jit function it hands to triton against it, and the
+builder (instantiate/builder.py) checks every jit function it hands to triton against it, and the
 worker checks that the closure it built from has the fingerprint the cache key names.
 
 The fingerprint hashes, per module path, the closure's top-level statements in source order

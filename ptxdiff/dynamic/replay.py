@@ -74,7 +74,7 @@ class Loaded:
 def load_kernels(worker: RunWorker, plan: ReplayPlan) -> tuple[Loaded, Loaded]:
     """(old, new): each side's module imported from its own blobs, the kernel unwrapped from
     its autotuner or heuristics down to the jit function that launches."""
-    from ptxdiff.build import importer
+    from ptxdiff.instantiate import importer
 
     got = []
     wanted = sorted({j for launch in plan.launches for v in launch.constexprs.values() for j in _jit_ids(v)})

@@ -138,7 +138,7 @@ class RunWorker:
         key = (plan.wrapper, plan.inputs)
         if key in self._loaded:
             return self._loaded[key]
-        from ptxdiff.build import importer
+        from ptxdiff.instantiate import importer
 
         got = []
         for side in self.pair:

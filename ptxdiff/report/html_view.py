@@ -26,7 +26,7 @@ OPCODES_SHOWN = 24     # the largest opcode deltas drawn as bars; the rest are c
 
 def repo_path(name: str) -> str:
     """The repository path of a PTX `.file` name: the build names each file `path@revision`
-    (build/builder.py), so two revisions' kernels never share a name in triton's caches."""
+    (instantiate/builder.py), so two revisions' kernels never share a name in triton's caches."""
     path, at, _ = name.rpartition("@")
     return path if at and path else name
 

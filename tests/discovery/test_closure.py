@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from ptxdiff.build.evaluator.interp import Interp
+from ptxdiff.instantiate.evaluator.interp import Interp
 from ptxdiff.discovery.kernels import discover
 from ptxdiff.source.modules import FileSet, ModuleIndex
 from ptxdiff.targets import Device

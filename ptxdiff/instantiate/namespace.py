@@ -19,8 +19,8 @@ import pkgutil
 import sys
 import types
 
-from ptxdiff.build import torch_standin
-from ptxdiff.build.scan import JIT_INTERNALS, RENAMED
+from ptxdiff.instantiate import torch_standin
+from ptxdiff.instantiate.scan import JIT_INTERNALS, RENAMED
 
 # What kernel bodies use from `triton` itself (`triton.cdiv(N, BLOCK)`, `triton.language.x`).
 TRITON_TOP = ("language", "cdiv", "next_power_of_2", "constexpr")

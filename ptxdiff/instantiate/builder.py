@@ -21,12 +21,12 @@ import re
 import types
 from typing import Any
 
-from ptxdiff.build import namespace
-from ptxdiff.build.evaluator.installed import from_triton
-from ptxdiff.build.evaluator.interp import Interp
-from ptxdiff.build.evaluator.scope import Function, Module, ModuleEnv
-from ptxdiff.build.evaluator.values import Constexpr, DType, External, Raised, Refused
-from ptxdiff.build.scan import describe, refusal
+from ptxdiff.instantiate import namespace
+from ptxdiff.instantiate.evaluator.installed import from_triton
+from ptxdiff.instantiate.evaluator.interp import Interp
+from ptxdiff.instantiate.evaluator.scope import Function, Module, ModuleEnv
+from ptxdiff.instantiate.evaluator.values import Constexpr, DType, External, Raised, Refused
+from ptxdiff.instantiate.scan import describe, refusal
 from ptxdiff.discovery.fingerprint import Closure, kernel_closure
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.git.records import printable

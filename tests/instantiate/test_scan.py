@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from helpers import CORPUS
-from ptxdiff.build.scan import describe, refusal
+from ptxdiff.instantiate.scan import describe, refusal
 from ptxdiff.source.syntax import dotted_name
 
 

@@ -13,12 +13,12 @@ import builtins
 import operator
 from typing import Any
 
-from ptxdiff.build.evaluator.core import InterpCore
-from ptxdiff.build.evaluator.host import IDENTITY_DECORATORS
-from ptxdiff.build.evaluator.installed import from_triton
-from ptxdiff.build.evaluator.scope import Bound, Function, Scope
-from ptxdiff.build.evaluator.sizes import check_builtin, check_method, check_pow, format_string, range_length
-from ptxdiff.build.evaluator.values import (
+from ptxdiff.instantiate.evaluator.core import InterpCore
+from ptxdiff.instantiate.evaluator.host import IDENTITY_DECORATORS
+from ptxdiff.instantiate.evaluator.installed import from_triton
+from ptxdiff.instantiate.evaluator.scope import Bound, Function, Scope
+from ptxdiff.instantiate.evaluator.sizes import check_builtin, check_method, check_pow, format_string, range_length
+from ptxdiff.instantiate.evaluator.values import (
     MAX_LEN,
     PLAIN,
     Builtin,

@@ -28,7 +28,7 @@ from helpers import (
     scale_kernel,
     write,
 )
-from ptxdiff.build.builder import NOT_THE_TEXT
+from ptxdiff.instantiate.builder import NOT_THE_TEXT
 from ptxdiff.compare.engine import Engine
 from ptxdiff.corpus import pairs as corpus
 from ptxdiff.git.repo import Repo
@@ -264,8 +264,8 @@ def test_a_hostile_kernel_text_is_refused_without_the_sandbox(tmp_path):
 
 # -- the second layer, unit by unit: jit functions built (not compiled) from small modules
 def _builder(files: dict[str, str], cc: int = 90, tag: str | None = None):
-    from ptxdiff.build.builder import Builder
-    from ptxdiff.build.evaluator.interp import Interp
+    from ptxdiff.instantiate.builder import Builder
+    from ptxdiff.instantiate.evaluator.interp import Interp
     from ptxdiff.source.modules import FileSet, ModuleIndex
     from ptxdiff.targets import Device
 
@@ -529,7 +529,7 @@ def test_the_builder_builds_only_what_the_fingerprint_names():
     not the closure's, or a jit function the builder reaches outside the closure, is refused."""
     import dataclasses
 
-    from ptxdiff.build.builder import NOT_FINGERPRINTED
+    from ptxdiff.instantiate.builder import NOT_FINGERPRINTED
     from ptxdiff.discovery.kernels import discover
 
     files = {"m.py": HEADER + "\n@triton.jit\ndef h(x):\n    return x * 2.0\n\n\n@triton.jit\ndef other(x):\n"

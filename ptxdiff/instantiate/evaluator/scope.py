@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
-from ptxdiff.build.evaluator.values import (
+from ptxdiff.instantiate.evaluator.values import (
     BUILTINS,
     UNSAFE_BUILTINS,
     FunctionReturn,

@@ -2,7 +2,7 @@
 
 Triton says where an error is relative to the `def` of the jit function it was compiling
 (`at 6:43:`), and an error inside a helper is wrapped in one at the kernel's call of it. Kernels
-are built from their effective source with the file's own line numbers (build/builder.py registers
+are built from their effective source with the file's own line numbers (instantiate/builder.py registers
 each module's text under `path@revision`), so the innermost error, the jit function whose source
 it quotes and that function's first line give the place in the file. Worker side: triton is
 imported by the caller.

@@ -9,8 +9,8 @@ import types
 
 import pytest
 
-from ptxdiff.build import namespace
-from ptxdiff.build.scan import RENAMED
+from ptxdiff.instantiate import namespace
+from ptxdiff.instantiate.scan import RENAMED
 
 tl = pytest.importorskip("triton.language")
 
@@ -46,7 +46,7 @@ def test_what_leads_elsewhere_is_not(dotted):
 def test_torch_in_a_kernel_answers_dtype_limits_from_a_table():
     """The stand-in holds torch's dtype names and finfo/iinfo (classes, as triton requires of
     what a kernel calls), with torch's own values, and nothing else."""
-    from ptxdiff.build import torch_standin
+    from ptxdiff.instantiate import torch_standin
 
     found, torch_ = namespace.lookup("torch")
     assert found and sorted(n for n in vars(torch_) if not n.startswith("_"))[:3] == ["bfloat16", "double", "finfo"]

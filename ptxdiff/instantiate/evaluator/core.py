@@ -15,10 +15,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ptxdiff.build.evaluator.installed import triton_module_exists
-from ptxdiff.build.evaluator.scope import Bound, Function, Module, ModuleEnv, Scope
-from ptxdiff.build.evaluator.sizes import check_printf
-from ptxdiff.build.evaluator.values import (
+from ptxdiff.instantiate.evaluator.installed import triton_module_exists
+from ptxdiff.instantiate.evaluator.scope import Bound, Function, Module, ModuleEnv, Scope
+from ptxdiff.instantiate.evaluator.sizes import check_printf
+from ptxdiff.instantiate.evaluator.values import (
     DICT_VIEWS,
     MAX_BUILT,
     MAX_INT_BITS,
