@@ -43,9 +43,9 @@ from ptxdiff.specs.resolve import Declared, Spec, SpecError, resolve
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
-    from ptxdiff.instantiate.builder import Builder
     from ptxdiff.dynamic.runner import RunWorker
     from ptxdiff.git.repo import Side
+    from ptxdiff.instantiate.builder import Builder
 
 WORKER_ENV = {
     "TRITON_ALWAYS_COMPILE": "1",      # triton's own cache would skip ptxas and so its -v log

@@ -12,10 +12,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.instantiate.evaluator.interp import Interp
 from ptxdiff.instantiate.evaluator.scope import Function
 from ptxdiff.instantiate.evaluator.values import Constexpr, External, Raised, Refused, TritonConfig
-from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.source.syntax import call_args, is_constexpr
 from ptxdiff.specs.resolve import Declared, SpecError
 from ptxdiff.targets import target_name

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from ptxdiff.instantiate.evaluator.interp import Interp
 from ptxdiff.discovery.kernels import discover
+from ptxdiff.instantiate.evaluator.interp import Interp
 from ptxdiff.source.modules import FileSet, ModuleIndex
 from ptxdiff.targets import Device
 

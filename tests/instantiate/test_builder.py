@@ -28,10 +28,10 @@ from helpers import (
     scale_kernel,
     write,
 )
-from ptxdiff.instantiate.builder import NOT_THE_TEXT
 from ptxdiff.compare.engine import Engine
 from ptxdiff.corpus import pairs as corpus
 from ptxdiff.git.repo import Repo
+from ptxdiff.instantiate.builder import NOT_THE_TEXT
 from ptxdiff.specs.resolve import SpecError
 
 INTEGRATION = pytest.mark.integration  # the tests that build git repos and compile
@@ -529,8 +529,8 @@ def test_the_builder_builds_only_what_the_fingerprint_names():
     not the closure's, or a jit function the builder reaches outside the closure, is refused."""
     import dataclasses
 
-    from ptxdiff.instantiate.builder import NOT_FINGERPRINTED
     from ptxdiff.discovery.kernels import discover
+    from ptxdiff.instantiate.builder import NOT_FINGERPRINTED
 
     files = {"m.py": HEADER + "\n@triton.jit\ndef h(x):\n    return x * 2.0\n\n\n@triton.jit\ndef other(x):\n"
                      "    return x + 1.0\n\n\n@triton.jit\ndef k(x_ptr):\n    tl.store(x_ptr, h(tl.load(x_ptr)))\n"}
