@@ -157,7 +157,9 @@ def main(argv: list[str]) -> int:
         if "git diff again" not in text:
             break
         time.sleep(5)
-    shown = [line for line in text.splitlines() if line.startswith("ptxdiff")]
+    lines = text.splitlines()
+    first = next((i for i, line in enumerate(lines) if line.startswith("ptxdiff")), len(lines))
+    shown = lines[first:]   # ptxdiff's block under the diff, wrapped lines included
     print("\n".join(shown), flush=True)
     for log in sorted(work.glob(".git/**/filler.log")):
         print(f"--- {log.relative_to(work)} (last lines)\n" + "\n".join(log.read_text().splitlines()[-15:]), flush=True)
