@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from ptxdiff.compile.pin_files import LOCKS, REQUIREMENTS
 from ptxdiff.errors import PtxdiffError
 
 if sys.version_info >= (3, 11):
@@ -24,8 +25,6 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-LOCKS = ("uv.lock", "poetry.lock", "pdm.lock", "Pipfile.lock")
-REQUIREMENTS = re.compile(r"^(?:[^/]*/)?requirements[^/]*\.(?:txt|in)$")
 _NAME = re.compile(r"^\s*triton\s*(?:\[[^\]]*\])?\s*(\(?\s*[<>=!~][^;#]*)?(?:;.*)?$", re.IGNORECASE)
 _CLAUSE = re.compile(r"^(===|==|!=|~=|>=|<=|>|<)\s*([0-9][0-9a-zA-Z.*+!-]*)$")
 RELEASE = re.compile(r"^\d+(?:\.\d+)*$")

@@ -228,6 +228,8 @@ class Policy:
 
     asked: Asked = Asked()
     gate: bool = False
+    install: bool = True   # False (the diff driver): a toolchain not installed is not downloaded; the
+                           # installed triton compiles, and the report says how to add the one asked for
 
 
 def for_sides(policy: Policy, old_pin: pins.Pin | None, new_pin: pins.Pin | None,
@@ -250,7 +252,8 @@ def note(old: Chosen | None, new: Chosen) -> str | None:
 def apply(policy: Policy, old: Side | None, new: Side, old_snap: Snapshot | None,
           new_snap: Snapshot) -> tuple[Side | None, Side, str | None]:
     """The sides with the triton each compiles with (each toolchain installed now where it is
-    missing), and the report's line on it; pins are read from each side's own files."""
+    missing, unless the policy says not to), and the report's line on it; pins are read from each
+    side's own files."""
     import dataclasses
     new_pin = pins.read_pin(new_snap.read, new_snap.paths)
     old_pin = pins.read_pin(old_snap.read, old_snap.paths) if old_snap is not None else None
@@ -258,10 +261,16 @@ def apply(policy: Policy, old: Side | None, new: Side, old_snap: Snapshot | None
         removed = pins.removed_in(_changed_sources(old_snap, new_snap))
         old_pin, new_pin = pins.capped(old_pin, removed), pins.capped(new_pin, removed)
     o, n = for_sides(policy, old_pin, new_pin, old is not None)
+    absent = [] if policy.install else [c for c in dict.fromkeys((o, n))
+                                        if c is not None and c.version and find(c.version) is None]
+    lines = [f"{c.why} asks for triton {c.version}, not installed: compiled with triton {triton_version()}; "
+             f"`ptxdiff toolchain add {c.version}` to compile with it" for c in absent]
+    o = Chosen(None, "installed") if o in absent else o
+    n = Chosen(None, "installed") if n in absent else n
     for version in dict.fromkeys(c.version for c in (o, n) if c is not None and c.version):
         install(version)
     old = dataclasses.replace(old, toolchain=o.version) if old is not None and o is not None else old
-    return old, dataclasses.replace(new, toolchain=n.version), note(o, n)
+    return old, dataclasses.replace(new, toolchain=n.version), "; ".join(filter(None, [note(o, n), *lines])) or None
 
 
 def _changed_sources(old: Snapshot, new: Snapshot) -> Iterator[tuple[str, bytes]]:

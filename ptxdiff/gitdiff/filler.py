@@ -246,10 +246,10 @@ def _run(state: str, item: tuple[str, dict]) -> None:
     try:
         result = compare(state, job)
     except Exception as e:
-        from ptxdiff.errors import GitError, PtxdiffError, SandboxError
+        from ptxdiff.errors import GitError, PtxdiffError, SandboxError, SetupError
 
-        # a sandbox that cannot be set up is this machine's state, not the comparison's: not kept
-        keep = isinstance(e, PtxdiffError) and not isinstance(e, GitError | SandboxError)
+        # a sandbox or toolchain that cannot be set up is this machine's state, not the comparison's: not kept
+        keep = isinstance(e, PtxdiffError) and not isinstance(e, GitError | SandboxError | SetupError)
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         if not isinstance(e, PtxdiffError):
             import traceback
@@ -316,6 +316,7 @@ def compare(state: str, job: dict) -> dict:
     import dataclasses
 
     from ptxdiff.compare.engine import Engine
+    from ptxdiff.compile import toolchains
     from ptxdiff.git.repo import Repo
     from ptxdiff.report.driver_lines import block
     from ptxdiff.trust import Permissions, from_user
@@ -333,7 +334,10 @@ def compare(state: str, job: dict) -> dict:
 
     # GPU timing is the user's own choice (ptxdiff.time, PTXDIFF_TIME=1), as on the command line;
     # the other run-code settings stay off inside git diff
-    engine = Engine(repo, progress=progress, permissions=Permissions(time=from_user().time))
+    # the triton each side targets, as `ptxdiff diff` chooses it (PTXDIFF_TRITON, git config
+    # ptxdiff.triton, the side's pins) where that toolchain is installed: git diff downloads nothing
+    tritons = toolchains.Policy(toolchains.asked(None, repo.config_get(toolchains.GIT_KEY)), install=False)
+    engine = Engine(repo, progress=progress, permissions=Permissions(time=from_user().time), tritons=tritons)
     old, new = side(job["old"]), side(job["new"])
     pieces = [tuple(p) for p in job["pieces"]]
     present = repo.snapshot(old).paths | repo.snapshot(new).paths
@@ -391,9 +395,10 @@ def _deps() -> list[tuple[str, str]]:
     """Files whose change makes a stored result stale: ptxdiff itself, triton, the tools."""
     import importlib.util
 
-    from ptxdiff.compile import toolchain
+    from ptxdiff.compile import toolchain, toolchains
 
     paths = toolchain.source_files()
+    paths.append(str(toolchains.root()))   # a toolchain added or removed: the triton chosen may differ
     spec = importlib.util.find_spec("triton")
     if spec is not None and spec.submodule_search_locations:
         site = os.path.dirname(next(iter(spec.submodule_search_locations)))

@@ -28,8 +28,8 @@ class Facts:
         self.gitdir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(spool))))
         self.top = os.getcwd()
         self.files = {n: os.path.join(spool, n) for n in ("config", "revs", "revs.in", "files", "tree")}
-        self.pids = {"config": spawn(["git", "config", "-z", "--get-regexp", r"^(ptxdiff\.enabled|diff\.relative)$"],
-                                      out=self.files["config"])}
+        keys = r"^(ptxdiff\.enabled|ptxdiff\.triton|diff\.relative)$"
+        self.pids = {"config": spawn(["git", "config", "-z", "--get-regexp", keys], out=self.files["config"])}
         self.revs: list[bytes] = []
         self.tokens: list[tuple[bytes, list]] = []
         self._config: dict[bytes, bytes] | None = None
@@ -313,7 +313,8 @@ def job_key(facts: Facts, s: Section) -> str:
     for old, new in s.paths:
         parts += [old, new]
     parts += [f"{k}={v}".encode() for k, v in sorted(os.environ.items())
-              if k.startswith("TRITON_") or k in ("PTXDIFF_TIME", "PTXDIFF_CUOBJDUMP", "PTXDIFF_PTXAS")]
+              if k.startswith("TRITON_") or k in ("PTXDIFF_TIME", "PTXDIFF_CUOBJDUMP", "PTXDIFF_PTXAS", "PTXDIFF_TRITON")]
+    parts.append(b"ptxdiff.triton=" + facts.config().get(b"ptxdiff.triton", b""))   # which triton compiles
     return sha256(b"\0".join(parts))[:40]
 
 
@@ -322,11 +323,13 @@ def _index_stamp(facts: Facts) -> bytes:
 
 
 def _worktree_stamp(facts: Facts) -> bytes:
-    """Size, time and inode of every .py, config and recording file of the work tree (what the
-    engine reads), tracked or not: cheap, and any edit changes it."""
+    """Size, time and inode of every .py, config, recording and triton pin file of the work tree
+    (what the engine reads), tracked or not: cheap, and any edit changes it."""
+    from ptxdiff.compile.pin_files import pin_file
+
     stamp = []
     for path in sorted(facts.work_files()):
-        if handled(path):
+        if handled(path) or pin_file(os.fsdecode(path)):
             try:
                 st = os.lstat(os.path.join(os.fsencode(facts.top), path))
                 stamp.append(b"%s %d %d %d %d" % (path, st.st_size, st.st_mtime_ns, st.st_ino, st.st_mode))

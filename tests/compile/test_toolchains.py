@@ -173,6 +173,28 @@ def test_upgrade_diff_runs_each_side_in_its_toolchain_offline(tmp_path: Path) ->
     assert refused.returncode == 2 and "ptxdiff log takes one version" in refused.stderr
 
 
+@pytest.mark.integration
+def test_git_diff_compiles_with_the_triton_the_repository_pins_where_it_is_installed(tmp_path: Path) -> None:
+    """The diff driver's background job chooses the triton as `ptxdiff diff` does (here the pin
+    in requirements.txt) but downloads nothing: while that toolchain is not installed the
+    installed triton compiles and the driver says how to add it; once added, it compiles."""
+    from helpers import driver_notes, git, kernel_lines
+
+    root = tmp_path / "toolchains"
+    root.mkdir()
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(), "requirements.txt": "triton==3.1.0\n"})
+    env = {"PTXDIFF_TOOLCHAINS": str(root), "PTXDIFF_FORCE": "1", "PTXDIFF_DRIVER_BUDGET": "300"}
+    assert ptxdiff(["install"], repo, env=env).returncode == 0
+    (repo / "ops" / "k.py").write_text(scale_kernel("x * 3.0"))
+    out = git(repo, "diff", env=env).stdout
+    notes = " ".join(" ".join(driver_notes(out)).split())
+    assert kernel_lines(out) and "asks for triton 3.1.0, not installed" in notes, out
+    assert "`ptxdiff toolchain add 3.1.0` to compile with it" in notes and list(root.iterdir()) == []
+    _fake_toolchain(root, "3.1.0")
+    out = git(repo, "diff", env=env).stdout
+    assert kernel_lines(out) and any("compiled with triton 3.1.0 (requirements.txt" in n for n in driver_notes(out)), out
+
+
 def test_report_heading_names_both_tritons_only_where_they_differ() -> None:
     from ptxdiff.compare.results import describe
     assert describe({"ptxdiff": "0.1.0", "triton": "3.9.0", "python": "3.11.7", "triton_old": "3.6.0"}) == \

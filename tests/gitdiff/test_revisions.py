@@ -168,3 +168,22 @@ def test_job_key_changes_with_the_work_tree_and_the_knobs(tmp_path, monkeypatch)
     assert knob != first
     (tmp_path / "k.py").write_bytes(b"longer\n")
     assert revisions.job_key(f, s) != knob
+
+
+@pytest.mark.parametrize("change", ["env", "git config", "pin file"])
+def test_job_key_names_the_triton_that_compiles(tmp_path, monkeypatch, change):
+    """The driver's stored kernel lines are those of the triton chosen as `ptxdiff diff` chooses it:
+    PTXDIFF_TRITON, git config ptxdiff.triton, or a pin in the work tree changes the comparison."""
+    (tmp_path / "k.py").write_bytes(b"x\n")
+    (tmp_path / "requirements.txt").write_bytes(b"triton==3.6.0\n")
+    listing = {"files": b"k.py\0requirements.txt\0", "config": b""}
+    s = revisions.Section("INDEX", "WORKTREE", [0])
+    s.paths = [(b"k.py", b"k.py")]
+    first = revisions.job_key(facts(tmp_path, "diff", [], listing), s)
+    if change == "env":
+        monkeypatch.setenv("PTXDIFF_TRITON", "3.6.0")
+    elif change == "git config":
+        listing["config"] = b"ptxdiff.triton\n3.6.0\0"
+    else:
+        (tmp_path / "requirements.txt").write_bytes(b"triton==3.5.1\n")
+    assert revisions.job_key(facts(tmp_path, "diff", [], listing), s) != first
