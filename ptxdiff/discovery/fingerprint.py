@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from ptxdiff.discovery.decorators import decorator_kinds
 from ptxdiff.source.installs import DECLARING
-from ptxdiff.source.modules import AboveTop, ModuleIndex, ParsedModule, names_bound, nested_statements
+from ptxdiff.source.modules import AboveTop, ModuleIndex, ParsedModule, names_bound, nested_statements, submodule
 
 
 class Closure:
@@ -140,10 +140,10 @@ class Closure:
                 self.paths.add(target)
                 self.edges.add((*origin, "=", target, alias.name))
                 self._lookup_later(self.index.parse(target), alias.name, rest)
-            elif self._path_of(f"{base}.{alias.name}"):
-                self._in_module(f"{base}.{alias.name}", rest, origin)
+            elif self._path_of(submodule(base, alias.name)):
+                self._in_module(submodule(base, alias.name), rest, origin)
             else:
-                self.edges.add((*origin, "external", f"{base}.{alias.name}", ""))
+                self.edges.add((*origin, "external", submodule(base, alias.name), ""))
 
     def _absolute(self, mod: ParsedModule, stmt: ast.ImportFrom) -> str | None:
         """The module a `from` import names, or None when it climbs above the top-level package

@@ -22,7 +22,7 @@ from ptxdiff.discovery.harness import device_harness
 from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, module_constants, module_functions, optional_params
 from ptxdiff.discovery.params import Param, infer_param_kinds, kinds_through_helpers
 from ptxdiff.source.bounds import size_error
-from ptxdiff.source.modules import AboveTop, Files, ModuleIndex, ParsedModule, nested_statements
+from ptxdiff.source.modules import AboveTop, Files, ModuleIndex, ParsedModule, nested_statements, submodule
 from ptxdiff.source.syntax import dotted_name, is_constexpr
 
 
@@ -224,7 +224,7 @@ def _launch_target(index: ModuleIndex, mod: ParsedModule, callee: ast.expr) -> t
         elif isinstance(stmt, ast.ImportFrom):
             base = _absolute(index, mod, stmt)
             found = next((a for a in stmt.names if (a.asname or a.name) == chain[0]), None)
-            path = index.path_of(".".join([base, found.name, *chain[1:-1]])) if found else None
+            path = index.path_of(".".join([submodule(base, found.name), *chain[1:-1]])) if found else None
             if path:
                 return path, name
     return None

@@ -170,6 +170,11 @@ def _decode(data: bytes) -> str:
     return data.decode(encoding)
 
 
+def submodule(base: str, name: str) -> str:
+    """`base.name`; `name` itself under the repository root as a package (base "")."""
+    return f"{base}.{name}" if base else name
+
+
 class AboveTop(ValueError):
     """A relative import that climbs above its module's top-level package (Python's ImportError
     "attempted relative import beyond top-level package"); the message names the import, the file
@@ -207,14 +212,16 @@ class ModuleIndex:
         self.probed: dict[str, frozenset[str]] = {}   # dotted name -> the files whose presence decides it
 
     def module_name(self, path: str) -> str:
-        for folder, package in self._prefixes:
-            if not folder or path.startswith(folder + "/"):
-                rel = path[len(folder) + 1:] if folder else path
-                parts = rel[:-3].split("/")
-                if parts[-1] == "__init__":
-                    parts = parts[:-1]
-                return ".".join([*([package] if package else []), *parts])
-        return path[:-3].replace("/", ".")
+        folder, package = self._prefix(path)
+        rel = path[len(folder) + 1:] if folder else path
+        parts = rel[:-3].split("/")
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        return ".".join([*([package] if package else []), *parts])
+
+    def _prefix(self, path: str) -> tuple[str, str]:
+        """(folder, package installed from it or "" for a root) that names the file at `path`."""
+        return next(((f, p) for f, p in self._prefixes if not f or path.startswith(f + "/")), ("", ""))
 
     def _installed(self, dotted: str) -> tuple[str, list[str]] | None:
         """(folder, the parts after the package) when `dotted` is in a package the install puts
@@ -253,6 +260,9 @@ class ModuleIndex:
 
     def _find(self, dotted: str, order: tuple[str, ...], probes: set[str]) -> str | None:
         probes.update(DECLARING)   # the install decides where a package's modules are
+        if not dotted:             # the repository root as a package (absolute())
+            probes.add("__init__.py")
+            return "__init__.py" if "__init__.py" in self.snapshot else None
         installed = self._installed(dotted)
         if installed is not None:
             folder, rest = installed
@@ -362,14 +372,16 @@ class ModuleIndex:
 
     def absolute(self, mod: ParsedModule, stmt: ast.ImportFrom) -> str:
         """The dotted module a `from ... import` names, relative imports resolved against `mod`.
-        One that climbs above the top-level package raises AboveTop, as Python does; a top-level
-        module's `from . import x` reads the repository root's `x`."""
+        One that climbs above the top-level package raises AboveTop, as Python does. The
+        repository root is a package when it has an __init__.py; it is named "" (submodule()), and
+        a top-level module's `from . import x` reads the root's `x` as before."""
         if not stmt.level:
             return stmt.module or ""
         package = mod.name.split(".") if mod.name else []
         if not mod.path.endswith("__init__.py"):
             package = package[:-1]
-        if stmt.level > max(len(package), 1):
+        rooted = "__init__.py" in self.snapshot and self._prefix(mod.path) == ("", "")
+        if stmt.level > max(len(package) + rooted, 1):
             raise AboveTop(self._above(mod, stmt, package))
         package = package[: len(package) - (stmt.level - 1)] if stmt.level > 1 else package
         return ".".join([*package, *([stmt.module] if stmt.module else [])])
@@ -383,5 +395,6 @@ class ModuleIndex:
         if installed is not None:
             return (f"{where} the top-level package `{package[0]}` ({self.installs.source} installs "
                     f"{installed[1] or 'the repository root'} as `{installed[0]}`)")
+        root = "; the repository root has an __init__.py, the top of its climb" if "__init__.py" in self.snapshot else ""
         return (f"{where} the top-level package `{package[0]}` (no package_dir in {', '.join(DECLARING[:-1])} or "
-                f"{DECLARING[-1]} installs `{package[0]}` inside another package)")
+                f"{DECLARING[-1]} installs `{package[0]}` inside another package{root})")

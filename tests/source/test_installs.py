@@ -14,7 +14,7 @@ from helpers import commit, make_repo, ptxdiff, rows_by_kernel
 from ptxdiff.discovery.kernels import discover
 from ptxdiff.discovery.memo import update
 from ptxdiff.source.installs import Installs, declared
-from ptxdiff.source.modules import AboveTop, FileSet, ModuleIndex
+from ptxdiff.source.modules import AboveTop, FileSet, ModuleIndex, submodule
 
 SETUP_PY = 'from setuptools import setup\nDIRS = {"triton.ops": "./ops/"}\nsetup(name="x", package_dir=DIRS)\n'
 KERNEL = """from .. import jit
@@ -74,6 +74,13 @@ def test_a_repository_root_installed_as_a_package_takes_the_climb():
     assert index.namespace("mylib") and index.namespace("mylib.ops") and not index.namespace("mylib.nothing")
 
 
+def test_a_repository_root_with_an_init_is_the_package_one_climb_above_the_top():
+    index = ModuleIndex(files(**{"__init__.py": ""}))
+    base = index.absolute(index.parse("ops/k.py"), first_from(index, "ops/k.py"))
+    assert base == "" and index.path_of(base) == "__init__.py"
+    assert index.path_of(submodule(base, "language")) == "language.py"
+
+
 def test_a_package_dir_root_is_an_import_root():
     index = ModuleIndex(FileSet({"setup.cfg": b"[options]\npackage_dir =\n    =python\n",
                                  "python/pkg/__init__.py": b"", "python/pkg/k.py": b""}))
@@ -86,6 +93,10 @@ def test_a_climb_above_the_top_level_package_says_exactly_why_in_one_line():
         index.absolute(index.parse("ops/k.py"), first_from(index, "ops/k.py"))
     assert str(e.value) == ("ops/k.py:2: `from .. import language as tl` climbs above the top-level package `ops` "
                             "(no package_dir in pyproject.toml, setup.cfg or setup.py installs `ops` inside another package)")
+    rooted = ModuleIndex(files(**{"__init__.py": "", "ops/k.py": "import x\nfrom ... import y\n"}))
+    with pytest.raises(AboveTop, match=r"inside another package; the repository root has an __init__\.py, the "
+                                       r"top of its climb\)$"):
+        rooted.absolute(rooted.parse("ops/k.py"), first_from(rooted, "ops/k.py"))
     # installed, but climbing past the installed name's top
     deep = ModuleIndex(files(**{"setup.py": SETUP_PY, "ops/k.py": "import x\nfrom ... import y\n"}))
     with pytest.raises(AboveTop, match=r"^ops/k\.py:2: `from \.\.\. import y` climbs above the top-level package "
@@ -120,3 +131,19 @@ def test_diff_builds_what_the_install_makes_importable_and_refuses_the_rest_exac
     proc = ptxdiff(["diff", "HEAD^", "HEAD", "--format", "json"], repo)
     row = rows_by_kernel(json.loads(proc.stdout))["ops/k.py::scale_kernel"][0]
     assert row["verdict"] == "constants-only" and row["old"]["regs"] and row["new"]["regs"], row
+
+
+def test_the_builder_takes_the_climb_the_closure_takes():
+    from ptxdiff.instantiate.builder import Builder
+    from ptxdiff.instantiate.evaluator.interp import Interp
+    from ptxdiff.targets import Device
+
+    kernel = KERNEL.replace("from .. import jit", "from triton import jit").replace(
+        "from .. import language as tl", "import triton.language as tl\nfrom .. import consts")
+    snapshot = files(**{"__init__.py": "", "consts.py": "import triton.language as tl\nSCALE = tl.constexpr(3.0)\n",
+                        "ops/k.py": kernel.replace("SCALE", "consts.SCALE")})
+    found = discover(snapshot).kernels["ops/k.py::scale_kernel"]
+    assert "consts.py" in found.paths
+    builder = Builder(Interp(ModuleIndex(snapshot), Device.for_target(90)), "installs")
+    built = builder.jit(builder.interp.env("ops/k.py").resolve("scale_kernel"))
+    assert built.__globals__["consts"].SCALE == 3.0
