@@ -60,8 +60,20 @@ def _from_pyproject(data: bytes) -> dict[str, Any]:
         table = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
         return {}
-    found = table.get("tool", {}).get("setuptools", {}).get("package-dir", {})
-    return found if isinstance(found, dict) else {}
+    tools = table.get("tool", {})
+    setuptools = tools.get("setuptools", {}) if isinstance(tools, dict) else {}
+    found = setuptools.get("package-dir", {}) if isinstance(setuptools, dict) else {}
+    found = dict(found) if isinstance(found, dict) else {}
+    # packages found under one folder, or Poetry's `from`, are found there as under src/
+    where = setuptools.get("packages", {}).get("find", {}).get("where") \
+        if isinstance(setuptools, dict) and isinstance(setuptools.get("packages"), dict) else None
+    poetry = tools.get("poetry", {}).get("packages") if isinstance(tools.get("poetry"), dict) else None
+    froms = {p.get("from") for p in poetry if isinstance(p, dict)} if isinstance(poetry, list) else set()
+    if isinstance(where, list) and len(where) == 1:
+        found.setdefault("", where[0])
+    elif len(froms) == 1 and None not in froms:
+        found.setdefault("", froms.pop())
+    return found
 
 
 def _from_setup_cfg(data: bytes) -> dict[str, Any]:
@@ -69,10 +81,14 @@ def _from_setup_cfg(data: bytes) -> dict[str, Any]:
     try:
         parser.read_string(data.decode("utf-8"))
         text = parser.get("options", "package_dir", fallback="")
+        where = parser.get("options.packages.find", "where", fallback="").split()
     except (UnicodeDecodeError, configparser.Error):
         return {}
     entries = [line.partition("=") for line in text.splitlines() if "=" in line]
-    return {key.strip(): value.strip() for key, _, value in entries}
+    found = {key.strip(): value.strip() for key, _, value in entries}
+    if len(where) == 1:
+        found.setdefault("", where[0])
+    return found
 
 
 def _from_setup_py(data: bytes) -> dict[str, Any]:

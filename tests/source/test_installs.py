@@ -50,6 +50,12 @@ def test_package_dir_is_read_from_each_declaring_file_the_first_naming_a_key_win
     both = declared(files(**{"pyproject.toml": toml, "setup.py": SETUP_PY}))
     assert both.packages == (("mylib.ops", "kernels"), ("triton.ops", "ops"), ("mylib", ""))   # longest folder first
     assert both.source == "pyproject.toml, setup.py"
+    # the one folder packages are found in is a root, as package_dir's "" is
+    found = '[tool.setuptools.packages.find]\nwhere = ["python"]\n'
+    assert declared(files(**{"pyproject.toml": found})).roots == ("python",)
+    poetry = '[tool.poetry]\npackages = [{include = "pkg", from = "lib"}]\n'
+    assert declared(files(**{"pyproject.toml": poetry})).roots == ("lib",)
+    assert declared(files(**{"setup.cfg": "[options.packages.find]\nwhere = lib\n"})).roots == ("lib",)
     # what is no package name, leaves the repository or is not a literal is not an install
     odd = 'from setuptools import setup\nsetup(package_dir={"a-b": "x", "c": "../up", "d": "/abs", "e": f()})\n'
     assert declared(files(**{"setup.py": odd})) == Installs()
