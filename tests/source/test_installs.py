@@ -12,7 +12,7 @@ import pytest
 
 from helpers import commit, make_repo, ptxdiff, rows_by_kernel
 from ptxdiff.discovery.kernels import discover
-from ptxdiff.discovery.memo import update
+from ptxdiff.discovery.memo import changed_paths, update
 from ptxdiff.source.installs import Installs, declared
 from ptxdiff.source.modules import AboveTop, FileSet, ModuleIndex, submodule
 
@@ -122,6 +122,17 @@ def test_the_closure_records_the_climb_and_an_install_declared_later_rediscovers
     assert after.kernels["ops/k.py::scale_kernel"].fingerprint == discover(installed).kernels[
         "ops/k.py::scale_kernel"].fingerprint != kernel.fingerprint
     assert after.kernels["ops/k.py::scale_kernel"].module == "triton.ops.k"
+
+
+class Snapshot(FileSet):
+    def content_id(self, path: str) -> bytes:
+        return self.files[path]
+
+
+def test_an_edited_install_file_is_a_changed_path_and_other_files_are_not():
+    before = Snapshot({"k.py": b"", "pyproject.toml": b"", "setup.cfg": b"", "README.md": b""})
+    after = Snapshot({"k.py": b"", "pyproject.toml": b"[tool]", "setup.py": b"", "README.md": b"new"})
+    assert changed_paths(before, after) == {"pyproject.toml", "setup.cfg", "setup.py"}
 
 
 @pytest.mark.integration
