@@ -119,7 +119,8 @@ _READERS = {"pyproject.toml": _from_pyproject, "setup.cfg": _from_setup_cfg, "se
 
 def declared(snapshot: _Readable) -> Installs:
     """The snapshot's `package_dir`, merged over the three files (the first to name a key wins);
-    entries that are no dotted name or whose folder leaves the repository are ignored."""
+    entries that are no dotted name, name `triton` itself or whose folder leaves the repository
+    are ignored."""
     merged: dict[str, str] = {}
     sources: list[str] = []
     for name in DECLARING:
@@ -129,7 +130,9 @@ def declared(snapshot: _Readable) -> Installs:
         entries = _READERS[name](data) if len(data) <= _MAX_BYTES else {}
         for key, value in entries.items():
             folder = _folder(value)
-            if isinstance(key, str) and key not in merged and folder is not None and (key == "" or _DOTTED.match(key)):
+            # `triton` itself is the toolchain's (a fork that installs it compiles with the real one)
+            if isinstance(key, str) and key not in merged and folder is not None and key != "triton" and \
+                    (key == "" or _DOTTED.match(key)):
                 merged[key] = folder
                 sources.append(name)
     roots = (merged.pop(""),) if "" in merged else ()

@@ -57,8 +57,9 @@ def test_package_dir_is_read_from_each_declaring_file_the_first_naming_a_key_win
     assert declared(files(**{"pyproject.toml": poetry})).roots == ("lib",)
     assert declared(files(**{"setup.cfg": "[options.packages.find]\nwhere = lib\n"})).roots == ("lib",)
     # what is no package name, leaves the repository or is not a literal is not an install
-    odd = 'from setuptools import setup\nsetup(package_dir={"a-b": "x", "c": "../up", "d": "/abs", "e": f()})\n'
+    odd = 'from setuptools import setup\nsetup(package_dir={"a-b": "x", "c": "../up", "d": "/abs", "triton": "t"})\n'
     assert declared(files(**{"setup.py": odd})) == Installs()
+    assert declared(files(**{"setup.py": "setup(package_dir={'a': f()})\n"})) == Installs()
     assert declared(files(**{"pyproject.toml": "not toml [", "setup.cfg": "[options\n"})) == Installs()
 
 
