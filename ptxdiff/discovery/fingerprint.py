@@ -22,7 +22,8 @@ import hashlib
 from collections.abc import Callable
 
 from ptxdiff.discovery.decorators import decorator_kinds
-from ptxdiff.source.modules import ModuleIndex, ParsedModule, names_bound, nested_statements
+from ptxdiff.source.installs import DECLARING
+from ptxdiff.source.modules import AboveTop, ModuleIndex, ParsedModule, names_bound, nested_statements, submodule
 
 
 class Closure:
@@ -42,7 +43,7 @@ class Closure:
         self.defined: set[tuple[str, str]] = set()   # (path, name) whose binding statements are in
         self.paths: set[str] = set()
         self.probes: set[str] = set()                # files whose presence decides a module's file
-        self.ambiguities: set[str] = set()
+        self.ambiguities: set[str] = set()          # why a module the closure reads has no one file
         self.jit_helpers: set[tuple[str, str]] = set()
         self._looked_up: set[tuple[str, str, tuple[str, ...]]] = set()
         self._todo: list[tuple[Callable[..., None], ParsedModule, str, object]] = []
@@ -91,7 +92,9 @@ class Closure:
         """Star imports of `mod` that bind `name`: each is a binding statement like any other."""
         for star, block in zip(mod.stars, mod.star_blocks):
             target = self.index.star_provides(mod, star, name)
-            self._path_of(self.index.absolute(mod, star))
+            base = self._absolute(mod, star)
+            if base is not None:
+                self._path_of(base)
             if target is not None:
                 self._statement(mod, block)
                 self.edges.add((mod.path, name, ".".join(rest), "*", target, name))
@@ -126,7 +129,9 @@ class Closure:
                     self._in_module(dotted, rest, origin)
             return
         assert isinstance(stmt, ast.ImportFrom)
-        base = self.index.absolute(mod, stmt)
+        base = self._absolute(mod, stmt)
+        if base is None:
+            return
         for alias in stmt.names:
             if (alias.asname or alias.name) != name:
                 continue
@@ -135,10 +140,20 @@ class Closure:
                 self.paths.add(target)
                 self.edges.add((*origin, "=", target, alias.name))
                 self._lookup_later(self.index.parse(target), alias.name, rest)
-            elif self._path_of(f"{base}.{alias.name}"):
-                self._in_module(f"{base}.{alias.name}", rest, origin)
+            elif self._path_of(submodule(base, alias.name)):
+                self._in_module(submodule(base, alias.name), rest, origin)
             else:
-                self.edges.add((*origin, "external", f"{base}.{alias.name}", ""))
+                self.edges.add((*origin, "external", submodule(base, alias.name), ""))
+
+    def _absolute(self, mod: ParsedModule, stmt: ast.ImportFrom) -> str | None:
+        """The module a `from` import names, or None when it climbs above the top-level package
+        (the builder refuses the kernel with why). Either way the install decides it."""
+        self.probes.update(DECLARING)
+        try:
+            return self.index.absolute(mod, stmt)
+        except AboveTop as e:
+            self.ambiguities.add(str(e))
+            return None
 
     def _in_module(self, dotted: str, rest: tuple[str, ...], origin: tuple[str, str, str]) -> None:
         """Attribute access through a module alias: follow into repo modules, record others."""

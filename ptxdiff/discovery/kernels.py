@@ -22,7 +22,7 @@ from ptxdiff.discovery.harness import device_harness
 from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, module_constants, module_functions, optional_params
 from ptxdiff.discovery.params import Param, infer_param_kinds, kinds_through_helpers
 from ptxdiff.source.bounds import size_error
-from ptxdiff.source.modules import Files, ModuleIndex, ParsedModule, nested_statements
+from ptxdiff.source.modules import AboveTop, Files, ModuleIndex, ParsedModule, nested_statements, submodule
 from ptxdiff.source.syntax import dotted_name, is_constexpr
 
 
@@ -208,7 +208,7 @@ def _launch_target(index: ModuleIndex, mod: ParsedModule, callee: ast.expr) -> t
         for stmt in stmts:
             if isinstance(stmt, ast.ImportFrom):
                 alias = next((a for a in stmt.names if (a.asname or a.name) == name), None)
-                path = index.path_of(index.absolute(mod, stmt)) if alias else None
+                path = index.path_of(_absolute(index, mod, stmt)) if alias else None
                 if alias and path:
                     return path, alias.name
         return mod.path, name
@@ -222,12 +222,20 @@ def _launch_target(index: ModuleIndex, mod: ParsedModule, callee: ast.expr) -> t
                     if path:
                         return path, name
         elif isinstance(stmt, ast.ImportFrom):
-            base = index.absolute(mod, stmt)
+            base = _absolute(index, mod, stmt)
             found = next((a for a in stmt.names if (a.asname or a.name) == chain[0]), None)
-            path = index.path_of(".".join([base, found.name, *chain[1:-1]])) if found else None
+            path = index.path_of(".".join([submodule(base, found.name), *chain[1:-1]])) if found else None
             if path:
                 return path, name
     return None
+
+
+def _absolute(index: ModuleIndex, mod: ParsedModule, stmt: ast.ImportFrom) -> str:
+    """The module a `from` import names; "" (no module) when it climbs above the top package."""
+    try:
+        return index.absolute(mod, stmt)
+    except AboveTop:
+        return ""
 
 
 JIT_DECORATOR = re.compile(rb"^[ \t]*@[\w.]*jit\b", re.MULTILINE)

@@ -20,6 +20,7 @@ from ptxdiff.discovery.callsites import Fact
 from ptxdiff.discovery.hints import Hint
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover
 from ptxdiff.discovery.params import Param
+from ptxdiff.source.installs import DECLARING
 from ptxdiff.source.modules import Files
 from ptxdiff.store import Store
 
@@ -61,9 +62,9 @@ def from_json(data: dict) -> Discovery:
 
 
 def changed_paths(a: Snapshot, b: Snapshot) -> set[str]:
-    """Python files that differ between two snapshots (added, removed or edited): blob ids for
-    commits, content hashes for the work tree."""
-    paths = {p for p in a.paths | b.paths if p.endswith(".py")}
+    """Python files, and the files that declare the install (installs.py), that differ between two
+    snapshots (added, removed or edited): blob ids for commits, content hashes for the work tree."""
+    paths = {p for p in a.paths | b.paths if p.endswith(".py") or p in DECLARING}
     return {p for p in paths if p not in a or p not in b or a.content_id(p) != b.content_id(p)}
 
 

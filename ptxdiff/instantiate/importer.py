@@ -30,11 +30,6 @@ class SnapshotFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         """Source name for tracebacks and triton's locations: UTF-8 whatever the path's bytes."""
         return f"{printable(path)}@{self.tag}"
 
-    def _package_dir(self, fullname: str) -> bool:
-        """A folder with modules but no __init__.py (a namespace package) in the snapshot."""
-        rel = fullname.replace(".", "/") + "/"
-        return any(p.startswith(f"{r}/{rel}" if r else rel) for r in self.index.roots for p in self.index.snapshot.paths)
-
     def find_spec(self, fullname: str, path: Sequence[str] | None = None,
                   target: ModuleType | None = None) -> ModuleSpec | None:
         file = self.index.path_of(fullname)
@@ -43,7 +38,7 @@ class SnapshotFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             spec = importlib.util.spec_from_loader(fullname, self, origin=self.filename(file), is_package=is_pkg)
             spec.has_location = True  # type: ignore[union-attr]  # a loader always gives a spec
             return spec
-        if self._package_dir(fullname):
+        if self.index.namespace(fullname):
             spec = importlib.util.spec_from_loader(fullname, self, origin=None, is_package=True)
             return spec
         return None

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ptxdiff.source.bounds import parse_module, size_error
+from ptxdiff.source.installs import DECLARING, declared
 from ptxdiff.source.syntax import attribute_chains, strip_docstrings
 
 
@@ -169,18 +170,38 @@ def _decode(data: bytes) -> str:
     return data.decode(encoding)
 
 
+def submodule(base: str, name: str) -> str:
+    """`base.name`; `name` itself under the repository root as a package (base "")."""
+    return f"{base}.{name}" if base else name
+
+
+class AboveTop(ValueError):
+    """A relative import that climbs above its module's top-level package (Python's ImportError
+    "attempted relative import beyond top-level package"); the message names the import, the file
+    and line, and the install that makes the package top-level."""
+
+
 class ModuleIndex:
-    """Parsed modules of one snapshot, addressed by path or dotted name, parsed once each."""
+    """Parsed modules of one snapshot, addressed by path or dotted name, parsed once each.
+
+    Names follow the repository's own install (installs.py): a folder its `package_dir` installs
+    as package `P` holds `P`'s modules, and a `package_dir` root is found like src/."""
 
     def __init__(self, snapshot: Files, roots: tuple[str, ...] = ()):
         self.snapshot = snapshot
+        self.installs = declared(snapshot)
         configured = tuple(dict.fromkeys(r.strip("/") for r in roots if r.strip("/")))
-        auto = ("src",) if "src" not in configured and _src_layout(snapshot.paths) else ()
+        auto = tuple(dict.fromkeys((*self.installs.roots, *(("src",) if _src_layout(snapshot.paths) else ()))))
+        auto = tuple(r for r in auto if r and r not in configured)
         # longest root first, so src/pkg/x.py is "pkg.x" and not "src.pkg.x"
         self.roots = tuple(sorted({*configured, *auto, ""}, key=len, reverse=True))
+        # a file's name: the longest folder holding it, of the installed packages' and the roots'
+        self._prefixes = sorted([*((folder, name) for name, folder in self.installs.packages),
+                                 *((r, "") for r in self.roots)], key=lambda fp: (-len(fp[0]), not fp[1]))
         # sys.path as Python could have it: the configured roots first, then the repository root
         # (the working directory of a script or test run there); an automatic src/ root is where
         # an installed src-layout package is found, after or before the root: both are tried
+        self._auto = auto
         self._orders = [(*configured, "", *auto)] + ([(*configured, *auto, "")] if auto else [])
         self._by_path: dict[str, ParsedModule] = {}
         self._summaries: dict[int, tuple] = {}
@@ -191,14 +212,33 @@ class ModuleIndex:
         self.probed: dict[str, frozenset[str]] = {}   # dotted name -> the files whose presence decides it
 
     def module_name(self, path: str) -> str:
-        for root in self.roots:
-            if not root or path.startswith(root + "/"):
-                rel = path[len(root) + 1:] if root else path
-                parts = rel[:-3].split("/")
-                if parts[-1] == "__init__":
-                    parts = parts[:-1]
-                return ".".join(parts)
-        return path[:-3].replace("/", ".")
+        folder, package = self._prefix(path)
+        rel = path[len(folder) + 1:] if folder else path
+        parts = rel[:-3].split("/")
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        return ".".join([*([package] if package else []), *parts])
+
+    def _prefix(self, path: str) -> tuple[str, str]:
+        """(folder, package installed from it or "" for a root) that names the file at `path`."""
+        return next(((f, p) for f, p in self._prefixes if not f or path.startswith(f + "/")), ("", ""))
+
+    def _installed(self, dotted: str) -> tuple[str, list[str]] | None:
+        """(folder, the parts after the package) when `dotted` is in a package the install puts
+        in a folder of its own."""
+        for name, folder in sorted(self.installs.packages, key=lambda nf: -len(nf[0])):   # the innermost
+            if dotted == name or dotted.startswith(name + "."):
+                return folder, dotted[len(name) + 1:].split(".") if dotted != name else []
+        return None
+
+    def namespace(self, dotted: str) -> bool:
+        """Whether `dotted` is a folder holding modules but no __init__.py (a namespace package)."""
+        installed = self._installed(dotted)
+        if installed is not None:
+            rel = "/".join([installed[0], *installed[1]]).strip("/")
+            return any(p.startswith(rel + "/") if rel else True for p in self.snapshot.paths)
+        rel = dotted.replace(".", "/") + "/"
+        return any(p.startswith(f"{r}/{rel}" if r else rel) for r in self.roots for p in self.snapshot.paths)
 
     def path_of(self, dotted: str) -> str | None:
         """The file `import dotted` loads, found as Python's path finder finds it: on each root in
@@ -213,13 +253,27 @@ class ModuleIndex:
             self.probed[dotted] = frozenset(probes)
             if len(set(found)) > 1:
                 shown = " or ".join(f or "no file" for f in found)
-                self.ambiguous[dotted] = (f"`{dotted}` is {shown} depending on whether the repository root or src/ "
+                self.ambiguous[dotted] = (f"`{dotted}` is {shown} depending on whether the repository root or "
+                                          f"{' or '.join(r + '/' for r in self._auto)} "
                                           f"comes first on sys.path: name the import root in python_path")
         return self._found[dotted]
 
     def _find(self, dotted: str, order: tuple[str, ...], probes: set[str]) -> str | None:
-        search: list[str] = list(order)
-        parts = dotted.split(".")
+        probes.update(DECLARING)   # the install decides where a package's modules are
+        if not dotted:             # the repository root as a package (absolute())
+            probes.add("__init__.py")
+            return "__init__.py" if "__init__.py" in self.snapshot else None
+        installed = self._installed(dotted)
+        if installed is not None:
+            folder, rest = installed
+            if rest:
+                return self._walk(rest, [folder], probes)
+            init = f"{folder}/__init__.py" if folder else "__init__.py"
+            probes.add(init)
+            return init if init in self.snapshot else None
+        return self._walk(dotted.split("."), list(order), probes)
+
+    def _walk(self, parts: list[str], search: list[str], probes: set[str]) -> str | None:
         found: str | None = None
         for i, part in enumerate(parts):
             portions: list[str] = []
@@ -256,7 +310,10 @@ class ModuleIndex:
     def star_provides(self, mod: ParsedModule, stmt: ast.ImportFrom, name: str) -> str | None:
         """The module a `from m import *` of `mod` takes `name` from (a repository file), or
         None when it does not bind `name` there."""
-        target = self.path_of(self.absolute(mod, stmt))
+        try:
+            target = self.path_of(self.absolute(mod, stmt))
+        except AboveTop:
+            return None
         return target if target is not None and self.exports(target, name) else None
 
     def binds(self, path: str, name: str) -> bool:
@@ -314,11 +371,30 @@ class ModuleIndex:
         return mod
 
     def absolute(self, mod: ParsedModule, stmt: ast.ImportFrom) -> str:
-        """The dotted module a `from ... import` names, relative imports resolved against `mod`."""
+        """The dotted module a `from ... import` names, relative imports resolved against `mod`.
+        One that climbs above the top-level package raises AboveTop, as Python does. The
+        repository root is a package when it has an __init__.py; it is named "" (submodule()), and
+        a top-level module's `from . import x` reads the root's `x` as before."""
         if not stmt.level:
             return stmt.module or ""
-        package = mod.name.split(".")
+        package = mod.name.split(".") if mod.name else []
         if not mod.path.endswith("__init__.py"):
             package = package[:-1]
+        rooted = "__init__.py" in self.snapshot and self._prefix(mod.path) == ("", "")
+        if stmt.level > max(len(package) + rooted, 1):
+            raise AboveTop(self._above(mod, stmt, package))
         package = package[: len(package) - (stmt.level - 1)] if stmt.level > 1 else package
         return ".".join([*package, *([stmt.module] if stmt.module else [])])
+
+    def _above(self, mod: ParsedModule, stmt: ast.ImportFrom, package: list[str]) -> str:
+        text = ast.unparse(stmt)
+        where = f"{mod.path}:{stmt.lineno}: `{text[:117] + '...' if len(text) > 120 else text}` climbs above"
+        if not package:
+            return f"{where} the top-level module `{mod.name}`"
+        installed = next(((n, f) for n, f in self.installs.packages if mod.name.startswith(n + ".")), None)
+        if installed is not None:
+            return (f"{where} the top-level package `{package[0]}` ({self.installs.source} installs "
+                    f"{installed[1] or 'the repository root'} as `{installed[0]}`)")
+        root = "; the repository root has an __init__.py, the top of its climb" if "__init__.py" in self.snapshot else ""
+        return (f"{where} the top-level package `{package[0]}` (no package_dir in {', '.join(DECLARING[:-1])} or "
+                f"{DECLARING[-1]} installs `{package[0]}` inside another package{root})")

@@ -40,7 +40,7 @@ from ptxdiff.instantiate.evaluator.values import (
     Version,
     check_size,
 )
-from ptxdiff.source.modules import ModuleIndex, ParsedModule
+from ptxdiff.source.modules import AboveTop, ModuleIndex, ParsedModule
 from ptxdiff.targets import Device
 
 BINOPS: dict[type[ast.operator], Callable[[Any, Any], Any] | None] = {
@@ -129,7 +129,10 @@ class InterpCore(ABC):
         return self.env(path) if path else None
 
     def absolute(self, mod: ParsedModule, stmt: ast.ImportFrom) -> str:
-        return self.index.absolute(mod, stmt)
+        try:
+            return self.index.absolute(mod, stmt)
+        except AboveTop as e:
+            raise Refused(str(e)) from None
 
     def star_target(self, mod: ParsedModule, stmt: ast.ImportFrom, name: str) -> ModuleEnv | None:
         """The repository module a star import of `mod` takes `name` from (ModuleIndex's rule)."""
@@ -158,8 +161,7 @@ class InterpCore(ABC):
         return External(dotted)
 
     def package_dir(self, dotted: str) -> bool:
-        rel = dotted.replace(".", "/") + "/"
-        return any(p.startswith(f"{r}/{rel}" if r else rel) for r in self.index.roots for p in self.index.snapshot.paths)
+        return self.index.namespace(dotted)
 
     def _namespace_env(self, dotted: str) -> ModuleEnv:
         key = f"<namespace {dotted}>"

@@ -28,6 +28,7 @@ from ptxdiff.instantiate.evaluator.values import (
     Refused,
     is_subclass,
 )
+from ptxdiff.source.modules import submodule
 
 PRESENT_PACKAGES = {"triton", "torch", "numpy", "packaging"}  # a reviewer of Triton kernels has these
 
@@ -242,12 +243,12 @@ class StatementsMixin(InterpCore):
                     except Raised as e:
                         if e.type_name != "NameError":
                             raise
-                sub = self.module_value_or_none(f"{base}.{alias.name}")
+                sub = self.module_value_or_none(submodule(base, alias.name))
                 if sub is None:
                     raise Raised("ImportError", f"cannot import name {alias.name!r} from {base!r}")
                 scope.vars[bound] = sub
             elif self.package_dir(base):
-                sub = self.module_value_or_none(f"{base}.{alias.name}")
+                sub = self.module_value_or_none(submodule(base, alias.name))
                 if sub is None:
                     raise Raised("ImportError", f"cannot import name {alias.name!r} from {base!r}")
                 scope.vars[bound] = sub
