@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from ptxdiff import config as configmod
 from ptxdiff.compare import remote as remotemod
@@ -38,11 +38,11 @@ def _deterministic(result: SpecResult) -> bool:
         result.key is not None and (result.error or "").startswith("compile failed:"))
 
 
-def _crash(said: str, bound: float) -> dict[str, Any]:
-    """The fields of a compile that crashed its worker: the pool's first line is the error, what
+def _crashed(pending: SpecResult, said: str, bound: float, guarded: bool = False) -> SpecResult:
+    """The result of a compile that crashed its worker: the pool's first line is the error, what
     the worker printed the log; `crashed` holds the bound it ran under (cached like `timed_out`)."""
     error, _, log = said.partition("\n")
-    return {"error": error, "crashed": bound, "log": log or None}
+    return dataclasses.replace(pending, error=error, crashed=bound, log=log or None, guarded=guarded)
 
 
 ELSEWHERE = (100, 80, 120)   # targets a kernel absent at the default one is looked for on, in order
@@ -271,7 +271,7 @@ class Measurer:
                 done = dataclasses.replace(pending, error=str(payload), timed_out=pool.bound_of(task), guarded=guarded)
                 timed_out.add((id(need), cc))
             elif kind == "crash":  # remembered for this bound, like a timeout
-                done = dataclasses.replace(pending, **_crash(str(payload), pool.bound_of(task)), guarded=guarded)
+                done = _crashed(pending, str(payload), pool.bound_of(task), guarded)
             else:
                 done = dataclasses.replace(pending, error=str(payload), transient=True)
             need.results[cc][i] = done
@@ -293,7 +293,7 @@ class Measurer:
                 need.results[cc] = [SpecResult(None, "-", error=str(payload), timed_out=pool.timeout)]
                 self._store(need, cc)
             elif kind == "crash":
-                need.results[cc] = [SpecResult(None, "-", **_crash(str(payload), pool.timeout))]
+                need.results[cc] = [_crashed(SpecResult(None, "-"), str(payload), pool.timeout)]
                 self._store(need, cc)
             elif kind != "ok":  # the worker could not start or crashed: not cached
                 need.results[cc] = [SpecResult(None, "-", error=str(payload), transient=True)]
