@@ -46,7 +46,7 @@ def main(names: list[str]) -> int:
             ck = compiler._triton_compile(jit, spec, cc)
         m = compiler.measure(ck.asm["ptx"], ck.asm["cubin"], log.getvalue(), spec, cc, int(ck.metadata.shared))
         ck._init_handles()  # the CUDA driver loads exactly this cubin
-        same = (ck.n_regs, ck.n_spills) == (m["regs"], m["local_bytes"] // 4)
+        same = (ck.n_regs, ck.n_spills) == (m.regs, m.local_bytes // 4)
         bad += not same
         inputs = [t.cuda() if torch.is_tensor(t) else t for t in
                   mod.make_inputs(1000, torch.float32, torch.Generator().manual_seed(0))]
@@ -56,8 +56,8 @@ def main(names: list[str]) -> int:
         launched = [k for dev in jit.device_caches.values() for k in dev[0].values()] \
             if hasattr(jit, "device_caches") else list(jit.cache[0].values())
         runtime = [(k.n_regs, k.n_spills) for k in launched]
-        rows.append((pair.name, f"ptxdiff regs {m['regs']} local {m['local_bytes']}B spill st/ld "
-                     f"{m['spill_store_bytes']}/{m['spill_load_bytes']}",
+        rows.append((pair.name, f"ptxdiff regs {m.regs} local {m.local_bytes}B spill st/ld "
+                     f"{m.spill_store_bytes}/{m.spill_load_bytes}",
                      f"driver on the same cubin n_regs {ck.n_regs} n_spills {ck.n_spills}", "OK" if same else "MISMATCH",
                      f"wrapper's own launch (runtime specialisation) {runtime}"))
     for r in rows:

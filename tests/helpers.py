@@ -7,14 +7,18 @@ a fixed author and a fixed, increasing date, and git is isolated from the user's
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from ptxdiff.metrics.record import Metrics
 
 PY = sys.executable
 ROOT = Path(__file__).resolve().parents[1]
@@ -230,3 +234,15 @@ def without_kernel_lines(data: bytes) -> bytes:
         open_ = False
         kept.append(ln)
     return b"".join(kept)
+
+
+
+ZERO = Metrics(ptx_regs=0, ptx_regs_by_type={}, ptx_instrs=0, ptx_opcodes={}, ptx_local_bytes=0, ptx_shared_bytes=0,
+               regs=0, spill_store_bytes=0, spill_load_bytes=0, stack_bytes=0, local_bytes=0, shared_bytes=0,
+               sass_instrs=0, occupancy=1.0, num_warps=4, num_stages=3, maxnreg=0, num_ctas=1)
+
+
+def metrics(**counts: Any) -> Metrics:
+    """A compile's metrics for tests: the counts given, the others ZERO's (0; occupancy 1.0,
+    4 warps, 3 stages, one CTA, empty histograms)."""
+    return dataclasses.replace(ZERO, **counts)

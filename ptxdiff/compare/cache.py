@@ -26,7 +26,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from ptxdiff.compare.records import valid_results
+from ptxdiff.compare.records import SpecResult, valid_results
 from ptxdiff.discovery.memo import discoveries
 from ptxdiff.store import Cleared, Store
 
@@ -42,28 +42,32 @@ def make_key(**parts: object) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def source_hash(fingerprint: str, kernel_id: str, target: int, result: dict) -> str:
+def source_hash(fingerprint: str, kernel_id: str, target: int, key: object, spec: object) -> str:
     """The built source of one result: the closure handed to triton (its fingerprint), which
-    kernel of it, the target and the spec it was compiled with."""
-    spec = json.dumps([kernel_id, target, result.get("key"), result.get("spec")], sort_keys=True, default=str)
-    return hashlib.sha256(f"{fingerprint}\0{spec}".encode()).hexdigest()
+    kernel of it, the target and the spec it was compiled with (its key and values)."""
+    said = json.dumps([kernel_id, target, key, spec], sort_keys=True, default=str)
+    return hashlib.sha256(f"{fingerprint}\0{said}".encode()).hexdigest()
 
 
-def stamped(results: list[dict], fingerprint: str, kernel_id: str, target: int) -> list[dict]:
-    """Results as an entry stores them: each with the hash of its built source."""
-    return [{**r, "source": source_hash(fingerprint, kernel_id, target, r)} for r in results]
+def stamped(results: list[SpecResult], fingerprint: str, kernel_id: str, target: int) -> list[dict]:
+    """Results as an entry stores them (their JSON): each with the hash of its built source."""
+    return [{**r.as_json(), "source": source_hash(fingerprint, kernel_id, target, r.key, r.spec)} for r in results]
 
 
-def served(value: object, fingerprint: str, kernel_id: str, target: int) -> list[dict] | None:
-    """An entry's results when every one was built from this kernel's source (without the hash),
-    else None: a miss."""
+def served(value: object, fingerprint: str, kernel_id: str, target: int) -> list[SpecResult] | None:
+    """An entry's results as records when every one is a valid result built from this kernel's
+    source, else None: a miss."""
     if not isinstance(value, list) or not value:
         return None
     out = []
     for r in value:
-        if not isinstance(r, dict) or r.get("source") != source_hash(fingerprint, kernel_id, target, r):
+        if not isinstance(r, dict) or r.get("source") != source_hash(fingerprint, kernel_id, target, r.get("key"),
+                                                                     r.get("spec")):
             return None
-        out.append({k: v for k, v in r.items() if k != "source"})
+        try:
+            out.append(SpecResult.from_json(r))
+        except ValueError:
+            return None
     return out
 
 

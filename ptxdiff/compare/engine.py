@@ -53,7 +53,7 @@ class _Planned:
 
 def records(need: Need | None, cc: int) -> list[SpecResult] | None:
     """A need's results on a target, as the rows read them."""
-    return [SpecResult.of(r) for r in need.results[cc]] if need is not None else None
+    return need.results[cc] if need is not None else None
 
 
 class Engine(Measurer):
@@ -152,7 +152,7 @@ class Engine(Measurer):
                     key = need.keys[cc]
                     if got[key] == "compiled":
                         self._came_from.pop(key, None)
-                        compiled += sum(1 for r in need.results[cc] if r.get("key") is not None)
+                        compiled += sum(1 for r in need.results[cc] if r.key is not None)
                     else:
                         self._came_from[key] = got[key]
                 if not scratch:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, cast
 from ptxdiff import config as configmod
 from ptxdiff.compare import remote as remotemod
 from ptxdiff.compare.cache import Cache, cache_dir, make_key, served, stamped
+from ptxdiff.compare.records import SpecResult, from_worker
 from ptxdiff.compare.replan import REPLANS, Need, pairs_of
 from ptxdiff.compile import toolchain, toolchains
 from ptxdiff.errors import UsageError
@@ -27,45 +28,43 @@ if TYPE_CHECKING:  # types only: the compile pipeline is imported where it runs
     from ptxdiff.specs.resolve import Spec
 
 
-def _deterministic(result: dict) -> bool:
+def _deterministic(result: SpecResult) -> bool:
     """A compile error, or specs that cannot be had from the kernel's effective source, are facts
     about the source, config and toolchain (the cache key); so is a compile that ran past its
     bound, for that bound (`timed_out`: a warm re-run never compiles it again, a larger bound
     does), and so is a compile that crashed its worker (`crashed`: out of memory, a signal). An
     import failure or a worker that could not start may not happen next time: never cached."""
-    return bool(result.get("deterministic")) or result.get("timed_out") is not None or (
-        result.get("crashed") is not None) or (
-        result.get("key") is not None and str(result.get("error", "")).startswith("compile failed:"))
+    return result.deterministic or result.timed_out is not None or result.crashed is not None or (
+        result.key is not None and (result.error or "").startswith("compile failed:"))
 
 
-def _crash(said: str, bound: float) -> dict:
+def _crashed(pending: SpecResult, said: str, bound: float, guarded: bool = False) -> SpecResult:
     """The result of a compile that crashed its worker: the pool's first line is the error, what
     the worker printed the log; `crashed` holds the bound it ran under (cached like `timed_out`)."""
     error, _, log = said.partition("\n")
-    return {"error": error, "crashed": bound, **({"log": log} if log else {})}
+    return dataclasses.replace(pending, error=error, crashed=bound, log=log or None, guarded=guarded)
 
 
 ELSEWHERE = (100, 80, 120)   # targets a kernel absent at the default one is looked for on, in order
 
 
-def _not_here(result: dict) -> bool:
+def _not_here(result: SpecResult) -> bool:
     """A result that says the kernel is not for this target: its module does not define it here,
     or ptxas refuses an instruction this target does not have (Blackwell-only inline asm)."""
-    return bool(result.get("absent")) or "not supported on .target" in str(result.get("error", ""))
+    return result.absent or "not supported on .target" in (result.error or "")
 
 
-def _elsewhere_kernel(results: list[dict]) -> bool:
+def _elsewhere_kernel(results: list[SpecResult]) -> bool:
     """Nothing of the kernel compiles for this target and some spec says it is not for it (the
     others may fail on what follows from that: fp4 conversions that only Blackwell lowers)."""
-    return bool(results) and all(r.get("error") for r in results) and any(_not_here(r) for r in results)
+    return bool(results) and all(r.error for r in results) and any(_not_here(r) for r in results)
 
 
-def _outgrown(results: list, bound: float) -> bool:
+def _outgrown(results: list[SpecResult], bound: float) -> bool:
     """Cached results that include a compile timed out under a smaller bound than today's (a
     compile of guessed sizes has its own, smaller bound: `guarded`)."""
-    return any(isinstance(r.get(key), (int, float))
-               and r[key] < (min(bound, planmod.GUESSED_BOUND_S) if r.get("guarded") else bound)
-               for r in results for key in ("timed_out", "crashed"))
+    return any(ran is not None and ran < (min(bound, planmod.GUESSED_BOUND_S) if r.guarded else bound)
+               for r in results for ran in (r.timed_out, r.crashed))
 
 
 def _guessed_sizes(spec: Spec) -> bool:
@@ -83,7 +82,7 @@ def _uncovered_partners(needs: list[Need], got: list[tuple[Need, int, list]]) ->
     for need in needs:
         for results in need.results.values():
             for r in results:
-                notes.setdefault(id(need), []).extend((r.get("spec") or {}).get("notes", ()))
+                notes.setdefault(id(need), []).extend((r.spec or {}).get("notes", ()))
     for need, _, specs in got:
         notes.setdefault(id(need), []).extend(note for spec in specs for note in spec.notes)
     out = []
@@ -149,7 +148,7 @@ class Measurer:
             found = {n.pair for n in todo if alt in n.results and not _elsewhere_kernel(n.results[alt])}
             for need in todo:
                 if need.pair in found:
-                    need.results[cc] = [{**r, "target": alt} for r in need.results.pop(alt)]
+                    need.results[cc] = [dataclasses.replace(r, target=alt) for r in need.results.pop(alt)]
                     need.keys[cc] = need.keys[alt]
             todo = [n for n in todo if n.pair not in found]
         return compiled
@@ -201,7 +200,7 @@ class Measurer:
                                params=[(p.name, p.constexpr, p.kind) for p in need.kernel.params])
                 need.keys[cc] = key
                 hit = served(self.cache.get(key), need.kernel.fingerprint, need.kernel.id, cc) if self.cache else None
-                if isinstance(hit, list) and not _outgrown(hit, bound):
+                if hit is not None and not _outgrown(hit, bound):
                     need.results[cc] = hit
                     self._came_from[key] = "local"
                 else:
@@ -217,7 +216,7 @@ class Measurer:
         rest = []
         for need, cc in missing:
             hit = served(found.get(need.keys[cc]), need.kernel.fingerprint, need.kernel.id, cc)
-            if isinstance(hit, list):
+            if hit is not None:
                 need.results[cc] = hit
                 self._came_from[need.keys[cc]] = "remote"
             else:
@@ -249,36 +248,33 @@ class Measurer:
         compile_tasks: list[Task] = []
         left: dict[tuple[int, int], int] = {}
         for need, cc, specs in got:
-            need.results[cc] = []
-            for spec in specs:
-                slot = {"key": spec.key, "label": spec.label, "spec": spec.as_dict()}
-                need.results[cc].append(slot)
+            # each spec's place holds its pending record (no result yet) until its compile answers
+            need.results[cc] = [SpecResult(spec.key, spec.label, spec.as_dict()) for spec in specs]
+            for i, spec in enumerate(specs):
                 compile_tasks.append(Task(need.side, "compile", (need.kernel, spec, cc),
-                                          f"{need.kernel.name} {target_name(cc)} {spec.label}", (need, cc, slot),
+                                          f"{need.kernel.name} {target_name(cc)} {spec.label}", (need, cc, i),
                                           timeout=planmod.GUESSED_BOUND_S if _guessed_sizes(spec) else None))
             left[(id(need), cc)] = len(specs)
         timed_out: set[tuple[int, int]] = set()
 
         def skip(task: Task) -> str | None:  # one spec that compiles past the timeout: the kernel's others would too
-            waiting, at, _ = cast("tuple[Need, int, dict]", task.tag)
+            waiting, at, _ = cast("tuple[Need, int, int]", task.tag)
             return (f"not compiled: another spec of {waiting.kernel.name} timed out (config key 'timeout')"
                     if (id(waiting), at) in timed_out else None)
 
         for task, kind, payload in pool.run(compile_tasks, skip):
-            need, cc, slot = cast("tuple[Need, int, dict]", task.tag)
+            need, cc, i = cast("tuple[Need, int, int]", task.tag)
+            pending, guarded = need.results[cc][i], pool.bound_of(task) < pool.timeout
             if kind == "ok":
-                slot.update(cast(dict, payload))
+                done = from_worker(pending, payload)
             elif kind == "timeout" or (id(need), cc) in timed_out:
-                slot["error"], slot["timed_out"] = payload, pool.bound_of(task)
-                if pool.bound_of(task) < pool.timeout:
-                    slot["guarded"] = True
+                done = dataclasses.replace(pending, error=str(payload), timed_out=pool.bound_of(task), guarded=guarded)
                 timed_out.add((id(need), cc))
             elif kind == "crash":  # remembered for this bound, like a timeout
-                slot.update(_crash(str(payload), pool.bound_of(task)))
-                if pool.bound_of(task) < pool.timeout:
-                    slot["guarded"] = True
+                done = _crashed(pending, str(payload), pool.bound_of(task), guarded)
             else:
-                slot["error"], slot["transient"] = payload, True
+                done = dataclasses.replace(pending, error=str(payload), transient=True)
+            need.results[cc][i] = done
             left[(id(need), cc)] -= 1
             if not left[(id(need), cc)]:
                 self._store(need, cc)
@@ -294,15 +290,15 @@ class Measurer:
         for task, kind, payload in pool.run(tasks):
             need, cc = cast("tuple[Need, int]", task.tag)
             if kind == "timeout":  # cached for this bound, like a compile that timed out
-                need.results[cc] = [{"key": None, "label": "-", "error": payload, "timed_out": pool.timeout}]
+                need.results[cc] = [SpecResult(None, "-", error=str(payload), timed_out=pool.timeout)]
                 self._store(need, cc)
             elif kind == "crash":
-                need.results[cc] = [{"key": None, "label": "-", **_crash(str(payload), pool.timeout)}]
+                need.results[cc] = [_crashed(SpecResult(None, "-"), str(payload), pool.timeout)]
                 self._store(need, cc)
             elif kind != "ok":  # the worker could not start or crashed: not cached
-                need.results[cc] = [{"key": None, "label": "-", "error": payload, "transient": True}]
+                need.results[cc] = [SpecResult(None, "-", error=str(payload), transient=True)]
             elif isinstance(payload, dict):  # the specs cannot be had: a fact about source and config
-                need.results[cc] = [{"key": None, "label": "-", **payload}]
+                need.results[cc] = [from_worker(SpecResult(None, "-"), payload)]
                 self._store(need, cc)
             else:
                 got.append((need, cc, cast(list, payload)))
@@ -310,7 +306,7 @@ class Measurer:
 
     def _store(self, need: Need, cc: int) -> None:
         results = need.results[cc]
-        if self.cache and results and all("metrics" in r or _deterministic(r) for r in results):
+        if self.cache and results and all(r.metrics is not None or _deterministic(r) for r in results):
             entry = stamped(results, need.kernel.fingerprint, need.kernel.id, cc)
             self.cache.put(need.keys[cc], entry)
             if self.remote:

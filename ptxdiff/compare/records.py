@@ -1,19 +1,21 @@
 """What one compile of one spec on one target gave, as the comparison reads it: `SpecResult`.
 
-The compile workers and the cache speak JSON (one object per spec); `from_json` is where that
-JSON becomes a record, and it is also the cache's check of an entry (a value that is not a list
-of valid results is a miss). A result either measured the spec (metrics and normalised PTX) or
-failed, and a failure has a kind (`Failure`), read from the flags the worker and the engine set.
+The compile workers and the cache speak JSON (one object per spec); everything between them and
+the rows holds records. `from_json` is where that JSON becomes a record: the cache's check of an
+entry (a value that is not a list of valid results is a miss) and, through `from_worker`, the
+check of what a worker sent; `as_json` is what the cache stores. A result either measured the
+spec (`Metrics` and normalised PTX) or failed, and a failure has a kind (`Failure`), read from
+the flags the worker and the engine set.
 """
 
 from __future__ import annotations
 
 import enum
-import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from ptxdiff.compare.verdict import NUMERIC
+from ptxdiff.metrics.ptx import SourceLines
+from ptxdiff.metrics.record import Metrics, is_count
 
 
 class Failure(enum.Enum):
@@ -26,10 +28,6 @@ class Failure(enum.Enum):
     NOT_THIS_TOOLCHAIN = "not this toolchain"  # the name is triton's own builtin under this triton
     ABSENT = "absent"                          # the module does not define the kernel here
     NO_SPECS = "no specs"                      # the specs could not be had from the source and config
-
-
-def _count(v: object) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def _opt(value: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
@@ -46,9 +44,9 @@ class SpecResult:
     key: str | None                    # the spec's key (None: failed before there were specs)
     label: str
     spec: dict | None = None           # the spec as the row shows it (Spec.as_dict)
-    metrics: dict | None = None
+    metrics: Metrics | None = None
     ptx: str | None = None             # normalised PTX
-    loc: dict | None = None            # the source line of each PTX line (SourceLines' JSON)
+    loc: SourceLines | None = None     # the source line of each PTX line (None: an older entry has none)
     error: str | None = None
     log: str | None = None
     timed_out: float | None = None     # the bound it compiled past
@@ -84,38 +82,53 @@ class SpecResult:
     @classmethod
     def from_json(cls, value: object) -> SpecResult:
         """The record of one result's JSON; ValueError where it is not one: a failure without its
-        error text, or a measurement without every number the verdicts read, the opcode
-        histogram and the normalised PTX."""
+        error text, or a measurement without every count (Metrics.from_json) and the normalised
+        PTX. Keys it does not know are ignored."""
         if not isinstance(value, dict) or not isinstance(value.get("label"), str):
             raise ValueError("not a result")
         error = _opt(value, "error", str)
+        metrics = None
         if error is not None:
-            if not error or not all(value.get(k) is None or _count(value[k]) for k in ("timed_out", "crashed")):
+            if not error or not all(value.get(k) is None or is_count(value[k]) for k in ("timed_out", "crashed")):
                 raise ValueError("a failure without its error")
         else:
-            metrics, opcodes = value.get("metrics"), (value.get("metrics") or {}).get("ptx_opcodes")
-            if not isinstance(metrics, dict) or not isinstance(value.get("ptx"), str) \
-                    or not all(_count(metrics.get(k)) for k in NUMERIC) or not isinstance(opcodes, dict) \
-                    or not all(isinstance(k, str) and _count(v) for k, v in opcodes.items()):
-                raise ValueError("a measurement without its numbers")
+            if not isinstance(value.get("ptx"), str):
+                raise ValueError("a measurement without its PTX")
+            metrics = Metrics.from_json(value.get("metrics"))
         for name, kind in _TYPES.items():
             _opt(value, name, kind)
-        return cls.of(value)
+        return cls(key=value.get("key"), label=value["label"], spec=value.get("spec"), metrics=metrics,
+                   ptx=value.get("ptx"), loc=SourceLines.from_json(value.get("loc")), error=error,
+                   log=value.get("log"), timed_out=value.get("timed_out"), crashed=value.get("crashed"),
+                   guarded=bool(value.get("guarded")), transient=bool(value.get("transient")),
+                   deterministic=bool(value.get("deterministic")), absent=bool(value.get("absent")),
+                   tritons_own=value.get("tritons_own"), retype=value.get("retype"), refit=value.get("refit"),
+                   target=value.get("target"))
 
-    @classmethod
-    def of(cls, value: dict[str, Any]) -> SpecResult:
-        """The record of a result the engine holds (made by it, or read through `from_json`)."""
-        return cls(key=value.get("key"), label=value["label"], spec=value.get("spec"), metrics=value.get("metrics"),
-                   ptx=value.get("ptx"), loc=value.get("loc"), error=value.get("error"), log=value.get("log"),
-                   timed_out=value.get("timed_out"), crashed=value.get("crashed"), guarded=bool(value.get("guarded")),
-                   transient=bool(value.get("transient")), deterministic=bool(value.get("deterministic")),
-                   absent=bool(value.get("absent")), tritons_own=value.get("tritons_own"),
-                   retype=value.get("retype"), refit=value.get("refit"), target=value.get("target"))
+    def as_json(self) -> dict[str, Any]:
+        """The JSON `from_json` reads back: the fields that are set (None and False left out)."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in ("key", "label") or (value is not None and value is not False):
+                out[f.name] = value.as_json() if isinstance(value, (Metrics, SourceLines)) else value
+        return out
 
 
 _TYPES: dict[str, type | tuple[type, ...]] = {
-    "key": str, "spec": dict, "metrics": dict, "ptx": str, "log": str, "tritons_own": str, "retype": dict,
-    "refit": dict, "target": int}
+    "key": str, "spec": dict, "ptx": str, "log": str, "tritons_own": str, "retype": dict, "refit": dict, "target": int}
+
+
+def from_worker(pending: SpecResult, payload: object) -> SpecResult:
+    """A spec's result from what its compile worker sent (`compile_spec`'s JSON: metrics, PTX and
+    source lines, or an error) over the record of the spec it compiled; a payload that is not a
+    valid result is a failure of its own, not cached (it may not happen again)."""
+    try:
+        if not isinstance(payload, dict):
+            raise ValueError(f"not a result: {type(payload).__name__}")
+        return SpecResult.from_json({**pending.as_json(), **payload})
+    except ValueError as e:
+        return replace(pending, error=f"the compile worker sent no valid result ({e})", transient=True)
 
 
 def results_from_json(value: object) -> list[SpecResult] | None:

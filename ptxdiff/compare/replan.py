@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ptxdiff.compare.records import SpecResult
 from ptxdiff.config import KernelConfig
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.git.repo import Side
@@ -30,7 +31,7 @@ class Need:
     plan: Plan
     kcfg: KernelConfig
     pair: int                                # the compared pair it belongs to
-    results: dict[int, list[dict]] = field(default_factory=dict)
+    results: dict[int, list[SpecResult]] = field(default_factory=dict)
     keys: dict[int, str] = field(default_factory=dict)
 
 
@@ -42,7 +43,7 @@ def pairs_of(needs: list[Need]) -> list[list[Need]]:
     return list(by_pair.values())
 
 
-def _replanned(needs: list[Need], replan: Callable[[Plan, list[dict]], Plan]) -> list[Need]:
+def _replanned(needs: list[Need], replan: Callable[[Plan, list[SpecResult]], Plan]) -> list[Need]:
     """The needs whose pair `replan` gives a new plan (from both sides' results, the same for
     both sides), with that plan and their results cleared."""
     out: list[Need] = []
@@ -69,7 +70,7 @@ def matched(needs: list[Need]) -> list[Need]:
     for group in pairs_of(needs):
         if len(group) != 2:
             continue
-        specs = [[r["spec"] for rs in n.results.values() for r in rs if isinstance(r.get("spec"), dict)] for n in group]
+        specs = [[r.spec for rs in n.results.values() for r in rs if r.spec is not None] for n in group]
         for need, mine, theirs in ((group[0], specs[0], specs[1]), (group[1], specs[1], specs[0])):
             guessed = {k for spec in mine for k in spec.get("guessed", {})}
             facts: dict[str, list] = {}
@@ -85,15 +86,15 @@ def matched(needs: list[Need]) -> list[Need]:
 def shrunk(needs: list[Need]) -> list[Need]:
     """Pairs where a compile of guessed sizes ran past plan.GUESSED_BOUND_S on either side: both sides
     compile the guessed sizes shrunk (plan.shrunk), and the rows say so."""
-    return _replanned(needs, lambda plan, results: plan.shrunk() if any(r.get("guarded") for r in results) else plan)
+    return _replanned(needs, lambda plan, results: plan.shrunk() if any(r.guarded for r in results) else plan)
 
 
 def retyped(needs: list[Need]) -> list[Need]:
     """Pairs where a side's compile found types that compile in place of failing guesses
     (`retype`, compile/retype.py): one set of types for both sides, whichever side failed."""
-    def replan(plan: Plan, results: list[dict]) -> Plan:
-        specs = [r for r in results if isinstance(r.get("spec"), dict)]
-        found = {planmod.combo_key(r["spec"]["constexprs"]): r["retype"] for r in specs if r.get("retype")}
+    def replan(plan: Plan, results: list[SpecResult]) -> Plan:
+        specs = [(r, r.spec) for r in results if r.spec is not None]
+        found = {planmod.combo_key(spec["constexprs"]): r.retype for r, spec in specs if r.retype}
         if not found:
             return plan
         # a combination that failed without finding types of its own borrows those found for the
@@ -103,9 +104,9 @@ def retyped(needs: list[Need]) -> list[Need]:
         for types in found.values():
             for param, kind in types.items():
                 lent.setdefault(param, kind)
-        for r in specs:
-            if r.get("error"):
-                found.setdefault(planmod.combo_key(r["spec"]["constexprs"]), lent)
+        for r, spec in specs:
+            if r.error:
+                found.setdefault(planmod.combo_key(spec["constexprs"]), lent)
         return plan.retyped(found)
     return _replanned(needs, replan)
 
@@ -113,10 +114,9 @@ def retyped(needs: list[Need]) -> list[Need]:
 def refitted(needs: list[Need]) -> list[Need]:
     """Pairs where a side's compile found sizes that fit the kernel's shapes in place of failing
     guesses (`refit`, compile/refit.py): both sides compile them."""
-    def replan(plan: Plan, results: list[dict]) -> Plan:
-        found = {name: (r["spec"]["constexprs"][name], size) for r in results if r.get("refit")
-                 and isinstance(r.get("spec"), dict) for name, size in r["refit"].items()
-                 if type(r["spec"]["constexprs"].get(name)) in (int, float)}
+    def replan(plan: Plan, results: list[SpecResult]) -> Plan:
+        found = {name: (spec["constexprs"][name], size) for r in results if r.refit and (spec := r.spec) is not None
+                 for name, size in r.refit.items() if type(spec["constexprs"].get(name)) in (int, float)}
         return plan.refitted(found) if found else plan
     return _replanned(needs, replan)
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from ptxdiff import config as configmod
 from ptxdiff.git.repo import Side
 from ptxdiff.metrics.ptx import SourceLines
+from ptxdiff.metrics.record import Metrics
 
 
 @dataclass(frozen=True)
@@ -20,9 +21,9 @@ class Row:
     target: str
     verdict: str
     blocking: bool
-    old: dict | None
-    new: dict | None
-    delta: dict
+    old: Metrics | None
+    new: Metrics | None
+    delta: dict[str, int | float]       # new minus old of each count (verdict.delta)
     error: str | None = None
     spec_detail: dict | None = None
     old_kernel: str | None = None       # the id on the old side when it differs (rename)
@@ -51,8 +52,8 @@ class Row:
                 "log": self.log}
 
 
-def _public(metrics: dict | None) -> dict | None:
-    return dict(metrics) if metrics is not None else None
+def _public(metrics: Metrics | None) -> dict | None:
+    return metrics.as_json() if metrics is not None else None
 
 
 def describe(tools: dict) -> str:

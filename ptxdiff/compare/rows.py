@@ -17,7 +17,6 @@ from ptxdiff.compare.replan import Need
 from ptxdiff.compare.results import Row
 from ptxdiff.compare.verdict import classify, delta, pair_label, reason, signature_change
 from ptxdiff.discovery.kernels import Broken, Discovery
-from ptxdiff.metrics.ptx import SourceLines
 from ptxdiff.targets import target_name
 
 UNFIT = ("guessed values that do not fit: the same error on both sides while other specs compile "
@@ -30,8 +29,8 @@ def tritons_own(*needs: Need | None) -> str | None:
     """Where every side binds the kernel's name to a triton builtin (declared.TritonsOwn): what
     to say instead of rows. None when a side has code of its own to compile."""
     results = [r for need in needs if need is not None for rs in need.results.values() for r in rs]
-    if results and all(r.get("tritons_own") for r in results):
-        return f"not a kernel under this triton: the module binds it to triton's `{results[0]['tritons_own']}`"
+    if results and all(r.tritons_own for r in results):
+        return f"not a kernel under this triton: the module binds it to triton's `{results[0].tritons_own}`"
     return None
 
 
@@ -148,8 +147,7 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
                         a.ptx if a else None, b.ptx if b else None, spec_source=source,
                         paths=paths, transient=transient, why=why,
                         launch="; ".join(([pins.NOT_THE_GATE] if pair.role == pins.REPORT else []) + changes) or None,
-                        old_loc=SourceLines.from_json(a.loc) if a else None,
-                        new_loc=SourceLines.from_json(b.loc) if b else None))
+                        old_loc=a.loc if a else None, new_loc=b.loc if b else None))
     if unfit and any(r.error is None for r in rows):
         rows = [dataclasses.replace(r, blocking=False, why=unfit[i]) if i in unfit else r for i, r in enumerate(rows)]
     return rows

@@ -16,10 +16,11 @@ from collections.abc import Iterable
 
 from ptxdiff.config import VERDICTS
 from ptxdiff.metrics import ptx as ptxmod
+from ptxdiff.metrics.record import Metrics
 
 ORDER = VERDICTS   # strongest first: the one vocabulary, which config's `block` names too
 
-# Counts that make a change structural when they move. sass_instrs is reported but not here:
+# Counts (Metrics fields) that make a change structural when they move. sass_instrs is reported but not here:
 # ptxas schedules a mere reordering of PTX differently, which is not a structural change.
 COUNTED = ("ptx_regs", "ptx_instrs", "ptx_local_bytes", "ptx_shared_bytes", "regs", "spill_store_bytes",
            "spill_load_bytes", "stack_bytes", "local_bytes", "shared_bytes", "num_warps", "num_stages", "maxnreg",
@@ -27,22 +28,22 @@ COUNTED = ("ptx_regs", "ptx_instrs", "ptx_local_bytes", "ptx_shared_bytes", "reg
 NUMERIC = (*COUNTED, "sass_instrs", "occupancy")
 
 
-def delta(old: dict | None, new: dict | None) -> dict:
-    if not old or not new:
+def delta(old: Metrics | None, new: Metrics | None) -> dict[str, int | float]:
+    """New minus old of each count (the JSON report's `delta`, in NUMERIC's order); {} without both."""
+    if old is None or new is None:
         return {}
-    out = {}
+    out: dict[str, int | float] = {}
     for key in NUMERIC:
-        a, b = old.get(key), new.get(key)
-        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-            out[key] = round(b - a, 4) if isinstance(a, float) or isinstance(b, float) else b - a
+        a, b = getattr(old, key), getattr(new, key)
+        out[key] = round(b - a, 4) if isinstance(a, float) or isinstance(b, float) else b - a
     return out
 
 
-def classify(old_ptx: str, new_ptx: str, old: dict, new: dict) -> str:
-    """Verdict for two successful compiles (metrics dicts and normalised PTX)."""
+def classify(old_ptx: str, new_ptx: str, old: Metrics, new: Metrics) -> str:
+    """Verdict for two successful compiles (their metrics and normalised PTX)."""
     if old_ptx == new_ptx:
         return "identical"
-    if old.get("ptx_opcodes") != new.get("ptx_opcodes") or any(old.get(k) != new.get(k) for k in COUNTED):
+    if old.ptx_opcodes != new.ptx_opcodes or any(getattr(old, k) != getattr(new, k) for k in COUNTED):
         return "structural"
     plain_old, plain_new = ptxmod.value_numbers(old_ptx), ptxmod.value_numbers(new_ptx)
     if plain_old == plain_new:
@@ -135,7 +136,7 @@ def _kind(typ: str) -> str:
     return typ if typ == "constexpr" else f"runtime {typ}"
 
 
-def reason(verdict: str, old_ptx: str, new_ptx: str, old: dict, new: dict,
+def reason(verdict: str, old_ptx: str, new_ptx: str, old: Metrics, new: Metrics,
            signature: str | None = None) -> str | None:
     """Why two successful compiles got their verdict, in one line: the opcode delta of a
     structural change (or the counts that moved), the first differing line of a reordering or a
@@ -147,10 +148,10 @@ def reason(verdict: str, old_ptx: str, new_ptx: str, old: dict, new: dict,
         rest = reason(verdict, _body(old_ptx), _body(new_ptx), old, new)
         return f"{signature}; {rest}" if rest else signature
     if verdict == "structural":
-        ops = opcode_delta(old.get("ptx_opcodes") or {}, new.get("ptx_opcodes") or {})
+        ops = opcode_delta(old.ptx_opcodes, new.ptx_opcodes)
         if ops:
             return ops
-        counts = [f"{k} {old.get(k)} -> {new.get(k)}" for k in COUNTED if old.get(k) != new.get(k)]
+        counts = [f"{k} {getattr(old, k)} -> {getattr(new, k)}" for k in COUNTED if getattr(old, k) != getattr(new, k)]
         if counts:
             return ", ".join(counts[:WHY_ITEMS])
         moved = order_change(old_ptx, new_ptx) if Counter(ptxmod.value_numbers(old_ptx)) == \

@@ -33,6 +33,7 @@ from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.errors import SandboxError, ToolError
 from ptxdiff.metrics import ptx as ptxmod
 from ptxdiff.metrics import sass
+from ptxdiff.metrics.record import Metrics
 from ptxdiff.sandbox.enter import begin, seal
 from ptxdiff.sandbox.policy import Policy
 from ptxdiff.source.modules import ModuleIndex
@@ -140,8 +141,8 @@ def _triton_compile(jit: Any, spec: Spec, cc: int) -> Any:
                           options={"num_warps": spec.num_warps, "num_stages": spec.num_stages, **dict(spec.options)})
 
 
-def measure(ptx: str, cubin: bytes, ptxas_log: str, spec: Spec, cc: int, dynamic_shared: int) -> dict:
-    """All metrics of one compiled spec (the JSON report's keys: docs/usage.md, Metrics) plus the normalised PTX."""
+def measure(ptx: str, cubin: bytes, ptxas_log: str, spec: Spec, cc: int, dynamic_shared: int) -> Metrics:
+    """All metrics of one compiled spec (the JSON report's keys: docs/usage.md, Metrics)."""
     p = ptxmod.metrics(ptx)
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
@@ -149,23 +150,27 @@ def measure(ptx: str, cubin: bytes, ptxas_log: str, spec: Spec, cc: int, dynamic
         dump = run_tool("cuobjdump", ["-res-usage", f.name])
     names = ptxmod.entry_names(ptx)
     res = sass.resource_usage(dump, names[0] if names else None)
-    log = sass.ptxas_log(ptxas_log if "bytes spill stores" in ptxas_log else own_ptxas_log(ptx, cc))
+    said = ptxas_log if "bytes spill stores" in ptxas_log else own_ptxas_log(ptx, cc)
+    log = sass.ptxas_log(said)
+    if log.spill_store_bytes is None or log.spill_load_bytes is None:
+        raise ToolError("ptxas -v printed no spill counts", said)
     shared = max(res.shared_bytes, dynamic_shared)
-    return {
+    options: dict[str, Any] = dict(spec.options)   # what triton compiled with: a cap and a count are ints
+    return Metrics(
         **p.as_dict(),
-        "regs": res.regs,
-        "spill_store_bytes": log.spill_store_bytes,
-        "spill_load_bytes": log.spill_load_bytes,
-        "stack_bytes": res.stack_bytes,
-        "local_bytes": res.local_bytes,
-        "shared_bytes": shared,
-        "sass_instrs": sass.sass_instrs(cubin, names[0] if names else ""),
-        "occupancy": targets.occupancy(cc, res.regs, spec.num_warps, shared),
-        "num_warps": spec.num_warps,
-        "num_stages": spec.num_stages,
-        "maxnreg": dict(spec.options).get("maxnreg") or 0,      # 0: no cap
-        "num_ctas": dict(spec.options).get("num_ctas") or 1,
-    }
+        regs=res.regs,
+        spill_store_bytes=log.spill_store_bytes,
+        spill_load_bytes=log.spill_load_bytes,
+        stack_bytes=res.stack_bytes,
+        local_bytes=res.local_bytes,
+        shared_bytes=shared,
+        sass_instrs=sass.sass_instrs(cubin, names[0] if names else ""),
+        occupancy=targets.occupancy(cc, res.regs, spec.num_warps, shared),
+        num_warps=spec.num_warps,
+        num_stages=spec.num_stages,
+        maxnreg=options.get("maxnreg") or 0,      # 0: no cap
+        num_ctas=options.get("num_ctas") or 1,
+    )
 
 
 def own_ptxas_log(ptx: str, cc: int) -> str:
@@ -241,7 +246,8 @@ def compile_spec(jit: Any, spec: Spec, cc: int, retype: bool = False) -> dict:
         metrics = measure(ptx_text, ck.asm["cubin"], printed, spec, cc, int(ck.metadata.shared))
     except ToolError as e:
         return {"error": str(e), "log": e.log}
-    return {"metrics": metrics, "ptx": ptxmod.normalise(ptx_text), "loc": ptxmod.source_lines(ptx_text).as_json()}
+    return {"metrics": metrics.as_json(), "ptx": ptxmod.normalise(ptx_text),
+            "loc": ptxmod.source_lines(ptx_text).as_json()}
 
 
 class Worker:

@@ -14,12 +14,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ptxdiff.compare.results import Row
+from ptxdiff.metrics.record import Metrics
 
 
-def _spills(metrics: dict) -> int | None:
-    """Spilled bytes, stored plus loaded (None when either count is missing)."""
-    a, b = metrics.get("spill_store_bytes"), metrics.get("spill_load_bytes")
-    return None if a is None or b is None else a + b
+def _spills(metrics: Metrics) -> int:
+    """Spilled bytes, stored plus loaded."""
+    return metrics.spill_store_bytes + metrics.spill_load_bytes
 
 
 def fmt(value: object) -> str:
@@ -39,12 +39,12 @@ class Column:
     label: str
     short: str
     history: bool = True                                # `ptxdiff log` shows it too
-    read: Callable[[dict], object] | None = None        # how to get it from a side's metrics (default: by key)
+    read: Callable[[Metrics], object] | None = None     # how to get it from a side's metrics (default: by key)
 
-    def value(self, metrics: dict | None) -> object:
+    def value(self, metrics: Metrics | None) -> object:
         if metrics is None:
             return None
-        return self.read(metrics) if self.read is not None else metrics.get(self.key)
+        return self.read(metrics) if self.read is not None else getattr(metrics, self.key)
 
     def cell(self, row: Row) -> str:
         """`new`, or `old→new (+delta)` when the two sides differ."""

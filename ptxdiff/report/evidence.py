@@ -29,10 +29,10 @@ def _delta(row: Row, key: str) -> str:
 
 
 def _spills(row: Row) -> str:
-    if not row.old or not row.new:
+    if row.old is None or row.new is None:
         return "-"
-    a = (row.old.get("spill_store_bytes") or 0) + (row.old.get("spill_load_bytes") or 0)
-    b = (row.new.get("spill_store_bytes") or 0) + (row.new.get("spill_load_bytes") or 0)
+    a = row.old.spill_store_bytes + row.old.spill_load_bytes
+    b = row.new.spill_store_bytes + row.new.spill_load_bytes
     return f"{b - a:+d}"
 
 

@@ -106,8 +106,8 @@ def row_view(row: Row, labels: tuple[str, str], revs: tuple[str | None, str | No
 def opcode_deltas(row: Row) -> tuple[list[tuple[str, int]], int]:
     """The opcodes whose counts moved, largest first (at most OPCODES_SHOWN), and how many more
     moved; a one-sided row: its own counts."""
-    old = (row.old or {}).get("ptx_opcodes") or {}
-    new = (row.new or {}).get("ptx_opcodes") or {}
+    old = row.old.ptx_opcodes if row.old is not None else {}
+    new = row.new.ptx_opcodes if row.new is not None else {}
     if row.old is None or row.new is None:
         counts = [(k, int(v)) for k, v in (new or old).items()]
     else:

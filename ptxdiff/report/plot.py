@@ -26,14 +26,14 @@ def plot_history(events: list[Event], path: str) -> None:
     labels = []
     launched = []   # commits whose launch changed (a call site, the recording, the config): marked
     for e in events:
-        rows = [r for r in e.rows if r.new]
+        rows = [r for r in e.rows if r.new is not None]
         if not rows:
             continue
         labels.append(e.commit.short[:7])
         if any(r.launch for r in rows):
             launched.append(labels[-1])
         for m in METRICS:
-            series.setdefault(m, []).append(rows[0].new.get(m))  # type: ignore[union-attr]  # rows have `new`
+            series.setdefault(m, []).append(getattr(rows[0].new, m))
     fig, axes = plt.subplots(len(METRICS), 1, figsize=(max(6, len(labels) * 0.6), 2.2 * len(METRICS)), sharex=True)
     for ax, m in zip(axes, METRICS):
         ax.plot(labels, series.get(m, []), marker="o")

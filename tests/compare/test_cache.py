@@ -8,17 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from helpers import cache_entries, commit, make_repo, ptxdiff, scale_kernel
+from helpers import cache_entries, commit, make_repo, metrics, ptxdiff, scale_kernel
 from ptxdiff.compare.cache import FORMAT, Cache
 from ptxdiff.compare.records import valid_results
 
 pytestmark = pytest.mark.integration
 
 V2 = "x * 2.0 + 1.0"
-METRICS = {"ptx_regs": 10, "ptx_regs_by_type": {"r": 10}, "ptx_instrs": 17, "ptx_opcodes": {"ld": 1, "st": 1},
-           "ptx_local_bytes": 0, "ptx_shared_bytes": 0, "regs": 10, "spill_store_bytes": 0, "spill_load_bytes": 0,
-           "stack_bytes": 0, "local_bytes": 0, "shared_bytes": 0, "sass_instrs": 12, "occupancy": 1.0,
-           "num_warps": 4, "num_stages": 3, "maxnreg": 0, "num_ctas": 1}
+METRICS = metrics(ptx_regs=10, ptx_regs_by_type={"r": 10}, ptx_instrs=17, ptx_opcodes={"ld": 1, "st": 1}, regs=10,
+                  sass_instrs=12).as_json()
 GOOD = [{"key": "k", "label": "BLOCK=128 w4 s3", "spec": {}, "metrics": METRICS, "ptx": ".entry k"}]
 
 

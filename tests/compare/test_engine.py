@@ -503,7 +503,7 @@ def test_zero_config_guesses_are_shown_and_config_makes_them_facts(tmp_path):
     kid = "ops/m.py::mystery_kernel"
 
     (row,) = compare(repo, None, "HEAD").rows
-    assert row.kernel == kid and row.error is None and row.new["ptx_instrs"] > 0
+    assert row.kernel == kid and row.error is None and row.new is not None and row.new.ptx_instrs > 0
     assert row.spec_source == "guessed"
     guessed = row.spec_detail["guessed"]
     assert guessed["BLOCK"] == 1024 and guessed["foo:"] == "fp32"  # foo multiplies a loaded value

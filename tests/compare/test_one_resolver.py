@@ -171,7 +171,8 @@ def forge(source: bytes, key: str, named: str | None = None) -> bytes:
     result also claims to be built from that fingerprint's source (b_kernel's)."""
     entry = json.loads(gzip.decompress(source))
     if named is not None:
-        entry["value"] = [{**r, "source": source_hash(named, "pkg/b.py::b_kernel", 90, r)} for r in entry["value"]]
+        entry["value"] = [{**r, "source": source_hash(named, "pkg/b.py::b_kernel", 90, r.get("key"), r.get("spec"))}
+                          for r in entry["value"]]
     return gzip.compress(json.dumps({**entry, "key": key}).encode())
 
 
@@ -219,7 +220,8 @@ def sides_of(entries: list) -> dict[str, str]:
     for path in entries:
         results = json.loads(gzip.decompress(path.read_bytes()))["value"]
         out[path.parent.name + "/" + path.name] = next(
-            fp for fp in prints if results[0]["source"] == source_hash(fp, kid, 90, results[0]))
+            fp for fp in prints
+            if results[0]["source"] == source_hash(fp, kid, 90, results[0].get("key"), results[0].get("spec")))
     return out
 
 

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from ptxdiff.compare.records import Failure, SpecResult, results_from_json
-from ptxdiff.compare.verdict import NUMERIC
+from helpers import metrics
+from ptxdiff.compare.cache import served, stamped
+from ptxdiff.compare.records import Failure, SpecResult, from_worker, results_from_json
+from ptxdiff.metrics.ptx import SourceLines
 
-METRICS = {**dict.fromkeys(NUMERIC, 1), "ptx_opcodes": {"ld": 1}}
+METRICS = metrics(ptx_instrs=3, ptx_opcodes={"ld": 1}, regs=8).as_json()
+LOC = {"files": ["k.py"], "runs": [[2, 0, 7]]}
 MEASURED = {"key": "k", "label": "BLOCK=128", "spec": {"source": "config"}, "metrics": METRICS, "ptx": ".entry k",
-            "loc": {"files": [], "runs": []}}
+            "loc": LOC}
 
 
 def failed(**flags: object) -> dict:
@@ -46,9 +51,57 @@ def test_the_record_keeps_what_the_json_says() -> None:
     assert (r.key, r.label, r.error, r.retype, r.log, r.timed_out, r.target, r.transient) == (
         "k", "x", "compile failed: boom", {"x_ptr": "*fp16"}, "trace", 5, 100, False)
     measured = SpecResult.from_json(MEASURED)
-    assert (measured.metrics, measured.ptx, measured.loc, measured.error) == (METRICS, ".entry k", MEASURED["loc"], None)
+    assert (measured.metrics, measured.ptx, measured.loc, measured.error) == (
+        metrics(ptx_instrs=3, ptx_opcodes={"ld": 1}, regs=8), ".entry k", SourceLines(("k.py",), ((2, 0, 7),)), None)
 
 
 def test_an_entry_is_its_records_or_none() -> None:
     assert [r.label for r in results_from_json([MEASURED, failed()]) or []] == ["BLOCK=128", "x"]
     assert results_from_json([MEASURED, {"label": "x"}]) is None and results_from_json([]) is None
+
+
+@pytest.mark.parametrize("value", [
+    MEASURED,
+    {**MEASURED, "target": 100, "log": "ptxas info"},
+    failed(),
+    failed(timed_out=30.0, guarded=True, log="the bound"),
+    failed(crashed=60.0, transient=True),
+    failed(key=None, deterministic=True, absent=True),
+    failed(key=None, deterministic=True, tritons_own="triton.language.sum"),
+    failed(retype={"x_ptr": "*fp16"}, spec={"constexprs": {"BLOCK": 128}}),
+    failed(refit={"BLOCK": 64}),
+])
+def test_a_result_round_trips_through_its_json(value: dict) -> None:
+    record = SpecResult.from_json(value)
+    said = record.as_json()
+    assert said == value                         # what is set, and nothing more: None and False are left out
+    assert SpecResult.from_json(json.loads(json.dumps(said))) == record
+
+
+def test_an_entry_with_an_invalid_result_is_a_miss() -> None:
+    """The cache's read: a stamped entry comes back as records; the same entry with one result
+    damaged (or stamped for another kernel) is a miss, not a partial read."""
+    records = [SpecResult.from_json(MEASURED), SpecResult.from_json(failed(key="j"))]
+    entry = json.loads(json.dumps(stamped(records, "fp", "k.py::k", 90)))
+    assert served(entry, "fp", "k.py::k", 90) == records
+    assert served(entry, "fp", "k.py::other", 90) is None
+    damaged = [entry[0], {**entry[1], "error": ""}]
+    assert served(damaged, "fp", "k.py::k", 90) is None
+    assert served([{**entry[0], "metrics": {**METRICS, "regs": None}}, entry[1]], "fp", "k.py::k", 90) is None
+
+
+PENDING = SpecResult("k", "BLOCK=128", {"source": "config"})
+
+
+@pytest.mark.parametrize("payload, failure", [
+    ({"metrics": METRICS, "ptx": ".entry k", "loc": LOC}, None),
+    ({"error": "compile failed: boom", "log": "trace", "retype": {"x_ptr": "*fp16"}}, Failure.COMPILE_ERROR),
+    ({"metrics": {**METRICS, "spill_store_bytes": None}, "ptx": ".entry k"}, Failure.CRASH),   # not a measurement
+    ({"ptx": ".entry k"}, Failure.CRASH),
+    ("a traceback", Failure.CRASH),
+])
+def test_what_a_worker_sent_is_read_over_the_spec_it_compiled(payload: object, failure: Failure | None) -> None:
+    got = from_worker(PENDING, payload)
+    assert (got.key, got.label, got.spec, got.failure) == ("k", "BLOCK=128", {"source": "config"}, failure)
+    if failure is Failure.CRASH:   # an invalid answer is never cached: it may not happen again
+        assert got.transient and got.error and got.error.startswith("the compile worker sent no valid result")

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from ptxdiff.compare import replan
+from ptxdiff.compare.records import SpecResult
 from ptxdiff.compare.replan import Need
 from ptxdiff.config import KernelConfig
 from ptxdiff.git.repo import Side
@@ -18,11 +19,11 @@ FACT = Plan(constexprs=(Choice("BLOCK", (128,), "call-site"),))
 KERNEL = SimpleNamespace(id="ops/k.py::k", name="k")
 
 
-def result(constexprs: dict, guessed: dict | None = None, **extra: object) -> dict:
-    return {"spec": {"constexprs": constexprs, "guessed": guessed or {}}, **extra}
+def result(constexprs: dict, guessed: dict | None = None, **extra: object) -> SpecResult:
+    return SpecResult("k", "k", {"constexprs": constexprs, "guessed": guessed or {}}, **extra)  # type: ignore[arg-type]
 
 
-def need(side: str, plan: Plan, results: list[dict], pair: int = 0) -> Need:
+def need(side: str, plan: Plan, results: list[SpecResult], pair: int = 0) -> Need:
     return Need(Side(side, None if side == "new" else "c0ffee"), KERNEL, plan, KernelConfig(), pair,
                 {0: results})
 
@@ -43,7 +44,7 @@ def test_matched_gives_the_guessing_side_the_other_sides_facts():
 @pytest.mark.parametrize("old_results, new_results", [
     ([result({"BLOCK": 128}, {"BLOCK": 128})], [result({"BLOCK": 64}, {"BLOCK": 64})]),   # both guess
     ([result({"BLOCK": "big"})], [result({"BLOCK": 64}, {"BLOCK": 64})]),                   # not a number
-    ([{"absent": 1, "error": "-"}], [result({"BLOCK": 64}, {"BLOCK": 64})]),                # no spec
+    ([SpecResult(None, "-", error="-", absent=True)], [result({"BLOCK": 64}, {"BLOCK": 64})]),  # no spec
 ])
 def test_matched_leaves_pairs_without_facts_for_a_guess(old_results, new_results):
     old, new = need("old", GUESSED, old_results), need("new", GUESSED, new_results)
@@ -58,7 +59,7 @@ def test_matched_needs_two_sides():
 
 def test_shrunk_replans_both_sides_when_either_ran_past_its_bound():
     big = Plan(constexprs=(Choice("BLOCK", (1024,), "guessed"),))
-    old, new = need("old", big, [result({"BLOCK": 1024}, guarded=1)]), need("new", big, [result({"BLOCK": 1024})])
+    old, new = need("old", big, [result({"BLOCK": 1024}, guarded=True)]), need("new", big, [result({"BLOCK": 1024})])
     other = need("new", big, [result({"BLOCK": 1024})], pair=1)
     assert replan.shrunk([old, new, other]) == [old, new]
     assert old.plan == new.plan == big.shrunk() and old.plan.choice("BLOCK").values == (256,)

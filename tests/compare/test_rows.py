@@ -7,6 +7,7 @@ import dataclasses
 
 import pytest
 
+from helpers import metrics
 from ptxdiff import config as configmod
 from ptxdiff.compare import pins
 from ptxdiff.compare.pairing import Pair, pair_kernels, path_matches, select
@@ -24,9 +25,10 @@ from ptxdiff.compare.rows import (
 )
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel
 from ptxdiff.discovery.params import Param
+from ptxdiff.metrics.record import Metrics
 
 PTX = "ld.global.f32 %f1, [%rd1];\nadd.f32 %f2, %f1, %f1;\nst.global.f32 [%rd2], %f2;"
-METRICS = {"ptx_opcodes": {"ld": 1, "add": 1, "st": 1}, "ptx_instrs": 3, "ptx_regs": 4}
+METRICS = metrics(ptx_opcodes={"ld": 1, "add": 1, "st": 1}, ptx_instrs=3, ptx_regs=4)
 
 
 def kernel(kid: str = "k.py::k", fingerprint: str = "f") -> Kernel:
@@ -35,8 +37,8 @@ def kernel(kid: str = "k.py::k", fingerprint: str = "f") -> Kernel:
                   params=(Param("x_ptr", False, "*fp32"), Param("BLOCK", True, None)), paths=frozenset({path}))
 
 
-def ok(key: str = "s", ptx: str = PTX, metrics: dict | None = None, source: str = "config") -> SpecResult:
-    return SpecResult(key, key, spec={"source": source}, metrics=metrics or METRICS, ptx=ptx)
+def ok(key: str = "s", ptx: str = PTX, measured: Metrics = METRICS, source: str = "config") -> SpecResult:
+    return SpecResult(key, key, spec={"source": source}, metrics=measured, ptx=ptx)
 
 
 def bad(key: str | None = "s", error: str = "compile failed: at 1:2: no", source: str = "config") -> SpecResult:
@@ -44,7 +46,8 @@ def bad(key: str | None = "s", error: str = "compile failed: at 1:2: no", source
 
 
 A, B, FAIL_A, FAIL_B = ok(), ok(ptx=PTX.replace("add", "mul"),
-                               metrics={**METRICS, "ptx_opcodes": {"ld": 1, "mul": 1, "st": 1}}), bad(), bad()
+                               measured=metrics(ptx_opcodes={"ld": 1, "mul": 1, "st": 1}, ptx_instrs=3, ptx_regs=4)), \
+    bad(), bad()
 
 
 @pytest.mark.parametrize("a, b, has_base, verdict", [

@@ -2,27 +2,31 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 
 import pytest
 
-from helpers import DATA
+from helpers import DATA, metrics
 from ptxdiff.compare import verdict
 from ptxdiff.metrics import ptx
+from ptxdiff.metrics.record import Metrics
 
 PTX = DATA / "ptx"
 
 
-def side(tag: str) -> tuple[str, dict]:
-    """What the engine hands classify: the normalised PTX and the metrics of one compile."""
+def side(tag: str) -> tuple[str, Metrics]:
+    """What the engine hands classify: the normalised PTX and the metrics of one compile (its
+    PTX counts; the others 0)."""
     raw = (PTX / f"{tag}.ptx").read_text()
-    return ptx.normalise(raw), ptx.metrics(raw).as_dict()
+    return ptx.normalise(raw), metrics(**ptx.metrics(raw).as_dict())
 
 
 def classify(old_tag: str, new_tag: str, old_extra: dict | None = None, new_extra: dict | None = None) -> str:
     old_ptx, old_m = side(old_tag)
     new_ptx, new_m = side(new_tag)
-    return verdict.classify(old_ptx, new_ptx, {**old_m, **(old_extra or {})}, {**new_m, **(new_extra or {})})
+    return verdict.classify(old_ptx, new_ptx, dataclasses.replace(old_m, **(old_extra or {})),
+                            dataclasses.replace(new_m, **(new_extra or {})))
 
 
 PAIRS = [
@@ -54,9 +58,9 @@ def test_register_renumbering_alone_is_identical():
     import re
     raw = (PTX / "add.ptx").read_text()
     shifted = re.sub(r"%(rd|r|p)(\d+)\b", lambda m: f"%{m.group(1)}{int(m.group(2)) + 7}", raw)
-    m = ptx.metrics(raw).as_dict()
+    m = metrics(**ptx.metrics(raw).as_dict())
     assert ptx.normalise(shifted) != ptx.normalise(raw)
-    assert verdict.classify(ptx.normalise(raw), ptx.normalise(shifted), m, ptx.metrics(shifted).as_dict()) \
+    assert verdict.classify(ptx.normalise(raw), ptx.normalise(shifted), m, metrics(**ptx.metrics(shifted).as_dict())) \
         == "identical"
 
 
@@ -82,27 +86,24 @@ def test_occupancy_alone_is_not_a_count():
 
 def test_opcode_histogram_difference_is_structural_even_with_equal_text_lengths():
     old_ptx, old_m = side("add")
-    new_m = {**old_m, "ptx_opcodes": {**old_m["ptx_opcodes"], "add.f32": 0, "mul.f32": 1}}
+    new_m = dataclasses.replace(old_m, ptx_opcodes={**old_m.ptx_opcodes, "add.f32": 0, "mul.f32": 1})
     assert verdict.classify(old_ptx, old_ptx + "x", old_m, new_m) == "structural"
 
 
 def test_delta():
-    _, a = side("fma")
-    _, b = side("fma_nofusion")
-    a.update(regs=16, occupancy=1.0, spill_store_bytes=None, sass_instrs=27)
-    b.update(regs=18, occupancy=0.875, spill_store_bytes=4, sass_instrs=28)
+    a = dataclasses.replace(side("fma")[1], regs=16, occupancy=1.0, spill_store_bytes=0, sass_instrs=27)
+    b = dataclasses.replace(side("fma_nofusion")[1], regs=18, occupancy=0.875, spill_store_bytes=4, sass_instrs=28)
     d = verdict.delta(a, b)
     assert d["ptx_regs"] == 1 and d["ptx_instrs"] == 1
     assert d["regs"] == 2 and isinstance(d["regs"], int)
     assert d["occupancy"] == -0.125
-    assert d["sass_instrs"] == 1
-    assert "spill_store_bytes" not in d  # one side unknown: no delta
-    assert "ptx_opcodes" not in d and "ptx_regs_by_type" not in d
+    assert d["sass_instrs"] == 1 and d["spill_store_bytes"] == 4
+    assert list(d) == list(verdict.NUMERIC)   # every count, in the JSON report's order; no histogram
     assert verdict.delta(None, b) == {} and verdict.delta(a, None) == {}
 
 
 def test_delta_rounds_floats():
-    assert verdict.delta({"occupancy": 0.1}, {"occupancy": 0.3}) == {"occupancy": 0.2}
+    assert verdict.delta(metrics(occupancy=0.1), metrics(occupancy=0.3))["occupancy"] == 0.2
 
 
 def test_strongest():
@@ -160,8 +161,8 @@ def test_a_change_in_the_order_of_memory_operations_is_structural_and_named(old,
 
 def test_identical_has_no_reason_and_counts_are_named_when_opcodes_agree():
     assert why("add", "add_renamed") is None
-    m = {"ptx_opcodes": {"add.f32": 1}, "regs": 26}
-    assert verdict.reason("structural", "a", "b", m, {**m, "regs": 46}) == "regs 26 -> 46"
+    m = metrics(ptx_opcodes={"add.f32": 1}, regs=26)
+    assert verdict.reason("structural", "a", "b", m, dataclasses.replace(m, regs=46)) == "regs 26 -> 46"
 
 
 def test_opcode_delta_counts_what_it_does_not_name():

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import functools
 
-from helpers import DATA
+from helpers import DATA, metrics
 from ptxdiff.compare.history import Event
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.config import Config
 from ptxdiff.git.records import CommitInfo, Side
 from ptxdiff.metrics import ptx
+from ptxdiff.metrics.record import Metrics
 
 PTX = DATA / "ptx"
 HOSTILE = '<script>document.body.setAttribute("data-pwned","1")</script><img src=x onerror="document.title=1">'
@@ -18,12 +19,10 @@ TOOLS = {"ptxdiff": "0.1.0", "triton": "3.9.0", "python": "3.11.7"}
 
 
 @functools.cache
-def side(tag: str) -> tuple[dict, str, ptx.SourceLines]:
+def side(tag: str) -> tuple[Metrics, str, ptx.SourceLines]:
     """(metrics, normalised PTX, source lines) of a fixture."""
     text = (PTX / f"{tag}.ptx").read_text()
-    m = ptx.metrics(text).as_dict()
-    m.update(regs=14, spill_store_bytes=0, spill_load_bytes=0, shared_bytes=0, occupancy=1.0, sass_instrs=40,
-             num_warps=4, num_stages=3)
+    m = metrics(**ptx.metrics(text).as_dict(), regs=14, sass_instrs=40)
     return m, ptx.normalise(text), ptx.source_lines(text)
 
 

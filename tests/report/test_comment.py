@@ -10,9 +10,11 @@ import re
 
 import pytest
 
+from helpers import metrics as measured
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.config import Config
 from ptxdiff.git.repo import Side
+from ptxdiff.metrics.record import Metrics
 from ptxdiff.report.comment import (
     COMMENT_MAX,
     MARKER,
@@ -27,9 +29,8 @@ from ptxdiff.report.comment import (
 HEAD = "90d209334d" + "0" * 30
 
 
-def metrics(instrs: int, regs: int = 31) -> dict:
-    return {"ptx_instrs": instrs, "ptx_regs": instrs, "regs": regs, "spill_store_bytes": 0, "spill_load_bytes": 0,
-            "shared_bytes": 0, "occupancy": 1.0}
+def metrics(instrs: int, regs: int = 31) -> Metrics:
+    return measured(ptx_instrs=instrs, ptx_regs=instrs, regs=regs)
 
 
 def row(kernel: str, verdict: str, blocking: bool, target: str = "sm_90", why: str | None = None) -> Row:

@@ -8,18 +8,19 @@ import re
 
 import pytest
 
+from helpers import metrics as measured
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.config import Config
 from ptxdiff.git.repo import Side
+from ptxdiff.metrics.record import Metrics
 from ptxdiff.report.layout import Layout
 from ptxdiff.report.render import markdown, table
 
 ESC = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def metrics(instrs: int, ptx_regs: int, regs: int = 31) -> dict:
-    return {"ptx_instrs": instrs, "ptx_regs": ptx_regs, "regs": regs, "spill_store_bytes": 0, "spill_load_bytes": 0,
-            "shared_bytes": 0, "occupancy": 1.0}
+def metrics(instrs: int, ptx_regs: int, regs: int = 31) -> Metrics:
+    return measured(ptx_instrs=instrs, ptx_regs=ptx_regs, regs=regs)
 
 
 def demo_report(rows: list[Row] | None = None, messages: tuple[str, ...] = ()) -> Report:
