@@ -23,21 +23,6 @@ if TYPE_CHECKING:  # types only: importing them costs pygit2 and the compile pip
     from ptxdiff.git.repo import Repo
     from ptxdiff.report.layout import Layout
 
-TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
-
-
-def env_flag(name: str) -> bool | None:
-    """A boolean environment variable: 1/true/yes/on, 0/false/no/off (or empty); None when unset."""
-    value = os.environ.get(name)
-    if value is None:
-        return None
-    if value.strip().lower() in TRUE:
-        return True
-    if value.strip().lower() in FALSE:
-        return False
-    raise UsageError(f"{name}={value!r}: expected 1 or 0 (true/false, yes/no, on/off)")
-
-
 def target_list(text: str | None) -> list[int] | None:
     """`--target sm_90,sm_80` as compute capabilities, each once, in order of number; None when
     not given."""
@@ -52,10 +37,11 @@ def progress(args: argparse.Namespace) -> Callable[[str], None] | None:
     when done), or wherever PTXDIFF_PROGRESS=1 or -v asks for them; never with -q or
     PTXDIFF_PROGRESS=0."""
     from ptxdiff.report.console import Status
+    from ptxdiff.settings import load
 
     if getattr(args, "quiet", False):
         return None
-    asked = env_flag("PTXDIFF_PROGRESS")
+    asked = load().progress
     terminal = sys.stderr is not None and sys.stderr.isatty()
     if asked is False or not (asked or terminal or getattr(args, "verbose", False)):
         return None
@@ -88,25 +74,17 @@ def repo_paths(repo: Repo, paths: list[str] | None) -> list[str] | None:
     return out
 
 
-def sandbox_choice(args: argparse.Namespace) -> None:
-    """--no-sandbox holds for this run as PTXDIFF_SANDBOX=off does: the compile pool reads the
-    user's choice there (trust.sandbox_opt_out)."""
-    if getattr(args, "no_sandbox", False):
-        from ptxdiff.trust import SANDBOX_ENV
-        os.environ[SANDBOX_ENV] = "off"
-
-
 def open_engine(args: argparse.Namespace) -> tuple[Repo, Engine]:
     """The repository of -C and an engine set up from the common options."""
     from ptxdiff.compare.engine import Engine
     from ptxdiff.compile.executor import parse
     from ptxdiff.git.repo import Repo
+    from ptxdiff.settings import load
     from ptxdiff.trust import from_user
 
     repo = Repo(args.repo)
-    sandbox_choice(args)
-    permissions = from_user(imports=args.imports, outputs=getattr(args, "outputs", False),
-                            time=getattr(args, "time", False))
+    permissions = from_user(load(), imports=args.imports, outputs=getattr(args, "outputs", False),
+                            time=getattr(args, "time", False), no_sandbox=args.no_sandbox)
     return repo, Engine(repo, jobs=args.jobs, targets=target_list(args.target), progress=progress(args),
                         use_cache=not args.no_cache, permissions=permissions,
                         executor=parse(getattr(args, "executor", "local")), tritons=tritons(args, repo))

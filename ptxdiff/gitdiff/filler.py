@@ -318,7 +318,8 @@ def compare(state: str, job: dict) -> dict:
     from ptxdiff.compare.engine import Engine
     from ptxdiff.git.repo import Repo
     from ptxdiff.report.driver_lines import block
-    from ptxdiff.trust import Permissions, from_user
+    from ptxdiff.settings import load
+    from ptxdiff.trust import Permissions
 
     repo = Repo(job["workdir"])
     names: list[str] = []
@@ -331,9 +332,10 @@ def compare(state: str, job: dict) -> dict:
         _status(state, job["key"], line.split(" ", 1)[0].strip("[]") + " compiles", names)
         print(line, flush=True)
 
-    # GPU timing is the user's own choice (ptxdiff.time, PTXDIFF_TIME=1), as on the command line;
-    # the other run-code settings stay off inside git diff
-    engine = Engine(repo, progress=progress, permissions=Permissions(time=from_user().time))
+    # GPU timing is the user's own choice (ptxdiff.time, PTXDIFF_TIME=1), as on the command line,
+    # and so is the sandbox; the other run-code settings stay off inside git diff
+    user = load()
+    engine = Engine(repo, progress=progress, permissions=Permissions(time=user.time, unsandboxed=user.unsandboxed))
     old, new = side(job["old"]), side(job["new"])
     pieces = [tuple(p) for p in job["pieces"]]
     present = repo.snapshot(old).paths | repo.snapshot(new).paths

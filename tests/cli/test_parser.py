@@ -11,7 +11,8 @@ import sys
 import pytest
 
 from helpers import ptxdiff, run_main
-from ptxdiff.cli.common import env_flag, layout, progress, target_list
+from ptxdiff import settings
+from ptxdiff.cli.common import layout, progress, target_list
 from ptxdiff.cli.parser import build_parser
 from ptxdiff.report import console
 
@@ -99,7 +100,7 @@ class Terminal(io.StringIO):
 def test_ptxdiff_progress_is_a_boolean(monkeypatch, value, on):
     monkeypatch.setenv("PTXDIFF_PROGRESS", value)
     monkeypatch.setattr(sys, "stderr", Terminal())                 # even on a terminal, 0 means off
-    assert env_flag("PTXDIFF_PROGRESS") is on
+    assert settings.load().progress is on
     assert (progress(parse("diff")) is not None) is on
 
 

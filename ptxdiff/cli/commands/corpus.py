@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ptxdiff.cli.common import progress, sandbox_choice, target_list
+from ptxdiff.cli.common import progress, target_list
 from ptxdiff.corpus import pairs as corpus
 from ptxdiff.errors import EXIT_OK, UsageError
 from ptxdiff.report.console import clear_status
@@ -15,15 +15,18 @@ from ptxdiff.report.render import as_json
 
 
 def run(args: argparse.Namespace, paths: list[str] | None) -> int:
-    sandbox_choice(args)
     targets = target_list(args.target) or [90]
     from ptxdiff.compile import toolchains
     asked = toolchains.asked(args.triton, None)
     if asked.old != asked.new:
         raise UsageError("ptxdiff corpus takes one triton (--triton VERSION); the upgrade diff of the corpus: "
                          "python benchmarks/upgrade.py OLD..NEW")
+    from ptxdiff.settings import load
+    from ptxdiff.trust import from_user
+    unsandboxed = from_user(load(), no_sandbox=args.no_sandbox).unsandboxed
     pairs, report = corpus.run(targets, jobs=args.jobs, names=args.pairs or None, progress=progress(args),
-                               outputs=args.outputs, tritons=toolchains.Policy(asked) if asked.new else None)
+                               outputs=args.outputs, tritons=toolchains.Policy(asked) if asked.new else None,
+                               unsandboxed=unsandboxed)
     clear_status()
     if args.format == "json":
         sys.stdout.write(as_json(report))

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import TextIO
 
-from ptxdiff import __version__
+from ptxdiff import __version__, settings
 from ptxdiff import config as configmod
 from ptxdiff.compare.cache import cache_dir
 from ptxdiff.compile import toolchain
@@ -130,12 +130,11 @@ def sandbox_check() -> tuple[bool, str, str]:
     import shutil
     import socket
 
-    from ptxdiff import trust
     from ptxdiff.sandbox import limits, probe
 
     most, where = limits.user_max()
     bound = f"{most:g} s per compile at most ({where}; PTXDIFF_MAX_TIMEOUT or git config ptxdiff.maxTimeout)"
-    off = trust.sandbox_opt_out()
+    off = settings.load().unsandboxed
     if off:
         return True, f"sandbox: off by your setting {off}: compiles run with your rights; {bound}", ""
     from ptxdiff.compile.pool import sandboxed_call
@@ -173,10 +172,11 @@ def remote_check(root: Path) -> tuple[bool, str, str]:
 
     found = remote.setting()
     if found is None:
-        return True, (f"remote cache: none (to share compiles: git config --global {remote.URL_KEY} URL, "
-                      f"or {remote.URL_ENV})"), ""
+        return True, (f"remote cache: none (to share compiles: git config --global {settings.GIT_REMOTE} URL, "
+                      f"or {settings.REMOTE})"), ""
     ok, how = remote.Remote(found, Cache(root)).probe()
-    off = f"unset {remote.URL_ENV}" if found.origin == remote.URL_ENV else f"git config --global --unset {remote.URL_KEY}"
+    off = f"unset {settings.REMOTE}" if found.origin == settings.REMOTE else \
+        f"git config --global --unset {settings.GIT_REMOTE}"
     return ok, f"remote cache: {remote.shown(found.url)} ({found.mode}, from {found.origin}): {how}", \
         f"check the URL and its credentials (s3:// reads AWS_* or ~/.aws, gs:// Google's default credentials), or: {off}"
 
