@@ -10,11 +10,13 @@ import shlex
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from ptxdiff import __version__, settings
 from ptxdiff import config as configmod
+from ptxdiff.cli.options import unpacked
 from ptxdiff.compare.cache import cache_dir
 from ptxdiff.compile import toolchain
 from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK, GitError, PtxdiffError
@@ -209,12 +211,25 @@ def pre_push_check(repo: Repo) -> tuple[bool, str, str]:
     return True, f"pre-push hook: {hook} (ptxdiff, {interpreter})", ""
 
 
+@dataclass(frozen=True)
+class Options:
+    """`ptxdiff doctor`'s command line."""
+
+    ci: bool = False             # --ci: what `ptxdiff ci` needs (the default where CI=true)
+    repo: str = "."
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> Options:
+        return unpacked(cls, args)
+
+
 def run(args: argparse.Namespace, paths: list[str] | None) -> int:
+    opts = Options.of(args)
     try:
-        repo: Repo | None = Repo(args.repo)
+        repo: Repo | None = Repo(opts.repo)
     except GitError:
         repo = None   # the machine is still worth checking
-    ci = bool(args.ci) or os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+    ci = opts.ci or os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")   # the CI provider's word
     return diagnose(repo, sys.stdout, ci)
 
 
