@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 
-from ptxdiff.errors import UsageError
+from ptxdiff.errors import SettingError
 
 TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (the diff driver reads settings)
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def boolean(value: str, name: str) -> bool:
         return True
     if word in FALSE:
         return False
-    raise UsageError(f"{name}={value!r}: expected 1 or 0 (true/false, yes/no, on/off)")
+    raise SettingError(f"{name}={value!r}: expected 1 or 0 (true/false, yes/no, on/off)")
 
 
 def maybe(value: str | None, name: str) -> bool | None:
@@ -154,7 +154,7 @@ def load(env: Mapping[str, str] | None = None, config: Callable[[str], str | Non
     try:
         cache_max_mb = float(max_mb) if max_mb else None
     except ValueError:
-        raise UsageError(f"{CACHE_MAX_MB}={max_mb!r}: expected a number of MiB") from None
+        raise SettingError(f"{CACHE_MAX_MB}={max_mb!r}: expected a number of MiB") from None
     return Settings(
         progress=maybe(env.get(PROGRESS), PROGRESS), debug=bool(maybe(env.get(DEBUG), DEBUG)),
         skip=bool(maybe(env.get(SKIP), SKIP)), force=bool(maybe(env.get(FORCE), FORCE)),

@@ -6,7 +6,7 @@ import pytest
 
 from helpers import run_main
 from ptxdiff import settings
-from ptxdiff.errors import UsageError
+from ptxdiff.errors import SettingError
 
 SPELLINGS = [("1", True), ("true", True), ("TRUE", True), ("yes", True), ("Yes", True), ("on", True), (" on ", True),
              ("0", False), ("false", False), ("False", False), ("no", False), ("NO", False), ("off", False),
@@ -39,7 +39,7 @@ def test_every_boolean_spelling_of_git_in_the_git_config(value, on):
     ({"PTXDIFF_CACHE_MAX_MB": "lots"}, {}, "PTXDIFF_CACHE_MAX_MB='lots': expected a number of MiB"),
 ])
 def test_a_bad_value_is_one_line_that_names_it(env, config, line):
-    with pytest.raises(UsageError) as e:
+    with pytest.raises(SettingError) as e:
         settings.load(env, config_of(config))
     assert str(e.value) == line
 

@@ -246,10 +246,11 @@ def _run(state: str, item: tuple[str, dict]) -> None:
     try:
         result = compare(state, job)
     except Exception as e:
-        from ptxdiff.errors import GitError, PtxdiffError, SandboxError
+        from ptxdiff.errors import GitError, PtxdiffError, SandboxError, SettingError
 
-        # a sandbox that cannot be set up is this machine's state, not the comparison's: not kept
-        keep = isinstance(e, PtxdiffError) and not isinstance(e, GitError | SandboxError)
+        # a sandbox that cannot be set up, or a bad setting, is this machine's state, not the
+        # comparison's: not kept
+        keep = isinstance(e, PtxdiffError) and not isinstance(e, GitError | SandboxError | SettingError)
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         if not isinstance(e, PtxdiffError):
             import traceback
