@@ -388,8 +388,8 @@ def _node_pool(repo_dir: str, settings: NodeSettings) -> Pool:
     if _node.pool is None or _node.key != key:
         if _node.pool is not None:
             _node.pool.close()
-        pool = Pool(repo_dir, settings.roots, 1, settings.timeout, None, imports=settings.imports)
-        pool.unsandboxed = settings.unsandboxed
+        pool = Pool(repo_dir, settings.roots, 1, settings.timeout, None, imports=settings.imports,
+                    unsandboxed=settings.unsandboxed)
         if pool.timeout == settings.timeout:  # the driver's bound and what capped it, in its messages
             pool.bound = limits.Bound(settings.timeout, settings.capped)
         _node.pool, _node.key = pool, key
