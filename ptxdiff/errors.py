@@ -23,6 +23,10 @@ class UsageError(PtxdiffError):
     """Bad command line: a wrong rev, an unknown target, a path with no kernels."""
 
 
+class SettingError(UsageError):
+    """A user's setting (a PTXDIFF_* variable, a ptxdiff.* git config key) ptxdiff cannot read."""
+
+
 class ConfigError(PtxdiffError):
     """Malformed configuration: the message names the file and the key."""
 

@@ -13,17 +13,16 @@ key only earns a one-line suggestion.
 
 The compile workers' OS sandbox (ptxdiff/sandbox/) is on unless the user turns it off, the same
 way: `--no-sandbox`, `PTXDIFF_SANDBOX=off`, `git config --global ptxdiff.sandbox off`; never a
-repository's config.
+repository's config. The choice travels in `Permissions.unsandboxed`, handed to where workers
+start; the settings themselves are read by settings.py.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from ptxdiff.config import Config
-
-SEMANTIC = ("off", "auto", "always")
+from ptxdiff.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -31,45 +30,17 @@ class Permissions:
     imports: bool = False
     semantic: str = "off"
     time: bool = False
+    unsandboxed: str | None = None   # the setting that turned the compile sandbox off, as written; None: on
 
 
-def _truthy(value: str | None) -> bool:
-    return value is not None and value.strip().lower() in ("1", "true", "yes", "on")
+NO_SANDBOX = "--no-sandbox"
 
 
-def _falsy(value: str | None) -> bool:
-    return value is not None and value.strip().lower() in ("0", "false", "no", "off")
-
-
-SANDBOX_ENV = "PTXDIFF_SANDBOX"
-
-
-def sandbox_opt_out() -> str | None:
-    """The user's own setting that turns the compile sandbox off, as they would write it, or None
-    (sandboxed): PTXDIFF_SANDBOX=off (what --no-sandbox sets for its run), then `ptxdiff.sandbox`
-    in the user's git config (`git -c`, global, XDG, system; never the repository's)."""
-    from ptxdiff.git.repo import user_config_get
-
-    if _falsy(os.environ.get(SANDBOX_ENV)):
-        return f"{SANDBOX_ENV}={os.environ[SANDBOX_ENV]}"
-    value = user_config_get("ptxdiff.sandbox")
-    if _falsy(value):
-        return f"git config ptxdiff.sandbox {value}"
-    return None
-
-
-def from_user(imports: bool = False, outputs: bool = False, time: bool = False) -> Permissions:
-    """Command-line flags, then the user's own git config and environment."""
-    from ptxdiff.git.repo import user_config_get
-
-    semantic = "always" if outputs else (user_config_get("ptxdiff.semantic") or "off").strip().lower()
-    if semantic not in SEMANTIC:
-        semantic = "off"
-    return Permissions(
-        imports=imports or _truthy(user_config_get("ptxdiff.import")),
-        semantic=semantic,
-        time=time or _truthy(user_config_get("ptxdiff.time")) or os.environ.get("PTXDIFF_TIME") == "1",
-    )
+def from_user(user: Settings, imports: bool = False, outputs: bool = False, time: bool = False,
+              no_sandbox: bool = False) -> Permissions:
+    """Command-line flags, then the user's own settings (git config and environment)."""
+    return Permissions(imports=imports or user.imports, semantic="always" if outputs else user.semantic,
+                       time=time or user.time, unsandboxed=NO_SANDBOX if no_sandbox else user.unsandboxed)
 
 
 def suggestions(cfg: Config, granted: Permissions) -> list[str]:

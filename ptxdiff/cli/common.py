@@ -1,5 +1,6 @@
 """What the verbs share: the engine from the common options, targets, progress lines, pathspecs
-relative to the cwd, a --config file, and printing a report.
+relative to the cwd, a --config file, and printing a report; each takes the typed records a verb
+made of its command line (options.py), never the Namespace.
 
 Every import of a costly module stays inside the function that needs it: a verb that does not
 compile (cache, install, ...) never loads the engine.
@@ -7,12 +8,12 @@ compile (cache, install, ...) never loads the engine.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
+from ptxdiff.cli.options import Compiling, Shown
 from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK, UsageError
 
 if TYPE_CHECKING:  # types only: importing them costs pygit2 and the compile pipeline
@@ -23,21 +24,6 @@ if TYPE_CHECKING:  # types only: importing them costs pygit2 and the compile pip
     from ptxdiff.git.repo import Repo
     from ptxdiff.report.layout import Layout
 
-TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
-
-
-def env_flag(name: str) -> bool | None:
-    """A boolean environment variable: 1/true/yes/on, 0/false/no/off (or empty); None when unset."""
-    value = os.environ.get(name)
-    if value is None:
-        return None
-    if value.strip().lower() in TRUE:
-        return True
-    if value.strip().lower() in FALSE:
-        return False
-    raise UsageError(f"{name}={value!r}: expected 1 or 0 (true/false, yes/no, on/off)")
-
-
 def target_list(text: str | None) -> list[int] | None:
     """`--target sm_90,sm_80` as compute capabilities, each once, in order of number; None when
     not given."""
@@ -47,30 +33,30 @@ def target_list(text: str | None) -> list[int] | None:
     return sorted({parse_target(t) for t in text.split(",") if t.strip()})
 
 
-def progress(args: argparse.Namespace) -> Callable[[str], None] | None:
+def progress(shown: Shown) -> Callable[[str], None] | None:
     """Progress lines on stderr where a person watches: a terminal (one line, rewritten and erased
     when done), or wherever PTXDIFF_PROGRESS=1 or -v asks for them; never with -q or
     PTXDIFF_PROGRESS=0."""
     from ptxdiff.report.console import Status
+    from ptxdiff.settings import load
 
-    if getattr(args, "quiet", False):
+    if shown.quiet:
         return None
-    asked = env_flag("PTXDIFF_PROGRESS")
+    asked = load().progress
     terminal = sys.stderr is not None and sys.stderr.isatty()
-    if asked is False or not (asked or terminal or getattr(args, "verbose", False)):
+    if asked is False or not (asked or terminal or shown.verbose):
         return None
     return Status(sys.stderr, live=terminal and os.environ.get("TERM") != "dumb")
 
 
-def layout(args: argparse.Namespace, stream: TextIO | None = None) -> Layout:
+def layout(shown: Shown, stream: TextIO | None = None) -> Layout:
     """How a report is laid out for `stream` (stdout): the terminal's width (COLUMNS; no limit
     for a file or a pipe), colour by --color and NO_COLOR, the full table with --wide."""
     from ptxdiff.report.console import wants_colour, width
     from ptxdiff.report.layout import Layout
 
     stream = sys.stdout if stream is None else stream
-    return Layout(width=width(stream), colour=wants_colour(stream, getattr(args, "color", "auto")),
-                  wide=getattr(args, "wide", False))
+    return Layout(width=width(stream), colour=wants_colour(stream, shown.color), wide=shown.wide)
 
 
 def repo_paths(repo: Repo, paths: list[str] | None) -> list[str] | None:
@@ -88,66 +74,58 @@ def repo_paths(repo: Repo, paths: list[str] | None) -> list[str] | None:
     return out
 
 
-def sandbox_choice(args: argparse.Namespace) -> None:
-    """--no-sandbox holds for this run as PTXDIFF_SANDBOX=off does: the compile pool reads the
-    user's choice there (trust.sandbox_opt_out)."""
-    if getattr(args, "no_sandbox", False):
-        from ptxdiff.trust import SANDBOX_ENV
-        os.environ[SANDBOX_ENV] = "off"
-
-
-def open_engine(args: argparse.Namespace) -> tuple[Repo, Engine]:
+def open_engine(opts: Compiling, shown: Shown) -> tuple[Repo, Engine]:
     """The repository of -C and an engine set up from the common options."""
     from ptxdiff.compare.engine import Engine
     from ptxdiff.compile.executor import parse
     from ptxdiff.git.repo import Repo
+    from ptxdiff.settings import load
     from ptxdiff.trust import from_user
 
-    repo = Repo(args.repo)
-    sandbox_choice(args)
-    permissions = from_user(imports=args.imports, outputs=getattr(args, "outputs", False),
-                            time=getattr(args, "time", False))
-    return repo, Engine(repo, jobs=args.jobs, targets=target_list(args.target), progress=progress(args),
-                        use_cache=not args.no_cache, permissions=permissions,
-                        executor=parse(getattr(args, "executor", "local")), tritons=tritons(args, repo))
+    repo = Repo(opts.repo)
+    permissions = from_user(load(), imports=opts.imports, outputs=opts.outputs, time=opts.time,
+                            no_sandbox=opts.no_sandbox)
+    return repo, Engine(repo, jobs=opts.jobs, targets=target_list(opts.target), progress=progress(shown),
+                        use_cache=not opts.no_cache, permissions=permissions,
+                        executor=parse(opts.executor), tritons=tritons(opts, repo))
 
 
-def tritons(args: argparse.Namespace, repo: Repo, gate: bool = False) -> Policy:
+def tritons(opts: Compiling, repo: Repo, gate: bool = False) -> Policy:
     """How the engine chooses each side's triton (compile/toolchains.py): --triton, else
     PTXDIFF_TRITON, else git config ptxdiff.triton, else the repository's pins."""
     from ptxdiff.compile import toolchains
-    asked = toolchains.asked(getattr(args, "triton", None), repo.config_get(toolchains.GIT_KEY))
-    if asked.old != asked.new and args.command not in ("diff", "ci"):
+    asked = toolchains.asked(opts.triton, repo.config_get(toolchains.GIT_KEY))
+    if asked.old != asked.new and opts.command not in ("diff", "ci"):
         raise UsageError(f"{asked.said_by} OLD..NEW compares two tritons in `ptxdiff diff` and `ci` only; "
-                         f"ptxdiff {args.command} takes one version")
+                         f"ptxdiff {opts.command} takes one version")
     return toolchains.Policy(asked, gate)
 
 
-def user_config(args: argparse.Namespace) -> Config | None:
+def user_config(path: str | None) -> Config | None:
     """The --config file, read instead of the repository's; None when not given."""
-    if not getattr(args, "config", None):
+    if not path:
         return None
     from ptxdiff.config import load_file
-    return load_file(args.config)
+    return load_file(path)
 
 
-def emit(report: Report, args: argparse.Namespace) -> int:
+def emit(report: Report, shown: Shown, repo: str) -> int:
     """Print the report; the exit code is decided before and never by whether anyone read it."""
     from ptxdiff.report import render as reportmod
     from ptxdiff.report.console import clear_status, say
 
-    code = EXIT_BLOCKED if getattr(args, "check", False) and report.blocking else EXIT_OK
-    if args.format == "html":   # the page has every row's PTX: --ptx adds nothing to it
+    code = EXIT_BLOCKED if shown.check and report.blocking else EXIT_OK
+    if shown.format == "html":   # the page has every row's PTX: --ptx adds nothing to it
         from ptxdiff.cli import htmlout
-        text = htmlout.report_page(report, args)
+        text = htmlout.report_page(report, repo)
     else:
-        text = reportmod.render(report, args.format, layout(args))
-        if getattr(args, "ptx", False):
+        text = reportmod.render(report, shown.format, layout(shown))
+        if shown.ptx:
             text += reportmod.ptx_diffs(report)
     clear_status()
-    if getattr(args, "output", None):
+    if shown.output:
         from ptxdiff.cli.htmlout import deliver
-        deliver(text, args)
+        deliver(text, shown.output)
     else:
         say(text, sys.stdout)
     return code

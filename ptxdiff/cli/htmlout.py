@@ -3,7 +3,6 @@ revisions compared (git objects, or the work tree), and goes to `-o FILE` or std
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -42,20 +41,20 @@ def _reader(repo: Repo, sides: dict[str, Side]) -> Callable[[str, str], str | No
     return read
 
 
-def report_page(report: Report, args: argparse.Namespace) -> str:
+def report_page(report: Report, repo: str) -> str:
+    """The page of `report`, with the source of the repository at `repo` (-C)."""
     sides = {"head": report.head, **({"base": report.base} if report.base is not None else {})}
-    return html.report_page(report, _reader(Repo(args.repo), sides))
+    return html.report_page(report, _reader(Repo(repo), sides))
 
 
-def history_page(events: Sequence[Event], args: argparse.Namespace) -> str:
+def history_page(events: Sequence[Event], repo: str) -> str:
     sides = {e.commit.id: Side(e.commit.short, e.commit.id) for e in events}
-    return html.history_page(events, _reader(Repo(args.repo), sides))
+    return html.history_page(events, _reader(Repo(repo), sides))
 
 
-def deliver(text: str, args: argparse.Namespace) -> None:
+def deliver(text: str, path: str | None) -> None:
     """To `-o FILE` (written whole, then moved into place; read-write as the umask allows) when
     given, else stdout."""
-    path = getattr(args, "output", None)
     if not path:
         say(text, sys.stdout)
         return

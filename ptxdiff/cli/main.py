@@ -87,8 +87,11 @@ def _run(args: argparse.Namespace, paths: list[str] | None) -> int:
     """The verb, and the one error handler: a PtxdiffError is one line and its exit code."""
     from ptxdiff.cli.commands import TAKE_PATHS, load
     from ptxdiff.report.console import clear_status, silence
+    from ptxdiff.settings import load as user_settings
 
+    debug = False
     try:
+        debug = user_settings().debug   # every setting read once here: a bad one is exit 2 before any work
         _enter(args)
         if args.command == "diff-driver":
             return _driver(args.args)
@@ -110,6 +113,6 @@ def _run(args: argparse.Namespace, paths: list[str] | None) -> int:
     except Exception as e:
         clear_status()
         print(f"ptxdiff: internal error: {type(e).__name__}: {e}", file=sys.stderr)
-        if os.environ.get("PTXDIFF_DEBUG") or getattr(args, "verbose", False):
+        if debug or getattr(args, "verbose", False):
             traceback.print_exc()
         return EXIT_INTERNAL

@@ -26,6 +26,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from ptxdiff import settings
 from ptxdiff.compare.records import SpecResult, valid_results
 from ptxdiff.discovery.memo import discoveries
 from ptxdiff.store import Cleared, Store
@@ -35,7 +36,8 @@ FORMAT = 2   # bump when the stored value changes shape: older entries then read
 
 
 def cache_dir(git_dir: str) -> Path:
-    return Path(os.environ.get("PTXDIFF_CACHE_DIR") or os.path.join(git_dir, "ptxdiff", "cache"))
+    """PTXDIFF_CACHE_DIR, else under the git dir."""
+    return Path(settings.load().cache_dir or os.path.join(git_dir, "ptxdiff", "cache"))
 
 
 def make_key(**parts: object) -> str:
@@ -78,8 +80,9 @@ class Cache(Store):
     def __init__(self, root: Path, max_bytes: int | None = None,
                  valid: Callable[[object], bool] = valid_results):
         super().__init__(root, ".json.gz", valid, FORMAT)
-        env = os.environ.get("PTXDIFF_CACHE_MAX_MB")
-        self.max_bytes = max_bytes if max_bytes is not None else int(float(env or DEFAULT_MAX_MB) * 2**20)
+        if max_bytes is None:
+            max_bytes = int((settings.load().cache_max_mb or DEFAULT_MAX_MB) * 2**20)
+        self.max_bytes = max_bytes
 
     def prune(self, max_bytes: int | None = None, max_entries: int | None = None) -> tuple[int, int]:
         return super().prune(self.max_bytes if max_bytes is None else max_bytes, max_entries)

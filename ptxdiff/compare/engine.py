@@ -65,7 +65,8 @@ class Engine(Measurer):
                  tritons: toolchains.Policy | None = None) -> None:
         # what of the revision's code may run (imports, outputs, timing): the user's choice only
         self.permissions = permissions or Permissions()
-        super().__init__(repo, jobs, targets, progress, use_cache, self.permissions.imports, executor)
+        super().__init__(repo, jobs, targets, progress, use_cache, self.permissions.imports, executor,
+                         self.permissions.unsandboxed)
         self.tritons = tritons    # how each side's triton is chosen (compile/toolchains.py); None: the installed
 
     # -- discovery -------------------------------------------------------------------------

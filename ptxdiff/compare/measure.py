@@ -98,11 +98,13 @@ class Measurer:
     """The measuring half of the engine: its cache, remote tier, toolchains and workers."""
 
     def __init__(self, repo: Repo, jobs: int | None, targets: list[int] | None,
-                 progress: Callable[[str], None] | None, use_cache: bool, imports: bool, executor: str) -> None:
+                 progress: Callable[[str], None] | None, use_cache: bool, imports: bool, executor: str,
+                 unsandboxed: str | None = None) -> None:
         from ptxdiff.compile.pool import default_jobs
 
         self.repo = repo
         self.imports = imports
+        self.unsandboxed = unsandboxed  # the user's setting that turned the compile sandbox off; None: on
         self.jobs = jobs or default_jobs()
         self.targets_override = targets
         self.progress = progress
@@ -170,7 +172,7 @@ class Measurer:
             raise UsageError(f"triton {tooled[0]} is a toolchain of this machine: compile with --executor local, "
                              "or install that triton beside ptxdiff on the cluster")
         with open_executor(self.executor, self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout,
-                           self.progress, imports=self.imports) as pool:
+                           self.progress, imports=self.imports, unsandboxed=self.unsandboxed) as pool:
             compiled = self._run(pool, missing, needs, cfg, targets)
         if self.remote:
             self.remote.push()

@@ -2,7 +2,7 @@
 
 Configured by the user or CI only, never by a repository (whoever writes the remote decides
 what its readers' reports say): `PTXDIFF_REMOTE_CACHE=URL`, else `git config ptxdiff.remoteCache
-URL` at the user's level (`user_config_get`: `git -c`, global, XDG, system). It is read-only
+URL` at the user's level (`git -c`, global, XDG, system; read by settings.py). It is read-only
 unless `PTXDIFF_REMOTE_CACHE_WRITE=1` / `git config ptxdiff.remoteCacheWrite true` (CI); an
 `http(s)://` remote is always read-only. A repository's `remote_cache` only earns a suggestion.
 
@@ -44,25 +44,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ptxdiff import PACKAGE_DIR
+from ptxdiff import PACKAGE_DIR, settings
 from ptxdiff.compile import toolchain
 from ptxdiff.config import Config
 from ptxdiff.fastio import read, replace_file
 from ptxdiff.store import Store
 
-URL_ENV = "PTXDIFF_REMOTE_CACHE"
-WRITE_ENV = "PTXDIFF_REMOTE_CACHE_WRITE"
-TIMEOUT_ENV = "PTXDIFF_REMOTE_TIMEOUT"
-URL_KEY, WRITE_KEY, TIMEOUT_KEY = "ptxdiff.remoteCache", "ptxdiff.remoteCacheWrite", "ptxdiff.remoteTimeout"
-DEFAULT_TIMEOUT = 3.0
 THREADS = 16
 MAX_PLAIN = 64 << 20        # a decompressed entry past this is no entry of ours (a gzip bomb is a miss)
 READ_ONLY = ("http://", "https://")
 EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs", "http": "http", "https": "http"}
-
-
-def _on(value: str | None) -> bool:
-    return value is not None and value.strip().lower() in ("1", "true", "yes", "on")
 
 
 def shown(url: str) -> str:
@@ -83,24 +74,14 @@ class Setting:
 
 
 def setting() -> Setting | None:
-    """The user's remote cache, or None: the environment first (CI), then the user's git config.
-    `PTXDIFF_REMOTE_CACHE=off` (or empty) turns off one set in git config."""
-    from ptxdiff.git.repo import user_config_get
-
-    if URL_ENV in os.environ:
-        url, origin = os.environ[URL_ENV].strip(), URL_ENV
-    else:
-        url, origin = (user_config_get(URL_KEY) or "").strip(), f"git config {URL_KEY}"
-    if not url or url.lower() in ("off", "none", "false"):
+    """The user's remote cache, or None: the environment first (CI), then the user's git config
+    (settings.py reads both)."""
+    user = settings.load()
+    url = user.remote_cache
+    if url is None:
         return None
-    write = _on(os.environ[WRITE_ENV]) if WRITE_ENV in os.environ else _on(user_config_get(WRITE_KEY))
-    raw = os.environ.get(TIMEOUT_ENV) or user_config_get(TIMEOUT_KEY)
-    try:
-        timeout = float(raw) if raw else DEFAULT_TIMEOUT
-    except ValueError:
-        timeout = DEFAULT_TIMEOUT
-    timeout = min(max(timeout, 0.1), 600.0) if timeout == timeout else DEFAULT_TIMEOUT
-    return Setting(url, write and not url.lower().startswith(READ_ONLY), timeout, origin)
+    return Setting(url, user.remote_write and not url.lower().startswith(READ_ONLY), user.remote_timeout,
+                   user.remote_from)
 
 
 def suggestion(cfg: Config) -> list[str]:
@@ -109,7 +90,7 @@ def suggestion(cfg: Config) -> list[str]:
     if not cfg.remote_cache:
         return []
     return [f"{cfg.source} suggests a shared compile cache; to read it: "
-            f"git config --global {URL_KEY} {cfg.remote_cache}"]
+            f"git config --global {settings.GIT_REMOTE} {cfg.remote_cache}"]
 
 
 # -- the portable key ------------------------------------------------------------------------
@@ -310,7 +291,7 @@ class Remote:
         got, failure, finished = bounded(keys, self._get, self.setting.timeout)
         if failure is not None or not finished:
             self.down = _why(failure) if failure is not None else \
-                f"no answer within {self.setting.timeout:g} s ({TIMEOUT_ENV})"
+                f"no answer within {self.setting.timeout:g} s ({settings.REMOTE_TIMEOUT})"
         elif all(hit == DENIED for hit in got.values()):
             self.down = f"access denied to all {len(keys)} entries asked (a reader needs to read and to list)"
         if self.down:
@@ -347,7 +328,7 @@ class Remote:
         self._staged.clear()
         if failure is not None or not finished:
             self.no_writes = _why(failure) if failure is not None else \
-                f"no answer within {self.setting.timeout:g} s ({TIMEOUT_ENV})"
+                f"no answer within {self.setting.timeout:g} s ({settings.REMOTE_TIMEOUT})"
             self._lines.append(f"remote cache {self.url}: stored {len(got)} of {len(keys)} results ({self.no_writes})")
 
     def lines(self) -> list[str]:
@@ -373,7 +354,7 @@ class Remote:
         if failure is not None:
             return False, f"unreachable ({_why(failure)})"
         if not finished:
-            return False, f"no answer within {self.setting.timeout:g} s ({TIMEOUT_ENV})"
+            return False, f"no answer within {self.setting.timeout:g} s ({settings.REMOTE_TIMEOUT})"
         return True, f"reachable in {took}" + ("" if got.get(0) else "; nothing there yet (a new cache, or a wrong path)")
 
 

@@ -43,9 +43,11 @@ def parse(text: str) -> str:
 
 
 def open_executor(spec: str, repo_dir: str, roots: tuple[str, ...], jobs: int, timeout: float,
-                  progress: Callable[[str], None] | None = None, imports: bool = False) -> Executor:
-    """The executor `spec` names (see `parse`), ready to run tasks against the repository."""
+                  progress: Callable[[str], None] | None = None, imports: bool = False,
+                  unsandboxed: str | None = None) -> Executor:
+    """The executor `spec` names (see `parse`), ready to run tasks against the repository;
+    `unsandboxed` is the user's setting that turned the compile sandbox off (None: sandboxed)."""
     if spec == LOCAL:
-        return Pool(repo_dir, roots, jobs, timeout, progress, imports=imports)
+        return Pool(repo_dir, roots, jobs, timeout, progress, imports=imports, unsandboxed=unsandboxed)
     from ptxdiff.compile.ray_executor import RayExecutor
-    return RayExecutor(spec, repo_dir, roots, jobs, timeout, progress, imports=imports)
+    return RayExecutor(spec, repo_dir, roots, jobs, timeout, progress, imports=imports, unsandboxed=unsandboxed)

@@ -25,7 +25,6 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
 
-from ptxdiff import trust
 from ptxdiff.compile import printed
 from ptxdiff.compile import worker as compiler
 from ptxdiff.errors import SandboxError
@@ -116,14 +115,15 @@ class _Slot:
 
 class Pool:
     def __init__(self, repo_dir: str, roots: tuple[str, ...], jobs: int, timeout: float,
-                 progress: Callable[[str], None] | None = None, imports: bool = False):
+                 progress: Callable[[str], None] | None = None, imports: bool = False,
+                 unsandboxed: str | None = None):
         self.repo_dir, self.roots, self.imports = repo_dir, roots, imports
         self.bound = limits.bound(timeout)
         self.jobs, self.timeout = max(1, jobs), self.bound.seconds
         self.limits = limits.Limits.for_bound(self.timeout, imports)
         self.progress = progress
         self.slots = [_Slot() for _ in range(self.jobs)]
-        self.unsandboxed = trust.sandbox_opt_out()   # the user's setting that turned it off, if any
+        self.unsandboxed = unsandboxed   # the user's setting that turned the sandbox off, if any
         self.sandbox: str | None = None              # what holds in the workers, as the last one said
 
     def timed_out(self, task: Task | None = None) -> str:

@@ -37,7 +37,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from ptxdiff import trust
 from ptxdiff.compile import toolchain
 from ptxdiff.compile.pool import Pending, Pool, Task
 from ptxdiff.errors import GitError, SandboxError, SetupError, UsageError
@@ -224,11 +223,12 @@ class RayExecutor:
     """The pool's interface over Ray; see the module's docstring."""
 
     def __init__(self, spec: str, repo_dir: str, roots: tuple[str, ...], jobs: int, timeout: float,
-                 progress: Callable[[str], None] | None = None, imports: bool = False):
+                 progress: Callable[[str], None] | None = None, imports: bool = False,
+                 unsandboxed: str | None = None):
         bound = limits.bound(timeout)
         self.timeout = bound.seconds
         self.progress = progress   # `jobs` is this machine's pool: on Ray, every CPU of the cluster works
-        self.settings = NodeSettings(tuple(roots), bound.seconds, bound.capped, imports, trust.sandbox_opt_out(),
+        self.settings = NodeSettings(tuple(roots), bound.seconds, bound.capped, imports, unsandboxed,
                                      tuple(sorted(toolchain.versions().items())))
         connect(spec)
         self.shipper = shipper(Repo(repo_dir))
@@ -388,8 +388,8 @@ def _node_pool(repo_dir: str, settings: NodeSettings) -> Pool:
     if _node.pool is None or _node.key != key:
         if _node.pool is not None:
             _node.pool.close()
-        pool = Pool(repo_dir, settings.roots, 1, settings.timeout, None, imports=settings.imports)
-        pool.unsandboxed = settings.unsandboxed
+        pool = Pool(repo_dir, settings.roots, 1, settings.timeout, None, imports=settings.imports,
+                    unsandboxed=settings.unsandboxed)
         if pool.timeout == settings.timeout:  # the driver's bound and what capped it, in its messages
             pool.bound = limits.Bound(settings.timeout, settings.capped)
         _node.pool, _node.key = pool, key

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ptxdiff import settings
 from ptxdiff.compile import pins
 from ptxdiff.compile.toolchain import triton_version
 from ptxdiff.errors import PtxdiffError, SetupError, UsageError
@@ -33,9 +34,7 @@ from ptxdiff.errors import PtxdiffError, SetupError, UsageError
 if TYPE_CHECKING:   # types only: the git layer is pygit2's
     from ptxdiff.git.repo import Side, Snapshot
 
-ROOT_ENV = "PTXDIFF_TOOLCHAINS"
-TRITON_ENV = "PTXDIFF_TRITON"
-GIT_KEY = "ptxdiff.triton"
+ROOT_ENV, TRITON_ENV, GIT_KEY = settings.TOOLCHAINS, settings.TRITON, settings.GIT_TRITON
 INSTALLED = "installed"
 PREFIX = "triton-"
 # releases with a wheel for some CPython on Linux x86-64: what a range pin is resolved against
@@ -45,8 +44,9 @@ KNOWN = ("3.2.0", "3.3.0", "3.3.1", "3.4.0", "3.5.0", "3.5.1", "3.6.0", "3.7.0",
 
 def root() -> Path:
     """Where toolchains live: PTXDIFF_TOOLCHAINS, else the user's cache folder."""
-    if os.environ.get(ROOT_ENV):
-        return Path(os.environ[ROOT_ENV])
+    given = settings.load().toolchains
+    if given:
+        return Path(given)
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(cache) / "ptxdiff" / "toolchains"
 
@@ -183,7 +183,7 @@ def parse_option(text: str, said_by: str = "--triton") -> Asked:
 
 def asked(option: str | None, git_config: str | None) -> Asked:
     """The user's choice: the command line, else PTXDIFF_TRITON, else git config ptxdiff.triton."""
-    for value, said_by in ((option, "--triton"), (os.environ.get(TRITON_ENV), TRITON_ENV), (git_config, GIT_KEY)):
+    for value, said_by in ((option, "--triton"), (settings.load().triton, TRITON_ENV), (git_config, GIT_KEY)):
         if value and value.strip():
             return parse_option(value, said_by)
     return Asked()

@@ -51,9 +51,11 @@ def _where(work: Path, remote: Path) -> str:
     return f"The demo repo is at {work} (remote: {remote}).\nLook around, e.g.: cd {work} && git diff HEAD~1"
 
 
-def run(pause: bool = False, out: TextIO = sys.stdout, colour: bool = False) -> int:
+def run(pause: bool = False, out: TextIO | None = None, colour: bool = False) -> int:
     """The demo; `pause`: wait for enter after each step when stdin is a terminal; `colour`:
-    headings and the steps' verdicts coloured (ptxdiff --color=always, git -c color.ui=always)."""
+    headings and the steps' verdicts coloured (ptxdiff --color=always, git -c color.ui=always);
+    `out`: stdout as it is when the demo runs (not when this module was imported)."""
+    out = sys.stdout if out is None else out
     try:
         return _run(pause, out, colour)
     except Stop as stop:

@@ -7,7 +7,6 @@ source-level rule), never from PTX; the gate is measured against them.
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 from collections import Counter
@@ -16,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ptxdiff import PACKAGE_DIR
+from ptxdiff import PACKAGE_DIR, settings
 from ptxdiff.compare.results import describe
 from ptxdiff.corpus.labels import label as source_label
 from ptxdiff.errors import UsageError
@@ -37,10 +36,9 @@ COUNTS = ("ptx_regs", "ptx_instrs", "regs")  # the counts a static gate reads
 
 
 def corpus_dir() -> Path:
-    env = os.environ.get("PTXDIFF_CORPUS")
-    if env:
-        return Path(env)
-    return Path(PACKAGE_DIR).parent / "corpus"
+    """PTXDIFF_CORPUS, else the corpus beside the package."""
+    given = settings.load(config=settings.no_config).corpus
+    return Path(given) if given else Path(PACKAGE_DIR).parent / "corpus"
 
 
 @dataclass(frozen=True)
@@ -107,7 +105,8 @@ def build_repo(pairs: list[Pair], where: Path, targets: list[int], root: Path | 
 
 def run(targets: list[int], jobs: int | None = None, names: list[str] | None = None,
         progress: Callable[[str], None] | None = None, workdir: str | None = None, outputs: bool = False,
-        imports: bool = False, tritons: Policy | None = None) -> tuple[list[Pair], Report]:
+        imports: bool = False, tritons: Policy | None = None,
+        unsandboxed: str | None = None) -> tuple[list[Pair], Report]:
     from ptxdiff.compare.engine import Engine
     from ptxdiff.git.repo import Repo, Side
     from ptxdiff.trust import Permissions
@@ -116,7 +115,8 @@ def run(targets: list[int], jobs: int | None = None, names: list[str] | None = N
     tmp = workdir or tempfile.mkdtemp(prefix="ptxdiff-corpus-")
     first, second = build_repo(pairs, Path(tmp), targets)
     repo = Repo(tmp)
-    engine = Engine(repo, jobs=jobs, targets=targets, progress=progress, permissions=Permissions(imports=imports),
+    permissions = Permissions(imports=imports, unsandboxed=unsandboxed)
+    engine = Engine(repo, jobs=jobs, targets=targets, progress=progress, permissions=permissions,
                     tritons=tritons)   # toolchains.Policy: --triton VERSION, else the installed triton
     report = engine.compare(Side("correct", first), Side("changed", second), show_all=True,
                             outputs=outputs or None)

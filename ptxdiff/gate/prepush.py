@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, TextIO
 
+from ptxdiff import settings
 from ptxdiff.config import POLICY_NOTE
 from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK
 from ptxdiff.gate.outcome import TRAILER, Outcome, RefUpdate
@@ -118,7 +119,7 @@ def run(remote: str, url: str, stdin_text: str, engine_factory: Callable[[Repo],
         env: Mapping[str, str] | None = None, layout: Layout = PLAIN) -> int:
     env = os.environ if env is None else env
     repo = Repo(env.get("GIT_DIR") or ".")
-    if env.get("PTXDIFF_SKIP") == "1" or not repo.config_bool("ptxdiff.enabled", True):
+    if settings.load(env).skip or not settings.enabled(repo.config_get(settings.GIT_ENABLED)):
         say("ptxdiff: pre-push check SKIPPED (PTXDIFF_SKIP=1 or ptxdiff.enabled=false)\n", sys.stderr)
         return EXIT_OK
     updates = parse_refs(stdin_text)

@@ -11,10 +11,11 @@ git allows round-trips to the same bytes on disk. `printable` is the one spellin
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import stat
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 import pygit2
 from pygit2.enums import (
@@ -153,7 +154,7 @@ class Repo:
     @functools.cached_property
     def promisors(self) -> tuple[str, ...]:
         """The remotes a partial clone (`git clone --filter=...`) fetches its missing objects from."""
-        names = [n for n in self.raw.remotes.names() if n and self.config_bool(f"remote.{n}.promisor", False)]
+        names = [n for n in self.raw.remotes.names() if n and self.config_get(f"remote.{n}.promisor") == "true"]
         named = self.config_get("extensions.partialclone")
         return tuple(dict.fromkeys(([named] if named else []) + names))
 
@@ -424,12 +425,6 @@ class Repo:
         except (KeyError, pygit2.GitError):
             return None
 
-    def config_bool(self, key: str, default: bool) -> bool:
-        value = self.config_get(key)
-        if value is None:
-            return default
-        return value.strip().lower() not in ("false", "no", "off", "0", "")
-
     def head_commit(self) -> str | None:
         try:
             return str(self.raw.head.target)
@@ -580,21 +575,25 @@ def commit_tree(path: str, files: dict[str, bytes], message: str, parent: str | 
     return str(oid)
 
 
-def user_config_get(key: str) -> str | None:
-    """A setting from the user's own git config: `git -c`, global, XDG or system level, never the
-    repository's local config (where a tool the repository ran could have written it)."""
-    given, value = environ.config_given(key)
-    if given:
-        return value
+def user_config_reader() -> Callable[[str], str | None]:
+    """A key's value in the user's own git config: `git -c`, global, XDG or system level, never the
+    repository's local config (where a tool the repository ran could have written it); the files
+    are read once, for all the keys asked."""
     xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
     files = [os.environ.get("GIT_CONFIG_GLOBAL") or os.path.expanduser("~/.gitconfig"), os.path.join(xdg, "git", "config")]
     if not os.environ.get("GIT_CONFIG_NOSYSTEM"):
         files.append(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig")
-    for path in files:  # most specific first, as git reads them last
-        if not os.path.isfile(path):
-            continue
-        try:
-            return pygit2.Config(path)[key]
-        except (KeyError, OSError, pygit2.GitError):
-            continue
-    return None
+    merged = pygit2.Config()
+    for level, path in zip((4, 3, 2), files):  # global, XDG, system: the most specific wins, as in git
+        with contextlib.suppress(OSError, pygit2.GitError):
+            if os.path.isfile(path):
+                merged.add_file(path, level)
+
+    def get(key: str) -> str | None:
+        given, value = environ.config_given(key)
+        if given:
+            return value
+        with contextlib.suppress(KeyError, pygit2.GitError):
+            return merged[key]
+        return None
+    return get

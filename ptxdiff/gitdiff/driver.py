@@ -29,6 +29,8 @@ import os
 import sys
 import time
 
+from ptxdiff import settings
+from ptxdiff.errors import UsageError
 from ptxdiff.fastio import (
     blob_id,
     read,
@@ -115,7 +117,10 @@ def main(args: list[str]) -> int:
     spool = os.environ.get("PTXDIFF_SPOOL")
     if os.environ.get("PTXDIFF_RERUN"):
         return 0  # a re-run of ours somehow reached the driver: print nothing, never recurse
+    force = False
     try:
+        user = settings.load(config=settings.no_config)   # the environment's; git config is git's to pass
+        force = user.force
         if spool is None:
             gp = inv.find_git()
             if gp is None:
@@ -128,7 +133,7 @@ def main(args: list[str]) -> int:
                 return 0
         elif not os.path.exists(os.path.join(spool, "unsupported")):
             try:
-                build(spool)
+                build(spool, user)
                 return SERVE
             except Exception:
                 if os.path.isdir(spool):  # the later calls of this git command go straight here
@@ -136,8 +141,10 @@ def main(args: list[str]) -> int:
                 raise
     except Unsupported:
         pass
+    except UsageError as e:  # a bad setting: git's diff, and the one line that names it
+        sys.stderr.write(f"ptxdiff: {e}\n")
     except Exception as e:  # keep git's diff coming out, and say why there is nothing more
-        if wanted(None):
+        if wanted(None, force):
             sys.stderr.write(f"ptxdiff: {type(e).__name__}: {e}\n")
     _out(last_resort(raw))
     return 0
@@ -178,9 +185,9 @@ def _emit(spool: str, data: bytes) -> None:
     write_all(int(fd) if fd else 1, data)
 
 
-def wanted(output: bytes | None) -> bool:
-    """Kernel lines only where a person reads them: a terminal or git's pager (PTXDIFF_FORCE=1)."""
-    if os.environ.get("PTXDIFF_FORCE") == "1":
+def wanted(output: bytes | None, force: bool) -> bool:
+    """Kernel lines only where a person reads them: a terminal or git's pager (`force`: PTXDIFF_FORCE)."""
+    if force:
         return True
     if output is not None:
         return False
@@ -311,7 +318,7 @@ class Rerun:
                 lines_of(read(self.files["T2"])) if self.log_like else None)
 
 
-def build(spool: str) -> None:
+def build(spool: str, user: settings.Settings) -> None:
     """Everything this git command's driver calls will print, written to the spool."""
     t0 = time.monotonic()
     gp = inv.find_git()
@@ -323,8 +330,8 @@ def build(spool: str) -> None:
     dargs, loose = inv.diff_args(cmd.args)
     os.makedirs(spool, exist_ok=True)
     _clean_spools(os.path.dirname(spool), spool)
-    person = wanted(dargs.output)
-    lines_wanted = person and os.environ.get("PTXDIFF_SKIP") != "1"
+    person = wanted(dargs.output, user.force)
+    lines_wanted = person and not user.skip
     rerun = Rerun(gp, cmd, spool, dargs.output)
     facts = rev.Facts(spool, gp, cmd, dargs, loose) if lines_wanted else None
     p_lines, t_lines, t2_lines = rerun.finish()
@@ -337,7 +344,7 @@ def build(spool: str) -> None:
     suffix = [b""] * len(pieces)
     if facts is not None and facts.enabled():
         try:
-            suffix = kernel_lines(facts, pieces, sections, p_lines, t0)
+            suffix = kernel_lines(facts, pieces, sections, p_lines, t0, user.driver_budget)
         except Exception as e:  # git's patch still comes out whole; the reason follows it
             first = next((k for k, p in enumerate(pieces) if _is_python(p)), None)
             if first is not None:
@@ -390,8 +397,10 @@ def _output_fd(output: bytes) -> int | None:
 
 # -- kernel lines ---------------------------------------------------------------------------------
 
-def kernel_lines(facts: rev.Facts, pieces: list[Piece], commits: list[Commit], p_lines: list[bytes], t0: float) -> list[bytes]:
-    """Per piece, the kernel lines (and notes) to print after git's part of it."""
+def kernel_lines(facts: rev.Facts, pieces: list[Piece], commits: list[Commit], p_lines: list[bytes], t0: float,
+                 budget_set: float | None = None) -> list[bytes]:
+    """Per piece, the kernel lines (and notes) to print after git's part of it; `budget_set`:
+    PTXDIFF_DRIVER_BUDGET."""
     suffix = [b""] * len(pieces)
     if not pieces:
         return suffix
@@ -407,7 +416,7 @@ def kernel_lines(facts: rev.Facts, pieces: list[Piece], commits: list[Commit], p
     results = {s.key: filler.load_result(state, _key(s)) for s in jobs}
     missing = [s for s in jobs if results[s.key] is None]
     if missing:
-        budget = driver_budget(facts, missing[0])
+        budget = driver_budget(facts, missing[0], budget_set)
         queued = filler.enqueue(state, facts, missing)
         for s in missing[len(queued):]:
             s.problem = f"not computed: more than {filler.MAX_QUEUE} comparisons in one git command"
@@ -464,14 +473,10 @@ def _note(text: str, colour: bool) -> bytes:
     return (fit_text(f"{dim}ptxdiff:{reset} {text}", columns()) + "\n").encode("utf-8", "replace")
 
 
-def driver_budget(facts: rev.Facts, s: rev.Section) -> float:
-    """PTXDIFF_DRIVER_BUDGET, else the newer side's `driver_budget`, else 10 s."""
-    env = os.environ.get("PTXDIFF_DRIVER_BUDGET")
-    if env:
-        try:
-            return max(0.0, float(env))
-        except ValueError:
-            pass
+def driver_budget(facts: rev.Facts, s: rev.Section, budget_set: float | None) -> float:
+    """PTXDIFF_DRIVER_BUDGET (`budget_set`), else the newer side's `driver_budget`, else 10 s."""
+    if budget_set is not None:
+        return max(0.0, budget_set)
     try:
         from ptxdiff.config import load
 

@@ -246,10 +246,11 @@ def _run(state: str, item: tuple[str, dict]) -> None:
     try:
         result = compare(state, job)
     except Exception as e:
-        from ptxdiff.errors import GitError, PtxdiffError, SandboxError, SetupError
+        from ptxdiff.errors import GitError, PtxdiffError, SandboxError, SettingError, SetupError
 
-        # a sandbox or toolchain that cannot be set up is this machine's state, not the comparison's: not kept
-        keep = isinstance(e, PtxdiffError) and not isinstance(e, GitError | SandboxError | SetupError)
+        # a sandbox or toolchain that cannot be set up, or a bad setting, is this machine's state,
+        # not the comparison's: not kept
+        keep = isinstance(e, PtxdiffError) and not isinstance(e, GitError | SandboxError | SettingError | SetupError)
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         if not isinstance(e, PtxdiffError):
             import traceback
@@ -319,7 +320,8 @@ def compare(state: str, job: dict) -> dict:
     from ptxdiff.compile import toolchains
     from ptxdiff.git.repo import Repo
     from ptxdiff.report.driver_lines import block
-    from ptxdiff.trust import Permissions, from_user
+    from ptxdiff.settings import load
+    from ptxdiff.trust import Permissions
 
     repo = Repo(job["workdir"])
     names: list[str] = []
@@ -332,12 +334,14 @@ def compare(state: str, job: dict) -> dict:
         _status(state, job["key"], line.split(" ", 1)[0].strip("[]") + " compiles", names)
         print(line, flush=True)
 
-    # GPU timing is the user's own choice (ptxdiff.time, PTXDIFF_TIME=1), as on the command line;
-    # the other run-code settings stay off inside git diff
-    # the triton each side targets, as `ptxdiff diff` chooses it (PTXDIFF_TRITON, git config
-    # ptxdiff.triton, the side's pins) where that toolchain is installed: git diff downloads nothing
+    # GPU timing is the user's own choice (ptxdiff.time, PTXDIFF_TIME=1), as on the command line,
+    # and so is the sandbox; the other run-code settings stay off inside git diff. The triton each
+    # side targets is chosen as `ptxdiff diff` chooses it (PTXDIFF_TRITON, git config ptxdiff.triton,
+    # the side's pins) where that toolchain is installed: git diff downloads nothing
+    user = load()
     tritons = toolchains.Policy(toolchains.asked(None, repo.config_get(toolchains.GIT_KEY)), install=False)
-    engine = Engine(repo, progress=progress, permissions=Permissions(time=from_user().time), tritons=tritons)
+    engine = Engine(repo, progress=progress, permissions=Permissions(time=user.time, unsandboxed=user.unsandboxed),
+                    tritons=tritons)
     old, new = side(job["old"]), side(job["new"])
     pieces = [tuple(p) for p in job["pieces"]]
     present = repo.snapshot(old).paths | repo.snapshot(new).paths

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 
+from ptxdiff import settings
 from ptxdiff.fastio import blob_id, read, read_inside, sha256, spawn, tmp_path, wait, write
 from ptxdiff.gitdiff import invocation as inv
 from ptxdiff.gitdiff.patches import MISSING, UNKNOWN, Commit, Piece, handled
@@ -95,13 +96,14 @@ class Facts:
         if self._config is None:
             self._config = {}
             for item in self._done("config").split(b"\0"):
-                key, _, value = item.partition(b"\n")
-                if key:
-                    self._config[key.lower()] = value
+                key, given, value = item.partition(b"\n")
+                if key:   # a key without `= value` is true, as git reads it
+                    self._config[key.lower()] = value if given else b"true"
         return self._config
 
     def enabled(self) -> bool:
-        return _bool(self.config().get(b"ptxdiff.enabled"), True)
+        value = self.config().get(b"ptxdiff.enabled")
+        return settings.enabled(None if value is None else value.decode("utf-8", "replace"))
 
     def resolved(self) -> dict[bytes, str]:
         out = {}
@@ -114,7 +116,9 @@ class Facts:
     def relative_prefix(self) -> bytes:
         """What git strips from the names it shows (--relative, diff.relative)."""
         rel = self.dargs.relative
-        if rel is None and _bool(self.config().get(b"diff.relative"), False):
+        relative = self.config().get(b"diff.relative")
+        if rel is None and relative is not None and settings.boolean(relative.decode("utf-8", "replace"),
+                                                                     "git config diff.relative"):
             rel = b""
         if rel is None:
             return b""
@@ -122,12 +126,6 @@ class Facts:
             return os.fsencode(os.environ.get("GIT_PREFIX", ""))
         rel = rel.strip(b"/")
         return rel + b"/" if rel else b""
-
-
-def _bool(value: bytes | None, default: bool) -> bool:
-    if value is None:
-        return default
-    return value.strip().lower() in (b"", b"true", b"yes", b"on", b"1")
 
 
 def diff_sides(facts: Facts) -> tuple[str, str] | str:

@@ -12,7 +12,6 @@ applied to its actual arguments.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
@@ -185,7 +184,20 @@ def summary(recording: recorded.Recording, new: dict, where: str, keep: int) -> 
     return lines
 
 
-def main(args: argparse.Namespace, command: list[str] | None) -> int:
+@dataclasses.dataclass(frozen=True)
+class Asked:
+    """What `ptxdiff record` was asked: the cli unpacks its command line into this."""
+
+    repo: str = "."
+    output: str | None = None            # -o FILE (default: .ptxdiff/launches.jsonl at the root)
+    keep: int | None = None              # the N most frequent specs per kernel
+    keep_launches: int | None = None     # replayable launches kept per spec
+    device: str = "auto"                 # auto, gpu or interpreter
+    allow_failure: bool = False
+    from_tritonparse: str | None = None  # read tritonparse's trace logs instead of running a command
+
+
+def main(args: Asked, command: list[str] | None) -> int:
     """The `record` subcommand."""
     from ptxdiff.git.repo import Repo
 

@@ -11,11 +11,9 @@ the kernel does not apply it to root).
 
 from __future__ import annotations
 
-import os
 import resource
 from dataclasses import dataclass
 
-DEFAULT_MAX_TIMEOUT = 600.0
 GiB = 1 << 30
 
 
@@ -46,17 +44,10 @@ class Limits:
 
 def user_max() -> tuple[float, str]:
     """The user's maximum wall-clock seconds per request and where it came from."""
-    from ptxdiff.git.repo import user_config_get
+    from ptxdiff.settings import load
 
-    for value, where in ((os.environ.get("PTXDIFF_MAX_TIMEOUT"), "PTXDIFF_MAX_TIMEOUT"),
-                         (user_config_get("ptxdiff.maxTimeout"), "ptxdiff.maxTimeout")):
-        try:
-            seconds = float(value) if value else 0.0
-        except ValueError:
-            continue
-        if seconds > 0:
-            return seconds, where
-    return DEFAULT_MAX_TIMEOUT, "the default"
+    user = load()
+    return user.max_timeout, user.max_timeout_from or "the default"
 
 
 def bound(config_timeout: float) -> Bound:

@@ -265,11 +265,8 @@ def test_events_say_base_head_and_where_the_files_are_shown():
 
 
 def test_flags_win_over_the_environment_and_the_head_defaults_to_HEAD():
-    class Args:
-        base, head = "main", None
-    assert change_from(Args(), {}).head == "HEAD"
-    Args.head = "feature"
-    got = change_from(Args(), {"GITLAB_CI": "true", "CI_MERGE_REQUEST_DIFF_BASE_SHA": "x", "CI_COMMIT_SHA": "y"})
+    assert change_from("main", None, {}).head == "HEAD"
+    got = change_from("main", "feature", {"GITLAB_CI": "true", "CI_MERGE_REQUEST_DIFF_BASE_SHA": "x", "CI_COMMIT_SHA": "y"})
     assert (got.base, got.head, got.source) == ("main", "feature", "--base/--head")
 
 

@@ -11,13 +11,19 @@ import sys
 import pytest
 
 from helpers import ptxdiff, run_main
-from ptxdiff.cli.common import env_flag, layout, progress, target_list
+from ptxdiff import settings
+from ptxdiff.cli.common import layout, progress, target_list
+from ptxdiff.cli.options import Shown
 from ptxdiff.cli.parser import build_parser
 from ptxdiff.report import console
 
 
 def parse(*argv: str) -> argparse.Namespace:
     return build_parser().parse_args(list(argv))
+
+
+def shown(*argv: str) -> Shown:
+    return Shown.of(parse(*argv))
 
 
 def test_global_options_before_the_verb_as_in_git():
@@ -99,27 +105,27 @@ class Terminal(io.StringIO):
 def test_ptxdiff_progress_is_a_boolean(monkeypatch, value, on):
     monkeypatch.setenv("PTXDIFF_PROGRESS", value)
     monkeypatch.setattr(sys, "stderr", Terminal())                 # even on a terminal, 0 means off
-    assert env_flag("PTXDIFF_PROGRESS") is on
-    assert (progress(parse("diff")) is not None) is on
+    assert settings.load().progress is on
+    assert (progress(shown("diff")) is not None) is on
 
 
 def test_progress_defaults_to_the_terminal_and_q_or_a_bad_value(monkeypatch):
     monkeypatch.delenv("PTXDIFF_PROGRESS", raising=False)
     monkeypatch.setattr(sys, "stderr", io.StringIO())
-    assert progress(parse("diff")) is None and progress(parse("-v", "diff")) is not None
+    assert progress(shown("diff")) is None and progress(shown("-v", "diff")) is not None
     monkeypatch.setattr(sys, "stderr", Terminal())
-    assert progress(parse("diff")) is not None and progress(parse("-q", "diff")) is None
+    assert progress(shown("diff")) is not None and progress(shown("-q", "diff")) is None
     monkeypatch.setenv("PTXDIFF_PROGRESS", "maybe")
     from ptxdiff.errors import UsageError
     with pytest.raises(UsageError, match="PTXDIFF_PROGRESS='maybe'"):
-        progress(parse("diff"))
+        progress(shown("diff"))
 
 
 def test_progress_on_a_terminal_is_one_line_erased_when_done(monkeypatch):
     screen = Terminal()
     monkeypatch.setenv("TERM", "xterm")
     monkeypatch.setattr(sys, "stderr", screen)
-    show = progress(parse("diff"))
+    show = progress(shown("diff"))
     assert show is not None
     show("[1/2] gelu_kernel sm_90 BLOCK=1024")
     show("[2/2] relu_kernel sm_90 BLOCK=1024")
@@ -134,7 +140,7 @@ def test_progress_into_a_log_is_plain_lines(monkeypatch):
     log = io.StringIO()
     monkeypatch.setenv("PTXDIFF_PROGRESS", "1")
     monkeypatch.setattr(sys, "stderr", log)
-    show = progress(parse("diff"))
+    show = progress(shown("diff"))
     assert show is not None
     show("[1/1] k sm_90")
     console.clear_status()
@@ -144,28 +150,28 @@ def test_progress_into_a_log_is_plain_lines(monkeypatch):
 def test_colour_only_for_a_terminal_without_no_color_or_when_asked(monkeypatch):
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("TERM", "xterm")
-    assert layout(parse("diff"), Terminal()).colour is True
-    assert layout(parse("diff"), io.StringIO()).colour is False           # piped
-    assert layout(parse("--no-color", "diff"), Terminal()).colour is False
-    assert layout(parse("diff", "--color=always"), io.StringIO()).colour is True
+    assert layout(shown("diff"), Terminal()).colour is True
+    assert layout(shown("diff"), io.StringIO()).colour is False           # piped
+    assert layout(shown("--no-color", "diff"), Terminal()).colour is False
+    assert layout(shown("diff", "--color=always"), io.StringIO()).colour is True
     monkeypatch.setenv("NO_COLOR", "1")
-    assert layout(parse("diff"), Terminal()).colour is False
-    assert layout(parse("--color=always", "diff"), Terminal()).colour is True   # the command line wins
+    assert layout(shown("diff"), Terminal()).colour is False
+    assert layout(shown("--color=always", "diff"), Terminal()).colour is True   # the command line wins
 
 
 def test_width_is_the_terminal_s_or_columns_and_no_limit_for_a_pipe(monkeypatch):
     monkeypatch.setenv("COLUMNS", "100")
-    assert layout(parse("diff"), io.StringIO()).width == 100
+    assert layout(shown("diff"), io.StringIO()).width == 100
     monkeypatch.delenv("COLUMNS")
-    assert layout(parse("diff"), io.StringIO()).width is None
-    assert layout(parse("diff", "--wide"), io.StringIO()).wide is True
+    assert layout(shown("diff"), io.StringIO()).width is None
+    assert layout(shown("diff", "--wide"), io.StringIO()).wide is True
 
 
 def test_output_erases_a_live_progress_line_first(monkeypatch):
     screen = Terminal()
     monkeypatch.setenv("TERM", "xterm")
     monkeypatch.setattr(sys, "stderr", screen)
-    show = progress(parse("pre-push"))
+    show = progress(shown("pre-push"))
     assert show is not None
     show("[1/1] gelu_kernel sm_90")
     console.say("ptxdiff: push of main blocked\n", screen)          # the gate's text on the same terminal

@@ -238,6 +238,17 @@ def test_files_without_kernels_get_no_line(tmp_path, capsys):
         gitout(repo, "diff", "--no-ext-diff", "--", "setup.py", "ops/plain.py")
 
 
+@pytest.mark.parametrize("bad", [{"PTXDIFF_SKIP": "2"}, {"PTXDIFF_FORCE": "maybe"}])
+def test_a_bad_setting_under_git_diff_is_one_line_after_git_s_whole_diff(tmp_path, capsys, bad):
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
+    install(repo, capsys)
+    write(repo, {"ops/k.py": scale_kernel("x + 1.0")})
+    proc = git(repo, "diff", env={**FORCE, **bad}, text=False)
+    assert proc.returncode == 0 and proc.stdout == git(repo, "diff", "--no-ext-diff", text=False).stdout
+    (name, value), = bad.items()
+    assert proc.stderr.decode() == f"ptxdiff: {name}={value!r}: expected 1 or 0 (true/false, yes/no, on/off)\n"
+
+
 def test_revisions_that_cannot_be_told_are_said_not_guessed(tmp_path, capsys):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
     commit(repo, "change", {"ops/k.py": scale_kernel("x - 1.0")})

@@ -2,8 +2,9 @@
 only when that verb runs (like pip's commands_dict), so `ptxdiff cache path` never loads the
 compile pipeline and a broken optional dependency breaks only the verbs that use it.
 
-Every verb is `run(args, paths) -> int`: the parsed options, the paths after `--` (None when
-there is no `--`), and the exit status. Only the verbs of TAKE_PATHS read what follows `--`;
+Every verb is `run(args, paths) -> int`: the parsed options, which it unpacks at once into
+typed records (its `Options`, and `options.Shown` / `options.Compiling`), the paths after `--`
+(None when there is no `--`), and the exit status. Only the verbs of TAKE_PATHS read what follows `--`;
 the others refuse it.
 """
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 
+from ptxdiff.cli.options import unpacked
 from ptxdiff.compare.cache import Cache, cache_dir
 from ptxdiff.errors import EXIT_INTERNAL, EXIT_OK
 from ptxdiff.git.repo import Repo
@@ -12,14 +14,28 @@ from ptxdiff.gitdiff.driver import state_dir
 from ptxdiff.gitdiff.filler import clear_results
 
 
+@dataclass(frozen=True)
+class Options:
+    """`ptxdiff cache`'s command line."""
+
+    action: str                  # path, prune or clear
+    max_mb: float | None = None  # prune down to this size (default: the cache's own limit)
+    repo: str = "."
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> Options:
+        return unpacked(cls, args)
+
+
 def run(args: argparse.Namespace, paths: list[str] | None) -> int:
-    repo = Repo(args.repo)
+    opts = Options.of(args)
+    repo = Repo(opts.repo)
     cache = Cache(cache_dir(repo.git_dir))
-    if args.action == "path":
+    if opts.action == "path":
         print(cache.root)
         return EXIT_OK
-    if args.action == "prune":
-        return prune(cache, args.max_mb)
+    if opts.action == "prune":
+        return prune(cache, opts.max_mb)
     return clear(cache, repo)
 
 

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from ptxdiff.cli import htmlout
 from ptxdiff.cli.commands.diff import compare
 from ptxdiff.cli.common import emit
+from ptxdiff.cli.options import Compiling, Shown, unpacked
 from ptxdiff.compare.results import Report
 from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK, GitError, UsageError
 from ptxdiff.fastio import replace_file
@@ -33,6 +34,26 @@ from ptxdiff.git.records import is_zero, trailers
 from ptxdiff.git.repo import Repo, Snapshot
 from ptxdiff.report.comment import Links, comment, comments_from_json, kernel_verdicts, sticky_action, verdict_counts
 from ptxdiff.report.render import as_json
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """`ptxdiff ci`'s command line."""
+
+    compiling: Compiling
+    shown: Shown
+    base: str | None = None            # --base REV (default: the pull request's, or GitLab's)
+    head: str | None = None            # --head REV (default: the pull request's, CI_COMMIT_SHA, or HEAD)
+    comment_file: str = "ptxdiff-comment.md"
+    json_file: str = "ptxdiff-report.json"
+    html_file: str | None = None       # default: beside the JSON; "": none
+    no_fail: bool = False
+    sticky_from: str | None = None     # COMMENTS.json: only say which comment to write
+    author: str | None = None          # with --sticky-from: only this author's comments are ours
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> Options:
+        return unpacked(cls, args, compiling=Compiling.of(args), shown=Shown.of(args))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,7 +104,7 @@ def read_event(path: str) -> Mapping:
     return event
 
 
-def change_from(args: argparse.Namespace, env: Mapping[str, str]) -> Change:
+def change_from(given_base: str | None, given_head: str | None, env: Mapping[str, str]) -> Change:
     """The flags first, then GitHub's event, then GitLab's variables; the head defaults to HEAD."""
     if env.get("GITHUB_EVENT_PATH"):
         found = github_change(read_event(env["GITHUB_EVENT_PATH"]), env)
@@ -91,12 +112,12 @@ def change_from(args: argparse.Namespace, env: Mapping[str, str]) -> Change:
         found = gitlab_change(env)
     else:
         found = Change(None, None)
-    base = args.base or found.base
+    base = given_base or found.base
     if not base:
         raise UsageError(f"nothing to compare: no base in {found.source}; pass --base REV (and --head REV, "
                          "default HEAD), or run on a pull_request event")
-    source = found.source if not (args.base or args.head) else "--base/--head"
-    return dataclasses.replace(found, base=base, head=args.head or found.head or "HEAD", source=source)
+    source = found.source if not (given_base or given_head) else "--base/--head"
+    return dataclasses.replace(found, base=base, head=given_head or found.head or "HEAD", source=source)
 
 
 def history_there(repo: Repo, change: Change) -> None:
@@ -186,40 +207,41 @@ def outputs(report: Report, change: Change, comment_file: str, json_file: str) -
             "number": change.number or ""}
 
 
-def sticky(args: argparse.Namespace) -> int:
+def sticky(comments_json: str, comment_file: str, author: str | None) -> int:
     """`--sticky-from COMMENTS.json`: print `update ID`, `unchanged ID` or `create`."""
     try:
-        with open(args.sticky_from, encoding="utf-8") as f:
+        with open(comments_json, encoding="utf-8") as f:
             comments = comments_from_json(f.read())
-        with open(args.comment_file, encoding="utf-8", errors="surrogateescape") as f:
+        with open(comment_file, encoding="utf-8", errors="surrogateescape") as f:
             body = f.read()
     except (OSError, ValueError) as e:
         raise UsageError(f"--sticky-from: {e}") from None
-    print(sticky_action(comments, body, args.author))
+    print(sticky_action(comments, body, author))
     return EXIT_OK
 
 
 def run(args: argparse.Namespace, paths: list[str] | None) -> int:
-    if args.sticky_from:
-        return sticky(args)
+    opts = Options.of(args)
+    if opts.sticky_from:
+        return sticky(opts.sticky_from, opts.comment_file, opts.author)
     env = os.environ
-    change = change_from(args, env)
-    history_there(Repo(args.repo), change)
-    repo, report = compare(args, [f"{change.base}...{change.head}"], paths)
+    change = change_from(opts.base, opts.head, env)
+    history_there(Repo(opts.compiling.repo), change)
+    repo, report = compare(opts.compiling, opts.shown, [f"{change.base}...{change.head}"], paths)
     report, approvals = with_approvals(repo, report)
-    comment_file, json_file = os.path.abspath(args.comment_file), os.path.abspath(args.json_file)
-    html_file = htmlout.html_file(args.html_file, json_file)
+    comment_file, json_file = os.path.abspath(opts.comment_file), os.path.abspath(opts.json_file)
+    html_file = htmlout.html_file(opts.html_file, json_file)
     where = htmlout.artifact_line(html_file, env) if html_file else ""
     body = comment(report, links(repo, report, change), artifact=os.path.basename(json_file),
                    limit=htmlout.comment_room(where), approvals=approvals) + where
     _write(comment_file, body)
     _write(json_file, as_json(report))
     if html_file:
-        _write(html_file, htmlout.report_page(report, args))
+        _write(html_file, htmlout.report_page(report, opts.compiling.repo))
     if env.get("GITHUB_OUTPUT"):
         _write(env["GITHUB_OUTPUT"], github_lines({**outputs(report, change, comment_file, json_file),
                                                    "html-file": html_file}), append=True)
     if env.get("GITHUB_STEP_SUMMARY"):
         _write(env["GITHUB_STEP_SUMMARY"], body, append=True)
-    emit(report, args)
-    return EXIT_BLOCKED if report.blocking and not args.no_fail else EXIT_OK
+    emit(report, opts.shown, opts.compiling.repo)
+    return EXIT_BLOCKED if report.blocking and not opts.no_fail else EXIT_OK

@@ -10,11 +10,13 @@ import shlex
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from ptxdiff import __version__
+from ptxdiff import __version__, settings
 from ptxdiff import config as configmod
+from ptxdiff.cli.options import unpacked
 from ptxdiff.compare.cache import cache_dir
 from ptxdiff.compile import toolchain
 from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK, GitError, PtxdiffError
@@ -130,12 +132,11 @@ def sandbox_check() -> tuple[bool, str, str]:
     import shutil
     import socket
 
-    from ptxdiff import trust
     from ptxdiff.sandbox import limits, probe
 
     most, where = limits.user_max()
     bound = f"{most:g} s per compile at most ({where}; PTXDIFF_MAX_TIMEOUT or git config ptxdiff.maxTimeout)"
-    off = trust.sandbox_opt_out()
+    off = settings.load().unsandboxed
     if off:
         return True, f"sandbox: off by your setting {off}: compiles run with your rights; {bound}", ""
     from ptxdiff.compile.pool import sandboxed_call
@@ -173,10 +174,11 @@ def remote_check(root: Path) -> tuple[bool, str, str]:
 
     found = remote.setting()
     if found is None:
-        return True, (f"remote cache: none (to share compiles: git config --global {remote.URL_KEY} URL, "
-                      f"or {remote.URL_ENV})"), ""
+        return True, (f"remote cache: none (to share compiles: git config --global {settings.GIT_REMOTE} URL, "
+                      f"or {settings.REMOTE})"), ""
     ok, how = remote.Remote(found, Cache(root)).probe()
-    off = f"unset {remote.URL_ENV}" if found.origin == remote.URL_ENV else f"git config --global --unset {remote.URL_KEY}"
+    off = f"unset {settings.REMOTE}" if found.origin == settings.REMOTE else \
+        f"git config --global --unset {settings.GIT_REMOTE}"
     return ok, f"remote cache: {remote.shown(found.url)} ({found.mode}, from {found.origin}): {how}", \
         f"check the URL and its credentials (s3:// reads AWS_* or ~/.aws, gs:// Google's default credentials), or: {off}"
 
@@ -209,12 +211,25 @@ def pre_push_check(repo: Repo) -> tuple[bool, str, str]:
     return True, f"pre-push hook: {hook} (ptxdiff, {interpreter})", ""
 
 
+@dataclass(frozen=True)
+class Options:
+    """`ptxdiff doctor`'s command line."""
+
+    ci: bool = False             # --ci: what `ptxdiff ci` needs (the default where CI=true)
+    repo: str = "."
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> Options:
+        return unpacked(cls, args)
+
+
 def run(args: argparse.Namespace, paths: list[str] | None) -> int:
+    opts = Options.of(args)
     try:
-        repo: Repo | None = Repo(args.repo)
+        repo: Repo | None = Repo(opts.repo)
     except GitError:
         repo = None   # the machine is still worth checking
-    ci = bool(args.ci) or os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+    ci = opts.ci or os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")   # the CI provider's word
     return diagnose(repo, sys.stdout, ci)
 
 

@@ -3,11 +3,28 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
+from ptxdiff.cli.options import unpacked
 from ptxdiff.git import install
 from ptxdiff.git.repo import Repo
 
 
+@dataclass(frozen=True)
+class Options:
+    """`ptxdiff install`'s command line."""
+
+    global_: bool = False        # --global: for every repository of this user
+    attributes: str = "info"     # info: .git/info/attributes; commit: .gitattributes
+    dry_run: bool = False
+    repo: str = "."
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> Options:
+        return unpacked(cls, args)
+
+
 def run(args: argparse.Namespace, paths: list[str] | None) -> int:
-    repo = None if args.global_ else Repo(args.repo)
-    return install.install(repo, args.global_, args.attributes, args.dry_run)
+    opts = Options.of(args)
+    repo = None if opts.global_ else Repo(opts.repo)
+    return install.install(repo, opts.global_, opts.attributes, opts.dry_run)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 
 from ptxdiff.cli import htmlout
 from ptxdiff.cli.common import layout, open_engine, user_config
+from ptxdiff.cli.options import Compiling, Shown, unpacked
 from ptxdiff.compare.history import history
 from ptxdiff.errors import EXIT_OK
 from ptxdiff.report import history as historymod
@@ -14,23 +16,39 @@ from ptxdiff.report.console import clear_status, say
 from ptxdiff.report.plot import plot_history, require_matplotlib
 
 
+@dataclass(frozen=True)
+class Options:
+    """`ptxdiff log`'s command line."""
+
+    compiling: Compiling
+    shown: Shown
+    kernel: str | None = None    # kernel id (path::name) or function name
+    range: str | None = None     # REV or A..B (default HEAD)
+    plot: str | None = None      # --plot FILE.png
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> Options:
+        return unpacked(cls, args, compiling=Compiling.of(args), shown=Shown.of(args))
+
+
 def run(args: argparse.Namespace, paths: list[str] | None) -> int:
-    if args.plot:
+    opts = Options.of(args)
+    if opts.plot:
         require_matplotlib()  # before any compile: say it now, not after minutes of work
-    repo, engine = open_engine(args)
-    story = history(repo, engine, args.kernel, args.range or "HEAD", config=user_config(args))
+    repo, engine = open_engine(opts.compiling, opts.shown)
+    story = history(repo, engine, opts.kernel, opts.range or "HEAD", config=user_config(opts.compiling.config))
     events = story.events
     clear_status()
     if story.shallow_start is not None:
         say(f"ptxdiff: history stops at {story.shallow_start.short[:7]}, where this shallow clone begins: "
             "`git fetch --deepen=N` (or `--unshallow`) shows older commits\n", sys.stderr)
-    if args.format == "json":
+    if opts.shown.format == "json":
         text = historymod.as_json(events)
-    elif args.format == "html":
-        text = htmlout.history_page(events, args)
+    elif opts.shown.format == "html":
+        text = htmlout.history_page(events, opts.compiling.repo)
     else:
-        text = historymod.table(events, layout(args))
-    htmlout.deliver(text, args)
-    if args.plot:
-        plot_history(events, args.plot)
+        text = historymod.table(events, layout(opts.shown))
+    htmlout.deliver(text, opts.shown.output)
+    if opts.plot:
+        plot_history(events, opts.plot)
     return EXIT_OK

@@ -4,21 +4,40 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 
 from ptxdiff.cli.common import layout, progress, tritons
+from ptxdiff.cli.options import Compiling, Shown, unpacked
 from ptxdiff.compare.engine import Engine
 from ptxdiff.gate import prepush
 from ptxdiff.git.repo import Repo
+from ptxdiff.settings import load
 from ptxdiff.trust import from_user
 
 
+@dataclass(frozen=True)
+class Options:
+    """`ptxdiff pre-push`'s command line: what git passes the hook, and -j."""
+
+    compiling: Compiling
+    shown: Shown
+    remote: str = "origin"
+    url: str = ""
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> Options:
+        return unpacked(cls, args, compiling=Compiling.of(args), shown=Shown.of(args))
+
+
 def run(args: argparse.Namespace, paths: list[str] | None) -> int:
+    opts = Options.of(args)
+
     def factory(repo: Repo) -> Engine:
-        return Engine(repo, jobs=args.jobs, progress=progress(args), permissions=from_user(),
-                      tritons=tritons(args, repo, gate=True))   # the base side's pin compiles both sides
+        return Engine(repo, jobs=opts.compiling.jobs, progress=progress(opts.shown), permissions=from_user(load()),
+                      tritons=tritons(opts.compiling, repo, gate=True))   # the base side's pin compiles both sides
     stdin = sys.stdin
     text = "" if stdin is None or stdin.isatty() else \
         getattr(stdin, "buffer", stdin).read()
     if isinstance(text, bytes):   # ref names are bytes to git; keep them as file names are kept
         text = text.decode("utf-8", "surrogateescape")
-    return prepush.run(args.remote, args.url, text, factory, layout=layout(args, sys.stderr))
+    return prepush.run(opts.remote, opts.url, text, factory, layout=layout(opts.shown, sys.stderr))

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from ptxdiff.cli.options import unpacked
 from ptxdiff.record import command as record
 
 
 def run(args: argparse.Namespace, paths: list[str] | None) -> int:
-    return record.main(args, paths)
+    return record.main(unpacked(record.Asked, args), paths)

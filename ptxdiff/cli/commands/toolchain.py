@@ -4,7 +4,9 @@ installed one (compile/toolchains.py), in the user's cache, shared by every repo
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
+from ptxdiff.cli.options import unpacked
 from ptxdiff.compile import toolchain, toolchains
 from ptxdiff.errors import EXIT_OK, UsageError
 
@@ -16,15 +18,28 @@ def lines() -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class Options:
+    """`ptxdiff toolchain`'s command line."""
+
+    action: str                  # list, add or remove
+    versions: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> Options:
+        return unpacked(cls, args, versions=tuple(args.versions))
+
+
 def run(args: argparse.Namespace, paths: list[str] | None) -> int:
-    if args.action == "list":
+    opts = Options.of(args)
+    if opts.action == "list":
         print("\n".join(lines()))
         print(f"(toolchains live in {toolchains.root()}; {toolchains.ROOT_ENV} moves them)")
         return EXIT_OK
-    if not args.versions:
-        raise UsageError(f"ptxdiff toolchain {args.action}: name the triton version(s), e.g. 3.6.0")
-    for version in args.versions:
-        if args.action == "add":
+    if not opts.versions:
+        raise UsageError(f"ptxdiff toolchain {opts.action}: name the triton version(s), e.g. 3.6.0")
+    for version in opts.versions:
+        if opts.action == "add":
             found = toolchains.install(version)
             print(f"triton {found.version}  {found.prefix}")
         elif toolchains.remove(version):

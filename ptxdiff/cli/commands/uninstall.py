@@ -4,17 +4,32 @@ from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
+from ptxdiff.cli.options import unpacked
 from ptxdiff.compare.cache import cache_dir
 from ptxdiff.errors import EXIT_OK
 from ptxdiff.git import install
 from ptxdiff.git.repo import Repo
 
 
+@dataclass(frozen=True)
+class Options:
+    """`ptxdiff uninstall`'s command line."""
+
+    global_: bool = False        # --global: what `install --global` did
+    repo: str = "."
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> Options:
+        return unpacked(cls, args)
+
+
 def run(args: argparse.Namespace, paths: list[str] | None) -> int:
-    repo = None if args.global_ else Repo(args.repo)
-    code = install.uninstall(repo, args.global_)
+    opts = Options.of(args)
+    repo = None if opts.global_ else Repo(opts.repo)
+    code = install.uninstall(repo, opts.global_)
     if code == EXIT_OK and repo is not None:
         kept = cache_note(cache_dir(repo.git_dir))
         if kept:
