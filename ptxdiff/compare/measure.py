@@ -197,7 +197,10 @@ class Measurer:
         for need in needs:
             kcfg = need.kcfg.key()
             for cc in targets:
-                key = make_key(fp=need.kernel.fingerprint, cfg=kcfg, target=cc, tool=self._tool_of(need.side),
+                # the kernel's id too: two files holding the same kernel build the same closure, but
+                # each result's source lines are its own file's (one key would serve the other's)
+                key = make_key(fp=need.kernel.fingerprint, kernel=need.kernel.id, cfg=kcfg, target=cc,
+                               tool=self._tool_of(need.side),
                                roots=cfg.python_path, imports=self.imports, plan=need.plan.key(),
                                params=[(p.name, p.constexpr, p.kind) for p in need.kernel.params])
                 need.keys[cc] = key

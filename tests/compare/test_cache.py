@@ -114,3 +114,18 @@ def test_cache_clear_also_forgets_what_git_diff_stored(tmp_path, capsys):
     rc, out, err = run_main(["cache", "clear", "-C", str(repo)], capsys)
     assert rc == 0, err
     assert not any(results.iterdir()) and "1 stored git diff results" in out
+
+
+def test_two_files_holding_the_same_kernel_each_keep_their_own_entry(tmp_path, cache):
+    """The same kernel text in two files builds the same closure, but each result carries its own
+    file's source lines: one key for both made every warm run compile again, each file's result
+    pushing out the other's (the corpus compiled 13 specs on every warm run)."""
+    repo = make_repo(tmp_path, {"ops/a.py": scale_kernel(), "ops/b.py": scale_kernel()})
+    commit(repo, "the same change in both", {"ops/a.py": scale_kernel(V2), "ops/b.py": scale_kernel(V2)})
+    cold = ptxdiff(["diff", "HEAD~1", "HEAD", "--format", "json"], repo)
+    assert {r["cache"] for r in json.loads(cold.stdout)["kernels"]} == {"compiled"}, cold.stderr
+    assert len(cache_entries(cache)) == 4
+    for _ in range(2):
+        warm = ptxdiff(["diff", "HEAD~1", "HEAD", "--format", "json"], repo)
+        assert [(r["kernel"], r["cache"]) for r in json.loads(warm.stdout)["kernels"]] == [
+            ("ops/a.py::scale_kernel", "local"), ("ops/b.py::scale_kernel", "local")], warm.stderr
