@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from helpers import body_rows, html, metrics
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.config import Config
 from ptxdiff.git.repo import Side
@@ -27,11 +28,6 @@ from ptxdiff.report.comment import (
 HEAD = "90d209334d" + "0" * 30
 
 
-def metrics(instrs: int, regs: int = 31) -> dict:
-    return {"ptx_instrs": instrs, "ptx_regs": instrs, "regs": regs, "spill_store_bytes": 0, "spill_load_bytes": 0,
-            "shared_bytes": 0, "occupancy": 1.0}
-
-
 def row(kernel: str, verdict: str, blocking: bool, target: str = "sm_90", why: str | None = None) -> Row:
     return Row(kernel, "BLOCK=128 w4 s3", target, verdict, blocking, metrics(10), metrics(11), {"ptx_instrs": 1},
                why=why)
@@ -42,23 +38,11 @@ def report(rows: list[Row], messages: tuple[str, ...] = ()) -> Report:
                   rows, Config(), messages=list(messages))
 
 
-def html(text: str) -> str:
-    """GitHub's renderer with raw HTML kept, as GitHub keeps <details>."""
-    import cmarkgfm
-    from cmarkgfm.cmark import Options
-
-    return cmarkgfm.github_flavored_markdown_to_html(text, options=Options.CMARK_OPT_UNSAFE)
-
-
 def parts(out: str) -> tuple[str, str, str]:
     """Before <details>, inside it, after it."""
     before, _, rest = out.partition("<details>")
     inside, _, after = rest.partition("</details>")
     return before, inside, after
-
-
-def body_rows(table_html: str) -> list[str]:
-    return re.findall(r"<tr>(.*?)</tr>", table_html.split("<tbody>")[1].split("</tbody>")[0], re.S)
 
 
 def test_blocking_rows_first_every_row_in_details_notes_as_a_list():

@@ -6,16 +6,11 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
-from helpers import kernel_lines
+from helpers import kernel_lines, metrics
 from ptxdiff.compare.results import Row
 from ptxdiff.report.driver_lines import WIDTH, block
 
 ESC = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def metrics(instrs: int, ptx_regs: int, regs: int = 31) -> dict:
-    return {"ptx_instrs": instrs, "ptx_regs": ptx_regs, "regs": regs, "spill_store_bytes": 0, "spill_load_bytes": 0,
-            "shared_bytes": 0, "occupancy": 1.0}
 
 
 GELU = Row("kernels/gelu.py::gelu_kernel", "BLOCK=1024 w4 s3", "sm_90", "structural", True, metrics(354, 252),

@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from helpers import html, metrics
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.config import Config
 from ptxdiff.git.repo import Side
@@ -15,11 +16,6 @@ from ptxdiff.report.layout import Layout
 from ptxdiff.report.render import markdown, table
 
 ESC = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def metrics(instrs: int, ptx_regs: int, regs: int = 31) -> dict:
-    return {"ptx_instrs": instrs, "ptx_regs": ptx_regs, "regs": regs, "spill_store_bytes": 0, "spill_load_bytes": 0,
-            "shared_bytes": 0, "occupancy": 1.0}
 
 
 def demo_report(rows: list[Row] | None = None, messages: tuple[str, ...] = ()) -> Report:
@@ -107,13 +103,6 @@ def test_a_failed_row_shows_no_metric_and_an_added_one_its_counts():
 
 # ---------------------------------------------------------------------------------------------
 # Markdown, read by GitHub's renderer
-
-def html(text: str) -> str:
-    """GitHub's own renderer (cmark-gfm), from the test extra: what a review comment shows."""
-    import cmarkgfm
-
-    return cmarkgfm.github_flavored_markdown_to_html(text)
-
 
 def test_markdown_is_one_table_then_paragraphs_on_github():
     report = demo_report(messages=("ops/x.py::k: guessed x_ptr=*fp32, y_ptr=*fp32 (see <ptxdiff harness>)",))
