@@ -236,7 +236,7 @@ def html(text: str) -> str:
 
 
 def body_rows(table_html: str) -> list[str]:
-    """The cells of each row of the (first) table's body in `table_html`."""
+    """What is inside each <tr> of the first table body in `table_html`, in order."""
     return re.findall(r"<tr>(.*?)</tr>", table_html.split("<tbody>")[1].split("</tbody>")[0], re.S)
 
 
