@@ -1,4 +1,5 @@
-"""Shared helpers for tests that build small git repositories in tmp_path.
+"""Shared helpers for tests that build small git repositories in tmp_path (a bare remote and
+`ptxdiff install` included), and for tests that read reports (metrics of a row, GitHub's HTML).
 
 Everything here is plain functions (plus one fixture factory) so test modules can import what
 they need; nothing compiles by itself. Repos are built with the real `git` binary, commits get
@@ -11,6 +12,7 @@ import dataclasses
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -121,6 +123,46 @@ def make_bare(tmp_path: Path, name: str = "remote.git") -> Path:
     return bare
 
 
+def add_origin(repo: Path, tmp_path: Path, push: bool = True) -> Path:
+    """A bare remote (tmp_path/remote.git) as `origin` of `repo`, with main pushed to it when `push`."""
+    bare = make_bare(tmp_path)
+    git(repo, "remote", "add", "origin", str(bare))
+    if push:
+        git(repo, "push", "-q", "-u", "origin", "main")
+    return bare
+
+
+def install(repo: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> None:
+    """`ptxdiff install -C repo EXTRA` in this process (diff driver and pre-push hook); it must succeed."""
+    rc, _, err = run_main(["install", "-C", str(repo), *extra], capsys)
+    assert rc == 0, err
+
+
+def pushed_repo(tmp_path: Path, capsys: pytest.CaptureFixture[str], files: dict[str, str | bytes],
+                hook: str | None = None) -> tuple[Path, Path]:
+    """(repo, bare remote): a repo with `files` on main, pushed to a bare remote before ptxdiff was
+    installed (so the push is not gated), then installed; `hook`, when given, is a pre-push hook
+    file that was there before the install."""
+    repo = make_repo(tmp_path, files)
+    bare = add_origin(repo, tmp_path)
+    if hook is not None:
+        write_hook(repo, hook)
+    install(repo, capsys)
+    return repo, bare
+
+
+def remote_has(bare: Path, ref: str) -> str | None:
+    """The commit `ref` names in the bare remote, or None when it has no such ref."""
+    return git(bare, "rev-parse", "--verify", "-q", ref, check=False).stdout.strip() or None
+
+
+def write_hook(repo: Path, text: str, name: str = "pre-push") -> None:
+    """An executable hook file in repo's .git/hooks."""
+    path = Path(repo) / ".git" / "hooks" / name
+    path.write_text(text)
+    path.chmod(0o755)
+
+
 def corpus(pair: str, side: str) -> str:
     return (CORPUS / pair / f"{side}.py").read_text()
 
@@ -178,6 +220,22 @@ def snapshot_tree(root: Path, skip: tuple[str, ...] = ()) -> dict[str, tuple[int
 
 def cache_entries(cache: Path) -> list[Path]:
     return sorted(Path(cache).glob("*/*.json.gz"))
+
+
+# Reports: a row's metrics, and the HTML GitHub shows for Markdown
+
+def html(text: str) -> str:
+    """GitHub's own renderer (cmark-gfm, from the test extra), raw HTML kept as GitHub keeps <details>:
+    what a review comment or a step summary shows."""
+    import cmarkgfm
+    from cmarkgfm.cmark import Options
+
+    return cmarkgfm.github_flavored_markdown_to_html(text, options=Options.CMARK_OPT_UNSAFE)
+
+
+def body_rows(table_html: str) -> list[str]:
+    """What is inside each <tr> of the first table body in `table_html`, in order."""
+    return re.findall(r"<tr>(.*?)</tr>", table_html.split("<tbody>")[1].split("</tbody>")[0], re.S)
 
 
 # Tiny kernels: no torch import, small BLOCK, so each compile is quick.
@@ -246,3 +304,8 @@ def metrics(**counts: Any) -> Metrics:
     """A compile's metrics for tests: the counts given, the others ZERO's (0; occupancy 1.0,
     4 warps, 3 stages, one CTA, empty histograms)."""
     return dataclasses.replace(ZERO, **counts)
+
+
+def row_metrics(instrs: int, ptx_regs: int | None = None, regs: int = 31) -> Metrics:
+    """A row's metrics with these counts (ptx_regs: instrs when not given), the others ZERO's."""
+    return metrics(ptx_instrs=instrs, ptx_regs=instrs if ptx_regs is None else ptx_regs, regs=regs)

@@ -12,10 +12,9 @@ from helpers import (
     commit,
     git,
     head,
-    make_bare,
     make_repo,
     ptxdiff,
-    run_main,
+    pushed_repo,
     scale_kernel,
 )
 
@@ -47,11 +46,7 @@ def test_diff_show_and_check_on_a_non_utf8_file_name(tmp_path):
 
 
 def test_push_gate_names_and_accepts_the_printable_id(tmp_path, capsys):
-    repo = make_repo(tmp_path, {NAME: scale_kernel()})
-    bare = make_bare(tmp_path)
-    git(repo, "remote", "add", "origin", str(bare))
-    git(repo, "push", "-q", "origin", "main")
-    assert run_main(["install", "-C", str(repo)], capsys)[0] == 0
+    repo, bare = pushed_repo(tmp_path, capsys, {NAME: scale_kernel()})
     commit(repo, "structural", {NAME: scale_kernel(V2)})
     p = git(repo, "push", "origin", "main", check=False, env=UTF8)
     assert p.returncode != 0

@@ -21,10 +21,12 @@ from helpers import (
     corpus,
     git,
     head,
+    install,
     kernel_lines,
-    make_bare,
     make_repo,
     ptxdiff,
+    pushed_repo,
+    remote_has,
     run_main,
     scale_kernel,
     snapshot_tree,
@@ -46,11 +48,6 @@ CONFIG_HOOKS = git_version() >= (2, 54)    # install then uses hook.ptxdiff.* co
 GIT_STATE_SKIP = (".git/objects", ".git/logs", ".git/refs", ".git/index", ".git/COMMIT_EDITMSG", ".git/ORIG_HEAD",
                   ".git/packed-refs", ".git/FETCH_HEAD")
 
-
-
-def install(repo, capsys, *extra) -> None:
-    rc, out, err = run_main(["install", "-C", str(repo), *extra], capsys)
-    assert rc == 0, err
 
 
 def gitdiff(repo, *args, env=None):
@@ -375,26 +372,8 @@ def test_install_dry_run_changes_nothing(tmp_path, capsys):
 # ---------------------------------------------------------------------------------------------
 # the pre-push gate, with real pushes
 
-def pushed_repo(tmp_path, capsys, files, hook: str | None = None):
-    """Repo with `files` on main, pushed (before install) to a bare remote, then installed."""
-    repo = make_repo(tmp_path, files)
-    bare = make_bare(tmp_path)
-    git(repo, "remote", "add", "origin", str(bare))
-    git(repo, "push", "-q", "-u", "origin", "main")
-    if hook:
-        (repo / ".git" / "hooks" / "pre-push").write_text(hook)
-        (repo / ".git" / "hooks" / "pre-push").chmod(0o755)
-    install(repo, capsys)
-    return repo, bare
-
-
 def push(repo, *args, env=None):
     return git(repo, "push", *args, check=False, env=env)
-
-
-def remote_has(bare, ref: str) -> str | None:
-    proc = git(bare, "rev-parse", "--verify", "-q", ref, check=False)
-    return proc.stdout.strip() or None
 
 
 def test_push_of_structural_change_needs_approval(tmp_path, capsys):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import HEADER, commit, git, isolate, kernel_lines, make_bare, make_repo, rows_by_kernel
+from helpers import HEADER, add_origin, commit, git, isolate, kernel_lines, make_repo, rows_by_kernel
 
 pytestmark = [pytest.mark.integration, pytest.mark.module_env]   # one repository, compiled once
 
@@ -235,9 +235,7 @@ def judged(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("matrix")
     isolate(tmp, mp)
     repo = make_repo(tmp, BEFORE)
-    bare = make_bare(tmp)
-    git(repo, "remote", "add", "origin", str(bare))
-    git(repo, "push", "-q", "-u", "origin", "main")
+    add_origin(repo, tmp)
     commit(repo, "every class at once", CHANGED)
     yield functools.cache(lambda entry: _judge(entry, repo, tmp))
     mp.undo()
@@ -264,7 +262,7 @@ def _judge(entry: str, repo: Path, tmp: Path) -> dict[str, tuple[set[str], bool]
         return _rows(json.loads((tmp / "r.json").read_text()))
     assert main(["install", "-C", str(repo)]) == 0
     if entry == "git diff":   # the driver's lines: `ptxdiff TARGET KERNEL [spec] VERDICT ...`
-        proc = git(repo, "diff", "HEAD~1", "HEAD", check=False, env={"PTXDIFF_FORCE": "1"})
+        proc = git(repo, "diff", "HEAD~1", "HEAD", check=False, env={"PTXDIFF_FORCE": "1", "PTXDIFF_DRIVER_BUDGET": "600"})
         assert proc.returncode == 0, proc.stderr
         return _said([(ln.split()[2], ln) for ln in kernel_lines(proc.stdout)])
     # the pre-push hook's table: a row per kernel change in the block list

@@ -106,3 +106,17 @@ def test_clear_says_what_it_could_not_delete(tmp_path):
     cleared = s.clear()
     assert cleared.removed == 1 and [path for path, _ in cleared.failed] == [str(stuck)]
     assert stuck.is_dir() and s.get(KEY) is None
+
+
+@pytest.mark.parametrize("max_bytes, max_entries, kept", [
+    (None, None, 4), (None, 4, 4), (None, 0, 0), (3, None, 3), (3, 2, 2), (1, 3, 1), (0, None, 0),
+])
+def test_prune_fits_both_bounds_given_oldest_first(tmp_path, max_bytes, max_entries, kept):
+    """Four entries of 100 bytes each, oldest first: max_bytes is counted here in entries."""
+    s, size = store(tmp_path), 100
+    for age, key in enumerate(keys(4)):
+        s.write(key, b"x" * size)
+        os.utime(s.path(key), (1000 + age, 1000 + age))
+    got = s.prune(None if max_bytes is None else max_bytes * size, max_entries)
+    assert got == (4 - kept, kept * size)
+    assert [s.path(k).exists() for k in keys(4)] == [False] * (4 - kept) + [True] * kept

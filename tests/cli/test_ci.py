@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, commit, git, head, isolate, make_repo, run_main, scale_kernel
+from helpers import ROOT, body_rows, commit, git, head, html, isolate, make_repo, run_main, scale_kernel
 from ptxdiff.cli.commands.ci import Change, change_from, def_line, github_change, github_lines, gitlab_change
 from ptxdiff.report.comment import MARKER
 
@@ -90,18 +90,6 @@ def run_ci(pr: PR, tmp_path: Path, monkeypatch, capsys, head_sha: str | None = N
     outputs = dict(line.split("=", 1) for line in (tmp_path / "output").read_text().splitlines())
     return Run(rc, out, err, (tmp_path / "comment.md").read_text(), outputs, (tmp_path / "summary").read_text(),
                json.loads((tmp_path / "report.json").read_text()))
-
-
-def html(text: str) -> str:
-    """GitHub's own renderer (cmark-gfm, from the test extra), raw HTML kept as GitHub keeps <details>."""
-    import cmarkgfm
-    from cmarkgfm.cmark import Options
-
-    return cmarkgfm.github_flavored_markdown_to_html(text, options=Options.CMARK_OPT_UNSAFE)
-
-
-def body_rows(table_html: str) -> list[str]:
-    return re.findall(r"<tr>(.*?)</tr>", table_html.split("<tbody>")[1].split("</tbody>")[0], re.S)
 
 
 def test_the_comment_renders_as_one_table_plus_details_with_links_to_the_head(pr, tmp_path, monkeypatch, capsys):

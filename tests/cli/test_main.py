@@ -16,6 +16,7 @@ from helpers import (
     corpus,
     git,
     head,
+    install,
     make_repo,
     ptxdiff,
     run_json,
@@ -383,7 +384,7 @@ def test_without_triton_diff_says_so_in_one_line_and_fails(tmp_path):
 
 def test_uninstall_says_the_compile_cache_stays(tmp_path, capsys, cache):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
-    assert run_main(["install", "-C", str(repo)], capsys)[0] == 0
+    install(repo, capsys)
     write(repo, {"ops/k.py": scale_kernel(V2)})
     assert run_main(["diff", "-C", str(repo), "-q"], capsys)[0] == 0       # fills the cache
     rc, out, _ = run_main(["uninstall", "-C", str(repo)], capsys)

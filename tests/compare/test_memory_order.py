@@ -10,7 +10,17 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import HEADER, commit, git, kernel_lines, make_bare, make_repo, rows_by_kernel, run_json, run_main, write
+from helpers import (
+    HEADER,
+    commit,
+    git,
+    kernel_lines,
+    make_repo,
+    pushed_repo,
+    rows_by_kernel,
+    run_json,
+    write,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -106,11 +116,7 @@ def test_pure_arithmetic_reordered_is_still_reordered(tmp_path, capsys):
     (PURE, A, B, False),
 ], ids=["moved-barrier-blocks", "pure-reordering-passes"])
 def test_the_pre_push_hook_and_git_diff_see_the_order(tmp_path, capsys, template, first, second, blocked):
-    repo = make_repo(tmp_path, {"ops/k.py": template.format(first=first, second=second)})
-    bare = make_bare(tmp_path)
-    git(repo, "remote", "add", "origin", str(bare))
-    git(repo, "push", "-q", "-u", "origin", "main")
-    assert run_main(["install", "-C", str(repo)], capsys)[0] == 0
+    repo, _ = pushed_repo(tmp_path, capsys, {"ops/k.py": template.format(first=first, second=second)})
     commit(repo, "swap two lines", {"ops/k.py": template.format(first=second, second=first)})
 
     text = git(repo, "diff", "HEAD~1", "HEAD", env={"PTXDIFF_FORCE": "1", "PTXDIFF_DRIVER_BUDGET": "600"}).stdout

@@ -16,9 +16,9 @@ from helpers import (
     commit,
     git,
     kernel_lines,
-    make_bare,
     make_repo,
     ptxdiff,
+    pushed_repo,
     rows_by_kernel,
     run_main,
     write,
@@ -123,18 +123,9 @@ ALIAS_FILES = {"pkg/__init__.py": "", "pkg/ops.py": OPS, "pkg/k.py": kernel("k",
 KID = "pkg/k.py::k"
 
 
-def install(repo, capsys) -> None:
-    rc, _, err = run_main(["install", "-C", str(repo)], capsys)
-    assert rc == 0, err
-
-
 @pytest.mark.parametrize("edit", [SWAPPED, None], ids=["aliases swapped", "control: plain change"])
 def test_swapped_aliases_are_seen_by_git_diff_the_push_gate_and_ci(tmp_path, cache, capsys, edit):
-    repo = make_repo(tmp_path, ALIAS_FILES)
-    bare = make_bare(tmp_path)
-    git(repo, "remote", "add", "origin", str(bare))
-    git(repo, "push", "-q", "-u", "origin", "main")
-    install(repo, capsys)
+    repo, bare = pushed_repo(tmp_path, capsys, ALIAS_FILES)
     changed = kernel("k", BOTH, edit) if edit else kernel("k", PLAIN, ALIASES)
     commit(repo, "k", {"pkg/k.py": changed})
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import PY, commit, git, head, kernel_lines, make_repo, ptxdiff, run_json, run_main, scale_kernel
+from helpers import PY, commit, git, head, install, kernel_lines, make_repo, ptxdiff, run_json, run_main, scale_kernel
 from ptxdiff.compare import remote
 from ptxdiff.compare.cache import Cache
 from ptxdiff.compare.engine import Engine
@@ -68,11 +68,6 @@ def ci_fills(one: Path, a: str, b: str, url: str, tmp_path: Path, monkeypatch, c
     monkeypatch.delenv("PTXDIFF_REMOTE_CACHE")
     monkeypatch.delenv("PTXDIFF_REMOTE_CACHE_WRITE")
     return cache
-
-
-def install(repo: Path, capsys) -> None:
-    rc, _, err = run_main(["install", "-C", str(repo)], capsys)
-    assert rc == 0, err
 
 
 def git_diff_reads_the_remote(two: Path, a: str, b: str) -> str:

@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from helpers import HEADER, commit, git, head, kernel_lines, make_bare, make_repo, run_main
+from helpers import HEADER, commit, git, head, install, kernel_lines, make_repo, pushed_repo, run_main
 
 pytestmark = pytest.mark.integration
 
@@ -54,15 +54,6 @@ def k(x_ptr, out_ptr, n, {params}):
 '''
 
 
-def pushed(tmp_path, capsys, files):
-    repo = make_repo(tmp_path, files)
-    bare = make_bare(tmp_path)
-    git(repo, "remote", "add", "origin", str(bare))
-    git(repo, "push", "-q", "-u", "origin", "main")
-    assert run_main(["install", "-C", str(repo)], capsys)[0] == 0
-    return repo
-
-
 def check(repo, capsys) -> tuple[int, dict]:
     """`ptxdiff diff --check` of the last commit: (exit code, JSON report)."""
     rc, out, err = run_main(["-C", str(repo), "diff", "--check", "--format", "json", "-q", "HEAD~1", "HEAD"], capsys)
@@ -77,7 +68,7 @@ def verdicts(report: dict) -> set[str]:
 def judged(tmp_path, capsys, name: str, base: dict, change: dict) -> tuple[int, dict, int, str]:
     """A repository at `base`, pushed; `change` committed on it: the diff --check exit code and
     report, and the pre-push hook's exit code and stderr."""
-    repo = pushed(tmp_path / name, capsys, base)
+    repo, _ = pushed_repo(tmp_path / name, capsys, base)
     commit(repo, "change", change)
     rc, report = check(repo, capsys)
     push = git(repo, "push", "-q", "origin", "main", check=False)
@@ -271,7 +262,7 @@ def test_ci_and_the_diff_driver_see_a_pin_only_the_branch_has(tmp_path, capsys, 
     for var in ("GITHUB_EVENT_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "CI_MERGE_REQUEST_DIFF_BASE_SHA"):
         monkeypatch.delenv(var, raising=False)
     repo = make_repo(tmp_path, {"ops/k.py": guarded("x * 3.0")})
-    assert run_main(["install", "-C", str(repo)], capsys)[0] == 0
+    install(repo, capsys)
     base = head(repo)
     commit(repo, "plain", {"ops/k.py": guarded("tl.exp(x)")})
     plain = head(repo)

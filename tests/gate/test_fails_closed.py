@@ -5,20 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import HEADER, commit, git, make_bare, make_repo, run_main, scale_kernel
+from helpers import HEADER, commit, git, pushed_repo, scale_kernel
 
 pytestmark = pytest.mark.integration
 
 K = "ops/k.py::scale_kernel"
-
-
-def pushed_repo(tmp_path, capsys, files):
-    repo = make_repo(tmp_path, files)
-    bare = make_bare(tmp_path)
-    git(repo, "remote", "add", "origin", str(bare))
-    git(repo, "push", "-q", "-u", "origin", "main")
-    assert run_main(["install", "-C", str(repo)], capsys)[0] == 0
-    return repo, bare
 
 
 def push(repo):

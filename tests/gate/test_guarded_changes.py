@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from helpers import HEADER, commit, git, make_bare, make_repo, run_main
+from helpers import HEADER, commit, git, pushed_repo, run_main
 
 pytestmark = pytest.mark.integration
 
@@ -37,10 +37,7 @@ def k(x_ptr, out_ptr, n, {params}):
 def judged(tmp_path, capsys, base: str, change: str) -> tuple[int, dict, int]:
     """`base` pushed to a bare remote, `change` committed: diff --check's exit code and report,
     and the pre-push hook's exit code."""
-    repo = make_repo(tmp_path, {"ops/k.py": base})
-    git(repo, "remote", "add", "origin", str(make_bare(tmp_path)))
-    git(repo, "push", "-q", "-u", "origin", "main")
-    assert run_main(["install", "-C", str(repo)], capsys)[0] == 0
+    repo, _ = pushed_repo(tmp_path, capsys, {"ops/k.py": base})
     commit(repo, "change", {"ops/k.py": change})
     rc, out, err = run_main(["-C", str(repo), "diff", "--check", "--format", "json", "-q", "HEAD~1", "HEAD"], capsys)
     assert rc in (0, 1), err

@@ -17,14 +17,16 @@ import pytest
 from helpers import (
     PY,
     ROOT,
+    add_origin,
     commit,
     git,
     head,
-    make_bare,
     make_repo,
     ptxdiff,
-    run_main,
+    pushed_repo,
+    remote_has,
     scale_kernel,
+    write_hook,
 )
 from ptxdiff.git.install import git_version
 
@@ -36,21 +38,6 @@ V2 = "x * 2.0 + 1.0"             # structural against scale_kernel()
 CONFIG_HOOKS = git_version() >= (2, 54)
 needs_hook_file = pytest.mark.skipif(CONFIG_HOOKS, reason="git >= 2.54 installs a config-defined hook, no file")
 
-
-
-def pushed_repo(tmp_path, capsys, files):
-    """A repo with `files` on main, pushed to a bare remote before ptxdiff was installed."""
-    repo = make_repo(tmp_path, files)
-    bare = make_bare(tmp_path)
-    git(repo, "remote", "add", "origin", str(bare))
-    git(repo, "push", "-q", "-u", "origin", "main")
-    rc, _, err = run_main(["install", "-C", str(repo)], capsys)
-    assert rc == 0, err
-    return repo, bare
-
-
-def remote_has(bare, ref: str) -> str | None:
-    return git(bare, "rev-parse", "--verify", "-q", ref, check=False).stdout.strip() or None
 
 
 def shell(repo, command: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -246,12 +233,8 @@ PRE_COMMIT_EMULATION = textwrap.dedent('''\
 
 def pre_commit_repo(tmp_path, files):
     repo = make_repo(tmp_path, files)
-    bare = make_bare(tmp_path)
-    git(repo, "remote", "add", "origin", str(bare))
-    git(repo, "push", "-q", "-u", "origin", "main")
-    hook = repo / ".git" / "hooks" / "pre-push"
-    hook.write_text(PRE_COMMIT_EMULATION.format(python=sys.executable))
-    hook.chmod(0o755)
+    bare = add_origin(repo, tmp_path)
+    write_hook(repo, PRE_COMMIT_EMULATION.format(python=sys.executable))
     return repo, bare
 
 
@@ -279,11 +262,8 @@ def test_pre_commit_push_of_a_clean_ref_and_a_structural_ref_is_blocked(tmp_path
 def test_pre_commit_push_of_a_new_history_is_checked(tmp_path):
     """A history with no commit on the remote: pre-commit passes no range at all (all_files)."""
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
-    bare = make_bare(tmp_path)
-    git(repo, "remote", "add", "origin", str(bare))
-    hook = repo / ".git" / "hooks" / "pre-push"
-    hook.write_text(PRE_COMMIT_EMULATION.format(python=sys.executable))
-    hook.chmod(0o755)
+    bare = add_origin(repo, tmp_path, push=False)
+    write_hook(repo, PRE_COMMIT_EMULATION.format(python=sys.executable))
     commit(repo, "broken kernel", {"ops/k.py": scale_kernel("x * ")})     # does not parse: failed
     p = git(repo, "push", "origin", "main", check=False)
     assert p.returncode != 0, p.stderr

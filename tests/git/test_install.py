@@ -8,10 +8,11 @@ import os
 import pytest
 
 from helpers import (
+    add_origin,
     commit,
     git,
     head,
-    make_bare,
+    install,
     make_repo,
     ptxdiff,
     run_main,
@@ -34,9 +35,7 @@ GIT_STATE = ("objects", "logs", "refs", "index", "packed-refs", "ORIG_HEAD", "CO
 def linked(tmp_path):
     """main repo pushed to a bare remote, plus a linked work tree on branch `feature`."""
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
-    bare = make_bare(tmp_path)
-    git(repo, "remote", "add", "origin", str(bare))
-    git(repo, "push", "-q", "-u", "origin", "main")
+    bare = add_origin(repo, tmp_path)
     wt = tmp_path / "wt"
     git(repo, "worktree", "add", "-q", "-b", "feature", str(wt))
     return repo, wt, bare
@@ -83,7 +82,7 @@ def test_install_in_a_linked_work_tree_is_read_by_git_and_undone_by_uninstall(tm
 @pytest.mark.skipif(CONFIG_HOOKS, reason="git >= 2.54 installs a config-defined hook, no file")
 def test_doctor_calls_a_dead_hook_dead(tmp_path, capsys):
     repo, wt, _ = linked(tmp_path)
-    assert run_main(["install", "-C", str(wt)], capsys)[0] == 0
+    install(wt, capsys)
     hook = repo / ".git" / "hooks" / "pre-push"
 
     # a hook in the linked work tree's own git dir: git never runs it

@@ -8,13 +8,13 @@ import json
 import pytest
 
 from helpers import (
+    add_origin,
     commit,
     git,
     head,
-    make_bare,
+    install,
     make_repo,
     ptxdiff,
-    run_main,
     scale_kernel,
 )
 
@@ -44,10 +44,9 @@ def test_a_moved_submodule_is_said_not_looked_into(tmp_path, capsys):
     p = ptxdiff(["diff", "HEAD~1", "HEAD", "-q", "--", "ops"], top)   # not asked about
     assert "submodule" not in p.stdout
 
-    bare = make_bare(tmp_path)
-    git(top, "remote", "add", "origin", str(bare))
+    bare = add_origin(top, tmp_path, push=False)
     git(top, "push", "-q", "origin", "HEAD~1:refs/heads/main")
-    assert run_main(["install", "-C", str(top)], capsys)[0] == 0
+    install(top, capsys)
     p = git(top, "push", "origin", "main", check=False)
     assert p.returncode == 0, p.stderr
     assert line in p.stderr

@@ -27,6 +27,7 @@ from helpers import (
     driver_notes,
     git,
     head,
+    install,
     kernel_lines,
     make_repo,
     run_main,
@@ -60,11 +61,6 @@ def gelu_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 256):
 """
 FILLER = "".join(f"\n\ndef helper_{i}(a):\n    return a + {i}\n" for i in range(6))
 
-
-
-def install(repo, capsys) -> None:
-    rc, _, err = run_main(["install", "-C", str(repo)], capsys)
-    assert rc == 0, err
 
 
 def gitout(repo, *args, env=None) -> str:

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from helpers import make_repo, run_main, scale_kernel, write
+from helpers import install, make_repo, scale_kernel, write
 from ptxdiff.compile.toolchain import tool_path
 
 pytestmark = pytest.mark.integration
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.integration
 
 def test_the_waiting_line_is_erased(tmp_path, capsys):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
-    assert run_main(["install", "-C", str(repo)], capsys)[0] == 0
+    install(repo, capsys)
     write(repo, {"ops/k.py": scale_kernel("x * 3.0 + 1.0")})
     slow = tmp_path / "slow-ptxas"   # every compile takes over the driver's 1 s before it speaks
     slow.write_text(f"#!/bin/sh\nsleep 1.5\nexec {tool_path('ptxas')} \"$@\"\n")

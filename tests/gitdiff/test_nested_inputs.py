@@ -9,7 +9,18 @@ import subprocess
 
 import pytest
 
-from helpers import commit, driver_notes, git, head, make_bare, make_repo, ptxdiff, run_main, scale_kernel, write
+from helpers import (
+    commit,
+    driver_notes,
+    git,
+    head,
+    install,
+    make_repo,
+    ptxdiff,
+    pushed_repo,
+    scale_kernel,
+    write,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -27,7 +38,7 @@ CASES = {
 def test_a_deeply_nested_input_is_one_line_and_never_an_internal_error(tmp_path, capsys, name):
     text, said = CASES[name]
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(), "README": "r\n"})
-    assert run_main(["install", "-C", str(repo)], capsys)[0] == 0
+    install(repo, capsys)
     write(repo, {"ops/k.py": scale_kernel("x * 3.0"), name: text})
 
     proc = ptxdiff(["diff", "-q"], repo)
@@ -42,11 +53,7 @@ def test_a_deeply_nested_input_is_one_line_and_never_an_internal_error(tmp_path,
 
 
 def test_the_pre_push_hook_blocks_a_branch_with_a_deeply_nested_config(tmp_path, capsys):
-    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
-    bare = make_bare(tmp_path)
-    git(repo, "remote", "add", "origin", str(bare))
-    git(repo, "push", "-q", "-u", "origin", "main")
-    assert run_main(["install", "-C", str(repo)], capsys)[0] == 0
+    repo, bare = pushed_repo(tmp_path, capsys, {"ops/k.py": scale_kernel()})
     text, said = CASES["ptxdiff.toml"]
     commit(repo, "a deep config", {"ptxdiff.toml": text, "ops/k.py": scale_kernel("x * 3.0")})
     p = git(repo, "push", "origin", "main", check=False)

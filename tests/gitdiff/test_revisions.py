@@ -187,3 +187,21 @@ def test_job_key_names_the_triton_that_compiles(tmp_path, monkeypatch, change):
     else:
         (tmp_path / "requirements.txt").write_bytes(b"triton==3.5.1\n")
     assert revisions.job_key(facts(tmp_path, "diff", [], listing), s) != first
+
+
+@pytest.mark.parametrize("spec, path, want", [
+    ("WORKTREE", "ops/k.py", b"kernel\n"),
+    ("WORKTREE", "ops/link.py", b""),             # a symlink is never followed: as if not there
+    ("WORKTREE", "ops/gone.py", b""),
+    ("WORKTREE", "../outside.py", b""),           # never outside the work tree
+    ("NOTHING", "ops/k.py", b""),                 # the side before the first commit holds no file
+])
+def test_read_file_of_the_work_tree_and_of_nothing(tmp_path, spec, path, want):
+    top = tmp_path / "top"
+    (top / "ops").mkdir(parents=True)
+    (top / "ops" / "k.py").write_bytes(b"kernel\n")
+    (tmp_path / "outside.py").write_bytes(b"secret\n")
+    (top / "ops" / "link.py").symlink_to(tmp_path / "outside.py")
+    f = facts(tmp_path, "diff", [])
+    f.top = str(top)
+    assert revisions.read_file(f, spec, path) == want

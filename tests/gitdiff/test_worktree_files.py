@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from helpers import commit, kernel_lines, make_repo, rows_by_kernel, run_json, run_main, scale_kernel, write
+from helpers import commit, install, kernel_lines, make_repo, rows_by_kernel, run_json, scale_kernel, write
 
 pytestmark = pytest.mark.integration
 
@@ -39,7 +39,7 @@ def test_a_config_symlinked_out_of_the_repository_is_never_opened(tmp_path, caps
     os.symlink(link, repo / "ptxdiff.toml")
     os.symlink(link, repo / "pyproject.toml")
     commit(repo, "configs that point outside")
-    assert run_main(["install", "-C", str(repo)], capsys)[0] == 0
+    install(repo, capsys)
     write(repo, {"ops/k.py": scale_kernel("x * 3.0")})
 
     proc = git_diff(repo)
@@ -56,7 +56,7 @@ def test_a_config_symlinked_out_of_the_repository_is_never_opened(tmp_path, caps
 def test_the_driver_still_reads_a_plain_config(tmp_path, capsys):
     """The control: a regular pyproject.toml in the work tree is read (driver_budget = 0)."""
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(), "README": "r\n"})
-    assert run_main(["install", "-C", str(repo)], capsys)[0] == 0
+    install(repo, capsys)
     write(repo, {"ops/k.py": scale_kernel("x * 3.0"), "pyproject.toml": "[tool.ptxdiff]\ndriver_budget = 0\n"})
     text = git_diff(repo).stdout.decode()
     assert kernel_lines(text) == [] and "past driver_budget" in text

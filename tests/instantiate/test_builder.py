@@ -20,8 +20,10 @@ import pytest
 
 from helpers import (
     HEADER,
+    add_origin,
     commit,
     git,
+    install,
     make_repo,
     ptxdiff,
     run_main,
@@ -165,12 +167,8 @@ def test_every_git_touchpoint_on_a_hostile_branch_runs_none_of_its_code(hostile,
     commit(repo, "shadow the tool", {"ptxdiff/__init__.py": shadow, "ptxdiff/__main__.py": shadow, "pygit2.py": shadow,
                                       "tabulate.py": shadow})
     git(repo, "checkout", "-q", "main")
-    rc, _, err = run_main(["install", "-C", str(repo)], capsys)
-    assert rc == 0, err
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    git(repo, "remote", "add", "origin", str(remote))
-    git(repo, "push", "-q", "origin", "main")
+    install(repo, capsys)
+    add_origin(repo, tmp_path)
     for checked_out in ("main", "branch"):
         git(repo, "checkout", "-q", checked_out)
         shown = git(repo, "diff", "main..branch", env={"PTXDIFF_FORCE": "1"}).stdout

@@ -10,11 +10,10 @@ import re
 
 import pytest
 
-from helpers import metrics as measured
+from helpers import body_rows, html, row_metrics
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.config import Config
 from ptxdiff.git.repo import Side
-from ptxdiff.metrics.record import Metrics
 from ptxdiff.report.comment import (
     COMMENT_MAX,
     MARKER,
@@ -29,12 +28,8 @@ from ptxdiff.report.comment import (
 HEAD = "90d209334d" + "0" * 30
 
 
-def metrics(instrs: int, regs: int = 31) -> Metrics:
-    return measured(ptx_instrs=instrs, ptx_regs=instrs, regs=regs)
-
-
 def row(kernel: str, verdict: str, blocking: bool, target: str = "sm_90", why: str | None = None) -> Row:
-    return Row(kernel, "BLOCK=128 w4 s3", target, verdict, blocking, metrics(10), metrics(11), {"ptx_instrs": 1},
+    return Row(kernel, "BLOCK=128 w4 s3", target, verdict, blocking, row_metrics(10), row_metrics(11), {"ptx_instrs": 1},
                why=why)
 
 
@@ -43,23 +38,11 @@ def report(rows: list[Row], messages: tuple[str, ...] = ()) -> Report:
                   rows, Config(), messages=list(messages))
 
 
-def html(text: str) -> str:
-    """GitHub's renderer with raw HTML kept, as GitHub keeps <details>."""
-    import cmarkgfm
-    from cmarkgfm.cmark import Options
-
-    return cmarkgfm.github_flavored_markdown_to_html(text, options=Options.CMARK_OPT_UNSAFE)
-
-
 def parts(out: str) -> tuple[str, str, str]:
     """Before <details>, inside it, after it."""
     before, _, rest = out.partition("<details>")
     inside, _, after = rest.partition("</details>")
     return before, inside, after
-
-
-def body_rows(table_html: str) -> list[str]:
-    return re.findall(r"<tr>(.*?)</tr>", table_html.split("<tbody>")[1].split("</tbody>")[0], re.S)
 
 
 def test_blocking_rows_first_every_row_in_details_notes_as_a_list():
@@ -186,7 +169,7 @@ HOSTILE = "@alice `x` | y </details> <b>bold</b> #12 https://evil.example www.ev
 
 def test_repository_text_cannot_mention_link_or_leave_its_cell():
     kernel = f"ops/{HOSTILE.replace(' ', '_')}.py::k"
-    rows = [Row(kernel, "BLOCK=1 w4 s3", "sm_90", "failed", True, metrics(10), None, {},
+    rows = [Row(kernel, "BLOCK=1 w4 s3", "sm_90", "failed", True, row_metrics(10), None, {},
                 error=f"new: {HOSTILE}\nsecond line | cell"),
             row("ops/b.py::b_kernel", "structural", True)]
     text = comment(report(rows, messages=(HOSTILE,)), Links("https://github.com/o/r", {kernel: (HEAD, "ops/x.py", 3)}))

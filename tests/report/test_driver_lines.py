@@ -6,24 +6,18 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
-from helpers import kernel_lines
-from helpers import metrics as measured
+from helpers import kernel_lines, row_metrics
 from ptxdiff.compare.results import Row
-from ptxdiff.metrics.record import Metrics
 from ptxdiff.report.driver_lines import WIDTH, block
 
 ESC = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def metrics(instrs: int, ptx_regs: int, regs: int = 31) -> Metrics:
-    return measured(ptx_instrs=instrs, ptx_regs=ptx_regs, regs=regs)
-
-
-GELU = Row("kernels/gelu.py::gelu_kernel", "BLOCK=1024 w4 s3", "sm_90", "structural", True, metrics(354, 252),
-           metrics(346, 244), {}, spec_source="guessed")
+GELU = Row("kernels/gelu.py::gelu_kernel", "BLOCK=1024 w4 s3", "sm_90", "structural", True, row_metrics(354, 252),
+           row_metrics(346, 244), {}, spec_source="guessed")
 LEAKY = Row("kernels/leaky_relu.py::leaky_relu_kernel", "SLOPE=0.01 BLOCK=1024 w4 s3 → SLOPE=0.1 BLOCK=1024 w4 s3",
-            "sm_90", "constants-only", False, metrics(79, 65), metrics(79, 65), {}, spec_source="guessed")
-SMALL = Row("ops/k.py::k", "BLOCK=128 w4 s3", "sm_90", "structural", True, metrics(40, 30), metrics(42, 30), {})
+            "sm_90", "constants-only", False, row_metrics(79, 65), row_metrics(79, 65), {}, spec_source="guessed")
+SMALL = Row("ops/k.py::k", "BLOCK=128 w4 s3", "sm_90", "structural", True, row_metrics(40, 30), row_metrics(42, 30), {})
 
 
 def lines(*rows: Row, colour: bool = False) -> list[str]:
@@ -42,9 +36,9 @@ def test_every_line_fits_in_100_columns_and_says_what_changed():
 
 
 def test_a_long_error_or_note_goes_on_indented():
-    failed = Row("ops/relu.py::relu_kernel", "BLOCK=1024 w4 s3", "sm_90", "failed", True, metrics(62, 48), None, {},
+    failed = Row("ops/relu.py::relu_kernel", "BLOCK=1024 w4 s3", "sm_90", "failed", True, row_metrics(62, 48), None, {},
                  error="new: compile failed: ops/relu.py:12:44: NameError: zero is not defined " + "x " * 40)
-    timed = Row("ops/k.py::k", "w4 s3", "sm_90", "identical", False, metrics(1, 1), metrics(1, 1), {},
+    timed = Row("ops/k.py::k", "w4 s3", "sm_90", "identical", False, row_metrics(1, 1), row_metrics(1, 1), {},
                 timing={"summary": "slower: new/old 1.0040 (+0.40%), 95% CI [1.0031, 1.0050], A/A band +-0.10%, "
                                    "min effect 1.00%, old 3.01 us, new 3.02 us, 30 rounds, L2 warm"})
     out = lines(failed, timed)
@@ -66,7 +60,7 @@ def test_a_narrower_terminal_breaks_the_stored_lines_again_between_words():
     from ptxdiff.report.narrow import fit_text
 
     why = Row("src/liger_kernel/ops/cross_entropy.py::liger_cross_entropy_kernel", "BLOCK=1024 w4 s3", "sm_90",
-              "constants-only", False, metrics(79, 65), metrics(79, 65), {},
+              "constants-only", False, row_metrics(79, 65), row_metrics(79, 65), {},
               why="mul.f32 %r2, %r1, 0fBFD9DB23; -> mul.f32 %r2, %r1, 0fBFDC28F6; " + "x" * 50)
     stored = block(SimpleNamespace(rows=[why, GELU]), True)
     assert "why: mul.f32 %r2, %r1, -1.7020; -> mul.f32 %r2, %r1, -1.7200;" in ESC.sub("", stored)
@@ -81,7 +75,7 @@ def test_a_narrower_terminal_breaks_the_stored_lines_again_between_words():
 
 def test_a_kernel_id_wider_than_a_line_is_broken_after_a_folder():
     deep = Row("/".join(f"folder_{i}" for i in range(12)) + "/k.py::deep_kernel", "w4 s3", "sm_90", "structural",
-               True, metrics(1, 1), metrics(2, 1), {})
+               True, row_metrics(1, 1), row_metrics(2, 1), {})
     out = lines(deep, colour=True)
     assert all(len(ESC.sub("", ln)) <= WIDTH for ln in out), out
     assert "".join(ESC.sub("", "".join(out)).split()).startswith("ptxdiffsm_90folder_0/folder_1/")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import HEADER, PY, git, isolate, kernel_lines, make_repo, run_main, write
+from helpers import HEADER, PY, git, install, isolate, kernel_lines, make_repo, write
 
 pytestmark = [pytest.mark.integration, pytest.mark.module_env]
 
@@ -136,8 +136,7 @@ def test_a_pipe_and_wide_cut_nothing(changed):
 
 @pytest.mark.parametrize("columns", [None, 60])
 def test_every_line_under_git_diff_fits_100_columns_or_a_narrower_terminal(changed, capsys, columns):
-    rc, _, err = run_main(["install", "-C", str(changed.repo)], capsys)
-    assert rc == 0, err
+    install(changed.repo, capsys)
     env = {**changed.env, "PTXDIFF_FORCE": "1", **({"COLUMNS": str(columns)} if columns else {})}
     proc = git(changed.repo, "diff", env=env, text=False)
     text = proc.stdout.decode()

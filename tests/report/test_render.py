@@ -8,28 +8,23 @@ import re
 
 import pytest
 
-from helpers import metrics as measured
+from helpers import html, row_metrics
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.config import Config
 from ptxdiff.git.repo import Side
-from ptxdiff.metrics.record import Metrics
 from ptxdiff.report.layout import Layout
 from ptxdiff.report.render import markdown, table
 
 ESC = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def metrics(instrs: int, ptx_regs: int, regs: int = 31) -> Metrics:
-    return measured(ptx_instrs=instrs, ptx_regs=ptx_regs, regs=regs)
-
-
 def demo_report(rows: list[Row] | None = None, messages: tuple[str, ...] = ()) -> Report:
     """The demo's two kernels: a structural change, and a constants-only one with a long spec."""
     rows = rows or [
         Row("kernels/gelu.py::gelu_kernel", "BLOCK=1024 w4 s3", "sm_90", "structural", True,
-            metrics(354, 252), metrics(346, 244), {"ptx_instrs": -8, "ptx_regs": -8}, spec_source="guessed"),
+            row_metrics(354, 252), row_metrics(346, 244), {"ptx_instrs": -8, "ptx_regs": -8}, spec_source="guessed"),
         Row("kernels/leaky_relu.py::leaky_relu_kernel", "SLOPE=0.01 BLOCK=1024 w4 s3 → SLOPE=0.1 BLOCK=1024 w4 s3",
-            "sm_90", "constants-only", False, metrics(79, 65, 26), metrics(79, 65, 26), {}, spec_source="guessed",
+            "sm_90", "constants-only", False, row_metrics(79, 65, 26), row_metrics(79, 65, 26), {}, spec_source="guessed",
             spec_detail={"guessed": {"x_ptr:": "*fp32", "out_ptr:": "*fp32"}}),
     ]
     return Report(Side("a", "7a659300cc" + "0" * 30), Side("b", "90d209334d" + "0" * 30),
@@ -76,8 +71,8 @@ def test_notes_wrap_at_the_width_between_words():
 
 
 def test_verdicts_are_coloured_only_when_asked():
-    rows = demo_report().rows + [Row("ops/k.py::same_kernel", "w4 s3", "sm_90", "identical", False, metrics(1, 1),
-                                     metrics(1, 1), {})]
+    rows = demo_report().rows + [Row("ops/k.py::same_kernel", "w4 s3", "sm_90", "identical", False, row_metrics(1, 1),
+                                     row_metrics(1, 1), {})]
     plain = table(demo_report(rows), Layout(width=100))
     assert "\x1b[" not in plain
     coloured = table(demo_report(rows), Layout(width=100, colour=True))
@@ -89,16 +84,16 @@ def test_verdicts_are_coloured_only_when_asked():
 
 def test_several_specs_of_one_kernel_keep_the_spec_in_the_compact_table():
     base = demo_report().rows[0]
-    rows = [base, Row(base.kernel, "BLOCK=256 w4 s3", "sm_90", "identical", False, metrics(1, 1), metrics(1, 1), {})]
+    rows = [base, Row(base.kernel, "BLOCK=256 w4 s3", "sm_90", "identical", False, row_metrics(1, 1), row_metrics(1, 1), {})]
     text = table(demo_report(rows), Layout(width=80))
     assert text.splitlines()[1].split() == ["kernel", "spec", "target", "verdict", "changed"]
     assert "BLOCK=256" in text and widest(text) <= 80
 
 
 def test_a_failed_row_shows_no_metric_and_an_added_one_its_counts():
-    failed = Row("ops/relu.py::relu_kernel", "BLOCK=1024 w4 s3", "sm_90", "failed", True, metrics(62, 48), None, {},
+    failed = Row("ops/relu.py::relu_kernel", "BLOCK=1024 w4 s3", "sm_90", "failed", True, row_metrics(62, 48), None, {},
                  error="new: compile failed: ops/relu.py:12:44: NameError: zero is not defined")
-    added = Row("ops/new.py::new_kernel", "w4 s3", "sm_90", "added", False, None, metrics(10, 8), {})
+    added = Row("ops/new.py::new_kernel", "w4 s3", "sm_90", "added", False, None, row_metrics(10, 8), {})
     text = table(demo_report([failed, added]), Layout(width=80))
     failed_line = next(ln for ln in text.splitlines() if ln.startswith("ops/relu.py") and "failed" in ln)
     assert failed_line.rstrip().endswith("-")
@@ -108,13 +103,6 @@ def test_a_failed_row_shows_no_metric_and_an_added_one_its_counts():
 
 # ---------------------------------------------------------------------------------------------
 # Markdown, read by GitHub's renderer
-
-def html(text: str) -> str:
-    """GitHub's own renderer (cmark-gfm), from the test extra: what a review comment shows."""
-    import cmarkgfm
-
-    return cmarkgfm.github_flavored_markdown_to_html(text)
-
 
 def test_markdown_is_one_table_then_paragraphs_on_github():
     report = demo_report(messages=("ops/x.py::k: guessed x_ptr=*fp32, y_ptr=*fp32 (see <ptxdiff harness>)",))
@@ -132,7 +120,7 @@ def test_markdown_is_one_table_then_paragraphs_on_github():
 
 
 def test_markdown_keeps_a_pipe_in_a_name_inside_its_cell():
-    row = Row("ops/a|b.py::k", "w4 s3", "sm_90", "structural", True, metrics(2, 2), metrics(3, 3), {"ptx_instrs": 1})
+    row = Row("ops/a|b.py::k", "w4 s3", "sm_90", "structural", True, row_metrics(2, 2), row_metrics(3, 3), {"ptx_instrs": 1})
     out = html(markdown(demo_report([row])))
     assert "<td>ops/a|b.py::k</td>" in out and out.count("<table>") == 1
 
@@ -160,9 +148,9 @@ def test_the_footer_counts_where_the_rows_came_from():
 
 def test_show_has_no_verdict_column_and_the_blocking_line_names_what_was_found():
     shown = Report(None, Side("b", "90d209334d" + "0" * 30), {"ptxdiff": "0.1.0"},
-                   [Row("ops/k.py::k", "BLOCK=128 w4 s3", "sm_90", "-", False, None, metrics(1, 1), {})], Config())
+                   [Row("ops/k.py::k", "BLOCK=128 w4 s3", "sm_90", "-", False, None, row_metrics(1, 1), {})], Config())
     assert "verdict" not in table(shown).splitlines()[1].split() and " - " not in table(shown).splitlines()[3][-4:]
-    rows = [Row(f"ops/k.py::k{i}", "w4 s3", "sm_90", v, True, metrics(1, 1), metrics(2, 2), {})
+    rows = [Row(f"ops/k.py::k{i}", "w4 s3", "sm_90", v, True, row_metrics(1, 1), row_metrics(2, 2), {})
             for i, v in enumerate(["structural", "failed", "structural"])]
     assert "3 blocking: 1 failed, 2 structural" in table(demo_report(rows))
     assert "1 blocking: structural\n" in table(demo_report(rows[:1]))

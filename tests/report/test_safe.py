@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from helpers import commit, git, make_repo, run_main, scale_kernel
+from helpers import commit, git, install, make_repo, run_main, scale_kernel
 from ptxdiff.report.safe import shown
 
 EVIL = "ops/\x1b[2J\x1b[1;1Hevil\rok.py"
@@ -31,7 +31,7 @@ def test_a_file_name_with_escapes_is_escaped_in_table_markdown_and_git_diff_but_
         assert "x1b" in out and "x0dok.py" in out, fmt        # written out (markdown escapes it further)
     rc, out, _ = run_main(["diff", "-C", str(repo), "HEAD~1", "HEAD", "--format", "json", "-q"], capsys)
     assert {row["kernel"] for row in json.loads(out)["kernels"]} == {f"{EVIL}::scale_kernel"}
-    assert run_main(["install", "-C", str(repo)], capsys)[0] == 0
+    install(repo, capsys)
     shown_diff = git(repo, "diff", "HEAD~1", "HEAD", env={"PTXDIFF_FORCE": "1", "PTXDIFF_DRIVER_BUDGET": "300"}).stdout
     ours = [ln for ln in shown_diff.splitlines() if ln.startswith("ptxdiff ")]
     assert ours and all("\x1b" not in ln and "\r" not in ln for ln in ours)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import HEADER, git, kernel_lines, make_repo, run_main, scale_kernel, write
+from helpers import HEADER, git, install, kernel_lines, make_repo, scale_kernel, write
 
 pytestmark = pytest.mark.integration
 
@@ -54,7 +54,7 @@ def git_diff(repo: Path) -> str:
 def test_a_kernel_body_that_runs_code_writes_nothing_under_diff_or_git_diff(tmp_path, capsys):
     marker = tmp_path / "MARKER"
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
-    assert run_main(["install", "-C", str(repo)], capsys)[0] == 0
+    install(repo, capsys)
     write(repo, {"ops/k.py": exec_payload(marker)})
 
     got = rows(cli(repo, "diff", "--no-cache", "--format", "json", "-q"))
@@ -72,7 +72,7 @@ def test_a_kernel_body_that_runs_code_writes_nothing_under_diff_or_git_diff(tmp_
 def test_a_committed_multiprocessing_package_at_the_root_does_not_run(tmp_path, capsys):
     marker = tmp_path / "MARKER"
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(), "multiprocessing/__init__.py": shadow_multiprocessing(marker)})
-    assert run_main(["install", "-C", str(repo)], capsys)[0] == 0
+    install(repo, capsys)
     write(repo, {"ops/k.py": scale_kernel("x * 3.0")})
 
     assert list(rows(cli(repo, "diff", "--no-cache", "--format", "json", "-q"))) == ["ops/k.py::scale_kernel"]

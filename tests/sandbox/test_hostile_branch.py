@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import HEADER, commit, git, make_bare, make_repo, run_main, scale_kernel
+from helpers import HEADER, add_origin, commit, git, install, make_repo, scale_kernel
 
 pytestmark = pytest.mark.integration
 
@@ -213,10 +213,8 @@ def test_a_hostile_branch_runs_nothing_under_any_reviewing_command_and_is_blocke
     markers = tmp_path / "markers"
     markers.mkdir()
     repo = make_repo(tmp_path, benign_files())
-    bare = make_bare(tmp_path)
-    git(repo, "remote", "add", "origin", str(bare))
-    git(repo, "push", "-q", "-u", "origin", "main")
-    assert run_main(["install", "-C", str(repo)], capsys)[0] == 0
+    bare = add_origin(repo, tmp_path)
+    install(repo, capsys)
     git(repo, "checkout", "-q", "-b", "hostile")
     commit(repo, "hostile", hostile_files(markers))
     env = {"PTXDIFF_TEST_SECRET": SECRET, "PTXDIFF_FORCE": "1", "PTXDIFF_DRIVER_BUDGET": "900",

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from helpers import HEADER, commit, git, make_bare, make_repo, rows_by_kernel, run_json, run_main
+from helpers import HEADER, add_origin, commit, git, install, make_repo, rows_by_kernel, run_json, run_main
 from ptxdiff.compare.pins import NOT_THE_GATE
 from ptxdiff.config import Config, parse
 from ptxdiff.discovery.kernels import discover
@@ -169,11 +169,8 @@ def test_log_has_a_row_for_every_change_with_its_launch(tmp_path, capsys):
 
 def test_git_diff_shows_the_kernel_line_under_the_wrapper_and_the_gate_blocks(tmp_path, capsys):
     repo = _repo(tmp_path)
-    bare = make_bare(tmp_path)
-    git(repo, "remote", "add", "origin", str(bare))
-    git(repo, "push", "-q", "-u", "origin", "main")
-    rc, _, err = run_main(["install", "-C", str(repo)], capsys)
-    assert rc == 0, err
+    add_origin(repo, tmp_path)
+    install(repo, capsys)
     commit(repo, "block 128", {"ops/wrap.py": WRAPPER.replace("BLOCK_SIZE=64)", "BLOCK_SIZE=128)")})
     out = git(repo, "diff", "HEAD~1", "HEAD", env={"PTXDIFF_FORCE": "1", "PTXDIFF_DRIVER_BUDGET": "300"}).stdout
     wrap = out.split("diff --git a/ops/wrap.py")[1]
