@@ -140,13 +140,17 @@ def _triton_compile(jit: Any, spec: Spec, cc: int) -> Any:
                           options={"num_warps": spec.num_warps, "num_stages": spec.num_stages, **dict(spec.options)})
 
 
-def measure(ptx: str, cubin: bytes, ptxas_log: str, spec: Spec, cc: int, dynamic_shared: int) -> dict:
-    """All metrics of one compiled spec (the JSON report's keys: docs/usage.md, Metrics) plus the normalised PTX."""
+def measure(ptx: str, cubin: bytes, ptxas_log: str, spec: Spec, cc: int, dynamic_shared: int) -> tuple[dict, str]:
+    """All metrics of one compiled spec (the JSON report's keys: docs/usage.md, Metrics), and its
+    normalised SASS for the HTML report (disassembling costs ~0.4 s, mostly nvdisasm's start-up)."""
     p = ptxmod.metrics(ptx)
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
         dump = run_tool("cuobjdump", ["-res-usage", f.name])
+        # nvdisasm, not cuobjdump -sass: that one writes a temporary file and runs nvdisasm on it,
+        # which the sealed worker does not allow
+        listing = run_tool("nvdisasm", ["-c", f.name])
     names = ptxmod.entry_names(ptx)
     res = sass.resource_usage(dump, names[0] if names else None)
     log = sass.ptxas_log(ptxas_log if "bytes spill stores" in ptxas_log else own_ptxas_log(ptx, cc))
@@ -165,7 +169,7 @@ def measure(ptx: str, cubin: bytes, ptxas_log: str, spec: Spec, cc: int, dynamic
         "num_stages": spec.num_stages,
         "maxnreg": dict(spec.options).get("maxnreg") or 0,      # 0: no cap
         "num_ctas": dict(spec.options).get("num_ctas") or 1,
-    }
+    }, sass.normalise_sass(listing)
 
 
 def own_ptxas_log(ptx: str, cc: int) -> str:
@@ -238,10 +242,11 @@ def compile_spec(jit: Any, spec: Spec, cc: int, retype: bool = False) -> dict:
         return failed
     ptx_text = ck.asm["ptx"]
     try:
-        metrics = measure(ptx_text, ck.asm["cubin"], printed, spec, cc, int(ck.metadata.shared))
+        metrics, sass_text = measure(ptx_text, ck.asm["cubin"], printed, spec, cc, int(ck.metadata.shared))
     except ToolError as e:
         return {"error": str(e), "log": e.log}
-    return {"metrics": metrics, "ptx": ptxmod.normalise(ptx_text), "loc": ptxmod.source_lines(ptx_text).as_json()}
+    return {"metrics": metrics, "ptx": ptxmod.normalise(ptx_text), "loc": ptxmod.source_lines(ptx_text).as_json(),
+            "sass": sass_text}
 
 
 class Worker:
