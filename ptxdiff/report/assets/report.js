@@ -332,6 +332,7 @@
   });
   all("details.sass").forEach(function (d) {      // a row's SASS: drawn when its own fold opens
     d.addEventListener("toggle", function () { if (d.open) { openRow(d); } });
+    if (d.open) { openRow(d); }
   });
   all("tr[data-href]").forEach(function (tr) {
     tr.addEventListener("click", function (ev) {
