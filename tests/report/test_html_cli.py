@@ -1,6 +1,6 @@
 """`--format html` from the command line on a real repository: `diff -o`, `show` to stdout and
 `log -o` write one page each, whose PTX lines point into the kernel's file as each side had it
-(read from git), and whose log charts mark the commit that changed the launch."""
+(read from git), with each side's SASS beside it, and whose log charts mark the commit that changed the launch."""
 
 from __future__ import annotations
 
@@ -59,6 +59,11 @@ def test_diff_show_and_log_write_pages_linked_to_each_sides_source(tmp_path, mon
     lines, per_line = new["text"].splitlines(), [n for count, _, n in new["runs"] for _ in range(count)]
     (sub,) = [i for i, line in enumerate(lines) if line.startswith("sub.f32")]
     assert per_line[sub] == 11                                   # `tl.store(out_ptr + offs, x - y, ...)`
+    # the SASS each side's sealed worker disassembled, normalised and aligned
+    sass_old, sass_new = data["sass-0"]["sides"]
+    assert sass_old["text"].startswith("add_kernel:\n") and "EXIT" in sass_new["text"].splitlines()
+    assert any(line.startswith("FADD") for line in sass_old["text"].splitlines())
+    assert any(op[0] != "e" for op in data["sass-0"]["ops"]) and "/*" not in sass_old["text"] + sass_new["text"]
 
     rc, shown, err = run_main(["-C", str(repo), "show", "-q", "--format", "html"], capsys)
     assert rc == 0, err
