@@ -111,10 +111,10 @@ SASS_MAX_CHARS = 256 * 1024     # a normalised listing longer than this is cut (
 
 
 def normalise_sass(dump: str, max_chars: int = SASS_MAX_CHARS) -> str:
-    """`nvdisasm -c` (or `cuobjdump -sass`) as the HTML report shows it: one instruction a line (opcode and
-    operands), the function and branch labels kept; addresses, encodings, comments, the
-    alignment NOPs and absolute jump targets (`BRA 0x160`, which move with every shift) dropped.
-    Longer than `max_chars`: cut at a line, and a last line says where."""
+    """`nvdisasm -c` (or `cuobjdump -sass`) as the HTML report shows it: one instruction a line
+    (opcode and operands), the function and branch labels kept; addresses, encodings, comments,
+    the alignment NOPs and absolute jump targets (`BRA 0x160`, which move with every shift)
+    dropped. Longer than `max_chars`: cut at a line, and a last line says where."""
     out: list[str] = []
     for line in dump.splitlines():
         m = _SASS_INSTR.match(line)

@@ -102,7 +102,7 @@ def row_view(row: Row, labels: tuple[str, str], revs: tuple[str | None, str | No
 
 
 def sass_view(row: Row, labels: tuple[str, str]) -> dict | None:
-    """The data of one row's SASS view, drawn as the PTX view is (no source lines: cuobjdump's
+    """The data of one row's SASS view, drawn as the PTX view is (no source lines: nvdisasm's
     listing carries none): its sides and their alignment; None when neither side has SASS (a
     failed compile, or a result cached before SASS was kept)."""
     sides = []
