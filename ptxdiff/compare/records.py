@@ -49,7 +49,7 @@ class SpecResult:
     metrics: dict | None = None
     ptx: str | None = None             # normalised PTX
     loc: dict | None = None            # the source line of each PTX line (SourceLines' JSON)
-    sass: str | None = None            # normalised SASS (the HTML view), where kept
+    cubin: str | None = None           # the cubin, packed (compile/disassemble.py): the HTML report's SASS
     error: str | None = None
     log: str | None = None
     timed_out: float | None = None     # the bound it compiled past
@@ -107,16 +107,16 @@ class SpecResult:
     def of(cls, value: dict[str, Any]) -> SpecResult:
         """The record of a result the engine holds (made by it, or read through `from_json`)."""
         return cls(key=value.get("key"), label=value["label"], spec=value.get("spec"), metrics=value.get("metrics"),
-                   ptx=value.get("ptx"), loc=value.get("loc"), sass=value.get("sass"), error=value.get("error"),
-                   log=value.get("log"),
+                   ptx=value.get("ptx"), loc=value.get("loc"), error=value.get("error"), log=value.get("log"),
                    timed_out=value.get("timed_out"), crashed=value.get("crashed"), guarded=bool(value.get("guarded")),
                    transient=bool(value.get("transient")), deterministic=bool(value.get("deterministic")),
                    absent=bool(value.get("absent")), tritons_own=value.get("tritons_own"),
-                   retype=value.get("retype"), refit=value.get("refit"), target=value.get("target"))
+                   retype=value.get("retype"), refit=value.get("refit"), target=value.get("target"),
+                   cubin=value.get("cubin"))
 
 
 _TYPES: dict[str, type | tuple[type, ...]] = {
-    "key": str, "spec": dict, "metrics": dict, "ptx": str, "sass": str, "log": str, "tritons_own": str, "retype": dict,
+    "key": str, "spec": dict, "metrics": dict, "ptx": str, "cubin": str, "log": str, "tritons_own": str, "retype": dict,
     "refit": dict, "target": int}
 
 

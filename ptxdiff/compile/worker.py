@@ -4,7 +4,7 @@ It builds each kernel from its effective source (instantiate/builder.py; or, whe
 the revision's modules from git objects with instantiate/importer.py), turns it into specs
 (specs/resolve.py),
 compiles each spec for an explicit GPUTarget (no GPU needed), and measures the result from the
-PTX text, ptxas's -v log and cuobjdump's view of the cubin.
+PTX text, ptxas's -v log and cuobjdump's view of the cubin (kept, packed, for the HTML report's SASS).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ptxdiff import targets
+from ptxdiff.compile import disassemble
 from ptxdiff.compile import printed as captured
 from ptxdiff.compile.toolchain import pin_fp_fusion, run_tool, tool_path, tool_paths
 from ptxdiff.config import KernelConfig
@@ -140,17 +141,13 @@ def _triton_compile(jit: Any, spec: Spec, cc: int) -> Any:
                           options={"num_warps": spec.num_warps, "num_stages": spec.num_stages, **dict(spec.options)})
 
 
-def measure(ptx: str, cubin: bytes, ptxas_log: str, spec: Spec, cc: int, dynamic_shared: int) -> tuple[dict, str]:
-    """All metrics of one compiled spec (the JSON report's keys: docs/usage.md, Metrics), and its
-    normalised SASS for the HTML report (disassembling costs ~0.4 s, mostly nvdisasm's start-up)."""
+def measure(ptx: str, cubin: bytes, ptxas_log: str, spec: Spec, cc: int, dynamic_shared: int) -> dict:
+    """All metrics of one compiled spec (the JSON report's keys: docs/usage.md, Metrics) plus the normalised PTX."""
     p = ptxmod.metrics(ptx)
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
         dump = run_tool("cuobjdump", ["-res-usage", f.name])
-        # nvdisasm, not cuobjdump -sass: that one writes a temporary file and runs nvdisasm on it,
-        # which the sealed worker does not allow
-        listing = run_tool("nvdisasm", ["-c", f.name])
     names = ptxmod.entry_names(ptx)
     res = sass.resource_usage(dump, names[0] if names else None)
     log = sass.ptxas_log(ptxas_log if "bytes spill stores" in ptxas_log else own_ptxas_log(ptx, cc))
@@ -169,7 +166,7 @@ def measure(ptx: str, cubin: bytes, ptxas_log: str, spec: Spec, cc: int, dynamic
         "num_stages": spec.num_stages,
         "maxnreg": dict(spec.options).get("maxnreg") or 0,      # 0: no cap
         "num_ctas": dict(spec.options).get("num_ctas") or 1,
-    }, sass.normalise_sass(listing)
+    }
 
 
 def own_ptxas_log(ptx: str, cc: int) -> str:
@@ -242,11 +239,12 @@ def compile_spec(jit: Any, spec: Spec, cc: int, retype: bool = False) -> dict:
         return failed
     ptx_text = ck.asm["ptx"]
     try:
-        metrics, sass_text = measure(ptx_text, ck.asm["cubin"], printed, spec, cc, int(ck.metadata.shared))
+        metrics = measure(ptx_text, ck.asm["cubin"], printed, spec, cc, int(ck.metadata.shared))
     except ToolError as e:
         return {"error": str(e), "log": e.log}
+    kept = disassemble.pack(ck.asm["cubin"])    # disassembled only if an HTML page asks (disassemble.py)
     return {"metrics": metrics, "ptx": ptxmod.normalise(ptx_text), "loc": ptxmod.source_lines(ptx_text).as_json(),
-            "sass": sass_text}
+            **({"cubin": kept} if kept is not None else {})}
 
 
 class Worker:
