@@ -199,7 +199,7 @@ def _row_section(i: int, row: Row, sides: Sides, sources: SourceTable, title: st
 
 def _sass_section(i: int, row: Row, labels: tuple[str, str]) -> str:
     """A row's SASS, folded: old and new aligned as the PTX is, drawn when opened; `no SASS`
-    where neither side has it (a failed side, a result cached before SASS was kept)."""
+    where neither side has it (a failed side, a cubin not kept or not disassembled)."""
     view = sass_view(row, labels)
     if view is None:
         return '<p class="dim nosass">no SASS</p>'

@@ -104,7 +104,7 @@ def row_view(row: Row, labels: tuple[str, str], revs: tuple[str | None, str | No
 def sass_view(row: Row, labels: tuple[str, str]) -> dict | None:
     """The data of one row's SASS view, drawn as the PTX view is (no source lines: nvdisasm's
     listing carries none): its sides and their alignment; None when neither side has SASS (a
-    failed compile, or a result cached before SASS was kept)."""
+    failed compile, a cubin not kept or not disassembled: compile/listings.py)."""
     sides = []
     if row.old_sass is not None and row.old_sass != row.new_sass:
         sides.append({"label": labels[0], "text": shown(row.old_sass, lines=True), "files": [], "runs": []})
