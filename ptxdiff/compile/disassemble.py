@@ -14,7 +14,6 @@ import binascii
 import os
 import tempfile
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ptxdiff.compile.toolchain import run_tool
@@ -70,6 +69,8 @@ def disassemble(packed: list[str], jobs: int) -> list[Listing]:
     """The listing of each packed cubin, in order, `jobs` nvdisasm at a time. Run in a sealed
     worker (listings.py): the cubin came out of a worker that ran the repository's kernel code,
     and nvdisasm parses it."""
+    from concurrent.futures import ThreadPoolExecutor  # here: the compile workers import this module too
+
     with tempfile.TemporaryDirectory(prefix="ptxdiff-sass-") as folder, \
             ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         return list(pool.map(lambda item: _one(item[1], folder, item[0]), enumerate(packed)))
