@@ -7,7 +7,8 @@ best of --repeat runs; these machines are noisy):
   html cold   `ptxdiff diff A B --format html -o F` with no SASS listing stored: every cubin
               of the page disassembled (nvdisasm -c, in one sandboxed worker, --jobs at a time);
   html warm   the same again: every listing read from `<cache>/sass/`.
-Prints the cubins a page needs, the seconds and the CPU seconds of ptxdiff and its children, and
+Prints the cubins a page needs, the seconds and the CPU seconds of ptxdiff and every process it
+started (the sandboxed nvdisasm worker and its nvdisasm too), and
 what the kept cubins add to the compile cache.
     python benchmarks/html_sass.py [--repeat 3] [--jobs 2]
 """
@@ -33,12 +34,28 @@ sys.path.insert(0, str(ROOT))
 from ptxdiff.corpus.pairs import build_repo, load_pairs  # noqa: E402
 
 
+def _subreaper() -> None:
+    """Orphans of the commands (the compile workers' forkserver outlives ptxdiff by a moment)
+    become this process's children, so their CPU is counted when they are reaped."""
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER (Linux)
+
+
+def _reap() -> None:
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
 def timed(cmd: list[str], cwd: str, env: dict) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the command and everything it started)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
+    _reap()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
@@ -60,6 +77,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
+    _subreaper()
     pairs = load_pairs()
     work = Path(tempfile.mkdtemp(prefix="ptxdiff-bench-html-"))
     repo = work / "repo"
