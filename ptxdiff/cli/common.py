@@ -109,7 +109,7 @@ def user_config(path: str | None) -> Config | None:
     return load_file(path)
 
 
-def emit(report: Report, shown: Shown, repo: str) -> int:
+def emit(report: Report, shown: Shown, compiling: Compiling) -> int:
     """Print the report; the exit code is decided before and never by whether anyone read it."""
     from ptxdiff.report import render as reportmod
     from ptxdiff.report.console import clear_status, say
@@ -117,7 +117,7 @@ def emit(report: Report, shown: Shown, repo: str) -> int:
     code = EXIT_BLOCKED if shown.check and report.blocking else EXIT_OK
     if shown.format == "html":   # the page has every row's PTX: --ptx adds nothing to it
         from ptxdiff.cli import htmlout
-        text = htmlout.report_page(report, repo)
+        text = htmlout.report_page(report, compiling)
     else:
         text = reportmod.render(report, shown.format, layout(shown))
         if shown.ptx:

@@ -1,14 +1,18 @@
 """`--format html` at the edge: the page reads the kernel source its PTX lines point into from the
-revisions compared (git objects, or the work tree), and goes to `-o FILE` or stdout."""
+revisions compared (git objects, or the work tree), and each side's SASS from its kept cubin
+(disassembled now, or stored since an earlier page: compile/listings.py), and goes to `-o FILE`
+or stdout."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 
+from ptxdiff.cli.options import Compiling
 from ptxdiff.compare.history import Event
-from ptxdiff.compare.results import Report
+from ptxdiff.compare.results import Report, Row
 from ptxdiff.errors import UsageError
 from ptxdiff.fastio import replace_file
 from ptxdiff.git.repo import Repo, Side, Snapshot
@@ -16,6 +20,7 @@ from ptxdiff.report import html
 from ptxdiff.report.comment import COMMENT_MAX, HEADROOM
 from ptxdiff.report.console import say
 from ptxdiff.report.layout import md_escape
+from ptxdiff.report.safe import shown
 
 SOURCE_MAX = 2 * 2**20   # a larger file is not embedded (generated code): its lines stay unlinked
 
@@ -41,15 +46,41 @@ def _reader(repo: Repo, sides: dict[str, Side]) -> Callable[[str, str], str | No
     return read
 
 
-def report_page(report: Report, repo: str) -> str:
-    """The page of `report`, with the source of the repository at `repo` (-C)."""
+def _with_sass(rows: Sequence[Row], repo: Repo, compiling: Compiling) -> list[Row]:
+    """The rows with each side's SASS where its cubin was kept: the only place ptxdiff
+    disassembles, so a run that renders no page never pays for it. A page without SASS still
+    renders (its rows say `no SASS`); stderr says why."""
+    from ptxdiff import settings
+    from ptxdiff.compare.cache import cache_dir
+    from ptxdiff.compile import listings
+    from ptxdiff.compile.pool import default_jobs
+
+    packed = [c for r in rows for c in (r.old_cubin, r.new_cubin) if c]
+    if not packed:
+        return list(rows)
+    unsandboxed = compiling.no_sandbox or settings.load().unsandboxed is not None
+    found = listings.listings(packed, None if compiling.no_cache else cache_dir(repo.git_dir),
+                              compiling.jobs or default_jobs(), unsandboxed)
+    if found.error:
+        say(f"ptxdiff: the HTML report lacks some SASS: {shown(found.error)}\n", sys.stderr)
+    return [dataclasses.replace(r, old_sass=found.texts.get(r.old_cubin) if r.old_cubin else None,
+                                new_sass=found.texts.get(r.new_cubin) if r.new_cubin else None) for r in rows]
+
+
+def report_page(report: Report, compiling: Compiling) -> str:
+    """The page of `report`, with the source of the repository (-C) and each side's SASS."""
     sides = {"head": report.head, **({"base": report.base} if report.base is not None else {})}
-    return html.report_page(report, _reader(Repo(repo), sides))
+    repo = Repo(compiling.repo)
+    report = dataclasses.replace(report, rows=_with_sass(report.rows, repo, compiling))
+    return html.report_page(report, _reader(repo, sides))
 
 
-def history_page(events: Sequence[Event], repo: str) -> str:
+def history_page(events: Sequence[Event], compiling: Compiling) -> str:
     sides = {e.commit.id: Side(e.commit.short, e.commit.id) for e in events}
-    return html.history_page(events, _reader(Repo(repo), sides))
+    repo = Repo(compiling.repo)
+    rows = iter(_with_sass([r for e in events for r in e.rows], repo, compiling))
+    events = [dataclasses.replace(e, rows=[next(rows) for _ in e.rows]) for e in events]
+    return html.history_page(events, _reader(repo, sides))
 
 
 def deliver(text: str, path: str | None) -> None:

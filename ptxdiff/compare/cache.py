@@ -75,7 +75,8 @@ def served(value: object, fingerprint: str, kernel_id: str, target: int) -> list
 
 class Cache(Store):
     """The compile results: one entry per kernel x target, bounded in bytes (least recently used
-    go first), beside the stored discoveries (discovery/memo.py) that `clear` forgets too."""
+    go first), beside the stored discoveries (discovery/memo.py) and SASS listings
+    (compile/listings.py) that `clear` forgets too."""
 
     def __init__(self, root: Path, max_bytes: int | None = None,
                  valid: Callable[[object], bool] = valid_results):
@@ -88,5 +89,6 @@ class Cache(Store):
         return super().prune(self.max_bytes if max_bytes is None else max_bytes, max_entries)
 
     def clear(self) -> Cleared:
-        results, stored = super().clear(), discoveries(self.root).clear()
-        return Cleared(results.removed, results.failed + stored.failed)
+        from ptxdiff.compile import listings  # only here: nothing else of the cache reads listings
+        results, stored, sass = super().clear(), discoveries(self.root).clear(), listings.store(self.root).clear()
+        return Cleared(results.removed, results.failed + stored.failed + sass.failed)

@@ -47,6 +47,7 @@ class SpecResult:
     metrics: Metrics | None = None
     ptx: str | None = None             # normalised PTX
     loc: SourceLines | None = None     # the source line of each PTX line (None: an older entry has none)
+    cubin: str | None = None           # the cubin, packed (compile/disassemble.py): the HTML report's SASS
     error: str | None = None
     log: str | None = None
     timed_out: float | None = None     # the bound it compiled past
@@ -103,7 +104,7 @@ class SpecResult:
                    guarded=bool(value.get("guarded")), transient=bool(value.get("transient")),
                    deterministic=bool(value.get("deterministic")), absent=bool(value.get("absent")),
                    tritons_own=value.get("tritons_own"), retype=value.get("retype"), refit=value.get("refit"),
-                   target=value.get("target"))
+                   target=value.get("target"), cubin=value.get("cubin"))
 
     def as_json(self) -> dict[str, Any]:
         """The JSON `from_json` reads back: the fields that are set (None and False left out)."""
@@ -116,7 +117,8 @@ class SpecResult:
 
 
 _TYPES: dict[str, type | tuple[type, ...]] = {
-    "key": str, "spec": dict, "ptx": str, "log": str, "tritons_own": str, "retype": dict, "refit": dict, "target": int}
+    "key": str, "spec": dict, "ptx": str, "cubin": str, "log": str, "tritons_own": str, "retype": dict, "refit": dict,
+    "target": int}
 
 
 def from_worker(pending: SpecResult, payload: object) -> SpecResult:

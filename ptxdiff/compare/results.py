@@ -41,6 +41,10 @@ class Row:
     toolchain: str | None = None        # where the sides compiled with different tritons: "triton 3.6.0 -> 3.9.0"
     old_loc: SourceLines | None = None  # the source line of each line of old_ptx / new_ptx (the HTML view)
     new_loc: SourceLines | None = None
+    old_cubin: str | None = None        # each side's cubin, packed (compile/disassemble.py), where kept
+    new_cubin: str | None = None
+    old_sass: str | None = None         # its normalised SASS, read when an HTML page is rendered (listings.py)
+    new_sass: str | None = None
 
     def as_json(self) -> dict:
         return {"kernel": self.kernel, "spec": self.spec, "spec_source": self.spec_source, "target": self.target,

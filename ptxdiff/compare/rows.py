@@ -147,7 +147,8 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
                         a.ptx if a else None, b.ptx if b else None, spec_source=source,
                         paths=paths, transient=transient, why=why,
                         launch="; ".join(([pins.NOT_THE_GATE] if pair.role == pins.REPORT else []) + changes) or None,
-                        old_loc=a.loc if a else None, new_loc=b.loc if b else None))
+                        old_loc=a.loc if a else None, old_cubin=a.cubin if a else None,
+                        new_loc=b.loc if b else None, new_cubin=b.cubin if b else None))
     if unfit and any(r.error is None for r in rows):
         rows = [dataclasses.replace(r, blocking=False, why=unfit[i]) if i in unfit else r for i, r in enumerate(rows)]
     return rows

@@ -4,7 +4,7 @@ It builds each kernel from its effective source (instantiate/builder.py; or, whe
 the revision's modules from git objects with instantiate/importer.py), turns it into specs
 (specs/resolve.py),
 compiles each spec for an explicit GPUTarget (no GPU needed), and measures the result from the
-PTX text, ptxas's -v log and cuobjdump's view of the cubin.
+PTX text, ptxas's -v log and cuobjdump's view of the cubin (kept, packed, for the HTML report's SASS).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ptxdiff import targets
+from ptxdiff.compile import disassemble
 from ptxdiff.compile import printed as captured
 from ptxdiff.compile.toolchain import pin_fp_fusion, run_tool, tool_path, tool_paths
 from ptxdiff.config import KernelConfig
@@ -246,8 +247,9 @@ def compile_spec(jit: Any, spec: Spec, cc: int, retype: bool = False) -> dict:
         metrics = measure(ptx_text, ck.asm["cubin"], printed, spec, cc, int(ck.metadata.shared))
     except ToolError as e:
         return {"error": str(e), "log": e.log}
+    kept = disassemble.pack(ck.asm["cubin"])    # disassembled only if an HTML page asks (disassemble.py)
     return {"metrics": metrics.as_json(), "ptx": ptxmod.normalise(ptx_text),
-            "loc": ptxmod.source_lines(ptx_text).as_json()}
+            "loc": ptxmod.source_lines(ptx_text).as_json(), **({"cubin": kept} if kept is not None else {})}
 
 
 class Worker:

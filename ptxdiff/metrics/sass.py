@@ -100,3 +100,35 @@ def ptxas_log(text: str) -> PtxasLog:
         return PtxasLog(int(regs[-1]) if regs else None, None, None, None)
     stack, stores, loads = (int(x) for x in frame[-1])
     return PtxasLog(int(regs[-1]) if regs else None, stack, stores, loads)
+
+
+_SASS_INSTR = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(.*?)\s*;?\s*(?:/\*[^*]*\*/)?\s*$")
+# a function, a branch target (not nvdisasm's section name, nor cuobjdump -res-usage's heading)
+_SASS_LABEL = re.compile(r"^\s*((?!\.text\.|Common:)[A-Za-z_$.][\w$.]*):\s*$")
+_SASS_FUNCTION = re.compile(r"^\s*Function\s*:\s*(\S+)\s*$")
+_SASS_JUMP = re.compile(r"^((?:@!?U?P\w+\s+)?(?:BRA|JMP|CALL|BSSY|SSY|PBK|PCNT)\b.*?)\b0x[0-9a-f]+\b")
+SASS_MAX_CHARS = 256 * 1024     # a normalised listing longer than this is cut (the cache keeps it per spec)
+
+
+def normalise_sass(dump: str, max_chars: int = SASS_MAX_CHARS) -> str:
+    """`nvdisasm -c` (or `cuobjdump -sass`) as the HTML report shows it: one instruction a line
+    (opcode and operands), the function and branch labels kept; addresses, encodings, comments,
+    the alignment NOPs and absolute jump targets (`BRA 0x160`, which move with every shift)
+    dropped. Longer than `max_chars`: cut at a line, and a last line says where."""
+    out: list[str] = []
+    for line in dump.splitlines():
+        m = _SASS_INSTR.match(line)
+        if m:
+            instr = " ".join(m.group(1).split())
+            if instr and instr != "NOP":
+                out.append(_SASS_JUMP.sub(r"\1.", instr))
+            continue
+        m = _SASS_LABEL.match(line) or _SASS_FUNCTION.match(line)
+        if m:
+            out.append(f"{m.group(1)}:")
+    text = "".join(f"{x}\n" for x in out)
+    if len(text) <= max_chars:
+        return text
+    cut = text.rfind("\n", 0, max_chars) + 1
+    kept = text.count("\n", 0, cut)
+    return text[:cut] + f"// SASS cut at {kept} lines (of {len(out)})\n"

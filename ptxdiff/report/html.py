@@ -1,7 +1,7 @@
 """`--format html`: a report (`diff`, `show`, `ci`'s artifact) or a kernel's history (`log`) as one
 page a reviewer opens from disk or a CI artifact: the table as in the terminal, and per row its
 verdict, why, launch, metric deltas, opcode bars and the old and new PTX side by side, each PTX
-line linked to the source line it came from.
+line linked to the source line it came from, and the old and new SASS the same way (folded).
 
 Self-contained: the style and script are inline, nothing is fetched (the Content-Security-Policy
 says so to the browser too: no network, and no script but the page's own, by hash). It reads
@@ -35,7 +35,7 @@ from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, Column, fmt, outputs_ce
 from ptxdiff.report.history import COLUMNS as HISTORY_TABLE
 from ptxdiff.report.history import shown_events
 from ptxdiff.report.html_chart import Mark, Point, legend, line_chart, opcode_bars
-from ptxdiff.report.html_view import Read, SourceTable, new_table, opcode_deltas, row_view
+from ptxdiff.report.html_view import Read, SourceTable, new_table, opcode_deltas, row_view, sass_view
 from ptxdiff.report.layout import TableColumn
 from ptxdiff.report.render import notes, report_columns
 
@@ -189,11 +189,26 @@ def _row_section(i: int, row: Row, sides: Sides, sources: SourceTable, title: st
         parts.append(f'<h3 class="dim">PTX</h3><div class="view" data-view="ptx-{i}">'
                      '<p class="nojs dim">The side-by-side PTX view needs JavaScript.</p></div>'
                      + _data_block(f"ptx-{i}", view))
+        parts.append(_sass_section(i, row, sides.labels))
     if row.log:
         parts.append(f"<details><summary>compile log</summary><pre>{text(row.log)}</pre></details>")
     summary = f"{_verdict(row.verdict, row.blocking)} {title}"
     return (f'<details class="row" id="r{i}" data-verdict="{text(row.verdict)}" data-kernel="{text(row.kernel)}">'
             f'<summary>{summary}</summary><div class="body">{"".join(parts)}</div></details>')
+
+
+def _sass_section(i: int, row: Row, labels: tuple[str, str]) -> str:
+    """A row's SASS, folded: old and new aligned as the PTX is, drawn when opened; `no SASS`
+    where neither side has it (a failed side, a cubin not kept or not disassembled)."""
+    view = sass_view(row, labels)
+    if view is None:
+        return '<p class="dim nosass">no SASS</p>'
+    missing = [side for side, ptx, sass in (("old", row.old_ptx, row.old_sass), ("new", row.new_ptx, row.new_sass))
+               if ptx is not None and sass is None]
+    note = f'<p class="dim">no SASS on the {missing[0]} side</p>' if missing else ""
+    return (f'<details class="sass"><summary>SASS</summary>{note}<div class="view" data-view="sass-{i}">'
+            '<p class="nojs dim">The side-by-side SASS view needs JavaScript.</p></div>'
+            + _data_block(f"sass-{i}", view) + "</details>")
 
 
 def _sources_blocks(sources: SourceTable) -> str:

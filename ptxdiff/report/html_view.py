@@ -21,6 +21,8 @@ from ptxdiff.report.safe import shown
 Read = Callable[[str, str], "str | None"]
 
 _NUMBERED = re.compile(r"%[A-Za-z_]\w*?\d+\b|\$L__\w+?\d+(?:_\d+)?\b")
+# SASS registers (R7, UR4, P0, UP1, B0) and branch labels: renumbered, a line only renames
+_SASS_NUMBERED = re.compile(r"\b(?:U?R|U?P|B)\d+\b|\.L_x_\d+")
 OPCODES_SHOWN = 24     # the largest opcode deltas drawn as bars; the rest are counted
 
 
@@ -31,17 +33,13 @@ def repo_path(name: str) -> str:
     return path if at and path else name
 
 
-def _masked(line: str) -> str:
-    return _NUMBERED.sub("%", line)
-
-
-def alignment(old: list[str], new: list[str]) -> list[list]:
+def alignment(old: list[str], new: list[str], numbered: re.Pattern[str] = _NUMBERED) -> list[list]:
     """difflib's opcodes over the masked lines, as `[tag, i1, i2, j1, j2]` with tag e (equal),
     r (replace), d (delete) or i (insert). The common head and tail are matched first; difflib's
     heuristic (a line in more than 1% of a long side anchors no match, though matches run through
     it) keeps a 12,000-line kernel to a fraction of a second, where the exact search takes seconds:
-    masked PTX repeats a few hundred distinct lines."""
-    a, b = [_masked(x) for x in old], [_masked(x) for x in new]
+    masked PTX repeats a few hundred distinct lines. `numbered`: what is masked (PTX's names by default)."""
+    a, b = [numbered.sub("%", x) for x in old], [numbered.sub("%", x) for x in new]
     head = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
     tail = next((k for k, (x, y) in enumerate(zip(reversed(a[head:]), reversed(b[head:]))) if x != y),
                 min(len(a), len(b)) - head)
@@ -100,6 +98,24 @@ def row_view(row: Row, labels: tuple[str, str], revs: tuple[str | None, str | No
     if len(sides) == 2:
         view["ops"] = alignment(row.old_ptx.splitlines() if row.old_ptx else [], row.new_ptx.splitlines()
                                 if row.new_ptx else [])
+    return view
+
+
+def sass_view(row: Row, labels: tuple[str, str]) -> dict | None:
+    """The data of one row's SASS view, drawn as the PTX view is (no source lines: nvdisasm's
+    listing carries none): its sides and their alignment; None when neither side has SASS (a
+    failed compile, a cubin not kept or not disassembled: compile/listings.py)."""
+    sides = []
+    if row.old_sass is not None and row.old_sass != row.new_sass:
+        sides.append({"label": labels[0], "text": shown(row.old_sass, lines=True), "files": [], "runs": []})
+    if row.new_sass is not None:
+        label = labels[1] if sides or row.old_sass is None else "old and new (the same)"
+        sides.append({"label": label, "text": shown(row.new_sass, lines=True), "files": [], "runs": []})
+    if not sides:
+        return None
+    view: dict = {"sides": sides, "kind": "SASS"}
+    if len(sides) == 2:
+        view["ops"] = alignment((row.old_sass or "").splitlines(), (row.new_sass or "").splitlines(), _SASS_NUMBERED)
     return view
 
 

@@ -38,6 +38,8 @@ def entry(value, key: str) -> bytes:
     ([{**GOOD[0], "metrics": {**METRICS, "occupancy": float("nan")}}], False),
     ([{**GOOD[0], "metrics": {**METRICS, "ptx_opcodes": ["ld"]}}], False),
     ([{**GOOD[0], "ptx": None}], False),
+    ([{**GOOD[0], "cubin": "eJwDAAAAAAE="}], True),           # the packed cubin the HTML report disassembles
+    ([{**GOOD[0], "cubin": ["EXIT"]}], False),
     ([{**GOOD[0], "error": ""}], False),
     ([GOOD[0], 3], False),
 ])

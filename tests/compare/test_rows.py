@@ -123,6 +123,13 @@ def test_pair_rows_pair_specs_by_key_and_block_on_a_change() -> None:
     assert rows[1].old == METRICS and rows[1].why and rows[1].paths == ("k.py",)
 
 
+def test_each_side_of_a_row_carries_its_kept_cubin_for_the_html_report() -> None:
+    (row,) = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), [dataclasses.replace(A, cubin="old")],
+                       [B], 90, configmod.Config(), True)
+    assert (row.old_cubin, row.new_cubin, row.old_sass, row.new_sass) == ("old", None, None, None)
+    assert "old_cubin" not in row.as_json()
+
+
 def test_pair_rows_without_a_base_show_no_old_side_and_never_block() -> None:
     (row,) = pair_rows(pair(None, kernel()), None, [FAIL_B], 90, configmod.Config(), False)
     assert (row.verdict, row.blocking, row.old, row.error) == ("failed", False, None, FAIL_B.error)

@@ -131,3 +131,29 @@ def test_ptxas_log_with_a_noinline_helper():
 
 def test_resource_usage_of_kernel_with_helper():
     assert sass.resource_usage(read("noinline.res"), "caller_kernel").regs == 10
+
+
+# -- the SASS listing the HTML report shows ----------------------------------------------------------
+
+def test_normalise_sass_keeps_one_instruction_a_line_and_drops_addresses_encodings_and_nops():
+    text = sass.normalise_sass(read("add.nvdisasm"))
+    lines = text.splitlines()
+    assert lines[:3] == ["add_kernel:", "LDC R1, c[0x0][0x28]", "S2R R0, SR_TID.X"]
+    assert "FADD R11, R11, R0" in lines and "@!P0 LDG.E R0, desc[UR4][R2.64]" in lines
+    assert not re.search(r"/\*|0x[0-9a-f]{16}|;|^NOP$|\.text\.", text, re.M)
+    # every instruction the cubin holds, the alignment NOPs out, as sass_instrs counts them
+    assert len([x for x in lines if not x.endswith(":")]) == sass.sass_instrs((PTX / "add.cubin").read_bytes(), "add_kernel")
+
+
+def test_normalise_sass_reads_cuobjdump_the_same_and_masks_absolute_jump_targets():
+    from_cuobjdump = sass.normalise_sass(read("add.sass")).splitlines()
+    from_nvdisasm = [x for x in sass.normalise_sass(read("add.nvdisasm")).splitlines() if not x.startswith(".L_x_")]
+    assert from_cuobjdump[:-1] == from_nvdisasm[:-1]             # the same instructions from either tool
+    assert from_cuobjdump[-1] == "BRA ." and from_nvdisasm[-1] == "BRA `(.L_x_0)"
+
+
+def test_normalise_sass_cuts_a_long_listing_at_a_line_and_says_so():
+    text = sass.normalise_sass(read("add.nvdisasm"), max_chars=100)
+    *kept, last = text.splitlines()
+    assert last == f"// SASS cut at {len(kept)} lines (of {len(sass.normalise_sass(read('add.nvdisasm')).splitlines())})"
+    assert len("".join(f"{x}\n" for x in kept)) <= 100 and kept[0] == "add_kernel:"

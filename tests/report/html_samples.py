@@ -10,7 +10,7 @@ from ptxdiff.compare.history import Event
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.config import Config
 from ptxdiff.git.records import CommitInfo, Side
-from ptxdiff.metrics import ptx
+from ptxdiff.metrics import ptx, sass
 from ptxdiff.metrics.record import Metrics
 
 PTX = DATA / "ptx"
@@ -26,9 +26,16 @@ def side(tag: str) -> tuple[Metrics, str, ptx.SourceLines]:
     return m, ptx.normalise(text), ptx.source_lines(text)
 
 
+def listing(tag: str | None) -> str | None:
+    """The normalised SASS of a fixture where one is checked in (nvdisasm -c of its cubin)."""
+    found = PTX / f"{tag}.nvdisasm"
+    return sass.normalise_sass(found.read_text()) if tag and found.is_file() else None
+
+
 def row(kernel: str, old: str | None, new: str | None, verdict: str, **kw) -> Row:
     a = side(old) if old else None
     b = side(new) if new else None
+    kw = {"old_sass": listing(old), "new_sass": listing(new), **kw}
     return Row(kernel, "BLOCK=128 w4 s3", "sm_90", verdict, verdict == "structural", a[0] if a else None,
                b[0] if b else None, {}, old_ptx=a[1] if a else None, new_ptx=b[1] if b else None,
                old_loc=a[2] if a else None, new_loc=b[2] if b else None, **kw)

@@ -5,18 +5,19 @@ data until opened, each PTX line points at its source line, and log's charts lin
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 import re
 from html.parser import HTMLParser
 
 import pytest
-from html_samples import HOSTILE, diff_report, history, read_source, show_report
+from html_samples import HOSTILE, diff_report, history, read_source, row, show_report
 
 from ptxdiff.cli.htmlout import artifact_line, html_file
 from ptxdiff.report.html import history_page, report_page, script_json
 from ptxdiff.report.html_chart import axis
-from ptxdiff.report.html_view import alignment, opcode_deltas, repo_path
+from ptxdiff.report.html_view import alignment, opcode_deltas, repo_path, sass_view
 
 
 class Tags(HTMLParser):
@@ -114,6 +115,38 @@ def test_a_rows_ptx_is_inert_data_with_its_source_lines():
     assert len(blocks["ptx-2"]["sides"]) == 1                   # identical: one side, said so
     assert "the same" in blocks["ptx-2"]["sides"][0]["label"]
     assert len([k for k in blocks if k.startswith("src-")]) == 5   # each file once: add, mul, leaky, leaky_01, sub
+
+
+def blocks_of(page: str) -> dict:
+    return {a["id"]: json.loads(body) for a, body in parse(page).scripts if a.get("type") == "application/json"}
+
+
+def test_a_rows_sass_is_folded_inert_data_aligned_like_its_ptx():
+    page = report_page(diff_report(), read_source)
+    view = blocks_of(page)["sass-0"]                            # add -> mul, both sides disassembled
+    old, new = view["sides"]
+    assert view["kind"] == "SASS" and old["label"].startswith("old") and new["label"].startswith("new")
+    assert "FADD R11, R11, R0" in old["text"].splitlines() and "FMUL R11, R11, R0" in new["text"].splitlines()
+    assert [op[0] for op in view["ops"]] == ["e", "r", "e"]     # one instruction replaced
+    assert old["runs"] == [] and old["files"] == []             # no source lines: the listing has none
+    # folded until opened, after the row's PTX view; rows whose sides have no SASS say so
+    assert page.index('data-view="ptx-0"') < page.index('<details class="sass"><summary>SASS</summary>')
+    assert "sass-1" not in blocks_of(page) and page.count('<p class="dim nosass">no SASS</p>') == 2
+
+
+def test_sass_is_escaped_aligned_through_register_numbers_and_says_a_missing_side():
+    hostile = row("ops/add.py::add_kernel", "add", "mul", "structural", old_sass=f"FADD R1, R2, R3\n{HOSTILE}\n",
+                  new_sass="FADD R7, R8, R9\n")
+    report = diff_report()
+    page = report_page(dataclasses.replace(report, rows=[hostile]), read_source)
+    assert 'data-pwned","1")</script>' not in page
+    (body,) = [b for a, b in parse(page).scripts if a.get("id") == "sass-0"]
+    assert "<" not in body and HOSTILE in json.loads(body)["sides"][0]["text"]
+    renamed = dataclasses.replace(hostile, old_sass="FADD R1, R2, R3\nBRA `(.L_x_0)\n",
+                                  new_sass="FADD R7, R8, R9\nBRA `(.L_x_3)\n")
+    assert sass_view(renamed, ("old", "new"))["ops"] == [["e", 0, 2, 0, 2]]
+    one = report_page(dataclasses.replace(report, rows=[dataclasses.replace(hostile, old_sass=None)]), read_source)
+    assert "no SASS on the old side" in one and len(blocks_of(one)["sass-0"]["sides"]) == 1
 
 
 def test_a_400_row_show_carries_each_rows_ptx_unexpanded():

@@ -1,7 +1,8 @@
 """The HTML report in a real browser (Debian's chromium, headless; .ci/run installs it): the rows
 are there after the script ran, nothing is logged to the console (a script error, or a request
 the page's policy refused, would be), the page works with every host unresolvable and the proxy
-a dead port, a structural row's screenshot shows both sides, hostile names stay text, a 400-row
+a dead port, a structural row's screenshot shows both sides (and its SASS view, opened, both
+sides), hostile names stay text, a 400-row
 `show` opens with no row expanded, and without JavaScript the table and facts still read."""
 
 from __future__ import annotations
@@ -116,6 +117,18 @@ def test_a_screenshot_of_a_structural_row_shows_both_sides(tmp_path):
     added = columns_of(rows, width, (0xDA, 0xFB, 0xE1))                # the new side's
     assert removed and added, "both sides of the changed line are drawn"
     assert max(removed) < min(added), "old on the left, new on the right"
+
+
+def test_a_structural_rows_sass_view_shows_both_sides_when_opened(tmp_path):
+    page = report_page(diff_report(), read_source)
+    assert dom(tmp_path, page, "#r0").count('<table class="ptx two">') == 1   # the PTX; the SASS waits, folded
+    opened = dom(tmp_path, page.replace('<details class="sass">', '<details class="sass" open>', 1), "#r0")
+    sass = opened[opened.index('<details class="sass" open="">'):]
+    sass = sass[:sass.index("</details>")]
+    assert sass.count('<table class="ptx two">') == 1 and "Old and new normalised SASS, aligned" in sass
+    changed = re.findall(r'<tr class="chg">(.*?)</tr>', sass)
+    assert len(changed) == 1 and "FADD R11, R11, R0" in changed[0] and "FMUL R11, R11, R0" in changed[0]
+    assert changed[0].index("FADD") < changed[0].index("FMUL")       # old on the left, new on the right
 
 
 def test_a_400_row_show_opens_with_no_row_expanded(tmp_path):

@@ -1,9 +1,11 @@
 """`--format html` from the command line on a real repository: `diff -o`, `show` to stdout and
 `log -o` write one page each, whose PTX lines point into the kernel's file as each side had it
-(read from git), and whose log charts mark the commit that changed the launch."""
+(read from git), with each side's SASS beside it (disassembled for the page only, and kept for the
+next one), and whose log charts mark the commit that changed the launch."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 
@@ -43,11 +45,17 @@ def blocks(page: str) -> dict[str, dict]:
 
 
 def test_diff_show_and_log_write_pages_linked_to_each_sides_source(tmp_path, monkeypatch, capsys):
-    isolate(tmp_path, monkeypatch)
+    cache = isolate(tmp_path, monkeypatch)
     repo = make_repo(tmp_path, {"ops/vadd.py": KERNEL, "ops/wrap.py": WRAPPER}, message="add")
     commit(repo, "BLOCK 128", {"ops/wrap.py": WRAPPER.replace("BLOCK=64)", "BLOCK=128)")})
     commit(repo, "x - y", {"ops/vadd.py": KERNEL.replace("x + y", "x - y")})
 
+    # a run without a page keeps each spec's cubin and disassembles none
+    rc, _, err = run_main(["-C", str(repo), "diff", "HEAD~1", "HEAD", "-q"], capsys)
+    assert rc == 0, err
+    entries = [json.loads(gzip.decompress(p.read_bytes()))["value"] for p in cache.glob("*/*.json.gz")]
+    assert len(entries) == 2 and all("cubin" in r for e in entries for r in e)
+    assert not list(cache.glob("sass/*/*"))
     out = tmp_path / "diff.html"
     rc, _, err = run_main(["-C", str(repo), "diff", "HEAD~1", "HEAD", "-q", "--format", "html", "-o", str(out)], capsys)
     assert rc == 0, err
@@ -59,6 +67,19 @@ def test_diff_show_and_log_write_pages_linked_to_each_sides_source(tmp_path, mon
     lines, per_line = new["text"].splitlines(), [n for count, _, n in new["runs"] for _ in range(count)]
     (sub,) = [i for i, line in enumerate(lines) if line.startswith("sub.f32")]
     assert per_line[sub] == 11                                   # `tl.store(out_ptr + offs, x - y, ...)`
+    # each side's SASS, disassembled in a sealed worker for this page, normalised and aligned, then kept
+    sass_old, sass_new = data["sass-0"]["sides"]
+    assert sass_old["text"].startswith("add_kernel:\n") and "EXIT" in sass_new["text"].splitlines()
+    assert any(line.startswith("FADD") for line in sass_old["text"].splitlines())
+    assert any(op[0] != "e" for op in data["sass-0"]["ops"]) and "/*" not in sass_old["text"] + sass_new["text"]
+    assert len(list(cache.glob("sass/*/*.sass.gz"))) == 2
+    # the next page reads them back: nothing to disassemble
+    with monkeypatch.context() as m:
+        m.setattr("ptxdiff.compile.listings._run", lambda todo, jobs: pytest.fail(f"disassembled {len(todo)}"))
+        rc, _, err = run_main(["-C", str(repo), "diff", "HEAD~1", "HEAD", "-q", "--format", "html", "-o", str(out)],
+                              capsys)
+    assert rc == 0, err
+    assert blocks(out.read_text())["sass-0"] == data["sass-0"]
 
     rc, shown, err = run_main(["-C", str(repo), "show", "-q", "--format", "html"], capsys)
     assert rc == 0, err

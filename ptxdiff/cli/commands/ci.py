@@ -237,11 +237,11 @@ def run(args: argparse.Namespace, paths: list[str] | None) -> int:
     _write(comment_file, body)
     _write(json_file, as_json(report))
     if html_file:
-        _write(html_file, htmlout.report_page(report, opts.compiling.repo))
+        _write(html_file, htmlout.report_page(report, opts.compiling))
     if env.get("GITHUB_OUTPUT"):
         _write(env["GITHUB_OUTPUT"], github_lines({**outputs(report, change, comment_file, json_file),
                                                    "html-file": html_file}), append=True)
     if env.get("GITHUB_STEP_SUMMARY"):
         _write(env["GITHUB_STEP_SUMMARY"], body, append=True)
-    emit(report, opts.shown, opts.compiling.repo)
+    emit(report, opts.shown, opts.compiling)
     return EXIT_BLOCKED if report.blocking and not opts.no_fail else EXIT_OK

@@ -31,7 +31,7 @@ class Options:
 def run(args: argparse.Namespace, paths: list[str] | None) -> int:
     opts = Options.of(args)
     _, report = compare(opts.compiling, opts.shown, list(opts.revs), paths, show_all=opts.all)
-    return emit(report, opts.shown, opts.compiling.repo)
+    return emit(report, opts.shown, opts.compiling)
 
 
 def compare(opts: Compiling, shown: Shown, revs: list[str], paths: list[str] | None,

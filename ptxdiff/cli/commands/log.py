@@ -45,7 +45,7 @@ def run(args: argparse.Namespace, paths: list[str] | None) -> int:
     if opts.shown.format == "json":
         text = historymod.as_json(events)
     elif opts.shown.format == "html":
-        text = htmlout.history_page(events, opts.compiling.repo)
+        text = htmlout.history_page(events, opts.compiling)
     else:
         text = historymod.table(events, layout(opts.shown))
     htmlout.deliver(text, opts.shown.output)

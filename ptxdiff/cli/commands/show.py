@@ -28,4 +28,4 @@ def run(args: argparse.Namespace, paths: list[str] | None) -> int:
     side = repo.side(opts.rev) if opts.rev else repo.side("HEAD")
     report = engine.compare(None, side, repo_paths(repo, paths), show_all=True,
                             config=user_config(opts.compiling.config))
-    return emit(report, opts.shown, opts.compiling.repo)
+    return emit(report, opts.shown, opts.compiling)

@@ -1,7 +1,7 @@
 // ptxdiff's HTML report: what the page does with JavaScript (it reads without it).
-// Sorts and filters the table, and draws a row's PTX view when the row is opened, from the inert
-// JSON blocks the page carries (`<script type="application/json">`). Every text goes into the
-// page as textContent, never as markup.
+// Sorts and filters the table, and draws a row's PTX view when the row is opened (its SASS view
+// when that fold is opened), from the inert JSON blocks the page carries
+// (`<script type="application/json">`). Every text goes into the page as textContent, never as markup.
 (function () {
   "use strict";
   var doc = document;
@@ -275,9 +275,10 @@
     var grid = el("div", "viewgrid"), code = el("div", "code");
     code.appendChild(table);
     grid.appendChild(code);
+    var kind = v.kind || "PTX", click = kind === "PTX" ? " Click a source line number to see it." : "";
     box.appendChild(el("p", "dim", sides.length === 2
-      ? "Old and new normalised PTX, aligned; changed lines marked, lines that differ only in register numbers faint; unchanged stretches folded. Click a source line number to see it."
-      : "Normalised PTX. Click a source line number to see it."));
+      ? "Old and new normalised " + kind + ", aligned; changed lines marked, lines that differ only in register numbers faint; unchanged stretches folded." + click
+      : "Normalised " + kind + "." + click));
     box.appendChild(grid);            // in the page before the source pane scrolls to a line
     var pane = sourcePane(sides);
     if (pane) {
@@ -308,7 +309,7 @@
   }
 
   function openRow(details) {
-    var box = details.querySelector(".view[data-view]");
+    var box = details.querySelector(".view[data-view]");    // a row's first view: its PTX
     if (box) { renderView(box); }
   }
 
@@ -326,6 +327,10 @@
   all("table.sortable").forEach(makeSortable);
   setUpFilters();
   all("details.row").forEach(function (d) {
+    d.addEventListener("toggle", function () { if (d.open) { openRow(d); } });
+    if (d.open) { openRow(d); }
+  });
+  all("details.sass").forEach(function (d) {      // a row's SASS: drawn when its own fold opens
     d.addEventListener("toggle", function () { if (d.open) { openRow(d); } });
     if (d.open) { openRow(d); }
   });

@@ -23,6 +23,8 @@ from triton.compiler import ASTSource  # noqa: E402
 
 OUT = sys.argv[1]
 CUOBJDUMP = os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/cuobjdump")
+NVDISASM = os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/nvdisasm")
+LISTED = ("add", "mul")   # `nvdisasm -c` kept: the SASS listing the worker keeps for the HTML report
 JOBS = [  # tag, module, kernel, number of pointer params, extra options
     ("add", "k_add", "add_kernel", 3, {}),
     ("add_renamed", "k_add_renamed", "vector_sum", 3, {}),
@@ -59,5 +61,9 @@ for tag, modname, fname, nptr, extra in JOBS:
     dump = subprocess.run([CUOBJDUMP, "-res-usage", "-sass", cubin], capture_output=True, text=True, check=True)
     with open(f"{OUT}/{tag}.sass", "w") as f:
         f.write(dump.stdout)
+    if tag in LISTED:
+        listing = subprocess.run([NVDISASM, "-c", cubin], capture_output=True, text=True, check=True)
+        with open(f"{OUT}/{tag}.nvdisasm", "w") as f:
+            f.write(listing.stdout)
     with open(f"{OUT}/{tag}.ptxas.log", "w") as f:
         f.write(buf.getvalue())
