@@ -117,7 +117,7 @@ def emit(report: Report, shown: Shown, compiling: Compiling) -> int:
     code = EXIT_BLOCKED if shown.check and report.blocking else EXIT_OK
     if shown.format == "html":   # the page has every row's PTX: --ptx adds nothing to it
         from ptxdiff.cli import htmlout
-        text = htmlout.report_page(report, compiling)
+        text = htmlout.report_page(report, compiling, progress(shown))
     else:
         text = reportmod.render(report, shown.format, layout(shown))
         if shown.ptx:

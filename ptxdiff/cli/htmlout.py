@@ -46,7 +46,8 @@ def _reader(repo: Repo, sides: dict[str, Side]) -> Callable[[str, str], str | No
     return read
 
 
-def _with_sass(rows: Sequence[Row], repo: Repo, compiling: Compiling) -> list[Row]:
+def _with_sass(rows: Sequence[Row], repo: Repo, compiling: Compiling,
+               progress: Callable[[str], None] | None) -> list[Row]:
     """The rows with each side's SASS where its cubin was kept: the only place ptxdiff
     disassembles, so a run that renders no page never pays for it. A page without SASS still
     renders (its rows say `no SASS`); stderr says why."""
@@ -60,25 +61,26 @@ def _with_sass(rows: Sequence[Row], repo: Repo, compiling: Compiling) -> list[Ro
         return list(rows)
     unsandboxed = compiling.no_sandbox or settings.load().unsandboxed is not None
     found = listings.listings(packed, None if compiling.no_cache else cache_dir(repo.git_dir),
-                              compiling.jobs or default_jobs(), unsandboxed)
+                              compiling.jobs or default_jobs(), unsandboxed, progress)
     if found.error:
         say(f"ptxdiff: the HTML report lacks some SASS: {shown(found.error)}\n", sys.stderr)
     return [dataclasses.replace(r, old_sass=found.texts.get(r.old_cubin) if r.old_cubin else None,
                                 new_sass=found.texts.get(r.new_cubin) if r.new_cubin else None) for r in rows]
 
 
-def report_page(report: Report, compiling: Compiling) -> str:
+def report_page(report: Report, compiling: Compiling, progress: Callable[[str], None] | None = None) -> str:
     """The page of `report`, with the source of the repository (-C) and each side's SASS."""
     sides = {"head": report.head, **({"base": report.base} if report.base is not None else {})}
     repo = Repo(compiling.repo)
-    report = dataclasses.replace(report, rows=_with_sass(report.rows, repo, compiling))
+    report = dataclasses.replace(report, rows=_with_sass(report.rows, repo, compiling, progress))
     return html.report_page(report, _reader(repo, sides))
 
 
-def history_page(events: Sequence[Event], compiling: Compiling) -> str:
+def history_page(events: Sequence[Event], compiling: Compiling,
+                 progress: Callable[[str], None] | None = None) -> str:
     sides = {e.commit.id: Side(e.commit.short, e.commit.id) for e in events}
     repo = Repo(compiling.repo)
-    rows = iter(_with_sass([r for e in events for r in e.rows], repo, compiling))
+    rows = iter(_with_sass([r for e in events for r in e.rows], repo, compiling, progress))
     events = [dataclasses.replace(e, rows=[next(rows) for _ in e.rows]) for e in events]
     return html.history_page(events, _reader(repo, sides))
 

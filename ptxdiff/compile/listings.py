@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,7 +71,8 @@ def _run(todo: list[str], jobs: int, unsandboxed: bool) -> list[Listing]:
     return result
 
 
-def listings(packed: Collection[str], cache_root: Path | None, jobs: int, unsandboxed: bool = False) -> Found:
+def listings(packed: Collection[str], cache_root: Path | None, jobs: int, unsandboxed: bool = False,
+             progress: Callable[[str], None] | None = None) -> Found:
     """The normalised SASS of each packed cubin in `packed`: from the store under `cache_root`
     (None: none is read or kept), the rest disassembled now and stored."""
     wanted = list(dict.fromkeys(packed))
@@ -90,6 +91,8 @@ def listings(packed: Collection[str], cache_root: Path | None, jobs: int, unsand
     todo = [p for p in wanted if p not in texts]
     if not todo:
         return Found(texts)
+    if progress is not None:   # ~0.5 s of CPU per cubin: a first page of many rows takes a while
+        progress(f"disassembling {len(todo)} cubin{'s' if len(todo) > 1 else ''} for the page's SASS (stored after)")
     try:
         made = _run(todo, jobs, unsandboxed)
     except (SandboxError, EOFError, OSError) as e:

@@ -71,11 +71,13 @@ def counted(monkeypatch):
 
 def test_a_listing_is_disassembled_once_and_read_from_the_store_after(tmp_path, counted):
     add, mul = pack(cubin("add")), pack(cubin("fma"))
-    first = listings.listings([add, mul, add], tmp_path, 2)
+    said: list[str] = []
+    first = listings.listings([add, mul, add], tmp_path, 2, progress=said.append)
     assert counted == [add, mul] and first.disassembled == 2 and first.error is None
+    assert said == ["disassembling 2 cubins for the page's SASS (stored after)"]
     assert first.texts[add] == normalise_sass((PTX / "add.nvdisasm").read_text())
-    again = listings.listings([mul, add], tmp_path, 2)
-    assert counted == [add, mul] and again.disassembled == 0 and again.texts == first.texts
+    again = listings.listings([mul, add], tmp_path, 2, progress=said.append)
+    assert counted == [add, mul] and again.disassembled == 0 and again.texts == first.texts and len(said) == 1
     assert len(list((tmp_path / "sass").glob("*/*.sass.gz"))) == 2
 
 

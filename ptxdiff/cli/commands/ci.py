@@ -23,7 +23,7 @@ from collections.abc import Mapping
 
 from ptxdiff.cli import htmlout
 from ptxdiff.cli.commands.diff import compare
-from ptxdiff.cli.common import emit
+from ptxdiff.cli.common import emit, progress
 from ptxdiff.cli.options import Compiling, Shown, unpacked
 from ptxdiff.compare.results import Report
 from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK, GitError, UsageError
@@ -237,7 +237,7 @@ def run(args: argparse.Namespace, paths: list[str] | None) -> int:
     _write(comment_file, body)
     _write(json_file, as_json(report))
     if html_file:
-        _write(html_file, htmlout.report_page(report, opts.compiling))
+        _write(html_file, htmlout.report_page(report, opts.compiling, progress(opts.shown)))
     if env.get("GITHUB_OUTPUT"):
         _write(env["GITHUB_OUTPUT"], github_lines({**outputs(report, change, comment_file, json_file),
                                                    "html-file": html_file}), append=True)

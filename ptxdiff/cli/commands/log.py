@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass
 
 from ptxdiff.cli import htmlout
-from ptxdiff.cli.common import layout, open_engine, user_config
+from ptxdiff.cli.common import layout, open_engine, progress, user_config
 from ptxdiff.cli.options import Compiling, Shown, unpacked
 from ptxdiff.compare.history import history
 from ptxdiff.errors import EXIT_OK
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace, paths: list[str] | None) -> int:
     if opts.shown.format == "json":
         text = historymod.as_json(events)
     elif opts.shown.format == "html":
-        text = htmlout.history_page(events, opts.compiling)
+        text = htmlout.history_page(events, opts.compiling, progress(opts.shown))
     else:
         text = historymod.table(events, layout(opts.shown))
     htmlout.deliver(text, opts.shown.output)
