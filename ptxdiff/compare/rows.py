@@ -24,6 +24,8 @@ UNFIT = ("guessed values that do not fit: the same error on both sides while oth
          "(config or `ptxdiff record` give the real ones)")
 UNFIT_ONE_SIDE = ("guessed values that do not fit: this side's other specs compile "
                   "(config or `ptxdiff record` give the real ones)")
+NO_BRANCH = ("guessed values that do not fit: on the failing side they fail as a value that matches none "
+             "of its comparisons does (a branch only the other side has)")
 
 
 def tritons_own(*needs: Need | None) -> str | None:
@@ -121,6 +123,8 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
     changes = pair.launch_changes() if has_base else []
     rows: list[Row] = []
     unfit: dict[int, str] = {}   # rows of guessed values that do not fit -> why
+    one_sided: dict[int, tuple[int, str]] = {}   # guessed rows failed on one side -> (that side, its error)
+    alike: list[tuple[str, str]] = []   # the (old, new) errors of guessed rows that fail alike on both sides
     for a, b in _by_key(old_res, new_res).values():
         either_r: SpecResult = b or a
         label = either_r.label
@@ -141,8 +145,11 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
         if verdict == "unmeasured" and source == "guessed" and a is not b and a and b \
                 and same_failure(a.error, b.error):
             unfit[len(rows)] = UNFIT
+            alike.append((str(a.error), str(b.error)))
         elif verdict in ("added", "removed") and has_base and source == "guessed" and failures:
             unfit[len(rows)] = UNFIT_ONE_SIDE
+        elif verdict == "failed" and has_base and source == "guessed" and a and b and len(failures) == 1:
+            one_sided[len(rows)] = (0 if a.error else 1, str(failures[0].error))
         rows.append(Row(kernel_id, label, target_name(either_r.target or cc), verdict, blocking,
                         old_m, new_m, delta(old_m, new_m), error, detail, old_kernel, log,
                         a.ptx if a else None, b.ptx if b else None, spec_source=source,
@@ -150,6 +157,8 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
                         launch="; ".join(([pins.NOT_THE_GATE] if pair.role == pins.REPORT else []) + changes) or None,
                         old_loc=SourceLines.from_json(a.loc) if a else None,
                         new_loc=SourceLines.from_json(b.loc) if b else None))
+    # the same error, at the same line, as a value of that side that selects none of its branches
+    unfit |= {i: NO_BRANCH for i, (side, error) in one_sided.items() if any(error == e[side] for e in alike)}
     if unfit and any(r.error is None for r in rows):
         rows = [dataclasses.replace(r, blocking=False, why=unfit[i]) if i in unfit else r for i, r in enumerate(rows)]
     return rows

@@ -12,6 +12,7 @@ from ptxdiff.compare import pins
 from ptxdiff.compare.pairing import Pair, pair_kernels, path_matches, select
 from ptxdiff.compare.records import SpecResult
 from ptxdiff.compare.rows import (
+    NO_BRANCH,
     UNFIT,
     UNFIT_ONE_SIDE,
     blocks,
@@ -147,6 +148,23 @@ def test_guessed_values_that_do_not_fit_are_said_and_do_not_block(old: list[Spec
     rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, configmod.Config(), True)
     (unfit,) = [r for r in rows if r.error]
     assert (unfit.why, unfit.blocking) == (why, False)
+
+
+NAME_ERROR = "compile failed: k.py:{}:12: NameError: out is not defined"
+
+
+@pytest.mark.parametrize("old_error, fits", [
+    (NAME_ERROR.format(7), True),      # `MODE="new"` reaches no branch of the old side, as `MODE=""` does
+    (NAME_ERROR.format(5), False),     # another line: not the failure of a value that matches nothing
+])
+def test_a_value_that_selects_no_branch_on_one_side_does_not_fit_it(old_error: str, fits: bool) -> None:
+    """A string mode that only the new side compares (`elif MODE == "new":`): the old side fails
+    with it exactly as with the value that matches none of its comparisons."""
+    old = [bad("none", NAME_ERROR.format(7), "guessed"), bad("new", old_error, "guessed"), ok("a", source="guessed")]
+    new = [bad("none", NAME_ERROR.format(9), "guessed"), ok("new", source="guessed"), ok("a", source="guessed")]
+    rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, configmod.Config(), True)
+    (row,) = [r for r in rows if r.verdict == "failed"]
+    assert (row.why == NO_BRANCH, row.blocking) == (fits, not fits)
 
 
 def test_a_pin_that_contradicts_the_launch_sites_is_a_failed_row_per_target() -> None:
