@@ -712,6 +712,19 @@ def next_pow2_log(val, eps: tl.constexpr):
     assert any("elementwise harness" in n for n in row.spec_detail["notes"])
 
 
+def test_a_device_function_that_reduces_along_axis_1_is_compiled_in_a_harness_of_tiles(tmp_path):
+    """`tl.max(x, axis=1)[:, None]` needs two dimensions: the harness loads square tiles."""
+    src = HEADER + '''
+@triton.jit
+def row_softmax(x):
+    x = tl.exp(x - tl.max(x, axis=1)[:, None])
+    return x / tl.sum(x, axis=1)[:, None] SCALE
+'''
+    (row,) = _pair_rows(tmp_path, src, " * 2.0", jobs=1)
+    assert row.error is None and row.verdict == "structural"
+    assert row.spec_detail["constexprs"]["BLOCK"] == 64
+
+
 RETYPE_FLOWS = HEADER + '''
 @triton.jit
 def _seeded(x, seed_ptr):
