@@ -1,7 +1,8 @@
 """A small, bounded search for guessed constexpr values that fit the kernel's shapes.
 
 A guessed size can be one the kernel's shapes cannot take (`tl.reshape(x, (n_group, group_size))`
-of a block whose size is neither's product, `BLOCK // 128` of a guess of 64 making a shape of 0).
+of a block whose size is neither's product, `BLOCK // 128` of a guess of 64 making a shape of 0),
+or one its own `tl.static_assert` refuses (`K % BLOCK_SIZE_K == 0` of a guessed K).
 When triton rejects a spec on a shape, the guessed integer constexprs behind the failing line
 (through the kernel's assignments and the helpers it fails inside) take other sizes one at a
 time, a few compiles at most (on a type error that the type search could not mend, a guessed
@@ -23,7 +24,7 @@ from ptxdiff.specs.resolve import Spec
 
 SHAPE_ERROR = re.compile(r"cannot change total number of elements|must be a power of 2|arange's end argument must be "
                          r"greater|arange's range must be|Shape element|incompatible dimensions|shape mismatch"
-                         r"|scale factor must be",
+                         r"|scale factor must be|CompileTimeAssertionFailure",   # `tl.static_assert(K % BLOCK == 0)`
                          re.IGNORECASE)
 MAX_TRIES = 12
 DEADLINE_S = 45.0

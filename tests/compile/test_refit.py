@@ -13,7 +13,7 @@ from ptxdiff.compile.search import function_of
 from ptxdiff.specs.resolve import Spec
 
 KERNEL = """\
-def k(x, SCALE: tl.constexpr, BLOCK: tl.constexpr, EPS: tl.constexpr):
+def k(x, SCALE: tl.constexpr, BLOCK: tl.constexpr, EPS: tl.constexpr, K: tl.constexpr):
     v = tl.dot_scaled(x, SCALE)
     w = tl.reshape(v, (BLOCK, 4))
     y = 1 << (127 + EPS)
@@ -77,6 +77,31 @@ def test_a_guessed_float_takes_ints_on_a_type_error_only():
 def test_search_declines_what_is_neither_a_shape_nor_a_type():
     found, tried = search(Located("name 'q' is not defined", 2), lambda v: True)
     assert found is None and tried == []
+
+
+class CompileTimeAssertionFailure(Located):
+    """triton's error for a `tl.static_assert` that fails (its name is what the search reads)."""
+
+
+def test_a_guess_that_a_static_assert_refuses_takes_other_sizes():
+    """`tl.static_assert(K % BLOCK == 0)` with BLOCK from an autotune config (128) and K guessed
+    (64): K takes other sizes until one is a multiple; BLOCK, not guessed, stays."""
+    kernel = KERNEL + "    tl.static_assert(K % BLOCK == 0)\n"
+    fn = function_of(kernel)
+    assert fn is not None
+    error = CompileTimeAssertionFailure("", 2)
+    error.src, error.node = kernel, fn.body[-1]
+    spec = Spec(signature=(("x", "*fp32"), ("K", "constexpr"), ("BLOCK", "constexpr")),
+                constexprs=(("K", 64), ("BLOCK", 128)), num_warps=4, num_stages=3, guessed=(("K", 64), ("x:", "*fp32")))
+    tried: list[int] = []
+
+    def attempt(s: Spec) -> BaseException | None:
+        values = dict(s.constexprs)
+        tried.append(values["K"])
+        return None if values["K"] % values["BLOCK"] == 0 else error
+
+    assert refit.search(attempt, spec, error, SimpleNamespace(src=kernel)) == {"K": 256}
+    assert tried == [1, 16, 256]
 
 
 @pytest.mark.parametrize("name, guess, text, line, sizes", [
