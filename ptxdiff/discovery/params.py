@@ -30,6 +30,11 @@ class Param:
 
 _LOAD_CALLS = {"load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg",
                "atomic_and", "atomic_or", "atomic_xor", "make_block_ptr", "make_tensor_descriptor"}
+# triton 3.3's device-side TMA calls: their first argument (`desc_ptr=`) is the address of a
+# descriptor, a pointer (a workspace typed i32 crashes triton's inliner)
+_DESCRIPTOR_CALLS = {"experimental_device_tensormap_create1d", "experimental_device_tensormap_create2d",
+                     "experimental_tensormap_fenceproxy_acquire", "_experimental_descriptor_load",
+                     "_experimental_descriptor_store"}
 _SEEDED = {"rand", "randn", "randint", "randint4x", "rand4x", "randn4x", "philox"}  # the first argument is a seed
 _INT_CALLS = {"range", "static_range", "cdiv", "multiple_of", "max_contiguous", "min", "max"}  # min/max: Python's, on scalars
 _FLOAT_NAMES = ("eps", "epsilon", "scale", "alpha", "beta", "slope", "temperature", "softcap",
@@ -282,9 +287,9 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
         if isinstance(node, ast.Call):
             chain = dotted_name(node.func)
             name = chain[-1] if chain else ""
-            if name in _LOAD_CALLS:
+            if name in _LOAD_CALLS or name in _DESCRIPTOR_CALLS:
                 arg = node.args[0] if node.args else next(
-                    (k.value for k in node.keywords if k.arg in ("pointer", "base")), None)
+                    (k.value for k in node.keywords if k.arg in ("pointer", "base", "desc_ptr")), None)
                 if arg is not None:
                     found.address(arg, flow, loaded_from)
             if name in _INT_CALLS:

@@ -818,3 +818,19 @@ def test_a_pointer_named_for_integer_contents_holds_ints():
             tl.store(Y + tl.arange(0, BLOCK), tl.load(X + tl.arange(0, BLOCK)) + a + b)
     ''')
     assert kinds == {"X": "*fp32", "cu_seqlens": "*i32", "token_ids": "*i32", "Y": "*fp32"}
+
+
+def test_the_workspace_of_a_device_side_tma_descriptor_is_a_pointer():
+    """triton 3.3's `experimental_device_tensormap_create2d(desc_ptr=workspace + off, ...)`: the
+    workspace holds descriptors (typed i32, triton's inliner crashes)."""
+    kinds = kinds_of('''
+        def k(a_desc_ptr, workspace, c_ptr, BM: tl.constexpr):
+            c_desc_ptr = workspace + tl.program_id(0) * 128
+            tl.extra.cuda.experimental_device_tensormap_create2d(desc_ptr=c_desc_ptr, global_address=c_ptr,
+                                                                 load_size=[BM, BM], global_size=[64, 64],
+                                                                 element_ty=c_ptr.dtype.element_ty)
+            tl.extra.cuda.experimental_tensormap_fenceproxy_acquire(c_desc_ptr)
+            a = tl._experimental_descriptor_load(a_desc_ptr, [0, 0], [BM, BM], tl.float16)
+            tl._experimental_descriptor_store(c_desc_ptr, a, [0, 0])
+    ''')
+    assert kinds == {"a_desc_ptr": "*fp32", "workspace": "*fp32", "c_ptr": "*fp32"}
