@@ -387,8 +387,10 @@ def _cast_dot_operands(nodes: list[ast.AST], loaded_from: dict[str, set[str]], f
         if isinstance(node, ast.Call) and dotted_name(node.func)[-1:] == ["dot"] and len(node.args) >= 2:
             for mine, theirs in (node.args[:2], node.args[1::-1]):
                 cast = _cast_to(theirs, casts)
+                if cast is None:
+                    continue
                 pointers = {q for n in _names_in(mine) & loaded for q in loaded_from.get(n, ())}
-                for q in pointers - found.index_pointers if cast is not None else ():
+                for q in pointers - found.index_pointers:
                     found.element_types.setdefault(q, cast)
 
 
