@@ -112,6 +112,11 @@ def test_a_guess_that_a_static_assert_refuses_takes_other_sizes():
     ("SCALE", 4, "scale factor must be 16 or 32. Got 2", 2, [1, 16, 128, 2]),        # not this guess's size
     ("SCALE", 4, "scale factor must be 8, 16 or 32 Got 4", 2, [8, 16, 32, 1, 128, 2]),
     ("EPS", 0.5, "invalid operands of type fp32 and int32", 4, [1, 0]),               # a float's ints
+    # two shapes that must agree: a guess of one size tries the other first
+    ("BLOCK", 64, "Cannot make_shape_compatible: incompatible dimensions at index 0: 64 and 32", 3,
+     [32, 1, 16, 256, 128, 2]),
+    ("BLOCK", 32, "Cannot make_shape_compatible: incompatible dimensions at index 0: 64 and 32", 3,
+     [64, 1, 8, 128, 16, 2]),
 ])
 def test_the_sizes_tried(name, guess, text, line, sizes):
     values = {**dict(SPEC.constexprs), name: guess}
