@@ -86,8 +86,9 @@ class Plan:
         computes are divided too (specs/resolve.py)."""
         if self.shrink > 1:
             return self
-        constexprs = tuple(Choice(c.name, tuple(smaller(v) for v in c.values), c.source, c.why)
-                           if c.source == "guessed" else c for c in self.constexprs)
+        fit = {(name, new) for name, _, new in self.refits}   # what a refit found stays: smaller, it fails again
+        constexprs = tuple(Choice(c.name, tuple(v if (c.name, v) in fit else smaller(v) for v in c.values),
+                                  c.source, c.why) if c.source == "guessed" else c for c in self.constexprs)
         changed = constexprs != self.constexprs or heuristic_sizes
         return dataclasses.replace(self, constexprs=constexprs, shrink=SHRINK) if changed else self
 

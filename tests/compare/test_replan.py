@@ -65,6 +65,13 @@ def test_shrunk_replans_both_sides_when_either_ran_past_its_bound():
     assert other.plan == big and other.results
 
 
+def test_shrunk_keeps_the_sizes_a_refit_found():
+    """`K: guessed 64, which does not fit; 256 does` (a static_assert): divided by 4 it would fail again."""
+    plan = Plan(constexprs=(Choice("K", (64,), "guessed"), Choice("BLOCK", (1024,), "guessed"))).refitted(
+        {"K": (64, 256)})
+    assert [c.values for c in plan.shrunk().constexprs] == [(256,), (256,)]
+
+
 def test_shrunk_replans_sizes_a_heuristic_computed_from_a_stand_in():
     """No guessed constexpr to divide, but a heuristic read a representative int: shrunk all the same."""
     plan = Plan(constexprs=(Choice("act", ("relu",), "guessed"),))
