@@ -16,7 +16,7 @@ from ptxdiff.compare.records import SpecResult
 from ptxdiff.compare.replan import Need
 from ptxdiff.compare.results import Row
 from ptxdiff.compare.verdict import classify, delta, pair_label, reason, signature_change
-from ptxdiff.discovery.kernels import Broken, Discovery
+from ptxdiff.discovery.kernels import Broken, Discovery, Kernel
 from ptxdiff.metrics.ptx import SourceLines
 from ptxdiff.targets import target_name
 
@@ -24,8 +24,8 @@ UNFIT = ("guessed values that do not fit: the same error on both sides while oth
          "(config or `ptxdiff record` give the real ones)")
 UNFIT_ONE_SIDE = ("guessed values that do not fit: this side's other specs compile "
                   "(config or `ptxdiff record` give the real ones)")
-NO_BRANCH = ("guessed values that do not fit: on the failing side they fail as a value that matches none "
-             "of its comparisons does (a branch only the other side has)")
+NO_BRANCH = ("guessed values that do not fit: the failing side compares with none of them "
+             "(a branch only the other side has)")
 
 
 def tritons_own(*needs: Need | None) -> str | None:
@@ -48,6 +48,20 @@ def same_failure(a: str | None, b: str | None) -> bool:
     def bare(e: str) -> str:
         return re.sub(r"\d+", "N", e)
     return bool(a and b) and bare(a or "") == bare(b or "")
+
+
+def _no_branch(kernel: Kernel | None, failed: SpecResult) -> bool:
+    """Whether a spec that failed on one side gives a constexpr that side compares with literals
+    a guessed value it compares with nowhere: one the other side's comparisons brought in
+    (`elif act_func == "geluapprox":` added), which selects no branch of this side."""
+    spec = failed.spec or {}
+    values, guessed = spec.get("constexprs") or {}, spec.get("guessed") or {}
+    for p in kernel.params if kernel is not None else ():
+        if p.hint is not None and p.hint.branches and p.name in guessed and p.name in values:
+            v = values[p.name]
+            if not any(v == w and type(v) is type(w) for w in p.hint.values):
+                return True
+    return False
 
 
 def blocks(verdict: str, source: str | None, cfg: configmod.Config, error: str | None = None) -> bool:
@@ -123,8 +137,6 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
     changes = pair.launch_changes() if has_base else []
     rows: list[Row] = []
     unfit: dict[int, str] = {}   # rows of guessed values that do not fit -> why
-    one_sided: dict[int, tuple[int, str]] = {}   # guessed rows failed on one side -> (that side, its error)
-    alike: list[tuple[str, str]] = []   # the (old, new) errors of guessed rows that fail alike on both sides
     for a, b in _by_key(old_res, new_res).values():
         either_r: SpecResult = b or a
         label = either_r.label
@@ -145,11 +157,11 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
         if verdict == "unmeasured" and source == "guessed" and a is not b and a and b \
                 and same_failure(a.error, b.error):
             unfit[len(rows)] = UNFIT
-            alike.append((str(a.error), str(b.error)))
         elif verdict in ("added", "removed") and has_base and source == "guessed" and failures:
             unfit[len(rows)] = UNFIT_ONE_SIDE
-        elif verdict == "failed" and has_base and source == "guessed" and a and b and len(failures) == 1:
-            one_sided[len(rows)] = (0 if a.error else 1, str(failures[0].error))
+        elif verdict == "failed" and has_base and source == "guessed" and a and b and len(failures) == 1 \
+                and _no_branch(o if a.error else n, failures[0]):
+            unfit[len(rows)] = NO_BRANCH
         rows.append(Row(kernel_id, label, target_name(either_r.target or cc), verdict, blocking,
                         old_m, new_m, delta(old_m, new_m), error, detail, old_kernel, log,
                         a.ptx if a else None, b.ptx if b else None, spec_source=source,
@@ -157,8 +169,6 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
                         launch="; ".join(([pins.NOT_THE_GATE] if pair.role == pins.REPORT else []) + changes) or None,
                         old_loc=SourceLines.from_json(a.loc) if a else None,
                         new_loc=SourceLines.from_json(b.loc) if b else None))
-    # the same error, at the same line, as a value of that side that selects none of its branches
-    unfit |= {i: NO_BRANCH for i, (side, error) in one_sided.items() if any(error == e[side] for e in alike)}
     if unfit and any(r.error is None for r in rows):
         rows = [dataclasses.replace(r, blocking=False, why=unfit[i]) if i in unfit else r for i, r in enumerate(rows)]
     return rows

@@ -23,6 +23,7 @@ from ptxdiff.compare.rows import (
     unparsed_rows,
     verdict_of,
 )
+from ptxdiff.discovery.hints import Hint
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel
 from ptxdiff.discovery.params import Param
 
@@ -150,19 +151,29 @@ def test_guessed_values_that_do_not_fit_are_said_and_do_not_block(old: list[Spec
     assert (unfit.why, unfit.blocking) == (why, False)
 
 
-NAME_ERROR = "compile failed: k.py:{}:12: NameError: out is not defined"
+def moded(fingerprint: str, *modes: str) -> Kernel:
+    """A kernel whose MODE a side compares with `modes` (and guesses one matching none, "")."""
+    hint = Hint((*modes, ""), "compared", True)
+    return dataclasses.replace(kernel(fingerprint=fingerprint), params=(Param("x_ptr", False, "*fp32"),
+                                                                        Param("MODE", True, None, hint)))
 
 
-@pytest.mark.parametrize("old_error, fits", [
-    (NAME_ERROR.format(7), True),      # `MODE="new"` reaches no branch of the old side, as `MODE=""` does
-    (NAME_ERROR.format(5), False),     # another line: not the failure of a value that matches nothing
+def guessed_mode(result: SpecResult, mode: str) -> SpecResult:
+    return dataclasses.replace(result, spec={"source": "guessed", "constexprs": {"MODE": mode},
+                                             "guessed": {"MODE": mode}})
+
+
+@pytest.mark.parametrize("old_modes, fits", [
+    (("a",), True),          # `MODE="new"`: no branch of the old side compares with it
+    (("a", "new"), False),   # the old side has that branch: its failure is a failure
 ])
-def test_a_value_that_selects_no_branch_on_one_side_does_not_fit_it(old_error: str, fits: bool) -> None:
-    """A string mode that only the new side compares (`elif MODE == "new":`): the old side fails
-    with it exactly as with the value that matches none of its comparisons."""
-    old = [bad("none", NAME_ERROR.format(7), "guessed"), bad("new", old_error, "guessed"), ok("a", source="guessed")]
-    new = [bad("none", NAME_ERROR.format(9), "guessed"), ok("new", source="guessed"), ok("a", source="guessed")]
-    rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, configmod.Config(), True)
+def test_a_value_that_selects_no_branch_on_one_side_does_not_fit_it(old_modes: tuple, fits: bool) -> None:
+    """A string mode that only the new side compares (`elif MODE == "new":` added): the old side
+    fails with it, reaching none of its branches; its other specs compile."""
+    error = "compile failed: k.py:7:12: NameError: out is not defined"
+    old = [guessed_mode(bad("new", error), "new"), guessed_mode(ok("a"), "a")]
+    new = [guessed_mode(ok("new"), "new"), guessed_mode(ok("a"), "a")]
+    rows = pair_rows(pair(moded("a", *old_modes), moded("b", "a", "new")), old, new, 90, configmod.Config(), True)
     (row,) = [r for r in rows if r.verdict == "failed"]
     assert (row.why == NO_BRANCH, row.blocking) == (fits, not fits)
 
