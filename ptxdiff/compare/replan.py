@@ -17,6 +17,7 @@ from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.git.repo import Side
 from ptxdiff.specs import plan as planmod
 from ptxdiff.specs.plan import Plan
+from ptxdiff.specs.resolve import READ_BY_HEURISTIC
 
 RETYPE_ROUNDS = 3   # type searches a pair gets, each from the types the one before found
 
@@ -86,7 +87,11 @@ def matched(needs: list[Need]) -> list[Need]:
 def shrunk(needs: list[Need]) -> list[Need]:
     """Pairs where a compile of guessed sizes ran past plan.GUESSED_BOUND_S on either side: both sides
     compile the guessed sizes shrunk (plan.shrunk), and the rows say so."""
-    return _replanned(needs, lambda plan, results: plan.shrunk() if any(r.guarded for r in results) else plan)
+    def replan(plan: Plan, results: list[SpecResult]) -> Plan:
+        guarded = [r for r in results if r.guarded]
+        read = any(READ_BY_HEURISTIC in k for r in guarded for k in (r.spec or {}).get("guessed") or ())
+        return plan.shrunk(read) if guarded else plan
+    return _replanned(needs, replan)
 
 
 def retyped(needs: list[Need]) -> list[Need]:

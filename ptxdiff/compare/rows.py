@@ -16,13 +16,15 @@ from ptxdiff.compare.records import SpecResult
 from ptxdiff.compare.replan import Need
 from ptxdiff.compare.results import Row
 from ptxdiff.compare.verdict import classify, delta, pair_label, reason, signature_change
-from ptxdiff.discovery.kernels import Broken, Discovery
+from ptxdiff.discovery.kernels import Broken, Discovery, Kernel
 from ptxdiff.targets import target_name
 
 UNFIT = ("guessed values that do not fit: the same error on both sides while other specs compile "
          "(config or `ptxdiff record` give the real ones)")
 UNFIT_ONE_SIDE = ("guessed values that do not fit: this side's other specs compile "
                   "(config or `ptxdiff record` give the real ones)")
+NO_BRANCH = ("guessed values that do not fit: the failing side compares with none of them "
+             "(a branch only the other side has)")
 
 
 def tritons_own(*needs: Need | None) -> str | None:
@@ -45,6 +47,20 @@ def same_failure(a: str | None, b: str | None) -> bool:
     def bare(e: str) -> str:
         return re.sub(r"\d+", "N", e)
     return bool(a and b) and bare(a or "") == bare(b or "")
+
+
+def _no_branch(kernel: Kernel | None, failed: SpecResult) -> bool:
+    """Whether a spec that failed on one side gives a constexpr that side compares with literals
+    a guessed value it compares with nowhere: one the other side's comparisons brought in
+    (`elif act_func == "geluapprox":` added), which selects no branch of this side."""
+    spec = failed.spec or {}
+    values, guessed = spec.get("constexprs") or {}, spec.get("guessed") or {}
+    for p in kernel.params if kernel is not None else ():
+        if p.hint is not None and p.hint.branches and p.name in guessed and p.name in values:
+            v = values[p.name]
+            if not any(v == w and type(v) is type(w) for w in p.hint.values):
+                return True
+    return False
 
 
 def blocks(verdict: str, source: str | None, cfg: configmod.Config, error: str | None = None) -> bool:
@@ -142,6 +158,9 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
             unfit[len(rows)] = UNFIT
         elif verdict in ("added", "removed") and has_base and source == "guessed" and failures:
             unfit[len(rows)] = UNFIT_ONE_SIDE
+        elif verdict == "failed" and has_base and source == "guessed" and a and b and len(failures) == 1 \
+                and _no_branch(o if a.error else n, failures[0]):
+            unfit[len(rows)] = NO_BRANCH
         rows.append(Row(kernel_id, label, target_name(either_r.target or cc), verdict, blocking,
                         old_m, new_m, delta(old_m, new_m), error, detail, old_kernel, log,
                         a.ptx if a else None, b.ptx if b else None, spec_source=source,

@@ -1,7 +1,8 @@
 """A small, bounded search for guessed constexpr values that fit the kernel's shapes.
 
 A guessed size can be one the kernel's shapes cannot take (`tl.reshape(x, (n_group, group_size))`
-of a block whose size is neither's product, `BLOCK // 128` of a guess of 64 making a shape of 0).
+of a block whose size is neither's product, `BLOCK // 128` of a guess of 64 making a shape of 0),
+or one its own `tl.static_assert` refuses (`K % BLOCK_SIZE_K == 0` of a guessed K).
 When triton rejects a spec on a shape, the guessed integer constexprs behind the failing line
 (through the kernel's assignments and the helpers it fails inside) take other sizes one at a
 time, a few compiles at most (on a type error that the type search could not mend, a guessed
@@ -23,7 +24,7 @@ from ptxdiff.specs.resolve import Spec
 
 SHAPE_ERROR = re.compile(r"cannot change total number of elements|must be a power of 2|arange's end argument must be "
                          r"greater|arange's range must be|Shape element|incompatible dimensions|shape mismatch"
-                         r"|scale factor must be",
+                         r"|scale factor must be|CompileTimeAssertionFailure",   # `tl.static_assert(K % BLOCK == 0)`
                          re.IGNORECASE)
 MAX_TRIES = 12
 DEADLINE_S = 45.0
@@ -37,11 +38,16 @@ def _sizes(value: int | float) -> list[int]:
     return [v for v in dict.fromkeys((1, value // 4, value * 4, 16, 128, 2)) if v >= 1 and v != value]
 
 
-def _asked(error: BaseException) -> tuple[int | None, list[int]]:
-    """The size a message says it got and those it asks for (`scale factor must be 16 or 32.
-    Got 4`): a guess of the size it got is tried at those first."""
-    m = re.search(r"must be ([\d ,or]+?)\.? Got (\d+)", message(error))
-    return (int(m[2]), [int(v) for v in re.findall(r"\d+", m[1])]) if m else (None, [])
+def _asked(error: BaseException) -> list[tuple[int, list[int]]]:
+    """The sizes a message says it got, each with those it asks for instead (`scale factor must
+    be 16 or 32. Got 4`; two shapes that must agree, `incompatible dimensions at index 0: 64 and
+    32`, ask each for the other): a guess of a size it got is tried at those first."""
+    text = message(error)
+    if m := re.search(r"must be ([\d ,or]+?)\.? Got (\d+)", text):
+        return [(int(m[2]), [int(v) for v in re.findall(r"\d+", m[1])])]
+    if m := re.search(r"incompatible dimensions at index \d+: (\d+) and (\d+)", text):
+        return [(int(m[1]), [int(m[2])]), (int(m[2]), [int(m[1])])]
+    return []
 
 
 def about_shapes(error: BaseException) -> bool:
@@ -65,8 +71,8 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
         suspect's other sizes."""
         suspects = [p for p in params_behind(fn, failing_names(error, src, all_params=True), constexprs)
                     if p in guessed]
-        got, wanted = _asked(error)
-        asked = [{**changed, p: size} for p in suspects if changed.get(p, guessed[p]) == got for size in wanted]
+        asked = [{**changed, p: size} for got, wanted in _asked(error) for p in suspects
+                 if changed.get(p, guessed[p]) == got for size in wanted]
         return [asked, [{**changed, p: size} for p in suspects for size in _sizes(changed.get(p, guessed[p]))]]
 
     def sized(spec: Spec, trial: dict) -> Spec:

@@ -41,17 +41,32 @@ def _integer_operands(fn: ast.FunctionDef) -> set[str]:
         and isinstance(n.operand, ast.Name)}
 
 
-def harness_params(params: tuple[Param, ...], outputs: int, integers: frozenset[str] | set[str] = frozenset()
-                   ) -> tuple[Param, ...]:
+# reductions whose second positional argument is the axis (`tl.max(x, 1)`)
+REDUCTIONS = {"sum", "max", "min", "argmax", "argmin", "reduce", "cumsum", "cumprod", "xor_sum", "associative_scan"}
+BLOCK_2D = 64   # each side of a two-dimensional harness's block
+
+
+def harness_rank(fn: ast.FunctionDef) -> int:
+    """How many dimensions the harness's blocks have: 2 where the function reduces along axis 1
+    (`tl.max(x, axis=1)[:, None]`: a row softmax takes tiles), else 1."""
+    axes = [k.value for n in ast.walk(fn) if isinstance(n, ast.Call) for k in n.keywords if k.arg == "axis"]
+    axes += [n.args[1] for n in ast.walk(fn) if isinstance(n, ast.Call) and len(n.args) > 1
+             and dotted_name(n.func)[-1:] and dotted_name(n.func)[-1] in REDUCTIONS]
+    return 2 if any(isinstance(a, ast.Constant) and a.value == 1 for a in axes) else 1
+
+
+def harness_params(params: tuple[Param, ...], outputs: int, integers: frozenset[str] | set[str] = frozenset(),
+                   rank: int = 1) -> tuple[Param, ...]:
     """The elementwise harness around a device function: a pointer per input (`x` -> `x_ptr`,
     `*i32` for values used as integers, else `*fp32`), its constexprs as they are, a pointer per
-    output, the element count and a block size."""
+    output, the element count and a block size (the side of a square tile where `rank` is 2)."""
     inputs = tuple(Param(f"{p.name}_ptr", False, "*i32" if p.name in integers or p.kind == "i32" else "*fp32")
                    for p in params if not p.constexpr)
     kind = "*i32" if inputs and all(p.kind == "*i32" for p in inputs) else "*fp32"
     outs = tuple(Param(f"out{i}_ptr", False, kind) for i in range(outputs))
     constexprs = tuple(p for p in params if p.constexpr)
-    block = Param("BLOCK", True, None, Hint((1024,), "the harness's block size"))
+    block = Param("BLOCK", True, None, Hint((1024,), "the harness's block size") if rank == 1 else
+                  Hint((BLOCK_2D,), "the side of the harness's square tile (the function reduces along axis 1)"))
     return (*inputs, *outs, Param("n_elements", False, "i32"), *constexprs, block)
 
 
@@ -64,4 +79,4 @@ def device_harness(fn: ast.FunctionDef, params: tuple[Param, ...]) -> tuple[int 
             or any(isinstance(n, ast.Attribute) and n.attr == "program_id" for n in ast.walk(fn)):
         return None, params
     outputs = _outputs(fn)
-    return outputs, harness_params(params, outputs, _integer_operands(fn))
+    return outputs, harness_params(params, outputs, _integer_operands(fn), harness_rank(fn))

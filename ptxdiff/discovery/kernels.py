@@ -18,7 +18,7 @@ from ptxdiff.discovery.decorators import triton_kinds
 from ptxdiff.discovery.documented import documented_types
 from ptxdiff.discovery.fingerprint import Closure, kernel_closure
 from ptxdiff.discovery.guards import Guards, kernel_guards
-from ptxdiff.discovery.harness import device_harness
+from ptxdiff.discovery.harness import device_harness, harness_rank
 from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, module_constants, module_functions, optional_params
 from ptxdiff.discovery.params import Param, infer_param_kinds, kinds_through_helpers
 from ptxdiff.source.bounds import size_error
@@ -44,6 +44,7 @@ class Kernel:
     # kernels (`@pointwise_dynamic` over `@triton.jit`): compiled inside an elementwise harness,
     # with this many outputs
     harness: int | None = None
+    harness_rank: int = 1   # the dimensions of the harness's blocks (discovery/harness.py)
     # casts values to its pointers' element types (`.to(out.dtype.element_ty)`): a no-op under
     # fp32 guesses, so a second dtype family is compiled (specs/plan.py)
     element_casts: bool = False
@@ -136,7 +137,8 @@ def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | Non
         kernels[kid] = Kernel(id=kid, path=mod.path, name=fn.name, module=mod.name, lineno=fn.lineno,
                               fingerprint=closure.fingerprint(), params=params, paths=read,
                               names=frozenset(closure.names), launch=tuple(launch.items()),
-                              harness=harness, element_casts=casts_to_element_types(fn),
+                              harness=harness, harness_rank=harness_rank(fn) if harness else 1,
+                              element_casts=casts_to_element_types(fn),
                               probes=frozenset(closure.probes - closure.paths),
                               guards=kernel_guards(fn, constexprs, helper_defs))
     return Discovery(kernels, broken)

@@ -30,6 +30,11 @@ class Param:
 
 _LOAD_CALLS = {"load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg",
                "atomic_and", "atomic_or", "atomic_xor", "make_block_ptr", "make_tensor_descriptor"}
+# triton 3.3's device-side TMA calls: their first argument (`desc_ptr=`) is the address of a
+# descriptor, a pointer (a workspace typed i32 crashes triton's inliner)
+_DESCRIPTOR_CALLS = {"experimental_device_tensormap_create1d", "experimental_device_tensormap_create2d",
+                     "experimental_tensormap_fenceproxy_acquire", "_experimental_descriptor_load",
+                     "_experimental_descriptor_store"}
 _SEEDED = {"rand", "randn", "randint", "randint4x", "rand4x", "randn4x", "philox"}  # the first argument is a seed
 _INT_CALLS = {"range", "static_range", "cdiv", "multiple_of", "max_contiguous", "min", "max"}  # min/max: Python's, on scalars
 _FLOAT_NAMES = ("eps", "epsilon", "scale", "alpha", "beta", "slope", "temperature", "softcap",
@@ -282,9 +287,9 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
         if isinstance(node, ast.Call):
             chain = dotted_name(node.func)
             name = chain[-1] if chain else ""
-            if name in _LOAD_CALLS:
+            if name in _LOAD_CALLS or name in _DESCRIPTOR_CALLS:
                 arg = node.args[0] if node.args else next(
-                    (k.value for k in node.keywords if k.arg in ("pointer", "base")), None)
+                    (k.value for k in node.keywords if k.arg in ("pointer", "base", "desc_ptr")), None)
                 if arg is not None:
                     found.address(arg, flow, loaded_from)
             if name in _INT_CALLS:
@@ -321,6 +326,7 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
                     for q in mine - found.index_pointers:
                         found.element_types.setdefault(q, next(iter(known)))
     _float_dot_operands(nodes, loaded_from, found)
+    _cast_dot_operands(nodes, loaded_from, found)
     # `tl.load(ptrs + g).to(tl.pointer_type(dtype))`: the values are addresses, 64-bit ints
     for node in nodes:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to" and \
@@ -346,10 +352,46 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
                 and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int and node.slice.value >= 0:
             found.indexed[node.value.id] = max(found.indexed.get(node.value.id, 0), node.slice.value)
     # a scalar added to or multiplying values loaded from memory (not indices) is a float: `w + offset`
+    for p, local in with_values:   # but values times a stride are offsets (`start * stride_kn`)
+        if STRIDE_WORD.search(p.lower()) and local in loaded_from:
+            found.index_pointers |= loaded_from[local]
     for p, local in with_values:
         if local in loaded_from and loaded_from[local] and not loaded_from[local] & found.index_pointers:
             found.floats.add(p)
     return found
+
+
+def _cast_to(node: ast.expr, casts: dict[str, str]) -> str | None:
+    """The signature type a value is cast to (`p.to(tl.float16)`, or a local assigned so), or None."""
+    if isinstance(node, ast.Name):
+        return casts.get(node.id)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cast") \
+            and node.args and dotted_name(node.args[0])[-1:] and dotted_name(node.args[0])[-1] in SIGNATURE_TYPES:
+        return "*" + SIGNATURE_TYPES[dotted_name(node.args[0])[-1]]
+    return None
+
+
+def _cast_dot_operands(nodes: list[ast.AST], loaded_from: dict[str, set[str]], found: _Evidence) -> None:
+    """An operand of `tl.dot` cast to a dtype (`p = p.to(tl.float16)`; `tl.dot(p, v)`) gives that
+    type to the pointers the other operand is loaded from (`v = tl.load(V_ptrs)`, not values
+    computed from loads): `tl.dot` takes operands of one type."""
+    casts: dict[str, str] = {}
+    loaded: set[str] = set()   # locals that are one load's values
+    for node in nodes:
+        target, value = _assigned(node)
+        if isinstance(target, ast.Name) and value is not None and (cast := _cast_to(value, {})) is not None:
+            casts[target.id] = cast
+        if isinstance(target, ast.Name) and isinstance(value, ast.Call) and dotted_name(value.func)[-1:] == ["load"]:
+            loaded.add(target.id)
+    for node in nodes:
+        if isinstance(node, ast.Call) and dotted_name(node.func)[-1:] == ["dot"] and len(node.args) >= 2:
+            for mine, theirs in (node.args[:2], node.args[1::-1]):
+                cast = _cast_to(theirs, casts)
+                if cast is None:
+                    continue
+                pointers = {q for n in _names_in(mine) & loaded for q in loaded_from.get(n, ())}
+                for q in pointers - found.index_pointers:
+                    found.element_types.setdefault(q, cast)
 
 
 def _float_dot_operands(nodes: list[ast.AST], loaded_from: dict[str, set[str]], found: _Evidence) -> None:
@@ -371,6 +413,10 @@ def _float_dot_operands(nodes: list[ast.AST], loaded_from: dict[str, set[str]], 
                     found.element_types.setdefault(q, next(iter(known)) if len(known) == 1 else "*fp32")
 
 
+# a name that says stride (`stride_kn`, `kv_stride`): an int, whatever values it meets
+STRIDE_WORD = re.compile(r"(?:^|_)stride(?:_|s?$)")
+# a pointer named for integer contents (`cu_seqlens_k`, `offsets`, `block_indices`, `token_ids`)
+INT_POINTER = re.compile(r"seq_?lens?(?:_|$)|(?:^|_)(?:offsets|indices|idx|ids|lengths|counts)(?:_|$)")
 # a pointer named for a float word (`scales`, `a_scale_ptr`, `Alpha`)
 FLOAT_POINTER = re.compile(r"(?:^|_)(?:" + "|".join(_FLOAT_NAMES) + r")s?(?:_|$)")
 
@@ -393,11 +439,11 @@ def _kind(p: str, annotation: ast.expr | None, found: _Evidence) -> str | None:
         return found.element_types[p]
     if p in found.indexed and p not in found.pointer_roots:
         return "(" + ",".join(["i32"] * (found.indexed[p] + 1)) + ")"
-    if low.endswith(_INT_SUFFIXES) and p not in found.pointer_roots:
+    if (low.endswith(_INT_SUFFIXES) or STRIDE_WORD.search(low)) and p not in found.pointer_roots:
         return "i32"
     if "ptr" in low or p in found.pointer_roots and p not in found.ints | found.compared:  # use beats a name
         # index pointers: *i32, so a commit widening their values to int64 shows as a change
-        return "*i32" if p in found.index_pointers else "*fp32"
+        return "*i32" if p in found.index_pointers or INT_POINTER.search(low) else "*fp32"
     if p in found.floats and p not in found.ints or not int_named(p) and \
             any(f == low or low.endswith("_" + f) or low.startswith(f + "_") for f in _FLOAT_NAMES):
         return "fp32"   # a float word names a float, unless an int word is there too (`beta_out_stride_0`)
@@ -439,7 +485,9 @@ def kinds_through_helpers(fn: ast.FunctionDef, kinds: dict[str, str | None],
         passed += [(v.id, k.arg) for k in call.keywords if k.arg and isinstance(v := k.value, ast.Name)]
         for mine, their in passed:
             if mine not in out:   # a local the kernel made of one param (`K_scale_ptr = K_scale + off`)
-                terms = [n for n in flow.roots(ast.Name(id=mine))[0] if n in out and not int_named(n)]
+                terms = [n for n in flow.roots(ast.Name(id=mine))[0] if n in out]
+                # the one param among its address terms (`K_ptrs = K + offs`), else the one not named for an int
+                terms = [n for n in terms if not int_named(n)] if len(terms) > 1 else terms
                 mine = terms[0] if len(terms) == 1 else mine
             own, kind = out.get(mine, "-"), theirs.get(their)
             if own == "-" or not kind or not kind.startswith("*"):

@@ -179,8 +179,10 @@ class Builder:
         params = [f"{p}_ptr" for p in inputs] + outputs + ["n_elements"] + \
             [f"{p}: tl.constexpr" for p in constexprs] + ["BLOCK: tl.constexpr"]
         call = f"_device({', '.join([*inputs, *(f'{c}={c}' for c in constexprs)])})"
-        lines = [f"def {kernel.name}_harness({', '.join(params)}):",
-                 "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)",
+        # rank 2: square tiles of a row-major array (`offs` [BLOCK, BLOCK])
+        offs = "tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)" if kernel.harness_rank == 1 else \
+            "(tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)[:, None]) * BLOCK + tl.arange(0, BLOCK)[None, :]"
+        lines = [f"def {kernel.name}_harness({', '.join(params)}):", f"    offs = {offs}",
                  "    mask = offs < n_elements"]
         lines += [f"    {p} = tl.load({p}_ptr + offs, mask=mask)" for p in inputs]
         if outputs:

@@ -79,14 +79,18 @@ class Plan:
         return (f"guessed sizes divided by {self.shrink}: a compile of the guesses ran past "
                 f"{GUESSED_BOUND_S:g}s") if self.shrink > 1 else None
 
-    def shrunk(self) -> Plan:
+    def shrunk(self, heuristic_sizes: bool = False) -> Plan:
         """This plan with its guessed sizes (powers of two from 32) divided by SHRINK, at least
-        MIN_SIZE: a compile of the guesses ran past its bound. Once only; facts stay."""
+        MIN_SIZE: a compile of the guesses ran past its bound. Once only; facts stay. With
+        `heuristic_sizes` (a heuristic computed sizes from representative ints) the sizes it
+        computes are divided too (specs/resolve.py)."""
         if self.shrink > 1:
             return self
-        constexprs = tuple(Choice(c.name, tuple(_smaller(v) for v in c.values), c.source, c.why)
-                           if c.source == "guessed" else c for c in self.constexprs)
-        return dataclasses.replace(self, constexprs=constexprs, shrink=SHRINK) if constexprs != self.constexprs else self
+        fit = {(name, new) for name, _, new in self.refits}   # what a refit found stays: smaller, it fails again
+        constexprs = tuple(Choice(c.name, tuple(v if (c.name, v) in fit else smaller(v) for v in c.values),
+                                  c.source, c.why) if c.source == "guessed" else c for c in self.constexprs)
+        changed = constexprs != self.constexprs or heuristic_sizes
+        return dataclasses.replace(self, constexprs=constexprs, shrink=SHRINK) if changed else self
 
     def matched(self, facts: dict[str, list]) -> Plan:
         """This plan with the guessed constexprs that the other side of the pair has as facts
@@ -145,7 +149,7 @@ MIN_SIZE = 16
 GUESSED_BOUND_S = 60.0   # a compile of guessed sizes that runs longer is shrunk, not waited for
 
 
-def _smaller(value: object) -> object:
+def smaller(value: object) -> object:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 32 and value & (value - 1) == 0:
         return max(MIN_SIZE, value // SHRINK)
     return value

@@ -18,11 +18,12 @@ from dataclasses import dataclass, field, replace
 from ptxdiff.config import KernelConfig, SpecConfig
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.record.launches import Launch
-from ptxdiff.specs.plan import FAMILY, SOURCES, Plan
+from ptxdiff.specs.plan import FAMILY, SOURCES, Plan, smaller
 
 DEFAULT_NUM_WARPS = 4
 DEFAULT_NUM_STAGES = 3
 HEURISTIC_INT = 4096   # a runtime integer a heuristic reads, when nothing says which (divisible by most blocks)
+READ_BY_HEURISTIC = "read by heuristic"   # the guessed entry of such a stand-in: `n (read by heuristic BLOCK)`
 NO_PLAN = Plan()       # nothing gathered beyond the config: the default of `resolve`
 
 
@@ -502,9 +503,12 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
         except Exception as e:
             raise SpecError(f"heuristic for {name} failed ({type(e).__name__}: {e}); set "
                             + _key(kernel, f"constexprs.{name}")) from None
+        ints = [v for v in args.stood_in.values() if type(v) is int]
+        if ints and plan.shrink > 1:   # sizes computed from stand-ins: shrunk like guessed ones
+            constexprs[name] = smaller(constexprs[name])
         for arg, value in args.stood_in.items():
             if not isinstance(value, TensorArg) and value is not None:
-                guessed[f"{arg} (read by heuristic {name})"] = value
+                guessed[f"{arg} ({READ_BY_HEURISTIC} {name})"] = value
     signature: list[tuple[str, str]] = []
     no_default: list[str] = []
     no_type: list[str] = []

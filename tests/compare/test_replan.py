@@ -66,6 +66,23 @@ def test_shrunk_replans_both_sides_when_either_ran_past_its_bound():
     assert other.plan == big and other.results
 
 
+def test_shrunk_keeps_the_sizes_a_refit_found():
+    """`K: guessed 64, which does not fit; 256 does` (a static_assert): divided by 4 it would fail again."""
+    plan = Plan(constexprs=(Choice("K", (64,), "guessed"), Choice("BLOCK", (1024,), "guessed"))).refitted(
+        {"K": (64, 256)})
+    assert [c.values for c in plan.shrunk().constexprs] == [(256,), (256,)]
+
+
+def test_shrunk_replans_sizes_a_heuristic_computed_from_a_stand_in():
+    """No guessed constexpr to divide, but a heuristic read a representative int: shrunk all the same."""
+    plan = Plan(constexprs=(Choice("act", ("relu",), "guessed"),))
+    guessed = {"n (read by heuristic BLOCK)": 4096}
+    old, new = need("old", plan, [result({"BLOCK": 4096}, guessed, guarded=1)]), need("new", plan, [])
+    assert replan.shrunk([old, new]) == [old, new] and old.plan.shrink > 1
+    alone = need("new", plan, [result({"BLOCK": 16}, {"n": 16}, guarded=1)])
+    assert replan.shrunk([alone]) == [] and alone.plan == plan
+
+
 def test_retyped_lends_found_types_to_combinations_that_failed_without_their_own():
     found = result({"BLOCK": 64}, retype={"x": "*i32"}, error="TypeError")
     failed = result({"BLOCK": 128}, error="TypeError")

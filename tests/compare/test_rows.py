@@ -13,6 +13,7 @@ from ptxdiff.compare import pins
 from ptxdiff.compare.pairing import Pair, pair_kernels, path_matches, select
 from ptxdiff.compare.records import SpecResult
 from ptxdiff.compare.rows import (
+    NO_BRANCH,
     UNFIT,
     UNFIT_ONE_SIDE,
     blocks,
@@ -23,6 +24,7 @@ from ptxdiff.compare.rows import (
     unparsed_rows,
     verdict_of,
 )
+from ptxdiff.discovery.hints import Hint
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel
 from ptxdiff.discovery.params import Param
 from ptxdiff.metrics.record import Metrics
@@ -157,6 +159,33 @@ def test_guessed_values_that_do_not_fit_are_said_and_do_not_block(old: list[Spec
     rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, configmod.Config(), True)
     (unfit,) = [r for r in rows if r.error]
     assert (unfit.why, unfit.blocking) == (why, False)
+
+
+def moded(fingerprint: str, *modes: str) -> Kernel:
+    """A kernel whose MODE a side compares with `modes` (and guesses one matching none, "")."""
+    hint = Hint((*modes, ""), "compared", True)
+    return dataclasses.replace(kernel(fingerprint=fingerprint), params=(Param("x_ptr", False, "*fp32"),
+                                                                        Param("MODE", True, None, hint)))
+
+
+def guessed_mode(result: SpecResult, mode: str) -> SpecResult:
+    return dataclasses.replace(result, spec={"source": "guessed", "constexprs": {"MODE": mode},
+                                             "guessed": {"MODE": mode}})
+
+
+@pytest.mark.parametrize("old_modes, fits", [
+    (("a",), True),          # `MODE="new"`: no branch of the old side compares with it
+    (("a", "new"), False),   # the old side has that branch: its failure is a failure
+])
+def test_a_value_that_selects_no_branch_on_one_side_does_not_fit_it(old_modes: tuple, fits: bool) -> None:
+    """A string mode that only the new side compares (`elif MODE == "new":` added): the old side
+    fails with it, reaching none of its branches; its other specs compile."""
+    error = "compile failed: k.py:7:12: NameError: out is not defined"
+    old = [guessed_mode(bad("new", error), "new"), guessed_mode(ok("a"), "a")]
+    new = [guessed_mode(ok("new"), "new"), guessed_mode(ok("a"), "a")]
+    rows = pair_rows(pair(moded("a", *old_modes), moded("b", "a", "new")), old, new, 90, configmod.Config(), True)
+    (row,) = [r for r in rows if r.verdict == "failed"]
+    assert (row.why == NO_BRANCH, row.blocking) == (fits, not fits)
 
 
 def test_a_pin_that_contradicts_the_launch_sites_is_a_failed_row_per_target() -> None:

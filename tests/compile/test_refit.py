@@ -13,7 +13,7 @@ from ptxdiff.compile.search import function_of
 from ptxdiff.specs.resolve import Spec
 
 KERNEL = """\
-def k(x, SCALE: tl.constexpr, BLOCK: tl.constexpr, EPS: tl.constexpr):
+def k(x, SCALE: tl.constexpr, BLOCK: tl.constexpr, EPS: tl.constexpr, K: tl.constexpr):
     v = tl.dot_scaled(x, SCALE)
     w = tl.reshape(v, (BLOCK, 4))
     y = 1 << (127 + EPS)
@@ -79,6 +79,31 @@ def test_search_declines_what_is_neither_a_shape_nor_a_type():
     assert found is None and tried == []
 
 
+class CompileTimeAssertionFailure(Located):
+    """triton's error for a `tl.static_assert` that fails (its name is what the search reads)."""
+
+
+def test_a_guess_that_a_static_assert_refuses_takes_other_sizes():
+    """`tl.static_assert(K % BLOCK == 0)` with BLOCK from an autotune config (128) and K guessed
+    (64): K takes other sizes until one is a multiple; BLOCK, not guessed, stays."""
+    kernel = KERNEL + "    tl.static_assert(K % BLOCK == 0)\n"
+    fn = function_of(kernel)
+    assert fn is not None
+    error = CompileTimeAssertionFailure("", 2)
+    error.src, error.node = kernel, fn.body[-1]
+    spec = Spec(signature=(("x", "*fp32"), ("K", "constexpr"), ("BLOCK", "constexpr")),
+                constexprs=(("K", 64), ("BLOCK", 128)), num_warps=4, num_stages=3, guessed=(("K", 64), ("x:", "*fp32")))
+    tried: list[int] = []
+
+    def attempt(s: Spec) -> BaseException | None:
+        values = dict(s.constexprs)
+        tried.append(values["K"])
+        return None if values["K"] % values["BLOCK"] == 0 else error
+
+    assert refit.search(attempt, spec, error, SimpleNamespace(src=kernel)) == {"K": 256}
+    assert tried == [1, 16, 256]
+
+
 @pytest.mark.parametrize("name, guess, text, line, sizes", [
     ("BLOCK", 64, "cannot change total number of elements", 3, [1, 16, 256, 128, 2]),
     ("BLOCK", 1, "cannot change total number of elements", 3, [4, 16, 128, 2]),
@@ -87,6 +112,11 @@ def test_search_declines_what_is_neither_a_shape_nor_a_type():
     ("SCALE", 4, "scale factor must be 16 or 32. Got 2", 2, [1, 16, 128, 2]),        # not this guess's size
     ("SCALE", 4, "scale factor must be 8, 16 or 32 Got 4", 2, [8, 16, 32, 1, 128, 2]),
     ("EPS", 0.5, "invalid operands of type fp32 and int32", 4, [1, 0]),               # a float's ints
+    # two shapes that must agree: a guess of one size tries the other first
+    ("BLOCK", 64, "Cannot make_shape_compatible: incompatible dimensions at index 0: 64 and 32", 3,
+     [32, 1, 16, 256, 128, 2]),
+    ("BLOCK", 32, "Cannot make_shape_compatible: incompatible dimensions at index 0: 64 and 32", 3,
+     [64, 1, 8, 128, 16, 2]),
 ])
 def test_the_sizes_tried(name, guess, text, line, sizes):
     values = {**dict(SPEC.constexprs), name: guess}

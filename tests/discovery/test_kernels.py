@@ -776,3 +776,61 @@ def test_a_param_handed_on_through_an_offset_local_takes_the_helper_s_pointer_ty
     assert isinstance(helper, ast.FunctionDef) and isinstance(fn, ast.FunctionDef)
     kinds = kinds_through_helpers(fn, infer_param_kinds(fn), {"inner": helper})
     assert kinds["K_scale"] == "*fp32" and kinds["stride_h"] == "i32"     # not the float scalar its name suggests
+
+
+def test_an_attention_inner_loop_s_operands_by_name_and_use():
+    """Our own small attention kernel shaped like the varlen ones: `K` (a dimension letter) is the
+    pointer term of the address it hands on; a stride multiplying loaded offsets is an int and
+    makes them offsets (`*i32`); `p.to(tl.float16)` into `tl.dot(p, v)` makes V's values fp16."""
+    from ptxdiff.discovery.params import kinds_through_helpers
+    tree = ast.parse(src('''
+        def inner(acc, q, K_ptrs, V_ptrs, stride_kn, kv_len, BLOCK_N: tl.constexpr):
+            for start_n in range(0, kv_len, BLOCK_N):
+                k = tl.load(K_ptrs)
+                p = tl.dot(q, k)
+                p = p.to(tl.float16)
+                v = tl.load(V_ptrs)
+                acc += tl.dot(p, v)
+                K_ptrs += BLOCK_N * stride_kn
+            return acc
+
+        def k(Q, K, V, cu_seqlens_k, Out, stride_kn, BLOCK_N: tl.constexpr):
+            start = tl.load(cu_seqlens_k + tl.program_id(0))
+            offs = tl.arange(0, BLOCK_N)
+            K_ptrs = K + start * stride_kn + offs[:, None]
+            V_ptrs = V + start * stride_kn + offs[:, None]
+            q = tl.load(Q + offs[:, None])
+            acc = inner(tl.zeros([BLOCK_N, BLOCK_N], dtype=tl.float32), q, K_ptrs, V_ptrs, stride_kn, 64, BLOCK_N)
+            tl.store(Out + offs[:, None], acc)
+    '''))
+    helper, fn = tree.body
+    assert isinstance(helper, ast.FunctionDef) and isinstance(fn, ast.FunctionDef)
+    kinds = kinds_through_helpers(fn, infer_param_kinds(fn), {"inner": helper})
+    assert kinds == {"Q": "*fp32", "K": "*fp32", "V": "*fp16", "cu_seqlens_k": "*i32", "Out": "*fp32",
+                     "stride_kn": "i32"}
+
+
+def test_a_pointer_named_for_integer_contents_holds_ints():
+    kinds = kinds_of('''
+        def k(X, cu_seqlens, token_ids, Y, BLOCK: tl.constexpr):
+            a = tl.load(cu_seqlens)
+            b = tl.load(token_ids)
+            tl.store(Y + tl.arange(0, BLOCK), tl.load(X + tl.arange(0, BLOCK)) + a + b)
+    ''')
+    assert kinds == {"X": "*fp32", "cu_seqlens": "*i32", "token_ids": "*i32", "Y": "*fp32"}
+
+
+def test_the_workspace_of_a_device_side_tma_descriptor_is_a_pointer():
+    """triton 3.3's `experimental_device_tensormap_create2d(desc_ptr=workspace + off, ...)`: the
+    workspace holds descriptors (typed i32, triton's inliner crashes)."""
+    kinds = kinds_of('''
+        def k(a_desc_ptr, workspace, c_ptr, BM: tl.constexpr):
+            c_desc_ptr = workspace + tl.program_id(0) * 128
+            tl.extra.cuda.experimental_device_tensormap_create2d(desc_ptr=c_desc_ptr, global_address=c_ptr,
+                                                                 load_size=[BM, BM], global_size=[64, 64],
+                                                                 element_ty=c_ptr.dtype.element_ty)
+            tl.extra.cuda.experimental_tensormap_fenceproxy_acquire(c_desc_ptr)
+            a = tl._experimental_descriptor_load(a_desc_ptr, [0, 0], [BM, BM], tl.float16)
+            tl._experimental_descriptor_store(c_desc_ptr, a, [0, 0])
+    ''')
+    assert kinds == {"a_desc_ptr": "*fp32", "workspace": "*fp32", "c_ptr": "*fp32"}

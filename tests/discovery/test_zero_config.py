@@ -482,6 +482,27 @@ def k(x_ptr, MODE: tl.constexpr):
     assert {1, 7} <= set(values) and any(v not in (1, 7) for v in values)
 
 
+def test_a_string_mode_only_the_new_side_compares_does_not_fit_the_old_side(tmp_path):
+    """`elif MODE == "b":` added, each branch binding `y`: under "b" the old side reaches no
+    branch and fails on `y`; that row, and the value matching neither side, do not block."""
+    from ptxdiff.compare.rows import NO_BRANCH, UNFIT
+    src = HEADER + '''
+@triton.jit
+def k(x_ptr, MODE: tl.constexpr):
+    offs = tl.arange(0, 16)
+    x = tl.load(x_ptr + offs)
+    if MODE == "a":
+        y = x + 1.0 SCALE
+    tl.store(x_ptr + offs, y)
+'''
+    rows = _pair_rows(tmp_path, src, '\n    elif MODE == "b":\n        y = x * 9.0', jobs=1)
+    by_mode = {row.spec_detail["constexprs"]["MODE"]: row for row in rows}
+    assert (by_mode["a"].verdict, by_mode["a"].error) == ("identical", None)
+    assert (by_mode["b"].verdict, by_mode["b"].why, by_mode["b"].blocking) == ("failed", NO_BRANCH, False)
+    (unmatched,) = [row for mode, row in by_mode.items() if mode not in ("a", "b")]
+    assert (unmatched.why, unmatched.blocking) == (UNFIT, False)
+
+
 def test_loop_bounds_and_descriptor_strides_type_their_params():
     src = HEADER + '''
 @triton.jit
@@ -710,6 +731,19 @@ def next_pow2_log(val, eps: tl.constexpr):
     assert row.error is None and row.verdict == "structural"
     assert row.spec_detail["signature"]["val_ptr"] == "*fp32"
     assert any("elementwise harness" in n for n in row.spec_detail["notes"])
+
+
+def test_a_device_function_that_reduces_along_axis_1_is_compiled_in_a_harness_of_tiles(tmp_path):
+    """`tl.max(x, axis=1)[:, None]` needs two dimensions: the harness loads square tiles."""
+    src = HEADER + '''
+@triton.jit
+def row_softmax(x):
+    x = tl.exp(x - tl.max(x, axis=1)[:, None])
+    return x / tl.sum(x, axis=1)[:, None] SCALE
+'''
+    (row,) = _pair_rows(tmp_path, src, " * 2.0", jobs=1)
+    assert row.error is None and row.verdict == "structural"
+    assert row.spec_detail["constexprs"]["BLOCK"] == 64
 
 
 RETYPE_FLOWS = HEADER + '''

@@ -9,6 +9,7 @@ import pytest
 from ptxdiff.config import KernelConfig, SpecConfig, parse
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.discovery.params import Param
+from ptxdiff.specs.plan import Plan
 from ptxdiff.specs.resolve import (
     DEFAULT_NUM_STAGES,
     DEFAULT_NUM_WARPS,
@@ -130,6 +131,14 @@ def test_heuristic_reading_a_runtime_arg_gets_a_representative_value_shown_as_a_
     (spec,) = resolve(K, declared(defaults={}, heuristics=heur), KernelConfig())
     assert dict(spec.constexprs) == {"BLOCK": 4096, "EVEN": True}
     assert dict(spec.guessed)["n (read by heuristic BLOCK)"] == 4096
+
+
+def test_sizes_a_heuristic_computes_from_representative_ints_are_shrunk_with_the_guesses():
+    """`BLOCK = next_power_of_2(n)` of the stand-in 4096 ran past the cost guard: the shrunk plan
+    divides what the heuristic computed, as it divides guessed sizes; a flag stays."""
+    heur = {"BLOCK": lambda args: 1 << (args["n"] - 1).bit_length(), "EVEN": lambda args: args["x_ptr"] is not None}
+    (spec,) = resolve(K, declared(defaults={}, heuristics=heur), KernelConfig(), Plan().shrunk(heuristic_sizes=True))
+    assert dict(spec.constexprs) == {"BLOCK": 1024, "EVEN": True}
 
 
 def test_heuristic_reading_an_argument_the_kernel_lacks_names_the_key():
