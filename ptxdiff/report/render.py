@@ -14,6 +14,8 @@ from ptxdiff.report import safe
 from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, Column, explanations, outputs_cell, timing_cell
 from ptxdiff.report.layout import FOLD, FULL, KEY, PLAIN, Layout, TableColumn, grid, hanging, md_escape
 from ptxdiff.report.style import VERDICT_SGR
+from ptxdiff.specs import guesses
+from ptxdiff.specs.guesses import GuessKind
 
 
 def _dynamic_columns(report: Report) -> list[TableColumn[Row]]:
@@ -81,11 +83,11 @@ def spec_notes(report: Report) -> list[str]:
     notes: dict[str, list[str]] = {}
     for r in report.rows:
         detail = r.spec_detail or {}
-        for k, v in (detail.get("guessed") or {}).items():
-            if k.endswith(":"):
-                types.setdefault(r.kernel, set()).add(k)
+        for g in guesses.of_spec(detail):
+            if g.kind is GuessKind.TYPE:
+                types.setdefault(r.kernel, set()).add(g.name)
             else:
-                values.setdefault(r.kernel, {}).setdefault(k, []).append(str(v))
+                values.setdefault(r.kernel, {}).setdefault(g.shown, []).append(str(g.value))
         for note in detail.get("notes") or ():
             if note not in notes.setdefault(r.kernel, []):
                 notes[r.kernel].append(note)
