@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from ptxdiff.cli import htmlout
 from ptxdiff.cli.commands.diff import compare
 from ptxdiff.cli.common import emit
+from ptxdiff.compare.notes import NoteKind, as_notes
 from ptxdiff.compare.results import Report
 from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK, GitError, UsageError
 from ptxdiff.fastio import replace_file
@@ -122,7 +123,7 @@ def with_approvals(repo: Repo, report: Report) -> tuple[Report, list[str]]:
     if not passed:
         return report, []
     said = approval_notes(passed, commits)
-    return dataclasses.replace(report, rows=rows, messages=report.messages + said), said
+    return dataclasses.replace(report, rows=rows, messages=report.messages + as_notes(NoteKind.APPROVAL, said)), said
 
 
 DEF = r"^[ \t]*(?:async[ \t]+)?def[ \t]+{}[ \t]*\("

@@ -7,6 +7,7 @@ import dataclasses
 
 from ptxdiff.cli.common import emit, open_engine, repo_paths, user_config
 from ptxdiff.compare.engine import path_matches
+from ptxdiff.compare.notes import NoteKind, as_notes
 from ptxdiff.compare.results import Report
 from ptxdiff.gate.prepush import submodule_note
 from ptxdiff.git.repo import Repo
@@ -33,6 +34,6 @@ def compare(args: argparse.Namespace, revs: list[str], paths: list[str] | None,
 
 def with_submodules(repo: Repo, report: Report, pathspecs: list[str] | None) -> Report:
     """Say, in one line each, which submodules changed: ptxdiff does not look into them."""
-    notes = [submodule_note(c) for c in repo.submodule_changes(report.base, report.head)
-             if path_matches(c.path, pathspecs)]
-    return dataclasses.replace(report, messages=report.messages + notes) if notes else report
+    said = as_notes(NoteKind.SUBMODULE, [submodule_note(c) for c in repo.submodule_changes(report.base, report.head)
+                                      if path_matches(c.path, pathspecs)])
+    return dataclasses.replace(report, messages=report.messages + said) if said else report
