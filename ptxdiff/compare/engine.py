@@ -16,6 +16,7 @@ from ptxdiff.compare import pins
 from ptxdiff.compare import remote as remotemod
 from ptxdiff.compare.cache import Cache
 from ptxdiff.compare.measure import Measurer
+from ptxdiff.compare.notes import Note, NoteKind, as_notes
 from ptxdiff.compare.pairing import Pair, launched, pair_kernels, path_matches, select
 from ptxdiff.compare.records import SpecResult
 from ptxdiff.compare.replan import Need
@@ -48,7 +49,7 @@ class _Planned:
     broken_rows: list[tuple[Broken | None, Broken | None]]
     old_found: Discovery
     new_found: Discovery
-    messages: list[str]
+    messages: list[Note]
 
 
 def records(need: Need | None, cc: int) -> list[SpecResult] | None:
@@ -199,11 +200,12 @@ class Engine(Measurer):
         targets = self.targets_override or list(cfg.targets)
         found = self._discover(new_snap, old_snap, cfg)
         new_found = select(found[0], cfg, pathspecs, {})
-        messages: list[str] = configmod.unmatched_kernels(cfg, [*found[0].kernels, *(found[1] or found[0]).kernels])
-        messages += [policy_note] if policy_note else []
+        messages = as_notes(NoteKind.CONFIG, configmod.unmatched_kernels(cfg, [*found[0].kernels,
+                                                                            *(found[1] or found[0]).kernels]))
+        messages += as_notes(NoteKind.POLICY, [policy_note] if policy_note else [])
         if self.tritons is not None:   # the triton each side compiles with, installed now where missing
             old, new, tool_note = toolchains.apply(self.tritons, old, new, old_snap, new_snap)
-            messages += [tool_note] if tool_note else []
+            messages += as_notes(NoteKind.TOOLCHAIN, [tool_note] if tool_note else [])
         if old is None:
             kernel_pairs: list[tuple[Kernel | None, Kernel | None]] = [(None, k) for k in new_found.kernels.values()]
             broken_rows: list[tuple[Broken | None, Broken | None]] = [(None, b) for b in new_found.broken.values()]
@@ -228,7 +230,7 @@ class Engine(Measurer):
             unknown = [p for p in pathspecs if not any(path_matches(f, [p]) for s in snaps for f in s.paths)]
             if unknown:
                 raise UsageError(f"{unknown[0]}: no such path in {' or '.join(s.side.short for s in snaps)}")
-            messages.append(f"no Triton kernels in {' '.join(pathspecs)}")
+            messages.append(Note(NoteKind.NO_KERNELS, None, f"no Triton kernels in {' '.join(pathspecs)}"))
         needs: dict[tuple, Need] = {}
         for i, pair in enumerate(pairs):
             for side, k, kcfg, inputs in ((old, pair.old, pair.old_config, pair.old_inputs),
@@ -259,7 +261,7 @@ class Engine(Measurer):
             old_need = new_need if pair.unchanged else needs.get((old, o.fingerprint, o.id, pair.role)) if o else None
             said = tritons_own(old_need, new_need)
             if said:
-                messages.append(f"{pair.kernel_id}: {said}")
+                messages.append(Note(NoteKind.TRITONS_OWN, pair.kernel_id, f"{pair.kernel_id}: {said}"))
                 continue
             for cc in targets:
                 came = self.came(cc, old_need, new_need)
@@ -267,16 +269,18 @@ class Engine(Measurer):
                     pair, records(old_need, cc), records(new_need, cc), cc, cfg, old is not None)]
         rows = pins.deduped(rows)
         said = pins.branch_line(rows)
-        messages += [said] if said else []
+        messages += as_notes(NoteKind.BRANCH_ONLY, [said] if said else [])
         for o_broken, n_broken in broken_rows:
             rows += unparsed_rows(o_broken, n_broken, old_found, new_found, targets, cfg)
         if old is not None:
             rows = checked(rows, pairs, old, new, cfg, outputs, time, messages,
                            Runner(self.repo, self.permissions, self.jobs, self.progress))
-        messages += suggestions(cfg, self.permissions)
-        messages += self.remote.lines() if self.remote else remotemod.suggestion(cfg)
+        messages += as_notes(NoteKind.SUGGESTION, suggestions(cfg, self.permissions))
+        messages += as_notes(NoteKind.REMOTE, self.remote.lines()) if self.remote else \
+            as_notes(NoteKind.SUGGESTION, remotemod.suggestion(cfg))
         if self.imports and self._loaded_now:
-            messages.append("imported the revisions' modules to build kernels (their top-level code ran)")
+            messages.append(Note(NoteKind.IMPORTS, None,
+                                 "imported the revisions' modules to build kernels (their top-level code ran)"))
         # targets by number (sm_80 before sm_100), not as text
         rows.sort(key=lambda r: (r.kernel, int(r.target[3:]) if r.target[3:].isdigit() else 0, r.target, r.spec))
         tools = {**toolchain.versions(), "triton": self._triton_name(new)}

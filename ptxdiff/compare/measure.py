@@ -21,6 +21,7 @@ from ptxdiff.errors import UsageError
 from ptxdiff.git.repo import Repo, Side
 from ptxdiff.sandbox import limits
 from ptxdiff.specs import plan as planmod
+from ptxdiff.specs.guesses import GuessKind
 from ptxdiff.targets import target_name
 
 if TYPE_CHECKING:  # types only: the compile pipeline is imported where it runs
@@ -69,7 +70,8 @@ def _outgrown(results: list[SpecResult], bound: float) -> bool:
 
 def _guessed_sizes(spec: Spec) -> bool:
     """Whether a spec compiles guessed integer constexprs (sizes a cost guard may shrink)."""
-    return any(isinstance(v, int) and not isinstance(v, bool) and not k.endswith(":") for k, v in spec.guessed)
+    return any(isinstance(g.value, int) and not isinstance(g.value, bool) and g.kind is not GuessKind.TYPE
+               for g in spec.guessed)
 
 
 def _uncovered_partners(needs: list[Need], got: list[tuple[Need, int, list]]) -> list[Need]:

@@ -22,15 +22,16 @@ from ptxdiff.config import KernelConfig
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, renamed_id
 from ptxdiff.git.repo import Snapshot
 from ptxdiff.record import launches as recorded
-from ptxdiff.specs import launch
+from ptxdiff.specs import guesses, launch
+from ptxdiff.specs.guesses import GuessKind
 from ptxdiff.specs.launch import LaunchInputs
 
 
 def _guessed(result: SpecResult | None) -> dict[str, str]:
-    """A spec result's guessed constexpr values, as text (types, `name:`, are not constexprs)."""
+    """A spec result's guessed constexpr values, as text (a type or a heuristic's input is no constexpr)."""
     spec = (result.spec if result else None) or {}
     values = spec.get("constexprs") or {}
-    return {k: repr(values[k]) for k in spec.get("guessed") or {} if not k.endswith(":") and k in values}
+    return {g.name: repr(values[g.name]) for g in guesses.of_spec(spec) if g.kind is GuessKind.VALUE and g.name in values}
 
 
 def agree(old: SpecResult | None, new: SpecResult | None) -> bool:

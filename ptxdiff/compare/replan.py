@@ -15,9 +15,9 @@ from ptxdiff.compare.records import SpecResult
 from ptxdiff.config import KernelConfig
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.git.repo import Side
+from ptxdiff.specs import guesses
 from ptxdiff.specs import plan as planmod
 from ptxdiff.specs.plan import Plan
-from ptxdiff.specs.resolve import READ_BY_HEURISTIC
 
 RETYPE_ROUNDS = 3   # type searches a pair gets, each from the types the one before found
 
@@ -89,7 +89,7 @@ def shrunk(needs: list[Need]) -> list[Need]:
     compile the guessed sizes shrunk (plan.shrunk), and the rows say so."""
     def replan(plan: Plan, results: list[SpecResult]) -> Plan:
         guarded = [r for r in results if r.guarded]
-        read = any(READ_BY_HEURISTIC in k for r in guarded for k in (r.spec or {}).get("guessed") or ())
+        read = any(g.kind is guesses.GuessKind.HEURISTIC for r in guarded for g in guesses.of_spec(r.spec))
         return plan.shrunk(read) if guarded else plan
     return _replanned(needs, replan)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ptxdiff import config as configmod
+from ptxdiff.compare.notes import Note, texts
 from ptxdiff.git.repo import Side
 from ptxdiff.metrics.ptx import SourceLines
 from ptxdiff.metrics.record import Metrics
@@ -78,7 +79,7 @@ class Report:
     rows: list[Row]
     config: configmod.Config
     compiled: int = 0                # specs compiled in this run (the rest came from the cache)
-    messages: list[str] = field(default_factory=list)
+    messages: list[Note] = field(default_factory=list)   # what the comparison says under the table
 
     @property
     def blocking(self) -> list[Row]:
@@ -87,4 +88,4 @@ class Report:
     def as_json(self) -> dict:
         return {"base": self.base.commit if self.base else None, "head": self.head.commit,
                 "toolchain": self.toolchain, "kernels": [r.as_json() for r in self.rows],
-                "messages": self.messages}
+                "messages": texts(self.messages)}

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from ptxdiff.compile.retype import about_types
 from ptxdiff.compile.search import failing_names, function_of, message, walk
 from ptxdiff.discovery.params import params_behind
+from ptxdiff.specs.guesses import GuessKind
 from ptxdiff.specs.resolve import Spec
 
 SHAPE_ERROR = re.compile(r"cannot change total number of elements|must be a power of 2|arange's end argument must be "
@@ -58,7 +59,8 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
            jit: object) -> dict[str, int | float] | None:
     """Constexpr values that make `spec` fit, changed from its guesses: {name: size}, or None."""
     shapes = about_shapes(error)   # a type error may be a guessed float that is an int (`1 << (127 + eps_exp)`)
-    guessed = {k: v for k, v in spec.guessed if not k.endswith(":") and (type(v) is int or type(v) is float and not shapes)}
+    guessed = {g.name: g.value for g in spec.guessed if g.kind is GuessKind.VALUE
+               and (type(g.value) is int or type(g.value) is float and not shapes)}
     src = getattr(jit, "src", None)
     fn = function_of(src) if isinstance(src, str) else None
     if not guessed or fn is None or not (shapes or about_types(error)):

@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 from ptxdiff.compile.search import chain, failing_names, function_of, message, walk
 from ptxdiff.discovery.params import params_behind
+from ptxdiff.specs.guesses import GuessKind
 from ptxdiff.specs.resolve import Spec
 
 TYPE_ERROR = re.compile(r"TypeError|IncompatibleType|dtype|\btypes?\b|pointer|ptr type|must all be ints|operands? of"
@@ -113,7 +114,7 @@ def about_types(error: BaseException) -> bool:
 def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: BaseException,
            jit: object) -> dict[str, str] | None:
     """Types that make `spec` compile, changed from its guesses: {param: type}, or None."""
-    guessed = {k[:-1]: v for k, v in spec.guessed if k.endswith(":") and isinstance(v, str)}
+    guessed = {g.name: g.value for g in spec.guessed if g.kind is GuessKind.TYPE and isinstance(g.value, str)}
     src = getattr(jit, "src", None)
     fn = function_of(src) if isinstance(src, str) else None
     if not guessed or fn is None or not about_types(error):

@@ -12,6 +12,7 @@ from typing import cast
 
 from ptxdiff import config as configmod
 from ptxdiff.compare import pins
+from ptxdiff.compare.notes import Note, NoteKind
 from ptxdiff.compare.pairing import Pair
 from ptxdiff.compare.results import Row
 from ptxdiff.git.repo import Repo, Side
@@ -29,7 +30,7 @@ class Runner:
 
 
 def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: configmod.Config,
-            outputs: bool | None, time: bool | None, messages: list[str], run_as: Runner) -> list[Row]:
+            outputs: bool | None, time: bool | None, messages: list[Note], run_as: Runner) -> list[Row]:
     """Run old and new (outputs, timing) for the kernels that ask for it; rows gain results."""
     from ptxdiff.compile.pool import Pool, Task
     from ptxdiff.dynamic.replay import plan_for
@@ -85,11 +86,13 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
                 results[cast(tuple[str, str], task.tag)] = cast(dict, payload) if kind == "ok" else {
                     "result": "not-run", "reason": str(payload)[:300]}
         replayed = any(t.op.startswith("replay_") for t in tasks)
-        messages.append("replayed recorded launches of old and new to check outputs/timing (you asked for it)"
-                        if replayed else "ran the revisions' host wrappers to check outputs/timing (you asked for it)")
+        messages.append(Note(NoteKind.DYNAMIC, None, "replayed recorded launches of old and new to check outputs/timing "
+                             "(you asked for it)" if replayed else
+                             "ran the revisions' host wrappers to check outputs/timing (you asked for it)"))
     no_gpu = [k for k, v in results.items() if k[1] == "timing" and "no GPU" in v.get("reason", "")]
     if no_gpu:
-        messages.append("--time needs a GPU and this machine has none: timing skipped, the rest is unaffected")
+        messages.append(Note(NoteKind.DYNAMIC, None,
+                             "--time needs a GPU and this machine has none: timing skipped, the rest is unaffected"))
     out = []
     for kid, kernel_rows in by_kernel.items():
         o_res, t_res = results.get((kid, "outputs")), results.get((kid, "timing"))

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from ptxdiff import settings
-from ptxdiff.config import POLICY_NOTE
+from ptxdiff.compare.notes import NoteKind
 from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK
 from ptxdiff.gate.outcome import TRAILER, Outcome, RefUpdate
 from ptxdiff.git.records import CommitInfo, SubmoduleChange, is_zero, printable, trailers
@@ -65,7 +65,7 @@ def judge(repo: Repo, have: list[str], update: RefUpdate, engine: Engine) -> Out
     rows = [r for r in reports[0].blocking if r.kernel in everywhere and not approved(r.kernel, approvals)]
     notes = [f"ptxdiff: {submodule_note(change)}" for base in pushed.bases
              for change in repo.submodule_changes(Side("base", base), new)]
-    notes += [f"ptxdiff: {m}" for report in reports for m in report.messages if m.startswith(POLICY_NOTE)]
+    notes += [f"ptxdiff: {m.text}" for report in reports for m in report.messages if m.kind is NoteKind.POLICY]
     notes += [f"ptxdiff: {line}" for line in approval_notes(
         [r for r in reports[0].blocking if r.kernel in everywhere and r not in rows], pushed.commits)]
     return Outcome(update, rows, tuple(reports[0].config.block), pushed.commits, tuple(dict.fromkeys(notes)))

@@ -317,6 +317,7 @@ def compare(state: str, job: dict) -> dict:
     import dataclasses
 
     from ptxdiff.compare.engine import Engine
+    from ptxdiff.compare.notes import NoteKind
     from ptxdiff.compile import toolchains
     from ptxdiff.git.repo import Repo
     from ptxdiff.report.driver_lines import block
@@ -361,7 +362,7 @@ def compare(state: str, job: dict) -> dict:
         one = dataclasses.replace(report, rows=rows)
         lines[where[kernel]].append((block(one, False).encode("utf-8", "replace"),
                                      block(one, True).encode("utf-8", "replace")))
-    notes = [m for m in report.messages if not m.startswith("no Triton kernels in")]
+    notes = [m.text for m in report.messages if m.kind is not NoteKind.NO_KERNELS]
     keep = not any(r.transient for r in report.rows)
     return {"keep": keep, "deps": _deps(), "lines": lines, "notes": notes}
 

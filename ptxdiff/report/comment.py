@@ -21,9 +21,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
+from ptxdiff.compare.notes import NoteKind
 from ptxdiff.compare.results import Report, Row, describe
 from ptxdiff.compare.verdict import ORDER
-from ptxdiff.config import POLICY_NOTE
 from ptxdiff.gate.outcome import TRAILER
 from ptxdiff.report import safe
 from ptxdiff.report.layout import TableColumn, md_escape
@@ -34,6 +34,7 @@ COMMENT_MAX = 65536               # characters GitHub accepts in a comment body 
 HEADROOM = 512                    # kept free: a forge may count some characters twice
 PINNED_MAX = 300                  # characters of each approval or policy note under the summary ...
 PINNED_COUNT = 20                 # ... and how many of them (the rest are counted; the artifact has all)
+PINNED = (NoteKind.POLICY, NoteKind.APPROVAL)   # the notes pinned under the summary, not among the others
 APPROVE_NAMED = 10                # kernels named in the trailer example
 UNMEASURED = ("failed", "unmeasured")
 
@@ -263,11 +264,11 @@ def comment(report: Report, links: Links | None = None, limit: int = COMMENT_MAX
     the summary, never trimmed. A large pull request (its rows do not fit) gets the details table
     one line per kernel."""
     shown = safe.report(report)
-    policy = [m for m in shown.messages if m.startswith(POLICY_NOTE)]
+    policy = [m.text for m in shown.messages if m.kind is NoteKind.POLICY]
     said = [safe.shown(a) for a in approvals]
     head = "\n".join([MARKER, summary(shown, len(approvals)), *pinned([*said, *policy])]) + f"\n\n{_compared(shown)}"
     header, rows = _table_rows(report, shown, links)
-    rest = [md_escape(" ".join(n.split())) for n in notes(shown, run=False) if n not in policy and n not in said]
+    rest = [md_escape(" ".join(n.text.split())) for n in notes(shown, run=False) if n.kind not in PINNED]
     parts = _Parts(head, header, rows, [i for i, r in enumerate(report.rows) if r.blocking], how_to_approve(shown),
                    header, rows, "row", rest, artifact)
     full = parts.assemble(len(parts.blocking), len(rows), len(rest))

@@ -249,7 +249,7 @@ def report_page(report: Report, read: Read) -> str:
         parts.append("<p>no Triton kernel changed</p>" if report.base else "<p>no Triton kernels found</p>")
     said = notes(shown)
     if said:
-        parts.append('<h2>Notes</h2><ul class="notes">' + "".join(f"<li>{text(n)}</li>" for n in said) + "</ul>")
+        parts.append('<h2>Notes</h2><ul class="notes">' + "".join(f"<li>{text(n.text)}</li>" for n in said) + "</ul>")
     if report.rows:
         parts.append("<h2>Rows</h2>")
         parts += [_row_section(i, r, sides, sources, f"{text(r.kernel)} <span class=dim>[{text(r.target)} "

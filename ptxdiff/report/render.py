@@ -8,12 +8,15 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 
+from ptxdiff.compare.notes import Note, NoteKind, as_notes
 from ptxdiff.compare.results import Report, Row, describe
 from ptxdiff.compare.verdict import ORDER
 from ptxdiff.report import safe
 from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, Column, explanations, outputs_cell, timing_cell
 from ptxdiff.report.layout import FOLD, FULL, KEY, PLAIN, Layout, TableColumn, grid, hanging, md_escape
 from ptxdiff.report.style import VERDICT_SGR
+from ptxdiff.specs import guesses
+from ptxdiff.specs.guesses import GuessKind
 
 
 def _dynamic_columns(report: Report) -> list[TableColumn[Row]]:
@@ -74,18 +77,18 @@ def report_columns(report: Report, layout: Layout = PLAIN) -> list[TableColumn[R
             *verdict]
 
 
-def spec_notes(report: Report) -> list[str]:
+def spec_notes(report: Report) -> list[Note]:
     """Per kernel, once: the values that are guesses, and what the evaluator assumed or ignored."""
     values: dict[str, dict[str, list]] = {}
     types: dict[str, set[str]] = {}
     notes: dict[str, list[str]] = {}
     for r in report.rows:
         detail = r.spec_detail or {}
-        for k, v in (detail.get("guessed") or {}).items():
-            if k.endswith(":"):
-                types.setdefault(r.kernel, set()).add(k)
+        for g in guesses.of_spec(detail):
+            if g.kind is GuessKind.TYPE:
+                types.setdefault(r.kernel, set()).add(g.name)
             else:
-                values.setdefault(r.kernel, {}).setdefault(k, []).append(str(v))
+                values.setdefault(r.kernel, {}).setdefault(g.shown, []).append(str(g.value))
         for note in detail.get("notes") or ():
             if note not in notes.setdefault(r.kernel, []):
                 notes[r.kernel].append(note)
@@ -95,8 +98,9 @@ def spec_notes(report: Report) -> list[str]:
         if types.get(kernel):
             parts.append(f"the types of {len(types[kernel])} params")
         if parts:
-            lines.append(f"{kernel}: guessed {', '.join(parts)} (config or `ptxdiff record` make them facts)")
-        lines += [f"{kernel}: {note}" for note in notes.get(kernel, ())]
+            lines.append(Note(NoteKind.GUESS, kernel,
+                              f"{kernel}: guessed {', '.join(parts)} (config or `ptxdiff record` make them facts)"))
+        lines += [Note(NoteKind.SPEC, kernel, f"{kernel}: {note}") for note in notes.get(kernel, ())]
     return lines
 
 
@@ -107,36 +111,39 @@ def _heading(report: Report) -> str:
     return f"ptxdiff {what} ({tools})"
 
 
-def _errors(report: Report) -> list[str]:
-    lines = [f"{r.kernel} [{r.target} {r.spec}]: {r.error}" for r in report.rows if r.error]
+def _errors(report: Report) -> list[Note]:
+    lines = [Note(NoteKind.ERROR, r.kernel, f"{r.kernel} [{r.target} {r.spec}]: {r.error}") for r in report.rows if r.error]
     seen = set()
     for r in report.rows:
         for what, result in (("outputs", r.outputs), ("timing", r.timing)):
             if result and (r.kernel, what) not in seen:
                 seen.add((r.kernel, what))
                 if result["result"] == "not-run":
-                    lines.append(f"{r.kernel}: {what} not run: {result['reason']}")
+                    said = f"{r.kernel}: {what} not run: {result['reason']}"
                 elif result["result"] == "outputs-differ":
                     at = (f"on the replayed launch {result['n']}, argument {result['argument']}"
                           if "argument" in result else f"first at n={result['n']} {result['dtype']}")
-                    lines.append(f"{r.kernel}: outputs differ {at}: max abs "
-                                 f"{result['max_abs']:.3g}, max rel {result['max_rel']:.3g} (rtol {result['rtol']:g}, "
-                                 f"atol {result['atol']:g}, {result['device']})")
+                    said = (f"{r.kernel}: outputs differ {at}: max abs "
+                            f"{result['max_abs']:.3g}, max rel {result['max_rel']:.3g} (rtol {result['rtol']:g}, "
+                            f"atol {result['atol']:g}, {result['device']})")
                 elif what == "timing":
-                    lines.append(f"{r.kernel}: {result['summary']}")
+                    said = f"{r.kernel}: {result['summary']}"
+                else:
+                    continue
+                lines.append(Note(NoteKind.RESULT, r.kernel, said))
     return lines
 
 
-RUN_SPECIFIC = "remote cache "   # how the remote answered this run: said in the log, not in a comment
+RUN_SPECIFIC = (NoteKind.REMOTE, NoteKind.CACHE)   # what differs between two runs: said in the log, not in a comment
 
 
-def notes(report: Report, run: bool = True) -> list[str]:
+def notes(report: Report, run: bool = True) -> list[Note]:
     """What every layout says under the table: errors, dynamic results, why, guesses, messages.
     `run=False` (the pull-request comment): without what differs between two runs on the same
     commits (where rows came from, how the remote cache answered)."""
-    messages = [m for m in report.messages if run or not m.startswith(RUN_SPECIFIC)]
-    lines = _errors(report) + explanations(report.rows) + spec_notes(report) + messages
-    return lines + blocking_line(report) + (cache_counts(report) if run else [])
+    lines = [*_errors(report), *as_notes(NoteKind.EXPLANATION, explanations(report.rows)), *spec_notes(report),
+             *report.messages, *blocking_line(report), *cache_counts(report)]
+    return [n for n in lines if run or n.kind not in RUN_SPECIFIC]
 
 
 def verdicts_found(rows: Sequence[Row]) -> str:
@@ -147,19 +154,19 @@ def verdicts_found(rows: Sequence[Row]) -> str:
     return found[0] if len(found) == 1 else ", ".join(f"{counts[v]} {v}" for v in found)
 
 
-def blocking_line(report: Report) -> list[str]:
+def blocking_line(report: Report) -> list[Note]:
     """How many rows block and with which verdicts: `1 blocking: structural`, `3 blocking: 2
     structural, 1 failed`."""
     blocking = report.blocking
-    return [f"{len(blocking)} blocking: {verdicts_found(blocking)}"] if blocking else []
+    return [Note(NoteKind.BLOCKING, None, f"{len(blocking)} blocking: {verdicts_found(blocking)}")] if blocking else []
 
 
-def cache_counts(report: Report) -> list[str]:
+def cache_counts(report: Report) -> list[Note]:
     """The footer: how many rows were compiled in this run and how many came from each cache."""
     counts = {c: sum(r.cache == c for r in report.rows) for c in ("compiled", "local", "remote")}
     parts = [f"{n} {what}" for n, what in ((counts["compiled"], "compiled"), (counts["local"], "from the local cache"),
                                            (counts["remote"], "from the remote cache")) if n]
-    return [f"rows: {', '.join(parts)}"] if parts else []
+    return [Note(NoteKind.CACHE, None, f"rows: {', '.join(parts)}")] if parts else []
 
 
 def table(report: Report, layout: Layout = PLAIN) -> str:
@@ -172,7 +179,7 @@ def table(report: Report, layout: Layout = PLAIN) -> str:
                           folds=len(COLUMNS) if one_side else 4))
     else:
         lines.append("no Triton kernel changed" if report.base else "no Triton kernels found")
-    lines += [hanging(n, layout.width) for n in notes(report)]
+    lines += [hanging(n.text, layout.width) for n in notes(report)]
     return "\n".join(lines) + "\n"
 
 
@@ -185,7 +192,7 @@ def markdown(report: Report) -> str:
         blocks.append(grid(report_columns(report), report.rows, PLAIN, fmt="github"))
     else:
         blocks.append("no Triton kernel changed" if report.base else "no Triton kernels found")
-    blocks += [md_escape(" ".join(n.split())) for n in notes(report)]
+    blocks += [md_escape(" ".join(n.text.split())) for n in notes(report)]
     return "\n\n".join(blocks) + "\n"
 
 

@@ -54,4 +54,5 @@ def row(r: Row) -> Row:
 
 def report(rep: Report) -> Report:
     """A report as people may see it."""
-    return dataclasses.replace(rep, rows=[row(r) for r in rep.rows], messages=[shown(m, lines=True) for m in rep.messages])
+    return dataclasses.replace(rep, rows=[row(r) for r in rep.rows],
+                               messages=[dataclasses.replace(m, text=shown(m.text, lines=True)) for m in rep.messages])

@@ -18,12 +18,13 @@ from dataclasses import dataclass, field, replace
 from ptxdiff.config import KernelConfig, SpecConfig
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.record.launches import Launch
+from ptxdiff.specs import guesses as guessmod
+from ptxdiff.specs.guesses import Guess, GuessKind
 from ptxdiff.specs.plan import FAMILY, SOURCES, Plan, smaller
 
 DEFAULT_NUM_WARPS = 4
 DEFAULT_NUM_STAGES = 3
 HEURISTIC_INT = 4096   # a runtime integer a heuristic reads, when nothing says which (divisible by most blocks)
-READ_BY_HEURISTIC = "read by heuristic"   # the guessed entry of such a stand-in: `n (read by heuristic BLOCK)`
 NO_PLAN = Plan()       # nothing gathered beyond the config: the default of `resolve`
 
 
@@ -39,7 +40,7 @@ class Spec:
     num_stages: int
     divisible: tuple[str, ...] | None = None  # params triton marks divisible by 16; None: every pointer
     source: str = "config"                    # the weakest source of its values (plan.SOURCES)
-    guessed: tuple[tuple[str, object], ...] = ()   # values that are guesses (constexprs, and types as "name:")
+    guessed: tuple[Guess, ...] = ()           # values that are guesses (constexprs, types, a heuristic's inputs)
     notes: tuple[str, ...] = ()
     shown: tuple[str, ...] = ()               # signature entries its label shows (those that tell specs apart)
     options: tuple[tuple[str, object], ...] = ()  # other compile options of an autotune Config (maxnreg, num_ctas)
@@ -65,7 +66,7 @@ class Spec:
         return {"signature": dict(self.signature), "constexprs": {k: _jsonable(v) for k, v in self.constexprs},
                 "num_warps": self.num_warps, "num_stages": self.num_stages, **dict(self.options),
                 "divisible_by_16": list(self.divisible) if self.divisible is not None else None,
-                "source": self.source, "guessed": {k: _jsonable(v) for k, v in self.guessed},
+                "source": self.source, "guessed": {g.key: _jsonable(g.value) for g in self.guessed},
                 "notes": list(self.notes)}
 
 
@@ -292,13 +293,15 @@ def _retyped(spec: Spec, plan: Plan, notes: set[str]) -> Spec:
     """A spec with the types a compile search found for its constexpr values, said in the notes."""
     found = plan.retype_for(spec.as_dict()["constexprs"])
     sig = dict(spec.signature)
-    if any(k.endswith(":") and v == "*bf16" for k, v in spec.guessed):   # a spec of the bf16 family
+    types = guessmod.of_kind(spec.guessed, GuessKind.TYPE)
+    if "*bf16" in types.values():   # a spec of the bf16 family
         found = {p: "*bf16" if t == "*fp32" else t for p, t in found.items()}
-    found = {p: t for p, t in found.items() if p in sig and sig[p] != t and dict(spec.guessed).get(f"{p}:") == sig[p]}
+    found = {p: t for p, t in found.items() if p in sig and sig[p] != t and types.get(p) == sig[p]}
     if not found:
         return spec
     notes.update(f"{p}: guessed {sig[p]}, which does not compile; {t} does" for p, t in found.items())
-    guessed = tuple((k, found.get(k[:-1], v) if k.endswith(":") else v) for k, v in spec.guessed)
+    guessed = tuple(guessmod.type_of(g.name, found[g.name]) if g.kind is GuessKind.TYPE and g.name in found else g
+                    for g in spec.guessed)
     return replace(spec, signature=tuple((p, found.get(p, t)) for p, t in spec.signature), guessed=guessed)
 
 
@@ -452,25 +455,28 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
     types = dict(shared.types)
     sources = dict(shared.sources)
     guessed_types, launch = shared.guessed_types, shared.launch
-    guessed: dict = {}
+    guessed: dict[str, Guess] = {}   # by key: a later guess of the same key replaces it, in its place
+
+    def guess(g: Guess) -> None:
+        guessed[g.key] = g
     for name, value in combo.items():
         if name == FAMILY:
             for p, t in shared.guessed_types.items():
                 if t == "*fp32" and types.get(p) == t:
                     types[p] = f"*{value}"
-                    guessed[f"{p}:"] = types[p]
+                    guess(guessmod.type_of(p, types[p]))
             continue
         if name in shared.optional:
             if value is None:
                 types[name] = "constexpr"
                 constexprs[name] = None
-                guessed[name] = None
+                guess(guessmod.value(name, None))
             continue
         constexprs[name] = value
         choice = plan.choice(name)
         sources[name] = choice.source if choice else "guessed"
         if sources[name] == "guessed":
-            guessed[name] = value
+            guess(guessmod.value(name, value))
     for p in [*types]:
         if types[p] == "constexpr1":  # a launch site passes 1: triton makes it the constant 1
             types[p] = "constexpr"
@@ -498,7 +504,7 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
                 raise
             constexprs[name] = choice.values[0]
             sources[name] = choice.source
-            guessed[name] = choice.values[0]
+            guess(guessmod.value(name, choice.values[0]))
             continue
         except Exception as e:
             raise SpecError(f"heuristic for {name} failed ({type(e).__name__}: {e}); set "
@@ -508,7 +514,7 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
             constexprs[name] = smaller(constexprs[name])
         for arg, value in args.stood_in.items():
             if not isinstance(value, TensorArg) and value is not None:
-                guessed[f"{arg} ({READ_BY_HEURISTIC} {name})"] = value
+                guess(guessmod.read_by(arg, name, value))
     signature: list[tuple[str, str]] = []
     no_default: list[str] = []
     no_type: list[str] = []
@@ -527,7 +533,7 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
         raise SpecError(_missing(kernel, no_default, no_type))
     for p, t in guessed_types.items():
         if types.get(p) == t:
-            guessed[f"{p}:"] = t
+            guess(guessmod.type_of(p, t))
     used = {sources[k] for k in sources} & set(SOURCES)
     if guessed_types or guessed:
         used.add("guessed")
@@ -542,6 +548,6 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
         num_stages=shared.num_stages or DEFAULT_NUM_STAGES,
         divisible=divisible,
         source=source,
-        guessed=tuple(guessed.items()),
+        guessed=tuple(guessed.values()),
         options=shared.options,
     )

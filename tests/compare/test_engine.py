@@ -30,6 +30,7 @@ from helpers import (
     write,
 )
 from ptxdiff.compare.engine import Engine
+from ptxdiff.compare.notes import NoteKind
 from ptxdiff.git.repo import Repo
 from ptxdiff.trust import Permissions
 
@@ -710,5 +711,5 @@ def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
     commit(repo, "v2", {"ops/k.py": src.replace(" NOTE", " and True")})
     report = compare(repo, "HEAD~1", "HEAD")
     assert report.rows == []
-    assert any(m.startswith("ops/k.py::triton_cast: not a kernel under this triton") and "`triton.language.cast`" in m
-               for m in report.messages), report.messages
+    (said,) = [m for m in report.messages if m.kind is NoteKind.TRITONS_OWN]
+    assert said.kernel == "ops/k.py::triton_cast" and "`triton.language.cast`" in said.text, report.messages

@@ -10,6 +10,7 @@ import pytest
 
 from ptxdiff.compile import refit
 from ptxdiff.compile.search import function_of
+from ptxdiff.specs.guesses import GuessKind, type_of, value
 from ptxdiff.specs.resolve import Spec
 
 KERNEL = """\
@@ -40,7 +41,7 @@ def test_about_shapes(text, about):
 
 SPEC = Spec(signature=(("x", "*fp32"), ("SCALE", "constexpr"), ("BLOCK", "constexpr"), ("EPS", "constexpr")),
             constexprs=(("SCALE", 4), ("BLOCK", 64), ("EPS", 0.5)), num_warps=4, num_stages=3,
-            guessed=(("SCALE", 4), ("BLOCK", 64), ("EPS", 0.5), ("x:", "*fp32")))
+            guessed=(value("SCALE", 4), value("BLOCK", 64), value("EPS", 0.5), type_of("x", "*fp32")))
 
 
 def search(error: Located, fits) -> tuple[dict | None, list[dict]]:
@@ -121,7 +122,8 @@ def test_a_guess_that_a_static_assert_refuses_takes_other_sizes():
 def test_the_sizes_tried(name, guess, text, line, sizes):
     values = {**dict(SPEC.constexprs), name: guess}
     spec = dataclasses.replace(SPEC, constexprs=tuple(values.items()),
-                               guessed=tuple((k, values[k]) if k in values else (k, v) for k, v in SPEC.guessed))
+                               guessed=tuple(value(g.name, values[g.name]) if g.kind is GuessKind.VALUE else g
+                                             for g in SPEC.guessed))
     error = Located(text, line)
     tried: list[object] = []
 

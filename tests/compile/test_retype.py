@@ -9,6 +9,7 @@ import pytest
 
 from ptxdiff.compile import retype
 from ptxdiff.compile.search import function_of
+from ptxdiff.specs.guesses import type_of
 from ptxdiff.specs.resolve import Spec
 
 KERNEL = """\
@@ -48,7 +49,7 @@ def test_about_types(error, about):
 
 def spec(**types: str) -> Spec:
     return Spec(signature=tuple(types.items()), constexprs=(), num_warps=4, num_stages=3,
-                guessed=tuple((f"{k}:", v) for k, v in types.items() if v != "constexpr"))
+                guessed=tuple(type_of(k, v) for k, v in types.items() if v != "constexpr"))
 
 
 def test_search_finds_the_type_the_failing_line_needs():

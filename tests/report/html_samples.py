@@ -7,6 +7,7 @@ import functools
 
 from helpers import DATA, metrics
 from ptxdiff.compare.history import Event
+from ptxdiff.compare.notes import Note, NoteKind
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.config import Config
 from ptxdiff.git.records import CommitInfo, Side
@@ -59,7 +60,7 @@ def diff_report(hostile: bool = False) -> Report:
         rows.append(row("ops/bad.py::bad_kernel", None, None, "failed", error=f"compile failed: {HOSTILE}",
                         launch=f"BLOCK 1 -> 2 (call site {HOSTILE})"))
     return Report(Side("HEAD~1", "a" * 40), Side("HEAD", "b" * 40), TOOLS, rows, Config(),
-                  messages=[f"note: {HOSTILE}"] if hostile else [])
+                  messages=[Note(NoteKind.CONFIG, None, f"note: {HOSTILE}")] if hostile else [])
 
 
 def show_report(n: int) -> Report:

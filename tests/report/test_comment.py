@@ -11,6 +11,7 @@ import re
 import pytest
 
 from helpers import body_rows, html, row_metrics
+from ptxdiff.compare.notes import Note, NoteKind
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.config import Config
 from ptxdiff.git.repo import Side
@@ -33,9 +34,10 @@ def row(kernel: str, verdict: str, blocking: bool, target: str = "sm_90", why: s
                why=why)
 
 
-def report(rows: list[Row], messages: tuple[str, ...] = ()) -> Report:
+def report(rows: list[Row], messages: tuple[str | Note, ...] = ()) -> Report:
+    """A report; a message given as text is a config's (repository text)."""
     return Report(Side("a", "7a659300cc" + "0" * 30), Side("b", HEAD), {"ptxdiff": "0.1.0", "triton": "3.9.0"},
-                  rows, Config(), messages=list(messages))
+                  rows, Config(), messages=[m if isinstance(m, Note) else Note(NoteKind.CONFIG, None, m) for m in messages])
 
 
 def parts(out: str) -> tuple[str, str, str]:
@@ -191,7 +193,9 @@ def test_approvals_and_policy_notes_are_pinned_under_the_summary_and_capped():
     policy = "the compared change edits ptxdiff's own policy (block in ptxdiff.toml); " + "x" * 20000
     approval = "ops/a.py::a_kernel (structural) passes, approved by 1a2b3c4 (Ptx-Approved: a_kernel)"
     rows = [row(f"ops/k{i}.py::k{i}", "constants-only", False, why="y" * 300) for i in range(400)]
-    text = comment(report(rows, messages=(policy, approval)), approvals=[approval], limit=20000)
+    text = comment(report(rows, messages=(Note(NoteKind.POLICY, None, policy), Note(NoteKind.APPROVAL, "ops/a.py::a_kernel",
+                                                                                 approval))),
+                   approvals=[approval], limit=20000)
     assert len(text) <= 20000
     head = text.split("\n\n")[0].splitlines()
     assert head[1].endswith("passes; 1 kernel approved in this pull request")

@@ -9,6 +9,7 @@ import re
 import pytest
 
 from helpers import html, row_metrics
+from ptxdiff.compare.notes import NoteKind, as_notes
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.config import Config
 from ptxdiff.git.repo import Side
@@ -18,7 +19,7 @@ from ptxdiff.report.render import markdown, table
 ESC = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def demo_report(rows: list[Row] | None = None, messages: tuple[str, ...] = ()) -> Report:
+def demo_report(rows: list[Row] | None = None, messages: tuple[str, ...] = ()) -> Report:   # messages: a config's words
     """The demo's two kernels: a structural change, and a constants-only one with a long spec."""
     rows = rows or [
         Row("kernels/gelu.py::gelu_kernel", "BLOCK=1024 w4 s3", "sm_90", "structural", True,
@@ -28,7 +29,8 @@ def demo_report(rows: list[Row] | None = None, messages: tuple[str, ...] = ()) -
             spec_detail={"guessed": {"x_ptr:": "*fp32", "out_ptr:": "*fp32"}}),
     ]
     return Report(Side("a", "7a659300cc" + "0" * 30), Side("b", "90d209334d" + "0" * 30),
-                  {"ptxdiff": "0.1.0", "triton": "3.9.0", "python": "3.11.7"}, rows, Config(), messages=list(messages))
+                  {"ptxdiff": "0.1.0", "triton": "3.9.0", "python": "3.11.7"}, rows, Config(),
+                  messages=as_notes(NoteKind.CONFIG, messages))
 
 
 def widest(text: str) -> int:

@@ -9,6 +9,7 @@ import pytest
 from ptxdiff.config import KernelConfig, SpecConfig, parse
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.discovery.params import Param
+from ptxdiff.specs import guesses
 from ptxdiff.specs.plan import Plan
 from ptxdiff.specs.resolve import (
     DEFAULT_NUM_STAGES,
@@ -53,7 +54,8 @@ def test_defaults():
     assert spec.divisible == ("x_ptr", "out_ptr")  # pointers: 16-byte aligned, as torch allocates
     # the types were inferred from names and use: guesses, and said to be
     assert spec.source == "guessed"
-    assert dict(spec.guessed) == {"x_ptr:": "*fp32", "out_ptr:": "*fp32", "n:": "i32", "eps:": "fp32"}
+    assert spec.guessed == tuple(guesses.type_of(p, t) for p, t in SIG[:4])
+    assert spec.as_dict()["guessed"] == {"x_ptr:": "*fp32", "out_ptr:": "*fp32", "n:": "i32", "eps:": "fp32"}
     typed = KernelConfig(base=SpecConfig(signature=dict(SIG[:4])))
     (spec,) = resolve(K, declared(), typed)
     assert spec.source == "config" and spec.guessed == ()
@@ -130,7 +132,8 @@ def test_heuristic_reading_a_runtime_arg_gets_a_representative_value_shown_as_a_
     heur = {"BLOCK": lambda args: 1 << (args["n"] - 1).bit_length(), "EVEN": lambda args: args["x_ptr"] is not None}
     (spec,) = resolve(K, declared(defaults={}, heuristics=heur), KernelConfig())
     assert dict(spec.constexprs) == {"BLOCK": 4096, "EVEN": True}
-    assert dict(spec.guessed)["n (read by heuristic BLOCK)"] == 4096
+    assert guesses.read_by("n", "BLOCK", 4096) in spec.guessed
+    assert spec.as_dict()["guessed"]["n (read by heuristic BLOCK)"] == 4096
 
 
 def test_sizes_a_heuristic_computes_from_representative_ints_are_shrunk_with_the_guesses():

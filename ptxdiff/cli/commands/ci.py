@@ -25,6 +25,7 @@ from ptxdiff.cli import htmlout
 from ptxdiff.cli.commands.diff import compare
 from ptxdiff.cli.common import emit, progress
 from ptxdiff.cli.options import Compiling, Shown, unpacked
+from ptxdiff.compare.notes import NoteKind, as_notes
 from ptxdiff.compare.results import Report
 from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK, GitError, UsageError
 from ptxdiff.fastio import replace_file
@@ -143,7 +144,7 @@ def with_approvals(repo: Repo, report: Report) -> tuple[Report, list[str]]:
     if not passed:
         return report, []
     said = approval_notes(passed, commits)
-    return dataclasses.replace(report, rows=rows, messages=report.messages + said), said
+    return dataclasses.replace(report, rows=rows, messages=report.messages + as_notes(NoteKind.APPROVAL, said)), said
 
 
 DEF = r"^[ \t]*(?:async[ \t]+)?def[ \t]+{}[ \t]*\("

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from ptxdiff.cli.common import emit, open_engine, repo_paths, user_config
 from ptxdiff.cli.options import Compiling, Shown, unpacked
 from ptxdiff.compare.engine import path_matches
+from ptxdiff.compare.notes import NoteKind, as_notes
 from ptxdiff.compare.results import Report
 from ptxdiff.gate.prepush import submodule_note
 from ptxdiff.git.repo import Repo
@@ -50,6 +51,6 @@ def compare(opts: Compiling, shown: Shown, revs: list[str], paths: list[str] | N
 
 def with_submodules(repo: Repo, report: Report, pathspecs: list[str] | None) -> Report:
     """Say, in one line each, which submodules changed: ptxdiff does not look into them."""
-    notes = [submodule_note(c) for c in repo.submodule_changes(report.base, report.head)
-             if path_matches(c.path, pathspecs)]
-    return dataclasses.replace(report, messages=report.messages + notes) if notes else report
+    said = as_notes(NoteKind.SUBMODULE, [submodule_note(c) for c in repo.submodule_changes(report.base, report.head)
+                                      if path_matches(c.path, pathspecs)])
+    return dataclasses.replace(report, messages=report.messages + said) if said else report
