@@ -450,6 +450,28 @@ class _Shared:
     options: tuple[tuple[str, object], ...] = ()
 
 
+def _signature(kernel: Kernel, declared: Declared, types: dict[str, str], constexprs: dict) -> list[tuple[str, str]]:
+    """(param, type) in the kernel's order, constexprs as `constexpr`; a SpecError naming every
+    constexpr without a value and every param without a type at once."""
+    signature: list[tuple[str, str]] = []
+    no_default: list[str] = []
+    no_type: list[str] = []
+    for p in declared.params:
+        if p in declared.constexpr_params:
+            if p not in constexprs:
+                no_default.append(p)
+            signature.append((p, "constexpr"))
+            continue
+        typ = types.get(p)
+        if not typ:
+            no_type.append(p)
+            continue
+        signature.append((p, typ))
+    if no_default or no_type:
+        raise SpecError(_missing(kernel, no_default, no_type))
+    return signature
+
+
 def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, combo: dict) -> Spec:
     constexprs = dict(shared.constexprs)
     types = dict(shared.types)
@@ -515,22 +537,7 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
         for arg, value in args.stood_in.items():
             if not isinstance(value, TensorArg) and value is not None:
                 guess(guessmod.read_by(arg, name, value))
-    signature: list[tuple[str, str]] = []
-    no_default: list[str] = []
-    no_type: list[str] = []
-    for p in declared.params:
-        if p in declared.constexpr_params:
-            if p not in constexprs:
-                no_default.append(p)
-            signature.append((p, "constexpr"))
-            continue
-        typ = types.get(p)
-        if not typ:
-            no_type.append(p)   # raised below, with every other missing value
-            continue
-        signature.append((p, typ))
-    if no_default or no_type:
-        raise SpecError(_missing(kernel, no_default, no_type))
+    signature = _signature(kernel, declared, types, constexprs)
     for p, t in guessed_types.items():
         if types.get(p) == t:
             guess(guessmod.type_of(p, t))

@@ -93,7 +93,8 @@ def test_a_guess_that_a_static_assert_refuses_takes_other_sizes():
     error = CompileTimeAssertionFailure("", 2)
     error.src, error.node = kernel, fn.body[-1]
     spec = Spec(signature=(("x", "*fp32"), ("K", "constexpr"), ("BLOCK", "constexpr")),
-                constexprs=(("K", 64), ("BLOCK", 128)), num_warps=4, num_stages=3, guessed=(("K", 64), ("x:", "*fp32")))
+                constexprs=(("K", 64), ("BLOCK", 128)), num_warps=4, num_stages=3,
+                guessed=(value("K", 64), type_of("x", "*fp32")))
     tried: list[int] = []
 
     def attempt(s: Spec) -> BaseException | None:
