@@ -316,12 +316,13 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
     found.element_types = _compared_element_types(nodes, flow.params)
     # `tl.dot(a, b)` takes operands of one type: a pointer whose element type is known gives it
     # to the pointer the other operand is loaded from (not to one whose values are shifted or
-    # masked: packed ints that the kernel dequantizes)
+    # masked: packed ints that the kernel dequantizes). A boolean mask is never a dot operand: an
+    # operand computed with a mask's values (`qk + tl.where(mask_block, 0, -inf)`) is not typed by it
     for node in nodes:
         if isinstance(node, ast.Call) and dotted_name(node.func)[-1:] == ["dot"] and len(node.args) >= 2:
             operands = [{q for n in _names_in(a) for q in loaded_from.get(n, ())} for a in node.args[:2]]
             for mine, theirs in (operands, operands[::-1]):
-                known = {found.element_types[q] for q in theirs if q in found.element_types}
+                known = {found.element_types[q] for q in theirs if found.element_types.get(q, "*i1") != "*i1"}
                 if len(known) == 1:
                     for q in mine - found.index_pointers:
                         found.element_types.setdefault(q, next(iter(known)))

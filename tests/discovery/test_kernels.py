@@ -810,6 +810,38 @@ def test_an_attention_inner_loop_s_operands_by_name_and_use():
                      "stride_kn": "i32"}
 
 
+def test_a_boolean_mask_folded_into_a_dot_operand_does_not_type_the_other_operand():
+    """SageAttention's per-block kernel: `mask_ptrs.dtype.element_ty == tl.int1` makes the mask
+    `*i1`, and `p` is computed with the mask's values before `tl.dot(p, v)`; a dot never takes an
+    int1 operand, so V is typed by `p.to(tl.float16)`, not by the mask (it read `*i1` before)."""
+    from ptxdiff.discovery.params import kinds_through_helpers
+    tree = ast.parse(src('''
+        def inner(acc, q, K_ptrs, V_ptrs, mask_ptrs, BLOCK_N: tl.constexpr):
+            m = tl.load(mask_ptrs)
+            k = tl.load(K_ptrs)
+            qk = tl.dot(q, k)
+            if mask_ptrs.dtype.element_ty == tl.int1:
+                qk = qk + tl.where(m, 0, -1.0e6)
+            p = qk.to(tl.float16)
+            v = tl.load(V_ptrs)
+            acc += tl.dot(p, v)
+            return acc
+
+        def k(Q, K, V, mask, Out, BLOCK_N: tl.constexpr):
+            offs = tl.arange(0, BLOCK_N)
+            q = tl.load(Q + offs[:, None])
+            K_ptrs = K + offs[:, None]
+            V_ptrs = V + offs[:, None]
+            mask_ptrs = mask + offs[:, None]
+            acc = inner(tl.zeros([BLOCK_N, BLOCK_N], dtype=tl.float32), q, K_ptrs, V_ptrs, mask_ptrs, BLOCK_N)
+            tl.store(Out + offs[:, None], acc)
+    '''))
+    helper, fn = tree.body
+    assert isinstance(helper, ast.FunctionDef) and isinstance(fn, ast.FunctionDef)
+    kinds = kinds_through_helpers(fn, infer_param_kinds(fn), {"inner": helper})
+    assert (kinds["mask"], kinds["V"], kinds["K"]) == ("*i1", "*fp16", "*fp32"), kinds
+
+
 def test_a_pointer_named_for_integer_contents_holds_ints():
     kinds = kinds_of('''
         def k(X, cu_seqlens, token_ids, Y, BLOCK: tl.constexpr):
