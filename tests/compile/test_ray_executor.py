@@ -89,6 +89,16 @@ def no_local_pool(monkeypatch):
     monkeypatch.setattr(Pool, "__init__", refuse)
 
 
+def again_under_ray(args, repo, cache, monkeypatch, capsys) -> str:
+    """`args` once more from a cold start, every compile in a Ray worker: its stdout (exit 0)."""
+    forget(repo, cache)
+    with monkeypatch.context() as m:
+        no_local_pool(m)
+        rc, out, err = run_main([*args, "--executor", "ray"], capsys)
+    assert rc == 0, err
+    return out
+
+
 def test_notes_from_ray_are_byte_identical_to_notes_from_the_local_pool(ray_instance, tmp_path, capsys, cache,
                                                                          monkeypatch):
     repo, commits = history_repo(tmp_path)
@@ -98,11 +108,7 @@ def test_notes_from_ray_are_byte_identical_to_notes_from_the_local_pool(ray_inst
     assert [sha for sha, note in local.items() if note] == [commits[0], commits[1], commits[3], commits[4]]
     assert "ops/user.py::user_kernel" in local[commits[3]] and "compiled" in local[commits[3]]
 
-    forget(repo, cache)
-    with monkeypatch.context() as m:
-        no_local_pool(m)
-        rc, out, err = run_main(["notes", "-C", str(repo), "--target", "sm_90", "-q", "--executor", "ray"], capsys)
-    assert rc == 0, err
+    out = again_under_ray(["notes", "-C", str(repo), "--target", "sm_90", "-q"], repo, cache, monkeypatch, capsys)
     assert "wrote 4 note(s)" in out
     assert notes_of(repo, commits) == local
 
@@ -114,12 +120,7 @@ def test_log_from_ray_is_the_same_json_as_from_the_local_pool(ray_instance, tmp_
     assert rc == 0, err
     assert [e["commit"] for e in json.loads(local)] == [commits[0], commits[1], commits[4]]
 
-    forget(repo, cache)
-    with monkeypatch.context() as m:
-        no_local_pool(m)
-        rc, remote, err = run_main([*args, "--executor", "ray"], capsys)
-    assert rc == 0, err
-    assert remote == local
+    assert again_under_ray(args, repo, cache, monkeypatch, capsys) == local
 
 
 def test_a_revision_ships_its_commit_trees_and_python_files_each_object_once(tmp_path):
@@ -196,9 +197,4 @@ def test_a_compile_that_runs_past_its_bound_is_a_timed_out_row_under_ray(ray_ins
     assert rc == 0, err
     (row,) = json.loads(local)[0]["rows"]
     assert row["error"] == "new: timed out after 0.001s (the bound of a compile of guessed sizes)"
-    forget(repo, cache)
-    with monkeypatch.context() as m:
-        no_local_pool(m)
-        rc, remote, err = run_main([*args, "--executor", "ray"], capsys)
-    assert rc == 0, err
-    assert remote == local
+    assert again_under_ray(args, repo, cache, monkeypatch, capsys) == local
