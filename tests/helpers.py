@@ -309,3 +309,26 @@ def metrics(**counts: Any) -> Metrics:
 def row_metrics(instrs: int, ptx_regs: int | None = None, regs: int = 31) -> Metrics:
     """A row's metrics with these counts (ptx_regs: instrs when not given), the others ZERO's."""
     return metrics(ptx_instrs=instrs, ptx_regs=instrs if ptx_regs is None else ptx_regs, regs=regs)
+
+
+def fake_toolchain(root: Path, version: str) -> Path:
+    """A toolchain folder as install() leaves it, holding the installed triton under another
+    version's name (a link, no download): the whole path of another interpreter, its own
+    forkserver and sandbox, offline."""
+    import sysconfig
+
+    import triton
+
+    prefix = root / f"triton-{version}"
+    subprocess.run([sys.executable, "-I", "-m", "venv", "--without-pip", str(prefix)], check=True)
+    site = prefix / os.path.relpath(sysconfig.get_path("purelib"), sysconfig.get_config_var("base"))
+    if not site.is_dir():
+        site = next(prefix.glob("lib/python*/site-packages"))
+    (site / "triton").symlink_to(Path(triton.__file__).parent)
+    info = site / f"triton-{version}.dist-info"
+    info.mkdir()
+    real = next(Path(triton.__file__).parent.parent.glob("triton-*.dist-info"))
+    for name in ("METADATA", "entry_points.txt"):   # triton finds its backends through its entry points
+        if (real / name).exists():
+            (info / name).write_bytes((real / name).read_bytes())
+    return prefix

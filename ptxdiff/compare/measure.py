@@ -17,7 +17,6 @@ from ptxdiff.compare.cache import Cache, cache_dir, make_key, served, stamped
 from ptxdiff.compare.records import SpecResult, from_worker
 from ptxdiff.compare.replan import REPLANS, Need, pairs_of
 from ptxdiff.compile import toolchain, toolchains
-from ptxdiff.errors import UsageError
 from ptxdiff.git.repo import Repo, Side
 from ptxdiff.sandbox import limits
 from ptxdiff.specs import plan as planmod
@@ -167,12 +166,8 @@ class Measurer:
         self._loaded_now += len(missing)
         if not missing:
             return 0
-        tooled = [need.side.toolchain for need, _ in missing if need.side.toolchain]
-        if len(tooled) < len(missing):
+        if any(not need.side.toolchain for need, _ in missing):   # a toolchain side needs its own triton only
             toolchain.require_triton()
-        if tooled and self.executor != "local":
-            raise UsageError(f"triton {tooled[0]} is a toolchain of this machine: compile with --executor local, "
-                             "or install that triton beside ptxdiff on the cluster")
         with open_executor(self.executor, self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout,
                            self.progress, imports=self.imports, unsandboxed=self.unsandboxed) as pool:
             compiled = self._run(pool, missing, needs, cfg, targets)

@@ -9,7 +9,13 @@ local pool's slot is, so its worker and the kernels it built stay warm (plain ta
 Ray worker and restart workers; on Liger-Kernel they took 1.8x the local pool's time).
 
 Nodes need ptxdiff and triton (the versions of this machine: a node that differs refuses, so
-no result lands under a cache key it does not match), not the repository. The driver ships each
+no result lands under a cache key it does not match), not the repository. A side that compiles
+with another triton (a toolchain, toolchains.py) compiles on the nodes too: a node installs that
+toolchain on demand into its own toolchain folder, as this machine would (its actors one at a
+time: the first installs, the others find it), and its worker runs that toolchain's interpreter
+in the same sandbox. A node that cannot install it, or whose toolchain folder holds another
+triton than the side's version (the driver keys the side's results by its own toolchain of that
+version), stops the run with one line. The driver ships each
 revision's git objects: its commit, its trees and its Python files, which is everything a
 worker reads of a revision. Not only the kernel's `paths`: the worker's module index answers
 imports over the whole revision and the restricted evaluator may read modules beyond the
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import logging
 import os
 import shutil
@@ -37,9 +44,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from ptxdiff.compile import toolchain
+from ptxdiff.compile import toolchain, toolchains
 from ptxdiff.compile.pool import Pending, Pool, Task
-from ptxdiff.errors import GitError, SandboxError, SetupError, UsageError
+from ptxdiff.errors import GitError, PtxdiffError, SandboxError, SetupError, UsageError
 from ptxdiff.git.repo import INDEX, Repo, Side
 from ptxdiff.sandbox import limits
 
@@ -346,6 +353,10 @@ def execute(packs: list[Any], side: Side, op: str, args: tuple, label: str, sett
     if here != settings.versions:
         return "setup", (f"Ray node {socket.gethostname()} has {_versions(here)}; this run needs "
                          f"{_versions(settings.versions)}: install the same versions on every node")
+    if side.toolchain is not None:
+        why = _toolchain_problem(side.toolchain)
+        if why is not None:
+            return "setup", f"Ray node {socket.gethostname()}: {why}"
     try:
         pool = _node_pool(_materialize(packs), settings)
         result: tuple[str, object] = ("error", f"no result for {label}")
@@ -358,6 +369,33 @@ def execute(packs: list[Any], side: Side, op: str, args: tuple, label: str, sett
 
 def _versions(items: tuple[tuple[str, str], ...]) -> str:
     return ", ".join(f"{k} {v}" for k, v in items)
+
+
+def _toolchain_problem(version: str) -> str | None:
+    """Make sure this node has the toolchain of `version` (installed now if it is not there);
+    None when it holds triton `version`, else the one line why not."""
+    try:
+        found = toolchains.find(version) or _install_once(version)
+    except PtxdiffError as e:
+        return str(e)
+    have = toolchain.triton_version(found.site)
+    if have != version:
+        return (f"the toolchain in {found.prefix} holds triton {have or 'none'}, not {version}: "
+                f"ptxdiff toolchain remove {version} on this node, then run again")
+    return None
+
+
+def _install_once(version: str) -> toolchains.Toolchain:
+    """toolchains.install, one actor of this node at a time: the first downloads, the others
+    wait and find it (without the lock each would download it)."""
+    lock_path = toolchains.root() / f".{toolchains.PREFIX}{version}.lock"
+    with contextlib.ExitStack() as held:
+        try:
+            lock_path.parent.mkdir(parents=True, exist_ok=True)
+            fcntl.flock(held.enter_context(open(lock_path, "a")), fcntl.LOCK_EX)
+        except OSError:   # a folder that cannot be written: install() says so in one line
+            pass
+        return toolchains.install(version)
 
 
 def _materialize(packs: list[Any]) -> str:

@@ -1,6 +1,8 @@
 """History on Ray: the same notes and the same log from Ray tasks as from the local pool, byte for
-byte; what a revision ships to the nodes (its commit, trees and Python files, each object once);
-a node with another toolchain refuses; a bad --executor is one line.
+byte; a side that compiles with another triton (a toolchain) compiles on the nodes with the
+node's own toolchain of that version; what a revision ships to the nodes (its commit, trees and
+Python files, each object once); a node with another toolchain refuses, and so does one that
+cannot install a side's toolchain; a bad --executor is one line.
 
 The Ray tests start a local Ray instance (2 CPUs) once for the module; they skip where Ray is not
 installed (pip install 'ptxdiff[ray]')."""
@@ -11,10 +13,11 @@ import json
 import logging
 import shutil
 import tempfile
+from pathlib import Path
 
 import pytest
 
-from helpers import HEADER, commit, git, make_repo, run_main, scale_kernel
+from helpers import HEADER, commit, fake_toolchain, git, make_repo, run_main, scale_kernel
 from ptxdiff.compile import ray_executor
 from ptxdiff.compile.pool import Pool
 from ptxdiff.compile.ray_executor import NodeSettings, execute, revision_objects
@@ -67,12 +70,20 @@ def forget(repo, cache):
 
 
 @pytest.fixture(scope="module")
-def ray_instance(tmp_path_factory):
+def node_toolchains(tmp_path_factory) -> Path:
+    """The Ray nodes' own toolchain folder (PTXDIFF_TOOLCHAINS as Ray starts), not this process's."""
+    return tmp_path_factory.mktemp("node-toolchains")
+
+
+@pytest.fixture(scope="module")
+def ray_instance(tmp_path_factory, node_toolchains):
     ray = pytest.importorskip("ray")
     folder = tempfile.mkdtemp(prefix="ptxdiff-test-ray-", dir="/tmp")   # Ray's sockets need a short path
     with pytest.MonkeyPatch.context() as env:
         env.setenv("RAY_AUTH_MODE", "disabled")   # a throwaway instance: no token written under ~/.ray
         env.setenv("HOME", str(tmp_path_factory.mktemp("ray-home")))
+        env.setenv("PTXDIFF_TOOLCHAINS", str(node_toolchains))
+        env.setenv("PIP_NO_INDEX", "1")   # a node never downloads a triton in a test
         ray.init(num_cpus=2, include_dashboard=False, object_store_memory=256 << 20, _temp_dir=folder,
                  logging_level=logging.ERROR, log_to_driver=False)
         yield ray
@@ -121,6 +132,63 @@ def test_log_from_ray_is_the_same_json_as_from_the_local_pool(ray_instance, tmp_
     assert [e["commit"] for e in json.loads(local)] == [commits[0], commits[1], commits[4]]
 
     assert again_under_ray(args, repo, cache, monkeypatch, capsys) == local
+
+
+def test_a_side_in_a_toolchain_compiles_on_the_nodes_with_their_own_toolchain(ray_instance, node_toolchains,
+                                                                                tmp_path, capsys, cache, monkeypatch):
+    """A history whose pin moves from triton 3.1.0 (a toolchain) to the installed one: the same
+    JSON from Ray as from the local pool, every compile in a Ray worker, the toolchain side in the
+    nodes' own toolchain folder (here both folders hold the installed triton under 3.1.0's name)."""
+    import triton
+
+    monkeypatch.setenv("PTXDIFF_TOOLCHAINS", str(tmp_path / "toolchains"))
+    fake_toolchain(tmp_path / "toolchains", "3.1.0")
+    fake_toolchain(node_toolchains, "3.1.0")
+    repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(), "requirements.txt": "triton==3.1.0\n"})
+    commit(repo, "upgrade", {"ops/k.py": scale_kernel("x * 3.0"), "requirements.txt": f"triton=={triton.__version__}\n"})
+    args = ["log", "scale_kernel", "-C", str(repo), "--target", "sm_90", "--format", "json", "-q"]
+    rc, local, err = run_main(args, capsys)
+    assert rc == 0, err
+    rows = [row for entry in json.loads(local) for row in entry["rows"]]
+    assert [r["verdict"] for r in rows] == ["added", "structural"] and rows[0]["toolchain"].endswith(" 3.1.0")
+    assert rows[1]["toolchain"] == f"triton 3.1.0 -> {triton.__version__}"
+    assert all(r["new"]["regs"] > 0 for r in rows)
+
+    assert again_under_ray(args, repo, cache, monkeypatch, capsys) == local
+
+
+def test_a_node_that_cannot_install_a_sides_toolchain_says_why_in_one_line(tmp_path, monkeypatch):
+    from ptxdiff.compile import toolchain, toolchains
+    from ptxdiff.errors import SetupError
+
+    monkeypatch.setenv("PTXDIFF_TOOLCHAINS", str(tmp_path / "toolchains"))
+    asked = []
+
+    def offline(version, progress=None):   # what install() says where the index has no such triton
+        asked.append(version)
+        raise SetupError(f"installing triton {version} failed: No matching distribution found for triton=={version}")
+
+    monkeypatch.setattr(toolchains, "install", offline)
+    settings = NodeSettings((), 300.0, None, False, None, tuple(sorted(toolchain.versions().items())))
+    kind, why = execute([], Side("c", "0" * 40, toolchain="0.0.1"), "specs", (), "k sm_90 specs", settings)
+    assert kind == "setup" and asked == ["0.0.1"]
+    assert str(why).startswith("Ray node ") and str(why).endswith(
+        ": installing triton 0.0.1 failed: No matching distribution found for triton==0.0.1")
+
+
+def test_a_node_whose_toolchain_holds_another_triton_refuses(tmp_path, monkeypatch):
+    """The driver keys a side's results by its own toolchain of the side's version: a node's
+    folder of that name holding another triton must not compile it."""
+    from ptxdiff.compile import toolchain, toolchains
+
+    monkeypatch.setenv("PTXDIFF_TOOLCHAINS", str(tmp_path / "toolchains"))
+    prefix = fake_toolchain(tmp_path / "toolchains", "3.1.0")
+    site = Path(toolchains.Toolchain("3.1.0", prefix).site)
+    (site / "triton-3.2.0.dist-info").mkdir()       # what the folder's triton says it is
+    monkeypatch.setattr(toolchains, "install", lambda *a, **k: pytest.fail("no install: the folder is there"))
+    settings = NodeSettings((), 300.0, None, False, None, tuple(sorted(toolchain.versions().items())))
+    kind, why = execute([], Side("c", "0" * 40, toolchain="3.1.0"), "specs", (), "k sm_90 specs", settings)
+    assert kind == "setup" and f"the toolchain in {prefix} holds triton 3.2.0, not 3.1.0" in str(why)
 
 
 def test_a_revision_ships_its_commit_trees_and_python_files_each_object_once(tmp_path):

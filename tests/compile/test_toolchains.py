@@ -13,7 +13,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from helpers import commit, make_repo, ptxdiff, scale_kernel
+from helpers import commit, fake_toolchain, make_repo, ptxdiff, scale_kernel
 
 # CI points PTXDIFF_TOOLCHAINS at a folder kept between runs: the toolchain is installed once
 SHARED = os.environ.get("PTXDIFF_TOOLCHAINS")
@@ -123,37 +123,13 @@ def test_the_worker_runs_the_toolchains_interpreter_with_ptxdiff_on_its_path(tmp
     assert all(path.index(p) > own for p in here)
 
 
-def _fake_toolchain(root: Path, version: str) -> Path:
-    """A toolchain folder as install() leaves it, holding the installed triton under another
-    version's name (a link, no download): the whole path of another interpreter, its own
-    forkserver and sandbox, offline."""
-    import subprocess
-    import sysconfig
-
-    import triton
-
-    prefix = root / f"triton-{version}"
-    subprocess.run([sys.executable, "-I", "-m", "venv", "--without-pip", str(prefix)], check=True)
-    site = prefix / os.path.relpath(sysconfig.get_path("purelib"), sysconfig.get_config_var("base"))
-    if not site.is_dir():
-        site = next(prefix.glob("lib/python*/site-packages"))
-    (site / "triton").symlink_to(Path(triton.__file__).parent)
-    info = site / f"triton-{version}.dist-info"
-    info.mkdir()
-    real = next(Path(triton.__file__).parent.parent.glob("triton-*.dist-info"))
-    for name in ("METADATA", "entry_points.txt"):   # triton finds its backends through its entry points
-        if (real / name).exists():
-            (info / name).write_bytes((real / name).read_bytes())
-    return prefix
-
-
 @pytest.mark.integration
 def test_upgrade_diff_runs_each_side_in_its_toolchain_offline(tmp_path: Path) -> None:
     """`--triton OLD..NEW` on one revision: the old side in a toolchain's interpreter, the new
     one in ptxdiff's; the same triton underneath, so every kernel reads identical, and every
     row and the report name both tritons."""
     root = tmp_path / "toolchains"
-    _fake_toolchain(root, "3.1.0")
+    fake_toolchain(root, "3.1.0")
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
     proc = ptxdiff(["diff", "--triton", "3.1.0..installed", "--format", "json", "--target", "sm_90"], repo,
                    env={"PTXDIFF_TOOLCHAINS": str(root)})
@@ -190,7 +166,7 @@ def test_git_diff_compiles_with_the_triton_the_repository_pins_where_it_is_insta
     notes = " ".join(" ".join(driver_notes(out)).split())
     assert kernel_lines(out) and "asks for triton 3.1.0, not installed" in notes, out
     assert "`ptxdiff toolchain add 3.1.0` to compile with it" in notes and list(root.iterdir()) == []
-    _fake_toolchain(root, "3.1.0")
+    fake_toolchain(root, "3.1.0")
     out = git(repo, "diff", env=env).stdout
     assert kernel_lines(out) and any("compiled with triton 3.1.0 (requirements.txt" in n for n in driver_notes(out)), out
 
