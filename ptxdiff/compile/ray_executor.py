@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import fcntl
 import logging
 import os
 import shutil
@@ -375,7 +374,7 @@ def _toolchain_problem(version: str) -> str | None:
     """Make sure this node has the toolchain of `version` (installed now if it is not there);
     None when it holds triton `version`, else the one line why not."""
     try:
-        found = toolchains.find(version) or _install_once(version)
+        found = toolchains.install(version)   # found where it is there
     except PtxdiffError as e:
         return str(e)
     have = toolchain.triton_version(found.site)
@@ -383,19 +382,6 @@ def _toolchain_problem(version: str) -> str | None:
         return (f"the toolchain in {found.prefix} holds triton {have or 'none'}, not {version}: "
                 f"ptxdiff toolchain remove {version} on this node, then run again")
     return None
-
-
-def _install_once(version: str) -> toolchains.Toolchain:
-    """toolchains.install, one actor of this node at a time: the first downloads, the others
-    wait and find it (without the lock each would download it)."""
-    lock_path = toolchains.root() / f".{toolchains.PREFIX}{version}.lock"
-    with contextlib.ExitStack() as held:
-        try:
-            lock_path.parent.mkdir(parents=True, exist_ok=True)
-            fcntl.flock(held.enter_context(open(lock_path, "a")), fcntl.LOCK_EX)
-        except OSError:   # a folder that cannot be written: install() says so in one line
-            pass
-        return toolchains.install(version)
 
 
 def _materialize(packs: list[Any]) -> str:

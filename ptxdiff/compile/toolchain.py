@@ -65,16 +65,22 @@ def tool_path(name: str, site: str | None = None) -> str:
 
 
 TOOLS = ("ptxas", "ptxas-blackwell", "cuobjdump", "nvdisasm")
+SHELL_TRITONS = ("3.0.", "3.1.")   # releases whose ptxas runs through /bin/sh
 
 
 def tool_paths() -> list[str]:
-    """Every toolchain binary that exists here: what a sealed compile worker may execute."""
+    """Every toolchain binary that exists here: what a sealed compile worker may execute. Triton
+    3.0 and 3.1 start ptxas through `/bin/sh -c`, so their workers may execute the shell too; it
+    gains nothing, as Landlock binds what the shell starts to this same list."""
     found = []
     for name in TOOLS:
         try:
             found.append(tool_path(name))
         except ToolError:
             pass
+    version = triton_version()
+    if version is not None and version.startswith(SHELL_TRITONS):
+        found.append(os.path.realpath("/bin/sh"))
     return found
 
 

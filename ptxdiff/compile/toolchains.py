@@ -15,6 +15,8 @@ installed one. `installed` names the installed one anywhere a version goes.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
 import subprocess
@@ -39,7 +41,7 @@ INSTALLED = "installed"
 PREFIX = "triton-"
 # releases with a wheel for some CPython on Linux x86-64: what a range pin is resolved against
 # when neither the installed triton nor a toolchain already here meets it
-KNOWN = ("3.2.0", "3.3.0", "3.3.1", "3.4.0", "3.5.0", "3.5.1", "3.6.0", "3.7.0", "3.7.1", "3.8.0", "3.9.0")
+KNOWN = ("3.0.0", "3.1.0", "3.2.0", "3.3.0", "3.3.1", "3.4.0", "3.5.0", "3.5.1", "3.6.0", "3.7.0", "3.7.1", "3.8.0", "3.9.0")
 
 
 def root() -> Path:
@@ -108,6 +110,29 @@ def install(version: str, progress: Callable[[str], None] | None = None) -> Tool
     found = find(version)
     if found is not None:
         return found
+    with _one_at_a_time(version):
+        return find(version) or _install(version, progress)
+
+
+@contextlib.contextmanager
+def _one_at_a_time(version: str) -> Iterator[None]:
+    """Hold a lock while `version` installs: another ptxdiff (a second run, a Ray node's other
+    actors) waits and then finds it instead of downloading it again. Without a writable folder
+    there is no lock, and the install says why in one line."""
+    path = root() / f".{PREFIX}{version}.lock"
+    with contextlib.ExitStack() as held:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fcntl.flock(held.enter_context(open(path, "a")), fcntl.LOCK_EX)
+        except OSError:
+            pass
+        try:
+            yield
+        finally:
+            path.unlink(missing_ok=True)   # a waiter on the old file finds the install; one racing it installs alike
+
+
+def _install(version: str, progress: Callable[[str], None] | None) -> Toolchain:
     base = root()
     target = base / f"{PREFIX}{version}"
     line = f"ptxdiff: installing triton {version} into {target} (once; every repository shares it)"

@@ -134,12 +134,21 @@ def _triton_compile(jit: Any, spec: Spec, cc: int) -> Any:
     signature = {p: tuple(t[1:-1].split(",")) if t.startswith("(") else t for p, t in spec.signature}
     if "constexprs" in inspect.signature(ASTSource).parameters:
         src = ASTSource(fn=jit, signature=signature, constexprs=constexprs, attrs=attrs)
-    else:  # triton 3.2: `constants`, and the attributes as an AttrsDescriptor
-        from triton.backends.compiler import AttrsDescriptor
-        hints = {names.index(p): 16 for p in divisible if p in names}
-        src = ASTSource(fn=jit, signature=signature, constants=constexprs, attrs=AttrsDescriptor.from_hints(hints))
+    else:  # triton 3.0-3.2: `constants`, and the attributes as an AttrsDescriptor
+        src = ASTSource(fn=jit, signature=signature, constants=constexprs,
+                        attrs=_attrs_descriptor([names.index(p) for p in divisible if p in names]))
     return triton.compile(src, target=GPUTarget("cuda", cc, 32),
                           options={"num_warps": spec.num_warps, "num_stages": spec.num_stages, **dict(spec.options)})
+
+
+def _attrs_descriptor(divisible: list[int]) -> Any:
+    """The divisibility hints as triton 3.0-3.2 take them (3.3 and later take `attrs` as a dict)."""
+    try:
+        from triton.backends.compiler import AttrsDescriptor  # 3.2
+    except ImportError:   # 3.0 and 3.1: a dataclass of argument indices
+        from triton.compiler.compiler import AttrsDescriptor
+        return AttrsDescriptor(divisible_by_16=tuple(divisible), equal_to_1=())
+    return AttrsDescriptor.from_hints(dict.fromkeys(divisible, 16))
 
 
 def measure(ptx: str, cubin: bytes, ptxas_log: str, spec: Spec, cc: int, dynamic_shared: int) -> Metrics:

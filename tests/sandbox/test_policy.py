@@ -30,6 +30,13 @@ def test_the_toolchain_and_its_loader_may_run_nothing_else(tmp_path):
     assert not any(p.startswith(("/bin", "/usr/bin")) for p in rules.execute)
 
 
+@pytest.mark.parametrize(("triton", "shell"), [("3.0.0", True), ("3.1.0", True), ("3.2.0", False), ("3.9.0", False)])
+def test_only_a_triton_that_starts_ptxas_through_the_shell_may_run_it(monkeypatch, triton, shell):
+    from ptxdiff.compile import toolchain
+    monkeypatch.setattr(toolchain, "triton_version", lambda site=None: triton)
+    assert (os.path.realpath("/bin/sh") in toolchain.tool_paths()) is shell
+
+
 def test_reads_cover_python_and_ptxdiff_but_not_home_or_git_metadata(tmp_path, monkeypatch):
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))
