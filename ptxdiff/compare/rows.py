@@ -42,10 +42,15 @@ def _signature_change(a: SpecResult, b: SpecResult) -> str | None:
     return signature_change(old, new) if isinstance(old, dict) and isinstance(new, dict) else None
 
 
+# where an error is: `ops/k.py:12:5`, and in MLIR's diagnostics `ops/k.py@1a2b3c4d5e:12:5` (the
+# revision names the module); an edit moves it, a rename or a move of the file changes its path
+WHERE = re.compile(r"[\w.+/-]+\.py(?:@[0-9a-f]+)?(?::\d+)+")
+
+
 def same_failure(a: str | None, b: str | None) -> bool:
-    """Two compile errors alike but for where they are (`ops/k.py:12:5:` moves with an edit)."""
+    """Two compile errors alike but for where they are (WHERE) and the numbers in them."""
     def bare(e: str) -> str:
-        return re.sub(r"\d+", "N", e)
+        return re.sub(r"\d+", "N", WHERE.sub("<where>", e))
     return bool(a and b) and bare(a or "") == bare(b or "")
 
 

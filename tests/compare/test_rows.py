@@ -105,6 +105,12 @@ def test_the_block_policy(verdict: str, source: str | None, error: str | None, c
 @pytest.mark.parametrize("a, b, same", [
     ("k.py:12:5: bad", "k.py:14:5: bad", True),
     ("k.py:12:5: bad", "k.py:12:5: worse", False),
+    ("ops/old/k.py:12:5: bad", "ops/new/k.py:40:1: bad", True),          # the kernel moved to another file
+    # MLIR's diagnostics name the revision in the location
+    ("PassManager::run failed (ops/k.py@8bbe1a54a8:45:1: error: Failures)",
+     "PassManager::run failed (ops/k2.py@c81eb798a5:59:5: error: Failures)", True),
+    ("PassManager::run failed (ops/k.py@8bbe1a54a8:45:1: error: Failures)",
+     "PassManager::run failed (ops/k.py@c81eb798a5:45:1: error: Other)", False),
     (None, "x", False),
     ("", "", False),
 ])
