@@ -181,3 +181,39 @@ def test_report_heading_names_both_tritons_only_where_they_differ() -> None:
     assert describe({"ptxdiff": "0.1.0", "triton": "3.9.0", "python": "3.11.7", "triton_old": "3.6.0"}) == \
         "ptxdiff 0.1.0, triton 3.6.0 -> 3.9.0, python 3.11.7"
     assert describe({"ptxdiff": "0.1.0", "triton": "3.9.0", "triton_old": "3.9.0"}) == "ptxdiff 0.1.0, triton 3.9.0"
+
+
+def test_two_installs_of_one_version_at_once_download_it_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second waits for the first's lock and then finds its toolchain (a Ray node's actors,
+    two runs): pip runs once. pip and venv are stand-ins that lay out what they would."""
+    import subprocess
+    import threading
+    import time
+
+    from ptxdiff.compile import toolchains
+
+    root = tmp_path / "toolchains"
+    monkeypatch.setenv("PTXDIFF_TOOLCHAINS", str(root))
+    pips: list[list[str]] = []
+
+    def run(command: list[str], **kwargs: object) -> subprocess.CompletedProcess:
+        if "venv" in command:
+            (Path(command[-1]) / "bin").mkdir(parents=True)
+            (Path(command[-1]) / "bin" / "python").touch()
+        else:   # <work>/bin/python -I -m pip install ... triton==3.1.0
+            pips.append(command)
+            site = Path(toolchains.Toolchain("3.1.0", Path(command[0]).parent.parent).site)
+            (site / "triton-3.1.0.dist-info").mkdir(parents=True)
+            time.sleep(0.5)   # long enough for the other to ask meanwhile
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setattr(subprocess, "run", run)
+    found: list[toolchains.Toolchain] = []
+    threads = [threading.Thread(target=lambda: found.append(toolchains.install("3.1.0", progress=lambda _: None)))
+               for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(pips) == 1 and len(found) == 2 and found[0] == found[1] == toolchains.find("3.1.0")
+    assert sorted(p.name for p in root.iterdir()) == ["triton-3.1.0"]   # no lock or half install left
