@@ -39,8 +39,8 @@ if TYPE_CHECKING:   # types only: the git layer is pygit2's
 ROOT_ENV, TRITON_ENV, GIT_KEY = settings.TOOLCHAINS, settings.TRITON, settings.GIT_TRITON
 INSTALLED = "installed"
 PREFIX = "triton-"
-# releases with a wheel for some CPython on Linux x86-64: what a range pin is resolved against
-# when neither the installed triton nor a toolchain already here meets it
+# releases with a wheel for some CPython on Linux x86-64: what a range pin the installed triton
+# does not meet is resolved against (its newest, as pip would install)
 KNOWN = ("3.0.0", "3.1.0", "3.2.0", "3.3.0", "3.3.1", "3.4.0", "3.5.0", "3.5.1", "3.6.0", "3.7.0", "3.7.1", "3.8.0", "3.9.0")
 
 
@@ -238,8 +238,7 @@ def choose(wanted: str | None, said_by: str, pin: pins.Pin | None) -> Chosen:
         return Chosen(None, f"installed, meets {pin.source}'s triton{pin.spec}")
     if pin.exact:   # `==3.3` is 3.3.0, as pip reads it
         return Chosen(release(pin.exact, pin.source), f"{pin.source}: triton{pin.spec}")
-    local = [t.version for t in listed()]
-    version = pins.best(pin.spec, local) or pins.best(pin.spec, KNOWN)
+    version = pins.best(pin.spec, KNOWN)   # never what this machine happens to have: the same triton everywhere
     if version is None:
         raise SetupError(f"{pin.source} asks for triton{pin.spec} and no release ptxdiff knows meets it: "
                          f"choose one with --triton VERSION or {TRITON_ENV}=VERSION")

@@ -26,8 +26,9 @@ from ptxdiff.instantiate.scan import JIT_INTERNALS, RENAMED
 TRITON_TOP = ("language", "cdiv", "next_power_of_2", "constexpr")
 # Plain Python functions of triton.language that only compute on ints, bools and dtypes: kernels
 # call them as constexpr functions (`get_int_dtype = triton.constexpr_function(core.get_int_dtype)`,
-# which a newer triton asks for), so their stand-ins hold them wrapped as one.
-PURE_HELPERS = ("get_int_dtype", "is_negative_zero")
+# which a newer triton asks for), so their stand-ins hold them wrapped as one; a triton before
+# 3.6 has no constexpr functions and calls them as they are (`_log2` of its own sort).
+PURE_HELPERS = ("get_int_dtype", "is_negative_zero", "_log2")
 
 WITHHELD = "is not a name of triton's language that a kernel may use"
 
@@ -126,7 +127,7 @@ def proxy(real: types.ModuleType) -> types.ModuleType:
     stand_in = types.ModuleType(name, f"ptxdiff's stand-in for {name}: public language names only")
     _PROXIES[name] = stand_in
     for attr, value in sorted(vars(mapped).items()):
-        if attr.startswith("_") and (attr.startswith("__") or not _private_language(value)):
+        if attr.startswith("_") and (attr.startswith("__") or not (_private_language(value) or attr in PURE_HELPERS)):
             continue   # a private name only for triton's own jit functions (`from ...standard import _log2`)
             # and builtins (`tl._experimental_descriptor_load`, triton 3.3)
         if isinstance(value, types.ModuleType):
@@ -134,8 +135,8 @@ def proxy(real: types.ModuleType) -> types.ModuleType:
                 setattr(stand_in, attr, proxy(value))
         elif allowed(value):
             setattr(stand_in, attr, value)
-        elif attr in PURE_HELPERS and isinstance(value, types.FunctionType) and hasattr(triton, "constexpr_function"):
-            setattr(stand_in, attr, triton.constexpr_function(value))
+        elif attr in PURE_HELPERS and isinstance(value, types.FunctionType):   # before 3.6 kernels call them as they are
+            setattr(stand_in, attr, triton.constexpr_function(value) if hasattr(triton, "constexpr_function") else value)
     for old, new in RENAMED.items() if name == "triton.language" else ():
         value = vars(mapped).get(old, vars(stand_in).get(new))   # this triton's own, else the renamed one
         if value is not None and allowed(value):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ptxdiff.compile import pins, toolchains
@@ -104,7 +106,8 @@ def test_no_pin(files: dict[str, str]) -> None:
 
 def test_choose_follows_user_then_pin_then_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(toolchains, "triton_version", lambda: "3.9.0")
-    monkeypatch.setattr(toolchains, "listed", lambda: [])
+    # a range is the newest release that meets it, whatever toolchains this machine holds
+    monkeypatch.setattr(toolchains, "listed", lambda: [toolchains.Toolchain("3.2.0", Path("/t/triton-3.2.0"))])
     assert toolchains.choose("3.6.0", "--triton", pins.Pin("==3.3.1", "r.txt")).version == "3.6.0"
     assert toolchains.choose("installed", "--triton", pins.Pin("==3.3.1", "r.txt")).version is None
     assert toolchains.choose("3.9.0", "--triton", None).version is None           # the installed one

@@ -135,3 +135,29 @@ def test_language_helpers_are_the_private_jit_functions_of_triton_s_language():
     for name in helpers:
         assert name.startswith("_") and not name.startswith("__")
         assert any(name in vars(m) for m in (tl, tl.standard, tl.core, tl.math))
+
+
+@pytest.mark.parametrize("wrapped", [True, False])
+def test_pure_helpers_are_constexpr_functions_where_triton_has_them_else_plain(monkeypatch, wrapped):
+    """triton 3.6 and later call `get_int_dtype` or `_log2` as constexpr functions; before 3.6
+    there are none, and kernels (and triton's own sort) call the plain functions."""
+    import triton
+
+    def _log2(i):
+        return i.bit_length() - 1
+
+    def get_int_dtype(bitwidth, signed):
+        return bitwidth, signed
+
+    def _host_only():
+        return 0
+
+    real = types.ModuleType(f"triton.language.helpers_{wrapped}")
+    real._log2, real.get_int_dtype, real._host_only = _log2, get_int_dtype, _host_only
+    if not wrapped:
+        monkeypatch.delattr(triton, "constexpr_function")
+    stand_in = namespace.proxy(real)
+    assert not hasattr(stand_in, "_host_only")
+    for name, fn in (("_log2", _log2), ("get_int_dtype", get_int_dtype)):
+        held = getattr(stand_in, name)
+        assert (held is fn) is not wrapped and (held is fn or isinstance(held, triton.runtime.jit.ConstexprFunction))
