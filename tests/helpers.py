@@ -32,17 +32,17 @@ AUTHOR_EMAIL = "author@example.com"
 _EPOCH = 1_700_000_000
 _tick = itertools.count()
 
-# Variables a test run must not inherit (they change what ptxdiff or git does).
-_SCRUB = ("PTXDIFF_FORCE", "PTXDIFF_SKIP", "PTXDIFF_PROGRESS", "PTXDIFF_CACHE_DIR", "PTXDIFF_CACHE_MAX_MB",
-          "PTXDIFF_DEBUG", "GIT_PAGER_IN_USE", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE",
-          "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "NO_COLOR",
-          "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE", "PTXDIFF_REMOTE_CACHE", "PTXDIFF_REMOTE_CACHE_WRITE",
-          "PTXDIFF_REMOTE_TIMEOUT", "PTXDIFF_TRITON", "PTXDIFF_TOOLCHAINS", "CI")
+# Variables a test run must not inherit (they change what ptxdiff or git does): every PTXDIFF_
+# variable, by prefix, so a new setting is scrubbed without being listed here, and these of git's.
+_SCRUB_PREFIX = "PTXDIFF_"
+_SCRUB = ("GIT_PAGER_IN_USE", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_CONFIG_PARAMETERS",
+          "GIT_CONFIG_COUNT", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "NO_COLOR", "GIT_AUTHOR_DATE",
+          "GIT_COMMITTER_DATE", "CI")
 
 
 def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Per-test environment: own HOME/global git config, own compile cache. Returns the cache dir."""
-    for var in _SCRUB:
+    for var in [*_SCRUB, *(v for v in os.environ if v.startswith(_SCRUB_PREFIX))]:
         monkeypatch.delenv(var, raising=False)
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
