@@ -49,7 +49,6 @@ from ptxdiff.report.narrow import WIDTH, columns, fit_text
 
 PYTHON_FUNCNAME = r"^[ \t]*((class|(async[ \t]+)?def)[ \t].*)$"
 SERVE = 10                  # exit status: the spool is ready, the shim prints this file from it
-DEFAULT_BUDGET = 10.0       # seconds a `git diff` waits on compiles (config key driver_budget)
 
 
 class Unsupported(Exception):
@@ -477,11 +476,11 @@ def driver_budget(facts: rev.Facts, s: rev.Section, budget_set: float | None) ->
     """PTXDIFF_DRIVER_BUDGET (`budget_set`), else the newer side's `driver_budget`, else 10 s."""
     if budget_set is not None:
         return max(0.0, budget_set)
-    try:
-        from ptxdiff.config import load
+    from ptxdiff.config import Config, load
 
+    try:
         def side_file(path: str) -> bytes:
             return rev.read_file(facts, s.new, path)
         return load(side_file, lambda path: bool(side_file(path))).driver_budget
     except Exception:  # a broken config is the filler's to report
-        return DEFAULT_BUDGET
+        return Config.driver_budget

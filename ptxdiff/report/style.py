@@ -8,7 +8,6 @@ from __future__ import annotations
 
 RESET = "\x1b[m"
 DIM = "\x1b[2m"
-BOLD = "\x1b[1m"
 
 # structural, failed and unmeasured ask for a look (red), constants-only and reordered for a thought
 # (yellow: counts are blind there), identical for nothing (dim); added/removed stay plain
