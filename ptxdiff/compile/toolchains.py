@@ -98,7 +98,8 @@ def release(text: str, said_by: str) -> str:
     if value == INSTALLED:
         return value
     if not pins.RELEASE.match(value) or value.count(".") > 2:
-        raise UsageError(f"{said_by} {text!r}: expected a triton release like 3.5.1 (no pre-releases or URLs), "
+        shown = repr(text) if len(text) <= 40 else f"{text[:24]!r}... ({len(text)} characters)"
+        raise UsageError(f"{said_by} {shown}: expected a triton release like 3.5.1 (no pre-releases or URLs), "
                          f"or '{INSTALLED}'")
     return value + ".0" * (2 - value.count("."))
 
