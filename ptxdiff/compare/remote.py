@@ -15,6 +15,13 @@ and mtimes, which differ between machines; triton's version, Python's X.Y and th
 as they are. An entry from another toolchain therefore has another key, and one stored under a
 wrong name fails the key check.
 
+Trust (docs/ci.md): an entry's hashes say what it was built from, never what was measured, so
+whoever writes an entry decides what its readers say. A job holding the signing secret
+(`PTXDIFF_REMOTE_CACHE_SECRET`, a protected branch's) writes the trusted tier, the top of the URL,
+each entry with its HMAC beside it (`<key>.json.gz.sig`), and reads only entries whose HMAC checks
+out; any other writer (a pull request's job) writes `untrusted/<namespace>/`, which nothing reads.
+A reader without the secret reads the top and relies on the store's permissions.
+
 Reads happen before any compile, concurrently (daemon threads: a hung request cannot hold the
 process at exit), within one deadline (`PTXDIFF_REMOTE_TIMEOUT`, default 3 s); writes of what a
 run compiled come after its compiles, bounded the same way. A remote that fails, is slow or is
