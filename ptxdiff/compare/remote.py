@@ -84,7 +84,10 @@ class Setting:
 
     @property
     def mode(self) -> str:
-        return "read-write" if self.write else "read-only"
+        """`read-only`, and where it matters whose entries this job writes and reads (doctor's line)."""
+        if self.trusted:
+            return f"{'read-write' if self.write else 'read-only'}, trusted: reads signed entries only"
+        return f"read-write into {self.folder}, which no run reads" if self.write else "read-only"
 
     @property
     def trusted(self) -> bool:

@@ -516,3 +516,17 @@ def test_a_forged_result_a_pull_request_job_stores_never_reaches_a_review_of_mai
     report = run_json(["-C", str(two), "diff", a, b, *SM90], capsys)
     assert [(r["verdict"], r["cache"]) for r in report["kernels"]] == [("structural", "remote")]
     assert report["messages"] == []
+
+
+def test_doctor_says_whose_entries_a_job_writes_and_reads(tmp_path, monkeypatch):
+    assert signed_setting("s3://b/p", write=True).mode == "read-write, trusted: reads signed entries only"
+    assert signed_setting("s3://b/p", write=True, secret=None, namespace="pr-9").mode == \
+        "read-write into untrusted/pr-9/, which no run reads"
+    assert signed_setting("s3://b/p", secret=None).mode == "read-only"
+    monkeypatch.setenv("PTXDIFF_REMOTE_CACHE", "s3://b/p")
+    monkeypatch.setenv("PTXDIFF_REMOTE_CACHE_SECRET", SECRET)
+    monkeypatch.setenv("PTXDIFF_REMOTE_CACHE_NAMESPACE", "pr-9")
+    found = remote.setting()
+    assert found is not None and found.trusted and found.namespace == "pr-9" and found.folder == ""
+    from ptxdiff import settings
+    assert SECRET not in repr(settings.load()) and SECRET not in repr(found)
