@@ -5,12 +5,15 @@ what the runs said, and block where the config blocks on it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from ptxdiff import config as configmod
+from ptxdiff import settings
 from ptxdiff.compare import pins
 from ptxdiff.compare.notes import Note, NoteKind
 from ptxdiff.compare.pairing import Pair
@@ -89,7 +92,8 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
             tasks.append(Task((old, new), "time", (plan, cfg.min_effect), f"{n.name} timing", (n.id, "timing")))
     results: dict[tuple[str, str], dict] = {}
     if tasks:
-        with Pool(run_as.repo.workdir, cfg.python_path, run_as.jobs, cfg.timeout, run_as.progress) as pool:
+        with _no_cache_secret(), \
+                Pool(run_as.repo.workdir, cfg.python_path, run_as.jobs, cfg.timeout, run_as.progress) as pool:
             for task, kind, payload in pool.run(tasks):
                 results[cast(tuple[str, str], task.tag)] = cast(dict, payload) if kind == "ok" else {
                     "result": "not-run", "reason": str(payload)[:300]}
@@ -114,6 +118,18 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
             dyn = [x["result"] for x in (r.outputs, r.timing) if x and not x.get("report_only")]
             out.append(dataclasses.replace(r, blocking=r.blocking or any(d in cfg.block for d in dyn)))
     return out
+
+
+@contextlib.contextmanager
+def _no_cache_secret() -> Iterator[None]:
+    """The shared cache's signing secret out of the environment the run workers start with: they
+    run the revisions' code with the user's environment, never with what signs the trusted tier."""
+    secret = os.environ.pop(settings.REMOTE_SECRET, None)
+    try:
+        yield
+    finally:
+        if secret is not None:
+            os.environ[settings.REMOTE_SECRET] = secret
 
 
 def base_plan(old_id: str, new_id: str, params: list[str],

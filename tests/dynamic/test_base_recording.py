@@ -8,10 +8,11 @@ hook under the user's `ptxdiff.semantic auto`, each with the control of the plai
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
-from helpers import commit, git, pushed_repo, run_main, scale_kernel
+from helpers import commit, git, head, make_repo, pushed_repo, run_main, scale_kernel
 
 pytestmark = pytest.mark.integration
 
@@ -87,3 +88,50 @@ def test_a_recording_only_the_branch_has_is_reported_and_never_decides(tmp_path,
     assert not any(r["blocking"] for r in wrong["rows"]) and wrong["rc"] == 0 and wrong["ci"] == 0
     assert any("only the branch records launches" in m and "does not decide the gate" in m
                for m in wrong["messages"]), wrong["messages"]
+
+
+WRAPPED = '''import os
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, {body}, mask=mask)
+
+
+def launch(x):
+    out = torch.empty_like(x)
+    scale_kernel[(triton.cdiv(x.numel(), 128),)](x, out, x.numel())
+    return out + {leak}
+
+
+def make_inputs(n, dtype, gen):
+    return (torch.randn(n, generator=gen).to(dtype),)
+'''
+WRAPPER_CONFIG = '[tool.ptxdiff.kernels."ops/k.py::scale_kernel"]\nwrapper = "ops/k.py:launch"\n' \
+                 'inputs = "ops/k.py:make_inputs"\nsizes = [130]\n'
+
+
+def test_the_run_workers_never_see_the_shared_cache_s_secret(tmp_path, capsys, monkeypatch):
+    """A wrapper reads the environment: in a job that holds the signing secret, the new side's
+    wrapper adds its length to the output; it reads nothing (outputs equal), where the control, a
+    variable of no secret, is seen (outputs differ)."""
+    repo = make_repo(tmp_path, {"ops/__init__.py": "", "pyproject.toml": WRAPPER_CONFIG,
+                                "ops/k.py": WRAPPED.format(body="x * 2.0", leak="0.0")})
+    base = head(repo)
+    leaky = 'float(len(os.environ.get("PTXDIFF_REMOTE_CACHE_SECRET", "") + os.environ.get("SEEN", "")))'
+    change = commit(repo, "leak", {"ops/k.py": WRAPPED.format(body="x + x", leak=leaky)})
+    monkeypatch.setenv("PTXDIFF_REMOTE_CACHE_SECRET", "the-protected-branch-secret")
+    for seen, want in (("", "outputs-equal"), ("visible", "outputs-differ")):
+        monkeypatch.setenv("SEEN", seen)
+        rc, out, err = run_main(["-C", str(repo), "diff", "--outputs", "--format", "json", "-q", "--target", "sm_90",
+                                 base, change], capsys)
+        assert rc == 0, err
+        assert {r["outputs"]["result"] for r in json.loads(out)["kernels"]} == {want}, out
+    assert os.environ["PTXDIFF_REMOTE_CACHE_SECRET"] == "the-protected-branch-secret"   # ptxdiff's own, kept
