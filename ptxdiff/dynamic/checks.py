@@ -41,7 +41,7 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
     """Run old and new (outputs, timing) for the kernels that ask for it; rows gain results."""
     from ptxdiff.compile.pool import Pool, Task
     from ptxdiff.dynamic.runner import RunPlan, sizes_around
-    from ptxdiff.specs.launch import side_launches
+    from ptxdiff.specs.launch import side_config, side_launches
 
     semantic = run_as.permissions.semantic
     want_time = time if time is not None else run_as.permissions.time
@@ -51,6 +51,7 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
     tasks = []
     recordings: list[dict] = []   # the base (old) side's recorded launches, then the branch's (read once)
     report_only: dict[str, str] = {}   # kernel -> why its result informs the report and never blocks
+    base_cfg: configmod.Config | None = None   # the base side's own config: its run entries decide (read once)
     for pair in pairs:
         o, n = pair.old, pair.new
         if o is None or n is None or pair.unchanged or pair.role != pins.GATE:
@@ -60,11 +61,22 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
             semantic == "always" or (semantic == "auto" and any(r.verdict == "constants-only" for r in kernel_rows)))
         if not check and not want_time:
             continue
-        run = cfg.for_kernel(n.id).run
+        if base_cfg is None:
+            base_cfg = side_config(run_as.repo.snapshot(old), configmod.Config())
+        if not recordings:
+            recordings += [side_launches(run_as.repo.snapshot(old)), side_launches(run_as.repo.snapshot(new))]
+        params = [p.name for p in n.params]
+        base_entry = base_cfg.for_kernel(o.id).run
+        run, said = base_run(cfg.for_kernel(n.id).run, base_entry, n.id)
+        if run is not base_entry and base_plan(o.id, n.id, params, recordings)[2] is False \
+                and base_plan(o.id, n.id, params, recordings)[0] is not None:
+            run, said = base_entry, None   # a wrapper only the branch sets: the base's recording decides
+        if said:
+            messages.append(Note(NoteKind.POLICY, n.id, said))
+            if run is not base_entry:
+                report_only[n.id] = said
         if not run.wrapper or not run.inputs:
-            if not recordings:
-                recordings += [side_launches(run_as.repo.snapshot(old)), side_launches(run_as.repo.snapshot(new))]
-            replay, said, branch_only = base_plan(o.id, n.id, [p.name for p in n.params], recordings)
+            replay, said, branch_only = base_plan(o.id, n.id, params, recordings)
             if said:
                 messages.append(Note(NoteKind.POLICY, n.id, said))
             if branch_only and said:
@@ -118,6 +130,22 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
             dyn = [x["result"] for x in (r.outputs, r.timing) if x and not x.get("report_only")]
             out.append(dataclasses.replace(r, blocking=r.blocking or any(d in cfg.block for d in dyn)))
     return out
+
+
+def base_run(branch: configmod.RunConfig, base: configmod.RunConfig,
+             kernel_id: str) -> tuple[configmod.RunConfig, str | None]:
+    """The host wrapper, inputs and sizes a kernel's dynamic checks run with, and a line where it is
+    not simply the base's: the base's entry decides (a branch cannot point `inputs` at zeros or
+    shrink `sizes` for its own check); where only the branch has one it runs for the report (the
+    caller marks the result report-only; the inputs themselves are the base's generator wherever
+    the base has it: runner.py)."""
+    if base.wrapper and base.inputs:
+        return base, (f"{kernel_id}: the branch sets other wrapper/inputs/sizes; the base's decide the dynamic "
+                      "checks" if branch != base else None)
+    if branch.wrapper and branch.inputs:
+        return branch, (f"{kernel_id}: only the branch sets a wrapper and inputs: their run is reported, it does not "
+                        "decide the gate")
+    return branch, None
 
 
 @contextlib.contextmanager

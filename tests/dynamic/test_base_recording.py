@@ -135,3 +135,52 @@ def test_the_run_workers_never_see_the_shared_cache_s_secret(tmp_path, capsys, m
         assert rc == 0, err
         assert {r["outputs"]["result"] for r in json.loads(out)["kernels"]} == {want}, out
     assert os.environ["PTXDIFF_REMOTE_CACHE_SECRET"] == "the-protected-branch-secret"   # ptxdiff's own, kept
+
+
+GENERATED = '''import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, {body}, mask=mask)
+
+
+def launch(x):
+    out = torch.empty_like(x)
+    scale_kernel[(triton.cdiv(x.numel(), 128),)](x, out, x.numel())
+    return out
+
+
+def make_inputs(n, dtype, gen):
+    return ({inputs}.to(dtype),)
+
+
+def zeros(n, dtype, gen):
+    return (torch.zeros(n).to(dtype),)
+'''
+RANDOM, ZERO = "torch.randn(n, generator=gen)", "torch.zeros(n)"
+RUN = ('[tool.ptxdiff]\nblock = ["structural", "failed", "outputs-differ"]\n\n'
+       '[tool.ptxdiff.kernels."ops/k.py::scale_kernel"]\nwrapper = "ops/k.py:launch"\ninputs = "ops/k.py:{inputs}"\n'
+       'sizes = [130]\n')
+
+
+def test_a_branch_cannot_choose_the_wrapper_s_inputs_either(tmp_path, capsys, monkeypatch):
+    """With a host wrapper in the config: a branch that edits the input generator to give zeros,
+    or points `inputs` at another generator, is checked on the base's generator and entry."""
+    base = {"ops/__init__.py": "", "ops/k.py": GENERATED.format(body="x * 3.0", inputs=RANDOM),
+            "pyproject.toml": RUN.format(inputs="make_inputs")}
+    plain = judged(tmp_path, capsys, monkeypatch, "plain-run", base,
+                   {"ops/k.py": GENERATED.format(body="x * 3.5", inputs=RANDOM)})
+    assert plain["outputs"] == {"outputs-differ"} and plain["rc"] == 1 and plain["ci"] == 1 and plain["push"] != 0
+    for name, change in (("generator", {"ops/k.py": GENERATED.format(body="x * 3.5", inputs=ZERO)}),
+                         ("entry", {"ops/k.py": GENERATED.format(body="x * 3.5", inputs=RANDOM),
+                                    "pyproject.toml": RUN.format(inputs="zeros")})):
+        got = judged(tmp_path, capsys, monkeypatch, name, base, change)
+        assert got["outputs"] == {"outputs-differ"}, (name, got["rows"])
+        assert got["rc"] == 1 and got["ci"] == 1 and got["push"] != 0, (name, got)
+    assert any("the branch sets other wrapper/inputs/sizes; the base's decide" in m for m in got["messages"])
