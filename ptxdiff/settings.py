@@ -40,6 +40,10 @@ SANDBOX, CACHE_DIR, CACHE_MAX_MB = "PTXDIFF_SANDBOX", "PTXDIFF_CACHE_DIR", "PTXD
 MAX_TIMEOUT, TRITON, TOOLCHAINS = "PTXDIFF_MAX_TIMEOUT", "PTXDIFF_TRITON", "PTXDIFF_TOOLCHAINS"
 DRIVER_BUDGET, CORPUS = "PTXDIFF_DRIVER_BUDGET", "PTXDIFF_CORPUS"
 REMOTE, REMOTE_WRITE, REMOTE_TIMEOUT = "PTXDIFF_REMOTE_CACHE", "PTXDIFF_REMOTE_CACHE_WRITE", "PTXDIFF_REMOTE_TIMEOUT"
+# the shared cache's trust (compare/remote.py): the signing secret only protected-branch jobs hold (the
+# environment only, never git config; SECRET in its name keeps it out of every sandboxed worker), and
+# the namespace an untrusted writer's entries go to (a pull request's number)
+REMOTE_SECRET, REMOTE_NAMESPACE = "PTXDIFF_REMOTE_CACHE_SECRET", "PTXDIFF_REMOTE_CACHE_NAMESPACE"
 GIT_TIME, GIT_IMPORT, GIT_SEMANTIC, GIT_SANDBOX = "ptxdiff.time", "ptxdiff.import", "ptxdiff.semantic", "ptxdiff.sandbox"
 GIT_MAX_TIMEOUT, GIT_TRITON, GIT_ENABLED = "ptxdiff.maxTimeout", "ptxdiff.triton", "ptxdiff.enabled"
 GIT_REMOTE, GIT_REMOTE_WRITE, GIT_REMOTE_TIMEOUT = "ptxdiff.remoteCache", "ptxdiff.remoteCacheWrite", "ptxdiff.remoteTimeout"
@@ -78,7 +82,8 @@ class Settings:
 
     __slots__ = ("progress", "debug", "skip", "force", "time", "imports", "semantic", "unsandboxed",
                  "cache_dir", "cache_max_mb", "max_timeout", "max_timeout_from", "triton", "toolchains",
-                 "driver_budget", "corpus", "remote_cache", "remote_from", "remote_write", "remote_timeout")
+                 "driver_budget", "corpus", "remote_cache", "remote_from", "remote_write", "remote_timeout",
+                 "remote_secret", "remote_namespace")
 
     def __init__(self, *, progress: bool | None = None, debug: bool = False, skip: bool = False,
                  force: bool = False, time: bool = False, imports: bool = False, semantic: str = "off",
@@ -86,10 +91,11 @@ class Settings:
                  max_timeout: float = DEFAULT_MAX_TIMEOUT, max_timeout_from: str | None = None,
                  triton: str | None = None, toolchains: str | None = None, driver_budget: float | None = None,
                  corpus: str | None = None, remote_cache: str | None = None, remote_from: str = "",
-                 remote_write: bool = False, remote_timeout: float = DEFAULT_REMOTE_TIMEOUT) -> None:
+                 remote_write: bool = False, remote_timeout: float = DEFAULT_REMOTE_TIMEOUT,
+                 remote_secret: str | None = None, remote_namespace: str | None = None) -> None:
         values = (progress, debug, skip, force, time, imports, semantic, unsandboxed, cache_dir, cache_max_mb,
                   max_timeout, max_timeout_from, triton, toolchains, driver_budget, corpus, remote_cache,
-                  remote_from, remote_write, remote_timeout)
+                  remote_from, remote_write, remote_timeout, remote_secret, remote_namespace)
         for name, value in zip(self.__slots__, values):
             object.__setattr__(self, name, value)
 
@@ -114,6 +120,8 @@ class Settings:
     remote_from: str           # where the remote cache was set, as the user would look for it
     remote_write: bool         # PTXDIFF_REMOTE_CACHE_WRITE or ptxdiff.remoteCacheWrite
     remote_timeout: float      # PTXDIFF_REMOTE_TIMEOUT or ptxdiff.remoteTimeout, within 0.1..600 s
+    remote_secret: str | None  # PTXDIFF_REMOTE_CACHE_SECRET: this job is a trusted writer and reader
+    remote_namespace: str | None   # PTXDIFF_REMOTE_CACHE_NAMESPACE: where an untrusted writer's entries go
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"Settings is frozen: cannot set {name}")
@@ -125,7 +133,9 @@ class Settings:
         return hash(self._values())
 
     def __repr__(self) -> str:
-        return "Settings(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__) + ")"
+        shown = {n: "'***'" if n == "remote_secret" and self.remote_secret else repr(getattr(self, n))
+                 for n in self.__slots__}   # a secret never printed
+        return "Settings(" + ", ".join(f"{n}={v}" for n, v in shown.items()) + ")"
 
     def _values(self) -> tuple[object, ...]:
         return tuple(getattr(self, n) for n in self.__slots__)
@@ -163,7 +173,8 @@ def load(env: Mapping[str, str] | None = None, config: Callable[[str], str | Non
         unsandboxed=_unsandboxed(env, config), cache_dir=env.get(CACHE_DIR) or None, cache_max_mb=cache_max_mb,
         max_timeout=max_timeout, max_timeout_from=max_timeout_from, triton=env.get(TRITON),
         toolchains=env.get(TOOLCHAINS) or None, driver_budget=_number(env.get(DRIVER_BUDGET)), corpus=env.get(CORPUS) or None,
-        remote_cache=remote_cache, remote_from=remote_from, remote_write=remote_write, remote_timeout=remote_timeout)
+        remote_cache=remote_cache, remote_from=remote_from, remote_write=remote_write, remote_timeout=remote_timeout,
+        remote_secret=env.get(REMOTE_SECRET) or None, remote_namespace=env.get(REMOTE_NAMESPACE) or None)
 
 
 def _unsandboxed(env: Mapping[str, str], config: Callable[[str], str | None]) -> str | None:

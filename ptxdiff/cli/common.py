@@ -98,7 +98,9 @@ def tritons(opts: Compiling, repo: Repo, gate: bool = False) -> Policy:
     if asked.old != asked.new and opts.command not in ("diff", "ci"):
         raise UsageError(f"{asked.said_by} OLD..NEW compares two tritons in `ptxdiff diff` and `ci` only; "
                          f"ptxdiff {opts.command} takes one version")
-    return toolchains.Policy(asked, gate)
+    # `ci` is a gate too: the base side's pin chooses the triton of both sides (a pull request's own
+    # pin is report-only and never downloaded, unless the job asks: ci --branch-triton)
+    return toolchains.Policy(asked, gate or opts.command == "ci")
 
 
 def user_config(path: str | None) -> Config | None:

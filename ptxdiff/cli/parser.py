@@ -148,6 +148,9 @@ def _ci(sub: Subparsers) -> None:
                         "or create (the comments as the forge's API lists them)")
     p.add_argument("--author", metavar="LOGIN", help="with --sticky-from: only this author's comments are ours "
                                                      "(e.g. github-actions[bot])")
+    p.add_argument("--branch-triton", action="store_true",
+                   help="also compile each side with its own pinned triton, installing the pull request's if "
+                        "needed, for the report only (the gate always compiles both sides with the base's)")
     add_common_options(p)
 
 

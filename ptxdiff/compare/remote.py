@@ -15,6 +15,13 @@ and mtimes, which differ between machines; triton's version, Python's X.Y and th
 as they are. An entry from another toolchain therefore has another key, and one stored under a
 wrong name fails the key check.
 
+Trust (docs/ci.md): an entry's hashes say what it was built from, never what was measured, so
+whoever writes an entry decides what its readers say. A job holding the signing secret
+(`PTXDIFF_REMOTE_CACHE_SECRET`, a protected branch's) writes the trusted tier, the top of the URL,
+each entry with its HMAC beside it (`<key>.json.gz.sig`), and reads only entries whose HMAC checks
+out; any other writer (a pull request's job) writes `untrusted/<namespace>/`, which nothing reads.
+A reader without the secret reads the top and relies on the store's permissions.
+
 Reads happen before any compile, concurrently (daemon threads: a hung request cannot hold the
 process at exit), within one deadline (`PTXDIFF_REMOTE_TIMEOUT`, default 3 s); writes of what a
 run compiled come after its compiles, bounded the same way. A remote that fails, is slow or is
@@ -32,6 +39,7 @@ only when a remote is configured.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import platform
@@ -40,7 +48,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -61,16 +69,45 @@ def shown(url: str) -> str:
     return re.sub(r"^([a-z0-9+.-]+://)[^/@]*@", r"\1", url, flags=re.I).split("?", 1)[0]
 
 
+UNTRUSTED = "untrusted"      # the folder untrusted writers' namespaces live in; no run reads it
+SIGNATURE = ".sig"          # beside a trusted entry: its HMAC, by the secret only trusted jobs hold
+
+
 @dataclass(frozen=True)
 class Setting:
     url: str
     write: bool
     timeout: float
     origin: str                     # where it was set, as the user would look for it
+    secret: str | None = field(default=None, repr=False)   # PTXDIFF_REMOTE_CACHE_SECRET: a trusted job
+    namespace: str | None = None    # PTXDIFF_REMOTE_CACHE_NAMESPACE: where an untrusted job writes
 
     @property
     def mode(self) -> str:
-        return "read-write" if self.write else "read-only"
+        """`read-only`, and where it matters whose entries this job writes and reads (doctor's line)."""
+        if self.trusted:
+            return f"{'read-write' if self.write else 'read-only'}, trusted: reads signed entries only"
+        return f"read-write into {self.folder}, which no run reads" if self.write else "read-only"
+
+    @property
+    def trusted(self) -> bool:
+        """A job that holds the signing secret (a protected branch's): it writes the trusted tier,
+        signed, and reads only entries whose signature checks out."""
+        return bool(self.secret)
+
+    @property
+    def folder(self) -> str:
+        """Where this job's writes go, under the URL: the trusted tier (the top) for a trusted job,
+        `untrusted/<namespace>/` for any other (a pull request's job)."""
+        if self.trusted:
+            return ""
+        name = re.sub(r"[^A-Za-z0-9._-]", "-", self.namespace or "")[:64].strip(".") or "unnamed"
+        return f"{UNTRUSTED}/{name}/"
+
+
+def signature(secret: str, key: str, data: bytes) -> str:
+    """The HMAC-SHA256 of an entry's bytes and the key it is stored under."""
+    return hmac.new(secret.encode(), key.encode() + b"\0" + data, hashlib.sha256).hexdigest()
 
 
 def setting() -> Setting | None:
@@ -81,7 +118,7 @@ def setting() -> Setting | None:
     if url is None:
         return None
     return Setting(url, user.remote_write and not url.lower().startswith(READ_ONLY), user.remote_timeout,
-                   user.remote_from)
+                   user.remote_from, user.remote_secret, user.remote_namespace)
 
 
 def suggestion(cfg: Config) -> list[str]:
@@ -150,6 +187,7 @@ def _digest(paths: list[str], relative_to: str | None) -> str:
 # -- the remote ------------------------------------------------------------------------------
 
 DENIED = "denied"
+UNSIGNED = "unsigned"   # an entry a trusted job may not read: no signature of a trusted writer
 
 
 def _denied(e: BaseException) -> bool:
@@ -244,8 +282,9 @@ class Remote:
                                       else _why(e)) from None
             return self._fs, self._root.rstrip("/")
 
-    def path(self, key: str) -> str:
-        return f"{self._root.rstrip('/')}/{key[:2]}/{key}{self.store.suffix}"
+    def path(self, key: str, folder: str = "") -> str:
+        """An entry's path: in the trusted tier (the top), or under `folder` (an untrusted namespace)."""
+        return f"{self._root.rstrip('/')}/{folder}{key[:2]}/{key}{self.store.suffix}"
 
     def _local(self) -> bool:
         return "file" in (getattr(self._fs, "protocol", ()) or ())
@@ -279,7 +318,20 @@ class Remote:
                 return DENIED
             raise
         value = self.decode(key, data) if isinstance(data, bytes) else None
+        if value is not None and self.setting.secret and not self._signed(fs, key, data):
+            return UNSIGNED
         return (data, value) if value is not None else None
+
+    def _signed(self, fs: Any, key: str, data: bytes) -> bool:
+        """A trusted job reads an entry only with the signature of a trusted writer beside it: a
+        writer without the secret (a pull request's job, or anyone with the bucket's credentials)
+        cannot make one for what it stores."""
+        try:
+            said = fs.cat_file(self.path(key) + SIGNATURE)
+        except Exception:   # none, or refused: unsigned
+            return False
+        secret = self.setting.secret or ""
+        return isinstance(said, bytes) and hmac.compare_digest(said.strip(), signature(secret, key, data).encode())
 
     def fetch(self, keys: list[str]) -> dict[str, object]:
         """The checked values the remote has for `keys`, each also written to the local store.
@@ -296,6 +348,10 @@ class Remote:
             self.down = f"access denied to all {len(keys)} entries asked (a reader needs to read and to list)"
         if self.down:
             self._lines.append(f"remote cache {self.url}: {self.down}; compiled here instead")
+        unsigned = sum(1 for hit in got.values() if hit == UNSIGNED)
+        if unsigned:
+            self._lines.append(f"remote cache {self.url}: {unsigned} of {len(keys)} entries not signed by a trusted "
+                               f"writer ({settings.REMOTE_SECRET}): not read, compiled here instead")
         out = {}
         for key, hit in got.items():
             if isinstance(hit, tuple):
@@ -312,11 +368,13 @@ class Remote:
     def _put(self, key: str) -> None:
         fs, _ = self._open()
         data = self.store.encode(key, self._staged[key])
-        path = self.path(key)
-        if self._local():
-            _publish(path, data)
-        else:
-            fs.pipe_file(path, data)
+        path = self.path(key, self.setting.folder)
+        signed = [(path + SIGNATURE, signature(self.setting.secret, key, data).encode())] if self.setting.secret else []
+        for where, what in ((path, data), *signed):   # the entry, then its signature: never a signed half
+            if self._local():
+                _publish(where, what)
+            else:
+                fs.pipe_file(where, what)
 
     def push(self) -> None:
         """Write what was staged, bounded by the timeout; a failure stops writes, with one line."""

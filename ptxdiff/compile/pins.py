@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ptxdiff.compile.pin_files import LOCKS, REQUIREMENTS
-from ptxdiff.errors import PtxdiffError
+from ptxdiff.errors import ConfigError, PtxdiffError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -27,7 +27,9 @@ else:  # pragma: no cover
 
 _NAME = re.compile(r"^\s*triton\s*(?:\[[^\]]*\])?\s*(\(?\s*[<>=!~][^;#]*)?(?:;.*)?$", re.IGNORECASE)
 _CLAUSE = re.compile(r"^(===|==|!=|~=|>=|<=|>|<)\s*([0-9][0-9a-zA-Z.*+!-]*)$")
-RELEASE = re.compile(r"^\d+(?:\.\d+)*$")
+# a release is a few short numbers: a longer one is no version (and `int()` of 5,000 digits raises)
+RELEASE = re.compile(r"^\d{1,9}(?:\.\d{1,9}){0,5}$")
+MAX_PIN = 120   # characters of one pin's specifier: real ones are under 40 (`>=3.2,<3.4,!=3.3.0`)
 
 
 @dataclass(frozen=True)
@@ -223,10 +225,25 @@ def _from_setup_cfg(text: str) -> str | None:
     return None
 
 
+def _bounded(pin: Pin) -> Pin:
+    """A pin as read, or one line (exit 2) where its text is past what a pin can be: the file is
+    the repository's, so nothing of its text goes further than this bound."""
+    if len(pin.spec) > MAX_PIN or not pin.spec.isprintable() or any(len(v) > 40 for _, v in clauses_of(pin.spec[:4 * MAX_PIN])):
+        raise ConfigError(f"{pin.source}: the triton requirement is {len(pin.spec)} characters long "
+                          f"({pin.spec[:24]!r}...), over the {MAX_PIN}-character bound for a pin")
+    return pin
+
+
 def read_pin(read: Callable[[str], bytes], paths: Iterable[str]) -> Pin | None:
     """The repository's triton pin from the files at its top (and requirements files in any
     folder): a lock file's exact version first, then requirements files, pyproject.toml,
-    setup.cfg, setup.py; an exact pin (`==X.Y.Z`) beats a range from a file read later."""
+    setup.cfg, setup.py; an exact pin (`==X.Y.Z`) beats a range from a file read later. A pin's
+    text past MAX_PIN characters is a ConfigError of one line."""
+    found = _read_pin(read, paths)
+    return _bounded(found) if found is not None else None
+
+
+def _read_pin(read: Callable[[str], bytes], paths: Iterable[str]) -> Pin | None:
     present = set(paths)
 
     def text(path: str) -> str:
@@ -251,14 +268,14 @@ def read_pin(read: Callable[[str], bytes], paths: Iterable[str]) -> Pin | None:
         body = text(path)
         spec = _from_requirements(body)
         if spec is not None:
-            found.append(Pin(spec, path))
+            found.append(_bounded(Pin(spec, path)))
         reqs += [p for p in _included(body, path) if p in present]
     readers = (("pyproject.toml", _from_pyproject), ("setup.cfg", _from_setup_cfg), ("setup.py", _from_setup_py))
     for name, reader in readers:
         if name in present:
             spec = reader(text(name))
             if spec is not None:
-                found.append(Pin(spec, name))
+                found.append(_bounded(Pin(spec, name)))
     exact = [p for p in found if p.exact]
     usable = [p for p in found if p.spec and clauses_of(p.spec)]
     return (exact or usable)[0] if exact or usable else None

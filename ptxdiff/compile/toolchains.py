@@ -98,7 +98,8 @@ def release(text: str, said_by: str) -> str:
     if value == INSTALLED:
         return value
     if not pins.RELEASE.match(value) or value.count(".") > 2:
-        raise UsageError(f"{said_by} {text!r}: expected a triton release like 3.5.1 (no pre-releases or URLs), "
+        shown = repr(text) if len(text) <= 40 else f"{text[:24]!r}... ({len(text)} characters)"
+        raise UsageError(f"{said_by} {shown}: expected a triton release like 3.5.1 (no pre-releases or URLs), "
                          f"or '{INSTALLED}'")
     return value + ".0" * (2 - value.count("."))
 
@@ -285,6 +286,7 @@ def apply(policy: Policy, old: Side | None, new: Side, old_snap: Snapshot | None
         removed = pins.removed_in(_changed_sources(old_snap, new_snap))
         old_pin, new_pin = pins.capped(old_pin, removed), pins.capped(new_pin, removed)
     o, n = for_sides(policy, old_pin, new_pin, old is not None)
+    ignored = branch_pin(policy, old_pin, new_pin) if old is not None else None
     absent = [] if policy.install else [c for c in dict.fromkeys((o, n))
                                         if c is not None and c.version and find(c.version) is None]
     lines = [f"{c.why} asks for triton {c.version}, not installed: compiled with triton {triton_version()}; "
@@ -294,7 +296,19 @@ def apply(policy: Policy, old: Side | None, new: Side, old_snap: Snapshot | None
     for version in dict.fromkeys(c.version for c in (o, n) if c is not None and c.version):
         install(version)
     old = dataclasses.replace(old, toolchain=o.version) if old is not None and o is not None else old
-    return old, dataclasses.replace(new, toolchain=n.version), "; ".join(filter(None, [note(o, n), *lines])) or None
+    return old, dataclasses.replace(new, toolchain=n.version), \
+        "; ".join(filter(None, [note(o, n), ignored, *lines])) or None
+
+
+def branch_pin(policy: Policy, old_pin: pins.Pin | None, new_pin: pins.Pin | None) -> str | None:
+    """The line for a gate whose branch pins another triton than its base: the branch is data, so
+    its pin is report-only and nothing is downloaded for it."""
+    if not policy.gate or policy.asked.new is not None or new_pin is None or \
+            (old_pin is not None and old_pin.spec == new_pin.spec):
+        return None
+    return (f"the branch pins triton{new_pin.spec} ({new_pin.source}); the gate compiles both sides with the base's "
+            f"triton: the branch's pin is report-only, not downloaded (ptxdiff ci --branch-triton, or ptxdiff diff, "
+            f"compiles the branch with it for the report)")
 
 
 def _changed_sources(old: Snapshot, new: Snapshot) -> Iterator[tuple[str, bytes]]:

@@ -5,18 +5,25 @@ what the runs said, and block where the config blocks on it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from ptxdiff import config as configmod
+from ptxdiff import settings
 from ptxdiff.compare import pins
 from ptxdiff.compare.notes import Note, NoteKind
 from ptxdiff.compare.pairing import Pair
 from ptxdiff.compare.results import Row
 from ptxdiff.git.repo import Repo, Side
+from ptxdiff.record.launches import DEFAULT_PATH
 from ptxdiff.trust import Permissions
+
+if TYPE_CHECKING:   # types only: replay is the run worker's (torch, triton)
+    from ptxdiff.dynamic.replay import ReplayPlan
 
 
 @dataclass(frozen=True)
@@ -33,9 +40,8 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
             outputs: bool | None, time: bool | None, messages: list[Note], run_as: Runner) -> list[Row]:
     """Run old and new (outputs, timing) for the kernels that ask for it; rows gain results."""
     from ptxdiff.compile.pool import Pool, Task
-    from ptxdiff.dynamic.replay import plan_for
     from ptxdiff.dynamic.runner import RunPlan, sizes_around
-    from ptxdiff.specs.launch import side_launches
+    from ptxdiff.specs.launch import side_config, side_launches
 
     semantic = run_as.permissions.semantic
     want_time = time if time is not None else run_as.permissions.time
@@ -43,7 +49,9 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
     for r in rows:
         by_kernel.setdefault(r.kernel, []).append(r)
     tasks = []
-    recordings: list[dict] = []   # the new side's recorded launches, then the old side's (read once)
+    recordings: list[dict] = []   # the base (old) side's recorded launches, then the branch's (read once)
+    report_only: dict[str, str] = {}   # kernel -> why its result informs the report and never blocks
+    base_cfg: configmod.Config | None = None   # the base side's own config: its run entries decide (read once)
     for pair in pairs:
         o, n = pair.old, pair.new
         if o is None or n is None or pair.unchanged or pair.role != pins.GATE:
@@ -53,11 +61,26 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
             semantic == "always" or (semantic == "auto" and any(r.verdict == "constants-only" for r in kernel_rows)))
         if not check and not want_time:
             continue
-        run = cfg.for_kernel(n.id).run
+        if base_cfg is None:
+            base_cfg = side_config(run_as.repo.snapshot(old), configmod.Config())
+        if not recordings:
+            recordings += [side_launches(run_as.repo.snapshot(old)), side_launches(run_as.repo.snapshot(new))]
+        params = [p.name for p in n.params]
+        base_entry = base_cfg.for_kernel(o.id).run
+        run, said = base_run(cfg.for_kernel(n.id).run, base_entry, n.id)
+        if run is not base_entry and base_plan(o.id, n.id, params, recordings)[2] is False \
+                and base_plan(o.id, n.id, params, recordings)[0] is not None:
+            run, said = base_entry, None   # a wrapper only the branch sets: the base's recording decides
+        if said:
+            messages.append(Note(NoteKind.POLICY, n.id, said))
+            if run is not base_entry:
+                report_only[n.id] = said
         if not run.wrapper or not run.inputs:
-            if not recordings:
-                recordings += [side_launches(run_as.repo.snapshot(new)), side_launches(run_as.repo.snapshot(old))]
-            replay = plan_for(o.id, n.id, [p.name for p in n.params], recordings)
+            replay, said, branch_only = base_plan(o.id, n.id, params, recordings)
+            if said:
+                messages.append(Note(NoteKind.POLICY, n.id, said))
+            if branch_only and said:
+                report_only[n.id] = said
             if replay is not None:  # no wrapper: the recorded launches, replayed
                 if check:
                     tasks.append(Task((old, new), "replay_outputs", (replay,), f"{n.name} outputs",
@@ -81,7 +104,8 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
             tasks.append(Task((old, new), "time", (plan, cfg.min_effect), f"{n.name} timing", (n.id, "timing")))
     results: dict[tuple[str, str], dict] = {}
     if tasks:
-        with Pool(run_as.repo.workdir, cfg.python_path, run_as.jobs, cfg.timeout, run_as.progress) as pool:
+        with _no_cache_secret(), \
+                Pool(run_as.repo.workdir, cfg.python_path, run_as.jobs, cfg.timeout, run_as.progress) as pool:
             for task, kind, payload in pool.run(tasks):
                 results[cast(tuple[str, str], task.tag)] = cast(dict, payload) if kind == "ok" else {
                     "result": "not-run", "reason": str(payload)[:300]}
@@ -98,9 +122,67 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
         o_res, t_res = results.get((kid, "outputs")), results.get((kid, "timing"))
         if (kid, "timing") in no_gpu:
             t_res = None
+        if kid in report_only:   # the branch's own recording: said, never the gate's
+            o_res, t_res = (dict(x, report_only=report_only[kid]) if x else x for x in (o_res, t_res))
         for r in kernel_rows:
             if o_res is not None or t_res is not None:
                 r = dataclasses.replace(r, outputs=o_res or r.outputs, timing=t_res or r.timing)
-            dyn = [x["result"] for x in (r.outputs, r.timing) if x]
+            dyn = [x["result"] for x in (r.outputs, r.timing) if x and not x.get("report_only")]
             out.append(dataclasses.replace(r, blocking=r.blocking or any(d in cfg.block for d in dyn)))
     return out
+
+
+def base_run(branch: configmod.RunConfig, base: configmod.RunConfig,
+             kernel_id: str) -> tuple[configmod.RunConfig, str | None]:
+    """The host wrapper, inputs and sizes a kernel's dynamic checks run with, and a line where it is
+    not simply the base's: the base's entry decides (a branch cannot point `inputs` at zeros or
+    shrink `sizes` for its own check); where only the branch has one it runs for the report (the
+    caller marks the result report-only; the inputs themselves are the base's generator wherever
+    the base has it: runner.py)."""
+    if base.wrapper and base.inputs:
+        return base, (f"{kernel_id}: the branch sets other wrapper/inputs/sizes; the base's decide the dynamic "
+                      "checks" if branch != base else None)
+    if branch.wrapper and branch.inputs:
+        return branch, (f"{kernel_id}: only the branch sets a wrapper and inputs: their run is reported, it does not "
+                        "decide the gate")
+    return branch, None
+
+
+@contextlib.contextmanager
+def _no_cache_secret() -> Iterator[None]:
+    """The shared cache's signing secret out of the environment the run workers start with: they
+    run the revisions' code with the user's environment, never with what signs the trusted tier."""
+    secret = os.environ.pop(settings.REMOTE_SECRET, None)
+    try:
+        yield
+    finally:
+        if secret is not None:
+            os.environ[settings.REMOTE_SECRET] = secret
+
+
+def base_plan(old_id: str, new_id: str, params: list[str],
+              recordings: list[dict]) -> tuple[ReplayPlan | None, str | None, bool]:
+    """What the dynamic checks replay for a kernel, and the line that says where it came from when
+    that is not simply the base's recording: the base side's recorded launches decide (the branch
+    is data: a branch that re-records its own launches, with all-zero inputs say, cannot choose its
+    check's inputs); a branch's own recording, where the base has none, is replayed for the report
+    only, its result never blocking. Returns (plan, line, whether the plan is the branch's)."""
+    from ptxdiff.dynamic.replay import plan_for
+
+    base, branch = recordings
+    at_base = plan_for(old_id, new_id, params, [base])
+    at_branch = plan_for(old_id, new_id, params, [branch])
+    if at_base is not None:
+        differs = at_branch is not None and _replays(at_branch) != _replays(at_base)
+        return at_base, (f"{new_id}: the branch records other launches ({DEFAULT_PATH}); the base's recording "
+                         "decides the dynamic checks" if differs else None), False
+    if at_branch is not None:
+        return at_branch, (f"{new_id}: only the branch records launches ({DEFAULT_PATH}): their replay is reported, "
+                           "it does not decide the gate"), True
+    return None, None, False
+
+
+
+def _replays(plan: ReplayPlan) -> list:
+    """What a plan replays, inputs included (a Launch's equality leaves its replay data out)."""
+    return [(launch, [r.as_json() for r in launch.replay]) for launch in plan.launches]

@@ -30,6 +30,10 @@ from ptxdiff.record.replay import CAP, Replay, TensorArg, Unrecorded, is_float
 from ptxdiff.source.modules import ModuleIndex
 
 SEED = 0
+# what one side of one replayed launch may allocate, checked before anything is: its buffers, and
+# each view's elements (a stride-0 view of 12 Gi elements needs a tiny buffer, and values for each)
+MEMORY_BUDGET = 4 << 30
+INT64 = (-(2 ** 63), 2 ** 63 - 1)
 # the interpreter runs a kernel's programs one by one in Python: a launch recorded on a GPU with
 # more than this is left to a GPU (its reason said), not left to time out with the others
 INTERPRETER_MAX_PROGRAMS = 4096
@@ -152,6 +156,7 @@ def make_args(r: Replay, device: str, seed: int = SEED) -> dict:
     call, so both sides get the same inputs)."""
     import torch
 
+    bounded(r)
     gen = torch.Generator().manual_seed(seed)
     buffers = [torch.zeros(n, dtype=torch.uint8) for n in r.buffers]
     views: dict[str, object] = {}
@@ -173,6 +178,58 @@ def make_args(r: Replay, device: str, seed: int = SEED) -> dict:
         views[name] = (a, dtype)
     moved = [b.to(device) for b in buffers]
     return {name: _view(moved[v[0].buffer], v[1], v[0]) if isinstance(v, tuple) else v for name, v in views.items()}
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2 ** 30:.3g} GiB"
+
+
+def bounded(r: Replay, budget: int = MEMORY_BUDGET) -> None:
+    """A recorded launch (the repository's data) checked before anything is allocated, one line
+    (Unreplayable) where it asks for more than the budget, a view reaches past its recorded
+    buffer, or an int, a scalar or an integer tensor's range, could index past every buffer (or
+    is past int64): replayed, such a launch could take the machine's memory or the worker."""
+    import torch
+
+    if sum(r.buffers) > budget:
+        raise Unreplayable(f"its buffers hold {_gib(sum(r.buffers))}, over the replay budget of {_gib(budget)}")
+    largest = 0
+    for name, a in r.args:
+        if not isinstance(a, TensorArg):
+            continue
+        dtype = getattr(torch, a.dtype, None)
+        size = dtype.itemsize if isinstance(dtype, torch.dtype) else 1
+        elements = math.prod(a.shape)
+        if elements * size > budget:
+            raise Unreplayable(f"argument {name} is a view of {elements} elements ({a.dtype} {list(a.shape)}, stride "
+                               f"{list(a.stride)}), over the replay budget of {_gib(budget)}")
+        reach = (a.offset + sum((s - 1) * abs(st) for s, st in zip(a.shape, a.stride)) + 1) * size if elements else 0
+        if reach > r.buffers[a.buffer] or any(st < 0 for st in a.stride):
+            raise Unreplayable(f"argument {name} ({a.dtype} {list(a.shape)} at {a.offset}, stride {list(a.stride)}) "
+                               f"reaches past its recorded buffer of {r.buffers[a.buffer]} bytes")
+        largest = max(largest, r.buffers[a.buffer] // size)
+    for name, v in _ints(r):
+        if not INT64[0] <= v <= INT64[1] or abs(v) > max(largest, 1):
+            shown = str(v) if len(str(v)) <= 24 else f"{str(v)[:20]}... ({len(str(v))} digits)"
+            raise Unreplayable(f"argument {name} is {shown}, past the {largest} elements of its largest buffer: "
+                               "replayed, it could index outside every buffer")
+
+
+def _ints(r: Replay) -> list[tuple[str, int]]:
+    """The ints a launch passes: scalars, and the bounds of each integer tensor's recorded range."""
+    out: list[tuple[str, int]] = []
+    for name, a in r.args:
+        if isinstance(a, int) and not isinstance(a, bool):
+            out.append((name, a))
+        elif isinstance(a, TensorArg) and not is_float(a.dtype) and a.dtype != "bool" and a.low is not None \
+                and a.high is not None:
+            out += [(f"{name}'s range", _whole(a.low)), (f"{name}'s range", _whole(a.high))]
+    return out
+
+
+def _whole(v: float | int) -> int:
+    """A recorded range bound as an int (one past int64 where it is no finite number)."""
+    return v if isinstance(v, int) else int(v) if math.isfinite(v) else INT64[1] + 1
 
 
 def _view(buffer: Any, dtype: Any, a: TensorArg) -> Any:

@@ -134,7 +134,7 @@ class RunWorker:
         self._loaded: dict[tuple, tuple] = {}
 
     def _load(self, plan: RunPlan) -> tuple:
-        """(old wrapper, new wrapper, inputs generator), each side imported from its own blobs."""
+        """(old wrapper, new wrapper, the base's inputs generator), each side imported from its own blobs."""
         key = (plan.wrapper, plan.inputs)
         if key in self._loaded:
             return self._loaded[key]
@@ -148,8 +148,10 @@ class RunWorker:
                 got.append((self._resolve(index, plan.wrapper, "wrapper"), self._resolve(index, plan.inputs, "inputs")))
             finally:
                 importer.uninstall(finder)
-        (old_wrapper, _), (new_wrapper, new_inputs) = got
-        self._loaded[key] = (old_wrapper, new_wrapper, new_inputs)
+        # the base (old) side's input generator: a branch that edits it to give zeros does not choose
+        # its own check's inputs (the branch is data)
+        (old_wrapper, old_inputs), (new_wrapper, _) = got
+        self._loaded[key] = (old_wrapper, new_wrapper, old_inputs)
         return self._loaded[key]
 
     @staticmethod

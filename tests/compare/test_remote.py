@@ -31,6 +31,7 @@ FORCE = {"PTXDIFF_FORCE": "1", "PTXDIFF_DRIVER_BUDGET": "600"}   # kernel lines,
 PROGRESS = re.compile(r"^\[\d+/\d+\] ", re.M)                    # a compile pool's progress line
 VALUE = [{"key": None, "label": "-", "error": "compile failed: ops/k.py:3:1: NameError: x"}]
 KEY = "ab" + "0" * 62
+SECRET = "the-protected-branch-secret"
 
 
 def setting(url: str, write: bool = False, timeout: float = 3.0) -> remote.Setting:
@@ -62,11 +63,13 @@ def ci_fills(one: Path, a: str, b: str, url: str, tmp_path: Path, monkeypatch, c
     cache = fresh_cache(tmp_path, monkeypatch, "ci-cache")
     monkeypatch.setenv("PTXDIFF_REMOTE_CACHE", url)
     monkeypatch.setenv("PTXDIFF_REMOTE_CACHE_WRITE", "1")
+    monkeypatch.setenv("PTXDIFF_REMOTE_CACHE_SECRET", SECRET)    # a protected branch's job: the trusted tier
     rc, out, err = run_main(["-C", str(one), "diff", a, b, *SM90], capsys)
     assert rc == 0, err
     assert "rows: 1 compiled" in out and "remote cache" not in out
     monkeypatch.delenv("PTXDIFF_REMOTE_CACHE")
     monkeypatch.delenv("PTXDIFF_REMOTE_CACHE_WRITE")
+    monkeypatch.delenv("PTXDIFF_REMOTE_CACHE_SECRET")
     return cache
 
 
@@ -192,10 +195,12 @@ def test_a_read_only_remote_stores_nothing_and_a_writable_one_stores_what_was_st
     reader.stage(KEY, VALUE)
     reader.push()
     assert not shared.exists()
-    writer = remote.Remote(setting(shared.as_uri(), write=True), Cache(tmp_path / "b"))
+    writer = remote.Remote(remote.Setting(shared.as_uri(), True, 3.0, "test", SECRET), Cache(tmp_path / "b"))
     writer.stage(KEY, VALUE)
     writer.push()
-    assert entries(shared) == {f"{KEY[:2]}/{KEY}.json.gz": Cache(tmp_path / "b").encode(KEY, VALUE)}
+    data = Cache(tmp_path / "b").encode(KEY, VALUE)
+    assert entries(shared) == {f"{KEY[:2]}/{KEY}.json.gz": data}
+    assert (shared / KEY[:2] / f"{KEY}.json.gz.sig").read_bytes() == remote.signature(SECRET, KEY, data).encode()
     assert writer.lines() == []
     umask = os.umask(0o022)
     os.umask(umask)
@@ -322,6 +327,7 @@ def test_a_file_remote_filled_by_ci_serves_a_second_clone_and_a_corrupt_entry_is
     victim, other = sorted(entries(shared))
     good = entries(shared)[victim]
     monkeypatch.setenv("PTXDIFF_REMOTE_CACHE_WRITE", "1")
+    monkeypatch.setenv("PTXDIFF_REMOTE_CACHE_SECRET", SECRET)
     for n, bad in enumerate((good[:len(good) // 2], entries(shared)[other])):   # truncated; another key inside
         (shared / victim).write_bytes(bad)
         fresh_cache(tmp_path, monkeypatch, f"writer-cache-{n}")
@@ -362,7 +368,7 @@ def test_an_s3_remote_filled_by_ci_serves_a_second_clone_and_a_stopped_server_co
     import fsspec
 
     s3 = fsspec.filesystem("s3", skip_instance_cache=True)
-    stored = {p.split("/cache/", 1)[1]: s3.cat_file(p) for p in s3.find("ptxdiff-ci/cache")}
+    stored = {p.split("/cache/", 1)[1]: s3.cat_file(p) for p in s3.find("ptxdiff-ci/cache") if p.endswith(".json.gz")}
     assert len(stored) == 2 and stored == entries(ci)        # byte for byte what CI's local cache holds
 
     monkeypatch.setenv("PTXDIFF_REMOTE_CACHE", url)
@@ -401,3 +407,126 @@ def test_a_hung_remote_does_not_hang_git_diff(tmp_path, monkeypatch, capsys, hun
     assert "scale_kernel" in line and "structural" in line, text
     assert text.count("remote cache") == 1
     assert f"ptxdiff: remote cache http://{hung}/ptxdiff: no answer within 1 s" in text
+
+
+# -- who may write what a trusted run reads (issue 41) ----------------------------------------
+
+def signed_setting(url: str, write: bool = False, secret: str | None = SECRET, namespace: str | None = None):
+    return remote.Setting(url, write, 3.0, "test", secret, namespace)
+
+
+def test_an_untrusted_writer_s_entry_never_reaches_a_trusted_read(tmp_path):
+    """A pull request's job (no secret) stores a forged entry under the right key: it goes to its
+    own namespace, which no run reads; a trusted writer's entry (the control) is read."""
+    shared = tmp_path / "shared"
+    forger = remote.Remote(signed_setting(shared.as_uri(), write=True, secret=None, namespace="pr-9/../x"),
+                           Cache(tmp_path / "pr"))
+    forger.stage(KEY, VALUE)
+    forger.push()
+    assert [p.relative_to(shared).as_posix() for p in shared.rglob("*.json.gz")] == \
+        [f"untrusted/pr-9-..-x/{KEY[:2]}/{KEY}.json.gz"]                  # its namespace, never a path out of it
+    for secret in (SECRET, None):                                          # a trusted run, and any other
+        assert remote.Remote(signed_setting(shared.as_uri(), secret=secret), Cache(tmp_path / "r")).fetch([KEY]) == {}
+    trusted = remote.Remote(signed_setting(shared.as_uri(), write=True), Cache(tmp_path / "main"))
+    trusted.stage(KEY, VALUE)
+    trusted.push()
+    assert remote.Remote(signed_setting(shared.as_uri()), Cache(tmp_path / "r2")).fetch([KEY]) == {KEY: VALUE}
+
+
+def test_a_trusted_read_needs_the_trusted_writer_s_signature(tmp_path):
+    """Whoever holds the bucket's credentials can write the trusted tier by hand, with the right
+    key and hash: a trusted run reads nothing without a signature made with the secret."""
+    shared, store = tmp_path / "shared", Cache(tmp_path / "local")
+    data = store.encode(KEY, VALUE)
+    (shared / KEY[:2]).mkdir(parents=True)
+    (shared / KEY[:2] / f"{KEY}.json.gz").write_bytes(data)
+    sig = shared / KEY[:2] / f"{KEY}.json.gz.sig"
+    for forged in (None, remote.signature("a guess", KEY, data), remote.signature(SECRET, "cd" + "0" * 62, data)):
+        if forged is not None:
+            sig.write_text(forged)
+        r = remote.Remote(signed_setting(shared.as_uri()), Cache(tmp_path / f"t{len(str(forged))}"))
+        assert r.fetch([KEY]) == {}
+        assert r.lines() == [f"remote cache {shared.as_uri()}: 1 of 1 entries not signed by a trusted writer "
+                             "(PTXDIFF_REMOTE_CACHE_SECRET): not read, compiled here instead"]
+    sig.write_text(remote.signature(SECRET, KEY, data))                     # the control: signed with the secret
+    r = remote.Remote(signed_setting(shared.as_uri()), Cache(tmp_path / "ok"))
+    assert r.fetch([KEY]) == {KEY: VALUE} and r.lines() == []
+    assert "SECRET" not in repr(signed_setting("file:///x")) and SECRET not in repr(signed_setting("file:///x"))
+
+
+def forged_entries(one: Path, a: str, b: str, tmp_path: Path, monkeypatch, capsys) -> tuple[str, list]:
+    """The attack: an honest cold run's results for A (old) and B (new), and B's key holding A's
+    results (PTX, metrics, cubin) with B's source hashes: the right key and the right hash."""
+    cache = fresh_cache(tmp_path, monkeypatch, "attacker")
+    monkeypatch.setenv("PTXDIFF_REMOTE_CACHE", (tmp_path / "nothing").as_uri())   # the remote's keys
+    assert run_main(["-C", str(one), "show", a, *SM90], capsys)[0] == 0
+    old_only = set(entries(cache))
+    assert run_main(["-C", str(one), "diff", a, b, *SM90], capsys)[0] == 0
+    (old_path,), (new_path,) = old_only, set(entries(cache)) - old_only
+    store = Cache(cache)
+    key_a, key_b = (Path(p).name.split(".")[0] for p in (old_path, new_path))
+    old_value, new_value = store.get(key_a), store.get(key_b)
+    assert isinstance(old_value, list) and isinstance(new_value, list) and len(old_value) == len(new_value)
+    monkeypatch.delenv("PTXDIFF_REMOTE_CACHE")
+    return key_b, [{**o, "source": n["source"]} for o, n in zip(old_value, new_value)]
+
+
+@pytest.mark.integration
+def test_a_forged_result_a_pull_request_job_stores_never_reaches_a_review_of_main(tmp_path, monkeypatch, capsys):
+    one, two, a, b = two_clones(tmp_path)
+    shared = tmp_path / "shared"
+    key_b, forged = forged_entries(one, a, b, tmp_path, monkeypatch, capsys)
+    # the forgery is a good one: in the trusted tier, a run that cannot check signatures reads it
+    loose = tmp_path / "loose"
+    writer = remote.Remote(signed_setting(loose.as_uri(), write=True, secret=None), Cache(tmp_path / "w"))
+    (loose / key_b[:2]).mkdir(parents=True)
+    (loose / key_b[:2] / f"{key_b}.json.gz").write_bytes(writer.store.encode(key_b, forged))
+    monkeypatch.setenv("PTXDIFF_REMOTE_CACHE", loose.as_uri())
+    fresh_cache(tmp_path, monkeypatch, "unchecked")
+    report = run_json(["-C", str(two), "diff", a, b, *SM90], capsys)
+    assert [r["verdict"] for r in report["kernels"]] == ["identical"]
+
+    # the attack: the pull request's job stores it as an untrusted writer, and by hand in the trusted tier
+    pr = remote.Remote(signed_setting(shared.as_uri(), write=True, secret=None, namespace="pr-9"), Cache(tmp_path / "p"))
+    pr.stage(key_b, forged)
+    pr.push()
+    (shared / key_b[:2]).mkdir(parents=True)
+    (shared / key_b[:2] / f"{key_b}.json.gz").write_bytes(pr.store.encode(key_b, forged))
+    monkeypatch.setenv("PTXDIFF_REMOTE_CACHE", shared.as_uri())
+    monkeypatch.setenv("PTXDIFF_REMOTE_CACHE_SECRET", SECRET)               # a review of main: a trusted run
+    fresh_cache(tmp_path, monkeypatch, "review")
+    report = run_json(["-C", str(two), "diff", a, b, *SM90], capsys)
+    assert [(r["verdict"], r["cache"]) for r in report["kernels"]] == [("structural", "compiled")]
+    assert any("not signed by a trusted writer" in m for m in report["messages"]), report["messages"]
+    fresh_cache(tmp_path, monkeypatch, "review-ci")
+    for var in ("GITHUB_EVENT_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "CI_MERGE_REQUEST_DIFF_BASE_SHA"):
+        monkeypatch.delenv(var, raising=False)
+    rc, _, err = run_main(["-C", str(two), "ci", "-q", *SM90, "--base", a, "--head", b, "--comment-file",
+                           str(tmp_path / "c.md"), "--json-file", str(tmp_path / "r.json")], capsys)
+    assert rc == 1, err                                                      # structural blocks by default
+    assert {r["verdict"] for r in json.loads((tmp_path / "r.json").read_text())["kernels"]} == {"structural"}
+
+    # the control: a trusted writer's entries (CI on the protected branch) are read, nothing compiled
+    monkeypatch.delenv("PTXDIFF_REMOTE_CACHE_SECRET")
+    honest = tmp_path / "honest"
+    ci_fills(one, a, b, honest.as_uri(), tmp_path, monkeypatch, capsys)
+    monkeypatch.setenv("PTXDIFF_REMOTE_CACHE", honest.as_uri())
+    monkeypatch.setenv("PTXDIFF_REMOTE_CACHE_SECRET", SECRET)
+    fresh_cache(tmp_path, monkeypatch, "review-2")
+    report = run_json(["-C", str(two), "diff", a, b, *SM90], capsys)
+    assert [(r["verdict"], r["cache"]) for r in report["kernels"]] == [("structural", "remote")]
+    assert report["messages"] == []
+
+
+def test_doctor_says_whose_entries_a_job_writes_and_reads(tmp_path, monkeypatch):
+    assert signed_setting("s3://b/p", write=True).mode == "read-write, trusted: reads signed entries only"
+    assert signed_setting("s3://b/p", write=True, secret=None, namespace="pr-9").mode == \
+        "read-write into untrusted/pr-9/, which no run reads"
+    assert signed_setting("s3://b/p", secret=None).mode == "read-only"
+    monkeypatch.setenv("PTXDIFF_REMOTE_CACHE", "s3://b/p")
+    monkeypatch.setenv("PTXDIFF_REMOTE_CACHE_SECRET", SECRET)
+    monkeypatch.setenv("PTXDIFF_REMOTE_CACHE_NAMESPACE", "pr-9")
+    found = remote.setting()
+    assert found is not None and found.trusted and found.namespace == "pr-9" and found.folder == ""
+    from ptxdiff import settings
+    assert SECRET not in repr(settings.load()) and SECRET not in repr(found)

@@ -51,6 +51,7 @@ class Options:
     no_fail: bool = False
     sticky_from: str | None = None     # COMMENTS.json: only say which comment to write
     author: str | None = None          # with --sticky-from: only this author's comments are ours
+    branch_triton: bool = False        # --branch-triton: each side under its own pin too, for the report
 
     @classmethod
     def of(cls, args: argparse.Namespace) -> Options:
@@ -147,6 +148,17 @@ def with_approvals(repo: Repo, report: Report) -> tuple[Report, list[str]]:
     return dataclasses.replace(report, rows=rows, messages=report.messages + as_notes(NoteKind.APPROVAL, said)), said
 
 
+def with_branch_triton(opts: Options, report: Report, revs: list[str], paths: list[str] | None) -> Report:
+    """`--branch-triton`: the comparison again with each side's own pin (the pull request's triton
+    installed where missing, because the job asked), said in one line; the gate is `report`'s."""
+    _, own = compare(dataclasses.replace(opts.compiling, command="diff"), opts.shown, revs, paths)
+    tools = [m.text for m in own.messages if m.kind is NoteKind.TOOLCHAIN]
+    counts = ", ".join(f"{n} {v}" for v, n in verdict_counts(own).items()) or "no changed kernel"
+    line = (f"report only, not the gate: with each side's own triton ({'; '.join(tools) or 'the installed one'}): "
+            f"{counts}")
+    return dataclasses.replace(report, messages=report.messages + as_notes(NoteKind.TOOLCHAIN, [line]))
+
+
 DEF = r"^[ \t]*(?:async[ \t]+)?def[ \t]+{}[ \t]*\("
 
 
@@ -229,6 +241,8 @@ def run(args: argparse.Namespace, paths: list[str] | None) -> int:
     change = change_from(opts.base, opts.head, env)
     history_there(Repo(opts.compiling.repo), change)
     repo, report = compare(opts.compiling, opts.shown, [f"{change.base}...{change.head}"], paths)
+    if opts.branch_triton:
+        report = with_branch_triton(opts, report, [f"{change.base}...{change.head}"], paths)
     report, approvals = with_approvals(repo, report)
     comment_file, json_file = os.path.abspath(opts.comment_file), os.path.abspath(opts.json_file)
     html_file = htmlout.html_file(opts.html_file, json_file)
