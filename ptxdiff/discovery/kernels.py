@@ -13,7 +13,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from ptxdiff.discovery.callsites import Fact, HostFunction, facts, launch_calls, merge
+from ptxdiff.discovery.callsites import Fact, HostFunction, launch_calls, merge, module_dicts, site_facts
 from ptxdiff.discovery.decorators import triton_kinds
 from ptxdiff.discovery.documented import documented_types
 from ptxdiff.discovery.fingerprint import Closure, kernel_closure
@@ -129,8 +129,9 @@ def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | Non
         names = [a.arg for a in fn.args.args]
         own_sites = sites.get((mod.path, fn.name), ())
         constexprs = frozenset(p.name for p in params if p.constexpr)
-        launch = merge([facts(call, where, names, consts, f"{site}:{call.lineno}", constexprs)
-                        for call, where, consts, site in own_sites])
+        launch = merge([way for call, where, consts, site in own_sites
+                        for way in site_facts(call, where, names, consts, f"{site}:{call.lineno}", constexprs)],
+                       constexprs)
         kid = f"{mod.path}::{fn.name}"
         # the files of its launch sites are part of what it is compiled with, like its helpers'
         read = frozenset(closure.paths) | {site for *_, site in own_sites}
@@ -193,7 +194,7 @@ def _launches(index: ModuleIndex, names: set[str]) -> tuple[set[str], dict[tuple
             assert isinstance(call.func, ast.Subscript)  # launch_calls finds `x[grid](...)` only
             target = _launch_target(index, mod, call.func.value)
             if target is not None:
-                consts = module_constants(mod.tree) if consts is None else consts
+                consts = {**module_dicts(mod.tree), **module_constants(mod.tree)} if consts is None else consts
                 sites.setdefault(target, []).append((call, fn, consts, mod.path))
     return launched, sites
 
