@@ -20,6 +20,7 @@ from ptxdiff.discovery.fingerprint import Closure, kernel_closure
 from ptxdiff.discovery.guards import Guards, kernel_guards
 from ptxdiff.discovery.harness import device_harness, harness_rank
 from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, module_constants, module_functions, optional_params
+from ptxdiff.discovery.hooks import Hooks, kernel_hooks
 from ptxdiff.discovery.params import Param, infer_param_kinds, kinds_through_helpers
 from ptxdiff.source.bounds import size_error
 from ptxdiff.source.modules import AboveTop, Files, ModuleIndex, ParsedModule, nested_statements, submodule
@@ -54,6 +55,9 @@ class Kernel:
     # its statements (and its helpers') under constexpr conditions, with those constexprs
     # (discovery/guards.py): what a change is guarded by, whose every combination is compiled
     guards: Guards = ()
+    # its launch hooks and autotune settings (`reset_to_zero`, `pre_hook`, ...: discovery/hooks.py),
+    # part of its identity: a change of one is a change of the kernel whatever its PTX
+    hooks: Hooks = ()
 
 
 @dataclass(frozen=True)
@@ -141,7 +145,8 @@ def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | Non
                               harness=harness, harness_rank=harness_rank(fn) if harness else 1,
                               element_casts=casts_to_element_types(fn),
                               probes=frozenset(closure.probes - closure.paths),
-                              guards=kernel_guards(fn, constexprs, helper_defs))
+                              guards=kernel_guards(fn, constexprs, helper_defs),
+                              hooks=kernel_hooks(index, mod, fn))
     return Discovery(kernels, broken)
 
 
