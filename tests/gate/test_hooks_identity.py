@@ -117,3 +117,17 @@ def test_every_setting_is_part_of_the_kernel(tmp_path, capsys, old, new, said):
     rc, rows = check(repo, capsys)
     assert rc == 1 and rows and all(r["verdict"] == "structural" and r["blocking"] for r in rows), rows
     assert all(said in r["why"] for r in rows), [r["why"] for r in rows]
+
+
+def test_ptxdiff_ci_blocks_a_removed_reset_to_zero(tmp_path, capsys, monkeypatch):
+    for var in ("GITHUB_EVENT_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "CI_MERGE_REQUEST_DIFF_BASE_SHA"):
+        monkeypatch.delenv(var, raising=False)
+    repo = make_repo(tmp_path, {"ops/k.py": tuned()})
+    base = git(repo, "rev-parse", "HEAD").stdout.strip()
+    commit(repo, "change", {"ops/k.py": tuned(args="")})
+    rc, _, err = run_main(["-C", str(repo), "ci", "-q", "--base", base, "--head", "HEAD",
+                           "--comment-file", str(tmp_path / "c.md"), "--json-file", str(tmp_path / "r.json")], capsys)
+    assert rc == 1, err
+    assert "reset_to_zero" in (tmp_path / "c.md").read_text()
+    rows = json.loads((tmp_path / "r.json").read_text())["kernels"]
+    assert rows and all(r["verdict"] == "structural" and r["blocking"] for r in rows if r["kernel"] == K)

@@ -206,3 +206,18 @@ def test_kwargs_built_in_a_loop_may_pass_any_constexpr(tmp_path, capsys):
     got = assert_blocked(*judged(tmp_path, capsys, flagged(site, default=" = True"),
                                  flagged(site, default=" = True", other="tl.exp(x)")))
     assert {r["spec_detail"]["constexprs"]["FLAG"] for r in got} >= {True, False}
+
+
+def test_ptxdiff_ci_sees_the_held_out_case_and_a_flag_behind_kwargs(tmp_path, capsys, monkeypatch):
+    for var in ("GITHUB_EVENT_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "CI_MERGE_REQUEST_DIFF_BASE_SHA"):
+        monkeypatch.delenv(var, raising=False)
+    site = "    k[(1,)](x, y, n, **CFG)"
+    repo = make_repo(tmp_path, {"ops/k.py": sized(LITERAL), "ops/f.py": flagged(site, top="CFG = dict(FLAG=True)\n")})
+    base = git(repo, "rev-parse", "HEAD").stdout.strip()
+    commit(repo, "change", {"ops/k.py": sized(COMPUTED, BRANCHED), "ops/f.py": flagged(site, top="CFG = dict(FLAG=False)\n")})
+    rc, _, err = run_main(["-C", str(repo), "ci", "-q", "--base", base, "--head", "HEAD",
+                           "--comment-file", str(tmp_path / "c.md"), "--json-file", str(tmp_path / "r.json")], capsys)
+    assert rc == 1, err
+    got = json.loads((tmp_path / "r.json").read_text())["kernels"]
+    for kid in (K, "ops/f.py::k"):
+        assert any(r["kernel"] == kid and r["verdict"] == "structural" and r["blocking"] for r in got), got
