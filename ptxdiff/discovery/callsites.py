@@ -51,6 +51,11 @@ def launch_calls(tree: ast.Module) -> list[tuple[str, ast.Call, HostFunction | N
             elif isinstance(child, ast.Call) and last_name(child.func) == "partial" and child.args \
                     and isinstance(child.args[0], ast.Subscript) and last_name(child.args[0].value):
                 out.append((last_name(child.args[0].value), _partial_launch(child), fn))
+            elif isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and fn is not None:
+                bound = _assignments(fn, child.func.id)   # `launch = k[grid]` ... `launch(x, FLAG=True)`
+                if len(bound) == 1 and isinstance(bound[0], ast.Subscript) and last_name(bound[0].value):
+                    out.append((last_name(bound[0].value), ast.copy_location(
+                        ast.Call(func=bound[0], args=child.args, keywords=child.keywords), child), fn))
             visit(child, fn)
     visit(tree, None)
     return out

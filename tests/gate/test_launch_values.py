@@ -221,3 +221,9 @@ def test_ptxdiff_ci_sees_the_held_out_case_and_a_flag_behind_kwargs(tmp_path, ca
     got = json.loads((tmp_path / "r.json").read_text())["kernels"]
     for kid in (K, "ops/f.py::k"):
         assert any(r["kernel"] == kid and r["verdict"] == "structural" and r["blocking"] for r in got), got
+
+
+def test_a_flag_flipped_through_a_bound_launcher_blocks(tmp_path, capsys):
+    site = "    launch = k[(1,)]\n    launch(x, y, n, FLAG={})"
+    got = assert_blocked(*judged(tmp_path, capsys, flagged(site.format(True)), flagged(site.format(False))))
+    assert any("FLAG True -> False" in (r["launch"] or "") for r in got)
