@@ -26,6 +26,9 @@ AUTOTUNE_PARAMS = ("configs", "key", "prune_configs_by", "reset_to_zero", "resto
                    "warmup", "rep", "use_cuda_graph", "do_bench", "cache_results")
 AUTOTUNE_SETTINGS = frozenset(AUTOTUNE_PARAMS[1:]) | {"do_not_specialize"}
 JIT_SETTINGS = frozenset({"do_not_specialize", "do_not_specialize_on_alignment"})
+# what only tunes (which Config is picked, how it is timed): compared where both sides autotune,
+# so a kernel that drops its decorator is compared config by config; its hooks are compared always
+TUNING = frozenset({"key", "warmup", "rep", "use_cuda_graph", "cache_results", "do_bench", "prune_configs_by"})
 NONE = "(none)"
 MAX_TEXT = 120   # the most characters of a setting shown in a reason
 
@@ -90,10 +93,11 @@ def changes(old: Hooks, new: Hooks) -> list[str]:
     -> (none)`, `autotune pre_hook zero_c (its code changed)`."""
     before = {k: (text, digest) for k, text, digest in old}
     after = {k: (text, digest) for k, text, digest in new}
+    both_tune = all(any(k.startswith("autotune ") for k in side) for side in (before, after))
     out = []
     for setting in sorted(before.keys() | after.keys()):
         a, b = before.get(setting), after.get(setting)
-        if a == b:
+        if a == b or not both_tune and setting.startswith("autotune ") and setting.split()[1] in TUNING:
             continue
         if a is not None and b is not None and a[0] == b[0]:
             out.append(f"{setting} {_shown(a[0])} (the code it reads changed)")

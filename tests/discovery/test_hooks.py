@@ -86,3 +86,10 @@ def test_no_settings_no_hooks_and_a_repository_decorator_with_configs_counts():
     own = HEAD + CONFIGS + "from ops.tune import my_autotune\n\n" + \
         '@my_autotune(configs=CONFIGS, key=["n"], reset_to_zero=["c_ptr"])\n' + BODY
     assert "autotune reset_to_zero" in {s for s, _, _ in hooks_of(own, **{"ops/tune.py": "my_autotune = None\n"})}
+
+
+def test_dropping_autotune_drops_its_tuning_silently_and_its_hooks_loudly():
+    plain = hooks_of(HEAD + BODY)
+    assert hooks.changes(hooks_of(tuned('configs=CONFIGS, key=["n"], warmup=5')), plain) == []
+    assert hooks.changes(hooks_of(tuned('configs=CONFIGS, key=["n"], reset_to_zero=["c_ptr"]')), plain) == [
+        "autotune reset_to_zero ['c_ptr'] -> (none)"]
