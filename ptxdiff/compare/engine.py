@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ptxdiff import config as configmod
-from ptxdiff.compare import pins
+from ptxdiff.compare import hooked, pins
 from ptxdiff.compare import remote as remotemod
 from ptxdiff.compare.cache import Cache
 from ptxdiff.compare.measure import Measurer
@@ -265,8 +265,8 @@ class Engine(Measurer):
                 continue
             for cc in targets:
                 came = self.came(cc, old_need, new_need)
-                rows += [dataclasses.replace(r, cache=came) for r in pair_rows(
-                    pair, records(old_need, cc), records(new_need, cc), cc, cfg, old is not None)]
+                rows += [dataclasses.replace(r, cache=came) for r in hooked.marked(pair_rows(
+                    pair, records(old_need, cc), records(new_need, cc), cc, cfg, old is not None), pair, cfg)]
         rows = pins.deduped(rows)
         said = pins.branch_line(rows)
         messages += as_notes(NoteKind.BRANCH_ONLY, [said] if said else [])

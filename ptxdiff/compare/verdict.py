@@ -4,7 +4,8 @@ Strongest first: failed (one side did not compile); unmeasured (a changed kernel
 which could be measured: the gate cannot tell what changed, so it blocks); added / removed;
 structural (the opcode multiset or a count differs, the values computed differ, or the order of
 stores, atomics, barriers, fences, branches and the loads between them changed: what a load reads
-or a store leaves depends on it); reordered (same computations, only pure values or loads between
+or a store leaves depends on it; or the kernel's launch hooks changed, compare/hooked.py);
+reordered (same computations, only pure values or loads between
 the same two memory operations in another order); constants-only (same instruction sequence, only immediates
 differ); identical (normalised PTX equal, register numbering aside).
 """

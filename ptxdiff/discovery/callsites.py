@@ -48,9 +48,31 @@ def launch_calls(tree: ast.Module) -> list[tuple[str, ast.Call, HostFunction | N
                 name = last_name(child.func.value)
                 if name:
                     out.append((name, child, fn))
+            elif isinstance(child, ast.Call) and last_name(child.func) == "partial" and child.args \
+                    and isinstance(child.args[0], ast.Subscript) and last_name(child.args[0].value):
+                out.append((last_name(child.args[0].value), _partial_launch(child), fn))
+            elif isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and fn is not None:
+                bound = _assignments(fn, child.func.id)   # `launch = k[grid]` ... `launch(x, FLAG=True)`
+                if len(bound) == 1 and isinstance(bound[0], ast.Subscript) and last_name(bound[0].value):
+                    out.append((last_name(bound[0].value), ast.copy_location(
+                        ast.Call(func=bound[0], args=child.args, keywords=child.keywords), child), fn))
             visit(child, fn)
     visit(tree, None)
     return out
+
+
+# what a `**kwargs` or `*args` that cannot be read stands for: any constexpr it may pass
+UNREAD_REST = "<unread>"
+
+
+def _partial_launch(call: ast.Call) -> ast.Call:
+    """`functools.partial(k[grid], x, FLAG=True)` as the launch `k[grid](x, FLAG=True, **rest)`:
+    what the later call passes is not read, so every constexpr the partial leaves open is a value
+    the site may pass (`**rest`)."""
+    assert isinstance(call.args[0], ast.Subscript)
+    rest = ast.keyword(arg=None, value=ast.Name(id=UNREAD_REST, ctx=ast.Load()))
+    return ast.copy_location(ast.Call(func=call.args[0], args=list(call.args[1:]),
+                                      keywords=[*call.keywords, rest]), call)
 
 
 def _assignments(fn: HostFunction | None, name: str) -> list[ast.expr | None]:
@@ -183,12 +205,142 @@ def facts(call: ast.Call, fn: HostFunction | None, params: list[str], consts: di
     return out
 
 
-def merge(sites: list[dict[str, Fact]]) -> dict[str, tuple[Fact, ...]]:
-    """Facts every launch site agrees on kind for; distinct values kept in order."""
+MAX_ALTERNATIVES = 16   # ways one launch site may launch that are kept (a conditional, dicts)
+
+
+def site_facts(call: ast.Call, fn: HostFunction | None, params: list[str], consts: dict, site: str = "",
+               constexprs: frozenset[str] = frozenset()) -> list[dict[str, Fact]]:
+    """What one launch site says, as one dict (`facts`) per way it may launch: a value behind a
+    conditional (`1024 if n > 4096 else 256`, a local assigned in each branch), an entry of a
+    module dict (`MODES["fast"]`, every entry where the key is not a constant), `**CFG` of a dict
+    offline reading can tell (a literal, `dict(FLAG=True)`, a module constant) give each of their
+    values. A `**kwargs` or `*args` it cannot tell may pass any constexpr not passed by name: each
+    is an `expr` fact (the default, if any, may not be what runs)."""
+    explicit = arguments(call, params)
+    spreads = [k.value for k in call.keywords if k.arg is None]
+    rest = any(isinstance(a, ast.Starred) for a in call.args)
+    ways: list[dict[str, ast.expr]] = [{}]
+    for spread in spreads:
+        dicts = [_entries(alt, fn, consts) for alt in _alternatives(spread, fn, consts)]
+        if any(d is None for d in dicts):
+            rest = True
+            continue
+        ways = [{**way, **{k: v for k, v in d.items() if k in params}} for way in ways for d in dicts if d is not None]
+        ways = ways[:MAX_ALTERNATIVES]
+    out: list[dict[str, Fact]] = []
+    for way in ways:
+        given = {**way, **explicit}
+        options = {name: [_fact(alt, fn, consts, name in constexprs) for alt in _alternatives(expr, fn, consts)]
+                   for name, expr in given.items()}
+        if rest:
+            options.update({name: [Fact("expr", None)] for name in sorted(constexprs) if name not in given})
+        widest = max((len(v) for v in options.values()), default=1)
+        for i in range(min(widest, MAX_ALTERNATIVES)):
+            out.append({name: replace(fact, site=site) for name, alts in options.items()
+                        for fact in [alts[i % len(alts)]] if fact is not None})
+    return out
+
+
+def _fact(expr: ast.expr, fn: HostFunction | None, consts: dict, constexpr: bool) -> Fact | None:
+    fact = classify(expr, fn, consts)
+    return Fact("expr", None) if fact is None and constexpr else fact
+
+
+def _alternatives(expr: ast.expr, fn: HostFunction | None, consts: dict, depth: int = 0) -> list[ast.expr]:
+    """The expressions `expr` may be at the launch: both arms of `a if c else b`, each value of
+    a local assigned more than once (each readable), the entry of a module dict that a constant
+    key picks (every entry where the key is not a constant); `expr` itself otherwise."""
+    if depth > 4:
+        return [expr]
+    out: list[ast.expr] = [expr]
+    if isinstance(expr, ast.IfExp):
+        out = [*_alternatives(expr.body, fn, consts, depth + 1), *_alternatives(expr.orelse, fn, consts, depth + 1)]
+    elif isinstance(expr, ast.Name) and fn is not None and not _param_default(fn, expr.id)[0]:
+        assigned = _assignments(fn, expr.id)
+        if assigned and all(a is not None for a in assigned) and \
+                (len(assigned) > 1 or isinstance(assigned[0], (ast.IfExp, ast.Subscript))):
+            out = [x for a in assigned if a is not None for x in _alternatives(a, fn, consts, depth + 1)]
+    elif isinstance(expr, ast.Subscript):
+        ok, key = literal(expr.slice, consts)
+        picked: list[ast.expr] = []
+        for base in _alternatives(expr.value, fn, consts, depth + 1):   # `MODES[mode]["FLAG"]`
+            entries = _entries(base, fn, consts, depth + 1)
+            if entries is None or ok and (not isinstance(key, str) or key not in entries):
+                return out
+            picked += [entries[key]] if ok and isinstance(key, str) else list(entries.values())
+        out = [x for v in picked for x in _alternatives(v, fn, consts, depth + 1)]
+    return out[:MAX_ALTERNATIVES]
+
+
+def _entries(expr: ast.expr, fn: HostFunction | None, consts: dict, depth: int = 0) -> dict[str, ast.expr] | None:
+    """The entries of a dict offline reading can tell, by key: a literal with constant string
+    keys, `dict(K=v)`, a local bound once to one, a module dict (`module_dicts`), the entry of
+    one of these a constant key picks. None otherwise."""
+    if depth > 4:
+        return None
+    if isinstance(expr, ast.Dict):
+        keys = [literal(k, consts) if k is not None else (False, None) for k in expr.keys]
+        if all(ok and isinstance(k, str) for ok, k in keys):
+            return {str(k): v for (_, k), v in zip(keys, expr.values)}
+        return None
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "dict" and not expr.args:
+        if all(k.arg is not None for k in expr.keywords):
+            return {k.arg: k.value for k in expr.keywords if k.arg is not None}
+        return None
+    if isinstance(expr, ast.Name):
+        is_param = fn is not None and _param_default(fn, expr.id)[0]
+        assigned = _assignments(fn, expr.id)
+        if not is_param and len(assigned) == 1 and assigned[0] is not None:
+            return _entries(assigned[0], fn, consts, depth + 1)
+        node = consts.get(expr.id) if not is_param and not assigned else None
+        return _entries(node, None, consts, depth + 1) if isinstance(node, (ast.Dict, ast.Call)) else None
+    if isinstance(expr, ast.Subscript):
+        outer = _entries(expr.value, fn, consts, depth + 1)
+        ok, key = literal(expr.slice, consts)
+        if outer is not None and ok and isinstance(key, str) and key in outer:
+            return _entries(outer[key], None if fn is None else fn, consts, depth + 1)
+    return None
+
+
+_MUTATORS = {"update", "setdefault", "pop", "popitem", "clear", "__setitem__", "__delitem__"}
+
+
+def module_dicts(tree: ast.Module) -> dict[str, ast.expr]:
+    """Module-level names bound once to a dict literal or `dict(...)` that nothing in the module
+    changes (`CFG["FLAG"] = x`, `CFG.update(...)`, `del CFG[k]`, augmented or bound again)."""
+    bound: dict[str, list[ast.expr]] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            bound.setdefault(stmt.targets[0].id, []).append(stmt.value)
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+            bound.setdefault(stmt.target.id, []).append(stmt.value)
+    out: dict[str, ast.expr] = {name: values[0] for name, values in bound.items() if len(values) == 1 and (
+        isinstance(values[0], ast.Dict) or isinstance(values[0], ast.Call) and isinstance(values[0].func, ast.Name)
+        and values[0].func.id == "dict")}
+    if not out:
+        return out
+    changed: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)) \
+                or isinstance(node, ast.Attribute) and node.attr in _MUTATORS:
+            changed |= {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            changed |= set(node.names)
+        elif isinstance(node, ast.AugAssign):
+            changed |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+    return {k: v for k, v in out.items() if k not in changed}
+
+
+def merge(sites: list[dict[str, Fact]], constexprs: frozenset[str] = frozenset()) -> dict[str, tuple[Fact, ...]]:
+    """Facts every launch site agrees on kind for; distinct values kept in order. A constexpr
+    that some sites pass and others leave to its default is an `expr` fact beside the values
+    passed: its default and what the sites pass are compiled (specs/plan.py)."""
     merged: dict[str, list[Fact]] = {}
     names = set().union(*(s.keys() for s in sites)) if sites else set()
     for name in sorted(names):
         if any(name not in s for s in sites):
+            if name in constexprs:
+                merged[name] = list(dict.fromkeys([*(s[name] for s in sites if name in s), Fact("expr", None)]))
             continue
         got = [s[name] for s in sites]
         kinds = {g.kind for g in got}

@@ -54,6 +54,15 @@ class Closure:
             step, *args = self._todo.pop()
             step(*args)
 
+    def add_names(self, mod: ParsedModule, names: list[str]) -> None:
+        """What `names`, read at the top level of `mod`, resolve to (a launch hook's function, a
+        constant), followed as a kernel's names are (discovery/hooks.py)."""
+        for name in names:
+            self._lookup_later(mod, name, ())
+        while self._todo:
+            step, *args = self._todo.pop()
+            step(*args)
+
     def _statement(self, mod: ParsedModule, stmt: ast.stmt) -> None:
         self.paths.add(mod.path)
         self.statements.setdefault(mod.path, set()).add(mod.position[id(stmt)])

@@ -13,13 +13,14 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from ptxdiff.discovery.callsites import Fact, HostFunction, facts, launch_calls, merge
+from ptxdiff.discovery.callsites import Fact, HostFunction, launch_calls, merge, module_dicts, site_facts
 from ptxdiff.discovery.decorators import triton_kinds
 from ptxdiff.discovery.documented import documented_types
 from ptxdiff.discovery.fingerprint import Closure, kernel_closure
 from ptxdiff.discovery.guards import Guards, kernel_guards
 from ptxdiff.discovery.harness import device_harness, harness_rank
 from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, module_constants, module_functions, optional_params
+from ptxdiff.discovery.hooks import Hooks, kernel_hooks
 from ptxdiff.discovery.params import Param, infer_param_kinds, kinds_through_helpers
 from ptxdiff.source.bounds import size_error
 from ptxdiff.source.modules import AboveTop, Files, ModuleIndex, ParsedModule, nested_statements, submodule
@@ -54,6 +55,9 @@ class Kernel:
     # its statements (and its helpers') under constexpr conditions, with those constexprs
     # (discovery/guards.py): what a change is guarded by, whose every combination is compiled
     guards: Guards = ()
+    # its launch hooks and autotune settings (`reset_to_zero`, `pre_hook`, ...: discovery/hooks.py),
+    # part of its identity: a change of one is a change of the kernel whatever its PTX
+    hooks: Hooks = ()
 
 
 @dataclass(frozen=True)
@@ -129,8 +133,9 @@ def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | Non
         names = [a.arg for a in fn.args.args]
         own_sites = sites.get((mod.path, fn.name), ())
         constexprs = frozenset(p.name for p in params if p.constexpr)
-        launch = merge([facts(call, where, names, consts, f"{site}:{call.lineno}", constexprs)
-                        for call, where, consts, site in own_sites])
+        launch = merge([way for call, where, consts, site in own_sites
+                        for way in site_facts(call, where, names, consts, f"{site}:{call.lineno}", constexprs)],
+                       constexprs)
         kid = f"{mod.path}::{fn.name}"
         # the files of its launch sites are part of what it is compiled with, like its helpers'
         read = frozenset(closure.paths) | {site for *_, site in own_sites}
@@ -140,7 +145,8 @@ def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | Non
                               harness=harness, harness_rank=harness_rank(fn) if harness else 1,
                               element_casts=casts_to_element_types(fn),
                               probes=frozenset(closure.probes - closure.paths),
-                              guards=kernel_guards(fn, constexprs, helper_defs))
+                              guards=kernel_guards(fn, constexprs, helper_defs),
+                              hooks=kernel_hooks(index, mod, fn))
     return Discovery(kernels, broken)
 
 
@@ -193,7 +199,7 @@ def _launches(index: ModuleIndex, names: set[str]) -> tuple[set[str], dict[tuple
             assert isinstance(call.func, ast.Subscript)  # launch_calls finds `x[grid](...)` only
             target = _launch_target(index, mod, call.func.value)
             if target is not None:
-                consts = module_constants(mod.tree) if consts is None else consts
+                consts = {**module_dicts(mod.tree), **module_constants(mod.tree)} if consts is None else consts
                 sites.setdefault(target, []).append((call, fn, consts, mod.path))
     return launched, sites
 

@@ -97,6 +97,8 @@ class Plan:
         (autotune configs, defaults) taking those values."""
         given = {c.name: c for c in self.constexprs}
         for name, values in facts.items():
+            if name in self.unread and name in given:   # a computed launch value: the facts and every branch
+                values = list(dict.fromkeys([*values, *given[name].values]))
             if name not in given or given[name].source == "guessed":
                 given[name] = Choice(name, tuple(values), "guessed", "as the other side's configs give it")
         constexprs = tuple(given.values())
@@ -180,6 +182,44 @@ def _unread(name: str, hint: Hint | None, kernels: list[Kernel], facts: list[Fac
     return Choice(name, tuple(values), "guessed", "the launch site computes it: every branch of its comparisons")
 
 
+def _unread_facts(facts: tuple[Fact, ...] | None) -> bool:
+    return bool(facts) and any(f.kind in ("expr", "type") for f in facts or ())
+
+
+def _across(this: Kernel, other: Kernel, kernels: list[Kernel], constexprs: dict[str, Choice],
+            unread: list[str]) -> None:
+    """The values of a constexpr whose launch the two sides give differently, compiled on both
+    sides, so each value's row compares the same value: where either side's launch site computes
+    it (`B = triton.next_power_of_2(min(n, 4096))` where the other passed 1024: every branch of
+    the kernel's comparisons of it, on both sides), and where the sides' sites pass values that
+    overlap (a second site that passes the other value of a flag: both values on both sides).
+    Sites that pass other values altogether (1024 -> 2048) keep comparing old with new."""
+    mine, theirs = dict(this.launch), dict(other.launch)
+    for p in this.params:
+        choice = constexprs.get(p.name)
+        a, b = mine.get(p.name), theirs.get(p.name)
+        if not p.constexpr or choice is None or not b or a == b:
+            continue
+        hint = next((q.hint for q in other.params if q.name == p.name and q.constexpr), None) or p.hint
+        if _unread_facts(a) or _unread_facts(b):
+            values = _unread(p.name, hint, kernels, [*(a or ()), *b]).values if hint is not None else \
+                tuple(f.value for f in (*(a or ()), *b) if f.kind == "value")
+            why = "a side's launch site computes it: every branch of its comparisons, on both sides"
+        elif a and {f.value for f in a} & {f.value for f in b}:
+            values, why = tuple(f.value for f in b), "a value the other side's launch site passes"
+        else:
+            continue
+        merged = tuple(dict.fromkeys([*choice.values, *values]))
+        if merged == choice.values:
+            continue
+        if choice.source == "call-site" and not _unread_facts(b):
+            constexprs[p.name] = Choice(p.name, merged, "call-site", f"{choice.why}; and {why}")
+            continue
+        constexprs[p.name] = Choice(p.name, merged, "guessed", why)
+        if p.name not in unread:
+            unread.append(p.name)
+
+
 def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInputs,
          max_specs: int = DEFAULT_MAX_SPECS) -> Plan:
     """The plan of one side (`this`) of a kernel pair: that side's own launch inputs (each side is
@@ -241,6 +281,8 @@ def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInp
                 optional.append(p.name)
             types[p.name] = Choice(p.name, (p.kind or "i32",), "guessed",
                                    "from its use in the kernel" if p.kind else "an integer (nothing says otherwise)")
+    if other is not None:
+        _across(this, other, kernels, constexprs, unread)
     options = tuple(Choice(name, tuple(f.value for f in given[name]), source, why)
                     for given, source, why in ((facts, "call-site", "passed by the launch site"),
                                                (borrowed, "guessed", "as the other side's launch site passes it"))
