@@ -15,6 +15,8 @@ from ptxdiff.compare import pins
 from ptxdiff.compare.notes import Note, NoteKind
 from ptxdiff.compare.pairing import Pair
 from ptxdiff.compare.results import Row
+from ptxdiff.discovery.kernels import Kernel
+from ptxdiff.dynamic.synthesize import SHAPES, SynthPlan, plan_for
 from ptxdiff.git.repo import Repo, Side
 from ptxdiff.trust import Permissions
 
@@ -69,7 +71,13 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
             missing = {"result": "not-run", "reason": f'set [tool.ptxdiff.kernels."{n.id}"] wrapper = '
                                                       '"path.py:function" and inputs = "path.py:function", '
                                                       'or record its launches (ptxdiff record -- CMD)'}
-            by_kernel[n.id] = [dataclasses.replace(r, outputs=missing if check else None,
+            synth = synthesized(o.id, n, kernel_rows) if check else None
+            if isinstance(synth, SynthPlan):  # no wrapper, no recording: launches made from the spec
+                tasks.append(Task((old, new), "synth_outputs", (synth,), f"{n.name} outputs (fuzzed)",
+                                  (n.id, "outputs")))
+            elif synth is not None:
+                missing = {**missing, "reason": f"{missing['reason']} (no launch could be synthesised: {synth})"}
+            by_kernel[n.id] = [dataclasses.replace(r, outputs=missing if isinstance(synth, str) else None,
                                                    timing=missing if want_time else None) for r in kernel_rows]
             continue
         blocks = [v for r in kernel_rows for k, v in ((r.spec_detail or {}).get("constexprs") or {}).items()
@@ -86,9 +94,13 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
                 results[cast(tuple[str, str], task.tag)] = cast(dict, payload) if kind == "ok" else {
                     "result": "not-run", "reason": str(payload)[:300]}
         replayed = any(t.op.startswith("replay_") for t in tasks)
-        messages.append(Note(NoteKind.DYNAMIC, None, "replayed recorded launches of old and new to check outputs/timing "
-                             "(you asked for it)" if replayed else
-                             "ran the revisions' host wrappers to check outputs/timing (you asked for it)"))
+        if any(t.op == "synth_outputs" for t in tasks):
+            messages.append(Note(NoteKind.DYNAMIC, None, "ran old and new on synthesised launches (seeded inputs of "
+                                 f"{SHAPES} shapes per kernel, A/A first) to check outputs (you asked for it)"))
+        if replayed or any(t.op in ("outputs", "time") for t in tasks):
+            messages.append(Note(NoteKind.DYNAMIC, None, "replayed recorded launches of old and new to check "
+                                 "outputs/timing (you asked for it)" if replayed else
+                                 "ran the revisions' host wrappers to check outputs/timing (you asked for it)"))
     no_gpu = [k for k, v in results.items() if k[1] == "timing" and "no GPU" in v.get("reason", "")]
     if no_gpu:
         messages.append(Note(NoteKind.DYNAMIC, None,
@@ -104,3 +116,9 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
             dyn = [x["result"] for x in (r.outputs, r.timing) if x]
             out.append(dataclasses.replace(r, blocking=r.blocking or any(d in cfg.block for d in dyn)))
     return out
+
+
+def synthesized(old_id: str, kernel: Kernel, rows: list[Row]) -> SynthPlan | str:
+    """Launches made from what the rows compiled (dynamic/synthesize.py), or why none."""
+    return plan_for(old_id, kernel.id, [p.name for p in kernel.params],
+                    [(r.spec_source, r.spec_detail) for r in rows if r.new is not None])
