@@ -121,4 +121,4 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
 def synthesized(old_id: str, kernel: Kernel, rows: list[Row]) -> SynthPlan | str:
     """Launches made from what the rows compiled (dynamic/synthesize.py), or why none."""
     return plan_for(old_id, kernel.id, [p.name for p in kernel.params],
-                    [(r.spec_source, r.spec_detail) for r in rows if r.new is not None])
+                    [(r.spec_source, r.spec_detail) for r in rows])

@@ -149,8 +149,9 @@ def _role(name: str) -> str:
 
 
 def _family(name: str) -> str:
+    """`stride_xm`, `stride_xn` -> `stride_x`; `x_stride_0`, `x_stride_1` -> `x_stride`."""
     head, _, tail = name.rpartition("_")
-    return head if head and len(tail) <= 3 else name[:-1]
+    return head if head and len(tail) == 1 else name[:-1]
 
 
 def _leading(name: str) -> bool:

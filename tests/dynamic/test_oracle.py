@@ -1,0 +1,101 @@
+"""--outputs with no config, no recording and no wrapper (issue 39): launches synthesised from the
+compiled spec, run on old and new in triton's interpreter (no GPU here). The twelve kinds of change
+of the issue, on our own kernels (tests/dynamic/oracle_kernels.py), in one tmp repository diffed
+once: each change of what a kernel computes is `outputs-differ`, each rewrite `outputs-equal`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from oracle_kernels import CASES, files, kernel_id
+
+from helpers import commit, isolate, make_repo, ptxdiff, rows_by_kernel
+
+pytestmark = [pytest.mark.integration, pytest.mark.module_env]
+
+
+@pytest.fixture(scope="module")
+def diffed(tmp_path_factory):
+    mp = pytest.MonkeyPatch()
+    tmp = tmp_path_factory.mktemp("oracle")
+    isolate(tmp, mp)
+    repo = make_repo(tmp, files(0))
+    old = commit(repo, "old")
+    new = commit(repo, "new", files(1))
+    done = ptxdiff(["diff", old, new, "--outputs", "--format", "json", "-q"], repo)
+    assert done.returncode in (0, 1), done.stderr
+    yield repo, old, new, json.loads(done.stdout)
+    mp.undo()
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_each_kind_of_change(diffed, case):
+    rows = rows_by_kernel(diffed[3])[kernel_id(case)]
+    out = rows[0]["outputs"]
+    changes = CASES[case][3]
+    assert out["fuzzed"] and out["result"] == ("outputs-differ" if changes else "outputs-equal"), out
+    if changes:   # where it first differed: the buffer, the index, both values, the input
+        assert out["buffer"] == "out_ptr" and isinstance(out["index"], int) and out["old"] != out["new"]
+        assert out["shape"] and out["seed"] and out["launch"]["grid"]
+    else:
+        assert out["via"] == "8 shapes, fuzzed" and out["checked"] == 8 and len(out["shapes"]) == 8
+
+
+def test_the_row_says_what_ran_and_where_it_differed(diffed):
+    repo, old, new, _ = diffed
+    done = ptxdiff(["diff", old, new, "--outputs", "--", "ops/leaky_slope.py", "ops/reassociation.py"], repo)
+    assert "equal (8 shapes, fuzzed)" in done.stdout
+    assert "DIFFER out_ptr[0]" in done.stdout
+    assert "ops/leaky_slope.py::leaky_relu_kernel: outputs differ (8 shapes, fuzzed): first at out_ptr[0]" \
+        in done.stdout and "seed 39" in done.stdout
+    assert "synthesised launches" in done.stdout
+
+
+def test_an_overrun_is_caught_in_the_guard_zone(diffed):
+    out = rows_by_kernel(diffed[3])[kernel_id("mask_off_by_one")][0]["outputs"]
+    assert out["guard"] == "after" and out["index"] >= 1
+
+
+def test_softmax_padding_shows_on_a_width_that_is_not_a_power_of_two(diffed):
+    out = rows_by_kernel(diffed[3])[kernel_id("softmax_padding")][0]["outputs"]
+    width = out["launch"]["args"]["n_cols"]
+    assert width & (width - 1)
+
+
+def test_the_reproducer_runs_alone_and_shows_the_difference(diffed, tmp_path):
+    repo, old, new, _ = diffed
+    where = tmp_path / "repro"
+    done = ptxdiff(["diff", old, new, "--outputs", "--repro", str(where), "--", "ops/relu6_bound.py",
+                    "ops/hand_unrolled.py"], repo)
+    assert done.returncode in (0, 1), done.stderr
+    scripts = sorted(where.iterdir())
+    assert [p.name for p in scripts] == ["ops_relu6_bound.py__relu6_kernel.py"]
+    # triton and torch alone: no ptxdiff on the path, no repository
+    run = subprocess.run([sys.executable, "-I", str(scripts[0])], capture_output=True, text=True,
+                         cwd=str(tmp_path), env={"TRITON_INTERPRET": "1", "PATH": "/usr/bin:/bin"})
+    assert run.returncode == 1, run.stderr
+    assert "outputs differ: out_ptr[" in run.stdout and "A/A: equal" in run.stdout
+
+
+def test_git_diff_never_runs_kernels(diffed):
+    repo, old, new, _ = diffed
+    from ptxdiff.trust import Permissions
+
+    assert Permissions().semantic == "off"   # the diff driver's filler asks for no outputs
+    done = subprocess.run(["git", "diff", old, new, "--", "ops/leaky_slope.py"], cwd=repo, capture_output=True,
+                          text=True)
+    assert "fuzzed" not in done.stdout
+
+
+@pytest.mark.gpu
+def test_each_kind_of_change_on_the_gpu(diffed):
+    """The same twelve on a GPU (the fixture's run used it): device cuda."""
+    for case in CASES:
+        out = rows_by_kernel(diffed[3])[kernel_id(case)][0]["outputs"]
+        assert out.get("device") == "cuda" and out["result"] == ("outputs-differ" if CASES[case][3]
+                                                                  else "outputs-equal"), (case, out)
+
+
