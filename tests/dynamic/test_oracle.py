@@ -99,3 +99,33 @@ def test_each_kind_of_change_on_the_gpu(diffed):
                                                                   else "outputs-equal"), (case, out)
 
 
+
+
+def test_a_read_outside_every_buffer_is_stopped_and_named(diffed):
+    out = rows_by_kernel(diffed[3])[kernel_id("far_overrun")][0]["outputs"]
+    assert out["result"] == "outputs-differ" and "out of bounds: a load outside every buffer" in out["new"], out
+
+
+def test_old_differing_from_itself_is_nondeterministic_never_outputs_differ(monkeypatch):
+    """An A/A run (old twice on the same inputs) that differs: `nondeterministic`."""
+    from ptxdiff.dynamic import oracle
+    from ptxdiff.dynamic.synthesize import plan_for
+
+    def kernel(x_ptr, out_ptr, n, BLOCK):
+        return x_ptr
+
+    side = oracle.Loaded(kernel, {})
+    calls = []
+
+    def racy(loaded, recorded, r, args):   # a different value each launch, as an unordered atomic may give
+        calls.append(1)
+        args["out_ptr"][0] = float(len(calls))
+
+    monkeypatch.setattr(oracle, "load_kernels", lambda worker, plan: (side, side))
+    monkeypatch.setattr(oracle, "launch", racy)
+    worker = type("W", (), {"gpu": False, "faulted": False})()
+    plan = plan_for("k.py::k", "k.py::k", ["x_ptr", "out_ptr", "n", "BLOCK"],
+                    [("guessed", {"signature": {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+                                  "constexprs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 3})])
+    out = oracle.outputs(worker, plan)
+    assert out["result"] == "nondeterministic" and "old run twice" in out["reason"], out

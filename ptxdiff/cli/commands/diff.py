@@ -40,17 +40,20 @@ def run(args: argparse.Namespace, paths: list[str] | None) -> int:
     repo, report = compare(opts.compiling, opts.shown, list(opts.revs), paths, show_all=opts.all)
     code = emit(report, opts.shown, opts.compiling)
     if opts.repro:
-        written = reproducers(repo, list(opts.revs), report, Path(opts.repro))
+        written = reproducers(repo, report, Path(opts.repro))
         print(f"ptxdiff: {len(written)} reproducer{'s' if len(written) != 1 else ''} in {opts.repro}"
               + "".join(f"\n    {p}" for p in written), file=sys.stderr)
     return code
 
 
-def reproducers(repo: Repo, revs: list[str], report: Report, where: Path) -> list[Path]:
+def reproducers(repo: Repo, report: Report, where: Path) -> list[Path]:
     """A standalone script per kernel whose synthesised launches differed (dynamic/repro.py)."""
     from ptxdiff.dynamic import repro
 
-    old, new = repo.sides(revs)
+    old, new = report.base, report.head
+    if old is None:
+        return []
+    revs = tuple((side.commit or "the work tree")[:12] for side in (old, new))
     written, seen = [], set()
     for r in report.rows:
         out = r.outputs or {}
@@ -60,7 +63,7 @@ def reproducers(repo: Repo, revs: list[str], report: Report, where: Path) -> lis
         old_id = r.old_kernel or r.kernel
         texts = [repo.snapshot(side).read(kid.partition("::")[0]).decode("utf-8", "replace")
                  for side, kid in ((old, old_id), (new, r.kernel))]
-        written.append(repro.write(where, r.kernel, old_id, out, texts[0], texts[1], (report.base, report.head)))
+        written.append(repro.write(where, r.kernel, old_id, out, texts[0], texts[1], (revs[0], revs[1])))
     return written
 
 
