@@ -37,6 +37,27 @@ sys.path.insert(0, str(ROOT))
 
 from oracle_kernels import CASES, files, kernel_id  # noqa: E402
 
+from ptxdiff.corpus.labels import label as source_label  # noqa: E402
+
+
+def subreaper() -> None:
+    """Become the reaper of every orphaned descendant (the forkserver ptxdiff leaves, its workers):
+    their CPU time then counts in RUSAGE_CHILDREN once reaped (reap())."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER
+
+
+def reap(wait_s: float = 30.0) -> None:
+    end = time.monotonic() + wait_s
+    while time.monotonic() < end:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            time.sleep(0.1)
+
 
 def children_cpu() -> float:
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -70,6 +91,7 @@ def diff(repo: Path, old: str, new: str, cache: Path) -> tuple[dict, float, floa
     before, t0 = children_cpu(), time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "ptxdiff", "diff", old, new, "--outputs", "--format", "json", "-q"],
                           cwd=repo, capture_output=True, text=True, env=env)
+    reap()   # what ptxdiff left to die after it (its forkserver, its workers) counts too
     cpu, wall = children_cpu() - before, time.perf_counter() - t0
     if done.returncode not in (0, 1):
         raise SystemExit(f"ptxdiff failed in {repo}: {done.stderr[-2000:]}")
@@ -135,14 +157,33 @@ def corpus(tmp: Path, names: list[str] | None, each: bool) -> list[dict]:
             print(f"{p['name']:36} {p.get('hand_label', ''):14} {verdict:15} {'yes' if gate else 'no':5} {got:17}"
                   + (f" {cpu:5.1f}" if each else ""))
             out.append({"pair": p["name"], "label": p.get("hand_label"), "study": bool(p.get("study")),
+                        "source_label": source_label((src[p["name"]] / "old.py").read_text(),
+                                                     (src[p["name"]] / "new.py").read_text(), p["kernel"]),
                         "observable": p.get("observable", True), "verdict": verdict, "static_gate": gate,
                         "outputs": got, "reason": o.get("reason"), "first": {k: o.get(k) for k in (
                             "buffer", "index", "old", "new", "shape")} if got == "outputs-differ" else None,
                         **({"cpu_s": round(cpu, 2)} if each else {})})
+    summary(out)
     changed = sum(1 for o in out if o["verdict"] != "unchanged")
     print(f"cold: {total_cpu:.0f} CPU s for {len(pairs)} pairs ({changed} changed kernels run): "
           f"{total_cpu / max(changed, 1):.1f} CPU s per changed kernel, {total_wall:.0f} s wall")
     return out
+
+
+def summary(out: list[dict]) -> None:
+    """Per source label (corpus/labels.py): how many the static gate blocks, what the oracle says."""
+    by: dict[str, Counter] = {}
+    for o in out:
+        c = by.setdefault(o["source_label"], Counter())
+        c["pairs"] += 1
+        c["static gate blocks"] += bool(o["static_gate"])
+        c[o["outputs"]] += 1
+        c["either"] += bool(o["static_gate"]) or o["outputs"] == "outputs-differ"
+    study = [o for o in out if o["study"]]
+    for label, c in sorted(by.items()):
+        print(f"  {label}: " + ", ".join(f"{k} {v}" for k, v in c.items()))
+    print("  the study's nine: " + ", ".join(f"{o['pair']} {'gate' if o['static_gate'] else '-'}/{o['outputs']}"
+                                             for o in study))
 
 
 def aa(tmp: Path, names: list[str] | None, which: list[str]) -> list[dict]:
@@ -180,10 +221,16 @@ def aa(tmp: Path, names: list[str] | None, which: list[str]) -> list[dict]:
             result = payload if kind == "ok" and isinstance(payload, dict) else {"result": "not-run",
                                                                                   "reason": str(payload)[:200]}
             out.append({"pair": name, "side": side, "result": result["result"],
-                        "reason": result.get("reason"), "checked": result.get("checked")})
+                        "reason": result.get("reason"), "checked": result.get("checked"),
+                        "cpu_s": result.get("cpu_s")})
     counts = Counter(o["result"] for o in out)
     print(f"A/A on {len(out)} corpus kernels (old and new sides): {dict(counts)}; "
           f"{time.perf_counter() - t0:.0f} s wall, {children_cpu() - before:.0f} CPU s in the run workers")
+    spent = sorted(o["cpu_s"] for o in out if o["cpu_s"] is not None)
+    if spent:
+        print(f"oracle CPU s per kernel (8 shapes, 3 launches each, in the run worker): median "
+              f"{spent[len(spent) // 2]:.2f}, max {spent[-1]:.2f} "
+              f"({max(out, key=lambda o: o['cpu_s'] or 0)['pair']}), total {sum(spent):.0f}")
     for o in out:
         if o["result"] != "outputs-equal":
             print(f"  {o['pair']} ({o['side']}): {o['result']} {o['reason'] or ''}"[:200])
@@ -204,6 +251,7 @@ def main() -> int:
     names = args.pairs.split(",") if args.pairs else None
     results: dict = {}
     ok = True
+    subreaper()
     with tempfile.TemporaryDirectory(prefix="ptxdiff-oracle-") as tmp:
         if every or args.cases:
             results["cases"], passed = cases(Path(tmp))

@@ -91,7 +91,8 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
     if tasks:
         with Pool(run_as.repo.workdir, cfg.python_path, run_as.jobs, cfg.timeout, run_as.progress) as pool:
             for task, kind, payload in pool.run(tasks):
-                results[cast(tuple[str, str], task.tag)] = cast(dict, payload) if kind == "ok" else {
+                results[cast(tuple[str, str], task.tag)] = {
+                    k: v for k, v in cast(dict, payload).items() if k != "cpu_s"} if kind == "ok" else {
                     "result": "not-run", "reason": str(payload)[:300]}
         replayed = any(t.op.startswith("replay_") for t in tasks)
         if any(t.op == "synth_outputs" for t in tasks):
@@ -120,5 +121,6 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
 
 def synthesized(old_id: str, kernel: Kernel, rows: list[Row]) -> SynthPlan | str:
     """Launches made from what the rows compiled (dynamic/synthesize.py), or why none."""
+    passed = tuple(name for name, facts in kernel.launch if facts)
     return plan_for(old_id, kernel.id, [p.name for p in kernel.params],
-                    [(r.spec_source, r.spec_detail) for r in rows])
+                    [(r.spec_source, r.spec_detail) for r in rows], passed=passed)

@@ -12,8 +12,10 @@ new, the shape). Worker side (torch, triton).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from ptxdiff.dynamic.replay import Loaded, ReplayPlan, ReplayWorker, launch, load_kernels, make_args
@@ -158,13 +160,49 @@ def first_difference(old: Any, new: Any, guard: int, exact: bool) -> dict | None
             "guard": "before" if i < guard else "after" if i >= guard + old.numel() else None}
 
 
-def _run(side: Loaded, s: Shape, device: str, gpu: bool) -> tuple[dict, str | None]:
+@dataclass(frozen=True)
+class Side:
+    """One side's kernel and how a shape's launch reaches it: its own parameter names where they
+    were renamed (by position), and the constexprs left to its own default."""
+
+    loaded: Loaded
+    names: dict[str, str]         # the plan's parameter name -> this side's
+    own_defaults: frozenset[str]  # constexprs not passed: each side's own default applies
+
+    def launch(self, s: Shape, args: dict) -> None:
+        consts = {self.names.get(k, k): v for k, v in s.launch.constexprs.items() if k not in self.own_defaults}
+        launch(self.loaded, dataclasses.replace(s.launch, constexprs=consts), s.replay,
+               {self.names.get(k, k): v for k, v in args.items()})
+
+
+def _parameters(side: Loaded) -> list[tuple[str, object]]:
+    fn = getattr(side.kernel, "fn", side.kernel)
+    try:
+        return [(p.name, p.default) for p in inspect.signature(fn).parameters.values()]
+    except (TypeError, ValueError):
+        return []
+
+
+def sides(plan: SynthPlan, old: Loaded, new: Loaded) -> tuple[Side, Side]:
+    """Old and new as a shape's launch reaches them: a renamed parameter by its position, and a
+    constexpr no launch site passes at each side's own default where the two declare different ones
+    (a changed default is a change of what runs)."""
+    o, n = _parameters(old), _parameters(new)
+    empty = inspect.Parameter.empty
+    rename = {a: b for a, (b, _) in zip(plan.params, o) if a != b} if len(o) == len(plan.params) else {}
+    old_defaults = dict(o)
+    own = frozenset(k for k, default in n if k not in plan.passed and default is not empty
+                    and old_defaults.get(rename.get(k, k), empty) not in (empty, default))
+    return Side(old, rename, own), Side(new, {}, own)
+
+
+def _run(side: Side, s: Shape, device: str, gpu: bool) -> tuple[dict, str | None]:
     """One side on a fresh copy of the shape's inputs: (its arguments after the launch, or why not)."""
     args = make_args(s.replay, device, seed=s.seed)
     _fill_guards(args, s)
     try:
         with contextlib.nullcontext() if gpu else bounded([v for _, v in _buffers(args)]):
-            launch(side, s.launch, s.replay, args)
+            side.launch(s, args)
     except OutOfBounds as e:
         return args, f"out of bounds: {e}"
     except Exception as e:
@@ -186,13 +224,26 @@ def _said(value: object) -> object:
 
 
 def outputs(worker: ReplayWorker, plan: SynthPlan) -> dict:
-    """Every synthesised shape: A/A (old twice, bit for bit), then old against new."""
+    """Every synthesised shape: A/A (old twice, bit for bit), then old against new; with the CPU
+    seconds it took (`cpu_s`, for benchmarks: the engine leaves it out of the row, whose results
+    no clock may touch)."""
+    import resource
+
+    def cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+    start = cpu()
+    return {**_outputs(worker, plan), "cpu_s": round(cpu() - start, 3)}
+
+
+def _outputs(worker: ReplayWorker, plan: SynthPlan) -> dict:
     device = "cuda" if worker.gpu else "cpu"
     via = f"{plan.shapes} shapes, fuzzed"
     try:
         old_k, new_k = load_kernels(worker, ReplayPlan(plan.old_id, plan.new_id, ()))
     except RunError as e:
         return {"result": NOT_RUN, "reason": str(e), "via": via, "fuzzed": True}
+    old_side, new_side = sides(plan, old_k, new_k)
     old_src, new_src = _sources(old_k), _sources(new_k)
     lits = sorted(set(literals(old_src)) | set(literals(new_src)))
     axes = program_axes(old_src) | program_axes(new_src)
@@ -202,18 +253,21 @@ def outputs(worker: ReplayWorker, plan: SynthPlan) -> dict:
             s = shape(plan, index, lits, axes)
         except Unsynthesisable as e:
             return {"result": NOT_RUN, "reason": str(e), "via": via, "fuzzed": True}
-        first, why = _run(old_k, s, device, worker.gpu)
+        first, why = _run(old_side, s, device, worker.gpu)
+        if why is not None and worker.gpu:   # a fault may leave the CUDA context unusable: stop here
+            worker.faulted = True
+            return {"result": NOT_RUN, "reason": f"old could not run at {s.label}: {why}", "via": via, "fuzzed": True}
         if why is not None:
             skipped.append(f"{s.label}: old {why}")
             continue
-        again, why = _run(old_k, s, device, worker.gpu)
+        again, why = _run(old_side, s, device, worker.gpu)
         aa = _compare(first, again, s, exact=True) if why is None else {"why": why}
         if aa is not None:
             return {"result": NONDETERMINISTIC, "via": via, "fuzzed": True, "shape": s.label, "device": device,
                     "reason": "old run twice on the same inputs gave different outputs "
                               + (f"({aa['why']})" if "why" in aa else
                                  f"({aa['buffer']}[{aa['index']}]: {_said(aa['old'])} then {_said(aa['new'])})")}
-        new, why = _run(new_k, s, device, worker.gpu)
+        new, why = _run(new_side, s, device, worker.gpu)
         worker.faulted = worker.gpu and why is not None and not why.startswith("out of bounds")
         if why is not None and not why.startswith("out of bounds"):
             return {"result": NOT_RUN, "reason": f"new could not run where old ran, at {s.label}: {why}",

@@ -32,6 +32,8 @@ SEED = 39
 MAX_ELEMENTS = 1 << 20        # a data region's elements at most (a shape's sizes shrink to fit)
 MAX_PROGRAMS = 2048           # programs of one synthesised launch (the interpreter runs them one by one)
 GUARD = 64                    # guard elements before and after a data region, at least
+PAD = 3                       # a row's pitch past its widest size
+ROWS = 3                      # programs on axis 0 at least, for a kernel with strides (a row each)
 SOURCES = ("recorded", "config", "call-site", "guessed")   # the spec to trust most first
 
 # one size parameter: non-powers of two, a prime, 1, a large odd one; a block's edges replace some
@@ -69,10 +71,13 @@ class SynthPlan:
     specs: tuple[SynthSpec, ...]
     shapes: int = SHAPES
     seed: int = SEED
+    # the parameters the repository's launch sites pass: a constexpr not among them takes each
+    # side's own default where the two sides declare different ones (a default changed is a change)
+    passed: tuple[str, ...] = ()
 
 
 def plan_for(old_id: str, new_id: str, params: list[str], details: list[tuple[str | None, dict | None]],
-             shapes: int = SHAPES) -> SynthPlan | str:
+             shapes: int = SHAPES, passed: tuple[str, ...] = ()) -> SynthPlan | str:
     """The plan from a kernel's rows ((spec_source, spec_detail) each), or why there is none."""
     specs: list[SynthSpec] = []
     order = sorted(details, key=lambda d: SOURCES.index(d[0]) if d[0] in SOURCES else len(SOURCES))
@@ -90,7 +95,7 @@ def plan_for(old_id: str, new_id: str, params: list[str], details: list[tuple[st
             specs.append(spec)
     if not specs:
         return "no compiled spec of it to launch (no parameter types)"
-    return SynthPlan(old_id, new_id, tuple(params), tuple(specs[:MAX_SPECS]), shapes)
+    return SynthPlan(old_id, new_id, tuple(params), tuple(specs[:MAX_SPECS]), shapes, passed=passed)
 
 
 # ---- what the kernel's source says (read in the worker, from the jit functions' text) ----
@@ -154,11 +159,6 @@ def _family(name: str) -> str:
     return head if head and len(tail) == 1 else name[:-1]
 
 
-def _leading(name: str) -> bool:
-    low = name.lower()
-    return any(w in low for w in ("row", "batch", "0", "head")) or low.endswith(("m", "b", "h", "z"))
-
-
 def _blocks(constexprs: dict) -> list[tuple[str, int]]:
     return [(k, v) for k, v in constexprs.items()
             if "BLOCK" in k.upper() and isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 1 << 16]
@@ -180,9 +180,10 @@ def _sizes(names: list[str], index: int, blocks: list[int], cap: int) -> dict[st
     return out
 
 
-def _grid(axes: set[int], sizes: dict[str, int], blocks: list[tuple[str, int]]) -> tuple[int, int, int]:
-    """A program per block of the largest size (axis 0); where the kernel reads axis 1 or 2, a
-    program per block of the size its block's name points at, else one."""
+def _grid(axes: set[int], sizes: dict[str, int], blocks: list[tuple[str, int]], rows: int) -> tuple[int, int, int]:
+    """A program per block of the largest size (axis 0), at least `rows` (a kernel with strides
+    may take a row per program); where the kernel reads axis 1 or 2, a program per block of the
+    size its block's name points at, else one."""
     def block_for(size: str, k: int) -> int:
         for name, b in blocks:
             tail = name.upper().replace("BLOCK_SIZE", "").replace("BLOCK", "").strip("_")
@@ -195,7 +196,7 @@ def _grid(axes: set[int], sizes: dict[str, int], blocks: list[tuple[str, int]]) 
         return (1, 1, 1)
     if axes <= {0}:
         biggest = max(names, key=lambda n: sizes[n])
-        grid[0] = -(-sizes[biggest] // block_for(biggest, 0))
+        grid[0] = max(rows, -(-sizes[biggest] // block_for(biggest, 0)))
     else:
         for k in sorted(axes):
             name = names[k] if k < len(names) else names[-1]
@@ -238,14 +239,14 @@ def shape(plan: SynthPlan, index: int, lits: list[float], axes: set[int]) -> Sha
     depth = max((len(f) for f in families.values()), default=0)
     # with strides a region spans one more dimension than the longest stride family (a row index
     # taken from the grid), so sizes shrink until that fits MAX_ELEMENTS
-    cap = MAX_ELEMENTS if not stride_names else int(MAX_ELEMENTS ** (1 / (depth + 1)))
+    cap = MAX_ELEMENTS if not stride_names else int(MAX_ELEMENTS ** (1 / (depth + 1))) - PAD
     sizes = _sizes(ints, index, [b for _, b in blocks], cap)
-    pitch = max(sizes.values(), default=1)
+    # a row's pitch is wider than any size (rows padded): a stride taken for a width shows
+    pitch = max(sizes.values(), default=1) + (PAD if stride_names else 0)
     strides = {}
     for members in families.values():
-        for pos, n in enumerate(members):
-            power = len(members) - 1 - pos if len(members) > 1 else (1 if _leading(n) else 0)
-            strides[n] = pitch ** power
+        for pos, n in enumerate(members):   # row-major: (.., pitch, 1); a lone stride is a row's
+            strides[n] = pitch ** (len(members) - 1 - pos if len(members) > 1 else 1)
     region_elems = min(MAX_ELEMENTS, pitch ** (depth + 1) if stride_names else pitch)
     seed = plan.seed + index
     scale = SCALES[index % len(SCALES)]
@@ -276,7 +277,7 @@ def shape(plan: SynthPlan, index: int, lits: list[float], axes: set[int]) -> Sha
             args.append((name, _scalar(name, typ, sizes, strides, index, seed)))
         else:
             raise Unsynthesisable(f"parameter {name} is a {typ}, a kind synthesised inputs do not make")
-    grid = _grid(axes, sizes, blocks)
+    grid = _grid(axes, sizes, blocks, ROWS if stride_names else 1)
     replay = Replay(grid, tuple(args), tuple(buffers), 1)   # type: ignore[arg-type]
     sig = dict(spec.signature)
     launch = Launch(plan.new_id, plan.params, sig, consts, (), spec.num_warps, spec.num_stages, {}, None,

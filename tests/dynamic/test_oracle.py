@@ -129,3 +129,16 @@ def test_old_differing_from_itself_is_nondeterministic_never_outputs_differ(monk
                                   "constexprs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 3})])
     out = oracle.outputs(worker, plan)
     assert out["result"] == "nondeterministic" and "old run twice" in out["reason"], out
+
+
+def test_the_base_policy_blocks_on_a_fuzzed_difference(tmp_path):
+    """`outputs-differ` in the base's `block`: a constants-only change whose outputs differ blocks."""
+    old_text, new_text = CASES["leaky_slope"][1], CASES["leaky_slope"][2]
+    policy = '[tool.ptxdiff]\nblock = ["structural", "failed", "outputs-differ"]\n'
+    repo = make_repo(tmp_path, {"pyproject.toml": policy, "ops/k.py": old_text})
+    old = commit(repo, "old")
+    new = commit(repo, "new", {"ops/k.py": new_text})
+    done = ptxdiff(["diff", old, new, "--outputs", "--check", "--format", "json", "-q"], repo)
+    assert done.returncode == 1, done.stderr
+    row = json.loads(done.stdout)["kernels"][0]
+    assert row["verdict"] == "constants-only" and row["blocking"] and row["outputs"]["result"] == "outputs-differ"
