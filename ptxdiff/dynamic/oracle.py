@@ -203,9 +203,12 @@ def _run(side: Side, s: Shape, device: str, gpu: bool) -> tuple[dict, str | None
     try:
         with contextlib.nullcontext() if gpu else bounded([v for _, v in _buffers(args)]):
             side.launch(s, args)
-    except OutOfBounds as e:
-        return args, f"out of bounds: {e}"
     except Exception as e:
+        cause: BaseException | None = e
+        while cause is not None and not isinstance(cause, OutOfBounds):   # the interpreter wraps it
+            cause = cause.__cause__ or cause.__context__
+        if cause is not None:
+            return args, f"out of bounds: {cause}"
         first = str(e).strip().splitlines()[0] if str(e).strip() else ""
         return args, f"{type(e).__name__}: {first}"[:200]
     return args, None

@@ -16,8 +16,8 @@ def detail(block: int = 256, **sig: str) -> dict:
     return {"signature": signature, "constexprs": {"BLOCK": block}, "num_warps": 4, "num_stages": 3}
 
 
-def plan(params: list[str] = PARAMS, **kw: object) -> SynthPlan:
-    got = plan_for("k.py::k", "k.py::k", params, [("guessed", detail(**kw))])   # type: ignore[arg-type]
+def plan(params: list[str] = PARAMS, block: int = 256, **kw: str) -> SynthPlan:
+    got = plan_for("k.py::k", "k.py::k", params, [("guessed", detail(block, **kw))])
     assert isinstance(got, SynthPlan)
     return got
 
@@ -62,7 +62,7 @@ def test_strides_are_row_major_per_family_and_differ():
     p = plan(params, **sig)
     args = dict(shape(p, 0, [], {0, 1}).replay.args)
     assert args["stride_xn"] == args["stride_on"] == 1
-    assert args["stride_xm"] == args["stride_om"] == max(args["M"], args["N"]) > 1
+    assert args["stride_xm"] == args["stride_om"] == max(args["M"], args["N"]) + 3   # rows padded past the widths
 
 
 def test_literals_and_program_axes():
@@ -75,3 +75,12 @@ def test_a_kind_of_argument_it_cannot_make_is_said():
     p = plan(PARAMS + ["d"], d="tensordesc<fp16[64, 64]>")
     with pytest.raises(Unsynthesisable, match="tensordesc"):
         shape(p, 0, [], {0})
+
+
+def test_a_lone_stride_is_a_rows_pitch_and_a_kernel_with_strides_gets_several_rows():
+    params = ["x_ptr", "out_ptr", "n_cols", "stride_x", "BLOCK"]
+    s = shape(plan(params, 1024, n_cols="i32", stride_x="i32"), 0, [], {0})
+    args = dict(s.replay.args)
+    assert args["stride_x"] == args["n_cols"] + 3 and s.replay.grid[0] >= 3
+    x = args["x_ptr"]
+    assert isinstance(x, TensorArg) and x.shape[0] >= 3 * args["stride_x"]
