@@ -189,11 +189,18 @@ def sides(plan: SynthPlan, old: Loaded, new: Loaded) -> tuple[Side, Side]:
     (a changed default is a change of what runs)."""
     o, n = _parameters(old), _parameters(new)
     empty = inspect.Parameter.empty
-    rename = {a: b for a, (b, _) in zip(plan.params, o) if a != b} if len(o) == len(plan.params) else {}
-    old_defaults = dict(o)
-    own = frozenset(k for k, default in n if k not in plan.passed and default is not empty
-                    and old_defaults.get(rename.get(k, k), empty) not in (empty, default))
-    return Side(old, rename, own), Side(new, {}, own)
+
+    def renamed(params: list[tuple[str, object]]) -> dict[str, str]:
+        if len(params) != len(plan.params):
+            return {}
+        return {a: b for a, (b, _) in zip(plan.params, params) if a != b}
+    old_names, new_names = renamed(o), renamed(n)
+    old_defaults, new_defaults = dict(o), dict(n)
+    own = frozenset(k for k in plan.params if k not in plan.passed
+                    and new_defaults.get(new_names.get(k, k), empty) is not empty
+                    and old_defaults.get(old_names.get(k, k), empty)
+                    not in (empty, new_defaults.get(new_names.get(k, k), empty)))
+    return Side(old, old_names, own), Side(new, new_names, own)
 
 
 def _run(side: Side, s: Shape, device: str, gpu: bool) -> tuple[dict, str | None]:
