@@ -142,3 +142,26 @@ def test_the_base_policy_blocks_on_a_fuzzed_difference(tmp_path):
     assert done.returncode == 1, done.stderr
     row = json.loads(done.stdout)["kernels"][0]
     assert row["verdict"] == "constants-only" and row["blocking"] and row["outputs"]["result"] == "outputs-differ"
+
+
+def test_recorded_launches_come_first_and_synthesised_ones_cover_the_rest(tmp_path):
+    """One kernel recorded (its launch replayed), one not (its launches synthesised), one diff."""
+    from ptxdiff.record import launches as recorded
+    from ptxdiff.record.replay import Replay, TensorArg
+
+    texts = {f"ops/{case}.py": CASES[case][1] for case in ("leaky_slope", "relu6_bound")}
+    kid = kernel_id("leaky_slope")
+    arg = TensorArg("float32", (300,), (1,), 0, 0, -4.0, 4.0)
+    replay = Replay((2, 1, 1), (("x_ptr", arg), ("out_ptr", TensorArg("float32", (300,), (1,), 0, 1, -4.0, 4.0)),
+                                ("n", 300)), (1200, 1200), 1)
+    launch = recorded.Launch(kid, ("x_ptr", "out_ptr", "n", "BLOCK"), {"x_ptr": "*fp32", "out_ptr": "*fp32",
+                             "n": "i32"}, {"BLOCK": 256}, (), 4, 3, {}, None, "interpreter", 1, (replay,))
+    repo = make_repo(tmp_path, {**texts, recorded.DEFAULT_PATH: recorded.dumps({kid: (launch,)})})
+    old = commit(repo, "old")
+    new = commit(repo, "new", {f"ops/{case}.py": CASES[case][2] for case in ("leaky_slope", "relu6_bound")})
+    done = ptxdiff(["diff", old, new, "--outputs", "--format", "json", "-q"], repo)
+    assert done.returncode in (0, 1), done.stderr
+    rows = rows_by_kernel(json.loads(done.stdout))
+    leaky, relu6 = rows[kid][0]["outputs"], rows[kernel_id("relu6_bound")][0]["outputs"]
+    assert leaky["result"] == "outputs-differ" and leaky["via"].startswith("replayed launch") and "fuzzed" not in leaky
+    assert relu6["result"] == "outputs-differ" and relu6["fuzzed"]
