@@ -165,3 +165,25 @@ def test_recorded_launches_come_first_and_synthesised_ones_cover_the_rest(tmp_pa
     leaky, relu6 = rows[kid][0]["outputs"], rows[kernel_id("relu6_bound")][0]["outputs"]
     assert leaky["result"] == "outputs-differ" and leaky["via"].startswith("replayed launch") and "fuzzed" not in leaky
     assert relu6["result"] == "outputs-differ" and relu6["fuzzed"]
+
+
+def test_git_diffs_background_job_never_runs_kernels_even_when_the_user_allows_outputs(tmp_path):
+    """`git config --global ptxdiff.semantic always` asks `ptxdiff diff` for outputs; under `git diff`
+    the driver's job (gitdiff/filler.compare) compiles and runs nothing."""
+    from ptxdiff.gitdiff import filler
+
+    text_old, text_new = CASES["relu6_bound"][1], CASES["relu6_bound"][2]
+    repo = make_repo(tmp_path, {"ops/k.py": text_old})
+    old = commit(repo, "old")
+    new = commit(repo, "new", {"ops/k.py": text_new})
+    subprocess.run(["git", "config", "--global", "ptxdiff.semantic", "always"], cwd=repo, check=True)
+    job = {"workdir": str(repo), "key": "k", "old": f"C:{old}", "new": f"C:{new}",
+           "pieces": [["ops/k.py", "ops/k.py"]]}
+    state = tmp_path / "state"
+    state.mkdir()
+    got = filler.compare(str(state), job)
+    text = b"".join(b for piece in got["lines"] for pair in piece for b in pair)
+    assert b"relu6_kernel" in text and b"constants-only" in text
+    assert b"outputs" not in text and b"fuzzed" not in text
+    asked = ptxdiff(["diff", old, new], repo)   # the same user setting: `ptxdiff diff` runs them
+    assert "DIFFER out_ptr" in asked.stdout, asked.stdout + asked.stderr
