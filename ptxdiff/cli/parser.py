@@ -124,6 +124,8 @@ def _diff(sub: Subparsers) -> None:
     p.add_argument("--outputs", action="store_true",
                    help="run old and new on the same inputs (config: wrapper, inputs); CPU interpreter without a GPU")
     p.add_argument("--time", action="store_true", help="on a GPU: time new against old with a measured noise band")
+    p.add_argument("--repro", metavar="DIR", help="with --outputs: write each outputs-differ of synthesised launches "
+                   "as a standalone script (triton and torch alone, CPU or GPU) into DIR")
 
 
 def _ci(sub: Subparsers) -> None:

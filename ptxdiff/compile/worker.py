@@ -409,8 +409,8 @@ def serve(conn: Connection, repo_dir: str, side: Side | tuple[Side, Side], roots
         worker: Worker | RunWorker
         active = None
         if isinstance(side, tuple):  # an (old, new) pair: run and time both in one process
-            from ptxdiff.dynamic.replay import ReplayWorker
-            worker = ReplayWorker(repo_dir, side, roots)
+            from ptxdiff.dynamic.oracle import OracleWorker
+            worker = OracleWorker(repo_dir, side, roots)   # replays, and synthesised launches
         else:
             worker = Worker(repo_dir, side, roots, imports)
             if policy is not None and policy.seal and started is not None:

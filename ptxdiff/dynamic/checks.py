@@ -18,6 +18,8 @@ from ptxdiff.compare import pins
 from ptxdiff.compare.notes import Note, NoteKind
 from ptxdiff.compare.pairing import Pair
 from ptxdiff.compare.results import Row
+from ptxdiff.discovery.kernels import Kernel
+from ptxdiff.dynamic.synthesize import SHAPES, SynthPlan, plan_for
 from ptxdiff.git.repo import Repo, Side
 from ptxdiff.record.launches import DEFAULT_PATH
 from ptxdiff.trust import Permissions
@@ -68,8 +70,8 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
         params = [p.name for p in n.params]
         base_entry = base_cfg.for_kernel(o.id).run
         run, said = base_run(cfg.for_kernel(n.id).run, base_entry, n.id)
-        if run is not base_entry and base_plan(o.id, n.id, params, recordings)[2] is False \
-                and base_plan(o.id, n.id, params, recordings)[0] is not None:
+        at_base, _, branch_only = base_plan(o.id, n.id, params, recordings)
+        if run is not base_entry and not branch_only and at_base is not None:
             run, said = base_entry, None   # a wrapper only the branch sets: the base's recording decides
         if said:
             messages.append(Note(NoteKind.POLICY, n.id, said))
@@ -92,7 +94,13 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
             missing = {"result": "not-run", "reason": f'set [tool.ptxdiff.kernels."{n.id}"] wrapper = '
                                                       '"path.py:function" and inputs = "path.py:function", '
                                                       'or record its launches (ptxdiff record -- CMD)'}
-            by_kernel[n.id] = [dataclasses.replace(r, outputs=missing if check else None,
+            synth = synthesized(o.id, n, kernel_rows) if check else None
+            if isinstance(synth, SynthPlan):  # no wrapper, no recording: launches made from the spec
+                tasks.append(Task((old, new), "synth_outputs", (synth,), f"{n.name} outputs (fuzzed)",
+                                  (n.id, "outputs")))
+            elif synth is not None:
+                missing = {**missing, "reason": f"{missing['reason']} (no launch could be synthesised: {synth})"}
+            by_kernel[n.id] = [dataclasses.replace(r, outputs=missing if isinstance(synth, str) else None,
                                                    timing=missing if want_time else None) for r in kernel_rows]
             continue
         blocks = [v for r in kernel_rows for k, v in ((r.spec_detail or {}).get("constexprs") or {}).items()
@@ -107,12 +115,17 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
         with _no_cache_secret(), \
                 Pool(run_as.repo.workdir, cfg.python_path, run_as.jobs, cfg.timeout, run_as.progress) as pool:
             for task, kind, payload in pool.run(tasks):
-                results[cast(tuple[str, str], task.tag)] = cast(dict, payload) if kind == "ok" else {
+                results[cast(tuple[str, str], task.tag)] = {
+                    k: v for k, v in cast(dict, payload).items() if k != "cpu_s"} if kind == "ok" else {
                     "result": "not-run", "reason": str(payload)[:300]}
         replayed = any(t.op.startswith("replay_") for t in tasks)
-        messages.append(Note(NoteKind.DYNAMIC, None, "replayed recorded launches of old and new to check outputs/timing "
-                             "(you asked for it)" if replayed else
-                             "ran the revisions' host wrappers to check outputs/timing (you asked for it)"))
+        if any(t.op == "synth_outputs" for t in tasks):
+            messages.append(Note(NoteKind.DYNAMIC, None, "ran old and new on synthesised launches (seeded inputs of "
+                                 f"{SHAPES} shapes per kernel, A/A first) to check outputs (you asked for it)"))
+        if replayed or any(t.op in ("outputs", "time") for t in tasks):
+            messages.append(Note(NoteKind.DYNAMIC, None, "replayed recorded launches of old and new to check "
+                                 "outputs/timing (you asked for it)" if replayed else
+                                 "ran the revisions' host wrappers to check outputs/timing (you asked for it)"))
     no_gpu = [k for k, v in results.items() if k[1] == "timing" and "no GPU" in v.get("reason", "")]
     if no_gpu:
         messages.append(Note(NoteKind.DYNAMIC, None,
@@ -182,7 +195,13 @@ def base_plan(old_id: str, new_id: str, params: list[str],
     return None, None, False
 
 
-
 def _replays(plan: ReplayPlan) -> list:
     """What a plan replays, inputs included (a Launch's equality leaves its replay data out)."""
     return [(launch, [r.as_json() for r in launch.replay]) for launch in plan.launches]
+
+
+def synthesized(old_id: str, kernel: Kernel, rows: list[Row]) -> SynthPlan | str:
+    """Launches made from what the rows compiled (dynamic/synthesize.py), or why none."""
+    passed = tuple(name for name, facts in kernel.launch if facts)
+    return plan_for(old_id, kernel.id, [p.name for p in kernel.params],
+                    [(r.spec_source, r.spec_detail) for r in rows], passed=passed)

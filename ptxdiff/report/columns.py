@@ -85,6 +85,8 @@ def outputs_cell(result: dict | None) -> str:
     """--outputs: old and new run on the same inputs."""
     if not result:
         return "-"
+    if result.get("fuzzed"):   # synthesised launches (dynamic/oracle.py)
+        return fuzzed_cell(result)
     replayed = "launches" in result or "argument" in result   # recorded launches replayed (dynamic/replay.py)
     if result["result"] == "outputs-equal":
         return f"equal ({result['checked']} {'replayed launches' if replayed else 'runs'})"
@@ -92,6 +94,25 @@ def outputs_cell(result: dict | None) -> str:
         at = f"replayed {result['n']} {result['argument']}" if replayed else f"n={result['n']} {result['dtype']}"
         return f"DIFFER {at} abs {result['max_abs']:.2g} rel {result['max_rel']:.2g}"
     return "not-run"
+
+
+def fuzzed_cell(result: dict) -> str:
+    """Synthesised launches: `equal (8 shapes, fuzzed)`, where it first differed, or the A/A's word."""
+    if result["result"] == "outputs-equal":
+        return f"equal ({result['via']})"
+    if result["result"] == "outputs-differ":
+        at = "" if result.get("index") is None else f"[{result['index']}]" + (
+            f" ({result['guard']} guard)" if result.get("guard") else "")
+        return f"DIFFER {result['buffer']}{at} {result['old']} -> {result['new']}"
+    return result["result"] if result["result"] == "nondeterministic" else "not-run"
+
+
+def fuzzed_note(result: dict) -> str:
+    """The line under the report for a synthesised launch's difference or nondeterminism."""
+    if result["result"] == "nondeterministic":
+        return f"nondeterministic at {result['shape']}: {result['reason']} ({result['device']})"
+    return (f"differ ({result['via']}): first at {fuzzed_cell(result)[7:]}, input {result['shape']}, seed {result['seed']} "
+            f"(rtol {result['rtol']:g}, atol {result['atol']:g}, {result['device']}; --repro DIR writes a script)")
 
 
 def timing_cell(result: dict | None) -> str:

@@ -12,7 +12,7 @@ from ptxdiff.compare.notes import Note, NoteKind, as_notes
 from ptxdiff.compare.results import Report, Row, describe
 from ptxdiff.compare.verdict import ORDER
 from ptxdiff.report import safe
-from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, Column, explanations, outputs_cell, timing_cell
+from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, Column, explanations, fuzzed_note, outputs_cell, timing_cell
 from ptxdiff.report.layout import FOLD, FULL, KEY, PLAIN, Layout, TableColumn, grid, hanging, md_escape
 from ptxdiff.report.style import VERDICT_SGR
 from ptxdiff.specs import guesses
@@ -120,6 +120,8 @@ def _errors(report: Report) -> list[Note]:
                 seen.add((r.kernel, what))
                 if result["result"] == "not-run":
                     said = f"{r.kernel}: {what} not run: {result['reason']}"
+                elif result.get("fuzzed") and result["result"] in ("outputs-differ", "nondeterministic"):
+                    said = f"{r.kernel}: outputs {fuzzed_note(result)}"
                 elif result["result"] == "outputs-differ":
                     at = (f"on the replayed launch {result['n']}, argument {result['argument']}"
                           if "argument" in result else f"first at n={result['n']} {result['dtype']}")

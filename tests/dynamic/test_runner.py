@@ -168,13 +168,15 @@ def test_without_semantic_config_outputs_are_not_run(tmp_path, monkeypatch, caps
     assert row["outputs"] is None and code == 0
 
 
-def test_missing_wrapper_config_is_not_run_naming_the_keys(tmp_path, monkeypatch, capsys):
+def test_no_wrapper_config_and_no_recording_synthesises_launches(tmp_path, monkeypatch, capsys):
+    """Issue 39: with neither, old and new run on launches made from the spec (dynamic/oracle.py)."""
     isolate(tmp_path, monkeypatch)
     repo = _repo(tmp_path, "[tool.ptxdiff]\n")
     monkeypatch.chdir(repo)
     code, out, _ = run_main(["diff", "HEAD~1", "HEAD", "--outputs"], capsys)
     assert code == 0
-    assert 'outputs not run: set [tool.ptxdiff.kernels."ops/k.py::scale_kernel"] wrapper' in out
+    assert "DIFFER out_ptr[0]" in out and "ops/k.py::scale_kernel: outputs differ (8 shapes, fuzzed)" in out
+    assert "synthesised launches" in out
 
 
 def test_a_kernel_the_interpreter_cannot_run_is_not_run_with_the_reason(tmp_path, monkeypatch, capsys):

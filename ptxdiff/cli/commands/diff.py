@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from ptxdiff.cli.common import emit, open_engine, repo_paths, user_config
 from ptxdiff.cli.options import Compiling, Shown, unpacked
 from ptxdiff.compare.engine import path_matches
 from ptxdiff.compare.notes import NoteKind, as_notes
 from ptxdiff.compare.results import Report
+from ptxdiff.errors import UsageError
 from ptxdiff.gate.prepush import submodule_note
 from ptxdiff.git.repo import Repo
 
@@ -23,6 +26,7 @@ class Options:
     shown: Shown
     revs: tuple[str, ...] = ()     # none: HEAD vs the work tree; one: REV vs the work tree; two, or A..B
     all: bool = False              # --all: unchanged kernels too
+    repro: str | None = None       # --repro DIR: reproducers of fuzzed outputs-differ rows
 
     @classmethod
     def of(cls, args: argparse.Namespace) -> Options:
@@ -31,8 +35,36 @@ class Options:
 
 def run(args: argparse.Namespace, paths: list[str] | None) -> int:
     opts = Options.of(args)
-    _, report = compare(opts.compiling, opts.shown, list(opts.revs), paths, show_all=opts.all)
-    return emit(report, opts.shown, opts.compiling)
+    if opts.repro and not opts.compiling.outputs:
+        raise UsageError("--repro DIR writes reproducers of --outputs results: add --outputs")
+    repo, report = compare(opts.compiling, opts.shown, list(opts.revs), paths, show_all=opts.all)
+    code = emit(report, opts.shown, opts.compiling)
+    if opts.repro:
+        written = reproducers(repo, report, Path(opts.repro))
+        print(f"ptxdiff: {len(written)} reproducer{'s' if len(written) != 1 else ''} in {opts.repro}"
+              + "".join(f"\n    {p}" for p in written), file=sys.stderr)
+    return code
+
+
+def reproducers(repo: Repo, report: Report, where: Path) -> list[Path]:
+    """A standalone script per kernel whose synthesised launches differed (dynamic/repro.py)."""
+    from ptxdiff.dynamic import repro
+
+    old, new = report.base, report.head
+    if old is None:
+        return []
+    revs = tuple((side.commit or "the work tree")[:12] for side in (old, new))
+    written, seen = [], set()
+    for r in report.rows:
+        out = r.outputs or {}
+        if r.kernel in seen or not out.get("fuzzed") or out.get("result") != "outputs-differ" or "launch" not in out:
+            continue
+        seen.add(r.kernel)
+        old_id = r.old_kernel or r.kernel
+        texts = [repo.snapshot(side).read(kid.partition("::")[0]).decode("utf-8", "replace")
+                 for side, kid in ((old, old_id), (new, r.kernel))]
+        written.append(repro.write(where, r.kernel, old_id, out, texts[0], texts[1], (revs[0], revs[1])))
+    return written
 
 
 def compare(opts: Compiling, shown: Shown, revs: list[str], paths: list[str] | None,
