@@ -9,18 +9,20 @@ device functions harness.py's.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import itertools
 import re
 from dataclasses import dataclass
 
 from ptxdiff.discovery.callsites import Fact, HostFunction, facts, launch_calls, merge
-from ptxdiff.discovery.decorators import triton_kinds
+from ptxdiff.discovery.decorators import Found, backend_of, jit_objects, unresolved
 from ptxdiff.discovery.documented import documented_types
 from ptxdiff.discovery.fingerprint import Closure, kernel_closure
 from ptxdiff.discovery.guards import Guards, kernel_guards
 from ptxdiff.discovery.harness import device_harness, harness_rank
 from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, module_constants, module_functions, optional_params
 from ptxdiff.discovery.params import Param, infer_param_kinds, kinds_through_helpers
+from ptxdiff.discovery.spelling import Spelling
 from ptxdiff.source.bounds import size_error
 from ptxdiff.source.modules import AboveTop, Files, ModuleIndex, ParsedModule, nested_statements, submodule
 from ptxdiff.source.syntax import dotted_name, is_constexpr
@@ -54,6 +56,14 @@ class Kernel:
     # its statements (and its helpers') under constexpr conditions, with those constexprs
     # (discovery/guards.py): what a change is guarded by, whose every combination is compiled
     guards: Guards = ()
+    # the `def` triton compiles, where the name it is bound to differs (`k = triton.jit(_k)`: "_k")
+    function: str = ""
+    # why ptxdiff cannot build it (a function that uses triton's language but is no jit object it
+    # can resolve): its rows fail with this, so a change to it is never silent
+    unresolved: str = ""
+    # the other backend it is written for ("Ascend (NPU)", "ROCm (AMD)"...; "Gluon" for
+    # `@gluon.jit`): not compiled for NVIDIA targets, said in one line
+    backend: str = ""
 
 
 @dataclass(frozen=True)
@@ -79,16 +89,21 @@ _Site = tuple[ast.Call, HostFunction | None, dict, str]
 
 
 def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | None = None) -> Discovery:
-    """Every kernel (a `@triton.jit` function not used as a helper by another) of the snapshot.
+    """Every kernel (whatever `triton.jit` returned, not used as a helper by another) of the
+    snapshot, and every function that uses triton's language but is no jit object ptxdiff can
+    resolve (`unresolved`: its rows fail saying why).
 
     `paths` limits which files are read (history walks one file); helpers called from files
     outside it are then not recognised as helpers.
     """
     index = ModuleIndex(snapshot, roots)
+    spelling = Spelling(index)
     candidates = sorted(p for p in snapshot.paths if p.endswith(".py") and (paths is None or p in paths))
-    found: list[tuple[ParsedModule, ast.Module, ast.FunctionDef, Closure]] = []
+    found: list[tuple[ParsedModule, ast.Module, Found, Closure]] = []
     broken: dict[str, Broken] = {}
     helpers: set[tuple[str, str]] = set()
+    odd: list[Kernel] = []
+    backends: dict[str, str] = {}
     for path in candidates:
         data = snapshot.read(path)
         if b"triton" not in data and b"jit" not in data:
@@ -99,49 +114,83 @@ def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | Non
                 broken[path] = Broken(path, mod.error, kernel_names_in(data))
             continue
         assert mod.tree is not None  # parsed without error
-        defined: set[str] = set()
-        for top in mod.tree.body:
-            for stmt in nested_statements(top):
-                if not isinstance(stmt, ast.FunctionDef) or stmt.name in defined or \
-                        "jit" not in triton_kinds(index, mod, stmt):
-                    continue
-                defined.add(stmt.name)
-                closure = kernel_closure(index, mod, stmt.name)
-                found.append((mod, mod.tree, stmt, closure))
-                helpers |= closure.jit_helpers - {(path, stmt.name)}
-    launched, sites = _launches(index, {fn.name for _, _, fn, _ in found})
+        objects = jit_objects(spelling, mod)
+        backends[path] = backend_of(path, mod)
+        for obj in objects:
+            closure = kernel_closure(index, mod, obj.name, spelling)
+            found.append((mod, mod.tree, obj, closure))
+            helpers |= closure.jit_helpers - {(path, obj.name)}
+        helpers |= {(path, name) for name in _nested_helpers(objects)}
+        for name, fn, _, why in unresolved(spelling, mod, objects):
+            closure = kernel_closure(index, mod, name, spelling)
+            odd.append(Kernel(id=f"{path}::{name}", path=path, name=name, module=mod.name, lineno=fn.lineno,
+                              fingerprint=closure.fingerprint(), params=(), paths=frozenset(closure.paths),
+                              names=frozenset(closure.names), function=fn.name, unresolved=why))
+    launched, sites = _launches(index, {obj.name.rsplit(".", 1)[-1] for _, _, obj, _ in found})
     kernels: dict[str, Kernel] = {}
-    for mod, tree, fn, closure in found:
-        kinds = triton_kinds(index, mod, fn)
-        if (mod.path, fn.name) in helpers and fn.name not in launched and not kinds & {"autotune", "heuristics"}:
+    for mod, tree, obj, closure in found:
+        last = obj.name.rsplit(".", 1)[-1]
+        if (mod.path, obj.name) in helpers and last not in launched and not obj.kinds & {"autotune", "heuristics"}:
             continue
-        helper_defs = _helper_defs(index, closure)
-        inferred = kinds_through_helpers(fn, infer_param_kinds(fn, constexprs=True), helper_defs)
-        runtime = {a.arg: inferred.get(a.arg) for a in fn.args.args if not is_constexpr(a.annotation)}
-        inferred.update(documented_types(snapshot.read(mod.path).decode("utf-8", "replace"), fn, runtime))
-        inferred.update(descriptor_types(fn, tree))
-        hints = constexpr_hints(fn, module_constants(tree), inferred, {**module_functions(tree), **helper_defs})
-        optional = optional_params(fn)
-        params = tuple(Param(a.arg, constexpr, None if constexpr else inferred.get(a.arg), hints.get(a.arg),
-                             a.arg in optional)
-                       for a in fn.args.args for constexpr in [is_constexpr(a.annotation)])
-        harness, params = (None, params) if fn.name in launched else device_harness(fn, params)
-        names = [a.arg for a in fn.args.args]
-        own_sites = sites.get((mod.path, fn.name), ())
-        constexprs = frozenset(p.name for p in params if p.constexpr)
-        launch = merge([facts(call, where, names, consts, f"{site}:{call.lineno}", constexprs)
-                        for call, where, consts, site in own_sites])
-        kid = f"{mod.path}::{fn.name}"
-        # the files of its launch sites are part of what it is compiled with, like its helpers'
-        read = frozenset(closure.paths) | {site for *_, site in own_sites}
-        kernels[kid] = Kernel(id=kid, path=mod.path, name=fn.name, module=mod.name, lineno=fn.lineno,
-                              fingerprint=closure.fingerprint(), params=params, paths=read,
-                              names=frozenset(closure.names), launch=tuple(launch.items()),
-                              harness=harness, harness_rank=harness_rank(fn) if harness else 1,
-                              element_casts=casts_to_element_types(fn),
-                              probes=frozenset(closure.probes - closure.paths),
-                              guards=kernel_guards(fn, constexprs, helper_defs))
+        own_sites = sites.get((mod.path, obj.name)) or (sites.get((mod.path, last), []) if obj.nested else [])
+        kernel = _kernel(index, snapshot, mod, tree, obj, closure, last in launched, own_sites)
+        backend = "Gluon" if "gluon" in obj.kinds else backends.get(mod.path, "")
+        kernels[kernel.id] = dataclasses.replace(kernel, backend=backend) if backend else kernel
+    for kernel in odd:
+        kernels.setdefault(kernel.id, kernel)
     return Discovery(kernels, broken)
+
+
+def _nested_helpers(objects: list[Found]) -> set[str]:
+    """Jit objects of class or function bodies that another jit object of the module calls
+    (`Ops._helper(x)`, or `_helper(x)` from the same body): helpers, like module-level ones."""
+    out: set[str] = set()
+    for obj in objects:
+        if not obj.nested:
+            continue
+        parts = obj.name.split(".")
+        for other in objects:
+            if other is obj:
+                continue
+            same = other.name.split(".")[:-1] == parts[:-1]
+            for node in ast.walk(other.fn):
+                if isinstance(node, ast.Call):
+                    chain = dotted_name(node.func)
+                    if chain == parts or same and chain == parts[-1:]:
+                        out.add(obj.name)
+    return out
+
+
+def _kernel(index: ModuleIndex, snapshot: Files, mod: ParsedModule, tree: ast.Module, obj: Found, closure: Closure,
+            launched: bool, own_sites: list[_Site]) -> Kernel:
+    """One jit object as a Kernel: its parameters, their types and hints, its launch sites."""
+    fn = obj.fn
+    helper_defs = _helper_defs(index, closure)
+    inferred = kinds_through_helpers(fn, infer_param_kinds(fn, constexprs=True), helper_defs)
+    runtime = {a.arg: inferred.get(a.arg) for a in fn.args.args if not is_constexpr(a.annotation)}
+    inferred.update(documented_types(snapshot.read(mod.path).decode("utf-8", "replace"), fn, runtime))
+    inferred.update(descriptor_types(fn, tree))
+    hints = constexpr_hints(fn, module_constants(tree), inferred, {**module_functions(tree), **helper_defs})
+    optional = optional_params(fn)
+    params = tuple(Param(a.arg, constexpr, None if constexpr else inferred.get(a.arg), hints.get(a.arg),
+                         a.arg in optional)
+                   for a in fn.args.args for constexpr in [is_constexpr(a.annotation)])
+    harness, params = (None, params) if launched else device_harness(fn, params)
+    names = [a.arg for a in fn.args.args]
+    constexprs = frozenset(p.name for p in params if p.constexpr)
+    launch = merge([facts(call, where, names, consts, f"{site}:{call.lineno}", constexprs)
+                    for call, where, consts, site in own_sites])
+    kid = f"{mod.path}::{obj.name}"
+    # the files of its launch sites are part of what it is compiled with, like its helpers'
+    read = frozenset(closure.paths) | {site for *_, site in own_sites}
+    return Kernel(id=kid, path=mod.path, name=obj.name, module=mod.name, lineno=fn.lineno,
+                  fingerprint=closure.fingerprint(), params=params, paths=read,
+                  names=frozenset(closure.names), launch=tuple(launch.items()),
+                  harness=harness, harness_rank=harness_rank(fn) if harness else 1,
+                  element_casts=casts_to_element_types(fn),
+                  probes=frozenset(closure.probes - closure.paths),
+                  guards=kernel_guards(fn, constexprs, helper_defs),
+                  function=fn.name if fn.name != obj.name.rsplit(".", 1)[-1] else "")
 
 
 def _helper_defs(index: ModuleIndex, closure: Closure) -> dict[str, ast.FunctionDef]:
@@ -215,6 +264,8 @@ def _launch_target(index: ModuleIndex, mod: ParsedModule, callee: ast.expr) -> t
                     return path, alias.name
         return mod.path, name
     root = mod.bindings.get(chain[0], [])
+    if any(isinstance(inner, ast.ClassDef) and inner.name == chain[0] for stmt in root for inner in nested_statements(stmt)):
+        return mod.path, ".".join(chain)   # a kernel of a class body: `Ops.kernel[grid](...)`
     for stmt in root:
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:

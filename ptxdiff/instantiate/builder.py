@@ -28,7 +28,7 @@ from ptxdiff.instantiate import namespace
 from ptxdiff.instantiate.evaluator.installed import from_triton
 from ptxdiff.instantiate.evaluator.interp import Interp
 from ptxdiff.instantiate.evaluator.scope import Function, Module, ModuleEnv
-from ptxdiff.instantiate.evaluator.values import Constexpr, DType, External, Raised, Refused
+from ptxdiff.instantiate.evaluator.values import Applied, Constexpr, DType, External, Raised, Refused
 from ptxdiff.instantiate.scan import describe, refusal
 from ptxdiff.source.syntax import call_args, dotted_name, is_constexpr, python_lines, strip_docstrings
 from ptxdiff.specs.declared import decorator_kind, kernel_function, read
@@ -353,6 +353,10 @@ class Builder:
         return self._denied_names
 
     def _jit_options(self, fn: Function) -> dict:
+        names = ("do_not_specialize", "do_not_specialize_on_alignment", "noinline", "debug")
+        for value in fn.decorators[len(_definition(fn).decorator_list):]:
+            if isinstance(value, Applied) and value.decorator.dotted == "triton.jit":   # `triton.jit(_k, debug=True)`
+                return {k: v for k, v in value.kwargs if k in names}
         for dec_node, value in zip(_definition(fn).decorator_list, fn.decorators):
             if decorator_kind(value) != "jit":
                 continue
@@ -423,7 +427,9 @@ class Builder:
             expr = slot.get()
             if isinstance(expr, ast.Constant):
                 continue
-            if slot.kind in ("annotation", "return"):
+            if slot.kind == "return":
+                value = None   # triton never reads a return annotation (`-> tuple[tl.tensor, tl.tensor]`)
+            elif slot.kind == "annotation":
                 if not _plain_annotation(expr):
                     raise SpecError(describe(path, expr, "an annotation must be a constant, a name, a dotted "
                                                          "name or `tl.constexpr(<one of those>)` (triton's code "
