@@ -235,7 +235,7 @@ class Engine(Measurer):
         for i, pair in enumerate(pairs):
             for side, k, kcfg, inputs in ((old, pair.old, pair.old_config, pair.old_inputs),
                                           (new, pair.new, pair.new_config, pair.new_inputs)):
-                if side is None or k is None or inputs is None or kcfg is None or pair.said \
+                if side is None or k is None or inputs is None or kcfg is None or pair.said or k.backend \
                         or (side, k.fingerprint, k.id, pair.role) in needs:
                     continue
                 if side is old and pair.unchanged:  # an unchanged kernel (show_all) is measured once, on the new side
@@ -256,6 +256,13 @@ class Engine(Measurer):
             o, n = pair.old, pair.new
             if pair.said:
                 rows += said_rows(pair, targets, cfg)
+                continue
+            backend = next((k.backend for k in (n, o) if k is not None and k.backend), "")
+            if backend:
+                why = "ptxdiff builds Triton-language kernels only" if backend == "Gluon" else \
+                    "ptxdiff compiles for NVIDIA targets"
+                messages.append(Note(NoteKind.OTHER_BACKEND, pair.kernel_id,
+                                     f"{pair.kernel_id}: {backend} kernel: not compiled ({why})"))
                 continue
             new_need = needs.get((new, n.fingerprint, n.id, pair.role)) if n else None
             old_need = new_need if pair.unchanged else needs.get((old, o.fingerprint, o.id, pair.role)) if o else None

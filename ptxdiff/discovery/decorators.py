@@ -106,7 +106,7 @@ _KERNEL_CALLS = frozenset({"load", "store", "program_id", "num_programs", "arang
 def uses_language(fn: ast.FunctionDef, language: set[str]) -> str | None:
     """The first `tl.load(...)`-like call of a function body, through a name bound to triton's
     language (`language`: `tl` and its other aliases), as text; None when it makes none."""
-    todo: list[ast.AST] = list(fn.body)
+    todo: list[ast.AST] = list(reversed(fn.body))
     while todo:   # its own code: not that of the functions and classes defined inside it
         node = todo.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
@@ -115,7 +115,7 @@ def uses_language(fn: ast.FunctionDef, language: set[str]) -> str | None:
             chain = dotted_name(node.func)
             if len(chain) >= 2 and chain[0] in language and chain[-1] in _KERNEL_CALLS:
                 return ".".join(chain)
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(reversed(list(ast.iter_child_nodes(node))))
     return None
 
 
