@@ -104,12 +104,12 @@ def pair_kernels(old_found: Discovery, new_found: Discovery, renames: dict[str, 
     # a kernel whose `def` is still there under another binding (`@triton.jit def k` -> `k =
     # triton.jit(_k)`, into a class, or no longer resolved): the same function, never `removed`
     lone = [k for k in old_found.kernels.values() if k.id not in matched and k.id not in new_found.kernels]
-    for i, (o, kernel) in enumerate(pairs):
-        assert kernel is not None
-        same = [k for k in lone if o is None and k.id not in matched and _def_of(k, {}) == _def_of(kernel, renames)]
+    for i, (o, n) in enumerate(pairs):
+        assert n is not None
+        same = [k for k in lone if o is None and k.id not in matched and _def_of(k, {}) == _def_of(n, renames)]
         if len(same) == 1:
             matched.add(same[0].id)
-            pairs[i] = (same[0], kernel)
+            pairs[i] = (same[0], n)
     broken_paths = set(new_found.broken) | {renames.get(p, p) for p in new_found.broken}
     for kid, kernel in old_found.kernels.items():
         if kid not in matched and kernel.path not in broken_paths and \
