@@ -121,12 +121,15 @@ def uses_language(fn: ast.FunctionDef, language: set[str]) -> str | None:
 
 def language_names(spelling: Spelling, mod: ParsedModule) -> set[str]:
     """The module's names bound to triton's language (`import triton.language as tl`)."""
-    out = {"tl"} if "tl" not in mod.bindings else set()
+    out = set()
     for name in mod.bindings:
         meaning = spelling.name(mod, name)
         if meaning is not None and (meaning == "triton.language" or meaning.startswith("triton.language.")
                                     or meaning.endswith("gluon.language")):
             out.add(name)
+    tl = spelling.name(mod, "tl")
+    if tl is None or tl.startswith(("triton", "module:")):   # `tl` is triton's language wherever it is not another's
+        out.add("tl")
     return out
 
 

@@ -105,10 +105,15 @@ class Spelling:
             return None
         self._names[key] = None   # a cycle of imports or assignments means nothing
         found: str | None = None
+        # the last binding, as Python binds; but where one of them is triton's (`try: import
+        # triton` ... `except ImportError: triton = Stub()`), triton's: the fallback is for machines
+        # without it, and a kernel is compiled with it
         for top in mod.bindings.get(name, ()):
             for stmt in nested_statements(top):
                 if name in names_bound(stmt):
-                    found = self._bound(mod, name, stmt, depth) or found
+                    meaning = self._bound(mod, name, stmt, depth)
+                    if meaning is not None and (found is None or _tritons(meaning) or not _tritons(found)):
+                        found = meaning
         if found is None and name not in mod.bindings:
             for star in mod.stars:
                 target = self.index.star_provides(mod, star, name)
@@ -142,8 +147,19 @@ class Spelling:
         if isinstance(stmt, ast.FunctionDef):
             return f"def:{mod.path}:{stmt.lineno}"
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            if isinstance(stmt.value, ast.Call) and self._passes_jit(mod, stmt.value):
+                return FACTORY   # `triton_jit = try_decorate(lambda: triton.jit)`, `partial(triton.jit, ...)`
             return self.meaning(mod, stmt.value, depth + 1)
         return None
+
+    def _passes_jit(self, mod: ParsedModule, call: ast.Call) -> bool:
+        """A call given triton.jit itself, or a lambda that returns it: what it returns makes jit
+        objects (a wrapper of the repository's around the decorator)."""
+        for arg in [*call.args, *(k.value for k in call.keywords)]:
+            body = arg.body if isinstance(arg, ast.Lambda) else arg
+            if isinstance(body, (ast.Name, ast.Attribute)) and self.meaning(mod, body) in (JIT, AUTOTUNE, HEURISTICS):
+                return True
+        return False
 
     def _module(self, dotted: str) -> str:
         path = self.index.path_of(dotted)
@@ -264,6 +280,10 @@ class Spelling:
 
 _FOREIGN_ROOTS = frozenset({"numba", "jax", "cute", "cutlass", "torch", "taichi", "mlx", "cupy", "warp", "tilelang",
                             "helion", "thunderkittens", "tvm"})
+
+
+def _tritons(meaning: str) -> bool:
+    return meaning in (JIT, AUTOTUNE, HEURISTICS, GLUON, WRAPS, FACTORY) or meaning.startswith("triton")
 
 
 def _own_statements(fn: ast.FunctionDef) -> list[ast.stmt]:

@@ -23,6 +23,7 @@ from typing import Any
 
 from ptxdiff.discovery.fingerprint import Closure, kernel_closure
 from ptxdiff.discovery.kernels import Kernel
+from ptxdiff.discovery.spelling import JIT
 from ptxdiff.git.records import printable
 from ptxdiff.instantiate import namespace
 from ptxdiff.instantiate.evaluator.installed import from_triton
@@ -141,8 +142,9 @@ class Builder:
         if isinstance(value, External):
             return self._external(value, name)
         if isinstance(value, Function):
-            if any(decorator_kind(d) == "jit" for d in value.decorators):
-                return self.jit(value)
+            if any(decorator_kind(d) == "jit" for d in value.decorators) or isinstance(value.node, ast.FunctionDef) \
+                    and JIT in self.interp.spelling.decorator_kinds(value.env.mod, value.node):
+                return self.jit(value)   # a jit function as discovery reads it (one resolver), however spelled
             if any(isinstance(d, External) and d.dotted in CONSTEXPR_FUNCTIONS for d in value.decorators):
                 return self._constexpr_function(value)
             return None

@@ -191,3 +191,32 @@ def test_other_backends_and_gluon_are_marked() -> None:
     assert {k: v.backend for k, v in kernels.items()} == {
         "backends/triton_ascend/k.py::a": "Ascend (NPU)", "ops/npu/k.py::b": "Ascend (NPU)",
         "ops/c.py::c": "Ascend (NPU)", "ops/g.py::g": "Gluon", "ops/plain.py::d": ""}
+
+
+def test_a_wrapper_given_jit_and_a_stub_for_machines_without_triton() -> None:
+    init = '''try:
+    import triton
+    import triton.language as tl
+except ImportError:
+    triton = object()
+    tl = triton
+
+
+def try_decorate(get):
+    def deco(*args, **kwargs):
+        return get()(*args, **kwargs)
+    return deco
+
+
+triton_jit = try_decorate(lambda: triton.jit)
+'''
+    ops = "from pkg import tl, triton_jit\n\n\n@triton_jit()\ndef k" + BODY
+    kernels = found({"pkg/__init__.py": init, "pkg/ops.py": ops})
+    assert set(kernels) == {"pkg/ops.py::k"} and not kernels["pkg/ops.py::k"].unresolved
+
+
+def test_tl_reexported_by_the_repository_still_reads_as_triton_language() -> None:
+    init = "import triton\nimport triton.language as tl\n"
+    ops = "from pkg import tl\nimport mystery\n\n\n@mystery.jit_it\ndef k" + BODY
+    kernels = found({"pkg/__init__.py": init, "pkg/ops.py": ops})
+    assert set(kernels) == {"pkg/ops.py::k"} and "not a jit function" in kernels["pkg/ops.py::k"].unresolved
