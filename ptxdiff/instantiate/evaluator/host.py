@@ -271,6 +271,8 @@ class HostMixin(InterpCore):
             return sys.maxsize
         if dotted == "torch.version.hip":
             return None
+        if dotted in ("triton.knobs.runtime.interpret", "triton.runtime.interpreter.enabled"):
+            return False   # kernels are compiled, not interpreted (`TRITON_INTERPRET` reads as unset)
         if dotted == "torch.version.cuda":
             return "12.8"
         if dotted == "os.environ":
