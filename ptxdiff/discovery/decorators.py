@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ptxdiff.discovery.spelling import GLUON, JIT, TRITON_DECORATORS, Spelling
-from ptxdiff.source.modules import ParsedModule, nested_statements
+from ptxdiff.source.modules import ParsedModule, names_bound, nested_statements
 from ptxdiff.source.syntax import dotted_name
 
-__all__ = ["TRITON_DECORATORS", "Found", "backend_of", "jit_objects", "locate", "unresolved"]
+__all__ = ["TRITON_DECORATORS", "Found", "backend_of", "closure_reads", "jit_objects", "locate", "unresolved"]
 
 _MAX_NESTING = 4   # classes and functions walked into, one inside another
 
@@ -205,3 +205,30 @@ def locate(mod: ParsedModule, qualname: str) -> tuple[ast.stmt, list[ast.stmt]] 
 def _targets(stmt: ast.Assign | ast.AnnAssign) -> list[str]:
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
     return [t.id for t in targets if isinstance(t, ast.Name)]
+
+
+def closure_reads(mod: ParsedModule, qualname: str, fn: ast.FunctionDef) -> list[tuple[str, str]]:
+    """(name, function) for each name a jit function defined inside a function reads from that
+    function's locals (its parameters and what its body binds): values triton takes from the
+    closure when the host function runs, which no reading of the source can give."""
+    assert mod.tree is not None
+    flat = [s for top in mod.tree.body for s in nested_statements(top)]
+    bound: dict[str, str] = {}
+    for part in qualname.split(".")[:-1]:
+        holder = next((s for s in flat if isinstance(s, (ast.ClassDef, ast.FunctionDef)) and s.name == part), None)
+        if holder is None:
+            break
+        flat = [s for top in holder.body for s in nested_statements(top)]
+        if isinstance(holder, ast.FunctionDef):
+            args = holder.args
+            for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+                if a is not None:
+                    bound[a.arg] = holder.name
+            for stmt in flat:
+                if stmt is not fn:
+                    bound.update(dict.fromkeys(names_bound(stmt), holder.name))
+    own = {a.arg for a in [*fn.args.args, *fn.args.kwonlyargs]} | {
+        n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    reads = dict.fromkeys(n.id for stmt in fn.body for n in ast.walk(stmt)
+                          if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in own)
+    return [(name, bound[name]) for name in reads if name in bound and name != fn.name]

@@ -29,7 +29,7 @@ from ptxdiff.instantiate import namespace
 from ptxdiff.instantiate.evaluator.installed import from_triton
 from ptxdiff.instantiate.evaluator.interp import Interp
 from ptxdiff.instantiate.evaluator.scope import Function, Module, ModuleEnv
-from ptxdiff.instantiate.evaluator.values import Applied, Constexpr, DType, External, Raised, Refused
+from ptxdiff.instantiate.evaluator.values import Applied, Class, Constexpr, DType, External, Raised, Refused
 from ptxdiff.instantiate.scan import describe, refusal
 from ptxdiff.source.syntax import call_args, dotted_name, is_constexpr, python_lines, strip_docstrings
 from ptxdiff.specs.declared import decorator_kind, kernel_function, read
@@ -79,6 +79,8 @@ class Builder:
         self._building: set[tuple] = set()
         self._ns: dict[str, dict] = {}
         self._modules: dict[str, types.ModuleType] = {}
+        self._classes: dict[int, types.ModuleType] = {}
+        self._class_values: dict[int, Class] = {}
         self._module_values: dict[int, Module] = {}
         self.refused: dict[str, str] = {}
         self._denied_names: frozenset[str] | None = None
@@ -150,7 +152,20 @@ class Builder:
             return None
         if isinstance(value, Module):
             return self._module(value)
+        if isinstance(value, Class):
+            return self._class(value)
         return None
+
+    def _class(self, value: Class) -> types.ModuleType:
+        """A class of the repository whose jit functions a kernel calls (`Ops._helper(x)`, static
+        methods of a class of kernels): a plain object that holds the members kernels read from it
+        (filled in as they are found, like a module's)."""
+        key = id(value)
+        if key not in self._classes:
+            holder = types.ModuleType(f"class {value.name} (repository)")
+            self._classes[key] = holder
+            self._class_values[id(holder)] = value
+        return self._classes[key]
 
     def _external(self, value: External, name: str) -> Any:
         """A name of triton, math or torch, read through the stand-ins: a language builtin, dtype,
@@ -314,6 +329,11 @@ class Builder:
                 module = ns.get(chain[0])
                 if isinstance(module, types.ModuleType) and id(module) in self._module_values:
                     self._fill_module(module, chain[1:])
+                if isinstance(module, types.ModuleType) and id(module) in self._class_values and \
+                        not hasattr(module, chain[1]):
+                    member = self._convert(self._class_values[id(module)].namespace.get(chain[1]), chain[1])
+                    if member is not None and member is not _REFUSED:
+                        setattr(module, chain[1], member)
                 if (dotted := namespace.withheld(module, chain[1:])) is not None:
                     raise SpecError(describe(fn.env.mod.path, sub, f"`{dotted}` {namespace.WITHHELD}"))
                 if len(chain) == 2 and (note := namespace.renamed_note(chain, module)):
@@ -331,14 +351,15 @@ class Builder:
     @staticmethod
     def _repository_modules(fn: Function, reads: set[str],
                             chains: list[tuple[list[str], ast.Attribute]]) -> frozenset[str]:
-        """The global names the body reads (`reads`) a private attribute of (`mx_kernels._helper`)
-        that are repository modules: their stand-ins (`_module`) hold only what a kernel reads."""
+        """The global names the body reads (`reads`) a private attribute of (`mx_kernels._helper`,
+        `Ops._helper`) that are repository modules or classes: their stand-ins (`_module`, `_class`)
+        hold only what a kernel reads."""
         out: set[str] = set()
         for chain, _ in chains:
             if len(chain) < 2 or chain[0] not in reads or not chain[1].startswith("_") or chain[1].startswith("__"):
                 continue
             try:
-                if isinstance(fn.env.resolve(chain[0]), Module):
+                if isinstance(fn.env.resolve(chain[0]), (Module, Class)):
                     out.add(chain[0])
             except (Raised, Refused):
                 continue

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from ptxdiff.discovery.decorators import locate
+from ptxdiff.discovery.decorators import closure_reads, locate
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.discovery.spelling import FACTORY, WRAPS
 from ptxdiff.instantiate.evaluator.interp import Interp
@@ -76,6 +76,12 @@ def _nested(interp: Interp, kernel: Kernel) -> object:
     stmt, flat = found
     scope = Scope(env, env.mod.position[id(tops[-1])], {}, is_module=True)
     if isinstance(stmt, ast.FunctionDef):
+        local = closure_reads(env.mod, kernel.name, stmt)
+        if local:
+            name, host = local[0]
+            raise SpecError(f"{kernel.path}:{stmt.lineno}: {kernel.name} reads `{name}`, a local of {host}(): triton "
+                            "takes it from the closure when that function runs, which reading the source cannot "
+                            "give (pass it as a parameter, or define it at module level)")
         return interp.function(stmt, scope)
     assert isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None  # locate() finds these
     value = stmt.value
@@ -147,7 +153,7 @@ def read(interp: Interp, kernel: Kernel) -> Declared:
                     heuristics[name] = _heuristic(interp, h)
             elif values is not None:
                 refused["heuristics"] = "heuristics: not a dict of functions"
-        elif label:
+        elif label and label not in ("staticmethod", "classmethod"):
             notes.append(f"decorator @{label} ignored (it does not change the compiled code)")
     params = [a.arg for a in node.args.args]
     constexpr = {a.arg for a in node.args.args if is_constexpr(a.annotation)}

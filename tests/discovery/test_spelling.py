@@ -5,8 +5,11 @@ resolves to no jit object is reported with why; other backends and Gluon are mar
 
 from __future__ import annotations
 
+import ast
+
+from ptxdiff.discovery.decorators import closure_reads
 from ptxdiff.discovery.kernels import discover
-from ptxdiff.source.modules import FileSet
+from ptxdiff.source.modules import FileSet, ModuleIndex
 
 BODY = '''(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -220,3 +223,22 @@ def test_tl_reexported_by_the_repository_still_reads_as_triton_language() -> Non
     ops = "from pkg import tl\nimport mystery\n\n\n@mystery.jit_it\ndef k" + BODY
     kernels = found({"pkg/__init__.py": init, "pkg/ops.py": ops})
     assert set(kernels) == {"pkg/ops.py::k"} and "not a jit function" in kernels["pkg/ops.py::k"].unresolved
+
+
+def test_a_kernel_inside_a_function_reading_its_locals_is_told() -> None:
+    text = HEAD + """
+
+def launch(x, factor):
+    scale = factor * 2
+    @triton.jit
+    def k(x_ptr, n):
+        tl.store(x_ptr, tl.load(x_ptr) * scale)
+    @triton.jit
+    def plain(x_ptr, n):
+        tl.store(x_ptr, tl.load(x_ptr) * 2.0)
+"""
+    mod = ModuleIndex(FileSet({"ops/k.py": text.encode()})).parse("ops/k.py")
+    assert mod.tree is not None
+    defs = {n.name: n for n in ast.walk(mod.tree) if isinstance(n, ast.FunctionDef)}
+    assert closure_reads(mod, "launch.k", defs["k"]) == [("scale", "launch")]
+    assert closure_reads(mod, "launch.plain", defs["plain"]) == []

@@ -92,15 +92,20 @@ EVERY_CLASS = {
     + BODY.replace("\n    ", "\n        ") + "\n    def _f" + BODY.replace("\n    ", "\n        ")
     + "\n    k_attr = triton.jit(_f)\n\n\ndef launch(x, out):\n    @triton.jit\n    def k_inner"
     + BODY.replace("\n    ", "\n        ") + "\n    k_inner[(1,)](x, out, x.numel())\n",
+    "pkg/helped.py": HEADER + "\n\nclass Ops:\n    @staticmethod\n    @triton.jit\n    def _twice(x):\n"
+                              "        return x * 2.0\n\n    @staticmethod\n    @triton.jit\n    def k_helped"
+    + BODY.replace("\n    ", "\n        ").replace("{expr}", "Ops._twice({expr})"),
 }
 EVERY_KERNEL = {"pkg/__init__.py::k_factory", "pkg/calls.py::k_call", "pkg/calls.py::k_auto",
-                "pkg/cls.py::Ops.k_static", "pkg/cls.py::Ops.k_attr", "pkg/cls.py::launch.k_inner"}
+                "pkg/cls.py::Ops.k_static", "pkg/cls.py::Ops.k_attr", "pkg/cls.py::launch.k_inner",
+                "pkg/helped.py::Ops.k_helped"}
 
 
 def test_every_spelling_compiles_and_reads_structural(tmp_path, capsys) -> None:
     old = {p: t.replace("{expr}", "x * 2.0") for p, t in EVERY_CLASS.items()}
     repo = make_repo(tmp_path, old)
-    commit(repo, "change", {p: t.replace("x * 2.0, mask", "tl.exp(x) * 2.0, mask") for p, t in old.items()})
+    commit(repo, "change", {p: t.replace("x * 2.0, mask", "tl.exp(x) * 2.0, mask").replace("(x * 2.0)", "(tl.exp(x) * 2.0)")
+                            for p, t in old.items()})
     rc, report = check(repo, capsys)
     assert {r["kernel"] for r in report["kernels"]} == EVERY_KERNEL, report["kernels"]
     assert {r["verdict"] for r in report["kernels"]} == {"structural"}, report["kernels"]
