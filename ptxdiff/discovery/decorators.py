@@ -113,7 +113,8 @@ def uses_language(fn: ast.FunctionDef, language: set[str]) -> str | None:
             continue
         if isinstance(node, ast.Call):
             chain = dotted_name(node.func)
-            if len(chain) >= 2 and chain[0] in language and chain[-1] in _KERNEL_CALLS:
+            if len(chain) >= 2 and (chain[0] in language or ".".join(chain[:2]) in language) and \
+                    chain[-1] in _KERNEL_CALLS:
                 return ".".join(chain)
         todo.extend(reversed(list(ast.iter_child_nodes(node))))
     return None
@@ -127,6 +128,8 @@ def language_names(spelling: Spelling, mod: ParsedModule) -> set[str]:
         if meaning is not None and (meaning == "triton.language" or meaning.startswith("triton.language.")
                                     or meaning.endswith("gluon.language")):
             out.add(name)
+        elif meaning == "triton":
+            out.add(f"{name}.language")   # `triton.language.load(...)`
     tl = spelling.name(mod, "tl")
     if tl is None or tl.startswith(("triton", "module:")):   # `tl` is triton's language wherever it is not another's
         out.add("tl")

@@ -242,3 +242,9 @@ def launch(x, factor):
     defs = {n.name: n for n in ast.walk(mod.tree) if isinstance(n, ast.FunctionDef)}
     assert closure_reads(mod, "launch.k", defs["k"]) == [("scale", "launch")]
     assert closure_reads(mod, "launch.plain", defs["plain"]) == []
+
+
+def test_unresolved_through_the_full_language_name() -> None:
+    text = "import triton\n\n\ndef f(x_ptr):\n    triton.language.store(x_ptr, 1.0)\n"
+    kernels = found({"ops/k.py": text})
+    assert "calls triton.language.store" in kernels["ops/k.py::f"].unresolved
