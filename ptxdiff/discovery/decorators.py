@@ -103,61 +103,61 @@ _KERNEL_CALLS = frozenset({"load", "store", "program_id", "num_programs", "arang
                            "make_tensor_descriptor", "advance"})
 
 
-def uses_language(fn: ast.FunctionDef, language: set[str]) -> str | None:
-    """The first `tl.load(...)`-like call of a function body, through a name bound to triton's
-    language (`language`: `tl` and its other aliases), as text; None when it makes none."""
-    todo: list[ast.AST] = list(reversed(fn.body))
-    while todo:   # its own code: not that of the functions and classes defined inside it
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        if isinstance(node, ast.Call):
-            chain = dotted_name(node.func)
-            if len(chain) >= 2 and (chain[0] in language or ".".join(chain[:2]) in language) and \
-                    chain[-1] in _KERNEL_CALLS:
-                return ".".join(chain)
-        todo.extend(reversed(list(ast.iter_child_nodes(node))))
-    return None
+def _language(spelling: Spelling, mod: ParsedModule, chain: list[str], cache: dict[tuple[str, bool], bool]) -> bool:
+    """Whether `chain` (`tl.load`, `triton.language.load`) reaches triton's language: its root is
+    bound to it (`import triton.language as tl`), or is `triton` followed by `language`; `tl` is
+    triton's language wherever the module binds it to no other package."""
+    key = (chain[0], chain[1:2] == ["language"])
+    if key not in cache:
+        meaning = spelling.name(mod, chain[0])
+        if meaning is None:
+            cache[key] = chain[0] == "tl"
+        else:
+            cache[key] = meaning == "triton.language" or meaning.startswith("triton.language.") or \
+                meaning.endswith("gluon.language") or meaning == "triton" and key[1] or \
+                chain[0] == "tl" and meaning.startswith("module:")
+    return cache[key]
 
 
-def language_names(spelling: Spelling, mod: ParsedModule) -> set[str]:
-    """The module's names bound to triton's language (`import triton.language as tl`)."""
-    out = set()
-    for name in mod.bindings:
-        meaning = spelling.name(mod, name)
-        if meaning is not None and (meaning == "triton.language" or meaning.startswith("triton.language.")
-                                    or meaning.endswith("gluon.language")):
-            out.add(name)
-        elif meaning == "triton":
-            out.add(f"{name}.language")   # `triton.language.load(...)`
-    tl = spelling.name(mod, "tl")
-    if tl is None or tl.startswith(("triton", "module:")):   # `tl` is triton's language wherever it is not another's
-        out.add("tl")
-    return out
+def _kernel_calls(mod: ParsedModule) -> list[tuple[int, int, list[str]]]:
+    """(line, column, dotted callee) of every call of the module to what only a kernel calls."""
+    assert mod.tree is not None
+    return [(n.lineno, n.col_offset, chain) for n in ast.walk(mod.tree) if isinstance(n, ast.Call)
+            and len(chain := dotted_name(n.func)) >= 2 and chain[-1] in _KERNEL_CALLS]
 
 
 def unresolved(spelling: Spelling, mod: ParsedModule, found: list[Found]) \
         -> list[tuple[str, ast.FunctionDef, ast.stmt, str]]:
     """Functions that use triton's language as only a kernel does (`tl.load`, `tl.program_id`)
-    but are no jit object ptxdiff can resolve: (qualified name, def, top statement, why)."""
+    but are no jit object ptxdiff can resolve: (qualified name, def, top statement, why). A call
+    belongs to the innermost function around it."""
     assert mod.tree is not None
-    language = language_names(spelling, mod)
+    calls = _kernel_calls(mod)
+    if not calls:
+        return []
+    defs = [(prefix + stmt.name, stmt, top) for top in mod.tree.body for prefix, flat, _ in _scopes([top], "", 0)
+            for stmt in flat if isinstance(stmt, ast.FunctionDef)]
     jitted = {id(f.fn) for f in found}
+    first: dict[int, list[str]] = {}
+    cache: dict[tuple[str, bool], bool] = {}
+    for line, _col, chain in sorted(calls):
+        around = [d for _, d, _ in defs if d.lineno <= line <= (d.end_lineno or d.lineno)]
+        if not around:
+            continue
+        inner = max(around, key=lambda d: d.lineno)
+        if id(inner) not in jitted and id(inner) not in first and _language(spelling, mod, chain, cache):
+            first[id(inner)] = chain
     out = []
-    for top in mod.tree.body:
-        for prefix, flat, _ in _scopes([top], "", 0):
-            for stmt in flat:
-                if not isinstance(stmt, ast.FunctionDef) or id(stmt) in jitted:
-                    continue
-                call = uses_language(stmt, language)
-                if call is None:
-                    continue
-                decorators = [ast.unparse(d) for d in stmt.decorator_list]
-                why = (f"{prefix}{stmt.name} calls {call} but is not a jit function ptxdiff can resolve: "
-                       + (f"its decorators ({', '.join('@' + d for d in decorators)}) are not triton.jit under "
-                          "any spelling ptxdiff follows" if decorators else
-                          "no decorator, and no `triton.jit(...)` of it that ptxdiff can follow (jitted at run time?)"))
-                out.append((prefix + stmt.name, stmt, top, why))
+    for name, stmt, top in defs:
+        if id(stmt) not in first:
+            continue
+        call = ".".join(first[id(stmt)])
+        decorators = [ast.unparse(d) for d in stmt.decorator_list]
+        why = (f"{name} calls {call} but is not a jit function ptxdiff can resolve: "
+               + (f"its decorators ({', '.join('@' + d for d in decorators)}) are not triton.jit under "
+                  "any spelling ptxdiff follows" if decorators else
+                  "no decorator, and no `triton.jit(...)` of it that ptxdiff can follow (jitted at run time?)"))
+        out.append((name, stmt, top, why))
     return out
 
 
