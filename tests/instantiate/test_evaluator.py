@@ -526,3 +526,9 @@ def test_decorators_applied_by_calls_and_config_all_kwargs():
     assert value(files, "ALL") == {"BLOCK": 64, "num_warps": 2, "num_ctas": 1, "num_stages": 3}
     k = value(files, "k")
     assert [getattr(d, "decorator", d).dotted for d in k.decorators] == ["triton.jit", "triton.autotune"]
+
+
+def test_a_package_importing_its_own_submodule():
+    files = {"pkg/__init__.py": "from . import sub\nfrom .sub import *\n", "pkg/sub.py": "X = 3\n",
+             "m.py": "import pkg\nY = pkg.sub.X + pkg.X\n"}
+    assert value(files, "Y") == 6
