@@ -81,7 +81,8 @@ def test_control_a_deleted_kernel_is_removed(tmp_path, capsys) -> None:
 
 
 EVERY_CLASS = {
-    "pkg/__init__.py": HEADER + "from .deco import triton_jit, my_jit\n\n\n@triton_jit()\ndef k_factory" + BODY
+    "pkg/__init__.py": HEADER + "from .deco import triton_jit, my_jit\n\n\n@triton_jit()\ndef k_factory"
+    + BODY.replace("{expr}", "_h({expr})[0]")
     + "\n\n@my_jit\ndef _h(x) -> tuple[tl.tensor, tl.tensor]:\n    return x * 2.0, x\n",
     "pkg/deco.py": HEADER + "\n\ndef triton_jit(**kw):\n    return triton.jit(**kw)\n\n\ndef my_jit(fn):\n"
                             "    return triton.jit(fn)\n",
