@@ -277,6 +277,15 @@ class Builder:
         sub = getattr(module, name)
         if isinstance(sub, types.ModuleType) and id(sub) in self._module_values:
             self._fill_module(sub, rest[1:])
+        elif isinstance(sub, types.ModuleType) and id(sub) in self._class_values and rest[1:]:
+            self._fill_class(sub, rest[1])   # `language.Linear.forward(...)`
+
+    def _fill_class(self, holder: types.ModuleType, name: str) -> None:
+        """Put on a class's stand-in the member a kernel reads through it (`Ops._helper`)."""
+        if not hasattr(holder, name):
+            member = self._convert(self._class_values[id(holder)].namespace.get(name), name)
+            if member is not None and member is not _REFUSED:
+                setattr(holder, name, member)
 
     def namespace(self, env: ModuleEnv) -> dict:
         """A module's globals as its kernels see them. `__builtins__` is empty: triton's code
@@ -329,11 +338,8 @@ class Builder:
                 module = ns.get(chain[0])
                 if isinstance(module, types.ModuleType) and id(module) in self._module_values:
                     self._fill_module(module, chain[1:])
-                if isinstance(module, types.ModuleType) and id(module) in self._class_values and \
-                        not hasattr(module, chain[1]):
-                    member = self._convert(self._class_values[id(module)].namespace.get(chain[1]), chain[1])
-                    if member is not None and member is not _REFUSED:
-                        setattr(module, chain[1], member)
+                if isinstance(module, types.ModuleType) and id(module) in self._class_values:
+                    self._fill_class(module, chain[1])
                 if (dotted := namespace.withheld(module, chain[1:])) is not None:
                     raise SpecError(describe(fn.env.mod.path, sub, f"`{dotted}` {namespace.WITHHELD}"))
                 if len(chain) == 2 and (note := namespace.renamed_note(chain, module)):

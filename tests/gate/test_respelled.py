@@ -93,9 +93,10 @@ EVERY_CLASS = {
     + BODY.replace("\n    ", "\n        ") + "\n    def _f" + BODY.replace("\n    ", "\n        ")
     + "\n    k_attr = triton.jit(_f)\n\n\ndef launch(x, out):\n    @triton.jit\n    def k_inner"
     + BODY.replace("\n    ", "\n        ") + "\n    k_inner[(1,)](x, out, x.numel())\n",
-    "pkg/helped.py": HEADER + "\n\nclass Ops:\n    @staticmethod\n    @triton.jit\n    def _twice(x):\n"
+    "pkg/lib.py": HEADER + "\n\nclass Lib:\n    @staticmethod\n    @triton.jit\n    def thrice(x):\n        return x * 3.0\n",
+    "pkg/helped.py": HEADER + "from pkg import lib\n\n\nclass Ops:\n    @staticmethod\n    @triton.jit\n    def _twice(x):\n"
                               "        return x * 2.0\n\n    @staticmethod\n    @triton.jit\n    def k_helped"
-    + BODY.replace("\n    ", "\n        ").replace("{expr}", "Ops._twice({expr})"),
+    + BODY.replace("\n    ", "\n        ").replace("{expr}", "Ops._twice(lib.Lib.thrice({expr}))"),
 }
 EVERY_KERNEL = {"pkg/__init__.py::k_factory", "pkg/calls.py::k_call", "pkg/calls.py::k_auto",
                 "pkg/cls.py::Ops.k_static", "pkg/cls.py::Ops.k_attr", "pkg/cls.py::launch.k_inner",
