@@ -124,6 +124,13 @@ class Closure:
             self._stars(mod, name, rest)
         elif stmts:
             self._todo.append((self._definition, mod, name, stmts))
+            if rest:   # `Ops.helper(x)`, `lib.Ops.helper(x)`: a jit member of a class is a helper
+                for stmt in stmts:
+                    for inner in nested_statements(stmt):
+                        if isinstance(inner, ast.ClassDef) and inner.name == name and any(
+                                self._jitted(mod, member, rest[0]) for top in inner.body
+                                for member in nested_statements(top)):
+                            self.jit_helpers.add((mod.path, f"{name}.{rest[0]}"))
         else:
             self._stars(mod, name, rest)
 

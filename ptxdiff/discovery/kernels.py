@@ -130,10 +130,12 @@ def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | Non
     kernels: dict[str, Kernel] = {}
     for mod, tree, obj, closure in found:
         last = obj.name.rsplit(".", 1)[-1]
-        if (mod.path, obj.name) in helpers and last not in launched and not obj.kinds & {"autotune", "heuristics"}:
-            continue
         own_sites = sites.get((mod.path, obj.name)) or (sites.get((mod.path, last), []) if obj.nested else [])
-        kernel = _kernel(index, snapshot, mod, tree, obj, closure, last in launched, own_sites)
+        # a class member is launched where a launch names it (`Ops.k[grid]`), not wherever a `forward[grid]` is
+        is_launched = bool(own_sites) if obj.nested else last in launched
+        if (mod.path, obj.name) in helpers and not is_launched and not obj.kinds & {"autotune", "heuristics"}:
+            continue
+        kernel = _kernel(index, snapshot, mod, tree, obj, closure, is_launched, own_sites)
         backend = "Gluon" if "gluon" in obj.kinds else backends.get(mod.path, "")
         kernels[kernel.id] = dataclasses.replace(kernel, backend=backend) if backend else kernel
     for kernel in odd:
@@ -264,22 +266,61 @@ def _launch_target(index: ModuleIndex, mod: ParsedModule, callee: ast.expr) -> t
                     return path, alias.name
         return mod.path, name
     root = mod.bindings.get(chain[0], [])
-    if any(isinstance(inner, ast.ClassDef) and inner.name == chain[0] for stmt in root for inner in nested_statements(stmt)):
-        return mod.path, ".".join(chain)   # a kernel of a class body: `Ops.kernel[grid](...)`
-    for stmt in root:
-        if isinstance(stmt, ast.Import):
-            for alias in stmt.names:
-                if (alias.asname or alias.name.split(".")[0]) == chain[0]:
-                    dotted = alias.name if alias.asname else ".".join([alias.name.split(".")[0], *chain[1:-1]])
-                    path = index.path_of(dotted)
-                    if path:
-                        return path, name
-        elif isinstance(stmt, ast.ImportFrom):
-            base = _absolute(index, mod, stmt)
-            found = next((a for a in stmt.names if (a.asname or a.name) == chain[0]), None)
-            path = index.path_of(".".join([submodule(base, found.name), *chain[1:-1]])) if found else None
-            if path:
-                return path, name
+    if len(chain) == 2 and _class_home(index, mod, chain[0]):   # a kernel of a class body: `Ops.kernel[grid](...)`
+        return _class_home(index, mod, chain[0]) or mod.path, ".".join(chain)
+    for parts, member in ((chain[1:-1], name), (chain[1:-2], ".".join(chain[-2:]))):
+        if member != name and len(chain) < 3:
+            continue   # `module.Class.kernel[grid]`: the module, then the class
+        for stmt in root:
+            path = _imported(index, mod, stmt, chain[0], parts)
+            home = _class_home(index, index.parse(path), chain[-2]) if path and member != name else path
+            if home:
+                return home, member
+        for stmt in root:   # `from ops.k import Ops` ... `Ops.kernel[grid]`
+            if isinstance(stmt, ast.ImportFrom) and len(chain) == 2:
+                alias = next((a for a in stmt.names if (a.asname or a.name) == chain[0]), None)
+                target = index.path_of(_absolute(index, mod, stmt)) if alias else None
+                home = _class_home(index, index.parse(target), alias.name) if alias and target else None
+                if alias and home:
+                    return home, f"{alias.name}.{name}"
+    return None
+
+
+def _class_home(index: ModuleIndex, mod: ParsedModule, name: str, depth: int = 0) -> str | None:
+    """The module that defines class `name` as `mod` binds it: `mod` itself, or the module a
+    star import or a `from m import name` of it takes the name from (a package's re-exports)."""
+    if mod.tree is None or depth > 8:
+        return None
+    for stmt in mod.bindings.get(name, ()):
+        for inner in nested_statements(stmt):
+            if isinstance(inner, ast.ClassDef) and inner.name == name:
+                return mod.path
+            if isinstance(inner, ast.ImportFrom) and any((a.asname or a.name) == name for a in inner.names):
+                alias = next(a for a in inner.names if (a.asname or a.name) == name)
+                target = index.path_of(_absolute(index, mod, inner))
+                if target is not None and target != mod.path:
+                    return _class_home(index, index.parse(target), alias.name, depth + 1)
+    if name not in mod.bindings:
+        for star in reversed(mod.stars):   # the last star import that provides the name wins
+            target = index.star_provides(mod, star, name)
+            if target is not None and target != mod.path:
+                return _class_home(index, index.parse(target), name, depth + 1)
+    return None
+
+
+def _imported(index: ModuleIndex, mod: ParsedModule, stmt: ast.stmt, root: str, parts: list[str]) -> str | None:
+    """The repository module `root.parts...` names when `stmt` binds `root` by an import."""
+    if isinstance(stmt, ast.Import):
+        for alias in stmt.names:
+            if (alias.asname or alias.name.split(".")[0]) == root:
+                dotted = ".".join([alias.name, *parts]) if alias.asname else ".".join([alias.name.split(".")[0], *parts])
+                path = index.path_of(dotted)
+                if path:
+                    return path
+    elif isinstance(stmt, ast.ImportFrom):
+        base = _absolute(index, mod, stmt)
+        found = next((a for a in stmt.names if (a.asname or a.name) == root), None)
+        return index.path_of(".".join([submodule(base, found.name), *parts])) if found else None
     return None
 
 

@@ -248,3 +248,14 @@ def test_unresolved_through_the_full_language_name() -> None:
     text = "import triton\n\n\ndef f(x_ptr):\n    triton.language.store(x_ptr, 1.0)\n"
     kernels = found({"ops/k.py": text})
     assert "calls triton.language.store" in kernels["ops/k.py::f"].unresolved
+
+
+def test_class_kernels_launched_through_a_package_and_class_helpers_of_another_module() -> None:
+    lib = HEAD + "\n\nclass Act:\n    @staticmethod\n    @triton.jit\n    def forward(x):\n        return x * 2.0\n"
+    kern = HEAD + "from pkg import lib\n\n\nclass Act:\n    @staticmethod\n    @triton.jit\n    def forward" + \
+        BODY.replace("\n    ", "\n        ").replace("x * 2.0", "lib.Act.forward(x)")
+    op = "from pkg import kernels\n\n\ndef run(x, out):\n    kernels.Act.forward[(1,)](x, out, x.numel())\n"
+    kernels = found({"pkg/__init__.py": "", "pkg/lib.py": lib, "pkg/kernels/__init__.py": "from .act import *\n",
+                     "pkg/kernels/act.py": kern, "pkg/op.py": op})
+    assert set(kernels) == {"pkg/kernels/act.py::Act.forward"}, "lib's Act.forward is a helper, not a kernel"
+    assert kernels["pkg/kernels/act.py::Act.forward"].launch, "its launch through the package's star import is read"
