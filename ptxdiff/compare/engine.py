@@ -23,7 +23,7 @@ from ptxdiff.compare.replan import Need
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.compare.rows import pair_rows, said_rows, tritons_own, unparsed_rows
 from ptxdiff.compile import toolchain, toolchains
-from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover
+from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover, still_defined
 from ptxdiff.discovery.memo import Memo, changed_paths, update
 from ptxdiff.dynamic.checks import Runner, checked
 from ptxdiff.errors import UsageError
@@ -215,6 +215,9 @@ class Engine(Measurer):
             back = {v: k for k, v in renames.items()}
             old_found = select(found[1] or Discovery({}, {}), cfg, pathspecs, back)
             kernel_pairs, broken_rows = pair_kernels(old_found, new_found, renames)
+            # a kernel whose function is still defined on the new side is never `removed` (issue 41)
+            kernel_pairs = [(o, n or still_defined(new_snap, o, cfg.python_path)) if o is not None else (o, n)
+                            for o, n in kernel_pairs]
         # kernel entries: a config the user gives describes both sides, unless `own_entries` (history:
         # the newest config's settings, each commit's own entries)
         entries = launch.side_config(new_snap, cfg) if config is not None and own_entries else cfg

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import hashlib
 import itertools
 import re
 from dataclasses import dataclass
@@ -141,6 +142,28 @@ def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | Non
     for kernel in odd:
         kernels.setdefault(kernel.id, kernel)
     return Discovery(kernels, broken)
+
+
+def still_defined(snapshot: Files, kernel: Kernel, roots: tuple[str, ...] = ()) -> Kernel | None:
+    """The other side's stand-in for a kernel it no longer has but whose `def` it still has in
+    the same file (at any depth): a kernel that fails saying so, never a removal (issue 41). None
+    when the function is gone."""
+    if kernel.path not in snapshot:
+        return None
+    mod = ModuleIndex(snapshot, roots).parse(kernel.path)
+    if mod.tree is None:
+        return None
+    name = kernel.function or kernel.name.rsplit(".", 1)[-1]
+    fn = next((n for n in ast.walk(mod.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name),
+              None)
+    if fn is None:
+        return None
+    why = (f"{kernel.id} is no jit object ptxdiff can resolve any more, but its function {name} is still defined "
+           f"({kernel.path}:{fn.lineno}): a kernel whose function is still there is not removed")
+    text = ast.dump(fn, include_attributes=False).encode()
+    return Kernel(id=kernel.id, path=kernel.path, name=kernel.name, module=mod.name, lineno=fn.lineno,
+                  fingerprint="defined:" + hashlib.sha256(text).hexdigest(), params=(),
+                  paths=frozenset({kernel.path}), function=name, unresolved=why)
 
 
 def _nested_helpers(objects: list[Found]) -> set[str]:

@@ -72,6 +72,20 @@ def test_a_kernel_still_defined_is_never_removed(tmp_path, capsys) -> None:
     assert "removed" not in {r["verdict"] for r in report["kernels"]}, report["kernels"]
 
 
+def test_a_kernel_that_hides_every_language_call_is_still_not_removed(tmp_path, capsys) -> None:
+    plain = HEADER + "\n@triton.jit\ndef k" + BODY.format(expr="x * 2.0")
+    repo, _ = pushed_repo(tmp_path, capsys, {"ops/k.py": plain})
+    hidden = ("import mystery\nfrom triton.language import load as L, store as S, arange as A, program_id as P\n\n\n"
+              "@mystery.compile\ndef k(x_ptr, out_ptr, n, BLOCK=128):\n    offs = P(0) * BLOCK + A(0, BLOCK)\n"
+              "    S(out_ptr + offs, L(x_ptr + offs) * 3.0)\n")
+    commit(repo, "hide", {"ops/k.py": hidden})
+    rc, report = check(repo, capsys)
+    rows = [r for r in report["kernels"] if r["kernel"] == "ops/k.py::k"]
+    assert rc == 1 and rows and {r["verdict"] for r in rows} == {"failed"}, report["kernels"]
+    assert "still defined" in rows[0]["error"] or "not a jit function" in rows[0]["error"], rows[0]["error"]
+    assert git(repo, "push", "-q", "origin", "main", check=False).returncode != 0
+
+
 def test_control_a_deleted_kernel_is_removed(tmp_path, capsys) -> None:
     repo, _ = pushed_repo(tmp_path, capsys, {"ops/k.py": HEADER + "\n@triton.jit\ndef k" + BODY.format(expr="x * 2.0"),
                                               "ops/other.py": HEADER})
