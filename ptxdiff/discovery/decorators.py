@@ -107,6 +107,8 @@ def _language(spelling: Spelling, mod: ParsedModule, chain: list[str], cache: di
     """Whether `chain` (`tl.load`, `triton.language.load`) reaches triton's language: its root is
     bound to it (`import triton.language as tl`), or is `triton` followed by `language`; `tl` is
     triton's language wherever the module binds it to no other package."""
+    if len(chain) == 1:
+        return True   # imported from triton.language by name (_kernel_calls)
     key = (chain[0], chain[1:2] == ["language"])
     if key not in cache:
         meaning = spelling.name(mod, chain[0])
@@ -120,10 +122,15 @@ def _language(spelling: Spelling, mod: ParsedModule, chain: list[str], cache: di
 
 
 def _kernel_calls(mod: ParsedModule) -> list[tuple[int, int, list[str]]]:
-    """(line, column, dotted callee) of every call of the module to what only a kernel calls."""
+    """(line, column, dotted callee) of every call of the module to what only a kernel calls:
+    `x.load(...)`, or a name imported from triton's language (`from triton.language import store as S`)."""
     assert mod.tree is not None
+    imported = {a.asname or a.name for top in mod.tree.body for s in nested_statements(top)
+                if isinstance(s, ast.ImportFrom) and not s.level and (s.module or "").startswith("triton.language")
+                for a in s.names if a.name in _KERNEL_CALLS}
     return [(n.lineno, n.col_offset, chain) for n in ast.walk(mod.tree) if isinstance(n, ast.Call)
-            and len(chain := dotted_name(n.func)) >= 2 and chain[-1] in _KERNEL_CALLS]
+            and (len(chain := dotted_name(n.func)) >= 2 and chain[-1] in _KERNEL_CALLS or chain[:1] == chain
+                 and chain and chain[0] in imported)]
 
 
 def unresolved(spelling: Spelling, mod: ParsedModule, found: list[Found]) \

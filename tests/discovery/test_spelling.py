@@ -259,3 +259,8 @@ def test_class_kernels_launched_through_a_package_and_class_helpers_of_another_m
                      "pkg/kernels/act.py": kern, "pkg/op.py": op})
     assert set(kernels) == {"pkg/kernels/act.py::Act.forward"}, "lib's Act.forward is a helper, not a kernel"
     assert kernels["pkg/kernels/act.py::Act.forward"].launch, "its launch through the package's star import is read"
+
+
+def test_unresolved_through_names_imported_from_the_language() -> None:
+    text = "from triton.language import store as S, load\n\n\ndef f(x_ptr):\n    S(x_ptr, load(x_ptr) + 1.0)\n"
+    assert "calls S" in found({"ops/k.py": text})["ops/k.py::f"].unresolved
