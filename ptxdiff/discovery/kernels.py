@@ -260,12 +260,18 @@ def _launches(index: ModuleIndex, names: set[str]) -> tuple[set[str], dict[tuple
             continue
         assert mod.tree is not None  # parsed without error
         consts = None
+        methods: dict[int, str] | None = None
         for name, call, fn in launch_calls(mod.tree):
             if name not in names:
                 continue
             launched.add(name)
             assert isinstance(call.func, ast.Subscript)  # launch_calls finds `x[grid](...)` only
-            target = _launch_target(index, mod, call.func.value)
+            chain = dotted_name(call.func.value)
+            if len(chain) == 2 and chain[0] in ("self", "cls") and fn is not None:   # `self.kernel[grid]` in a method
+                methods = _methods(mod.tree) if methods is None else methods
+                target = (mod.path, f"{methods[id(fn)]}.{name}") if id(fn) in methods else None
+            else:
+                target = _launch_target(index, mod, call.func.value)
             if target is not None:
                 consts = module_constants(mod.tree) if consts is None else consts
                 sites.setdefault(target, []).append((call, fn, consts, mod.path))
@@ -307,6 +313,22 @@ def _launch_target(index: ModuleIndex, mod: ParsedModule, callee: ast.expr) -> t
                 if alias and home:
                     return home, f"{alias.name}.{name}"
     return None
+
+
+def _methods(tree: ast.Module) -> dict[int, str]:
+    """id of each function defined directly in a class body (`if` blocks included) -> the class's
+    qualified name (`Outer.Inner`)."""
+    out: dict[int, str] = {}
+    todo: list[tuple[list[ast.stmt], str]] = [(tree.body, "")]
+    while todo:
+        body, prefix = todo.pop()
+        for stmt in (s for top in body for s in nested_statements(top)):
+            if isinstance(stmt, ast.ClassDef):
+                name = prefix + stmt.name
+                out.update((id(m), name) for top in stmt.body for m in nested_statements(top)
+                           if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
+                todo.append((stmt.body, name + "."))
+    return out
 
 
 def _class_home(index: ModuleIndex, mod: ParsedModule, name: str, depth: int = 0) -> str | None:

@@ -264,3 +264,10 @@ def test_class_kernels_launched_through_a_package_and_class_helpers_of_another_m
 def test_unresolved_through_names_imported_from_the_language() -> None:
     text = "from triton.language import store as S, load\n\n\ndef f(x_ptr):\n    S(x_ptr, load(x_ptr) + 1.0)\n"
     assert "calls S" in found({"ops/k.py": text})["ops/k.py::f"].unresolved
+
+
+def test_a_class_kernel_launched_from_its_own_methods() -> None:
+    text = HEAD + "\n\nclass Op:\n    @staticmethod\n    @triton.jit\n    def _k" + BODY.replace("\n    ", "\n        ") + \
+        "\n    def run(self, x, out):\n        self._k[(1,)](x, out, x.numel(), BLOCK=64)\n"
+    kernel = found({"ops/k.py": text})["ops/k.py::Op._k"]
+    assert dict(kernel.launch)["BLOCK"][0].value == 64
