@@ -151,9 +151,12 @@ def still_defined(snapshot: Files, kernel: Kernel, roots: tuple[str, ...] = ()) 
     if kernel.path not in snapshot:
         return None
     mod = ModuleIndex(snapshot, roots).parse(kernel.path)
-    if mod.tree is None:
-        return None
     name = kernel.function or kernel.name.rsplit(".", 1)[-1]
+    if mod.tree is None:   # a file that no longer parses (and had no decorator its scan knows): not a removal
+        why = f"{kernel.id}: its file cannot be read at this revision: {mod.error}"
+        return Kernel(id=kernel.id, path=kernel.path, name=kernel.name, module=mod.name, lineno=kernel.lineno,
+                      fingerprint="unread:" + hashlib.sha256(why.encode(errors="surrogateescape")).hexdigest(),
+                      params=(), paths=frozenset({kernel.path}), function=name, unresolved=why)
     fn = next((n for n in ast.walk(mod.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name),
               None)
     if fn is None:

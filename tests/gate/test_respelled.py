@@ -86,6 +86,15 @@ def test_a_kernel_that_hides_every_language_call_is_still_not_removed(tmp_path, 
     assert git(repo, "push", "-q", "origin", "main", check=False).returncode != 0
 
 
+def test_a_respelled_kernel_in_a_file_that_no_longer_parses_is_not_removed(tmp_path, capsys) -> None:
+    text, _ = SPELLINGS["alias"]
+    repo, _ = pushed_repo(tmp_path, capsys, {"ops/k.py": HEADER + text.format(expr="x * 2.0")})
+    commit(repo, "break", {"ops/k.py": HEADER + text.format(expr="tl.exp(x) * 2.0") + "\ndef (\n"})
+    rc, report = check(repo, capsys)
+    rows = [r for r in report["kernels"] if r["kernel"] == "ops/k.py::k"]
+    assert rc == 1 and rows and {r["verdict"] for r in rows} == {"failed"}, report["kernels"]
+
+
 def test_control_a_deleted_kernel_is_removed(tmp_path, capsys) -> None:
     repo, _ = pushed_repo(tmp_path, capsys, {"ops/k.py": HEADER + "\n@triton.jit\ndef k" + BODY.format(expr="x * 2.0"),
                                               "ops/other.py": HEADER})
