@@ -23,7 +23,7 @@ from ptxdiff.compare.replan import Need
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.compare.rows import pair_rows, said_rows, tritons_own, unparsed_rows
 from ptxdiff.compile import toolchain, toolchains
-from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover
+from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover, still_defined
 from ptxdiff.discovery.memo import Memo, changed_paths, update
 from ptxdiff.dynamic.checks import Runner, checked
 from ptxdiff.errors import UsageError
@@ -215,6 +215,9 @@ class Engine(Measurer):
             back = {v: k for k, v in renames.items()}
             old_found = select(found[1] or Discovery({}, {}), cfg, pathspecs, back)
             kernel_pairs, broken_rows = pair_kernels(old_found, new_found, renames)
+            # a kernel whose function is still defined on the new side is never `removed` (issue 41)
+            kernel_pairs = [(o, n or still_defined(new_snap, o, cfg.python_path)) if o is not None else (o, n)
+                            for o, n in kernel_pairs]
         # kernel entries: a config the user gives describes both sides, unless `own_entries` (history:
         # the newest config's settings, each commit's own entries)
         entries = launch.side_config(new_snap, cfg) if config is not None and own_entries else cfg
@@ -235,7 +238,7 @@ class Engine(Measurer):
         for i, pair in enumerate(pairs):
             for side, k, kcfg, inputs in ((old, pair.old, pair.old_config, pair.old_inputs),
                                           (new, pair.new, pair.new_config, pair.new_inputs)):
-                if side is None or k is None or inputs is None or kcfg is None or pair.said \
+                if side is None or k is None or inputs is None or kcfg is None or pair.said or k.backend \
                         or (side, k.fingerprint, k.id, pair.role) in needs:
                     continue
                 if side is old and pair.unchanged:  # an unchanged kernel (show_all) is measured once, on the new side
@@ -256,6 +259,13 @@ class Engine(Measurer):
             o, n = pair.old, pair.new
             if pair.said:
                 rows += said_rows(pair, targets, cfg)
+                continue
+            backend = next((k.backend for k in (n, o) if k is not None and k.backend), "")
+            if backend:
+                why = "ptxdiff builds Triton-language kernels only" if backend == "Gluon" else \
+                    "ptxdiff compiles for NVIDIA targets"
+                messages.append(Note(NoteKind.OTHER_BACKEND, pair.kernel_id,
+                                     f"{pair.kernel_id}: {backend} kernel: not compiled ({why})"))
                 continue
             new_need = needs.get((new, n.fingerprint, n.id, pair.role)) if n else None
             old_need = new_need if pair.unchanged else needs.get((old, o.fingerprint, o.id, pair.role)) if o else None

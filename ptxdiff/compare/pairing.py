@@ -101,6 +101,15 @@ def pair_kernels(old_found: Discovery, new_found: Discovery, renames: dict[str, 
         if o is not None:
             matched.add(o.id)
         pairs.append((o, kernel))
+    # a kernel whose `def` is still there under another binding (`@triton.jit def k` -> `k =
+    # triton.jit(_k)`, into a class, or no longer resolved): the same function, never `removed`
+    lone = [k for k in old_found.kernels.values() if k.id not in matched and k.id not in new_found.kernels]
+    for i, (o, n) in enumerate(pairs):
+        assert n is not None
+        same = [k for k in lone if o is None and k.id not in matched and _def_of(k, {}) == _def_of(n, renames)]
+        if len(same) == 1:
+            matched.add(same[0].id)
+            pairs[i] = (same[0], n)
     broken_paths = set(new_found.broken) | {renames.get(p, p) for p in new_found.broken}
     for kid, kernel in old_found.kernels.items():
         if kid not in matched and kernel.path not in broken_paths and \
@@ -111,6 +120,11 @@ def pair_kernels(old_found: Discovery, new_found: Discovery, renames: dict[str, 
     back = {v: k for k, v in renames.items()}
     broken_rows += [(b, None) for p, b in old_found.broken.items() if back.get(p, p) not in new_found.broken]
     return pairs, broken_rows
+
+
+def _def_of(kernel: Kernel, renames: dict[str, str]) -> tuple[str, str]:
+    """(path on the old side, name of the `def` triton compiles) of a kernel."""
+    return renames.get(kernel.path, kernel.path), kernel.function or kernel.name.rsplit(".", 1)[-1]
 
 
 @dataclass(frozen=True)

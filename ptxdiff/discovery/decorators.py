@@ -1,54 +1,244 @@
-"""Which decorators make a function a Triton kernel or helper, read from the AST alone."""
+"""Which functions of a module are Triton jit objects, read from the AST alone.
+
+A kernel is whatever `triton.jit` returned (spelling.py says what a name means): a `def` under a
+jit decorator however it is spelled, or a name bound to a call that jits a function
+(`k = triton.jit(_k)`, `k = triton.autotune(...)(triton.jit(_k))`), at module level (inside
+`if`/`try` blocks too), in a class body (`Ops.k`) or in a function body (`launch._k`, a kernel
+defined inside the host function that launches it). A function that uses triton's language
+(`tl.load`, `tl.program_id`...) but is none of these is `unresolved`: discovery reports it.
+"""
 
 from __future__ import annotations
 
 import ast
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 
-from ptxdiff.source.modules import ModuleIndex, ParsedModule, names_bound, nested_statements
+from ptxdiff.discovery.spelling import GLUON, JIT, TRITON_DECORATORS, Spelling
+from ptxdiff.source.modules import ParsedModule, names_bound, nested_statements
 from ptxdiff.source.syntax import dotted_name
 
-TRITON_DECORATORS = ("jit", "autotune", "heuristics")
+__all__ = ["TRITON_DECORATORS", "Found", "backend_of", "closure_reads", "jit_objects", "locate", "unresolved"]
+
+_MAX_NESTING = 4   # classes and functions walked into, one inside another
 
 
-def decorator_kinds(fn: ast.FunctionDef) -> set[str]:
-    """The Triton decorators (`jit`, `autotune`, `heuristics`) a function carries, by last name."""
-    kinds = set()
-    for dec in fn.decorator_list:
-        chain = dotted_name(dec)
-        if chain and chain[-1] in TRITON_DECORATORS:
-            kinds.add(chain[-1])
-    return kinds
+@dataclass(frozen=True)
+class Found:
+    """One jit object of a module: the name it is bound to (`k`, `Ops.k`, `launch._k`), the `def`
+    triton compiles, the Triton decorators applied (jit, autotune, heuristics, gluon) and the
+    top-level statement that holds it."""
+
+    name: str
+    fn: ast.FunctionDef
+    kinds: frozenset[str]
+    top: ast.stmt
+    nested: bool = False    # inside a class or function body
 
 
-def _foreign_root(index: ModuleIndex, mod: ParsedModule, chain: list[str]) -> bool:
-    """`@cute.jit`, `@numba.jit`, `@jax.jit`, or a bare `@jit` from `from cutlass.cute import jit`:
-    the decorator's root name is imported from a package that is neither triton nor part of the
-    repo, so the function is not a Triton kernel. A name bound any other way is kept."""
-    # a name bound inside an `if`/`try` block (`if has_cutlass(): import cutlass.cute as cute`):
-    # the statements inside it that bind the name
-    stmts = [inner for st in mod.bindings.get(chain[0], ()) for inner in nested_statements(st)
-             if chain[0] in names_bound(inner)]
-    if not stmts or not all(isinstance(st, (ast.Import, ast.ImportFrom)) for st in stmts):
-        return False
-    for stmt in stmts:
-        if isinstance(stmt, ast.ImportFrom):
-            if stmt.level:
-                return False  # relative: a repo module
-            dotted = stmt.module or ""
+def _scopes(stmts: list[ast.stmt], prefix: str, depth: int) -> Iterator[tuple[str, list[ast.stmt], ast.stmt | None]]:
+    """(prefix, statements of one scope with their `if`/`try` blocks flattened, None) for the
+    module, then each class and function body below it (its qualified prefix)."""
+    flat = [s for top in stmts for s in nested_statements(top)]
+    yield prefix, flat, None
+    if depth >= _MAX_NESTING:
+        return
+    for stmt in flat:
+        if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield from _scopes(stmt.body, f"{prefix}{stmt.name}.", depth + 1)
+
+
+def jit_objects(spelling: Spelling, mod: ParsedModule) -> list[Found]:
+    """Every jit object of a module, in source order of the top-level statements that hold them."""
+    assert mod.tree is not None
+    out: list[Found] = []
+    module_defs = mod_defs(mod)
+    seen: set[str] = set()
+    for top in mod.tree.body:
+        for prefix, flat, _ in _scopes([top], "", 0):
+            defs = {s.name: s for s in flat if isinstance(s, ast.FunctionDef)}
+            for stmt in flat:
+                found = _found(spelling, mod, stmt, defs, module_defs)
+                if found is None:
+                    continue
+                name, fn, kinds = found
+                if prefix + name in seen:
+                    continue
+                seen.add(prefix + name)
+                out.append(Found(prefix + name, fn, kinds, top, bool(prefix)))
+    return out
+
+
+def mod_defs(mod: ParsedModule) -> dict[str, ast.FunctionDef]:
+    """The module-level `def`s (inside `if`/`try` blocks too), the last of each name."""
+    assert mod.tree is not None
+    return {s.name: s for top in mod.tree.body for s in nested_statements(top) if isinstance(s, ast.FunctionDef)}
+
+
+def _found(spelling: Spelling, mod: ParsedModule, stmt: ast.stmt, defs: dict[str, ast.FunctionDef],
+           module_defs: dict[str, ast.FunctionDef]) -> tuple[str, ast.FunctionDef, frozenset[str]] | None:
+    if isinstance(stmt, ast.FunctionDef):
+        kinds = spelling.decorator_kinds(mod, stmt)
+        return (stmt.name, stmt, frozenset(kinds)) if kinds & {JIT, GLUON} else None
+    target, value = None, None
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        target, value = stmt.targets[0].id, stmt.value
+    elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+        target, value = stmt.target.id, stmt.value
+    if target is None or value is None:
+        return None
+    made = spelling.made(mod, value)
+    if made is None:
+        return None
+    fn = defs.get(made.function) or module_defs.get(made.function)
+    if fn is None:
+        return None
+    return target, fn, frozenset(made.kinds) | spelling.decorator_kinds(mod, fn)
+
+
+# calls that only a kernel makes: a function that makes one is meant to be jitted
+_KERNEL_CALLS = frozenset({"load", "store", "program_id", "num_programs", "arange", "atomic_add", "atomic_cas",
+                           "atomic_xchg", "atomic_max", "atomic_min", "dot", "make_block_ptr",
+                           "make_tensor_descriptor", "advance"})
+
+
+def _language(spelling: Spelling, mod: ParsedModule, chain: list[str], cache: dict[tuple[str, bool], bool]) -> bool:
+    """Whether `chain` (`tl.load`, `triton.language.load`) reaches triton's language: its root is
+    bound to it (`import triton.language as tl`), or is `triton` followed by `language`; `tl` is
+    triton's language wherever the module binds it to no other package."""
+    if len(chain) == 1:
+        return True   # imported from triton.language by name (_kernel_calls)
+    key = (chain[0], chain[1:2] == ["language"])
+    if key not in cache:
+        meaning = spelling.name(mod, chain[0])
+        if meaning is None:
+            cache[key] = chain[0] == "tl"
         else:
-            assert isinstance(stmt, ast.Import)
-            alias = next((a for a in stmt.names if (a.asname or a.name.split(".")[0]) == chain[0]), None)
-            dotted = (alias.name if alias.asname else alias.name.split(".")[0]) if alias else ""
-        if dotted.split(".")[0] == "triton" or index.path_of(dotted) or index.path_of(dotted.split(".")[0]):
-            return False
-    return True
+            cache[key] = meaning == "triton.language" or meaning.startswith("triton.language.") or \
+                meaning.endswith("gluon.language") or meaning == "triton" and key[1] or \
+                chain[0] == "tl" and meaning.startswith("module:")
+    return cache[key]
 
 
-def triton_kinds(index: ModuleIndex, mod: ParsedModule, fn: ast.FunctionDef) -> set[str]:
-    """decorator_kinds, ignoring decorators of other JIT compilers (`@cute.jit`)."""
-    kinds = set()
-    for dec in fn.decorator_list:
-        chain = dotted_name(dec)
-        if chain and chain[-1] in TRITON_DECORATORS and not _foreign_root(index, mod, chain):
-            kinds.add(chain[-1])
-    return kinds
+def _kernel_calls(mod: ParsedModule) -> list[tuple[int, int, list[str]]]:
+    """(line, column, dotted callee) of every call of the module to what only a kernel calls:
+    `x.load(...)`, or a name imported from triton's language (`from triton.language import store as S`)."""
+    assert mod.tree is not None
+    imported = {a.asname or a.name for top in mod.tree.body for s in nested_statements(top)
+                if isinstance(s, ast.ImportFrom) and not s.level and (s.module or "").startswith("triton.language")
+                for a in s.names if a.name in _KERNEL_CALLS}
+    return [(n.lineno, n.col_offset, chain) for n in ast.walk(mod.tree) if isinstance(n, ast.Call)
+            and (len(chain := dotted_name(n.func)) >= 2 and chain[-1] in _KERNEL_CALLS or chain[:1] == chain
+                 and chain and chain[0] in imported)]
+
+
+def unresolved(spelling: Spelling, mod: ParsedModule, found: list[Found]) \
+        -> list[tuple[str, ast.FunctionDef, ast.stmt, str]]:
+    """Functions that use triton's language as only a kernel does (`tl.load`, `tl.program_id`)
+    but are no jit object ptxdiff can resolve: (qualified name, def, top statement, why). A call
+    belongs to the innermost function around it."""
+    assert mod.tree is not None
+    calls = _kernel_calls(mod)
+    if not calls:
+        return []
+    defs = [(prefix + stmt.name, stmt, top) for top in mod.tree.body for prefix, flat, _ in _scopes([top], "", 0)
+            for stmt in flat if isinstance(stmt, ast.FunctionDef)]
+    jitted = {id(f.fn) for f in found}
+    first: dict[int, list[str]] = {}
+    cache: dict[tuple[str, bool], bool] = {}
+    for line, _col, chain in sorted(calls):
+        around = [d for _, d, _ in defs if d.lineno <= line <= (d.end_lineno or d.lineno)]
+        if not around:
+            continue
+        inner = max(around, key=lambda d: d.lineno)
+        if id(inner) not in jitted and id(inner) not in first and _language(spelling, mod, chain, cache):
+            first[id(inner)] = chain
+    out = []
+    for name, stmt, top in defs:
+        if id(stmt) not in first:
+            continue
+        call = ".".join(first[id(stmt)])
+        decorators = [ast.unparse(d) for d in stmt.decorator_list]
+        why = (f"{name} calls {call} but is not a jit function ptxdiff can resolve: "
+               + (f"its decorators ({', '.join('@' + d for d in decorators)}) are not triton.jit under "
+                  "any spelling ptxdiff follows" if decorators else
+                  "no decorator, and no `triton.jit(...)` of it that ptxdiff can follow (jitted at run time?)"))
+        out.append((name, stmt, top, why))
+    return out
+
+
+# folders and modules of other backends than NVIDIA's: their kernels call that backend's intrinsics
+_BACKEND_PATH = re.compile(r"(?:^|[/_])(ascend|npu|xpu|mlu|musa|cann|rocm|amd|hip|metax|iluvatar)(?=[/_]|$)", re.IGNORECASE)
+_BACKEND_IMPORTS = {"torch_npu": "Ascend (NPU)", "triton_ascend": "Ascend (NPU)", "intel_extension_for_pytorch": "XPU",
+                    "torch_mlu": "MLU", "torch_musa": "MUSA"}
+_BACKEND_NAMES = {"ascend": "Ascend (NPU)", "npu": "Ascend (NPU)", "cann": "Ascend (NPU)", "xpu": "XPU",
+                  "rocm": "ROCm (AMD)", "amd": "ROCm (AMD)", "hip": "ROCm (AMD)", "mlu": "MLU", "musa": "MUSA",
+                  "metax": "MetaX", "iluvatar": "Iluvatar"}
+
+
+def backend_of(path: str, mod: ParsedModule) -> str:
+    """The other backend a module is written for ("" for NVIDIA's, or any): named by its folders
+    or file (`backends/triton_ascend/`, `ops/npu/`, `_rocm.py`) or by what it imports (`torch_npu`)."""
+    m = _BACKEND_PATH.search(path[:-3] if path.endswith(".py") else path)
+    if m:
+        return _BACKEND_NAMES[m.group(1).lower()]
+    assert mod.tree is not None
+    for stmt in mod.tree.body:
+        for inner in nested_statements(stmt):
+            roots = [a.name.split(".")[0] for a in inner.names] if isinstance(inner, ast.Import) else \
+                [(inner.module or "").split(".")[0]] if isinstance(inner, ast.ImportFrom) and not inner.level else []
+            for root in roots:
+                if root in _BACKEND_IMPORTS:
+                    return _BACKEND_IMPORTS[root]
+    return ""
+
+
+def locate(mod: ParsedModule, qualname: str) -> tuple[ast.stmt, list[ast.stmt]] | None:
+    """The statement that binds a nested jit object (`Ops.k`, `launch._k`) and the statements of
+    its scope (class or function body, `if`/`try` blocks flattened); None when there is none."""
+    assert mod.tree is not None
+    *outer, last = qualname.split(".")
+    flat = [s for top in mod.tree.body for s in nested_statements(top)]
+    for part in outer:
+        holder = next((s for s in flat if isinstance(s, (ast.ClassDef, ast.FunctionDef)) and s.name == part), None)
+        if holder is None:
+            return None
+        flat = [s for top in holder.body for s in nested_statements(top)]
+    for stmt in flat:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == last or \
+                isinstance(stmt, (ast.Assign, ast.AnnAssign)) and last in _targets(stmt):
+            return stmt, flat
+    return None
+
+
+def _targets(stmt: ast.Assign | ast.AnnAssign) -> list[str]:
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    return [t.id for t in targets if isinstance(t, ast.Name)]
+
+
+def closure_reads(mod: ParsedModule, qualname: str, fn: ast.FunctionDef) -> list[tuple[str, str]]:
+    """(name, function) for each name a jit function defined inside a function reads from that
+    function's locals (its parameters and what its body binds): values triton takes from the
+    closure when the host function runs, which no reading of the source can give."""
+    assert mod.tree is not None
+    flat = [s for top in mod.tree.body for s in nested_statements(top)]
+    bound: dict[str, str] = {}
+    for part in qualname.split(".")[:-1]:
+        holder = next((s for s in flat if isinstance(s, (ast.ClassDef, ast.FunctionDef)) and s.name == part), None)
+        if holder is None:
+            break
+        flat = [s for top in holder.body for s in nested_statements(top)]
+        if isinstance(holder, ast.FunctionDef):
+            args = holder.args
+            for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+                if a is not None:
+                    bound[a.arg] = holder.name
+            for stmt in flat:
+                if stmt is not fn:
+                    bound.update(dict.fromkeys(names_bound(stmt), holder.name))
+    own = {a.arg for a in [*fn.args.args, *fn.args.kwonlyargs]} | {
+        n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    reads = dict.fromkeys(n.id for stmt in fn.body for n in ast.walk(stmt)
+                          if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in own)
+    return [(name, bound[name]) for name in reads if name in bound and name != fn.name]

@@ -21,7 +21,7 @@ import ast
 import hashlib
 from collections.abc import Callable
 
-from ptxdiff.discovery.decorators import decorator_kinds
+from ptxdiff.discovery.spelling import GLUON, JIT, Spelling
 from ptxdiff.source.installs import DECLARING
 from ptxdiff.source.modules import AboveTop, ModuleIndex, ParsedModule, names_bound, nested_statements, submodule
 
@@ -32,8 +32,9 @@ class Closure:
     The walk keeps its own work list instead of recursing, so import cycles, self-imports and
     long chains of re-exports cost nothing special: each (module, name) is looked at once."""
 
-    def __init__(self, index: ModuleIndex):
+    def __init__(self, index: ModuleIndex, spelling: Spelling | None = None):
         self.index = index
+        self.spelling = spelling or Spelling(index)
         self.statements: dict[str, set[int]] = {}   # path -> top-level statement indexes read
         # how each name read resolved: (module path, name, attributes read, how, module path or
         # dotted name it resolved to, name there)
@@ -89,13 +90,20 @@ class Closure:
             for inner in nested_statements(stmt):
                 if isinstance(inner, (ast.Import, ast.ImportFrom)) and name in names_bound(inner):
                     self._follow_import(mod, name, inner, ())
-                elif isinstance(inner, ast.FunctionDef) and inner.name == name and "jit" in decorator_kinds(inner):
+                elif self._jitted(mod, inner, name):
                     self.jit_helpers.add(key)
             for ref in free:
                 self._lookup_later(mod, ref, ())
             for chain in chains:
                 self._lookup_later(mod, chain[0], chain[1:])
         self._stars(mod, name, ())
+
+    def _jitted(self, mod: ParsedModule, stmt: ast.stmt, name: str) -> bool:
+        """Whether `stmt` binds `name` to a jit object: a `def` under a jit decorator however it is
+        spelled, or a call that jits a function (`helper = triton.jit(_helper)`)."""
+        if isinstance(stmt, ast.FunctionDef):
+            return stmt.name == name and bool(self.spelling.decorator_kinds(mod, stmt) & {JIT, GLUON})
+        return isinstance(stmt, ast.Assign) and name in names_bound(stmt) and self.spelling.made(mod, stmt.value) is not None
 
     def _stars(self, mod: ParsedModule, name: str, rest: tuple[str, ...]) -> None:
         """Star imports of `mod` that bind `name`: each is a binding statement like any other."""
@@ -125,6 +133,13 @@ class Closure:
             self._stars(mod, name, rest)
         elif stmts:
             self._todo.append((self._definition, mod, name, stmts))
+            if rest:   # `Ops.helper(x)`, `lib.Ops.helper(x)`: a jit member of a class is a helper
+                for stmt in stmts:
+                    for inner in nested_statements(stmt):
+                        if isinstance(inner, ast.ClassDef) and inner.name == name and any(
+                                self._jitted(mod, member, rest[0]) for top in inner.body
+                                for member in nested_statements(top)):
+                            self.jit_helpers.add((mod.path, f"{name}.{rest[0]}"))
         else:
             self._stars(mod, name, rest)
 
@@ -200,10 +215,12 @@ class Closure:
         return h.hexdigest()
 
 
-def kernel_closure(index: ModuleIndex, mod: ParsedModule, name: str) -> Closure:
+def kernel_closure(index: ModuleIndex, mod: ParsedModule, name: str, spelling: Spelling | None = None) -> Closure:
     """The closure of the jit function `name` of `mod`: what discovery fingerprints and the
-    builder builds from."""
-    closure = Closure(index)
+    builder builds from. A kernel of a class or function body (`Ops.k`) reads what the whole
+    top-level statement that holds it reads."""
+    closure = Closure(index, spelling)
     closure.root = mod.path
-    closure.add_definition(mod, name, mod.bindings[name])
+    root = name.split(".")[0]
+    closure.add_definition(mod, root, mod.bindings[root])
     return closure

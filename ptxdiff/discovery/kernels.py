@@ -9,12 +9,14 @@ device functions harness.py's.
 from __future__ import annotations
 
 import ast
+import dataclasses
+import hashlib
 import itertools
 import re
 from dataclasses import dataclass
 
 from ptxdiff.discovery.callsites import Fact, HostFunction, launch_calls, merge, module_dicts, site_facts
-from ptxdiff.discovery.decorators import triton_kinds
+from ptxdiff.discovery.decorators import Found, backend_of, jit_objects, unresolved
 from ptxdiff.discovery.documented import documented_types
 from ptxdiff.discovery.fingerprint import Closure, kernel_closure
 from ptxdiff.discovery.guards import Guards, kernel_guards
@@ -22,6 +24,7 @@ from ptxdiff.discovery.harness import device_harness, harness_rank
 from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, module_constants, module_functions, optional_params
 from ptxdiff.discovery.hooks import Hooks, kernel_hooks
 from ptxdiff.discovery.params import Param, infer_param_kinds, kinds_through_helpers
+from ptxdiff.discovery.spelling import Spelling
 from ptxdiff.source.bounds import size_error
 from ptxdiff.source.modules import AboveTop, Files, ModuleIndex, ParsedModule, nested_statements, submodule
 from ptxdiff.source.syntax import dotted_name, is_constexpr
@@ -58,6 +61,14 @@ class Kernel:
     # its launch hooks and autotune settings (`reset_to_zero`, `pre_hook`, ...: discovery/hooks.py),
     # part of its identity: a change of one is a change of the kernel whatever its PTX
     hooks: Hooks = ()
+    # the `def` triton compiles, where the name it is bound to differs (`k = triton.jit(_k)`: "_k")
+    function: str = ""
+    # why ptxdiff cannot build it (a function that uses triton's language but is no jit object it
+    # can resolve): its rows fail with this, so a change to it is never silent
+    unresolved: str = ""
+    # the other backend it is written for ("Ascend (NPU)", "ROCm (AMD)"...; "Gluon" for
+    # `@gluon.jit`): not compiled for NVIDIA targets, said in one line
+    backend: str = ""
 
 
 @dataclass(frozen=True)
@@ -83,16 +94,21 @@ _Site = tuple[ast.Call, HostFunction | None, dict, str]
 
 
 def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | None = None) -> Discovery:
-    """Every kernel (a `@triton.jit` function not used as a helper by another) of the snapshot.
+    """Every kernel (whatever `triton.jit` returned, not used as a helper by another) of the
+    snapshot, and every function that uses triton's language but is no jit object ptxdiff can
+    resolve (`unresolved`: its rows fail saying why).
 
     `paths` limits which files are read (history walks one file); helpers called from files
     outside it are then not recognised as helpers.
     """
     index = ModuleIndex(snapshot, roots)
+    spelling = Spelling(index)
     candidates = sorted(p for p in snapshot.paths if p.endswith(".py") and (paths is None or p in paths))
-    found: list[tuple[ParsedModule, ast.Module, ast.FunctionDef, Closure]] = []
+    found: list[tuple[ParsedModule, ast.Module, Found, Closure]] = []
     broken: dict[str, Broken] = {}
     helpers: set[tuple[str, str]] = set()
+    odd: list[Kernel] = []
+    backends: dict[str, str] = {}
     for path in candidates:
         data = snapshot.read(path)
         if b"triton" not in data and b"jit" not in data:
@@ -103,51 +119,112 @@ def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | Non
                 broken[path] = Broken(path, mod.error, kernel_names_in(data))
             continue
         assert mod.tree is not None  # parsed without error
-        defined: set[str] = set()
-        for top in mod.tree.body:
-            for stmt in nested_statements(top):
-                if not isinstance(stmt, ast.FunctionDef) or stmt.name in defined or \
-                        "jit" not in triton_kinds(index, mod, stmt):
-                    continue
-                defined.add(stmt.name)
-                closure = kernel_closure(index, mod, stmt.name)
-                found.append((mod, mod.tree, stmt, closure))
-                helpers |= closure.jit_helpers - {(path, stmt.name)}
-    launched, sites = _launches(index, {fn.name for _, _, fn, _ in found})
+        objects = jit_objects(spelling, mod)
+        backends[path] = backend_of(path, mod)
+        for obj in objects:
+            closure = kernel_closure(index, mod, obj.name, spelling)
+            found.append((mod, mod.tree, obj, closure))
+            helpers |= closure.jit_helpers - {(path, obj.name)}
+        helpers |= {(path, name) for name in _nested_helpers(objects)}
+        for name, fn, _, why in unresolved(spelling, mod, objects):
+            closure = kernel_closure(index, mod, name, spelling)
+            odd.append(Kernel(id=f"{path}::{name}", path=path, name=name, module=mod.name, lineno=fn.lineno,
+                              fingerprint=closure.fingerprint(), params=(), paths=frozenset(closure.paths),
+                              names=frozenset(closure.names), function=fn.name, unresolved=why))
+    launched, sites = _launches(index, {obj.name.rsplit(".", 1)[-1] for _, _, obj, _ in found})
     kernels: dict[str, Kernel] = {}
-    for mod, tree, fn, closure in found:
-        kinds = triton_kinds(index, mod, fn)
-        if (mod.path, fn.name) in helpers and fn.name not in launched and not kinds & {"autotune", "heuristics"}:
+    for mod, tree, obj, closure in found:
+        last = obj.name.rsplit(".", 1)[-1]
+        own_sites = sites.get((mod.path, obj.name)) or (sites.get((mod.path, last), []) if obj.nested else [])
+        # a class member is launched where a launch names it (`Ops.k[grid]`), not wherever a `forward[grid]` is
+        is_launched = bool(own_sites) if obj.nested else last in launched
+        if (mod.path, obj.name) in helpers and not is_launched and not obj.kinds & {"autotune", "heuristics"}:
             continue
-        helper_defs = _helper_defs(index, closure)
-        inferred = kinds_through_helpers(fn, infer_param_kinds(fn, constexprs=True), helper_defs)
-        runtime = {a.arg: inferred.get(a.arg) for a in fn.args.args if not is_constexpr(a.annotation)}
-        inferred.update(documented_types(snapshot.read(mod.path).decode("utf-8", "replace"), fn, runtime))
-        inferred.update(descriptor_types(fn, tree))
-        hints = constexpr_hints(fn, module_constants(tree), inferred, {**module_functions(tree), **helper_defs})
-        optional = optional_params(fn)
-        params = tuple(Param(a.arg, constexpr, None if constexpr else inferred.get(a.arg), hints.get(a.arg),
-                             a.arg in optional)
-                       for a in fn.args.args for constexpr in [is_constexpr(a.annotation)])
-        harness, params = (None, params) if fn.name in launched else device_harness(fn, params)
-        names = [a.arg for a in fn.args.args]
-        own_sites = sites.get((mod.path, fn.name), ())
-        constexprs = frozenset(p.name for p in params if p.constexpr)
-        launch = merge([way for call, where, consts, site in own_sites
-                        for way in site_facts(call, where, names, consts, f"{site}:{call.lineno}", constexprs)],
-                       constexprs)
-        kid = f"{mod.path}::{fn.name}"
-        # the files of its launch sites are part of what it is compiled with, like its helpers'
-        read = frozenset(closure.paths) | {site for *_, site in own_sites}
-        kernels[kid] = Kernel(id=kid, path=mod.path, name=fn.name, module=mod.name, lineno=fn.lineno,
-                              fingerprint=closure.fingerprint(), params=params, paths=read,
-                              names=frozenset(closure.names), launch=tuple(launch.items()),
-                              harness=harness, harness_rank=harness_rank(fn) if harness else 1,
-                              element_casts=casts_to_element_types(fn),
-                              probes=frozenset(closure.probes - closure.paths),
-                              guards=kernel_guards(fn, constexprs, helper_defs),
-                              hooks=kernel_hooks(index, mod, fn))
+        kernel = _kernel(index, snapshot, mod, tree, obj, closure, is_launched, own_sites)
+        backend = "Gluon" if "gluon" in obj.kinds else backends.get(mod.path, "")
+        kernels[kernel.id] = dataclasses.replace(kernel, backend=backend) if backend else kernel
+    for kernel in odd:
+        kernels.setdefault(kernel.id, kernel)
     return Discovery(kernels, broken)
+
+
+def still_defined(snapshot: Files, kernel: Kernel, roots: tuple[str, ...] = ()) -> Kernel | None:
+    """The other side's stand-in for a kernel it no longer has but whose `def` it still has in
+    the same file (at any depth): a kernel that fails saying so, never a removal (issue 41). None
+    when the function is gone."""
+    if kernel.path not in snapshot:
+        return None
+    mod = ModuleIndex(snapshot, roots).parse(kernel.path)
+    name = kernel.function or kernel.name.rsplit(".", 1)[-1]
+    if mod.tree is None:   # a file that no longer parses (and had no decorator its scan knows): not a removal
+        why = f"{kernel.id}: its file cannot be read at this revision: {mod.error}"
+        return Kernel(id=kernel.id, path=kernel.path, name=kernel.name, module=mod.name, lineno=kernel.lineno,
+                      fingerprint="unread:" + hashlib.sha256(why.encode(errors="surrogateescape")).hexdigest(),
+                      params=(), paths=frozenset({kernel.path}), function=name, unresolved=why)
+    fn = next((n for n in ast.walk(mod.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name),
+              None)
+    if fn is None:
+        return None
+    why = (f"{kernel.id} is no jit object ptxdiff can resolve any more, but its function {name} is still defined "
+           f"({kernel.path}:{fn.lineno}): a kernel whose function is still there is not removed")
+    text = ast.dump(fn, include_attributes=False).encode()
+    return Kernel(id=kernel.id, path=kernel.path, name=kernel.name, module=mod.name, lineno=fn.lineno,
+                  fingerprint="defined:" + hashlib.sha256(text).hexdigest(), params=(),
+                  paths=frozenset({kernel.path}), function=name, unresolved=why)
+
+
+def _nested_helpers(objects: list[Found]) -> set[str]:
+    """Jit objects of class or function bodies that another jit object of the module calls
+    (`Ops._helper(x)`, or `_helper(x)` from the same body): helpers, like module-level ones."""
+    out: set[str] = set()
+    for obj in objects:
+        if not obj.nested:
+            continue
+        parts = obj.name.split(".")
+        for other in objects:
+            if other is obj:
+                continue
+            same = other.name.split(".")[:-1] == parts[:-1]
+            for node in ast.walk(other.fn):
+                if isinstance(node, ast.Call):
+                    chain = dotted_name(node.func)
+                    if chain == parts or same and chain == parts[-1:]:
+                        out.add(obj.name)
+    return out
+
+
+def _kernel(index: ModuleIndex, snapshot: Files, mod: ParsedModule, tree: ast.Module, obj: Found, closure: Closure,
+            launched: bool, own_sites: list[_Site]) -> Kernel:
+    """One jit object as a Kernel: its parameters, their types and hints, its launch sites."""
+    fn = obj.fn
+    helper_defs = _helper_defs(index, closure)
+    inferred = kinds_through_helpers(fn, infer_param_kinds(fn, constexprs=True), helper_defs)
+    runtime = {a.arg: inferred.get(a.arg) for a in fn.args.args if not is_constexpr(a.annotation)}
+    inferred.update(documented_types(snapshot.read(mod.path).decode("utf-8", "replace"), fn, runtime))
+    inferred.update(descriptor_types(fn, tree))
+    hints = constexpr_hints(fn, module_constants(tree), inferred, {**module_functions(tree), **helper_defs})
+    optional = optional_params(fn)
+    params = tuple(Param(a.arg, constexpr, None if constexpr else inferred.get(a.arg), hints.get(a.arg),
+                         a.arg in optional)
+                   for a in fn.args.args for constexpr in [is_constexpr(a.annotation)])
+    harness, params = (None, params) if launched else device_harness(fn, params)
+    names = [a.arg for a in fn.args.args]
+    constexprs = frozenset(p.name for p in params if p.constexpr)
+    launch = merge([way for call, where, consts, site in own_sites
+                    for way in site_facts(call, where, names, consts, f"{site}:{call.lineno}", constexprs)],
+                   constexprs)
+    kid = f"{mod.path}::{obj.name}"
+    # the files of its launch sites are part of what it is compiled with, like its helpers'
+    read = frozenset(closure.paths) | {site for *_, site in own_sites}
+    return Kernel(id=kid, path=mod.path, name=obj.name, module=mod.name, lineno=fn.lineno,
+                  fingerprint=closure.fingerprint(), params=params, paths=read,
+                  names=frozenset(closure.names), launch=tuple(launch.items()),
+                  harness=harness, harness_rank=harness_rank(fn) if harness else 1,
+                  element_casts=casts_to_element_types(fn),
+                  probes=frozenset(closure.probes - closure.paths),
+                  guards=kernel_guards(fn, constexprs, helper_defs),
+                  hooks=kernel_hooks(index, mod, fn),
+                  function=fn.name if fn.name != obj.name.rsplit(".", 1)[-1] else "")
 
 
 def _helper_defs(index: ModuleIndex, closure: Closure) -> dict[str, ast.FunctionDef]:
@@ -192,12 +269,18 @@ def _launches(index: ModuleIndex, names: set[str]) -> tuple[set[str], dict[tuple
             continue
         assert mod.tree is not None  # parsed without error
         consts = None
+        methods: dict[int, str] | None = None
         for name, call, fn in launch_calls(mod.tree):
             if name not in names:
                 continue
             launched.add(name)
             assert isinstance(call.func, ast.Subscript)  # launch_calls finds `x[grid](...)` only
-            target = _launch_target(index, mod, call.func.value)
+            chain = dotted_name(call.func.value)
+            if len(chain) == 2 and chain[0] in ("self", "cls") and fn is not None:   # `self.kernel[grid]` in a method
+                methods = _methods(mod.tree) if methods is None else methods
+                target = (mod.path, f"{methods[id(fn)]}.{name}") if id(fn) in methods else None
+            else:
+                target = _launch_target(index, mod, call.func.value)
             if target is not None:
                 consts = {**module_dicts(mod.tree), **module_constants(mod.tree)} if consts is None else consts
                 sites.setdefault(target, []).append((call, fn, consts, mod.path))
@@ -221,20 +304,77 @@ def _launch_target(index: ModuleIndex, mod: ParsedModule, callee: ast.expr) -> t
                     return path, alias.name
         return mod.path, name
     root = mod.bindings.get(chain[0], [])
-    for stmt in root:
-        if isinstance(stmt, ast.Import):
-            for alias in stmt.names:
-                if (alias.asname or alias.name.split(".")[0]) == chain[0]:
-                    dotted = alias.name if alias.asname else ".".join([alias.name.split(".")[0], *chain[1:-1]])
-                    path = index.path_of(dotted)
-                    if path:
-                        return path, name
-        elif isinstance(stmt, ast.ImportFrom):
-            base = _absolute(index, mod, stmt)
-            found = next((a for a in stmt.names if (a.asname or a.name) == chain[0]), None)
-            path = index.path_of(".".join([submodule(base, found.name), *chain[1:-1]])) if found else None
-            if path:
-                return path, name
+    if len(chain) == 2 and _class_home(index, mod, chain[0]):   # a kernel of a class body: `Ops.kernel[grid](...)`
+        return _class_home(index, mod, chain[0]) or mod.path, ".".join(chain)
+    for parts, member in ((chain[1:-1], name), (chain[1:-2], ".".join(chain[-2:]))):
+        if member != name and len(chain) < 3:
+            continue   # `module.Class.kernel[grid]`: the module, then the class
+        for stmt in root:
+            path = _imported(index, mod, stmt, chain[0], parts)
+            home = _class_home(index, index.parse(path), chain[-2]) if path and member != name else path
+            if home:
+                return home, member
+        for stmt in root:   # `from ops.k import Ops` ... `Ops.kernel[grid]`
+            if isinstance(stmt, ast.ImportFrom) and len(chain) == 2:
+                alias = next((a for a in stmt.names if (a.asname or a.name) == chain[0]), None)
+                target = index.path_of(_absolute(index, mod, stmt)) if alias else None
+                home = _class_home(index, index.parse(target), alias.name) if alias and target else None
+                if alias and home:
+                    return home, f"{alias.name}.{name}"
+    return None
+
+
+def _methods(tree: ast.Module) -> dict[int, str]:
+    """id of each function defined directly in a class body (`if` blocks included) -> the class's
+    qualified name (`Outer.Inner`)."""
+    out: dict[int, str] = {}
+    todo: list[tuple[list[ast.stmt], str]] = [(tree.body, "")]
+    while todo:
+        body, prefix = todo.pop()
+        for stmt in (s for top in body for s in nested_statements(top)):
+            if isinstance(stmt, ast.ClassDef):
+                name = prefix + stmt.name
+                out.update((id(m), name) for top in stmt.body for m in nested_statements(top)
+                           if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
+                todo.append((stmt.body, name + "."))
+    return out
+
+
+def _class_home(index: ModuleIndex, mod: ParsedModule, name: str, depth: int = 0) -> str | None:
+    """The module that defines class `name` as `mod` binds it: `mod` itself, or the module a
+    star import or a `from m import name` of it takes the name from (a package's re-exports)."""
+    if mod.tree is None or depth > 8:
+        return None
+    for stmt in mod.bindings.get(name, ()):
+        for inner in nested_statements(stmt):
+            if isinstance(inner, ast.ClassDef) and inner.name == name:
+                return mod.path
+            if isinstance(inner, ast.ImportFrom) and any((a.asname or a.name) == name for a in inner.names):
+                alias = next(a for a in inner.names if (a.asname or a.name) == name)
+                target = index.path_of(_absolute(index, mod, inner))
+                if target is not None and target != mod.path:
+                    return _class_home(index, index.parse(target), alias.name, depth + 1)
+    if name not in mod.bindings:
+        for star in reversed(mod.stars):   # the last star import that provides the name wins
+            target = index.star_provides(mod, star, name)
+            if target is not None and target != mod.path:
+                return _class_home(index, index.parse(target), name, depth + 1)
+    return None
+
+
+def _imported(index: ModuleIndex, mod: ParsedModule, stmt: ast.stmt, root: str, parts: list[str]) -> str | None:
+    """The repository module `root.parts...` names when `stmt` binds `root` by an import."""
+    if isinstance(stmt, ast.Import):
+        for alias in stmt.names:
+            if (alias.asname or alias.name.split(".")[0]) == root:
+                dotted = ".".join([alias.name, *parts]) if alias.asname else ".".join([alias.name.split(".")[0], *parts])
+                path = index.path_of(dotted)
+                if path:
+                    return path
+    elif isinstance(stmt, ast.ImportFrom):
+        base = _absolute(index, mod, stmt)
+        found = next((a for a in stmt.names if (a.asname or a.name) == root), None)
+        return index.path_of(".".join([submodule(base, found.name), *parts])) if found else None
     return None
 
 

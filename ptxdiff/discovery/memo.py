@@ -27,7 +27,7 @@ from ptxdiff.store import Store
 if TYPE_CHECKING:  # types only: pygit2 stays out of discovery
     from ptxdiff.git.repo import Snapshot
 
-FORMAT = 11
+FORMAT = 12
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 
@@ -39,7 +39,8 @@ def to_json(found: Discovery) -> dict:
          "fingerprint": k.fingerprint, "params": [param(p) for p in k.params], "paths": sorted(k.paths),
          "names": sorted(k.names), "launch": [[n, [[f.kind, f.value, f.site] for f in facts]] for n, facts in k.launch],
          "harness": k.harness, "harness_rank": k.harness_rank, "element_casts": k.element_casts, "probes": sorted(k.probes),
-         "guards": [[d, list(names)] for d, names in k.guards], "hooks": [list(h) for h in k.hooks]}
+         "guards": [[d, list(names)] for d, names in k.guards], "hooks": [list(h) for h in k.hooks],
+         "function": k.function, "unresolved": k.unresolved, "backend": k.backend}
         for k in found.kernels.values()],
         "broken": [[b.path, b.error, list(b.names)] for b in found.broken.values()]}
 
@@ -58,7 +59,8 @@ def from_json(data: dict) -> Discovery:
                                   harness_rank=k["harness_rank"],
                                   element_casts=k["element_casts"], probes=frozenset(k["probes"]),
                                   guards=tuple((d, tuple(names)) for d, names in k["guards"]),
-                                  hooks=tuple((setting, text, digest) for setting, text, digest in k["hooks"]))
+                                  hooks=tuple((setting, text, digest) for setting, text, digest in k["hooks"]),
+                                  function=k["function"], unresolved=k["unresolved"], backend=k["backend"])
     broken = {p: Broken(p, e, tuple(n)) for p, e, n in data["broken"]}
     return Discovery(kernels, broken)
 

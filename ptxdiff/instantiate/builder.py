@@ -23,12 +23,13 @@ from typing import Any
 
 from ptxdiff.discovery.fingerprint import Closure, kernel_closure
 from ptxdiff.discovery.kernels import Kernel
+from ptxdiff.discovery.spelling import JIT
 from ptxdiff.git.records import printable
 from ptxdiff.instantiate import namespace
 from ptxdiff.instantiate.evaluator.installed import from_triton
 from ptxdiff.instantiate.evaluator.interp import Interp
 from ptxdiff.instantiate.evaluator.scope import Function, Module, ModuleEnv
-from ptxdiff.instantiate.evaluator.values import Constexpr, DType, External, Raised, Refused
+from ptxdiff.instantiate.evaluator.values import Applied, Class, Constexpr, DType, External, Raised, Refused
 from ptxdiff.instantiate.scan import describe, refusal
 from ptxdiff.source.syntax import call_args, dotted_name, is_constexpr, python_lines, strip_docstrings
 from ptxdiff.specs.declared import decorator_kind, kernel_function, read
@@ -78,6 +79,8 @@ class Builder:
         self._building: set[tuple] = set()
         self._ns: dict[str, dict] = {}
         self._modules: dict[str, types.ModuleType] = {}
+        self._classes: dict[int, types.ModuleType] = {}
+        self._class_values: dict[int, Class] = {}
         self._module_values: dict[int, Module] = {}
         self.refused: dict[str, str] = {}
         self._denied_names: frozenset[str] | None = None
@@ -141,14 +144,28 @@ class Builder:
         if isinstance(value, External):
             return self._external(value, name)
         if isinstance(value, Function):
-            if any(decorator_kind(d) == "jit" for d in value.decorators):
-                return self.jit(value)
+            if any(decorator_kind(d) == "jit" for d in value.decorators) or isinstance(value.node, ast.FunctionDef) \
+                    and JIT in self.interp.spelling.decorator_kinds(value.env.mod, value.node):
+                return self.jit(value)   # a jit function as discovery reads it (one resolver), however spelled
             if any(isinstance(d, External) and d.dotted in CONSTEXPR_FUNCTIONS for d in value.decorators):
                 return self._constexpr_function(value)
             return None
         if isinstance(value, Module):
             return self._module(value)
+        if isinstance(value, Class):
+            return self._class(value)
         return None
+
+    def _class(self, value: Class) -> types.ModuleType:
+        """A class of the repository whose jit functions a kernel calls (`Ops._helper(x)`, static
+        methods of a class of kernels): a plain object that holds the members kernels read from it
+        (filled in as they are found, like a module's)."""
+        key = id(value)
+        if key not in self._classes:
+            holder = types.ModuleType(f"class {value.name} (repository)")
+            self._classes[key] = holder
+            self._class_values[id(holder)] = value
+        return self._classes[key]
 
     def _external(self, value: External, name: str) -> Any:
         """A name of triton, math or torch, read through the stand-ins: a language builtin, dtype,
@@ -260,6 +277,15 @@ class Builder:
         sub = getattr(module, name)
         if isinstance(sub, types.ModuleType) and id(sub) in self._module_values:
             self._fill_module(sub, rest[1:])
+        elif isinstance(sub, types.ModuleType) and id(sub) in self._class_values and rest[1:]:
+            self._fill_class(sub, rest[1])   # `language.Linear.forward(...)`
+
+    def _fill_class(self, holder: types.ModuleType, name: str) -> None:
+        """Put on a class's stand-in the member a kernel reads through it (`Ops._helper`)."""
+        if not hasattr(holder, name):
+            member = self._convert(self._class_values[id(holder)].namespace.get(name), name)
+            if member is not None and member is not _REFUSED:
+                setattr(holder, name, member)
 
     def namespace(self, env: ModuleEnv) -> dict:
         """A module's globals as its kernels see them. `__builtins__` is empty: triton's code
@@ -312,6 +338,8 @@ class Builder:
                 module = ns.get(chain[0])
                 if isinstance(module, types.ModuleType) and id(module) in self._module_values:
                     self._fill_module(module, chain[1:])
+                if isinstance(module, types.ModuleType) and id(module) in self._class_values:
+                    self._fill_class(module, chain[1])
                 if (dotted := namespace.withheld(module, chain[1:])) is not None:
                     raise SpecError(describe(fn.env.mod.path, sub, f"`{dotted}` {namespace.WITHHELD}"))
                 if len(chain) == 2 and (note := namespace.renamed_note(chain, module)):
@@ -329,14 +357,15 @@ class Builder:
     @staticmethod
     def _repository_modules(fn: Function, reads: set[str],
                             chains: list[tuple[list[str], ast.Attribute]]) -> frozenset[str]:
-        """The global names the body reads (`reads`) a private attribute of (`mx_kernels._helper`)
-        that are repository modules: their stand-ins (`_module`) hold only what a kernel reads."""
+        """The global names the body reads (`reads`) a private attribute of (`mx_kernels._helper`,
+        `Ops._helper`) that are repository modules or classes: their stand-ins (`_module`, `_class`)
+        hold only what a kernel reads."""
         out: set[str] = set()
         for chain, _ in chains:
             if len(chain) < 2 or chain[0] not in reads or not chain[1].startswith("_") or chain[1].startswith("__"):
                 continue
             try:
-                if isinstance(fn.env.resolve(chain[0]), Module):
+                if isinstance(fn.env.resolve(chain[0]), (Module, Class)):
                     out.add(chain[0])
             except (Raised, Refused):
                 continue
@@ -353,6 +382,10 @@ class Builder:
         return self._denied_names
 
     def _jit_options(self, fn: Function) -> dict:
+        names = ("do_not_specialize", "do_not_specialize_on_alignment", "noinline", "debug")
+        for value in fn.decorators[len(_definition(fn).decorator_list):]:
+            if isinstance(value, Applied) and value.decorator.dotted == "triton.jit":   # `triton.jit(_k, debug=True)`
+                return {k: v for k, v in value.kwargs if k in names}
         for dec_node, value in zip(_definition(fn).decorator_list, fn.decorators):
             if decorator_kind(value) != "jit":
                 continue
@@ -423,7 +456,9 @@ class Builder:
             expr = slot.get()
             if isinstance(expr, ast.Constant):
                 continue
-            if slot.kind in ("annotation", "return"):
+            if slot.kind == "return":
+                value = None   # triton never reads a return annotation (`-> tuple[tl.tensor, tl.tensor]`)
+            elif slot.kind == "annotation":
                 if not _plain_annotation(expr):
                     raise SpecError(describe(path, expr, "an annotation must be a constant, a name, a dotted "
                                                          "name or `tl.constexpr(<one of those>)` (triton's code "

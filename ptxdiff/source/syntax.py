@@ -52,16 +52,17 @@ def attribute_chains(node: ast.AST) -> list[list[str]]:
 
 
 def is_constexpr(annotation: ast.expr | None) -> bool:
-    """`x: tl.constexpr` (or `"tl.constexpr"` as a string, or `tl.constexpr(tl.int1)`): a
-    compile-time parameter."""
+    """`x: tl.constexpr` (or `"tl.constexpr"` as a string, or `tl.constexpr(tl.int1)`, or an alias
+    named for it, `tl_constexpr = tl.constexpr`): a compile-time parameter. Triton's own rule is
+    that the annotation's text holds "constexpr"."""
     if annotation is None:
         return False
     if isinstance(annotation, ast.Call):
         annotation = annotation.func
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-        return annotation.value.endswith("constexpr")
+        return "constexpr" in annotation.value
     chain = dotted_name(annotation)
-    return bool(chain) and chain[-1] == "constexpr"
+    return bool(chain) and "constexpr" in chain[-1] and not chain[-1].startswith("constexpr_function")
 
 
 def literal(node: ast.expr, consts: dict) -> tuple[bool, object]:

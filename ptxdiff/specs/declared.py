@@ -12,10 +12,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from ptxdiff.discovery.decorators import closure_reads, locate
 from ptxdiff.discovery.kernels import Kernel
+from ptxdiff.discovery.spelling import FACTORY, WRAPS
 from ptxdiff.instantiate.evaluator.interp import Interp
-from ptxdiff.instantiate.evaluator.scope import Function
-from ptxdiff.instantiate.evaluator.values import Constexpr, External, Raised, Refused, TritonConfig
+from ptxdiff.instantiate.evaluator.scope import Function, Scope
+from ptxdiff.instantiate.evaluator.values import Applied, Constexpr, External, Raised, Refused, TritonConfig
 from ptxdiff.source.syntax import call_args, is_constexpr
 from ptxdiff.specs.resolve import Declared, SpecError
 from ptxdiff.targets import target_name
@@ -42,9 +44,12 @@ class TritonsOwn(SpecError):
 
 
 def kernel_function(interp: Interp, kernel: Kernel) -> Function:
-    """The kernel's function as the module binds it (the branch of an `if` the target takes)."""
+    """The kernel's function as the module binds it (the branch of an `if` the target takes); a
+    kernel of a class or function body (`Ops.k`, `launch._k`) as that body defines it."""
+    if kernel.unresolved:
+        raise SpecError(kernel.unresolved)
     try:
-        fn = interp.env(kernel.path).resolve(kernel.name)
+        fn = _nested(interp, kernel) if "." in kernel.name else interp.env(kernel.path).resolve(kernel.name)
     except Raised as e:
         if e.type_name == "NameError" and repr(kernel.name) in str(e):
             raise AbsentKernel(f"{kernel.name} is not defined when compiling for {target_name(interp.device.cc)}: its module "
@@ -59,7 +64,37 @@ def kernel_function(interp: Interp, kernel: Kernel) -> Function:
     return fn
 
 
+def _nested(interp: Interp, kernel: Kernel) -> object:
+    """A jit object bound in a class or function body, made from its statement: decorators are
+    read in the module's scope where the outermost statement stands (the body never runs)."""
+    env = interp.env(kernel.path)
+    found = locate(env.mod, kernel.name)
+    root = kernel.name.split(".")[0]
+    tops = env.mod.bindings.get(root, ())
+    if found is None or not tops:
+        raise Raised("NameError", f"name {kernel.name!r} is not defined")
+    stmt, flat = found
+    scope = Scope(env, env.mod.position[id(tops[-1])], {}, is_module=True)
+    if isinstance(stmt, ast.FunctionDef):
+        local = closure_reads(env.mod, kernel.name, stmt)
+        if local:
+            name, host = local[0]
+            raise SpecError(f"{kernel.path}:{stmt.lineno}: {kernel.name} reads `{name}`, a local of {host}(): triton "
+                            "takes it from the closure when that function runs, which reading the source cannot "
+                            "give (pass it as a parameter, or define it at module level)")
+        return interp.function(stmt, scope)
+    assert isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None  # locate() finds these
+    value = stmt.value
+    scope.vars.update({s.name: interp.function(s, scope) for s in flat if isinstance(s, ast.FunctionDef)})
+    return interp.eval(value, scope)
+
+
 def decorator_kind(value: object) -> str | None:
+    if isinstance(value, Applied):
+        return decorator_kind(value.decorator)
+    if isinstance(value, Function) and isinstance(value.node, ast.FunctionDef) and \
+            value.env.interp.spelling.function_kind(value.env.mod, value.node.lineno) in (WRAPS, FACTORY):
+        return "jit"   # the repository's own decorator around triton.jit (`def my_jit(fn): return triton.jit(fn)`)
     if isinstance(value, External):
         for kind, names in (("jit", JIT), ("autotune", AUTOTUNE), ("heuristics", HEURISTICS)):
             if value.dotted in names:
@@ -90,20 +125,21 @@ def read(interp: Interp, kernel: Kernel) -> Declared:
     autotune: tuple = ()
     heuristics: dict = {}
     jit_options: dict = {}
-    for dec_node, value in zip(node.decorator_list, fn.decorators):
-        args, kwargs = call_args(dec_node)
+    for value, args, kwargs, label, ready in _decorators(node, fn.decorators):
+        def get(x: object, what: str, ready: bool = ready) -> object:
+            return x if ready else evaluate(x, what)  # type: ignore[arg-type]
         kind = decorator_kind(value)
         if kind is None and "configs" in kwargs:
             kind = "autotune"  # a wrapper of triton.autotune (it takes the same configs)
         if kind == "jit":
             for name in ("do_not_specialize", "do_not_specialize_on_alignment", "noinline", "debug"):
                 if name in kwargs:
-                    v = evaluate(kwargs[name], f"@jit {name}")
+                    v = get(kwargs[name], f"@jit {name}")
                     if v is not None:
                         jit_options[name] = v
         elif kind == "autotune":
             expr = kwargs.get("configs", args[0] if args else None)
-            configs = evaluate(expr, "autotune configs") if expr is not None else None
+            configs = get(expr, "autotune configs") if expr is not None else None
             if configs is not None:
                 configs = _configs(configs, refused)
                 autotune = configs or autotune
@@ -111,14 +147,14 @@ def read(interp: Interp, kernel: Kernel) -> Declared:
                 notes.append("prune_configs_by is not applied offline: every config is compiled")
         elif kind == "heuristics":
             expr = kwargs.get("values", args[0] if args else None)
-            values = evaluate(expr, "heuristics") if expr is not None else None
+            values = get(expr, "heuristics") if expr is not None else None
             if isinstance(values, dict):
                 for name, h in values.items():
                     heuristics[name] = _heuristic(interp, h)
             elif values is not None:
                 refused["heuristics"] = "heuristics: not a dict of functions"
-        else:
-            notes.append(f"decorator @{ast.unparse(dec_node)} ignored (it does not change the compiled code)")
+        elif label and label not in ("staticmethod", "classmethod"):
+            notes.append(f"decorator @{label} ignored (it does not change the compiled code)")
     params = [a.arg for a in node.args.args]
     constexpr = {a.arg for a in node.args.args if is_constexpr(a.annotation)}
     defaults: dict = {}
@@ -137,6 +173,21 @@ def read(interp: Interp, kernel: Kernel) -> Declared:
     return Declared(tuple(params), frozenset(constexpr), defaults, autotune, heuristics,
                     do_not_specialize=dns, runtime_defaults=runtime_defaults, refused=refused,
                     notes=tuple(notes), jit_options=jit_options)
+
+
+def _decorators(node: ast.FunctionDef, values: tuple[object, ...]) -> list[tuple[object, list, dict, str, bool]]:
+    """Each decorator of a kernel: (value, arguments, keyword arguments, text, whether the
+    arguments are values already). Those written above the `def` come with their expressions;
+    those a call form applied (`k = triton.autotune(configs=...)(triton.jit(_k))`) after them, with
+    the values the evaluator computed."""
+    out: list[tuple[object, list, dict, str, bool]] = []
+    for dec_node, value in zip(node.decorator_list, values):
+        args, kwargs = call_args(dec_node)
+        out.append((value, list(args), dict(kwargs), ast.unparse(dec_node), False))
+    for value in values[len(node.decorator_list):]:
+        if isinstance(value, Applied):
+            out.append((value, list(value.args), dict(value.kwargs), "", True))
+    return out
 
 
 def _configs(value: object, refused: dict[str, str]) -> tuple:

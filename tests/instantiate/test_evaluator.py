@@ -505,3 +505,30 @@ def test_a_lookup_of_a_libdevice_function_through_find_spec_answers_from_triton(
     bad = "import importlib.util\nM = importlib.util.module_from_spec(object())\n"
     with pytest.raises(Refused):
         value({"m.py": bad}, "M")
+
+
+def test_decorators_applied_by_calls_and_config_all_kwargs():
+    src = """
+        import triton
+        import triton.language as tl
+        try:
+            _interp = triton.knobs.runtime.interpret
+        except AttributeError:
+            _interp = True
+        CFG = triton.Config({"BLOCK": 64}, num_warps=2)
+        ALL = CFG.all_kwargs()
+        def _k(x_ptr, BLOCK: tl.constexpr):
+            pass
+        k = triton.autotune(configs=[CFG], key=["n"])(triton.jit(_k, debug=True))
+    """
+    files = {"m.py": src}
+    assert value(files, "_interp") is False
+    assert value(files, "ALL") == {"BLOCK": 64, "num_warps": 2, "num_ctas": 1, "num_stages": 3}
+    k = value(files, "k")
+    assert [getattr(d, "decorator", d).dotted for d in k.decorators] == ["triton.jit", "triton.autotune"]
+
+
+def test_a_package_importing_its_own_submodule():
+    files = {"pkg/__init__.py": "from . import sub\nfrom .sub import *\n", "pkg/sub.py": "X = 3\n",
+             "m.py": "import pkg\nY = pkg.sub.X + pkg.X\n"}
+    assert value(files, "Y") == 6

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ptxdiff.source.syntax import python_lines
+from ptxdiff.source.syntax import is_constexpr, python_lines
 
 
 def test_lines_end_where_python_ends_them():
@@ -18,3 +18,12 @@ def test_lines_end_where_python_ends_them():
 
 def test_an_empty_text_has_no_lines_and_a_final_newline_no_extra_one():
     assert python_lines("") == [] and python_lines("x\n") == ["x\n"] and python_lines("\n\n") == ["\n", "\n"]
+
+
+def test_constexpr_as_triton_reads_it_the_annotation_text_holds_constexpr():
+    def ann(text: str) -> ast.expr:
+        return ast.parse(text, mode="eval").body
+    for text in ("tl.constexpr", "tl_constexpr", "'tl.constexpr'", "tl.constexpr(tl.int1)", "constexpr"):
+        assert is_constexpr(ann(text)), text
+    for text in ("tl.tensor", "int", "'*fp32'", "tl.constexpr_function"):
+        assert not is_constexpr(ann(text)), text

@@ -90,6 +90,9 @@ class AttributesMixin(InterpCore):
             return dict(obj.kwargs)
         if name in ("num_warps", "num_stages", "num_ctas", "maxnreg"):
             return getattr(obj, name)
+        if name == "all_kwargs":   # `config.all_kwargs()`: the kwargs and the options that are set
+            options = {k: getattr(obj, k) for k in ("num_warps", "num_ctas", "num_stages", "maxnreg")}
+            return {**dict(obj.kwargs), **{k: v for k, v in options.items() if v is not None}}.copy
         raise Refused(f"attribute {name} of a triton.Config")
 
     def _record_attribute(self, obj: Target | Version, name: str) -> Any:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import operator
 from typing import Any
 
@@ -21,6 +22,7 @@ from ptxdiff.instantiate.evaluator.sizes import check_builtin, check_method, che
 from ptxdiff.instantiate.evaluator.values import (
     MAX_LEN,
     PLAIN,
+    Applied,
     Builtin,
     Class,
     Constexpr,
@@ -54,6 +56,10 @@ class CallsMixin(InterpCore):
             return Raised(fn.name, str(args[0]) if args else "")
         if isinstance(fn, External):
             return self.external_call(fn.dotted, args, kwargs)
+        if isinstance(fn, Applied):   # a triton decorator applied by a call: the function, marked
+            if len(args) != 1 or kwargs or not isinstance(args[0], Function):
+                raise Refused(f"calling {fn.decorator.dotted}(...) on something other than a function, which is host code")
+            return dataclasses.replace(args[0], decorators=(*args[0].decorators, fn))
         if isinstance(fn, Class):
             if fn.is_enum and len(args) == 1:
                 for m in fn.namespace.values():
@@ -95,7 +101,8 @@ class CallsMixin(InterpCore):
                 raise Refused(f"{fn.name} has a decorator the evaluator cannot read")
             if isinstance(d, External) and d.dotted in IDENTITY_DECORATORS:
                 continue
-            if isinstance(d, External) and d.dotted.startswith(("triton.jit", "triton.runtime.jit", "triton.language")):
+            if isinstance(d, Applied) and d.decorator.dotted == "triton.jit" or \
+                    isinstance(d, External) and d.dotted.startswith(("triton.jit", "triton.runtime.jit", "triton.language")):
                 raise Refused(f"{fn.name} is a @jit function: it runs on the GPU, not on the host")
             raise Refused(f"{fn.name} is wrapped by {d!r}, which the evaluator does not interpret")
         node = fn.node

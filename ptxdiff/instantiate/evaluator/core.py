@@ -15,6 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ptxdiff.discovery.spelling import Spelling
 from ptxdiff.instantiate.evaluator.installed import triton_module_exists
 from ptxdiff.instantiate.evaluator.scope import Bound, Function, Module, ModuleEnv, Scope
 from ptxdiff.instantiate.evaluator.sizes import check_printf
@@ -70,6 +71,7 @@ class InterpCore(ABC):
 
     def __init__(self, index: ModuleIndex, device: Device):
         self.index, self.device = index, device
+        self.spelling = Spelling(index)    # what names mean to triton (discovery's resolver)
         self._envs: dict[str, ModuleEnv] = {}
         self.steps = 0
         self.built = 0                     # elements of every container and string built (MAX_BUILT)

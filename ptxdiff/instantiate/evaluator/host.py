@@ -24,6 +24,7 @@ from ptxdiff.instantiate.evaluator.sizes import check_itertools, check_math
 from ptxdiff.instantiate.evaluator.values import (
     DTYPES,
     MAX_LEN,
+    Applied,
     Class,
     Constexpr,
     DType,
@@ -208,11 +209,22 @@ class HostMixin(InterpCore):
 
     def _jit_call(self, dotted: str, args: list, kwargs: dict) -> Any:
         """`helper = triton.jit(_helper)`: the function, marked as a jit function as `@triton.jit`
-        would (the marker goes last, after the decorators written above its `def`)."""
-        if len(args) != 1 or kwargs or not isinstance(args[0], Function) or args[0].node is None:
+        would (the marker goes last, after the decorators written above its `def`); with options
+        (`triton.jit(_k, debug=True)`) the marker carries them; `triton.jit(**options)` alone is
+        the decorator they make."""
+        if not args:
+            return Applied(External("triton.jit"), (), tuple(kwargs.items()))
+        if len(args) != 1 or not isinstance(args[0], Function) or args[0].node is None:
             raise _host_code(dotted)
         fn = args[0]
-        return dataclasses.replace(fn, decorators=(*fn.decorators, External("triton.jit")))
+        marker = Applied(External("triton.jit"), (), tuple(kwargs.items())) if kwargs else External("triton.jit")
+        return dataclasses.replace(fn, decorators=(*fn.decorators, marker))
+
+    def _decorator_call(self, dotted: str, args: list, kwargs: dict) -> Any:
+        """`triton.autotune(configs=..., key=[...])`, `triton.heuristics({...})`: the decorator,
+        with its arguments, that a call form applies (`k = triton.autotune(...)(k)`)."""
+        name = "triton.autotune" if dotted.endswith("autotune") else "triton.heuristics"
+        return Applied(External(name), tuple(args), tuple(kwargs.items()))
 
     def _constexpr(self, dotted: str, args: list, kwargs: dict) -> Any:
         value = args[0] if args else None
@@ -259,6 +271,8 @@ class HostMixin(InterpCore):
             return sys.maxsize
         if dotted == "torch.version.hip":
             return None
+        if dotted in ("triton.knobs.runtime.interpret", "triton.runtime.interpreter.enabled"):
+            return False   # kernels are compiled, not interpreted (`TRITON_INTERPRET` reads as unset)
         if dotted == "torch.version.cuda":
             return "12.8"
         if dotted == "os.environ":
@@ -298,6 +312,8 @@ _CALLS: dict[str, _Handler] = {
     **_each(("triton.next_power_of_2", "triton.language.next_power_of_2"), HostMixin._next_power_of_2),
     **_each(("triton.language.constexpr", "triton.language.core.constexpr"), HostMixin._constexpr),
     **_each(("triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit"), HostMixin._jit_call),
+    **_each(("triton.autotune", "triton.runtime.autotune", "triton.runtime.autotuner.autotune", "triton.heuristics",
+             "triton.runtime.heuristics", "triton.runtime.autotuner.heuristics"), HostMixin._decorator_call),
     "triton.runtime.driver.active.get_current_target": HostMixin._current_target,
     "triton.runtime.driver.active.utils.get_device_properties": HostMixin._triton_device_properties,
     "torch.cuda.is_bf16_supported": HostMixin._bf16_supported,

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
+from ptxdiff.discovery.spelling import Spelling
 from ptxdiff.instantiate.evaluator.values import (
     BUILTINS,
     UNSAFE_BUILTINS,
@@ -30,6 +31,7 @@ class Runner(Protocol):
 
     assumptions: list[str]
     used: list[str]
+    spelling: Spelling
 
     def repo_module(self, dotted: str) -> ModuleEnv | None: ...
 

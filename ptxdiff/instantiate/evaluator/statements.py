@@ -233,10 +233,14 @@ class StatementsMixin(InterpCore):
                 continue  # ModuleEnv.resolve looks through star imports
             bound = alias.asname or alias.name
             if env is not None:
-                if alias.name in env.binders:
+                # a package importing its own submodule (`from . import math` in its __init__.py)
+                # binds that submodule: the name it would read is the one this statement binds
+                own = env is scope.env and bound == alias.name and \
+                    self.module_value_or_none(submodule(base, alias.name)) is not None
+                if alias.name in env.binders and not own:
                     scope.vars[bound] = Lazy(lambda env=env, name=alias.name: env.resolve(name))
                     continue
-                if env.stars:
+                if env.stars and not own:
                     try:
                         scope.vars[bound] = env.resolve(alias.name)
                         continue

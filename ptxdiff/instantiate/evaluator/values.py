@@ -124,6 +124,17 @@ class Constexpr:
 
 
 @dataclass(frozen=True)
+class Applied:
+    """A triton decorator made by a call (`triton.autotune(configs=...)`, `triton.jit(**kw)`),
+    with its evaluated arguments: applied to a function it marks the function as the decorator
+    would (`k = triton.autotune(...)(triton.jit(_k))`)."""
+
+    decorator: External
+    args: tuple
+    kwargs: tuple[tuple[str, object], ...]
+
+
+@dataclass(frozen=True)
 class TritonConfig:
     """`triton.Config(kwargs, num_warps=..., num_stages=...)`, as the autotuner would see it."""
 

@@ -1,0 +1,273 @@
+"""A kernel is whatever `triton.jit` returned, however it is spelled: aliases, the repository's own
+decorators and factories (also imported from another module), call forms (also inside `try:`),
+class bodies, function bodies, `__init__.py`; a function that uses triton's language but
+resolves to no jit object is reported with why; other backends and Gluon are marked."""
+
+from __future__ import annotations
+
+import ast
+
+from ptxdiff.discovery.decorators import closure_reads
+from ptxdiff.discovery.kernels import discover
+from ptxdiff.source.modules import FileSet, ModuleIndex
+
+BODY = '''(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, x * 2.0, mask=offs < n)
+'''
+HEAD = "import triton\nimport triton.language as tl\n"
+
+
+def found(files: dict[str, str]) -> dict:
+    return discover(FileSet({p: t.encode() for p, t in files.items()})).kernels
+
+
+def test_aliases_of_jit_and_autotune() -> None:
+    text = HEAD + '''from triton import jit as J
+import triton as tr
+from triton import autotune as at
+JJ = triton.jit
+jit = triton.jit
+
+
+@J
+def a''' + BODY + '''
+
+@JJ
+def b''' + BODY + '''
+
+@tr.jit
+def c''' + BODY + '''
+
+@at(configs=[triton.Config({"BLOCK": 64})], key=["n"])
+@jit
+def d''' + BODY
+    kernels = found({"ops/k.py": text})
+    assert set(kernels) == {"ops/k.py::a", "ops/k.py::b", "ops/k.py::c", "ops/k.py::d"}
+    assert all(not k.unresolved and not k.backend for k in kernels.values())
+
+
+def test_repository_decorators_and_factories_also_imported() -> None:
+    deco = HEAD + '''
+
+def triton_jit(**kw):
+    return triton.jit(**kw)
+
+
+def my_jit(fn):
+    return triton.jit(fn)
+
+
+def nested_factory(debug=False):
+    def wrap(fn):
+        return triton.jit(fn, debug=debug)
+    return wrap
+'''
+    ops = HEAD + '''from .deco import triton_jit, my_jit
+from . import deco
+
+
+@triton_jit()
+def a''' + BODY + '''
+
+@my_jit
+def b''' + BODY + '''
+
+@deco.nested_factory(debug=False)
+def c''' + BODY
+    kernels = found({"pkg/__init__.py": "", "pkg/deco.py": deco, "pkg/ops.py": ops})
+    assert set(kernels) == {"pkg/ops.py::a", "pkg/ops.py::b", "pkg/ops.py::c"}
+
+
+def test_call_forms_also_in_try() -> None:
+    text = HEAD + '''
+
+def _k''' + BODY + '''
+
+k = triton.jit(_k)
+
+
+def _k2''' + BODY + '''
+
+try:
+    k2 = triton.autotune(configs=[triton.Config({"BLOCK": 64})], key=["n"])(triton.jit(_k2))
+except ImportError:
+    k2 = None
+
+
+def k3''' + BODY + '''
+
+k3 = triton.jit(k3)
+'''
+    kernels = found({"ops/k.py": text})
+    assert set(kernels) == {"ops/k.py::k", "ops/k.py::k2", "ops/k.py::k3"}
+    assert kernels["ops/k.py::k"].function == "_k" and kernels["ops/k.py::k3"].function == ""
+
+
+def test_class_bodies_and_functions() -> None:
+    text = HEAD + '''
+
+class Ops:
+    @staticmethod
+    @triton.jit
+    def k_static''' + BODY.replace("\n    ", "\n        ") + '''
+    @triton.jit
+    @staticmethod
+    def _helper(x):
+        return x * 2.0
+
+    def _f''' + BODY.replace("\n    ", "\n        ") + '''
+    k_attr = triton.jit(_f)
+
+
+def launch(x, out):
+    @triton.jit
+    def k_inner''' + BODY.replace("\n    ", "\n        ") + '''
+    k_inner[(1,)](x, out, x.numel())
+
+
+def run(x, out):
+    Ops.k_static[(1,)](x, out, x.numel())
+'''
+    kernels = found({"ops/k.py": text})
+    assert set(kernels) == {"ops/k.py::Ops.k_static", "ops/k.py::Ops._helper", "ops/k.py::Ops.k_attr",
+                            "ops/k.py::launch.k_inner"}
+    assert kernels["ops/k.py::launch.k_inner"].launch, "its launch inside the host function is read"
+    assert kernels["ops/k.py::Ops.k_static"].launch, "`Ops.k_static[grid](...)` is its launch site"
+
+
+def test_class_helper_called_by_a_kernel_is_no_kernel() -> None:
+    text = HEAD + '''
+
+class Ops:
+    @staticmethod
+    @triton.jit
+    def _helper(x):
+        return x * 2.0
+
+    @staticmethod
+    @triton.jit
+    def k(x_ptr, n):
+        tl.store(x_ptr, Ops._helper(tl.load(x_ptr)))
+'''
+    assert set(found({"ops/k.py": text})) == {"ops/k.py::Ops.k"}
+
+
+def test_init_module() -> None:
+    assert set(found({"pkg/__init__.py": HEAD + "\n\n@triton.jit\ndef k" + BODY})) == {"pkg/__init__.py::k"}
+
+
+def test_unresolved_is_reported_with_why() -> None:
+    text = HEAD + '''import mystery
+
+
+@mystery.compile
+def a''' + BODY + '''
+
+def puzzle''' + BODY + '''
+
+def host(x):
+    return {tl.float16: 2}[x]
+'''
+    kernels = found({"ops/k.py": text})
+    assert set(kernels) == {"ops/k.py::a", "ops/k.py::puzzle"}
+    assert "@mystery.compile" in kernels["ops/k.py::a"].unresolved
+    assert "calls tl.program_id" in kernels["ops/k.py::puzzle"].unresolved
+
+
+def test_foreign_jit_is_no_kernel() -> None:
+    text = "import numba\nimport cutlass.cute as cute\n\n@numba.jit\ndef f(x):\n    return x\n\n" \
+           "@cute.jit\ndef g(x):\n    return x\n"
+    assert found({"ops/k.py": text}) == {}
+
+
+def test_other_backends_and_gluon_are_marked() -> None:
+    kernels = found({
+        "backends/triton_ascend/k.py": HEAD + "\n@triton.jit\ndef a" + BODY,
+        "ops/npu/k.py": HEAD + "\n@triton.jit\ndef b" + BODY,
+        "ops/c.py": HEAD + "import torch_npu\n\n@triton.jit\ndef c" + BODY,
+        "ops/g.py": "from triton.experimental import gluon\nfrom triton.experimental.gluon import language as gl\n\n"
+                    "@gluon.jit\ndef g(x_ptr):\n    gl.store(x_ptr, gl.load(x_ptr))\n",
+        "ops/plain.py": HEAD + "\n@triton.jit\ndef d" + BODY,
+    })
+    assert {k: v.backend for k, v in kernels.items()} == {
+        "backends/triton_ascend/k.py::a": "Ascend (NPU)", "ops/npu/k.py::b": "Ascend (NPU)",
+        "ops/c.py::c": "Ascend (NPU)", "ops/g.py::g": "Gluon", "ops/plain.py::d": ""}
+
+
+def test_a_wrapper_given_jit_and_a_stub_for_machines_without_triton() -> None:
+    init = '''try:
+    import triton
+    import triton.language as tl
+except ImportError:
+    triton = object()
+    tl = triton
+
+
+def try_decorate(get):
+    def deco(*args, **kwargs):
+        return get()(*args, **kwargs)
+    return deco
+
+
+triton_jit = try_decorate(lambda: triton.jit)
+'''
+    ops = "from pkg import tl, triton_jit\n\n\n@triton_jit()\ndef k" + BODY
+    kernels = found({"pkg/__init__.py": init, "pkg/ops.py": ops})
+    assert set(kernels) == {"pkg/ops.py::k"} and not kernels["pkg/ops.py::k"].unresolved
+
+
+def test_tl_reexported_by_the_repository_still_reads_as_triton_language() -> None:
+    init = "import triton\nimport triton.language as tl\n"
+    ops = "from pkg import tl\nimport mystery\n\n\n@mystery.jit_it\ndef k" + BODY
+    kernels = found({"pkg/__init__.py": init, "pkg/ops.py": ops})
+    assert set(kernels) == {"pkg/ops.py::k"} and "not a jit function" in kernels["pkg/ops.py::k"].unresolved
+
+
+def test_a_kernel_inside_a_function_reading_its_locals_is_told() -> None:
+    text = HEAD + """
+
+def launch(x, factor):
+    scale = factor * 2
+    @triton.jit
+    def k(x_ptr, n):
+        tl.store(x_ptr, tl.load(x_ptr) * scale)
+    @triton.jit
+    def plain(x_ptr, n):
+        tl.store(x_ptr, tl.load(x_ptr) * 2.0)
+"""
+    mod = ModuleIndex(FileSet({"ops/k.py": text.encode()})).parse("ops/k.py")
+    assert mod.tree is not None
+    defs = {n.name: n for n in ast.walk(mod.tree) if isinstance(n, ast.FunctionDef)}
+    assert closure_reads(mod, "launch.k", defs["k"]) == [("scale", "launch")]
+    assert closure_reads(mod, "launch.plain", defs["plain"]) == []
+
+
+def test_unresolved_through_the_full_language_name() -> None:
+    text = "import triton\n\n\ndef f(x_ptr):\n    triton.language.store(x_ptr, 1.0)\n"
+    kernels = found({"ops/k.py": text})
+    assert "calls triton.language.store" in kernels["ops/k.py::f"].unresolved
+
+
+def test_class_kernels_launched_through_a_package_and_class_helpers_of_another_module() -> None:
+    lib = HEAD + "\n\nclass Act:\n    @staticmethod\n    @triton.jit\n    def forward(x):\n        return x * 2.0\n"
+    kern = HEAD + "from pkg import lib\n\n\nclass Act:\n    @staticmethod\n    @triton.jit\n    def forward" + \
+        BODY.replace("\n    ", "\n        ").replace("x * 2.0", "lib.Act.forward(x)")
+    op = "from pkg import kernels\n\n\ndef run(x, out):\n    kernels.Act.forward[(1,)](x, out, x.numel())\n"
+    kernels = found({"pkg/__init__.py": "", "pkg/lib.py": lib, "pkg/kernels/__init__.py": "from .act import *\n",
+                     "pkg/kernels/act.py": kern, "pkg/op.py": op})
+    assert set(kernels) == {"pkg/kernels/act.py::Act.forward"}, "lib's Act.forward is a helper, not a kernel"
+    assert kernels["pkg/kernels/act.py::Act.forward"].launch, "its launch through the package's star import is read"
+
+
+def test_unresolved_through_names_imported_from_the_language() -> None:
+    text = "from triton.language import store as S, load\n\n\ndef f(x_ptr):\n    S(x_ptr, load(x_ptr) + 1.0)\n"
+    assert "calls S" in found({"ops/k.py": text})["ops/k.py::f"].unresolved
+
+
+def test_a_class_kernel_launched_from_its_own_methods() -> None:
+    text = HEAD + "\n\nclass Op:\n    @staticmethod\n    @triton.jit\n    def _k" + BODY.replace("\n    ", "\n        ") + \
+        "\n    def run(self, x, out):\n        self._k[(1,)](x, out, x.numel(), BLOCK=64)\n"
+    kernel = found({"ops/k.py": text})["ops/k.py::Op._k"]
+    assert dict(kernel.launch)["BLOCK"][0].value == 64

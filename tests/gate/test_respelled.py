@@ -1,0 +1,151 @@
+"""The gate cannot be walked around by spelling `triton.jit` another way (issue 41): the same body
+change under `J = triton.jit`, `from triton import jit as J`, `k = triton.jit(_k)` reads
+`structural` through `ptxdiff diff` and is blocked by the real pre-push hook, each with a control
+(a change that is no change of the code passes); a kernel whose function is still defined is
+never `removed`. And every way of reaching a kernel (issue 37) compiles end to end."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers import HEADER, commit, git, make_repo, pushed_repo, run_main
+
+pytestmark = pytest.mark.integration
+
+BODY = '''(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, {expr}, mask=offs < n)
+'''
+
+SPELLINGS = {
+    "alias": ("J = triton.jit\n\n\n@J\ndef k" + BODY, "ops/k.py::k"),
+    "import-as": ("from triton import jit as J\n\n\n@J\ndef k" + BODY, "ops/k.py::k"),
+    "call-form": ("\ndef _k" + BODY + "\n\nk = triton.jit(_k)\n", "ops/k.py::k"),
+}
+
+
+def check(repo, capsys) -> tuple[int, dict]:
+    rc, out, err = run_main(["-C", str(repo), "diff", "--check", "--format", "json", "-q", "HEAD~1", "HEAD"], capsys)
+    assert rc in (0, 1), err
+    return rc, json.loads(out)
+
+
+def verdicts(report: dict, kernel: str) -> set[str]:
+    return {r["verdict"] for r in report["kernels"] if r["kernel"] == kernel}
+
+
+@pytest.mark.parametrize("spelling", sorted(SPELLINGS))
+def test_respelled_jit_change_is_structural_and_blocked(tmp_path, capsys, spelling: str) -> None:
+    text, kid = SPELLINGS[spelling]
+    repo, bare = pushed_repo(tmp_path, capsys, {"ops/k.py": HEADER + text.format(expr="x * 2.0")})
+    # control: a comment above the kernel is no change of the code: nothing blocks, the push goes
+    commit(repo, "comment", {"ops/k.py": "# a comment\n" + HEADER + text.format(expr="x * 2.0")})
+    rc, report = check(repo, capsys)
+    assert rc == 0 and not report["kernels"], report["kernels"]
+    assert git(repo, "push", "-q", "origin", "main", check=False).returncode == 0
+    # the change: the same body change a plain @triton.jit kernel is blocked for
+    commit(repo, "change", {"ops/k.py": "# a comment\n" + HEADER + text.format(expr="tl.exp(x) * 2.0")})
+    rc, report = check(repo, capsys)
+    assert rc == 1 and verdicts(report, kid) == {"structural"}, report["kernels"]
+    push = git(repo, "push", "-q", "origin", "main", check=False)
+    assert push.returncode != 0 and "structural" in push.stderr, push.stderr
+
+
+def test_a_kernel_still_defined_is_never_removed(tmp_path, capsys) -> None:
+    plain = HEADER + "\n@triton.jit\ndef k" + BODY.format(expr="x * 2.0")
+    repo, _ = pushed_repo(tmp_path, capsys, {"ops/k.py": plain})
+    # respelled through a decorator ptxdiff cannot follow: the function is still there
+    hidden = HEADER + "import mystery\n\n\n@mystery.compile\ndef k" + BODY.format(expr="tl.exp(x) * 2.0")
+    commit(repo, "respell", {"ops/k.py": hidden})
+    rc, report = check(repo, capsys)
+    rows = [r for r in report["kernels"] if r["kernel"] == "ops/k.py::k"]
+    assert rc == 1 and rows and all(r["verdict"] == "failed" and r["blocking"] for r in rows), report["kernels"]
+    assert "not a jit function ptxdiff can resolve" in rows[0]["error"]
+    push = git(repo, "push", "-q", "origin", "main", check=False)
+    assert push.returncode != 0, push.stderr
+    # moved under another binding (`k = triton.jit(_k)`): the same function, compared, not removed
+    commit(repo, "call form", {"ops/k.py": HEADER + "\ndef _k" + BODY.format(expr="x * 2.0") + "\n\nk = triton.jit(_k)\n"})
+    rc, report = check(repo, capsys)
+    assert "removed" not in {r["verdict"] for r in report["kernels"]}, report["kernels"]
+
+
+def test_a_kernel_that_hides_every_language_call_is_still_not_removed(tmp_path, capsys) -> None:
+    plain = HEADER + "\n@triton.jit\ndef k" + BODY.format(expr="x * 2.0")
+    repo, _ = pushed_repo(tmp_path, capsys, {"ops/k.py": plain})
+    hidden = ("import mystery\nfrom triton.language import load as L, store as S, arange as A, program_id as P\n\n\n"
+              "@mystery.compile\ndef k(x_ptr, out_ptr, n, BLOCK=128):\n    offs = P(0) * BLOCK + A(0, BLOCK)\n"
+              "    S(out_ptr + offs, L(x_ptr + offs) * 3.0)\n")
+    commit(repo, "hide", {"ops/k.py": hidden})
+    rc, report = check(repo, capsys)
+    rows = [r for r in report["kernels"] if r["kernel"] == "ops/k.py::k"]
+    assert rc == 1 and rows and {r["verdict"] for r in rows} == {"failed"}, report["kernels"]
+    assert "still defined" in rows[0]["error"] or "not a jit function" in rows[0]["error"], rows[0]["error"]
+    assert git(repo, "push", "-q", "origin", "main", check=False).returncode != 0
+
+
+def test_a_respelled_kernel_in_a_file_that_no_longer_parses_is_not_removed(tmp_path, capsys) -> None:
+    text, _ = SPELLINGS["alias"]
+    repo, _ = pushed_repo(tmp_path, capsys, {"ops/k.py": HEADER + text.format(expr="x * 2.0")})
+    commit(repo, "break", {"ops/k.py": HEADER + text.format(expr="tl.exp(x) * 2.0") + "\ndef (\n"})
+    rc, report = check(repo, capsys)
+    rows = [r for r in report["kernels"] if r["kernel"] == "ops/k.py::k"]
+    assert rc == 1 and rows and {r["verdict"] for r in rows} == {"failed"}, report["kernels"]
+
+
+def test_control_a_deleted_kernel_is_removed(tmp_path, capsys) -> None:
+    repo, _ = pushed_repo(tmp_path, capsys, {"ops/k.py": HEADER + "\n@triton.jit\ndef k" + BODY.format(expr="x * 2.0"),
+                                              "ops/other.py": HEADER})
+    commit(repo, "delete", {"ops/k.py": HEADER + "\n\ndef host():\n    return 1\n"})
+    rc, report = check(repo, capsys)
+    assert verdicts(report, "ops/k.py::k") == {"removed"} and rc == 0, report["kernels"]
+
+
+EVERY_CLASS = {
+    "pkg/__init__.py": HEADER + "from .deco import triton_jit, my_jit\n\n\n@triton_jit()\ndef k_factory"
+    + BODY.replace("{expr}", "_h({expr})[0]")
+    + "\n\n@my_jit\ndef _h(x) -> tuple[tl.tensor, tl.tensor]:\n    return x * 2.0, x\n",
+    "pkg/deco.py": HEADER + "\n\ndef triton_jit(**kw):\n    return triton.jit(**kw)\n\n\ndef my_jit(fn):\n"
+                            "    return triton.jit(fn)\n",
+    "pkg/calls.py": HEADER + "\n\ndef _k" + BODY + "\n\nk_call = triton.jit(_k)\n\n\ndef _k2" + BODY
+    + "\n\ntry:\n    k_auto = triton.autotune(configs=[triton.Config({'BLOCK': 64}, num_warps=2)], key=['n'])"
+      "(triton.jit(_k2))\nexcept ImportError:\n    k_auto = None\n",
+    "pkg/cls.py": HEADER + "\n\nclass Ops:\n    @staticmethod\n    @triton.jit\n    def k_static"
+    + BODY.replace("\n    ", "\n        ") + "\n    def _f" + BODY.replace("\n    ", "\n        ")
+    + "\n    k_attr = triton.jit(_f)\n\n\ndef launch(x, out):\n    @triton.jit\n    def k_inner"
+    + BODY.replace("\n    ", "\n        ") + "\n    k_inner[(1,)](x, out, x.numel())\n",
+    "pkg/lib.py": HEADER + "\n\nclass Lib:\n    @staticmethod\n    @triton.jit\n    def thrice(x):\n        return x * 3.0\n",
+    "pkg/helped.py": HEADER + "from pkg import lib\n\n\nclass Ops:\n    @staticmethod\n    @triton.jit\n    def _twice(x):\n"
+                              "        return x * 2.0\n\n    @staticmethod\n    @triton.jit\n    def k_helped"
+    + BODY.replace("\n    ", "\n        ").replace("{expr}", "Ops._twice(lib.Lib.thrice({expr}))"),
+}
+EVERY_KERNEL = {"pkg/__init__.py::k_factory", "pkg/calls.py::k_call", "pkg/calls.py::k_auto",
+                "pkg/cls.py::Ops.k_static", "pkg/cls.py::Ops.k_attr", "pkg/cls.py::launch.k_inner",
+                "pkg/helped.py::Ops.k_helped"}
+
+
+def test_every_spelling_compiles_and_reads_structural(tmp_path, capsys) -> None:
+    old = {p: t.replace("{expr}", "x * 2.0") for p, t in EVERY_CLASS.items()}
+    repo = make_repo(tmp_path, old)
+    commit(repo, "change", {p: t.replace("x * 2.0, mask", "tl.exp(x) * 2.0, mask").replace("(x * 2.0)", "(tl.exp(x) * 2.0)")
+                            for p, t in old.items()})
+    rc, report = check(repo, capsys)
+    assert {r["kernel"] for r in report["kernels"]} == EVERY_KERNEL, report["kernels"]
+    assert {r["verdict"] for r in report["kernels"]} == {"structural"}, report["kernels"]
+    assert rc == 1
+
+
+def test_other_backend_and_gluon_are_lines_not_failed_rows(tmp_path, capsys) -> None:
+    ascend = HEADER + "\n@triton.jit\ndef npu_k" + BODY
+    gluon = ("from triton.experimental import gluon\nfrom triton.experimental.gluon import language as gl\n\n\n"
+             "@gluon.jit\ndef gk(x_ptr):\n    gl.store(x_ptr, gl.load(x_ptr) {op} 1.0)\n")
+    repo = make_repo(tmp_path, {"backends/triton_ascend/k.py": ascend.format(expr="tl.extra.ascend.f(x)"),
+                                "ops/g.py": gluon.format(op="+")})
+    commit(repo, "change", {"backends/triton_ascend/k.py": ascend.format(expr="tl.extra.ascend.g(x)"),
+                            "ops/g.py": gluon.format(op="*")})
+    rc, out, err = run_main(["-C", str(repo), "diff", "--check", "HEAD~1", "HEAD"], capsys)
+    assert rc == 0, out + err
+    assert "Ascend (NPU) kernel: not compiled" in out + err and "Gluon kernel: not compiled" in out + err
+    assert "failed" not in out
