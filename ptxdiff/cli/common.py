@@ -56,7 +56,7 @@ def layout(shown: Shown, stream: TextIO | None = None) -> Layout:
     from ptxdiff.report.layout import Layout
 
     stream = sys.stdout if stream is None else stream
-    return Layout(width=width(stream), colour=wants_colour(stream, shown.color), wide=shown.wide)
+    return Layout(width=width(stream), colour=wants_colour(stream, shown.color), wide=shown.wide, specs=shown.specs)
 
 
 def repo_paths(repo: Repo, paths: list[str] | None) -> list[str] | None:

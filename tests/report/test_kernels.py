@@ -1,0 +1,68 @@
+"""A line per kernel (issue 38): the kernel's strongest verdict, the deltas of the spec to trust
+most, how many specs agree; the spec rows unfold with --specs, the JSON keeps each."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from types import SimpleNamespace
+
+from helpers import row_metrics
+from ptxdiff.compare.results import Row
+from ptxdiff.report.driver_lines import block
+from ptxdiff.report.kernels import kernel_lines, verdict_counts
+from ptxdiff.report.layout import Layout
+from ptxdiff.report.render import as_json, markdown, table
+from test_render import demo_report
+
+K = "ops/ce.py::ce_kernel"
+
+
+def spec(name: str, verdict: str, source: str, blocking: bool = False, regs: tuple[int, int] = (30, 30),
+         **kw: object) -> Row:
+    return Row(K, name, "sm_90", verdict, blocking, row_metrics(100, regs[0]), row_metrics(100, regs[1]),
+               {"ptx_regs": regs[1] - regs[0]}, spec_source=source, **kw)  # type: ignore[arg-type]
+
+
+SIX = [spec("MODE=0 w4 s3", "identical", "guessed"), spec("MODE=1 w4 s3", "structural", "guessed", True, (30, 38),
+                                                          why="mul.f32 +2"),
+       spec("MODE=2 w4 s3", "identical", "guessed"), spec("BLOCK=4096 w4 s3", "structural", "call-site", True,
+                                                          (22, 24), why="add.f32 +1"),
+       spec("BLOCK=2048 w4 s3", "identical", "guessed"), spec("BLOCK=1 w4 s3", "unpaired", "guessed",
+                                                              error="old: compile failed: too big")]
+
+
+def test_a_kernel_line_has_the_strongest_verdict_the_trusted_specs_deltas_and_how_many_agree() -> None:
+    (line,) = kernel_lines(SIX)
+    assert (line.verdict, line.blocking, line.row.spec) == ("structural", True, "BLOCK=4096 w4 s3")  # call site first
+    assert line.agree == "6 specs: 2 structural, 3 identical, 1 unpaired"
+    assert line.as_row().delta == {"ptx_regs": 2}
+
+
+def test_a_spec_that_compared_nothing_never_gives_the_kernel_its_verdict_unless_it_blocks() -> None:
+    rows = [spec("a", "identical", "guessed"), spec("b", "unpaired", "guessed"), spec("c", "failed", "guessed")]
+    assert kernel_lines(rows)[0].verdict == "identical"
+    blocked = [*rows[:2], dataclasses.replace(rows[2], blocking=True)]
+    assert kernel_lines(blocked)[0].verdict == "failed"          # what blocks is what the headline counts
+    assert verdict_counts([*blocked, dataclasses.replace(SIX[0], kernel="k.py::k")]) == {"failed": 1, "identical": 1}
+
+
+def test_the_table_has_a_line_per_kernel_and_unfolds_with_specs() -> None:
+    report = demo_report([*SIX, *demo_report().rows])
+    text = table(report, Layout(width=120))
+    body = [ln for ln in text.splitlines() if "  sm_90  " in ln]
+    assert len(body) == 3 and "BLOCK=4096" in text and "6 specs:" in text and "1 unpaired" in text
+    assert "3 kernels" not in text and "2 kernels block: structural (3 rows)" in text
+    assert "MODE=1" not in text.split("\n", 2)[2].split("a line per kernel")[0]    # the other specs fold away
+    unfolded = table(report, Layout(width=120, specs=True))
+    assert "MODE=1" in unfolded and len(unfolded.splitlines()) > len(text.splitlines())
+    assert json.loads(as_json(report))["kernels"] == [r.as_json() for r in report.rows]   # every spec row, as before
+    assert markdown(report).count("\n| ") == 3 + 1                                       # header and 3 kernels
+
+
+def test_git_diff_shows_a_line_per_kernel_with_the_reason_of_its_verdict() -> None:
+    out = block(SimpleNamespace(rows=SIX), False).splitlines()
+    assert out[0].startswith(f"ptxdiff sm_90 {K} [BLOCK=4096 w4 s3] (call site) structural  ptx_regs 22→24 (+2)")
+    assert "(6 specs: 2 structural, 3 identical, 1 unpaired)" in " ".join(out)
+    assert any(ln.strip() == "why: add.f32 +1" for ln in out) and len(out) <= 4
+    assert len(block(SimpleNamespace(rows=SIX), False, specs=True).splitlines()) > 6
