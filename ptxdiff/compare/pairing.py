@@ -36,6 +36,12 @@ def _guessed(result: SpecResult | None) -> dict[str, str]:
     return {g.name: repr(values[g.name]) for g in guesses.of_spec(spec) if g.kind is GuessKind.VALUE and g.name in values}
 
 
+def _typed(result: SpecResult | None) -> set[str]:
+    """The params whose type a spec result guessed."""
+    spec = (result.spec if result else None) or {}
+    return {g.name for g in guesses.of_spec(spec) if g.kind is GuessKind.TYPE}
+
+
 def agree(old: SpecResult | None, new: SpecResult | None) -> bool:
     """Whether two spec results take the same value for every parameter both guess."""
     a, b = _guessed(old), _guessed(new)
@@ -57,16 +63,26 @@ _NOT_OPTIONS = ("signature", "constexprs", "source", "guessed", "notes", "divisi
 
 
 def equal(old: SpecResult | None, new: SpecResult | None, launched: bool = False, options: bool = False) -> bool:
-    """Whether two specs are the same spec: for every parameter both have, the same type (a
-    `None` or a constexpr is `constexpr`) and the same value; with `options`, the same warps,
-    stages and Config options too. With `launched` (the pair's launch changed: a call site, a
-    recording, a config entry) values that are facts on both sides (not guessed) may differ:
-    the launch says how."""
+    """Whether two specs are the same spec: for every parameter both have, the same type and
+    `None`-ness and the same value; with `options`, the same warps, stages and Config options
+    too. A parameter the kernel now declares otherwise (a runtime `fp32` made a constexpr) is
+    the kernel's change, not another spec: the row's reason names it. With `launched` (the
+    pair's launch changed: a call site, a recording, a config entry) values and types that are
+    facts on both sides (not guessed) may differ: the launch says how."""
     if not agree(old, new):
         return False
     (sa, va, ra), (sb, vb, rb) = _facts(old), _facts(new)
-    if any(sa[k] != sb[k] for k in sa.keys() & sb.keys()) or (options and ra != rb):
+    if options and ra != rb:
         return False
+    typed = _typed(old) | _typed(new)
+    for k in sa.keys() & sb.keys():
+        if sa[k] == sb[k]:
+            continue
+        if va.get(k) == "None" or vb.get(k) == "None":
+            return False   # `None` on one side only: another spec, never the same one
+        if "constexpr" not in (sa[k], sb[k]) and (not launched or k in typed):
+            return False   # two runtime types: a guess against a guess, or facts of one launch
+        # else the kernel declares it otherwise (runtime -> constexpr): its signature changed, the row says how
     both = va.keys() & vb.keys()
     if launched:   # guessed values agree (`agree`); a fact may move, never to or from `None`
         return all((va[k] == "None") == (vb[k] == "None") for k in both)

@@ -21,6 +21,7 @@ import dataclasses
 import datetime
 import hashlib
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from html import escape
@@ -37,7 +38,8 @@ from ptxdiff.report.history import shown_events
 from ptxdiff.report.html_chart import Mark, Point, legend, line_chart, opcode_bars
 from ptxdiff.report.html_view import Read, SourceTable, new_table, opcode_deltas, row_view, sass_view
 from ptxdiff.report.layout import TableColumn
-from ptxdiff.report.render import notes, report_columns
+from ptxdiff.report.kernels import counted, kernel_lines
+from ptxdiff.report.render import by_kernel, notes, report_columns
 
 T = TypeVar("T")
 
@@ -106,19 +108,34 @@ def _verdict(verdict: str, blocking: bool = False) -> str:
     return f'<span class="v v-{text(verdict)}">{text(verdict)}</span>{mark}'
 
 
-def _table(columns: Sequence[TableColumn[T]], items: Sequence[T], rows: Sequence[Row]) -> str:
-    """The terminal's table (its full layout) as a sortable HTML table; each line opens its row."""
+def kernel_name(kernel: str) -> str:
+    """A kernel id as HTML that breaks after a `/` or a `::` only, never inside a name."""
+    return "<wbr>".join(text(part) for part in re.split(r"(?<=/)|(?<=::)", kernel) if part)
+
+
+def _cell(c: TableColumn, value: str, i: int, row: Row, extra: Callable[[int], str] | None) -> str:
+    if c.header == "kernel":
+        return f'<td class="kname"><a href="#r{i}">{kernel_name(value)}</a></td>'
+    if c.header == "verdict":
+        return f"<td>{_verdict(row.verdict, row.blocking)}</td>"
+    if c.header == "spec":
+        return f'<td class="spec" title="{text(value)}">{text(value)}</td>'
+    if c.header == "specs" and extra is not None:
+        return f'<td class="specs">{extra(i)}</td>'
+    return f'<td class="wrap">{text(value)}</td>' if c.wrap else f"<td>{text(value)}</td>"
+
+
+def _table(columns: Sequence[TableColumn[T]], items: Sequence[T], rows: Sequence[Row],
+           hrefs: Sequence[int] | None = None, specs: Callable[[int], str] | None = None) -> str:
+    """The terminal's table (its full layout) as a sortable HTML table; each line opens its row
+    (`hrefs`: the row section each line opens, where lines are kernels; `specs`: a line's
+    `specs` cell, its spec rows unfolding)."""
     head = "".join(f"<th>{text(c.header)}</th>" for c in columns)
     lines = []
-    for i, (item, row) in enumerate(zip(items, rows)):
-        cells = []
-        for c in columns:
-            value = text(c.value(item))
-            if c.header == "kernel":
-                value = f'<a href="#r{i}">{value}</a>'
-            elif c.header == "verdict":
-                value = _verdict(row.verdict, row.blocking)
-            cells.append(f'<td class="wrap">{value}</td>' if c.wrap else f"<td>{value}</td>")
+    for n, (item, row) in enumerate(zip(items, rows)):
+        i = hrefs[n] if hrefs is not None else n
+        cells = [_cell(c, c.value(item), i, row, (lambda _i, n=n: specs(n)) if specs else None)  # type: ignore[misc]
+                 for c in columns]
         lines.append(f'<tr data-href="r{i}" data-verdict="{text(row.verdict)}" data-kernel="{text(row.kernel)}">'
                      + "".join(cells) + "</tr>")
     return (f'<div class="tablewrap"><table class="rows sortable"><thead><tr>{head}</tr></thead>'
@@ -215,12 +232,42 @@ def _sources_blocks(sources: SourceTable) -> str:
     return "".join(_data_block(f["id"], f) for f in sources.files)
 
 
+def _kernel_counts(rows: Sequence[Row]) -> str:
+    """`20 kernels: 3 structural, 17 identical (120 spec rows); 3 blocking`."""
+    lines = kernel_lines(rows)
+    blocking = sum(line.blocking for line in lines)
+    return (f'<p class="counts">{len(lines)} kernel{"s" if len(lines) != 1 else ""}: '
+            f'{text(counted([line.verdict for line in lines]))} ({len(rows)} spec rows)'
+            + (f'; <span class="blocks">{blocking} blocking</span>' if blocking else "") + "</p>")
+
+
 def _counts(rows: Sequence[Row]) -> str:
     by = Counter(r.verdict for r in rows)
     blocking = sum(r.blocking for r in rows)
     said = ", ".join(f"{n} {v}" for v, n in by.most_common())
     return (f'<p class="counts">{len(rows)} row{"s" if len(rows) != 1 else ""}' + (f": {text(said)}" if said else "")
             + (f'; <span class="blocks">{blocking} blocking</span>' if blocking else "") + "</p>")
+
+
+def _overview(shown: Report) -> str:
+    """The report's table: a line per kernel (report/kernels.py), each opening its trusted spec's
+    row, its `specs` cell unfolding every spec row with its verdict (no script needed); the
+    metric columns that no line changes are left out, so the table fits a reviewer's screen."""
+    folded, by = by_kernel(shown)
+    if by is None:
+        return _table(report_columns(shown), shown.rows, shown.rows)
+    index = {id(r): i for i, r in enumerate(shown.rows)}
+    lines = list(by.values())
+    hrefs = [index[id(line.row)] for line in lines]
+    unchanged = {c.label for c in COLUMNS if not any(c.changed(r) for r in folded.rows)}
+    columns = [c for c in report_columns(folded, lines=by) if c.header not in unchanged]
+
+    def specs(n: int) -> str:
+        line = lines[n]
+        items = "".join(f'<li><a href="#r{index[id(r)]}">{text(r.spec)}</a> {_verdict(r.verdict, r.blocking)}</li>'
+                        for r in line.rows)
+        return f'<details class="specs"><summary>{text(line.agree)}</summary><ul>{items}</ul></details>'
+    return _table(columns, folded.rows, folded.rows, hrefs, specs)
 
 
 def _side_name(side: Side) -> str:
@@ -243,11 +290,12 @@ def report_page(report: Report, read: Read) -> str:
     sources = new_table(read)
     parts = [f"<h1>ptxdiff {text(what)}</h1>", f'<p class="dim">{text(tools)}</p>']
     if report.rows:
-        parts += [_counts(report.rows), _filters(),
-                  _table(report_columns(shown), shown.rows, shown.rows)]
+        several = report.base is not None and len({r.kernel for r in report.rows}) < len(report.rows)
+        parts += [_kernel_counts(report.rows) if several else _counts(report.rows), _filters(), _overview(shown)]
     else:
         parts.append("<p>no Triton kernel changed</p>" if report.base else "<p>no Triton kernels found</p>")
-    said = notes(shown)
+    folded, by = by_kernel(shown)
+    said = notes(folded, lines=by, full=shown)
     if said:
         parts.append('<h2>Notes</h2><ul class="notes">' + "".join(f"<li>{text(n.text)}</li>" for n in said) + "</ul>")
     if report.rows:

@@ -291,3 +291,12 @@ def test_guessed_values_failing_on_both_sides_are_unpaired_never_added() -> None
     rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, configmod.Config(), True)
     assert sorted((r.verdict, r.blocking) for r in rows) == [("identical", False), ("unpaired", False),
                                                               ("unpaired", False)]
+
+
+def test_a_param_the_kernel_now_declares_a_constexpr_still_pairs_its_specs() -> None:
+    """`beta: fp32` made `beta: tl.constexpr` (Liger-Kernel 2d8b2283): the kernel's change, compared
+    spec by spec (the reason names it), never all unpaired."""
+    old = [specced(ok("o"), {"x": "*fp32", "beta": "fp32"}, {}, source="guessed")]
+    new = [specced(dataclasses.replace(B, key="n", label="n"), {"x": "*fp32", "beta": "constexpr"}, {"beta": 0.0})]
+    (row,) = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, configmod.Config(), True)
+    assert (row.verdict, row.spec) == ("structural", "o -> n") and row.why and row.why.startswith("beta: runtime fp32")
