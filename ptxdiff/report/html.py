@@ -37,8 +37,8 @@ from ptxdiff.report.history import COLUMNS as HISTORY_TABLE
 from ptxdiff.report.history import shown_events
 from ptxdiff.report.html_chart import Mark, Point, legend, line_chart, opcode_bars
 from ptxdiff.report.html_view import Read, SourceTable, new_table, opcode_deltas, row_view, sass_view
-from ptxdiff.report.layout import TableColumn
 from ptxdiff.report.kernels import counted, kernel_lines
+from ptxdiff.report.layout import TableColumn
 from ptxdiff.report.render import by_kernel, notes, report_columns
 
 T = TypeVar("T")

@@ -7,13 +7,14 @@ import dataclasses
 import json
 from types import SimpleNamespace
 
+from test_render import demo_report
+
 from helpers import row_metrics
 from ptxdiff.compare.results import Row
 from ptxdiff.report.driver_lines import block
 from ptxdiff.report.kernels import kernel_lines, verdict_counts
 from ptxdiff.report.layout import Layout
 from ptxdiff.report.render import as_json, markdown, table
-from test_render import demo_report
 
 K = "ops/ce.py::ce_kernel"
 
