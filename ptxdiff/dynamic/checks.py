@@ -29,6 +29,15 @@ class Runner:
     progress: Callable[[str], None] | None
 
 
+def ran_rows(rows: list[Row], replayed: bool) -> set[int]:
+    """Which of a kernel's rows the runs were of (their results go there only): the recorded
+    specs where recorded launches were replayed; else (a host wrapper) the config's specs; else
+    the first row."""
+    want = "recorded" if replayed else "config"
+    ran = {i for i, r in enumerate(rows) if r.spec_source == want}
+    return ran or ({0} if rows else set())
+
+
 def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: configmod.Config,
             outputs: bool | None, time: bool | None, messages: list[Note], run_as: Runner) -> list[Row]:
     """Run old and new (outputs, timing) for the kernels that ask for it; rows gain results."""
@@ -93,13 +102,15 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
     if no_gpu:
         messages.append(Note(NoteKind.DYNAMIC, None,
                              "--time needs a GPU and this machine has none: timing skipped, the rest is unaffected"))
+    replays = {t.tag[0] for t in tasks if t.op.startswith("replay_")}   # type: ignore[index]
     out = []
     for kid, kernel_rows in by_kernel.items():
         o_res, t_res = results.get((kid, "outputs")), results.get((kid, "timing"))
         if (kid, "timing") in no_gpu:
             t_res = None
-        for r in kernel_rows:
-            if o_res is not None or t_res is not None:
+        ran = ran_rows(kernel_rows, kid in replays)
+        for i, r in enumerate(kernel_rows):
+            if (o_res is not None or t_res is not None) and i in ran:
                 r = dataclasses.replace(r, outputs=o_res or r.outputs, timing=t_res or r.timing)
             dyn = [x["result"] for x in (r.outputs, r.timing) if x]
             out.append(dataclasses.replace(r, blocking=r.blocking or any(d in cfg.block for d in dyn)))
