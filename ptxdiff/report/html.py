@@ -39,7 +39,7 @@ from ptxdiff.report.html_chart import Mark, Point, legend, line_chart, opcode_ba
 from ptxdiff.report.html_view import Read, SourceTable, new_table, opcode_deltas, row_view, sass_view
 from ptxdiff.report.kernels import counted, kernel_lines
 from ptxdiff.report.layout import TableColumn
-from ptxdiff.report.render import by_kernel, notes, report_columns
+from ptxdiff.report.render import SPEC_WORDS, by_kernel, notes, report_columns
 
 T = TypeVar("T")
 
@@ -310,29 +310,66 @@ def _date(e: Event) -> str:
     return datetime.datetime.fromtimestamp(e.commit.time, datetime.timezone.utc).strftime("%Y-%m-%d")
 
 
+def spec_key(row: Row) -> str:
+    """What a spec is across commits (its new side's values: types, constexprs, warps, stages),
+    so a chart follows one spec, never the first row of each commit."""
+    detail = row.spec_detail or {}
+    keep = {k: v for k, v in detail.items() if k not in ("source", "guessed", "notes")}
+    return row.target + " " + (json.dumps(keep, sort_keys=True, default=str) if keep else row.spec)
+
+
+def followed(events: Sequence[Event]) -> dict[str, str]:
+    """The specs the charts follow (at most SERIES_SHOWN, those measured in the most commits, the
+    first seen among equals), each with its name: the words of its label that tell it from the
+    other specs followed (its target too where there are several)."""
+    seen: dict[str, list[Row]] = {}
+    for e in events:
+        for r in e.rows:
+            if r.new is not None:
+                seen.setdefault(spec_key(r), []).append(r)
+    keys = sorted(seen, key=lambda k: -len(seen[k]))[:SERIES_SHOWN]
+    last = [seen[k][-1] for k in keys]
+    words = [SPEC_WORDS.findall(r.spec.split(" -> ")[-1]) for r in last]
+    common = set.intersection(*map(set, words)) if len(words) > 1 else set()
+    several = len({r.target for r in last}) > 1
+    out: dict[str, str] = {}
+    for k, r, ws in zip(keys, last, words):
+        name = (f"{r.target} " if several else "") + (" ".join(w for w in ws if w not in common) or r.spec)
+        out[k] = name if name not in out.values() else f"{name} ({len(out) + 1})"
+    return out
+
+
+SERIES_SHOWN = 6   # the chart's colours (html_chart.SERIES)
+
+
 def _charts(events: Sequence[Event], index: Callable[[int, int], int]) -> str:
-    """One chart per metric: a line per target, a dot per commit (linked to its row), the commits
-    whose launch changed marked."""
+    """One chart per metric: a line per spec followed (`followed`), named in the legend, a dot
+    per commit (linked to its row), the commits whose launch changed marked."""
     labels = [e.commit.short[:7] for e in events]
-    targets = list(dict.fromkeys(r.target for e in events for r in e.rows if r.new))
+    names = followed(events)
     marks = [Mark(x, f"{e.commit.short[:7]} launch: " + "; ".join(dict.fromkeys(r.launch for r in e.rows if r.launch)))
              for x, e in enumerate(events) if any(r.launch for r in e.rows)]
     out = []
     for title, column in CHARTS:
         series: dict[str, list[Point]] = {}
         for x, e in enumerate(events):
-            for t in targets:
-                k, row = next(((k, r) for k, r in enumerate(e.rows) if r.target == t and r.new), (-1, None))
-                value = column.value(row.new) if row is not None else None
-                if row is None or not isinstance(value, (int, float)):
+            for k, row in enumerate(e.rows):
+                name = names.get(spec_key(row)) if row.new is not None else None
+                value = column.value(row.new) if name is not None else None
+                if name is None or not isinstance(value, (int, float)) or \
+                        any(p.x == x for p in series.get(name, ())):
                     continue
-                tip = f"{e.commit.short[:7]} {e.commit.subject}\n{t} {row.spec}: {column.label} {fmt(value)} ({row.verdict})"
-                series.setdefault(t, []).append(Point(x, float(value), f"#r{index(x, k)}", tip, row.verdict in ASK))
+                tip = (f"{e.commit.short[:7]} {e.commit.subject}\n{row.target} {row.spec}: {column.label} "
+                       f"{fmt(value)} ({row.verdict})")
+                series.setdefault(name, []).append(Point(x, float(value), f"#r{index(x, k)}", tip, row.verdict in ASK))
         if series:
-            out.append(line_chart(title, labels, series, marks))
+            out.append(line_chart(title, labels, {n: series[n] for n in names.values() if n in series}, marks))
     if not out:
         return ""
-    keys = legend(targets) + ('<span class="key"><i class="launchkey"></i>launch changed</span>' if marks else "") \
+    more = len({spec_key(r) for e in events for r in e.rows if r.new is not None}) - len(names)
+    keys = legend(list(names.values())) \
+        + (f'<span class="key dim">{more} more spec{"s" if more != 1 else ""} in the table</span>' if more > 0 else "") \
+        + ('<span class="key"><i class="launchkey"></i>launch changed</span>' if marks else "") \
         + '<span class="key dim">ringed: structural, failed or unmeasured; click a dot for its row</span>'
     return f'<div class="legend">{keys}</div><div class="charts">{"".join(out)}</div>'
 

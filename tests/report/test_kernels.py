@@ -67,3 +67,17 @@ def test_git_diff_shows_a_line_per_kernel_with_the_reason_of_its_verdict() -> No
     assert "(6 specs: 2 structural, 3 identical, 1 unpaired)" in " ".join(out)
     assert any(ln.strip() == "why: add.f32 +1" for ln in out) and len(out) <= 4
     assert len(block(SimpleNamespace(rows=SIX), False, specs=True).splitlines()) > 6
+
+
+def test_the_compact_log_table_shows_what_differs_between_a_commits_specs() -> None:
+    """Issue 38: a narrow `ptxdiff log` used to drop the spec column, so six rows of a commit
+    read the same; it keeps the words that tell them apart."""
+    from ptxdiff.compare.history import Event
+    from ptxdiff.git.records import CommitInfo
+    from ptxdiff.report.history import table as log_table
+
+    info = CommitInfo("1" * 40, "1" * 10, "A", 1_700_000_000, "tune", "tune", ())
+    rows = [dataclasses.replace(SIX[i], spec=f"BLOCK=1024 HAS_WEIGHT=True MODE={i} w4 s3") for i in range(3)]
+    text = log_table([Event(info, K, rows)], Layout(width=80))
+    grid = "\n".join(ln for ln in text.splitlines() if ln.startswith("1111111  "))
+    assert all(f"MODE={i}" in grid for i in range(3)) and "HAS_WEIGHT" not in grid
