@@ -125,7 +125,7 @@ def emit(report: Report, shown: Shown, compiling: Compiling) -> int:
     clear_status()
     if shown.output:
         from ptxdiff.cli.htmlout import deliver
-        deliver(text, shown.output)
+        deliver(text, shown.output, shown.quiet)
     else:
         say(text, sys.stdout)
     return code
