@@ -7,6 +7,7 @@ hook) and says where the repo is, so the user can look around afterwards.
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -71,7 +72,7 @@ def _run(pause: bool, out: TextIO, colour: bool) -> int:
     failures = []
 
     def step(title: str, cmd: list[str], expect: int | None = 0) -> str:
-        shown = " ".join(cmd if cmd[0] != sys.executable else ["ptxdiff", *cmd[3:]])
+        shown = shlex.join(cmd if cmd[0] != sys.executable else ["ptxdiff", *cmd[3:]])   # quoted: pasted, it runs
         heading = f"\033[1m## {title}\033[m" if colour else f"## {title}"
         print(f"\n{heading}\n$ {shown}", file=out, flush=True)
         if colour:  # the steps write to a pipe: ask them for the colours a terminal gets
