@@ -22,6 +22,7 @@ import datetime
 import hashlib
 import json
 import re
+import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from html import escape
@@ -193,20 +194,41 @@ class Sides:
     revs: tuple[str | None, str | None]
 
 
+def _shared(view: dict | None, texts: dict[str, str] | None) -> dict | None:
+    """A view whose sides' texts are kept once per page (`texts`: text -> its block's id): a
+    log's commit is the new side of one row and the old side of the next, and a spec unchanged
+    along history has the same PTX in every commit."""
+    if view is None or texts is None:
+        return view
+    sides = []
+    for side in view["sides"]:
+        ref = texts.setdefault(side["text"], f"t-{len(texts)}")
+        sides.append({**{k: v for k, v in side.items() if k != "text"}, "ref": ref})
+    return {**view, "sides": sides}
+
+
+def _texts_blocks(texts: dict[str, str]) -> str:
+    """Each shared text once, deflated (PTX and SASS shrink about eightfold; the page's script
+    inflates a text when a row that shows it is opened)."""
+    return "".join(_data_block(ref, {"z": base64.b64encode(zlib.compress(t.encode("utf-8", "surrogateescape"), 9))
+                                     .decode("ascii")}) for t, ref in texts.items())
+
+
 def _row_section(i: int, row: Row, sides: Sides, sources: SourceTable, title: str,
-                 extra: Sequence[tuple[str, str]] = ()) -> str:
+                 extra: Sequence[tuple[str, str]] = (), texts: dict[str, str] | None = None) -> str:
     """One row, folded: its facts, counts and opcode bars readable without script; its PTX view
-    drawn by the script from the JSON block when the row is opened."""
+    drawn by the script from the JSON block when the row is opened (`texts`: each PTX and SASS
+    text kept once per page, `_shared`)."""
     moved, more = opcode_deltas(row)
     parts = [_facts(row, extra),
              f'<div class="cols">{_metrics_table(row)}{opcode_bars(moved, more, row.old is not None and row.new is not None)}'
              "</div>"]
-    view = row_view(row, sides.labels, sides.revs, sources)
+    view = _shared(row_view(row, sides.labels, sides.revs, sources), texts)
     if view is not None:
         parts.append(f'<h3 class="dim">PTX</h3><div class="view" data-view="ptx-{i}">'
                      '<p class="nojs dim">The side-by-side PTX view needs JavaScript.</p></div>'
                      + _data_block(f"ptx-{i}", view))
-        parts.append(_sass_section(i, row, sides.labels))
+        parts.append(_sass_section(i, row, sides.labels, texts))
     if row.log:
         parts.append(f"<details><summary>compile log</summary><pre>{text(row.log)}</pre></details>")
     summary = f"{_verdict(row.verdict, row.blocking)} {title}"
@@ -214,10 +236,10 @@ def _row_section(i: int, row: Row, sides: Sides, sources: SourceTable, title: st
             f'<summary>{summary}</summary><div class="body">{"".join(parts)}</div></details>')
 
 
-def _sass_section(i: int, row: Row, labels: tuple[str, str]) -> str:
+def _sass_section(i: int, row: Row, labels: tuple[str, str], texts: dict[str, str] | None = None) -> str:
     """A row's SASS, folded: old and new aligned as the PTX is, drawn when opened; `no SASS`
     where neither side has it (a failed side, a cubin not kept or not disassembled)."""
-    view = sass_view(row, labels)
+    view = _shared(sass_view(row, labels), texts)
     if view is None:
         return '<p class="dim nosass">no SASS</p>'
     missing = [side for side, ptx, sass in (("old", row.old_ptx, row.old_sass), ("new", row.new_ptx, row.new_sass))
@@ -384,6 +406,7 @@ def history_page(events: Sequence[Event], read: Read) -> str:
     for e in events:
         starts.append(starts[-1] + len(e.rows))
     sources = new_table(read)
+    texts: dict[str, str] = {}
     kernel = events[-1].kernel if events else ""
     parts = [f"<h1>ptxdiff log {text(kernel)}</h1>"]
     if not items:
@@ -403,8 +426,9 @@ def history_page(events: Sequence[Event], read: Read) -> str:
                      ("author", f"{e.commit.author}, {_date(e)}")]
             parts += [_row_section(starts[x] + k, r, sides, sources,
                                    f"<code>{text(e.commit.short[:7])}</code> {text(e.commit.subject[:80])} "
-                                   f"<span class=dim>[{text(r.target)} {text(r.spec)}]</span>", extra)
+                                   f"<span class=dim>[{text(r.target)} {text(r.spec)}]</span>", extra, texts)
                       for k, r in enumerate(e.rows)]
+    parts.append(_texts_blocks(texts))
     parts.append(_sources_blocks(sources))
     return _page(f"ptxdiff log {kernel}", "diff", "\n".join(parts))
 

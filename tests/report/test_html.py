@@ -9,6 +9,7 @@ import dataclasses
 import hashlib
 import json
 import re
+import zlib
 from html.parser import HTMLParser
 
 import pytest
@@ -239,3 +240,28 @@ def test_the_log_charts_follow_each_spec_across_commits_whatever_order_the_rows_
     assert sorted(heights) == ["MODE=0", "MODE=1"]
     assert len(set(heights["MODE=1"])) == 1                     # 223 in every commit: a flat line
     assert heights["MODE=0"][0] == heights["MODE=0"][1] != heights["MODE=0"][2]   # 32, 32, 24
+
+
+def test_a_long_log_page_keeps_each_ptx_and_sass_text_once():
+    """Issue 38: a 292-row log was 53 MB, each row carrying both sides' PTX and SASS; a commit is
+    the new side of one row and the old side of the next, and a spec that did not change has the
+    same text in every commit: each text is kept once, the rows point at it."""
+    from ptxdiff.compare.history import Event
+    from ptxdiff.git.records import CommitInfo
+
+    def info(k: int) -> CommitInfo:
+        return CommitInfo(f"{k:040d}", f"{k:010d}", "A", 1_700_000_000 + k, f"c{k}", f"c{k}", ())
+    tags = ["add", "mul"]
+    events = [Event(info(k), "ops/add.py::add_kernel",
+                    [dataclasses.replace(row("ops/add.py::add_kernel", tags[(k - 1) % 2] if k else None,
+                                             tags[k % 2], "structural" if k else "added"), spec=f"MODE={s} w4 s3")
+                     for s in range(6)]) for k in range(49)]
+    page = history_page(events, read_source)
+    assert page.count('<details class="row"') == 294
+    data = {m.group(1): m.group(2) for m in re.finditer(r'<script type="application/json" id="([^"]+)">(.*?)</script>',
+                                                        page)}
+    texts = [k for k in data if k.startswith("t-")]
+    assert len(texts) == 4                                   # add and mul, PTX and SASS: once each
+    assert ".entry KERNEL" not in page                       # deflated: no PTX text inline
+    ptx_text = zlib.decompress(base64.b64decode(json.loads(data["t-0"])["z"])).decode()
+    assert ptx_text.startswith(".version") and len(data["t-0"]) < len(ptx_text)
