@@ -27,7 +27,7 @@ from ptxdiff.gate.outcome import TRAILER
 from ptxdiff.report import kernels, safe
 from ptxdiff.report.kernels import KernelLine, kernel_lines
 from ptxdiff.report.layout import TableColumn, md_escape
-from ptxdiff.report.render import by_kernel, notes, report_columns
+from ptxdiff.report.render import SPEC_CAP, by_kernel, notes, report_columns
 
 MARKER = "<!-- ptxdiff -->"       # the sticky comment's key: its body starts with it
 COMMENT_MAX = 65536               # characters GitHub accepts in a comment body (GitLab: 1,000,000)
@@ -252,8 +252,8 @@ def comment(report: Report, links: Links | None = None, limit: int = COMMENT_MAX
     policy = [m.text for m in shown.messages if m.kind is NoteKind.POLICY]
     said = [safe.shown(a) for a in approvals]
     head = "\n".join([MARKER, summary(shown, len(approvals)), *pinned([*said, *policy])]) + f"\n\n{_compared(shown)}"
-    folded, by = by_kernel(report)
-    shown_folded, _ = by_kernel(shown)
+    folded, by = by_kernel(report, cap=2 * SPEC_CAP)
+    shown_folded, _ = by_kernel(shown, cap=2 * SPEC_CAP)
     header, rows = _table_rows(folded, shown_folded, links, by)
     rest = [md_escape(" ".join(n.text.split())) for n in notes(shown_folded, run=False, lines=by, full=shown)
             if n.kind not in PINNED]

@@ -15,6 +15,8 @@ from ptxdiff.report.style import DIM, RESET, VERDICT_SGR
 
 __all__ = ["INDENT", "WIDTH", "block"]
 
+SPEC_CAP = 64   # a kernel line's spec (the spec rows, `ptxdiff diff --specs` and the JSON have it whole)
+
 Token = tuple[str, str | None, str]   # (text, SGR code or None, separator before it on a line)
 
 
@@ -93,7 +95,7 @@ def block(report: Report, colour: bool, specs: bool = False) -> str:
     kernels = [KernelLine(r.kernel, r.verdict, r.blocking, r, (r,)) for r in rows] if specs else kernel_lines(rows)
     launched: set[str] = set()
     for line in kernels:
-        r = line.as_row()
+        r = line.as_row(None if specs else SPEC_CAP)
         mark = SOURCE_MARK.get(r.spec_source or "")
         source = f" ({mark})" if mark and r.spec_source != "config" else ""
         head = _words(f"ptxdiff {r.target} {r.kernel} [{r.spec}]{source}", DIM)

@@ -82,10 +82,19 @@ class KernelLine:
         specs = "; ".join(dict.fromkeys(f"{r.spec} ({r.spec_source or 'config'})" for r in ran))
         return f"{' and '.join(what)} run on {len(ran)} of {len(self.rows)} specs: {specs}"
 
-    def as_row(self) -> Row:
+    def as_row(self, cap: int | None = None) -> Row:
         """The line as a row (the renderers' grids read rows): the trusted row with the kernel's
-        verdict and blocking."""
-        return dataclasses.replace(self.row, verdict=self.verdict, blocking=self.blocking)
+        verdict and blocking; its spec cut to `cap` characters at a word (`…` says so: --specs,
+        --wide and the JSON have it whole)."""
+        return dataclasses.replace(self.row, verdict=self.verdict, blocking=self.blocking, spec=short(self.row.spec, cap))
+
+
+def short(spec: str, cap: int | None) -> str:
+    """`spec` within `cap` characters, cut after a whole word, `…` where cut."""
+    if cap is None or len(spec) <= cap:
+        return spec
+    cut = spec[:cap - 2].rsplit(" ", 1)[0] if " " in spec[:cap - 2] else spec[:cap - 2]
+    return cut + " …"
 
 
 def _ran(result: dict | None) -> bool:

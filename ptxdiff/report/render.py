@@ -58,16 +58,22 @@ def _says(column: Column) -> Callable[[Row], bool]:
     return lambda r: not r.error and column.changed(r)
 
 
-def by_kernel(report: Report, layout: Layout = PLAIN) -> tuple[Report, dict[str, KernelLine] | None]:
+SPEC_CAP = 48   # a kernel line's spec in a terminal's table (a comment's: twice that); --wide shows it whole
+
+
+def by_kernel(report: Report, layout: Layout = PLAIN,
+              cap: int | None = None) -> tuple[Report, dict[str, KernelLine] | None]:
     """The report as the table shows it: a line per kernel (report/kernels.py), unless the
     layout asks for every spec (--specs), the report compares nothing (`ptxdiff show`) or each
-    kernel has one row already. The lines by kernel id, None where rows are shown as they are."""
+    kernel has one row already; a line's spec within `cap` characters. The lines by kernel id,
+    None where rows are shown as they are."""
     if layout.specs or report.base is None:
         return report, None
     lines = kernel_lines(report.rows)
     if len(lines) == len(report.rows):
         return report, None
-    return dataclasses.replace(report, rows=[line.as_row() for line in lines]), {line.kernel: line for line in lines}
+    return (dataclasses.replace(report, rows=[line.as_row(cap) for line in lines]),
+            {line.kernel: line for line in lines})
 
 
 def report_columns(report: Report, layout: Layout = PLAIN,
@@ -208,7 +214,7 @@ def cache_counts(report: Report) -> list[Note]:
 def table(report: Report, layout: Layout = PLAIN) -> str:
     """For a terminal or a file: the table fitted to `layout.width`, the notes wrapped to it."""
     full = safe.report(report)
-    report, by = by_kernel(full, layout)
+    report, by = by_kernel(full, layout, SPEC_CAP if layout.width is not None and not layout.wide else None)
     lines = [_heading(report)]
     if report.rows:
         one_side = report.base is None   # `ptxdiff show`: the counts themselves, all of them
@@ -224,7 +230,7 @@ def markdown(report: Report, layout: Layout = PLAIN) -> str:
     """For a review comment (GitHub, GitLab): the heading, one table, then each note as its own
     paragraph; blank lines keep the notes out of the table, escapes keep names literal."""
     full = safe.report(report)
-    report, by = by_kernel(full, layout)
+    report, by = by_kernel(full, layout, 2 * SPEC_CAP)
     blocks = [f"**{md_escape(_heading(report))}**"]
     if report.rows:
         blocks.append(grid(report_columns(report, PLAIN, by), report.rows, PLAIN, fmt="github"))

@@ -81,3 +81,12 @@ def test_the_compact_log_table_shows_what_differs_between_a_commits_specs() -> N
     text = log_table([Event(info, K, rows)], Layout(width=80))
     grid = "\n".join(ln for ln in text.splitlines() if ln.startswith("1111111  "))
     assert all(f"MODE={i}" in grid for i in range(3)) and "HAS_WEIGHT" not in grid
+
+
+def test_a_kernel_lines_long_spec_is_cut_at_a_word_in_a_terminal_whole_with_wide_or_specs() -> None:
+    long = "TEMPERATURE=1e-06 BETA=0.0 EPS_LOW=1e-06 EPS_HIGH=1e-06 LOSS_TYPE=0 SAPO_TEMP_POS=64 w4 s3"
+    rows = [dataclasses.replace(r, spec=long) for r in SIX]
+    narrow = table(demo_report(rows), Layout(width=120))
+    assert "BETA=0.0 EPS_LOW=1e-06 …" in " ".join(narrow.split()) and "SAPO_TEMP_POS" not in narrow
+    assert "SAPO_TEMP_POS=64" in table(demo_report(rows), Layout(width=120, wide=True))
+    assert "SAPO_TEMP_POS=64" in table(demo_report(rows), Layout(width=120, specs=True))
