@@ -9,7 +9,7 @@ from __future__ import annotations
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.report import safe
 from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, outputs_cell, readable
-from ptxdiff.report.kernels import KernelLine, kernel_lines
+from ptxdiff.report.kernels import KernelLine, kernel_lines, short
 from ptxdiff.report.narrow import INDENT, WIDTH, fit
 from ptxdiff.report.style import DIM, RESET, VERDICT_SGR
 
@@ -78,9 +78,10 @@ def _why(line: KernelLine) -> tuple[str, str] | None:
     r = line.row
     if r.why and r.verdict == line.verdict:
         return "why:", readable(r.why)
-    other = next((x for x in line.rows if x.verdict == line.verdict and x.why), None)
-    if other is not None:
-        return f"why [{other.spec}]:", readable(other.why or "")
+    other = next((x for x in line.rows if x.verdict == line.verdict and (x.why or x.error)), None)
+    if other is not None and other is not r:
+        said = readable(other.why) if other.why else (other.error or "").splitlines()[0][:200]
+        return f"{'why' if other.why else 'error'} [{short(other.spec, SPEC_CAP)}]:", said
     return ("why:", readable(r.why)) if r.why else None
 
 

@@ -172,13 +172,17 @@ def notes(report: Report, run: bool = True, lines: dict[str, KernelLine] | None 
     specs ran, and how to see the others."""
     full = full or report
     folded: list[Note] = []
-    if lines:
-        folded = [Note(NoteKind.RESULT, k, f"{k}: {line.ran}") for k, line in lines.items() if line.ran]
+    if lines:   # the errors of the rows that block, where the line shows another spec
+        folded += [Note(NoteKind.ERROR, r.kernel, f"{r.kernel} [{r.target} {r.spec}]: {r.error}") for r in full.rows
+                   if r.blocking and r.error and r.kernel in lines and r is not lines[r.kernel].row]
+        folded += [Note(NoteKind.RESULT, k, f"{k}: {line.ran}") for k, line in lines.items() if line.ran]
         hidden = len(full.rows) - len(report.rows)
         folded.append(Note(NoteKind.EXPLANATION, None,
                            f"a line per kernel: the deltas of its spec to trust most (config, recorded, call site, "
                            f"guessed); {hidden} more spec rows: --specs shows them, the JSON report has each"))
-    out = [*_errors(report), *as_notes(NoteKind.EXPLANATION, explanations(report.rows)), *folded, *spec_notes(full),
+    said = [dataclasses.replace(r, spec=s.spec) for r, s in zip((line.row for line in lines.values()), report.rows)] \
+        if lines else report.rows   # a line's reason with its own spec's verdict
+    out = [*_errors(report), *as_notes(NoteKind.EXPLANATION, explanations(said)), *folded, *spec_notes(full),
            *report.messages, *blocking_line(full), *cache_counts(full)]
     return [n for n in out if run or n.kind not in RUN_SPECIFIC]
 

@@ -90,3 +90,13 @@ def test_a_kernel_lines_long_spec_is_cut_at_a_word_in_a_terminal_whole_with_wide
     assert "BETA=0.0 EPS_LOW=1e-06 …" in " ".join(narrow.split()) and "SAPO_TEMP_POS" not in narrow
     assert "SAPO_TEMP_POS=64" in table(demo_report(rows), Layout(width=120, wide=True))
     assert "SAPO_TEMP_POS=64" in table(demo_report(rows), Layout(width=120, specs=True))
+
+
+def test_a_blocking_failure_of_another_spec_is_said_under_the_kernels_line() -> None:
+    failed = spec("MODE=9 w4 s3", "failed", "guessed", True, error="new: compile failed: ops/ce.py:9:4: boom")
+    rows = [SIX[3], failed]
+    (line,) = kernel_lines(rows)
+    assert line.verdict == "failed" and line.row.spec == "BLOCK=4096 w4 s3"
+    assert "[sm_90 MODE=9 w4 s3]: new: compile failed: ops/ce.py:9:4: boom" in table(demo_report(rows))
+    out = block(SimpleNamespace(rows=rows), False)
+    assert "error [MODE=9 w4 s3]: new: compile failed: ops/ce.py:9:4: boom" in " ".join(out.split())
