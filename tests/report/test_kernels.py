@@ -100,3 +100,15 @@ def test_a_blocking_failure_of_another_spec_is_said_under_the_kernels_line() -> 
     assert "[sm_90 MODE=9 w4 s3]: new: compile failed: ops/ce.py:9:4: boom" in table(demo_report(rows))
     out = block(SimpleNamespace(rows=rows), False)
     assert "error [MODE=9 w4 s3]: new: compile failed: ops/ce.py:9:4: boom" in " ".join(out.split())
+
+
+def test_the_push_gate_lists_a_line_per_blocking_kernel() -> None:
+    from ptxdiff.gate.outcome import Outcome, RefUpdate
+    from ptxdiff.report.gate import render
+
+    blocking = [r for r in SIX if r.blocking]
+    text = render(Outcome(RefUpdate("refs/heads/main", "a" * 40, "refs/heads/main", "b" * 40), blocking),
+                  {K: ["1234567"]})
+    assert "blocked: 1 kernel change in the block list: structural" in text
+    assert len([ln for ln in text.splitlines() if ln.startswith(K + "  ")]) == 1 and "2 specs: 2 structural" in text
+    assert text.count(f'--trailer "Ptx-Approved: {K}"') == 1
