@@ -52,7 +52,7 @@ def _facts(result: SpecResult | None) -> tuple[dict, dict, tuple]:
     """A spec result's signature (types, `constexpr` for a constexpr or a `None`), constexpr
     values as text, and warps, stages and the Config's other options."""
     spec = (result.spec if result else None) or {}
-    sig = spec.get("signature") if isinstance(spec.get("signature"), dict) else {}
+    sig: dict = spec["signature"] if isinstance(spec.get("signature"), dict) else {}
     values = {k: repr(v) for k, v in (spec.get("constexprs") or {}).items()}
     rest = tuple(sorted((k, repr(v)) for k, v in spec.items() if k not in _NOT_OPTIONS))
     return sig, values, rest

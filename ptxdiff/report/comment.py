@@ -142,10 +142,10 @@ def _linked(text: str, kernel: str, links: Links | None) -> str:
 
 
 def _table_rows(report: Report, shown: Report, links: Links | None,
-                lines: dict[str, KernelLine] | None = None) -> tuple[str, list[str]]:
+                by: dict[str, KernelLine] | None = None) -> tuple[str, list[str]]:
     """The header (with its delimiter row) and one Markdown line per row (a line per kernel:
-    `lines`), kernels linked."""
-    columns: list[TableColumn[Row]] = report_columns(shown, lines=lines)
+    `by`), kernels linked."""
+    columns: list[TableColumn[Row]] = report_columns(shown, lines=by)
     lines = []
     for raw, r in zip(report.rows, shown.rows):
         cells = [_linked(cell(c.value(r)), raw.kernel, links) if c.header == "kernel" else cell(c.value(r))
