@@ -36,6 +36,7 @@ from ptxdiff.report import safe
 from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, Column, fmt, outputs_cell, timing_cell
 from ptxdiff.report.history import COLUMNS as HISTORY_TABLE
 from ptxdiff.report.history import shown_events
+from ptxdiff.report.history import told_apart as log_spec
 from ptxdiff.report.html_chart import Mark, Point, legend, line_chart, opcode_bars
 from ptxdiff.report.html_view import Read, SourceTable, new_table, opcode_deltas, row_view, sass_view
 from ptxdiff.report.kernels import counted, kernel_lines
@@ -396,6 +397,13 @@ def _charts(events: Sequence[Event], index: Callable[[int, int], int]) -> str:
     return f'<div class="legend">{keys}</div><div class="charts">{"".join(out)}</div>'
 
 
+def log_columns(items: Sequence[tuple[Event, Row]]) -> list[TableColumn]:
+    """The log's table: where a commit has several specs, its spec column says what tells them
+    apart (`casting_mode=0 has_dS_out=False`), the row's facts the spec whole."""
+    several = len(items) > len({(e.commit.id, r.target) for e, r in items})
+    return [log_spec(list(items)) if several and c.header == "spec" else c for c in HISTORY_TABLE]
+
+
 def history_page(events: Sequence[Event], read: Read) -> str:
     """`log`: a kernel's metrics along history as charts, then its rows. `read(rev, path)` gives
     a source file at a commit (rev: the commit's id); each row is compared with the commit before
@@ -413,7 +421,7 @@ def history_page(events: Sequence[Event], read: Read) -> str:
         parts.append("<p>no rows</p>")
     else:
         parts += [_counts([r for _, r in items]), _charts(events, lambda x, k: starts[x] + k), _filters(),
-                  _table(HISTORY_TABLE, items, [r for _, r in items])]
+                  _table(log_columns(items), items, [r for _, r in items])]
         said = [f"{e.commit.short[:7]} {r.target}: {r.error}" for e, r in items if r.error]
         if said:
             parts.append('<h2>Errors</h2><ul class="notes">' + "".join(f"<li>{text(n)}</li>" for n in said) + "</ul>")
