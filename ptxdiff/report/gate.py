@@ -41,6 +41,9 @@ def render(outcome: Outcome, touched: dict[str, list[str]], layout: Layout = PLA
                          layout.width))
     lines.append(grid(columns, blocking, layout))
     lines += [hanging(shown(line), layout.width) for line in explanations(blocking)]
+    # the errors of the blocking specs a kernel's line does not show (a pin, a failed guess)
+    lines += [hanging(shown(f"{r.kernel} [{r.target} {r.spec}]: {r.error}"), layout.width)
+              for k in kernels for r in k.rows if r.error and r is not k.row]
     if any(r.verdict == "unpaired" for r in blocking):
         lines.append(hanging("unpaired: no spec of the changed kernel has an equal spec on the other side (the same "
                              "types, None-ness, constexprs), so nothing could be compared and the push fails closed "

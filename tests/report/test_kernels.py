@@ -112,3 +112,13 @@ def test_the_push_gate_lists_a_line_per_blocking_kernel() -> None:
     assert "blocked: 1 kernel change in the block list: structural" in text
     assert len([ln for ln in text.splitlines() if ln.startswith(K + "  ")]) == 1 and "2 specs: 2 structural" in text
     assert text.count(f'--trailer "Ptx-Approved: {K}"') == 1
+
+
+def test_the_push_gate_says_the_error_of_a_blocking_spec_its_line_does_not_show() -> None:
+    from ptxdiff.gate.outcome import Outcome, RefUpdate
+    from ptxdiff.report.gate import render
+
+    pin = spec("-", "failed", "config", True, error="config ptxdiff.toml pins BLOCK = 128 where the launch site passes 256")
+    text = render(Outcome(RefUpdate("refs/heads/main", "a" * 40, "refs/heads/main", "b" * 40), [SIX[3], pin]),
+                  {K: ["1234567"]})
+    assert "pins BLOCK = 128 where the launch site passes 256" in text
