@@ -93,7 +93,8 @@ def report_columns(report: Report, layout: Layout = PLAIN,
     agree: list[TableColumn[Row]] = [TableColumn("specs", lambda r: lines[r.kernel].agree, KEY, wrap=14)] \
         if lines else []
     return [TableColumn("kernel", lambda r: r.kernel, KEY, wrap=20),
-            TableColumn("spec", lambda r: specs.get(id(r), r.spec), KEY if several_specs or lines else FULL,
+            TableColumn("spec", lambda r: specs.get(id(r), r.spec), KEY if several_specs and not lines
+                        or lines and (layout.width is None or layout.width >= 100) else FULL,
                         wrap=16),
             *agree,
             TableColumn("from", lambda r: SOURCE_MARK.get(r.spec_source or "", "-"), FULL),
