@@ -7,8 +7,9 @@ spec (`equal`): the same types, the same `None`-ness and the same constexpr valu
 parameter both sides have (the same warps, stages and Config options first), so an autotune
 Config pairs with the same Config wherever the list puts it, never with its neighbour, and an old
 `A=None` never stands against a new `B=None`. Where the launch changed (a call site, a
-recording or a config entry, said on the row) values that are facts may differ too. A spec with
-no equal partner is unpaired: shown, never compared (rows.py).
+recording or a config entry, said on the row) values that are facts may differ too, and so may
+they where one spec is left on each side (a constexpr default moved, the one Config retuned),
+never two by position. A spec with no equal partner is unpaired: shown, never compared (rows.py).
 """
 
 from __future__ import annotations
@@ -105,6 +106,11 @@ def pair_lone(by_key: dict[object, list], launched: bool = False) -> None:
             if ko is not None:
                 lone_old.remove(ko)
                 by_key[kn][0] = by_key.pop(ko)[0]
+    # a fact the source moved (a constexpr default, the one Config retuned): paired only one to
+    # one, the one spec left on each side; two or more left are never paired by position
+    left = [k for k in lone_new if by_key[k][0] is None]
+    if len(left) == 1 and len(lone_old) == 1 and equal(by_key[lone_old[0]][0], by_key[left[0]][1], launched=True):
+        by_key[left[0]][0] = by_key.pop(lone_old.pop())[0]
     for kn in [k for k in lone_new if by_key[k][0] is None]:
         by_key[kn][0] = next((a for a in olds if equal(a, by_key[kn][1], launched)), None)
     for ko in lone_old:

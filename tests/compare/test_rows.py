@@ -259,28 +259,33 @@ def test_an_optional_pointer_none_on_one_side_never_stands_against_the_other_non
 
 
 def test_autotune_configs_pair_by_equal_config_never_by_position() -> None:
-    """Issue 41: a reordered Config list with one Config retuned: each Config against itself, the
-    retuned one (BLOCK 64 -> 256) unpaired on each side; a Config whose warps alone moved pairs."""
+    """Issue 41: a reordered Config list with Configs retuned: each Config against itself, the
+    retuned ones (BLOCK 64 -> 256, 512) never by position: unpaired; a Config whose warps alone
+    moved pairs."""
     def config(key: str, block: int, warps: int = 4, result: SpecResult = A) -> SpecResult:
         return specced(dataclasses.replace(result, key=key, label=key), {"x_ptr": "*fp32", "BLOCK": "constexpr"},
                        {"BLOCK": block}, {}, warps, source="config")
     old = [config("o32", 32), config("o64", 64), config("o128", 128, 4)]
-    new = [config("n128", 128, 8, B), config("n256", 256), config("o32", 32)]
+    new = [config("n128", 128, 8, B), config("n256", 256), config("n512", 512), config("o32", 32)]
     rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, configmod.Config(), True)
     assert sorted((r.spec, r.verdict) for r in rows) == sorted([
-        ("o128 -> n128", "structural"), ("o32", "identical"), ("o64", "unpaired"), ("n256", "unpaired")])
+        ("o128 -> n128", "structural"), ("o32", "identical"), ("o64", "unpaired"), ("n256", "unpaired"),
+        ("n512", "unpaired")])
     assert not any(r.delta for r in rows if r.verdict == "unpaired")
 
 
 def test_a_changed_kernel_whose_specs_all_go_unpaired_blocks_as_unmeasured() -> None:
-    """No spec compares (a constexpr default moved, no launch site): the gate cannot tell what
+    """No spec compares (two Configs retuned, nothing to pair them by): the gate cannot tell what
     changed, so it fails closed; `added`/`removed` are kept for a function added or removed."""
-    old = [specced(ok("o"), {"BLOCK": "constexpr"}, {"BLOCK": 64}, {}, source="config")]
-    new = [specced(ok("n"), {"BLOCK": "constexpr"}, {"BLOCK": 128}, {}, source="config")]
+    old = [specced(ok(f"o{b}"), {"BLOCK": "constexpr"}, {"BLOCK": b}, {}, source="config") for b in (64, 32)]
+    new = [specced(ok(f"n{b}"), {"BLOCK": "constexpr"}, {"BLOCK": b}, {}, source="config") for b in (128, 256)]
     rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, configmod.Config(), True)
-    assert [(r.verdict, r.blocking) for r in rows] == [("unpaired", True), ("unpaired", True)]
-    (added,) = pair_rows(pair(None, kernel()), None, new, 90, configmod.Config(), True)
-    assert added.verdict == "added"
+    assert [(r.verdict, r.blocking) for r in rows] == [("unpaired", True)] * 4
+    assert {r.verdict for r in pair_rows(pair(None, kernel()), None, new, 90, configmod.Config(), True)} == {"added"}
+    # one spec left on each side (a constexpr default moved: SLOPE=0.01 -> 0.1): compared
+    (moved,) = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old[:1], new[:1], 90,
+                         configmod.Config(), True)
+    assert moved.verdict == "identical" and moved.spec == "o64 -> n128"
 
 
 def test_guessed_values_failing_on_both_sides_are_unpaired_never_added() -> None:
