@@ -28,7 +28,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 # the verdict vocabulary, strongest first, defined here once (compare/verdict.py says what each means)
-VERDICTS = ("failed", "unmeasured", "added", "removed", "structural", "reordered", "constants-only", "identical")
+VERDICTS = ("failed", "unmeasured", "added", "removed", "structural", "reordered", "constants-only", "identical",
+            "unpaired")
 DEFAULT_BLOCK = ("structural", "failed")
 
 

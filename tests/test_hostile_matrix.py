@@ -276,7 +276,7 @@ def _said(lines: list[tuple[str, str]]) -> dict[str, tuple[set[str], bool]]:
     where its verdict does by default (structural, failed)."""
     found: dict[str, tuple[set[str], bool]] = {}
     for name, line in lines:
-        verdicts = {w for w in line.split() if w in VERDICTS}
+        verdicts = {w.strip("(),") for w in line.split()} & set(VERDICTS)   # a kernel's line counts its specs' too
         seen, blocks = found.get(name, (set(), False))
         found[name] = (seen | verdicts, blocks or bool(verdicts & {"structural", "failed"}))
     return found

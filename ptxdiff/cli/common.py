@@ -56,7 +56,7 @@ def layout(shown: Shown, stream: TextIO | None = None) -> Layout:
     from ptxdiff.report.layout import Layout
 
     stream = sys.stdout if stream is None else stream
-    return Layout(width=width(stream), colour=wants_colour(stream, shown.color), wide=shown.wide)
+    return Layout(width=width(stream), colour=wants_colour(stream, shown.color), wide=shown.wide, specs=shown.specs)
 
 
 def repo_paths(repo: Repo, paths: list[str] | None) -> list[str] | None:
@@ -127,7 +127,7 @@ def emit(report: Report, shown: Shown, compiling: Compiling) -> int:
     clear_status()
     if shown.output:
         from ptxdiff.cli.htmlout import deliver
-        deliver(text, shown.output)
+        deliver(text, shown.output, shown.quiet)
     else:
         say(text, sys.stdout)
     return code

@@ -85,16 +85,21 @@ def history_page(events: Sequence[Event], compiling: Compiling,
     return html.history_page(events, _reader(repo, sides))
 
 
-def deliver(text: str, path: str | None) -> None:
+def deliver(text: str, path: str | None, quiet: bool = False) -> None:
     """To `-o FILE` (written whole, then moved into place; read-write as the umask allows) when
-    given, else stdout."""
+    given, saying where on stderr (`ptxdiff: wrote report.html (1.2 MB)`; not with -q), else
+    stdout."""
     if not path:
         say(text, sys.stdout)
         return
+    data = text.encode("utf-8", "surrogateescape")
     try:
-        replace_file(path, text.encode("utf-8", "surrogateescape"), 0o666)
+        replace_file(path, data, 0o666)
     except OSError as e:
         raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+    if not quiet:
+        size = f"{len(data) / 1e6:.1f} MB" if len(data) >= 100_000 else f"{len(data) / 1e3:.1f} kB"
+        say(f"ptxdiff: wrote {os.path.abspath(path)} ({size})\n", sys.stderr)
 
 
 def html_file(given: str | None, json_file: str) -> str:

@@ -36,6 +36,7 @@ class Shown:
     format: str = "table"        # --format: table, json, markdown, html
     output: str | None = None    # -o FILE: instead of stdout
     wide: bool = False           # --wide: the full table whatever the terminal's width
+    specs: bool = False          # --specs: a row per spec, not a line per kernel
     check: bool = False          # --check: exit 1 on a blocking verdict
     ptx: bool = False            # --ptx: the normalised PTX's diff after the report
 

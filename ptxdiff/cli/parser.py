@@ -97,6 +97,9 @@ def _executor(p: argparse.ArgumentParser) -> None:
 def _wide(p: argparse.ArgumentParser) -> None:
     p.add_argument("--wide", action="store_true",
                    help="the full table whatever the terminal's width (a narrow one gets a compact table)")
+    p.add_argument("--specs", action="store_true",
+                   help="a row per spec (default: a line per kernel: its strongest verdict, the deltas of the spec "
+                        "to trust most, how many specs agree; the JSON always has every spec)")
 
 
 def _verb(sub: Subparsers, name: str, summary: str, examples: str) -> argparse.ArgumentParser:

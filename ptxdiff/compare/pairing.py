@@ -2,11 +2,14 @@
 kernels paired by id (and rename), each pair with its sides' launch inputs and config entries,
 and, within a pair, which old spec a new spec is compared with where their keys differ.
 
-Specs of the same values have the same key and pair by it. What is left pairs where a value
-changed for a reason the row says (a constexpr default, an autotune Config, a launch site's
-value): in order, but only specs whose guessed values agree, so a guess never stands against a
-different guess of the same parameter (an old `TRANSPOSE_B=True` against a new `False` would
-read as a change of the code where there is none, and hide the one there is).
+Specs of the same values have the same key and pair by it. What is left pairs only with an equal
+spec (`equal`): the same types, the same `None`-ness and the same constexpr values for every
+parameter both sides have (the same warps, stages and Config options first), so an autotune
+Config pairs with the same Config wherever the list puts it, never with its neighbour, and an old
+`A=None` never stands against a new `B=None`. Where the launch changed (a call site, a
+recording or a config entry, said on the row) values that are facts may differ too, and so may
+they where one spec is left on each side (a constexpr default moved, the one Config retuned),
+never two by position. A spec with no equal partner is unpaired: shown, never compared (rows.py).
 """
 
 from __future__ import annotations
@@ -34,30 +37,84 @@ def _guessed(result: SpecResult | None) -> dict[str, str]:
     return {g.name: repr(values[g.name]) for g in guesses.of_spec(spec) if g.kind is GuessKind.VALUE and g.name in values}
 
 
+def _typed(result: SpecResult | None) -> set[str]:
+    """The params whose type a spec result guessed."""
+    spec = (result.spec if result else None) or {}
+    return {g.name for g in guesses.of_spec(spec) if g.kind is GuessKind.TYPE}
+
+
 def agree(old: SpecResult | None, new: SpecResult | None) -> bool:
     """Whether two spec results take the same value for every parameter both guess."""
     a, b = _guessed(old), _guessed(new)
     return all(a[k] == b[k] for k in a.keys() & b.keys())
 
 
-def pair_lone(by_key: dict[object, list]) -> None:
+def _facts(result: SpecResult | None) -> tuple[dict, dict, tuple]:
+    """A spec result's signature (types, `constexpr` for a constexpr or a `None`), constexpr
+    values as text, and warps, stages and the Config's other options."""
+    spec = (result.spec if result else None) or {}
+    sig: dict = spec["signature"] if isinstance(spec.get("signature"), dict) else {}
+    values = {k: repr(v) for k, v in (spec.get("constexprs") or {}).items()}
+    rest = tuple(sorted((k, repr(v)) for k, v in spec.items() if k not in _NOT_OPTIONS))
+    return sig, values, rest
+
+
+# a spec's keys that are not compile options (`rest` of `_facts` is the others: warps, stages, maxnreg, ...)
+_NOT_OPTIONS = ("signature", "constexprs", "source", "guessed", "notes", "divisible_by_16")
+
+
+def equal(old: SpecResult | None, new: SpecResult | None, launched: bool = False, options: bool = False) -> bool:
+    """Whether two specs are the same spec: for every parameter both have, the same type and
+    `None`-ness and the same value; with `options`, the same warps, stages and Config options
+    too. A parameter the kernel now declares otherwise (a runtime `fp32` made a constexpr) is
+    the kernel's change, not another spec: the row's reason names it. With `launched` (the
+    pair's launch changed: a call site, a recording, a config entry) values and types that are
+    facts on both sides (not guessed) may differ: the launch says how."""
+    if not agree(old, new):
+        return False
+    (sa, va, ra), (sb, vb, rb) = _facts(old), _facts(new)
+    if options and ra != rb:
+        return False
+    typed = _typed(old) | _typed(new)
+    for k in sa.keys() & sb.keys():
+        if sa[k] == sb[k]:
+            continue
+        if va.get(k) == "None" or vb.get(k) == "None":
+            return False   # `None` on one side only: another spec, never the same one
+        if "constexpr" not in (sa[k], sb[k]) and (not launched or k in typed):
+            return False   # two runtime types: a guess against a guess, or facts of one launch
+        # else the kernel declares it otherwise (runtime -> constexpr): its signature changed, the row says how
+    both = va.keys() & vb.keys()
+    if launched:   # guessed values agree (`agree`); a fact may move, never to or from `None`
+        return all((va[k] == "None") == (vb[k] == "None") for k in both)
+    return all(va[k] == vb[k] for k in both)
+
+
+def pair_lone(by_key: dict[object, list], launched: bool = False) -> None:
     """Pair, in `by_key` (key -> [old result, new result]), specs that only one side has: each
-    new one with the first old one left whose guessed values agree with it; then what is still
-    alone with an agreeing spec already paired (a side with a flag fewer compiles the
-    projections of the other side's specs: one of its specs stands for several)."""
+    new one with the first old one left that is equal to it (`equal`); then what is still
+    alone with an equal spec already paired (a side with a flag fewer compiles the projections
+    of the other side's specs: one of its specs stands for several). What finds none stays
+    alone: unpaired."""
     lone_old = [k for k, (a, b) in by_key.items() if b is None]
     lone_new = [k for k, (a, b) in by_key.items() if a is None]
     olds = [by_key[k][0] for k in lone_old]
     news = [by_key[k][1] for k in lone_new]
-    for kn in lone_new:
-        ko = next((k for k in lone_old if agree(by_key[k][0], by_key[kn][1])), None)
-        if ko is not None:
-            lone_old.remove(ko)
-            by_key[kn][0] = by_key.pop(ko)[0]
+    for options in (True, False):   # the same Config first, then one retuned (its warps, stages, maxnreg)
+        for kn in [k for k in lone_new if by_key[k][0] is None]:
+            ko = next((k for k in lone_old if equal(by_key[k][0], by_key[kn][1], launched, options)), None)
+            if ko is not None:
+                lone_old.remove(ko)
+                by_key[kn][0] = by_key.pop(ko)[0]
+    # a fact the source moved (a constexpr default, the one Config retuned): paired only one to
+    # one, the one spec left on each side; two or more left are never paired by position
+    left = [k for k in lone_new if by_key[k][0] is None]
+    if len(left) == 1 and len(lone_old) == 1 and equal(by_key[lone_old[0]][0], by_key[left[0]][1], launched=True):
+        by_key[left[0]][0] = by_key.pop(lone_old.pop())[0]
     for kn in [k for k in lone_new if by_key[k][0] is None]:
-        by_key[kn][0] = next((a for a in olds if agree(a, by_key[kn][1])), None)
+        by_key[kn][0] = next((a for a in olds if equal(a, by_key[kn][1], launched)), None)
     for ko in lone_old:
-        by_key[ko][1] = next((b for b in news if agree(by_key[ko][0], b)), None)
+        by_key[ko][1] = next((b for b in news if equal(by_key[ko][0], b, launched)), None)
 
 
 def path_matches(path: str, specs: list[str] | None) -> bool:

@@ -23,6 +23,9 @@ UNFIT = ("guessed values that do not fit: the same error on both sides while oth
          "(config or `ptxdiff record` give the real ones)")
 UNFIT_ONE_SIDE = ("guessed values that do not fit: this side's other specs compile "
                   "(config or `ptxdiff record` give the real ones)")
+UNPAIRED = "unpaired"
+LONE_WHY = ("a spec only this side has: no equal spec (the same types, None-ness and constexprs, "
+            "warps, stages) on the other side to compare it with")
 NO_BRANCH = ("guessed values that do not fit: the failing side compares with none of them "
              "(a branch only the other side has)")
 
@@ -111,9 +114,11 @@ def error_text(a: SpecResult | None, b: SpecResult | None, has_base: bool) -> st
     return "; ".join(p for p in parts if p)
 
 
-def _by_key(old_res: list[SpecResult] | None, new_res: list[SpecResult] | None) -> dict[object, list]:
+def _by_key(old_res: list[SpecResult] | None, new_res: list[SpecResult] | None,
+            launched: bool = False) -> dict[object, list]:
     """Old and new spec results paired: by key, a side's failure before specs with every spec of
-    the other side, then specs whose values changed (pairing.pair_lone)."""
+    the other side, then equal specs whose keys differ (pairing.pair_lone; `launched`: the
+    pair's launch changed, its facts may differ)."""
     by_key: dict[object, list] = {}
     for side, results in ((0, old_res), (1, new_res)):
         for r in results or ():
@@ -124,9 +129,8 @@ def _by_key(old_res: list[SpecResult] | None, new_res: list[SpecResult] | None) 
             failure = by_key.pop(None)[side]
             for both in by_key.values():
                 both[side] = failure
-    # specs whose values changed (a constexpr default, an autotune Config) pair up in order,
-    # those of equal guessed values only
-    pair_lone(by_key)
+    # the rest pair with an equal spec only: what has none is unpaired
+    pair_lone(by_key, launched)
     return by_key
 
 
@@ -141,7 +145,7 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
     changes = pair.launch_changes() if has_base else []
     rows: list[Row] = []
     unfit: dict[int, str] = {}   # rows of guessed values that do not fit -> why
-    for a, b in _by_key(old_res, new_res).values():
+    for a, b in _by_key(old_res, new_res, bool(changes)).values():
         either_r: SpecResult = b or a
         label = either_r.label
         if a is not None and b is not None and a.label != b.label:
@@ -151,9 +155,12 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
         new_m = b.metrics if b else None
         failures = [x for x in (a, b) if x and x.error]
         verdict, why = verdict_of(a, b, has_base)
+        source = detail.get("source") if detail else None
+        if has_base and o is not None and n is not None and (a is None or b is None) \
+                and (verdict != "failed" or source == "guessed"):
+            verdict = UNPAIRED   # a spec one side has: the function is on both sides, nothing to compare it with
         error = error_text(a, b, has_base)
         log = "\n".join(x.log for x in (a, b) if x and x.log) or None
-        source = detail.get("source") if detail else None
         paths = tuple(sorted(set().union(*(k.paths | {k.path} for k in (o, n) if k is not None),
                                          pair.launch_paths())))
         transient = any(x.transient for x in (a, b) if x)
@@ -161,7 +168,7 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
         if verdict == "unmeasured" and source == "guessed" and a is not b and a and b \
                 and same_failure(a.error, b.error):
             unfit[len(rows)] = UNFIT
-        elif verdict in ("added", "removed") and has_base and source == "guessed" and failures:
+        elif verdict in ("added", "removed", UNPAIRED) and has_base and source == "guessed" and failures:
             unfit[len(rows)] = UNFIT_ONE_SIDE
         elif verdict == "failed" and has_base and source == "guessed" and a and b and len(failures) == 1 \
                 and _no_branch(o if a.error else n, failures[0]):
@@ -175,7 +182,18 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
                         new_loc=b.loc if b else None, new_cubin=b.cubin if b else None))
     if unfit and any(r.error is None for r in rows):
         rows = [dataclasses.replace(r, blocking=False, why=unfit[i]) if i in unfit else r for i, r in enumerate(rows)]
-    return rows
+    return _lone(rows, pair, cfg, has_base)
+
+
+def _lone(rows: list[Row], pair: Pair, cfg: configmod.Config, has_base: bool) -> list[Row]:
+    """Unpaired rows say so, and block only where the changed kernel has no compared row at all:
+    the gate cannot tell what changed (`block_unmeasured`, as for `unmeasured`)."""
+    if not any(r.verdict == UNPAIRED for r in rows):
+        return rows
+    compared = any(r.verdict not in (UNPAIRED, "unmeasured") for r in rows)
+    stop = has_base and not compared and not pair.unchanged and pair.role != pins.REPORT and cfg.block_unmeasured
+    return [dataclasses.replace(r, blocking=r.blocking or stop, why=r.why or LONE_WHY) if r.verdict == UNPAIRED
+            else r for r in rows]
 
 
 def said_rows(pair: Pair, targets: list[int], cfg: configmod.Config) -> list[Row]:

@@ -12,6 +12,7 @@ differ); identical (normalised PTX equal, register numbering aside).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 
@@ -159,9 +160,40 @@ def reason(verdict: str, old_ptx: str, new_ptx: str, old: Metrics, new: Metrics,
             Counter(ptxmod.value_numbers(new_ptx)) else None
         return f"order of memory operations changed: {moved}" if moved else \
             "values computed differ: " + first_difference(old_ptx, new_ptx)
-    if verdict in ("reordered", "constants-only"):
+    if verdict == "reordered":
+        return what_moved(old_ptx, new_ptx) or first_difference(old_ptx, new_ptx)
+    if verdict == "constants-only":
         return first_difference(old_ptx, new_ptx)
     return None
+
+
+REGISTER_NUMBER = re.compile(r"(%[A-Za-z_]+?)\d+\b")
+
+
+def _masked(ins: ptxmod.Instruction) -> str:
+    """An instruction as a reason quotes it, register numbers masked (`ld.param.b32 %r, [K_param_12]`)."""
+    text = " ".join(x for x in (ins.predicate, ins.opcode, ", ".join(ins.operands)) if x)
+    return _cut(REGISTER_NUMBER.sub(r"\1", text))
+
+
+def what_moved(old_ptx: str, new_ptx: str) -> str | None:
+    """A reordering by what moved: the first instruction of the new order that the old order
+    had later, and what it now comes before (`ld.param.b32 %r, [K_param_9] moved before
+    ld.param.b32 %r, [K_param_12]`), registers masked; and how many instructions moved in all.
+    None where the sides do not compute the same values (not a reordering)."""
+    a, b = ptxmod.value_numbers(old_ptx), ptxmod.value_numbers(new_ptx)
+    if Counter(a) != Counter(b) or a == b:
+        return None
+    ins_a, _ = ptxmod.statements(ptxmod.normalise(old_ptx))
+    ins_b, _ = ptxmod.statements(ptxmod.normalise(new_ptx))
+    places = [k for k, (x, y) in enumerate(zip(a, b)) if x != y]
+    # the first place whose instructions read differently once registers are masked (an `add`
+    # of two loads swapped reads the same: the loads are what moved)
+    i = next((k for k in places if _masked(ins_a[k]) != _masked(ins_b[k])), None)
+    more = f" ({len(places)} instructions in another place)" if len(places) > 2 else ""
+    if i is None:
+        return f"{len(places)} {ins_b[places[0]].opcode} … in another order, the same text once registers are masked"
+    return f"{_masked(ins_b[i])} moved before {_masked(ins_a[i])}{more}"
 
 
 def _body(ptx: str) -> str:

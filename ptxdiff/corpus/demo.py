@@ -7,6 +7,8 @@ hook) and says where the repo is, so the user can look around afterwards.
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -18,6 +20,12 @@ from ptxdiff.report.console import width
 
 PAIRS = ("gelu", "leaky_relu")
 
+
+
+def quoted(cmd: list[str]) -> str:
+    """A command as a shell reads it back: a word with a space or a quote in it quoted (the
+    approval's trailer), `HEAD~1` left plain. Pasted, it runs."""
+    return " ".join(w if re.fullmatch(r"[\w@%+=:,./~^-]+", w) else shlex.quote(w) for w in cmd)
 
 def _env(width: int | None) -> dict:
     """The steps' environment: a fixed author, kernel lines under git diff although its output is
@@ -71,7 +79,7 @@ def _run(pause: bool, out: TextIO, colour: bool) -> int:
     failures = []
 
     def step(title: str, cmd: list[str], expect: int | None = 0) -> str:
-        shown = " ".join(cmd if cmd[0] != sys.executable else ["ptxdiff", *cmd[3:]])
+        shown = quoted(cmd if cmd[0] != sys.executable else ["ptxdiff", *cmd[3:]])
         heading = f"\033[1m## {title}\033[m" if colour else f"## {title}"
         print(f"\n{heading}\n$ {shown}", file=out, flush=True)
         if colour:  # the steps write to a pipe: ask them for the colours a terminal gets

@@ -19,12 +19,13 @@ from ptxdiff.compare.notes import Note, NoteKind
 from ptxdiff.compare.pairing import Pair
 from ptxdiff.compare.results import Row
 from ptxdiff.discovery.kernels import Kernel
-from ptxdiff.dynamic.synthesize import SHAPES, SynthPlan, plan_for
+from ptxdiff.dynamic.synthesize import SHAPES, SynthPlan, plan_for, synth_spec
 from ptxdiff.git.repo import Repo, Side
 from ptxdiff.record.launches import DEFAULT_PATH
 from ptxdiff.trust import Permissions
 
-if TYPE_CHECKING:   # types only: replay is the run worker's (torch, triton)
+if TYPE_CHECKING:   # types only: replay is the run worker's (torch, triton); the pool, not imported for nothing
+    from ptxdiff.compile.pool import Task
     from ptxdiff.dynamic.replay import ReplayPlan
 
 
@@ -38,22 +39,44 @@ class Runner:
     progress: Callable[[str], None] | None
 
 
+def ran_rows(rows: list[Row], ran: str, synth: SynthPlan | None = None) -> set[int]:
+    """Which of a kernel's rows the runs were of (their results go there only): the recorded
+    specs where recorded launches were replayed (`ran` "recorded"); the config's specs for a host
+    wrapper ("config"); the specs launches were synthesised for ("fuzzed"); else the first row."""
+    if synth is not None:
+        params = list(synth.params)
+        found = {i for i, r in enumerate(rows) if synth_spec(params, r.spec_detail) in synth.specs}
+    else:
+        found = {i for i, r in enumerate(rows) if r.spec_source == ran}
+    return found or ({0} if rows else set())
+
+
+@dataclass
+class _Planning:
+    """What planning the runs of one comparison gathers: read once (the base's config, both
+    sides' recordings), said (notes), and per kernel which rows its runs are of and whether its
+    result only informs the report."""
+
+    messages: list[Note]
+    recordings: list[dict] = dataclasses.field(default_factory=list)
+    base_cfg: configmod.Config | None = None
+    report_only: dict[str, str] = dataclasses.field(default_factory=dict)
+    ran: dict[str, set[int]] = dataclasses.field(default_factory=dict)
+    missing: dict[str, tuple[dict | None, dict | None]] = dataclasses.field(default_factory=dict)
+
+
 def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: configmod.Config,
             outputs: bool | None, time: bool | None, messages: list[Note], run_as: Runner) -> list[Row]:
     """Run old and new (outputs, timing) for the kernels that ask for it; rows gain results."""
-    from ptxdiff.compile.pool import Pool, Task
-    from ptxdiff.dynamic.runner import RunPlan, sizes_around
-    from ptxdiff.specs.launch import side_config, side_launches
+    from ptxdiff.compile.pool import Pool
 
     semantic = run_as.permissions.semantic
     want_time = time if time is not None else run_as.permissions.time
     by_kernel: dict[str, list[Row]] = {}
     for r in rows:
         by_kernel.setdefault(r.kernel, []).append(r)
-    tasks = []
-    recordings: list[dict] = []   # the base (old) side's recorded launches, then the branch's (read once)
-    report_only: dict[str, str] = {}   # kernel -> why its result informs the report and never blocks
-    base_cfg: configmod.Config | None = None   # the base side's own config: its run entries decide (read once)
+    tasks: list[Task] = []
+    planning = _Planning(messages)
     for pair in pairs:
         o, n = pair.old, pair.new
         if o is None or n is None or pair.unchanged or pair.role != pins.GATE:
@@ -61,55 +84,8 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
         kernel_rows = by_kernel.get(n.id, [])
         check = outputs if outputs is not None else (
             semantic == "always" or (semantic == "auto" and any(r.verdict == "constants-only" for r in kernel_rows)))
-        if not check and not want_time:
-            continue
-        if base_cfg is None:
-            base_cfg = side_config(run_as.repo.snapshot(old), configmod.Config())
-        if not recordings:
-            recordings += [side_launches(run_as.repo.snapshot(old)), side_launches(run_as.repo.snapshot(new))]
-        params = [p.name for p in n.params]
-        base_entry = base_cfg.for_kernel(o.id).run
-        run, said = base_run(cfg.for_kernel(n.id).run, base_entry, n.id)
-        at_base, _, branch_only = base_plan(o.id, n.id, params, recordings)
-        if run is not base_entry and not branch_only and at_base is not None:
-            run, said = base_entry, None   # a wrapper only the branch sets: the base's recording decides
-        if said:
-            messages.append(Note(NoteKind.POLICY, n.id, said))
-            if run is not base_entry:
-                report_only[n.id] = said
-        if not run.wrapper or not run.inputs:
-            replay, said, branch_only = base_plan(o.id, n.id, params, recordings)
-            if said:
-                messages.append(Note(NoteKind.POLICY, n.id, said))
-            if branch_only and said:
-                report_only[n.id] = said
-            if replay is not None:  # no wrapper: the recorded launches, replayed
-                if check:
-                    tasks.append(Task((old, new), "replay_outputs", (replay,), f"{n.name} outputs",
-                                      (n.id, "outputs")))
-                if want_time:
-                    tasks.append(Task((old, new), "replay_time", (replay, cfg.min_effect), f"{n.name} timing",
-                                      (n.id, "timing")))
-                continue
-            missing = {"result": "not-run", "reason": f'set [tool.ptxdiff.kernels."{n.id}"] wrapper = '
-                                                      '"path.py:function" and inputs = "path.py:function", '
-                                                      'or record its launches (ptxdiff record -- CMD)'}
-            synth = synthesized(o.id, n, kernel_rows) if check else None
-            if isinstance(synth, SynthPlan):  # no wrapper, no recording: launches made from the spec
-                tasks.append(Task((old, new), "synth_outputs", (synth,), f"{n.name} outputs (fuzzed)",
-                                  (n.id, "outputs")))
-            elif synth is not None:
-                missing = {**missing, "reason": f"{missing['reason']} (no launch could be synthesised: {synth})"}
-            by_kernel[n.id] = [dataclasses.replace(r, outputs=missing if isinstance(synth, str) else None,
-                                                   timing=missing if want_time else None) for r in kernel_rows]
-            continue
-        blocks = [v for r in kernel_rows for k, v in ((r.spec_detail or {}).get("constexprs") or {}).items()
-                  if "BLOCK" in k.upper() and isinstance(v, int)]
-        plan = RunPlan(n.id, run.wrapper, run.inputs, run.dtypes, sizes_around(blocks, run.sizes), run.time_size)
-        if check:
-            tasks.append(Task((old, new), "outputs", (plan,), f"{n.name} outputs", (n.id, "outputs")))
-        if want_time:
-            tasks.append(Task((old, new), "time", (plan, cfg.min_effect), f"{n.name} timing", (n.id, "timing")))
+        if check or want_time:
+            tasks += _kernel_tasks(o, n, kernel_rows, check, want_time, (old, new), cfg, run_as, planning)
     results: dict[tuple[str, str], dict] = {}
     if tasks:
         with _no_cache_secret(), \
@@ -118,31 +94,98 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
                 results[cast(tuple[str, str], task.tag)] = {
                     k: v for k, v in cast(dict, payload).items() if k != "cpu_s"} if kind == "ok" else {
                     "result": "not-run", "reason": str(payload)[:300]}
-        replayed = any(t.op.startswith("replay_") for t in tasks)
-        if any(t.op == "synth_outputs" for t in tasks):
-            messages.append(Note(NoteKind.DYNAMIC, None, "ran old and new on synthesised launches (seeded inputs of "
-                                 f"{SHAPES} shapes per kernel, A/A first) to check outputs (you asked for it)"))
-        if replayed or any(t.op in ("outputs", "time") for t in tasks):
-            messages.append(Note(NoteKind.DYNAMIC, None, "replayed recorded launches of old and new to check "
-                                 "outputs/timing (you asked for it)" if replayed else
-                                 "ran the revisions' host wrappers to check outputs/timing (you asked for it)"))
+        _said_what_ran(tasks, messages)
     no_gpu = [k for k, v in results.items() if k[1] == "timing" and "no GPU" in v.get("reason", "")]
     if no_gpu:
         messages.append(Note(NoteKind.DYNAMIC, None,
                              "--time needs a GPU and this machine has none: timing skipped, the rest is unaffected"))
     out = []
     for kid, kernel_rows in by_kernel.items():
+        if kid in planning.missing:
+            o_miss, t_miss = planning.missing[kid]
+            kernel_rows = [dataclasses.replace(r, outputs=o_miss, timing=t_miss) for r in kernel_rows]
         o_res, t_res = results.get((kid, "outputs")), results.get((kid, "timing"))
         if (kid, "timing") in no_gpu:
             t_res = None
-        if kid in report_only:   # the branch's own recording: said, never the gate's
-            o_res, t_res = (dict(x, report_only=report_only[kid]) if x else x for x in (o_res, t_res))
-        for r in kernel_rows:
-            if o_res is not None or t_res is not None:
+        if kid in planning.report_only:   # the branch's own recording: said, never the gate's
+            o_res, t_res = (dict(x, report_only=planning.report_only[kid]) if x else x for x in (o_res, t_res))
+        ran = planning.ran.get(kid) or ran_rows(kernel_rows, "config")
+        for i, r in enumerate(kernel_rows):
+            if (o_res is not None or t_res is not None) and i in ran:
                 r = dataclasses.replace(r, outputs=o_res or r.outputs, timing=t_res or r.timing)
             dyn = [x["result"] for x in (r.outputs, r.timing) if x and not x.get("report_only")]
             out.append(dataclasses.replace(r, blocking=r.blocking or any(d in cfg.block for d in dyn)))
     return out
+
+
+def _kernel_tasks(o: Kernel, n: Kernel, kernel_rows: list[Row], check: bool, want_time: bool,
+                  sides: tuple[Side, Side], cfg: configmod.Config, run_as: Runner, planning: _Planning) -> list[Task]:
+    """The runs of one compared kernel: its host wrapper (the base's entry decides), else the
+    base's recorded launches replayed, else launches synthesised from its compiled specs."""
+    from ptxdiff.compile.pool import Task
+    from ptxdiff.dynamic.runner import RunPlan, sizes_around
+    from ptxdiff.specs.launch import side_config, side_launches
+
+    old, new = sides
+    if planning.base_cfg is None:
+        planning.base_cfg = side_config(run_as.repo.snapshot(old), configmod.Config())
+    if not planning.recordings:
+        planning.recordings += [side_launches(run_as.repo.snapshot(old)), side_launches(run_as.repo.snapshot(new))]
+    params = [p.name for p in n.params]
+    base_entry = planning.base_cfg.for_kernel(o.id).run
+    run, said = base_run(cfg.for_kernel(n.id).run, base_entry, n.id)
+    replay, replay_said, branch_only = base_plan(o.id, n.id, params, planning.recordings)
+    if run is not base_entry and not branch_only and replay is not None:
+        run, said = base_entry, None   # a wrapper only the branch sets: the base's recording decides
+    if said:
+        planning.messages.append(Note(NoteKind.POLICY, n.id, said))
+        if run is not base_entry:
+            planning.report_only[n.id] = said
+    tasks: list[Task] = []
+    if run.wrapper and run.inputs:
+        blocks = [v for r in kernel_rows for k, v in ((r.spec_detail or {}).get("constexprs") or {}).items()
+                  if "BLOCK" in k.upper() and isinstance(v, int)]
+        plan = RunPlan(n.id, run.wrapper, run.inputs, run.dtypes, sizes_around(blocks, run.sizes), run.time_size)
+        if check:
+            tasks.append(Task(sides, "outputs", (plan,), f"{n.name} outputs", (n.id, "outputs")))
+        if want_time:
+            tasks.append(Task(sides, "time", (plan, cfg.min_effect), f"{n.name} timing", (n.id, "timing")))
+        planning.ran[n.id] = ran_rows(kernel_rows, "config")
+        return tasks
+    if replay_said:
+        planning.messages.append(Note(NoteKind.POLICY, n.id, replay_said))
+        if branch_only:
+            planning.report_only[n.id] = replay_said
+    if replay is not None:  # no wrapper: the recorded launches, replayed
+        if check:
+            tasks.append(Task(sides, "replay_outputs", (replay,), f"{n.name} outputs", (n.id, "outputs")))
+        if want_time:
+            tasks.append(Task(sides, "replay_time", (replay, cfg.min_effect), f"{n.name} timing", (n.id, "timing")))
+        planning.ran[n.id] = ran_rows(kernel_rows, "recorded")
+        return tasks
+    missing = {"result": "not-run", "reason": f'set [tool.ptxdiff.kernels."{n.id}"] wrapper = '
+                                              '"path.py:function" and inputs = "path.py:function", '
+                                              'or record its launches (ptxdiff record -- CMD)'}
+    synth = synthesized(o.id, n, kernel_rows) if check else None
+    if isinstance(synth, SynthPlan):  # no wrapper, no recording: launches made from the spec
+        tasks.append(Task(sides, "synth_outputs", (synth,), f"{n.name} outputs (fuzzed)", (n.id, "outputs")))
+        planning.ran[n.id] = ran_rows(kernel_rows, "fuzzed", synth)
+    elif synth is not None:
+        missing = {**missing, "reason": f"{missing['reason']} (no launch could be synthesised: {synth})"}
+    planning.missing[n.id] = (missing if isinstance(synth, str) else None, missing if want_time else None)
+    return tasks
+
+
+def _said_what_ran(tasks: list[Task], messages: list[Note]) -> None:
+    """The lines that say the revisions' code ran, and how."""
+    replayed = any(t.op.startswith("replay_") for t in tasks)
+    if any(t.op == "synth_outputs" for t in tasks):
+        messages.append(Note(NoteKind.DYNAMIC, None, "ran old and new on synthesised launches (seeded inputs of "
+                             f"{SHAPES} shapes per kernel, A/A first) to check outputs (you asked for it)"))
+    if replayed or any(t.op in ("outputs", "time") for t in tasks):
+        messages.append(Note(NoteKind.DYNAMIC, None, "replayed recorded launches of old and new to check "
+                             "outputs/timing (you asked for it)" if replayed else
+                             "ran the revisions' host wrappers to check outputs/timing (you asked for it)"))
 
 
 def base_run(branch: configmod.RunConfig, base: configmod.RunConfig,

@@ -76,22 +76,28 @@ class SynthPlan:
     passed: tuple[str, ...] = ()
 
 
+def synth_spec(params: list[str], detail: dict | None) -> SynthSpec | None:
+    """The spec a row compiled, as launches are made for it; None where none can be (no
+    signature, a tuple parameter)."""
+    if not detail or not isinstance(detail.get("signature"), dict):
+        return None
+    sig = detail["signature"]
+    consts = detail.get("constexprs") or {}
+    runtime = tuple((p, sig[p]) for p in params if p in sig and sig[p] != "constexpr" and p not in consts)
+    if any(not isinstance(t, str) for _, t in runtime):
+        return None
+    return SynthSpec(runtime, tuple((k, consts[k]) for k in params if k in consts),
+                     int(detail.get("num_warps") or 4), int(detail.get("num_stages") or 3))
+
+
 def plan_for(old_id: str, new_id: str, params: list[str], details: list[tuple[str | None, dict | None]],
              shapes: int = SHAPES, passed: tuple[str, ...] = ()) -> SynthPlan | str:
     """The plan from a kernel's rows ((spec_source, spec_detail) each), or why there is none."""
     specs: list[SynthSpec] = []
     order = sorted(details, key=lambda d: SOURCES.index(d[0]) if d[0] in SOURCES else len(SOURCES))
     for _, detail in order:
-        if not detail or not isinstance(detail.get("signature"), dict):
-            continue
-        sig = detail["signature"]
-        consts = detail.get("constexprs") or {}
-        runtime = tuple((p, sig[p]) for p in params if p in sig and sig[p] != "constexpr" and p not in consts)
-        if any(not isinstance(t, str) for _, t in runtime):
-            continue    # a tuple parameter: not made
-        spec = SynthSpec(runtime, tuple((k, consts[k]) for k in params if k in consts),
-                         int(detail.get("num_warps") or 4), int(detail.get("num_stages") or 3))
-        if spec not in specs:
+        spec = synth_spec(params, detail)
+        if spec is not None and spec not in specs:
             specs.append(spec)
     if not specs:
         return "no compiled spec of it to launch (no parameter types)"

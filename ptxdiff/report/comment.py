@@ -23,11 +23,11 @@ from urllib.parse import quote
 
 from ptxdiff.compare.notes import NoteKind
 from ptxdiff.compare.results import Report, Row, describe
-from ptxdiff.compare.verdict import ORDER
 from ptxdiff.gate.outcome import TRAILER
-from ptxdiff.report import safe
+from ptxdiff.report import kernels, safe
+from ptxdiff.report.kernels import KernelLine, kernel_lines
 from ptxdiff.report.layout import TableColumn, md_escape
-from ptxdiff.report.render import notes, report_columns
+from ptxdiff.report.render import SPEC_CAP, by_kernel, notes, report_columns
 
 MARKER = "<!-- ptxdiff -->"       # the sticky comment's key: its body starts with it
 COMMENT_MAX = 65536               # characters GitHub accepts in a comment body (GitLab: 1,000,000)
@@ -36,7 +36,6 @@ PINNED_MAX = 300                  # characters of each approval or policy note u
 PINNED_COUNT = 20                 # ... and how many of them (the rest are counted; the artifact has all)
 PINNED = (NoteKind.POLICY, NoteKind.APPROVAL)   # the notes pinned under the summary, not among the others
 APPROVE_NAMED = 10                # kernels named in the trailer example
-UNMEASURED = ("failed", "unmeasured")
 
 
 @dataclass(frozen=True)
@@ -59,30 +58,15 @@ class Links:
         return f"{self.root}/{self.blob}/{commit}/{quote(raw, safe='/')}{anchor}"
 
 
-def rank(verdict: str) -> tuple[int, str]:
-    """Strongest first; a verdict this module does not know yet goes after the known ones."""
-    return (ORDER.index(verdict) if verdict in ORDER else len(ORDER), verdict)
-
-
 def kernel_verdicts(report: Report) -> dict[str, str]:
-    """Per kernel, one verdict: the strongest of its measured rows (both sides compiled, or the
-    kernel is on one side only); with none, `failed` when a side compiled somewhere, and
-    `unmeasured` only when it compiled on neither side. One guessed spec that does not fit does
-    not hide four structural ones."""
-    rows: dict[str, list[str]] = {}
-    for r in report.rows:
-        rows.setdefault(r.kernel, []).append(r.verdict)
-    out = {}
-    for kernel, verdicts in rows.items():
-        measured = [v for v in verdicts if v not in UNMEASURED]
-        out[kernel] = min(measured, key=rank) if measured else "failed" if "failed" in verdicts else "unmeasured"
-    return out
+    """Per kernel, one verdict (report/kernels.py: the strongest of its blocking rows, else of
+    the rows that compared old with new)."""
+    return {line.kernel: line.verdict for line in kernel_lines(report.rows)}
 
 
 def verdict_counts(report: Report) -> dict[str, int]:
     """How many kernels have each verdict (`kernel_verdicts`), strongest verdict first."""
-    counts = Counter(kernel_verdicts(report).values())
-    return {v: counts[v] for v in sorted(counts, key=rank)}
+    return kernels.verdict_counts(report.rows)
 
 
 def summary(report: Report, approved: int = 0) -> str:
@@ -95,14 +79,13 @@ def summary(report: Report, approved: int = 0) -> str:
     else:
         what = f"{n} kernel{'s' if n != 1 else ''} changed: " + ", ".join(f"{c} {v}" for v, c in counts.items())
     passed = f"; {approved} kernel{'s' if approved != 1 else ''} approved in this pull request" if approved else ""
-    blocking = report.blocking
+    blocking = [line for line in kernel_lines(report.rows) if line.blocking]
     if not blocking:
         return f"**ptxdiff**: {what}; passes{passed}"
-    kernels = len({r.kernel for r in blocking})
-    found = Counter(r.verdict for r in blocking)
-    return (f"**ptxdiff**: {what}; **blocked** by {kernels} kernel{'s' if kernels != 1 else ''} "
-            f"({len(blocking)} row{'s' if len(blocking) != 1 else ''}: "
-            f"{', '.join(f'{found[v]} {v}' for v in sorted(found, key=rank))}){passed}")
+    n, rows = len(blocking), len(report.blocking)
+    return (f"**ptxdiff**: {what}; **blocked** by {n} kernel{'s' if n != 1 else ''} "
+            f"({kernels.counted([line.verdict for line in blocking])}; {rows} spec row{'s' if rows != 1 else ''})"
+            f"{passed}")
 
 
 def code(text: str) -> str:
@@ -158,9 +141,11 @@ def _linked(text: str, kernel: str, links: Links | None) -> str:
     return f"[{text}]({url})" if url else text
 
 
-def _table_rows(report: Report, shown: Report, links: Links | None) -> tuple[str, list[str]]:
-    """The header (with its delimiter row) and one Markdown line per row, kernels linked."""
-    columns: list[TableColumn[Row]] = report_columns(shown)
+def _table_rows(report: Report, shown: Report, links: Links | None,
+                by: dict[str, KernelLine] | None = None) -> tuple[str, list[str]]:
+    """The header (with its delimiter row) and one Markdown line per row (a line per kernel:
+    `by`), kernels linked."""
+    columns: list[TableColumn[Row]] = report_columns(shown, lines=by)
     lines = []
     for raw, r in zip(report.rows, shown.rows):
         cells = [_linked(cell(c.value(r)), raw.kernel, links) if c.header == "kernel" else cell(c.value(r))
@@ -219,7 +204,7 @@ class _Parts:
             if n_all < n:
                 inner.append(_left_out(n - n_all, n, f"{self.what}s", self.artifact))
             label = f"All {n} {self.what}{'s' if n != 1 else ''}" + \
-                (f" ({len(self.rows)} rows; the JSON report has each)" if self.what == "kernel" else "")
+                (" (the JSON report has each spec row)" if self.what == "kernel" else "")
             blocks.append(_details(label, "\n\n".join(t for t in inner if t)))
         if self.notes:
             items = [f"- {n}" for n in self.notes[:n_notes]]
@@ -267,10 +252,13 @@ def comment(report: Report, links: Links | None = None, limit: int = COMMENT_MAX
     policy = [m.text for m in shown.messages if m.kind is NoteKind.POLICY]
     said = [safe.shown(a) for a in approvals]
     head = "\n".join([MARKER, summary(shown, len(approvals)), *pinned([*said, *policy])]) + f"\n\n{_compared(shown)}"
-    header, rows = _table_rows(report, shown, links)
-    rest = [md_escape(" ".join(n.text.split())) for n in notes(shown, run=False) if n.kind not in PINNED]
-    parts = _Parts(head, header, rows, [i for i, r in enumerate(report.rows) if r.blocking], how_to_approve(shown),
-                   header, rows, "row", rest, artifact)
+    folded, by = by_kernel(report, cap=2 * SPEC_CAP)
+    shown_folded, _ = by_kernel(shown, cap=2 * SPEC_CAP)
+    header, rows = _table_rows(folded, shown_folded, links, by)
+    rest = [md_escape(" ".join(n.text.split())) for n in notes(shown_folded, run=False, lines=by, full=shown)
+            if n.kind not in PINNED]
+    parts = _Parts(head, header, rows, [i for i, r in enumerate(folded.rows) if r.blocking], how_to_approve(shown),
+                   header, rows, "kernel" if by else "row", rest, artifact)
     full = parts.assemble(len(parts.blocking), len(rows), len(rest))
     if len(full) <= limit:
         return full

@@ -9,10 +9,13 @@ from __future__ import annotations
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.report import safe
 from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, outputs_cell, readable
+from ptxdiff.report.kernels import KernelLine, kernel_lines, short
 from ptxdiff.report.narrow import INDENT, WIDTH, fit
 from ptxdiff.report.style import DIM, RESET, VERDICT_SGR
 
 __all__ = ["INDENT", "WIDTH", "block"]
+
+SPEC_CAP = 64   # a kernel line's spec (the spec rows, `ptxdiff diff --specs` and the JSON have it whole)
 
 Token = tuple[str, str | None, str]   # (text, SGR code or None, separator before it on a line)
 
@@ -69,19 +72,39 @@ def _facts(r: Row) -> list[Token]:
     return facts
 
 
-def block(report: Report, colour: bool) -> str:
-    """Per kernel x spec x target of a report, its line (within WIDTH columns, continued on
-    indented lines when it cannot be): target, kernel, spec, verdict and what changed; what
-    changed in its launch and why the verdict go on, indented; a timing summary adds a line."""
+def _why(line: KernelLine) -> tuple[str, str] | None:
+    """Why the kernel's verdict: its trusted row's reason, else that of the first row with the
+    kernel's verdict (named by its spec)."""
+    r = line.row
+    if r.why and r.verdict == line.verdict:
+        return "why:", readable(r.why)
+    other = next((x for x in line.rows if x.verdict == line.verdict and (x.why or x.error)), None)
+    if other is not None and other is not r:
+        said = readable(other.why) if other.why else (other.error or "").splitlines()[0][:200]
+        return f"{'why' if other.why else 'error'} [{short(other.spec, SPEC_CAP)}]:", said
+    return ("why:", readable(r.why)) if r.why else None
+
+
+def block(report: Report, colour: bool, specs: bool = False) -> str:
+    """Per kernel of a report (with `specs`: per kernel x spec x target), its line (within WIDTH
+    columns, continued on indented lines when it cannot be): target, kernel, the spec to trust
+    most, the kernel's verdict, what changed in that spec and how many specs agree; what changed
+    in its launch, why the verdict and which specs ran go on, indented; a timing summary adds a
+    line."""
     lines = []
+    rows = list(map(safe.row, report.rows))
+    kernels = [KernelLine(r.kernel, r.verdict, r.blocking, r, (r,)) for r in rows] if specs else kernel_lines(rows)
     launched: set[str] = set()
-    for r in map(safe.row, report.rows):
+    for line in kernels:
+        r = line.as_row(None if specs else SPEC_CAP)
         mark = SOURCE_MARK.get(r.spec_source or "")
         source = f" ({mark})" if mark and r.spec_source != "config" else ""
         head = _words(f"ptxdiff {r.target} {r.kernel} [{r.spec}]{source}", DIM)
-        lines += _lines([*head, (r.verdict, VERDICT_SGR.get(r.verdict), " "), *_facts(r)], colour)
-        # what changed in the launch (once per kernel) and why the verdict: the row's line goes on
-        said = [("launch:", r.launch if r.kernel not in launched else None), ("why:", r.why and readable(r.why))]
+        agree = [(f"({line.agree})", DIM, "  ")] if len(line.rows) > 1 else []
+        lines += _lines([*head, (r.verdict, VERDICT_SGR.get(r.verdict), " "), *_facts(r), *agree], colour)
+        # what changed in the launch (once per kernel), why the verdict, what ran: the line goes on
+        said = [("launch:", r.launch if r.kernel not in launched else None), _why(line) or ("why:", None),
+                ("ran:", line.ran if len(line.rows) > 1 else None)]
         for label, text in said:
             if text:
                 lines += _lines([*_words(label, DIM), *_words(text)], colour, INDENT)

@@ -13,6 +13,7 @@ from ptxdiff.compare.results import Row
 from ptxdiff.report import safe
 from ptxdiff.report.columns import HISTORY_COLUMNS, Column, explanations
 from ptxdiff.report.layout import FOLD, FULL, KEY, PLAIN, Layout, TableColumn, grid, hanging
+from ptxdiff.report.render import SPEC_WORDS
 from ptxdiff.report.safe import shown
 from ptxdiff.report.style import VERDICT_SGR
 
@@ -55,12 +56,25 @@ def shown_events(events: list[Event]) -> list[Event]:
                   shown(e.kernel), [safe.row(r) for r in e.rows]) for e in events]
 
 
+def told_apart(items: list[Item]) -> TableColumn[Item]:
+    """The spec column of a log whose commits have several specs: the words that are not in
+    every spec (`MODE=1`, `x_ptr:*fp16`), kept in the compact table too, so two rows of one
+    commit never read the same."""
+    words = [SPEC_WORDS.findall(r.spec) for _, r in items]
+    common = set.intersection(*map(set, words)) if words else set()
+    shown = {id(item): " ".join(w for w in ws if w not in common) or item[1].spec for item, ws in zip(items, words)}
+    return TableColumn("spec", lambda item: shown[id(item)], KEY, wrap=16)
+
+
 def table(events: list[Event], layout: Layout = PLAIN) -> str:
     """The rows along history, fitted to `layout` (a narrow terminal: commit, subject, target,
-    verdict and what changed), then each commit's errors and explanations."""
+    verdict, what tells the commit's specs apart and what changed), then each commit's errors
+    and explanations."""
     events = shown_events(events)
     items = [(e, r) for e in events for r in e.rows]
-    lines = [grid(COLUMNS, items, layout)]
+    several = any(len(e.rows) > len({r.target for r in e.rows}) for e in events)
+    columns = [told_apart(items) if several and c.header == "spec" else c for c in COLUMNS]
+    lines = [grid(columns, items, layout)]
     notes = [f"{e.commit.short[:7]} {r.target}: {r.error}" for e in events for r in e.rows if r.error]
     notes += [f"{e.commit.short[:7]} {line}" for e in events for line in explanations(e.rows)]
     lines += [hanging(n, layout.width) for n in notes]

@@ -21,6 +21,8 @@ import dataclasses
 import datetime
 import hashlib
 import json
+import re
+import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from html import escape
@@ -34,10 +36,12 @@ from ptxdiff.report import safe
 from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, Column, fmt, outputs_cell, timing_cell
 from ptxdiff.report.history import COLUMNS as HISTORY_TABLE
 from ptxdiff.report.history import shown_events
+from ptxdiff.report.history import told_apart as log_spec
 from ptxdiff.report.html_chart import Mark, Point, legend, line_chart, opcode_bars
 from ptxdiff.report.html_view import Read, SourceTable, new_table, opcode_deltas, row_view, sass_view
+from ptxdiff.report.kernels import counted, kernel_lines
 from ptxdiff.report.layout import TableColumn
-from ptxdiff.report.render import notes, report_columns
+from ptxdiff.report.render import SPEC_WORDS, by_kernel, notes, report_columns
 
 T = TypeVar("T")
 
@@ -106,19 +110,34 @@ def _verdict(verdict: str, blocking: bool = False) -> str:
     return f'<span class="v v-{text(verdict)}">{text(verdict)}</span>{mark}'
 
 
-def _table(columns: Sequence[TableColumn[T]], items: Sequence[T], rows: Sequence[Row]) -> str:
-    """The terminal's table (its full layout) as a sortable HTML table; each line opens its row."""
+def kernel_name(kernel: str) -> str:
+    """A kernel id as HTML that breaks after a `/` or a `::` only, never inside a name."""
+    return "<wbr>".join(text(part) for part in re.split(r"(?<=/)|(?<=::)", kernel) if part)
+
+
+def _cell(c: TableColumn, value: str, i: int, row: Row, extra: Callable[[int], str] | None) -> str:
+    if c.header == "kernel":
+        return f'<td class="kname"><a href="#r{i}">{kernel_name(value)}</a></td>'
+    if c.header == "verdict":
+        return f"<td>{_verdict(row.verdict, row.blocking)}</td>"
+    if c.header == "spec":
+        return f'<td class="spec" title="{text(value)}">{text(value)}</td>'
+    if c.header == "specs" and extra is not None:
+        return f'<td class="specs">{extra(i)}</td>'
+    return f'<td class="wrap">{text(value)}</td>' if c.wrap else f"<td>{text(value)}</td>"
+
+
+def _table(columns: Sequence[TableColumn[T]], items: Sequence[T], rows: Sequence[Row],
+           hrefs: Sequence[int] | None = None, specs: Callable[[int], str] | None = None) -> str:
+    """The terminal's table (its full layout) as a sortable HTML table; each line opens its row
+    (`hrefs`: the row section each line opens, where lines are kernels; `specs`: a line's
+    `specs` cell, its spec rows unfolding)."""
     head = "".join(f"<th>{text(c.header)}</th>" for c in columns)
     lines = []
-    for i, (item, row) in enumerate(zip(items, rows)):
-        cells = []
-        for c in columns:
-            value = text(c.value(item))
-            if c.header == "kernel":
-                value = f'<a href="#r{i}">{value}</a>'
-            elif c.header == "verdict":
-                value = _verdict(row.verdict, row.blocking)
-            cells.append(f'<td class="wrap">{value}</td>' if c.wrap else f"<td>{value}</td>")
+    for n, (item, row) in enumerate(zip(items, rows)):
+        i = hrefs[n] if hrefs is not None else n
+        cells = [_cell(c, c.value(item), i, row, (lambda _i, n=n: specs(n)) if specs else None)  # type: ignore[misc]
+                 for c in columns]
         lines.append(f'<tr data-href="r{i}" data-verdict="{text(row.verdict)}" data-kernel="{text(row.kernel)}">'
                      + "".join(cells) + "</tr>")
     return (f'<div class="tablewrap"><table class="rows sortable"><thead><tr>{head}</tr></thead>'
@@ -176,20 +195,41 @@ class Sides:
     revs: tuple[str | None, str | None]
 
 
+def _shared(view: dict | None, texts: dict[str, str] | None) -> dict | None:
+    """A view whose sides' texts are kept once per page (`texts`: text -> its block's id): a
+    log's commit is the new side of one row and the old side of the next, and a spec unchanged
+    along history has the same PTX in every commit."""
+    if view is None or texts is None:
+        return view
+    sides = []
+    for side in view["sides"]:
+        ref = texts.setdefault(side["text"], f"t-{len(texts)}")
+        sides.append({**{k: v for k, v in side.items() if k != "text"}, "ref": ref})
+    return {**view, "sides": sides}
+
+
+def _texts_blocks(texts: dict[str, str]) -> str:
+    """Each shared text once, deflated (PTX and SASS shrink about eightfold; the page's script
+    inflates a text when a row that shows it is opened)."""
+    return "".join(_data_block(ref, {"z": base64.b64encode(zlib.compress(t.encode("utf-8", "surrogateescape"), 9))
+                                     .decode("ascii")}) for t, ref in texts.items())
+
+
 def _row_section(i: int, row: Row, sides: Sides, sources: SourceTable, title: str,
-                 extra: Sequence[tuple[str, str]] = ()) -> str:
+                 extra: Sequence[tuple[str, str]] = (), texts: dict[str, str] | None = None) -> str:
     """One row, folded: its facts, counts and opcode bars readable without script; its PTX view
-    drawn by the script from the JSON block when the row is opened."""
+    drawn by the script from the JSON block when the row is opened (`texts`: each PTX and SASS
+    text kept once per page, `_shared`)."""
     moved, more = opcode_deltas(row)
     parts = [_facts(row, extra),
              f'<div class="cols">{_metrics_table(row)}{opcode_bars(moved, more, row.old is not None and row.new is not None)}'
              "</div>"]
-    view = row_view(row, sides.labels, sides.revs, sources)
+    view = _shared(row_view(row, sides.labels, sides.revs, sources), texts)
     if view is not None:
         parts.append(f'<h3 class="dim">PTX</h3><div class="view" data-view="ptx-{i}">'
                      '<p class="nojs dim">The side-by-side PTX view needs JavaScript.</p></div>'
                      + _data_block(f"ptx-{i}", view))
-        parts.append(_sass_section(i, row, sides.labels))
+        parts.append(_sass_section(i, row, sides.labels, texts))
     if row.log:
         parts.append(f"<details><summary>compile log</summary><pre>{text(row.log)}</pre></details>")
     summary = f"{_verdict(row.verdict, row.blocking)} {title}"
@@ -197,10 +237,10 @@ def _row_section(i: int, row: Row, sides: Sides, sources: SourceTable, title: st
             f'<summary>{summary}</summary><div class="body">{"".join(parts)}</div></details>')
 
 
-def _sass_section(i: int, row: Row, labels: tuple[str, str]) -> str:
+def _sass_section(i: int, row: Row, labels: tuple[str, str], texts: dict[str, str] | None = None) -> str:
     """A row's SASS, folded: old and new aligned as the PTX is, drawn when opened; `no SASS`
     where neither side has it (a failed side, a cubin not kept or not disassembled)."""
-    view = sass_view(row, labels)
+    view = _shared(sass_view(row, labels), texts)
     if view is None:
         return '<p class="dim nosass">no SASS</p>'
     missing = [side for side, ptx, sass in (("old", row.old_ptx, row.old_sass), ("new", row.new_ptx, row.new_sass))
@@ -215,12 +255,42 @@ def _sources_blocks(sources: SourceTable) -> str:
     return "".join(_data_block(f["id"], f) for f in sources.files)
 
 
+def _kernel_counts(rows: Sequence[Row]) -> str:
+    """`20 kernels: 3 structural, 17 identical (120 spec rows); 3 blocking`."""
+    lines = kernel_lines(rows)
+    blocking = sum(line.blocking for line in lines)
+    return (f'<p class="counts">{len(lines)} kernel{"s" if len(lines) != 1 else ""}: '
+            f'{text(counted([line.verdict for line in lines]))} ({len(rows)} spec rows)'
+            + (f'; <span class="blocks">{blocking} blocking</span>' if blocking else "") + "</p>")
+
+
 def _counts(rows: Sequence[Row]) -> str:
     by = Counter(r.verdict for r in rows)
     blocking = sum(r.blocking for r in rows)
     said = ", ".join(f"{n} {v}" for v, n in by.most_common())
     return (f'<p class="counts">{len(rows)} row{"s" if len(rows) != 1 else ""}' + (f": {text(said)}" if said else "")
             + (f'; <span class="blocks">{blocking} blocking</span>' if blocking else "") + "</p>")
+
+
+def _overview(shown: Report) -> str:
+    """The report's table: a line per kernel (report/kernels.py), each opening its trusted spec's
+    row, its `specs` cell unfolding every spec row with its verdict (no script needed); the
+    metric columns that no line changes are left out, so the table fits a reviewer's screen."""
+    folded, by = by_kernel(shown)
+    if by is None:
+        return _table(report_columns(shown), shown.rows, shown.rows)
+    index = {id(r): i for i, r in enumerate(shown.rows)}
+    lines = list(by.values())
+    hrefs = [index[id(line.row)] for line in lines]
+    unchanged = {c.label for c in COLUMNS if not any(c.changed(r) for r in folded.rows)}
+    columns = [c for c in report_columns(folded, lines=by) if c.header not in unchanged]
+
+    def specs(n: int) -> str:
+        line = lines[n]
+        items = "".join(f'<li><a href="#r{index[id(r)]}">{text(r.spec)}</a> {_verdict(r.verdict, r.blocking)}</li>'
+                        for r in line.rows)
+        return f'<details class="specs"><summary>{text(line.agree)}</summary><ul>{items}</ul></details>'
+    return _table(columns, folded.rows, folded.rows, hrefs, specs)
 
 
 def _side_name(side: Side) -> str:
@@ -243,11 +313,12 @@ def report_page(report: Report, read: Read) -> str:
     sources = new_table(read)
     parts = [f"<h1>ptxdiff {text(what)}</h1>", f'<p class="dim">{text(tools)}</p>']
     if report.rows:
-        parts += [_counts(report.rows), _filters(),
-                  _table(report_columns(shown), shown.rows, shown.rows)]
+        several = report.base is not None and len({r.kernel for r in report.rows}) < len(report.rows)
+        parts += [_kernel_counts(report.rows) if several else _counts(report.rows), _filters(), _overview(shown)]
     else:
         parts.append("<p>no Triton kernel changed</p>" if report.base else "<p>no Triton kernels found</p>")
-    said = notes(shown)
+    folded, by = by_kernel(shown)
+    said = notes(folded, lines=by, full=shown)
     if said:
         parts.append('<h2>Notes</h2><ul class="notes">' + "".join(f"<li>{text(n.text)}</li>" for n in said) + "</ul>")
     if report.rows:
@@ -262,31 +333,75 @@ def _date(e: Event) -> str:
     return datetime.datetime.fromtimestamp(e.commit.time, datetime.timezone.utc).strftime("%Y-%m-%d")
 
 
+def spec_key(row: Row) -> str:
+    """What a spec is across commits (its new side's values: types, constexprs, warps, stages),
+    so a chart follows one spec, never the first row of each commit."""
+    detail = row.spec_detail or {}
+    keep = {k: v for k, v in detail.items() if k not in ("source", "guessed", "notes")}
+    return row.target + " " + (json.dumps(keep, sort_keys=True, default=str) if keep else row.spec)
+
+
+def followed(events: Sequence[Event]) -> dict[str, str]:
+    """The specs the charts follow (at most SERIES_SHOWN, those measured in the most commits, the
+    first seen among equals), each with its name: the words of its label that tell it from the
+    other specs followed (its target too where there are several)."""
+    seen: dict[str, list[Row]] = {}
+    for e in events:
+        for r in e.rows:
+            if r.new is not None:
+                seen.setdefault(spec_key(r), []).append(r)
+    keys = sorted(seen, key=lambda k: -len(seen[k]))[:SERIES_SHOWN]
+    last = [seen[k][-1] for k in keys]
+    words = [SPEC_WORDS.findall(r.spec.split(" -> ")[-1]) for r in last]
+    common = set.intersection(*map(set, words)) if len(words) > 1 else set()
+    several = len({r.target for r in last}) > 1
+    out: dict[str, str] = {}
+    for k, r, ws in zip(keys, last, words):
+        name = (f"{r.target} " if several else "") + (" ".join(w for w in ws if w not in common) or r.spec)
+        out[k] = name if name not in out.values() else f"{name} ({len(out) + 1})"
+    return out
+
+
+SERIES_SHOWN = 6   # the chart's colours (html_chart.SERIES)
+
+
 def _charts(events: Sequence[Event], index: Callable[[int, int], int]) -> str:
-    """One chart per metric: a line per target, a dot per commit (linked to its row), the commits
-    whose launch changed marked."""
+    """One chart per metric: a line per spec followed (`followed`), named in the legend, a dot
+    per commit (linked to its row), the commits whose launch changed marked."""
     labels = [e.commit.short[:7] for e in events]
-    targets = list(dict.fromkeys(r.target for e in events for r in e.rows if r.new))
+    names = followed(events)
     marks = [Mark(x, f"{e.commit.short[:7]} launch: " + "; ".join(dict.fromkeys(r.launch for r in e.rows if r.launch)))
              for x, e in enumerate(events) if any(r.launch for r in e.rows)]
     out = []
     for title, column in CHARTS:
         series: dict[str, list[Point]] = {}
         for x, e in enumerate(events):
-            for t in targets:
-                k, row = next(((k, r) for k, r in enumerate(e.rows) if r.target == t and r.new), (-1, None))
-                value = column.value(row.new) if row is not None else None
-                if row is None or not isinstance(value, (int, float)):
+            for k, row in enumerate(e.rows):
+                name = names.get(spec_key(row)) if row.new is not None else None
+                value = column.value(row.new) if name is not None else None
+                if name is None or not isinstance(value, (int, float)) or \
+                        any(p.x == x for p in series.get(name, ())):
                     continue
-                tip = f"{e.commit.short[:7]} {e.commit.subject}\n{t} {row.spec}: {column.label} {fmt(value)} ({row.verdict})"
-                series.setdefault(t, []).append(Point(x, float(value), f"#r{index(x, k)}", tip, row.verdict in ASK))
+                tip = (f"{e.commit.short[:7]} {e.commit.subject}\n{row.target} {row.spec}: {column.label} "
+                       f"{fmt(value)} ({row.verdict})")
+                series.setdefault(name, []).append(Point(x, float(value), f"#r{index(x, k)}", tip, row.verdict in ASK))
         if series:
-            out.append(line_chart(title, labels, series, marks))
+            out.append(line_chart(title, labels, {n: series[n] for n in names.values() if n in series}, marks))
     if not out:
         return ""
-    keys = legend(targets) + ('<span class="key"><i class="launchkey"></i>launch changed</span>' if marks else "") \
+    more = len({spec_key(r) for e in events for r in e.rows if r.new is not None}) - len(names)
+    keys = legend(list(names.values())) \
+        + (f'<span class="key dim">{more} more spec{"s" if more != 1 else ""} in the table</span>' if more > 0 else "") \
+        + ('<span class="key"><i class="launchkey"></i>launch changed</span>' if marks else "") \
         + '<span class="key dim">ringed: structural, failed or unmeasured; click a dot for its row</span>'
     return f'<div class="legend">{keys}</div><div class="charts">{"".join(out)}</div>'
+
+
+def log_columns(items: Sequence[tuple[Event, Row]]) -> list[TableColumn]:
+    """The log's table: where a commit has several specs, its spec column says what tells them
+    apart (`casting_mode=0 has_dS_out=False`), the row's facts the spec whole."""
+    several = len(items) > len({(e.commit.id, r.target) for e, r in items})
+    return [log_spec(list(items)) if several and c.header == "spec" else c for c in HISTORY_TABLE]
 
 
 def history_page(events: Sequence[Event], read: Read) -> str:
@@ -299,13 +414,14 @@ def history_page(events: Sequence[Event], read: Read) -> str:
     for e in events:
         starts.append(starts[-1] + len(e.rows))
     sources = new_table(read)
+    texts: dict[str, str] = {}
     kernel = events[-1].kernel if events else ""
     parts = [f"<h1>ptxdiff log {text(kernel)}</h1>"]
     if not items:
         parts.append("<p>no rows</p>")
     else:
         parts += [_counts([r for _, r in items]), _charts(events, lambda x, k: starts[x] + k), _filters(),
-                  _table(HISTORY_TABLE, items, [r for _, r in items])]
+                  _table(log_columns(items), items, [r for _, r in items])]
         said = [f"{e.commit.short[:7]} {r.target}: {r.error}" for e, r in items if r.error]
         if said:
             parts.append('<h2>Errors</h2><ul class="notes">' + "".join(f"<li>{text(n)}</li>" for n in said) + "</ul>")
@@ -318,8 +434,9 @@ def history_page(events: Sequence[Event], read: Read) -> str:
                      ("author", f"{e.commit.author}, {_date(e)}")]
             parts += [_row_section(starts[x] + k, r, sides, sources,
                                    f"<code>{text(e.commit.short[:7])}</code> {text(e.commit.subject[:80])} "
-                                   f"<span class=dim>[{text(r.target)} {text(r.spec)}]</span>", extra)
+                                   f"<span class=dim>[{text(r.target)} {text(r.spec)}]</span>", extra, texts)
                       for k, r in enumerate(e.rows)]
+    parts.append(_texts_blocks(texts))
     parts.append(_sources_blocks(sources))
     return _page(f"ptxdiff log {kernel}", "diff", "\n".join(parts))
 

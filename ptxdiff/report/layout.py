@@ -37,6 +37,7 @@ class Layout:
     width: int | None = None
     colour: bool = False
     wide: bool = False
+    specs: bool = False   # a row per spec (--specs), not a line per kernel (report/kernels.py)
 
 
 PLAIN = Layout()   # no width, no colour: a file, a git note

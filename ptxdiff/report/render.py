@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import re
@@ -13,6 +14,7 @@ from ptxdiff.compare.results import Report, Row, describe
 from ptxdiff.compare.verdict import ORDER
 from ptxdiff.report import safe
 from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, Column, explanations, fuzzed_note, outputs_cell, timing_cell
+from ptxdiff.report.kernels import KernelLine, kernel_lines
 from ptxdiff.report.layout import FOLD, FULL, KEY, PLAIN, Layout, TableColumn, grid, hanging, md_escape
 from ptxdiff.report.style import VERDICT_SGR
 from ptxdiff.specs import guesses
@@ -56,11 +58,31 @@ def _says(column: Column) -> Callable[[Row], bool]:
     return lambda r: not r.error and column.changed(r)
 
 
-def report_columns(report: Report, layout: Layout = PLAIN) -> list[TableColumn[Row]]:
+SPEC_CAP = 48   # a kernel line's spec in a terminal's table (a comment's: twice that); --wide shows it whole
+
+
+def by_kernel(report: Report, layout: Layout = PLAIN,
+              cap: int | None = None) -> tuple[Report, dict[str, KernelLine] | None]:
+    """The report as the table shows it: a line per kernel (report/kernels.py), unless the
+    layout asks for every spec (--specs), the report compares nothing (`ptxdiff show`) or each
+    kernel has one row already; a line's spec within `cap` characters. The lines by kernel id,
+    None where rows are shown as they are."""
+    if layout.specs or report.base is None:
+        return report, None
+    lines = kernel_lines(report.rows)
+    if len(lines) == len(report.rows):
+        return report, None
+    return (dataclasses.replace(report, rows=[line.as_row(cap) for line in lines]),
+            {line.kernel: line for line in lines})
+
+
+def report_columns(report: Report, layout: Layout = PLAIN,
+                   lines: dict[str, KernelLine] | None = None) -> list[TableColumn[Row]]:
     """The report table's columns, for every layout: the compact one keeps kernel, target and
     verdict (and the spec where a kernel has several) and folds the metrics that changed. A
     terminal (a width, not --wide) shows a long spec by what tells it apart; `ptxdiff show`,
-    whose rows have no verdict, has no verdict column."""
+    whose rows have no verdict, has no verdict column. With `lines` (a line per kernel) a
+    `specs` column says how many specs agree."""
     several_specs = len({(r.kernel, r.target) for r in report.rows}) < len(report.rows)
     specs = dict(zip(map(id, report.rows), told_apart(report.rows))) \
         if layout.width is not None and not layout.wide else {}
@@ -68,8 +90,13 @@ def report_columns(report: Report, layout: Layout = PLAIN) -> list[TableColumn[R
     verdict: list[TableColumn[Row]] = [
         TableColumn("verdict", lambda r: r.verdict + (" ✗" if r.blocking else ""), KEY,
                     style=lambda r: VERDICT_SGR.get(r.verdict))] if compared else []
+    agree: list[TableColumn[Row]] = [TableColumn("specs", lambda r: lines[r.kernel].agree, KEY, wrap=14)] \
+        if lines else []
     return [TableColumn("kernel", lambda r: r.kernel, KEY, wrap=20),
-            TableColumn("spec", lambda r: specs.get(id(r), r.spec), KEY if several_specs else FULL, wrap=16),
+            TableColumn("spec", lambda r: specs.get(id(r), r.spec), KEY if several_specs and not lines
+                        or lines and (layout.width is None or layout.width >= 100) else FULL,
+                        wrap=16),
+            *agree,
             TableColumn("from", lambda r: SOURCE_MARK.get(r.spec_source or "", "-"), FULL),
             TableColumn("target", lambda r: r.target, KEY),
             *(TableColumn(c.label, c.cell, FOLD, says=_says(c)) for c in COLUMNS),
@@ -139,13 +166,28 @@ def _errors(report: Report) -> list[Note]:
 RUN_SPECIFIC = (NoteKind.REMOTE, NoteKind.CACHE)   # what differs between two runs: said in the log, not in a comment
 
 
-def notes(report: Report, run: bool = True) -> list[Note]:
+def notes(report: Report, run: bool = True, lines: dict[str, KernelLine] | None = None,
+          full: Report | None = None) -> list[Note]:
     """What every layout says under the table: errors, dynamic results, why, guesses, messages.
     `run=False` (the pull-request comment): without what differs between two runs on the same
-    commits (where rows came from, how the remote cache answered)."""
-    lines = [*_errors(report), *as_notes(NoteKind.EXPLANATION, explanations(report.rows)), *spec_notes(report),
-             *report.messages, *blocking_line(report), *cache_counts(report)]
-    return [n for n in lines if run or n.kind not in RUN_SPECIFIC]
+    commits (where rows came from, how the remote cache answered). With `lines` (`report` has a
+    line per kernel; `full` every spec row): the errors and reasons of the lines' specs, which
+    specs ran, and how to see the others."""
+    full = full or report
+    folded: list[Note] = []
+    if lines:   # the errors of the rows that block, where the line shows another spec
+        folded += [Note(NoteKind.ERROR, r.kernel, f"{r.kernel} [{r.target} {r.spec}]: {r.error}") for r in full.rows
+                   if r.blocking and r.error and r.kernel in lines and r is not lines[r.kernel].row]
+        folded += [Note(NoteKind.RESULT, k, f"{k}: {line.ran}") for k, line in lines.items() if line.ran]
+        hidden = len(full.rows) - len(report.rows)
+        folded.append(Note(NoteKind.EXPLANATION, None,
+                           f"a line per kernel: the deltas of its spec to trust most (config, recorded, call site, "
+                           f"guessed); {hidden} more spec rows: --specs shows them, the JSON report has each"))
+    said = [dataclasses.replace(r, spec=s.spec) for r, s in zip((line.row for line in lines.values()), report.rows)] \
+        if lines else report.rows   # a line's reason with its own spec's verdict
+    out = [*_errors(report), *as_notes(NoteKind.EXPLANATION, explanations(said)), *folded, *spec_notes(full),
+           *report.messages, *blocking_line(full), *cache_counts(full)]
+    return [n for n in out if run or n.kind not in RUN_SPECIFIC]
 
 
 def verdicts_found(rows: Sequence[Row]) -> str:
@@ -157,10 +199,15 @@ def verdicts_found(rows: Sequence[Row]) -> str:
 
 
 def blocking_line(report: Report) -> list[Note]:
-    """How many rows block and with which verdicts: `1 blocking: structural`, `3 blocking: 2
-    structural, 1 failed`."""
-    blocking = report.blocking
-    return [Note(NoteKind.BLOCKING, None, f"{len(blocking)} blocking: {verdicts_found(blocking)}")] if blocking else []
+    """How many kernels block and with which verdicts (their own, report/kernels.py), and how
+    many spec rows: `1 kernel blocks: structural (2 rows)`, `3 kernels block: 2 structural,
+    1 failed (5 rows)`."""
+    blocking = [line for line in kernel_lines(report.rows) if line.blocking]
+    if not blocking:
+        return []
+    n, rows = len(blocking), len(report.blocking)
+    return [Note(NoteKind.BLOCKING, None, f"{n} kernel{'s block' if n != 1 else ' blocks'}: "
+                 f"{verdicts_found([line.as_row() for line in blocking])} ({rows} row{'s' if rows != 1 else ''})")]
 
 
 def cache_counts(report: Report) -> list[Note]:
@@ -173,28 +220,30 @@ def cache_counts(report: Report) -> list[Note]:
 
 def table(report: Report, layout: Layout = PLAIN) -> str:
     """For a terminal or a file: the table fitted to `layout.width`, the notes wrapped to it."""
-    report = safe.report(report)
+    full = safe.report(report)
+    report, by = by_kernel(full, layout, SPEC_CAP if layout.width is not None and not layout.wide else None)
     lines = [_heading(report)]
     if report.rows:
         one_side = report.base is None   # `ptxdiff show`: the counts themselves, all of them
-        lines.append(grid(report_columns(report, layout), report.rows, layout, changed="counts" if one_side else "changed",
-                          folds=len(COLUMNS) if one_side else 4))
+        lines.append(grid(report_columns(report, layout, by), report.rows, layout,
+                          changed="counts" if one_side else "changed", folds=len(COLUMNS) if one_side else 4))
     else:
         lines.append("no Triton kernel changed" if report.base else "no Triton kernels found")
-    lines += [hanging(n.text, layout.width) for n in notes(report)]
+    lines += [hanging(n.text, layout.width) for n in notes(report, lines=by, full=full)]
     return "\n".join(lines) + "\n"
 
 
-def markdown(report: Report) -> str:
+def markdown(report: Report, layout: Layout = PLAIN) -> str:
     """For a review comment (GitHub, GitLab): the heading, one table, then each note as its own
     paragraph; blank lines keep the notes out of the table, escapes keep names literal."""
-    report = safe.report(report)
+    full = safe.report(report)
+    report, by = by_kernel(full, layout, 2 * SPEC_CAP)
     blocks = [f"**{md_escape(_heading(report))}**"]
     if report.rows:
-        blocks.append(grid(report_columns(report), report.rows, PLAIN, fmt="github"))
+        blocks.append(grid(report_columns(report, PLAIN, by), report.rows, PLAIN, fmt="github"))
     else:
         blocks.append("no Triton kernel changed" if report.base else "no Triton kernels found")
-    blocks += [md_escape(" ".join(n.text.split())) for n in notes(report)]
+    blocks += [md_escape(" ".join(n.text.split())) for n in notes(report, lines=by, full=full)]
     return "\n\n".join(blocks) + "\n"
 
 
@@ -217,4 +266,6 @@ def ptx_diffs(report: Report) -> str:
 def render(report: Report, fmt: str, layout: Layout = PLAIN) -> str:
     if fmt == "table":
         return table(report, layout)
-    return {"markdown": markdown, "json": as_json}[fmt](report)
+    if fmt == "markdown":
+        return markdown(report, layout)
+    return as_json(report)

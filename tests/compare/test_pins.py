@@ -58,7 +58,7 @@ def test_lone_specs_pair_by_equal_guesses_never_across_a_flag():
     new = [result(TRANSPOSE_B=v, BLOCK=256) for v in (False, True)]   # a launch value changed, in another order
     by_key: dict[object, list] = {f"o{i}": [r, None] for i, r in enumerate(old)}
     by_key.update({f"n{i}": [None, r] for i, r in enumerate(new)})
-    pair_lone(by_key)
+    pair_lone(by_key, launched=True)
     pairs = [(a.spec["constexprs"]["TRANSPOSE_B"], b.spec["constexprs"]["TRANSPOSE_B"]) for a, b in by_key.values()]
     assert sorted(pairs) == [(False, False), (True, True)]
     assert agree(result(A=1), result(B=2)) and not agree(result(A=1), result(A=2))

@@ -237,3 +237,71 @@ def test_pair_kernels_pairs_by_id_and_through_renames() -> None:
     assert [(o and o.id, n and n.id) for o, n in pairs] == [("a.py::k", "c.py::k"), (None, "n.py::n"),
                                                            ("gone.py::g", None)]   # b.py's kernel: broken now
     assert broken == [(None, Broken("b.py", "e"))]
+
+
+def specced(result: SpecResult, signature: dict, constexprs: dict, guessed: dict | None = None,
+            warps: int = 4, source: str = "guessed") -> SpecResult:
+    spec = {"signature": signature, "constexprs": constexprs, "num_warps": warps, "num_stages": 3,
+            "source": source, "guessed": guessed if guessed is not None else dict(constexprs)}
+    return dataclasses.replace(result, spec=spec)
+
+
+def test_an_optional_pointer_none_on_one_side_never_stands_against_the_other_none() -> None:
+    """Issue 38: old `A=None, B` a pointer against new `B=None, A` a pointer is two specs, unpaired
+    (no delta, no block while another spec compares), never `regs 22->30`."""
+    a_none = specced(ok("a"), {"A": "constexpr", "B": "*fp32"}, {"A": None})
+    b_none = specced(dataclasses.replace(B, key="b", label="b"), {"A": "*fp32", "B": "constexpr"}, {"B": None})
+    both = specced(ok("ab"), {"A": "*fp32", "B": "*fp32"}, {})
+    rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), [a_none, both], [b_none, both], 90,
+                     configmod.Config(), True)
+    assert sorted((r.spec, r.verdict, r.blocking, any(r.delta.values())) for r in rows) == [
+        ("a", "unpaired", False, False), ("ab", "identical", False, False), ("b", "unpaired", False, False)]
+
+
+def test_autotune_configs_pair_by_equal_config_never_by_position() -> None:
+    """Issue 41: a reordered Config list with Configs retuned: each Config against itself, the
+    retuned ones (BLOCK 64 -> 256, 512) never by position: unpaired; a Config whose warps alone
+    moved pairs."""
+    def config(key: str, block: int, warps: int = 4, result: SpecResult = A) -> SpecResult:
+        return specced(dataclasses.replace(result, key=key, label=key), {"x_ptr": "*fp32", "BLOCK": "constexpr"},
+                       {"BLOCK": block}, {}, warps, source="config")
+    old = [config("o32", 32), config("o64", 64), config("o128", 128, 4)]
+    new = [config("n128", 128, 8, B), config("n256", 256), config("n512", 512), config("o32", 32)]
+    rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, configmod.Config(), True)
+    assert sorted((r.spec, r.verdict) for r in rows) == sorted([
+        ("o128 -> n128", "structural"), ("o32", "identical"), ("o64", "unpaired"), ("n256", "unpaired"),
+        ("n512", "unpaired")])
+    assert not any(r.delta for r in rows if r.verdict == "unpaired")
+
+
+def test_a_changed_kernel_whose_specs_all_go_unpaired_blocks_as_unmeasured() -> None:
+    """No spec compares (two Configs retuned, nothing to pair them by): the gate cannot tell what
+    changed, so it fails closed; `added`/`removed` are kept for a function added or removed."""
+    old = [specced(ok(f"o{b}"), {"BLOCK": "constexpr"}, {"BLOCK": b}, {}, source="config") for b in (64, 32)]
+    new = [specced(ok(f"n{b}"), {"BLOCK": "constexpr"}, {"BLOCK": b}, {}, source="config") for b in (128, 256)]
+    rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, configmod.Config(), True)
+    assert [(r.verdict, r.blocking) for r in rows] == [("unpaired", True)] * 4
+    assert {r.verdict for r in pair_rows(pair(None, kernel()), None, new, 90, configmod.Config(), True)} == {"added"}
+    # one spec left on each side (a constexpr default moved: SLOPE=0.01 -> 0.1): compared
+    (moved,) = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old[:1], new[:1], 90,
+                         configmod.Config(), True)
+    assert moved.verdict == "identical" and moved.spec == "o64 -> n128"
+
+
+def test_guessed_values_failing_on_both_sides_are_unpaired_never_added() -> None:
+    """A guessed spec each side has under another key, failing on both: unpaired, not blocking,
+    never `added`/`removed` (the function is on both sides)."""
+    old = [specced(bad("g1", "compile failed: too big"), {}, {"N": 64}), specced(ok("s"), {}, {"N": 1})]
+    new = [specced(bad("g2", "compile failed: too big"), {}, {"N": 128}), specced(ok("s"), {}, {"N": 1})]
+    rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, configmod.Config(), True)
+    assert sorted((r.verdict, r.blocking) for r in rows) == [("identical", False), ("unpaired", False),
+                                                              ("unpaired", False)]
+
+
+def test_a_param_the_kernel_now_declares_a_constexpr_still_pairs_its_specs() -> None:
+    """`beta: fp32` made `beta: tl.constexpr` (Liger-Kernel 2d8b2283): the kernel's change, compared
+    spec by spec (the reason names it), never all unpaired."""
+    old = [specced(ok("o"), {"x": "*fp32", "beta": "fp32"}, {}, source="guessed")]
+    new = [specced(dataclasses.replace(B, key="n", label="n"), {"x": "*fp32", "beta": "constexpr"}, {"beta": 0.0})]
+    (row,) = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, configmod.Config(), True)
+    assert (row.verdict, row.spec) == ("structural", "o -> n") and row.why and row.why.startswith("beta: runtime fp32")

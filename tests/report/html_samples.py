@@ -79,3 +79,20 @@ def history(subject: str = "make it faster") -> list[Event]:
     return [Event(info(1, "add the kernel"), kernel, [row(kernel, None, "add", "added")]),
             Event(info(2, "BLOCK 128"), kernel, [row(kernel, "add", "add", "identical", launch="BLOCK 64 -> 128")]),
             Event(info(3, subject), kernel, [row(kernel, "add", "mul", "structural", why="add.f32 -1, mul.f32 +1")])]
+
+
+LONG_SPEC = ("BETA=0.0 LOSS_TYPE=0 USE_BIAS_CORRECTION_KL=False L=64 N=64 BLOCK_N=4096 w4 s3 OLD_LOGP:*fp32 "
+             "COMPLETION_MASK:*fp32 VLLM_IS_RATIO:*fp32")
+
+
+def many_kernels(kernels: int = 14, specs: int = 6) -> Report:
+    """A real repository's range with many guessed specs: deep kernel ids, long specs, `specs`
+    rows per kernel (one structural, the rest identical)."""
+    rows = []
+    for k in range(kernels):
+        name = f"src/liger_kernel/ops/experimental/fused_linear_op_{k}.py::_fused_linear_cross_entropy_bwd_kernel_{k}"
+        for s in range(specs):
+            verdict = "structural" if s == 1 else "identical"
+            r = row(name, "add", "mul" if s == 1 else "add", verdict, spec_source="guessed")
+            rows.append(Row(**{**r.__dict__, "spec": f"{LONG_SPEC} MODE={s}"}))
+    return Report(Side("HEAD~3", "a" * 40), Side("HEAD", "b" * 40), TOOLS, rows, Config())

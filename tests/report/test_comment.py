@@ -57,7 +57,8 @@ def test_blocking_rows_first_every_row_in_details_notes_as_a_list():
     before, inside, after = parts(out)
     assert before.count("<table>") == 1 and inside.count("<table>") == 1 and "<table>" not in after
     assert len(body_rows(before)) == 1 and "ops/a.py::a_kernel" in body_rows(before)[0]
-    assert len(body_rows(inside)) == 3 and "<summary>All 3 rows</summary>" in inside
+    assert len(body_rows(inside)) == 2 and "<summary>All 2 kernels (the JSON report has each spec row)</summary>" in inside
+    assert "2 rows: 1 constants-only, 1 identical" in inside     # a line per kernel: how many rows agree
     notes = re.findall(r"<li>(.*?)</li>", after, re.S)
     assert any("fma.rn.f32 +1" in n for n in notes) and "| not | a | row |" in notes
     assert "fma.rn.f32" not in before + inside          # a note is never a table row
@@ -71,7 +72,7 @@ def test_the_summary_counts_each_kernel_once_by_its_strongest_verdict_whatever_v
     assert list(counts).index("structural") < list(counts).index("some-new-verdict")   # unknown ones after the known
     line = summary(report(rows))
     assert line.startswith("**ptxdiff**: 3 kernels changed: ") and "1 structural" in line
-    assert "1 some-new-verdict" in line and "**blocked** by 2 kernels (2 rows: 1 unmeasured, 1 structural)" in line
+    assert "1 some-new-verdict" in line and "**blocked** by 2 kernels (1 unmeasured, 1 structural; 2 spec rows)" in line
     assert summary(report([row("k.py::c", "constants-only", False)])).endswith("1 constants-only; passes")
     assert summary(report([])) == "**ptxdiff**: no Triton kernel changed; passes"
 
@@ -108,7 +109,7 @@ def test_a_large_report_fits_a_comment_and_says_what_it_left_out():
     assert len(body_rows(before)) == 5                        # every blocking row is kept
     kept = len(body_rows(inside))
     assert 0 < kept < 3000
-    assert "<summary>All 3000 kernels (3000 rows; the JSON report has each)</summary>" in inside   # compact
+    assert "<summary>All 3000 kernels (the JSON report has each spec row)</summary>" in inside   # compact
     assert re.findall(r"<td>(.*?)</td>", body_rows(inside)[0]) [1:] == ["structural", "1", "1"]
     assert f"{3000 - kept} of 3000 kernels left out" in inside and "has all of them" in inside
     assert "notes left out" in after                        # the 3000 why lines did not fit either

@@ -109,7 +109,10 @@ def table_rows(lines: list[str]) -> list[str]:
 
 
 def test_a_terminal_of_80_columns_breaks_no_word_and_tells_the_specs_apart(changed):
-    out = on_terminal(["diff", "--target", "sm_90"], changed.repo, changed.env)
+    folded = shown(on_terminal(["diff", "--target", "sm_90"], changed.repo, changed.env))   # a line per kernel
+    assert max(len(ln) for ln in folded) <= 80, folded
+    assert "2 specs: 2" in " ".join(table_rows(folded)) and "liger_cross_entropy_kernel" in " ".join(folded)
+    out = on_terminal(["diff", "--target", "sm_90", "--specs"], changed.repo, changed.env)
     lines = shown(out)
     assert max(len(ln) for ln in lines) <= 80, out
     rows = table_rows(lines)
@@ -141,7 +144,8 @@ def test_every_line_under_git_diff_fits_100_columns_or_a_narrower_terminal(chang
     proc = git(changed.repo, "diff", env=env, text=False)
     text = proc.stdout.decode()
     ours = "\n".join(kernel_lines(text)).split("\n") + [ln for ln in text.splitlines() if ln.startswith("ptxdiff:")]
-    assert len(kernel_lines(text)) == 2, text
+    assert len(kernel_lines(text)) == 1, text                       # a line per kernel
+    assert "(2 specs: 2 constants-only)" in " ".join(text.split())
     assert max(len(ln) for ln in ours) <= (columns or 100), text
     assert "why: " in text and "-1.7020" in text and "0fBF" not in text
 

@@ -9,6 +9,7 @@ import dataclasses
 import hashlib
 import json
 import re
+import zlib
 from html.parser import HTMLParser
 
 import pytest
@@ -210,3 +211,57 @@ def test_ci_puts_the_html_beside_the_json_and_the_comment_says_where(tmp_path):
                                                              "CI_PROJECT_DIR": "/builds/p"})
     assert "[open it](https://gl.example/p/-/jobs/9/artifacts/file/ptxdiff-report.html)" in gitlab
     assert "beside the JSON report" in artifact_line("/x/r.html", {})
+
+
+def test_the_log_charts_follow_each_spec_across_commits_whatever_order_the_rows_come_in():
+    """Issue 38: two specs whose rows come in another order in each commit: a line per spec, named
+    by what tells it apart, never regs 32 -> 223 -> 24 between the first rows of each commit."""
+    from ptxdiff.compare.history import Event
+    from ptxdiff.git.records import CommitInfo
+    from ptxdiff.metrics.record import Metrics
+
+    def spec(mode: int, regs: int) -> object:
+        r = row("ops/k.py::k", "add", "add", "identical")
+        new = Metrics(**{**r.new.__dict__, "regs": regs})
+        return dataclasses.replace(r, spec=f"BLOCK=1024 MODE={mode} w4 s3", new=new,
+                                   spec_detail={"constexprs": {"BLOCK": 1024, "MODE": mode}, "num_warps": 4})
+
+    def info(k: int) -> CommitInfo:
+        return CommitInfo(f"{k}" * 40, f"{k}" * 10, "A", 1_700_000_000 + k, f"c{k}", f"c{k}", ())
+    events = [Event(info(1), "ops/k.py::k", [spec(0, 32), spec(1, 223)]),
+              Event(info(2), "ops/k.py::k", [spec(1, 223), spec(0, 32)]),
+              Event(info(3), "ops/k.py::k", [spec(0, 24), spec(1, 223)])]
+    page = history_page(events, read_source)
+    legend = page.split('<div class="legend">')[1].split("</div>")[0]
+    assert "MODE=0" in legend and "MODE=1" in legend and "BLOCK" not in legend   # named by what differs
+    chart = page.split("<svg")[1]                                               # registers per thread
+    lines = re.findall(r'<polyline class="line (s\d)" points="([^"]*)"><title>([^<]*)</title>', chart)
+    heights = {name: [float(p.split(",")[1]) for p in points.split()] for _, points, name in lines}
+    assert sorted(heights) == ["MODE=0", "MODE=1"]
+    assert len(set(heights["MODE=1"])) == 1                     # 223 in every commit: a flat line
+    assert heights["MODE=0"][0] == heights["MODE=0"][1] != heights["MODE=0"][2]   # 32, 32, 24
+
+
+def test_a_long_log_page_keeps_each_ptx_and_sass_text_once():
+    """Issue 38: a 292-row log was 53 MB, each row carrying both sides' PTX and SASS; a commit is
+    the new side of one row and the old side of the next, and a spec that did not change has the
+    same text in every commit: each text is kept once, the rows point at it."""
+    from ptxdiff.compare.history import Event
+    from ptxdiff.git.records import CommitInfo
+
+    def info(k: int) -> CommitInfo:
+        return CommitInfo(f"{k:040d}", f"{k:010d}", "A", 1_700_000_000 + k, f"c{k}", f"c{k}", ())
+    tags = ["add", "mul"]
+    events = [Event(info(k), "ops/add.py::add_kernel",
+                    [dataclasses.replace(row("ops/add.py::add_kernel", tags[(k - 1) % 2] if k else None,
+                                             tags[k % 2], "structural" if k else "added"), spec=f"MODE={s} w4 s3")
+                     for s in range(6)]) for k in range(49)]
+    page = history_page(events, read_source)
+    assert page.count('<details class="row"') == 294
+    data = {m.group(1): m.group(2) for m in re.finditer(r'<script type="application/json" id="([^"]+)">(.*?)</script>',
+                                                        page)}
+    texts = [k for k in data if k.startswith("t-")]
+    assert len(texts) == 4                                   # add and mul, PTX and SASS: once each
+    assert ".entry KERNEL" not in page                       # deflated: no PTX text inline
+    ptx_text = zlib.decompress(base64.b64decode(json.loads(data["t-0"])["z"])).decode()
+    assert ptx_text.startswith(".version") and len(data["t-0"]) < len(ptx_text)

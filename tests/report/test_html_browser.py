@@ -140,9 +140,10 @@ def test_a_400_row_show_opens_with_no_row_expanded(tmp_path):
 
 
 def test_a_log_page_draws_its_charts_and_opens_a_row(tmp_path):
-    out = dom(tmp_path, history_page(history(), read_source), "#r2")
+    """A log's texts are kept once, deflated: the row's view is drawn once they are inflated."""
+    out = dom(tmp_path, history_page(history(), read_source), "#r2", "--virtual-time-budget=5000")
     assert out.count("<svg") == 5 and 'data-ready="1"' in out
-    assert '<table class="ptx two">' in out
+    assert '<table class="ptx two">' in out and "mul.f32" in out and "add.f32" in out
 
 
 def test_without_javascript_the_table_and_the_facts_still_read(tmp_path):
@@ -156,3 +157,38 @@ def test_without_javascript_the_table_and_the_facts_still_read(tmp_path):
     assert out.count('<tr data-href="r') == 3 and "<dd>add.f32 -1, mul.f32 +1</dd>" in out
     assert "The side-by-side PTX view needs JavaScript." in out
     assert '<div id="filters" hidden="">' in out                      # controls that need the script stay hidden
+
+
+FIT_PROBE = """<script>
+var names = Array.prototype.slice.call(document.querySelectorAll("td.kname a"));
+var broken = names.filter(function (a) {   // a name's piece between two break points on more than one line
+  return Array.prototype.slice.call(a.childNodes).some(function (n) {
+    if (n.nodeType !== 3) { return false; }
+    var r = document.createRange(); r.selectNodeContents(n); return r.getClientRects().length > 1;
+  });
+}).length;
+var rows = Array.prototype.slice.call(document.querySelectorAll("table.rows tbody tr"));
+var seen = rows.filter(function (tr) { return tr.getBoundingClientRect().bottom <= window.innerHeight; }).length;
+document.body.setAttribute("data-fit", JSON.stringify({seen: seen, broken: broken, width: window.innerWidth,
+  overflow: document.documentElement.scrollWidth - window.innerWidth, height: window.innerHeight}));
+</script></body>"""
+
+
+def test_at_1400_px_a_screen_shows_ten_kernels_names_break_at_folders_only_and_nothing_overflows(tmp_path):
+    """Issue 38: a real range's many guessed specs (deep kernel ids, long specs, 6 specs a kernel)
+    at a reviewer's 1400 x 1000: a line per kernel, at least 10 of them on the first screen, names
+    broken after `/` and `::` only, no horizontal scrolling."""
+    import json
+
+    from html_samples import many_kernels
+    page = report_page(many_kernels(20, 6), read_source)
+    page = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page, count=1)   # the probe's script
+    page = page.replace("</body>", FIT_PROBE, 1)
+    path = tmp_path / "page.html"
+    path.write_text(page, encoding="utf-8")
+    out, _ = chromium(tmp_path, path.as_uri(), "--dump-dom", "--window-size=1400,1000", "--hide-scrollbars")
+    fit = json.loads(re.search(r'data-fit="([^"]*)"', out).group(1).replace("&quot;", '"'))
+    assert fit["width"] == 1400 and out.count('<tr data-href="r') == 20       # a line per kernel
+    assert fit["seen"] >= 10 and fit["broken"] == 0 and fit["overflow"] <= 0, fit
+    assert out.count('<details class="specs">') == 20 and out.count('<details class="row"') == 120   # specs unfold
+    assert '20 kernels: 20 structural (120 spec rows); <span class="blocks">20 blocking</span>' in out

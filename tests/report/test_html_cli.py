@@ -59,6 +59,9 @@ def test_diff_show_and_log_write_pages_linked_to_each_sides_source(tmp_path, mon
     out = tmp_path / "diff.html"
     rc, _, err = run_main(["-C", str(repo), "diff", "HEAD~1", "HEAD", "-q", "--format", "html", "-o", str(out)], capsys)
     assert rc == 0, err
+    assert "wrote" not in err                                     # -q: nothing said
+    rc, said, err = run_main(["-C", str(repo), "diff", "HEAD~1", "HEAD", "--format", "html", "-o", str(out)], capsys)
+    assert rc == 0 and not said and f"ptxdiff: wrote {out} (" in err     # issue 38: -o says where it wrote
     page = out.read_text()
     data = blocks(page)
     old, new = data["ptx-0"]["sides"]

@@ -87,7 +87,7 @@ def test_verdicts_are_coloured_only_when_asked():
 def test_several_specs_of_one_kernel_keep_the_spec_in_the_compact_table():
     base = demo_report().rows[0]
     rows = [base, Row(base.kernel, "BLOCK=256 w4 s3", "sm_90", "identical", False, row_metrics(1, 1), row_metrics(1, 1), {})]
-    text = table(demo_report(rows), Layout(width=80))
+    text = table(demo_report(rows), Layout(width=80, specs=True))
     assert text.splitlines()[1].split() == ["kernel", "spec", "target", "verdict", "changed"]
     assert "BLOCK=256" in text and widest(text) <= 80
 
@@ -114,7 +114,7 @@ def test_markdown_is_one_table_then_paragraphs_on_github():
     assert body.count("<tr>") == 2                                     # the two kernels, nothing else
     after = out.split("</table>")[1]
     paragraphs = re.findall(r"<p>(.*?)</p>", after, re.S)
-    assert "1 blocking: structural" in paragraphs, after         # only the verdicts found
+    assert "1 kernel blocks: structural (1 row)" in paragraphs, after         # only the verdicts found
     assert any("guessed the types of 2 params" in p for p in paragraphs)
     assert any("y_ptr=*fp32 (see &lt;ptxdiff harness&gt;)" in p for p in paragraphs)  # literal, not markup
     assert "<em>" not in out and "<strong>ptxdiff" in out                # the heading is bold, nothing else is
@@ -154,6 +154,6 @@ def test_show_has_no_verdict_column_and_the_blocking_line_names_what_was_found()
     assert "verdict" not in table(shown).splitlines()[1].split() and " - " not in table(shown).splitlines()[3][-4:]
     rows = [Row(f"ops/k.py::k{i}", "w4 s3", "sm_90", v, True, row_metrics(1, 1), row_metrics(2, 2), {})
             for i, v in enumerate(["structural", "failed", "structural"])]
-    assert "3 blocking: 1 failed, 2 structural" in table(demo_report(rows))
-    assert "1 blocking: structural\n" in table(demo_report(rows[:1]))
-    assert "failed" not in table(demo_report(rows[:1])).split("blocking")[-1]
+    assert "3 kernels block: 1 failed, 2 structural (3 rows)" in table(demo_report(rows))
+    assert "1 kernel blocks: structural (1 row)\n" in table(demo_report(rows[:1]))
+    assert "failed" not in table(demo_report(rows[:1])).split("blocks")[-1]

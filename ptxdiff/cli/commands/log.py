@@ -48,7 +48,7 @@ def run(args: argparse.Namespace, paths: list[str] | None) -> int:
         text = htmlout.history_page(events, opts.compiling, progress(opts.shown))
     else:
         text = historymod.table(events, layout(opts.shown))
-    htmlout.deliver(text, opts.shown.output)
+    htmlout.deliver(text, opts.shown.output, opts.shown.quiet)
     if opts.plot:
         plot_history(events, opts.plot)
     return EXIT_OK

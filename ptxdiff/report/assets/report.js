@@ -255,12 +255,34 @@
     all('td[data-at="' + at + '"]', root).forEach(function (td) { td.parentNode.classList.add("hl"); });
   }
 
+  // a log keeps each text once, deflated (`ref` names its block: {"z": base64 of zlib data})
+  var texts = {};
+  function textOf(ref) {
+    if (texts[ref] === undefined) {
+      var d = data(ref);
+      if (d.z === undefined) {
+        texts[ref] = Promise.resolve(d.text);
+      } else {
+        var bytes = Uint8Array.from(atob(d.z), function (c) { return c.charCodeAt(0); });
+        var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
+        texts[ref] = new Response(stream).text();
+      }
+    }
+    return texts[ref];
+  }
+
   function renderView(box) {
     if (box.getAttribute("data-done")) { return; }
     box.setAttribute("data-done", "1");
     var v = data(box.getAttribute("data-view"));
     box.textContent = "";
     if (!v) { return; }
+    Promise.all(v.sides.map(function (s) {
+      return s.ref ? textOf(s.ref).then(function (t) { s.text = t; }) : null;
+    })).then(function () { drawView(box, v); });
+  }
+
+  function drawView(box, v) {
     var sides = v.sides.map(prepare);
     var table = el("table", "ptx " + (sides.length === 2 ? "two" : "one")), head = el("tr");
     sides.forEach(function (side) {
