@@ -44,6 +44,9 @@ class Spec:
     notes: tuple[str, ...] = ()
     shown: tuple[str, ...] = ()               # signature entries its label shows (those that tell specs apart)
     options: tuple[tuple[str, object], ...] = ()  # other compile options of an autotune Config (maxnreg, num_ctas)
+    # runtime ints a heuristic tested, at the size this spec evaluated it with (`plan.sizes`): part
+    # of its identity, so the spec of each size pairs with the other side's of the same size
+    inputs: tuple[tuple[str, object], ...] = ()
 
     @property
     def label(self) -> str:
@@ -54,13 +57,15 @@ class Spec:
         extra = [f"{name}:{sig[name]}{'%16' if name in (self.divisible or ()) and not sig[name].startswith('*') else ''}"
                  for name in self.shown if sig.get(name) not in (None, "constexpr")]
         options = [f"{k}={v}" for k, v in self.options]
-        return " ".join([*parts, f"w{self.num_warps}", f"s{self.num_stages}", *options, *extra])
+        inputs = [f"{k}={v}" for k, v in self.inputs]
+        return " ".join([*parts, f"w{self.num_warps}", f"s{self.num_stages}", *options, *extra, *inputs])
 
     @property
     def key(self) -> str:
         """Identity of the spec across revisions (pairs old and new rows)."""
         return json.dumps([self.signature, [[k, repr(v)] for k, v in self.constexprs],
-                           self.num_warps, self.num_stages, self.divisible] + ([list(self.options)] if self.options else []))
+                           self.num_warps, self.num_stages, self.divisible] + ([list(self.options)] if self.options else [])
+                          + ([["inputs", [list(i) for i in self.inputs]]] if self.inputs else []))
 
     def as_dict(self) -> dict:
         return {"signature": dict(self.signature), "constexprs": {k: _jsonable(v) for k, v in self.constexprs},
@@ -392,9 +397,10 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
                 and types[p].startswith("*") and launch is None]
     for p in optional:
         variables.append((p, (types[p], None)))
-    if plan.families and launch is None and any(guessed_types.get(p) == "*fp32" and types.get(p) == "*fp32"
-                                                for p in guessed_types):
+    if plan.families and launch is None and (any(guessed_types.get(p) == "*fp32" and types.get(p) == "*fp32"
+                                                 for p in guessed_types) or _wide_scalars(types, sources)):
         variables.append((FAMILY, plan.families))
+    variables += _size_variables(plan, types, launch)
     phantom = _phantoms(variables, plan, set(declared.params))
     combos, note = cover_combinations(variables + phantom, plan.max_specs, plan.cover, plan.guards)
     if phantom:   # the other side's open values: this side compiles the projections
@@ -406,6 +412,41 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
                      optional=tuple(optional), num_warps=num_warps, num_stages=num_stages, launch=launch,
                      layers=tuple(layers), options=variant.options)
     return [_one_spec(kernel, declared, plan, shared, combo) for combo in combos]
+
+
+SIZES = " (read by heuristics)"   # the combination variable of a runtime int a heuristic tests (no param has a space)
+
+
+def _size_variables(plan: Plan, types: dict[str, str], launch: Launch | None) -> list[tuple[str, tuple]]:
+    """The runtime ints a heuristic tests (`plan.sizes`), each an open value of its own: the
+    heuristics are evaluated at a size on each side of every test (not for a recorded launch)."""
+    if launch is not None:
+        return []
+    return [(name + SIZES, values) for name, values in plan.sizes
+            if types.get(name, "").startswith(("i", "u")) and len(values) > 1]
+
+
+def _wide_scalars(types: dict[str, str], sources: dict[str, str]) -> list[str]:
+    """Float scalars a launcher may pass as fp64 (torch.compile does): fp32 by a guess or by what
+    a launch site passes, not by config or a recording."""
+    return [p for p, t in types.items() if t == "fp32" and sources.get(p) in ("guessed", "call-site")]
+
+
+def _family(value: str, types: dict[str, str], guessed_types: dict[str, str], sources: dict[str, str],
+            written: set[str]) -> list[Guess]:
+    """One element-type family (`bf16`; `bf16/fp64`: fp64 float scalars too) given to the
+    guessed fp32 pointers (and float scalars) in `types`; the guesses it makes. A pointer the
+    kernel only stores to (`written`) stays fp32 under a 16-bit family: inputs in bf16 and an
+    fp32 output, as real launches have them, so a conversion dropped before a store shows (all
+    16-bit, LLVM folds `fptrunc(fpext(x) * fpext(y))` into a bf16 multiply: no change)."""
+    pointers, _, scalars = value.partition("/")
+    out = []
+    for p in [*(p for p, t in guessed_types.items() if t == "*fp32" and types.get(p) == t
+                and (p not in written or pointers == "fp32")),
+              *(_wide_scalars(types, sources) if scalars else ())]:
+        types[p] = f"*{pointers}" if types[p].startswith("*") else scalars
+        out.append(guessmod.type_of(p, types[p]))
+    return out
 
 
 def _launched_defaults(declared: Declared, plan: Plan, constexprs: dict, given: set[str]) -> dict:
@@ -481,12 +522,14 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
 
     def guess(g: Guess) -> None:
         guessed[g.key] = g
+    sized: dict[str, int] = {}   # runtime ints a heuristic tests, at this combination's size
     for name, value in combo.items():
         if name == FAMILY:
-            for p, t in shared.guessed_types.items():
-                if t == "*fp32" and types.get(p) == t:
-                    types[p] = f"*{value}"
-                    guess(guessmod.type_of(p, types[p]))
+            for g in _family(value, types, shared.guessed_types, sources, {p.name for p in kernel.params if p.written}):
+                guess(g)
+            continue
+        if name.endswith(SIZES):
+            sized[name[:-len(SIZES)]] = value
             continue
         if name in shared.optional:
             if value is None:
@@ -512,6 +555,8 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
     runtime = {p: (None if constexprs.get(p, 0) is None and types.get(p) == "constexpr" else
                    TensorArg() if t.startswith("*") else HEURISTIC_INT if t.startswith(("i", "u")) else 1.0)
                for p, t in types.items()}
+    runtime.update(sized)
+    inputs: dict[str, object] = {}   # the sized ints a heuristic read
     for name, fn in declared.heuristics.items():
         if name in constexprs and any(name in layer.constexprs for layer in shared.layers):
             continue
@@ -537,6 +582,8 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
         for arg, value in args.stood_in.items():
             if not isinstance(value, TensorArg) and value is not None:
                 guess(guessmod.read_by(arg, name, value))
+            if arg in sized:
+                inputs[arg] = value
     signature = _signature(kernel, declared, types, constexprs)
     for p, t in guessed_types.items():
         if types.get(p) == t:
@@ -557,4 +604,5 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
         source=source,
         guessed=tuple(guessed.values()),
         options=shared.options,
+        inputs=tuple(sorted(inputs.items())),
     )
