@@ -16,18 +16,18 @@ from dataclasses import dataclass
 from ptxdiff.discovery.callsites import Fact, HostFunction, facts, launch_calls, merge
 from ptxdiff.discovery.decorators import triton_kinds
 from ptxdiff.discovery.documented import documented_types
+from ptxdiff.discovery.evidence import converts_values, heuristic_sizes
 from ptxdiff.discovery.fingerprint import Closure, kernel_closure
 from ptxdiff.discovery.guards import Guards, kernel_guards
 from ptxdiff.discovery.harness import device_harness, harness_rank
 from ptxdiff.discovery.hints import (
     constexpr_hints,
     descriptor_types,
-    heuristic_sizes,
     module_constants,
     module_functions,
     optional_params,
 )
-from ptxdiff.discovery.params import Param, converts_values, infer_param_kinds, kinds_through_helpers, written_only
+from ptxdiff.discovery.params import Param, infer_param_kinds, kinds_through_helpers, written_only
 from ptxdiff.source.bounds import size_error
 from ptxdiff.source.modules import AboveTop, Files, ModuleIndex, ParsedModule, nested_statements, submodule
 from ptxdiff.source.syntax import dotted_name, is_constexpr

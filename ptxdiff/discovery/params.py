@@ -549,41 +549,6 @@ def params_behind(fn: ast.FunctionDef, names: set[str], among: Collection[str] |
     return order
 
 
-# element types a conversion to which makes the launch's element types matter (issue 41)
-_FLOAT_TYPES = {"float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5", "float8e4b15"}
-
-
-def _float_type(node: ast.expr) -> bool:
-    """`tl.float32`, `X.dtype.element_ty`, `x.dtype`: a float type, or the element type of a value."""
-    chain = dotted_name(node)
-    return bool(chain) and (chain[-1] in _FLOAT_TYPES or chain[-1] in ("element_ty", "dtype"))
-
-
-def converts_values(fn: ast.FunctionDef, helpers: dict[str, ast.FunctionDef] | None = None) -> bool:
-    """Whether the kernel (or a jit helper it calls) converts values to a float type
-    (`x.to(tl.float32)`, `tl.cast(x, tl.bfloat16)`, `.to(out.dtype.element_ty)`) or reads a
-    pointer's element type: under the guessed fp32 pointers (and fp32 scalars) such a conversion
-    is a no-op, so adding or dropping one reads `identical` unless 16-bit pointers and fp64
-    scalars (torch.compile's Python floats) are compiled too (specs/plan.py)."""
-    called = {n.func.id for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    for f in [fn, *(h for name, h in (helpers or {}).items() if name in called and h is not fn)]:
-        for node in ast.walk(f):
-            if isinstance(node, ast.Attribute) and node.attr == "element_ty":
-                return True
-            if not isinstance(node, ast.Call) or any(k.arg == "bitcast" for k in node.keywords):
-                continue   # a bitcast keeps the bits: no conversion
-            if isinstance(node.func, ast.Attribute) and node.func.attr == "to":
-                target = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "dtype"), None)
-            elif dotted_name(node.func)[-1:] == ["cast"]:
-                target = node.args[1] if len(node.args) > 1 else next(
-                    (k.value for k in node.keywords if k.arg == "dtype"), None)
-            else:
-                continue
-            if target is not None and _float_type(target):
-                return True
-    return False
-
-
 _WRITES = {"store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg", "atomic_and", "atomic_or",
            "atomic_xor"}
 

@@ -19,6 +19,7 @@ from ptxdiff.config import KernelConfig, SpecConfig
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.record.launches import Launch
 from ptxdiff.specs import guesses as guessmod
+from ptxdiff.specs.families import SIZES, family, size_variables, wide_scalars
 from ptxdiff.specs.guesses import Guess, GuessKind
 from ptxdiff.specs.plan import FAMILY, SOURCES, Plan, smaller
 
@@ -398,9 +399,9 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
     for p in optional:
         variables.append((p, (types[p], None)))
     if plan.families and launch is None and (any(guessed_types.get(p) == "*fp32" and types.get(p) == "*fp32"
-                                                 for p in guessed_types) or _wide_scalars(types, sources)):
+                                                 for p in guessed_types) or wide_scalars(types, sources)):
         variables.append((FAMILY, plan.families))
-    variables += _size_variables(plan, types, launch)
+    variables += size_variables(plan, types, launch)
     phantom = _phantoms(variables, plan, set(declared.params))
     combos, note = cover_combinations(variables + phantom, plan.max_specs, plan.cover, plan.guards)
     if phantom:   # the other side's open values: this side compiles the projections
@@ -412,41 +413,6 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
                      optional=tuple(optional), num_warps=num_warps, num_stages=num_stages, launch=launch,
                      layers=tuple(layers), options=variant.options)
     return [_one_spec(kernel, declared, plan, shared, combo) for combo in combos]
-
-
-SIZES = " (read by heuristics)"   # the combination variable of a runtime int a heuristic tests (no param has a space)
-
-
-def _size_variables(plan: Plan, types: dict[str, str], launch: Launch | None) -> list[tuple[str, tuple]]:
-    """The runtime ints a heuristic tests (`plan.sizes`), each an open value of its own: the
-    heuristics are evaluated at a size on each side of every test (not for a recorded launch)."""
-    if launch is not None:
-        return []
-    return [(name + SIZES, values) for name, values in plan.sizes
-            if types.get(name, "").startswith(("i", "u")) and len(values) > 1]
-
-
-def _wide_scalars(types: dict[str, str], sources: dict[str, str]) -> list[str]:
-    """Float scalars a launcher may pass as fp64 (torch.compile does): fp32 by a guess or by what
-    a launch site passes, not by config or a recording."""
-    return [p for p, t in types.items() if t == "fp32" and sources.get(p) in ("guessed", "call-site")]
-
-
-def _family(value: str, types: dict[str, str], guessed_types: dict[str, str], sources: dict[str, str],
-            written: set[str]) -> list[Guess]:
-    """One element-type family (`bf16`; `bf16/fp64`: fp64 float scalars too) given to the
-    guessed fp32 pointers (and float scalars) in `types`; the guesses it makes. A pointer the
-    kernel only stores to (`written`) stays fp32 under a 16-bit family: inputs in bf16 and an
-    fp32 output, as real launches have them, so a conversion dropped before a store shows (all
-    16-bit, LLVM folds `fptrunc(fpext(x) * fpext(y))` into a bf16 multiply: no change)."""
-    pointers, _, scalars = value.partition("/")
-    out = []
-    for p in [*(p for p, t in guessed_types.items() if t == "*fp32" and types.get(p) == t
-                and (p not in written or pointers == "fp32")),
-              *(_wide_scalars(types, sources) if scalars else ())]:
-        types[p] = f"*{pointers}" if types[p].startswith("*") else scalars
-        out.append(guessmod.type_of(p, types[p]))
-    return out
 
 
 def _launched_defaults(declared: Declared, plan: Plan, constexprs: dict, given: set[str]) -> dict:
@@ -525,7 +491,7 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
     sized: dict[str, int] = {}   # runtime ints a heuristic tests, at this combination's size
     for name, value in combo.items():
         if name == FAMILY:
-            for g in _family(value, types, shared.guessed_types, sources, {p.name for p in kernel.params if p.written}):
+            for g in family(value, types, shared.guessed_types, sources, {p.name for p in kernel.params if p.written}):
                 guess(g)
             continue
         if name.endswith(SIZES):

@@ -14,8 +14,9 @@ from types import SimpleNamespace
 import pytest
 
 from helpers import HEADER, commit, make_repo, run_json
-from ptxdiff.discovery.hints import constexpr_hints, heuristic_sizes, module_constants
-from ptxdiff.discovery.params import converts_values, infer_param_kinds, written_only
+from ptxdiff.discovery.evidence import converts_values, heuristic_sizes
+from ptxdiff.discovery.hints import constexpr_hints, module_constants
+from ptxdiff.discovery.params import infer_param_kinds, written_only
 
 
 def parsed(src: str, name: str = "k") -> tuple[ast.FunctionDef, ast.Module]:
