@@ -95,3 +95,34 @@ def _heuristic_tests(body: ast.expr, args: str, runtime: set[str], consts: dict,
                     add(name, *(x for x in boundary(node.ops[0], v, flipped) if isinstance(x, int)))
                 else:   # against another value (a block size): a size below every guessed block, too
                     add(name, 16)
+
+
+def converted_scalars(fn: ast.FunctionDef) -> frozenset[str]:
+    """Runtime params the kernel converts as they are (`eps.to(tl.float32)`, `tl.cast(scale,
+    tl.float32)`, `tl.full([1], eps, tl.float32)`, directly or through a local bound to one): a
+    float scalar pinned to fp32 against a launcher that passes fp64 (torch.compile), the fix whose
+    every row reads `identical` under fp32 scalars alone (specs/plan.py compiles fp64 ones too)."""
+    params = {a.arg for a in fn.args.args if not is_constexpr(a.annotation)}
+    alias = {node.targets[0].id: node.value.id for node in ast.walk(fn)
+             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+             and isinstance(node.value, ast.Name) and node.value.id in params}
+
+    def param(node: ast.expr | None) -> str | None:
+        name = node.id if isinstance(node, ast.Name) else None
+        return name if name in params else alias.get(name or "")
+    found: set[str] = set()
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.Call):
+            continue
+        callee = dotted_name(node.func)[-1:]
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "to":
+            p = param(node.func.value)
+        elif callee == ["cast"] and node.args:
+            p = param(node.args[0])
+        elif callee == ["full"] and len(node.args) > 1:
+            p = param(node.args[1])
+        else:
+            continue
+        if p is not None:
+            found.add(p)
+    return frozenset(found)

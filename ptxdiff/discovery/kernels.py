@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ptxdiff.discovery.callsites import Fact, HostFunction, facts, launch_calls, merge
 from ptxdiff.discovery.decorators import triton_kinds
 from ptxdiff.discovery.documented import documented_types
-from ptxdiff.discovery.evidence import converts_values, heuristic_sizes
+from ptxdiff.discovery.evidence import converted_scalars, converts_values, heuristic_sizes
 from ptxdiff.discovery.fingerprint import Closure, kernel_closure
 from ptxdiff.discovery.guards import Guards, kernel_guards
 from ptxdiff.discovery.harness import device_harness, harness_rank
@@ -130,9 +130,9 @@ def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | Non
         hints = constexpr_hints(fn, module_constants(tree), inferred, {**module_functions(tree), **helper_defs})
         hints.update(heuristic_sizes(fn, module_constants(tree)))   # runtime ints a heuristic tests
         optional = optional_params(fn)
-        written = written_only(fn)
+        written, converted = written_only(fn), converted_scalars(fn)
         params = tuple(Param(a.arg, constexpr, None if constexpr else inferred.get(a.arg), hints.get(a.arg),
-                             a.arg in optional, a.arg in written)
+                             a.arg in optional, a.arg in written, a.arg in converted)
                        for a in fn.args.args for constexpr in [is_constexpr(a.annotation)])
         harness, params = (None, params) if fn.name in launched else device_harness(fn, params)
         names = [a.arg for a in fn.args.args]

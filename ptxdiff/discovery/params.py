@@ -27,6 +27,7 @@ class Param:
     hint: Hint | None = None   # a constexpr with no default: the guess its use in the kernel suggests
     optional: bool = False     # a runtime param the kernel tests against None
     written: bool = False      # a pointer the kernel only stores to: it stays fp32 in the bf16 family (plan.py)
+    converted: bool = False    # a scalar the kernel converts as it is (`eps.to(tl.float32)`): compiled as fp64 too
 
 
 _LOAD_CALLS = {"load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg",

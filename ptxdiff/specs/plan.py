@@ -267,16 +267,14 @@ def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInp
 def _families(kernels: list[Kernel]) -> tuple[str, ...]:
     """The element-type families guessed pointers are compiled with: where either side converts
     values (`.to(tl.float32)`, a cast, a pointer's `element_ty`), a conversion is a no-op under
-    fp32 pointers, so bf16 pointers too; and where a float scalar meets it (a guessed fp32
-    scalar, or a float a launch site passes), fp64 scalars too (torch.compile's launches), so
-    adding `.to(tl.float32)` on a scalar, or dropping it, shows."""
+    fp32 pointers, so bf16 pointers too; and where either side converts a scalar as it is
+    (`eps.to(tl.float32)`: pinned against torch.compile's fp64 floats), fp64 float scalars too, so
+    that fix, or its reversal, shows. Not for every float scalar: an fp64 compile of a kernel
+    costs about as much again as the others together, and elsewhere a change reads alike
+    under fp32 and fp64 scalars."""
     if not any(k.element_casts for k in kernels):
         return ()
-    floats = any(not p.constexpr and p.kind == "fp32" for k in kernels for p in k.params) or any(
-        f.kind == "type" and f.value == "fp32" or f.kind == "value" and type(f.value) is float
-        for k in kernels for name, facts in k.launch if name in {p.name for p in k.params if not p.constexpr}
-        for f in facts)
-    return (*FAMILIES, WIDE) if floats else FAMILIES
+    return (*FAMILIES, WIDE) if any(p.converted for k in kernels for p in k.params) else FAMILIES
 
 
 def _heuristic_sizes(kernels: list[Kernel]) -> tuple[tuple[str, tuple[int, ...]], ...]:

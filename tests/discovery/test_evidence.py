@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 from helpers import HEADER, commit, make_repo, run_json
-from ptxdiff.discovery.evidence import converts_values, heuristic_sizes
+from ptxdiff.discovery.evidence import converted_scalars, converts_values, heuristic_sizes
 from ptxdiff.discovery.hints import constexpr_hints, module_constants
 from ptxdiff.discovery.params import infer_param_kinds, written_only
 
@@ -59,6 +59,17 @@ def test_a_conversion_inside_a_helper_counts():
     """)
     helpers = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
     assert not converts_values(fn) and converts_values(fn, helpers)
+
+
+def test_a_scalar_converted_as_it_is_is_compiled_as_fp64_too():
+    fn, _ = parsed("""
+        def k(X, eps, scale, beta, gamma, n, BLOCK: tl.constexpr):
+            x = tl.load(X + tl.arange(0, BLOCK)).to(tl.float32)
+            g = gamma
+            y = x * eps.to(tl.float32) + tl.cast(scale, tl.float32) + tl.full([1], g, tl.float32) + beta
+            tl.store(X + tl.arange(0, BLOCK), (y * beta).to(tl.bfloat16))
+    """)
+    assert converted_scalars(fn) == {"eps", "scale", "gamma"}   # not beta: it meets a conversion only
 
 
 def test_outputs_are_the_pointers_only_stored_to():
