@@ -58,7 +58,7 @@ class Plan:
     # constexprs that guard a statement the two sides differ in (discovery/guards.py): every
     # combination of their values is compiled (specs/resolve.py, bounded by GUARDED_COMBINATIONS)
     guards: tuple[str, ...] = ()
-    # runtime ints a heuristic tests, with a size on each side of each test (discovery/hints.py
+    # runtime ints a heuristic tests, with a size on each side of each test (discovery/evidence.py
     # `heuristic_sizes`): the heuristic is evaluated at each (specs/resolve.py)
     sizes: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
@@ -253,8 +253,8 @@ def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInp
                                                (borrowed, "guessed", "as the other side's launch site passes it"))
                     for name in ("num_warps", "num_stages") if name in given
                     and all(f.kind == "value" and isinstance(f.value, int) for f in given[name]))
-    # a cast to the pointers' element types (on either side) is a no-op under fp32 guesses:
-    # bf16 pointers too, so adding or dropping one shows
+    # a conversion (on either side) is a no-op under fp32 guesses: bf16 pointers (and fp64
+    # scalars) too, so adding or dropping one shows
     families = _families(kernels)
     guards = changed_guards(old.guards, new.guards, frozenset(p.name for p in old.params if p.constexpr)
                             & frozenset(p.name for p in new.params if p.constexpr)) if old and new else ()

@@ -21,7 +21,7 @@ from ptxdiff.record.launches import Launch
 from ptxdiff.specs import guesses as guessmod
 from ptxdiff.specs.families import SIZES, family, size_variables, wide_scalars
 from ptxdiff.specs.guesses import Guess, GuessKind
-from ptxdiff.specs.plan import FAMILY, SOURCES, Plan, smaller
+from ptxdiff.specs.plan import FAMILY, SOURCES, WIDE, Plan, smaller
 
 DEFAULT_NUM_WARPS = 4
 DEFAULT_NUM_STAGES = 3
@@ -398,8 +398,8 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
                 and types[p].startswith("*") and launch is None]
     for p in optional:
         variables.append((p, (types[p], None)))
-    if plan.families and launch is None and (any(guessed_types.get(p) == "*fp32" and types.get(p) == "*fp32"
-                                                 for p in guessed_types) or wide_scalars(types, sources)):
+    pointers = any(guessed_types.get(p) == "*fp32" and types.get(p) == "*fp32" for p in guessed_types)
+    if plan.families and launch is None and (pointers or WIDE in plan.families and wide_scalars(types, sources)):
         variables.append((FAMILY, plan.families))
     variables += size_variables(plan, types, launch)
     phantom = _phantoms(variables, plan, set(declared.params))
