@@ -27,6 +27,9 @@ SHAPE_ERROR = re.compile(r"cannot change total number of elements|must be a powe
                          r"greater|arange's range must be|Shape element|incompatible dimensions|shape mismatch"
                          r"|scale factor must be|CompileTimeAssertionFailure",   # `tl.static_assert(K % BLOCK == 0)`
                          re.IGNORECASE)
+# the compiler itself failing (an MLIR pass, its reproducer dump; a division by a constant 0): a
+# guess it could not take (`k % SAVE_EVERY` of a guessed False), searched like a misfit (issue 37)
+CRASH = re.compile(r"PassManager::run failed|MLIR|reproducer|ZeroDivisionError|division (?:or modulo )?by zero")
 MAX_TRIES = 12
 DEADLINE_S = 45.0
 
@@ -34,6 +37,8 @@ DEADLINE_S = 45.0
 def _sizes(value: int | float) -> list[int]:
     """Other sizes for a guessed one: 1 (a lone group), smaller and larger powers of two; for a
     guessed float (a name like `eps_exp` that is an exponent), the ints 1 and 0."""
+    if isinstance(value, bool):   # a flag the crash may come from: its other value, or a small size
+        return [1, 4] if not value else [4]
     if isinstance(value, float):
         return [1, 0]
     return [v for v in dict.fromkeys((1, value // 4, value * 4, 16, 128, 2)) if v >= 1 and v != value]
@@ -59,11 +64,12 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
            jit: object) -> dict[str, int | float] | None:
     """Constexpr values that make `spec` fit, changed from its guesses: {name: size}, or None."""
     shapes = about_shapes(error)   # a type error may be a guessed float that is an int (`1 << (127 + eps_exp)`)
+    crash = crashed(error)
     guessed = {g.name: g.value for g in spec.guessed if g.kind is GuessKind.VALUE
-               and (type(g.value) is int or type(g.value) is float and not shapes)}
+               and (type(g.value) is int or type(g.value) is float and not shapes or crash and type(g.value) is bool)}
     src = getattr(jit, "src", None)
     fn = function_of(src) if isinstance(src, str) else None
-    if not guessed or fn is None or not (shapes or about_types(error)):
+    if not guessed or fn is None or not (shapes or about_types(error) or crash):
         return None
     assert isinstance(src, str)
     constexprs = [name for name, kind in spec.signature if kind == "constexpr"]   # the built text hides annotations
@@ -72,7 +78,7 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
         """The sizes the error asks for, of a suspect whose guess is the size it got; then each
         suspect's other sizes."""
         suspects = [p for p in params_behind(fn, failing_names(error, src, all_params=True), constexprs)
-                    if p in guessed]
+                    if p in guessed] or (_falsy_first(guessed) if crashed(error) else [])
         asked = [{**changed, p: size} for got, wanted in _asked(error) for p in suspects
                  if changed.get(p, guessed[p]) == got for size in wanted]
         return [asked, [{**changed, p: size} for p in suspects for size in _sizes(changed.get(p, guessed[p]))]]
@@ -80,5 +86,15 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
     def sized(spec: Spec, trial: dict) -> Spec:
         return dataclasses.replace(spec, constexprs=tuple((k, trial.get(k, v)) for k, v in spec.constexprs))
 
-    return walk(attempt, spec, error, src, trials, sized, lambda e: about_shapes(e) or about_types(e),
+    return walk(attempt, spec, error, src, trials, sized, lambda e: about_shapes(e) or about_types(e) or crashed(e),
                 MAX_TRIES, DEADLINE_S)
+
+
+def crashed(error: BaseException) -> bool:
+    """The compiler crashed (no line of the kernel to blame, often): see CRASH."""
+    return bool(CRASH.search(message(error)))
+
+
+def _falsy_first(guessed: dict) -> list[str]:
+    """The guesses a crash with no place in the kernel may come from: a 0 or False first."""
+    return sorted(guessed, key=lambda p: bool(guessed[p]))

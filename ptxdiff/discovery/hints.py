@@ -84,7 +84,26 @@ def module_constants(tree: ast.Module) -> dict:
             value = value.args[0]
         ok, v = literal(value, {})
         seen.setdefault(target, []).append(v if ok and isinstance(v, (int, float, str, bool)) else ...)
+    for stmt in tree.body:   # `class Mode: SUM = 0` (an enum of modes): `Mode.SUM` (issue 37)
+        if isinstance(stmt, ast.ClassDef):
+            for k, v in module_constants(ast.Module(body=stmt.body, type_ignores=[])).items():
+                seen.setdefault(f"{stmt.name}.{k}", []).append(v)
     return {k: v[0] for k, v in seen.items() if len(v) == 1 and v[0] is not ...}
+
+
+def constant(node: ast.expr, consts: dict) -> tuple[bool, object]:
+    """`literal`, and a class attribute of the module (`Mode.SUM`, `Mode.SUM.value`)."""
+    if isinstance(node, ast.Attribute):
+        chain = ".".join(n for n in _chain(node.value if node.attr == "value" else node))
+        if chain in consts:
+            return True, consts[chain]
+    return literal(node, consts)
+
+
+def _chain(node: ast.expr) -> list[str]:
+    if isinstance(node, ast.Attribute):
+        return [*_chain(node.value), node.attr]
+    return [node.id] if isinstance(node, ast.Name) else ["?"]
 
 
 def module_functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
@@ -118,16 +137,22 @@ def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None
     blocks = [n for n in names if "block" in uses[n] or (not uses[n] and not compared[n] and BLOCK_NAME.search(n)
                                                        and not SMALL_NAME.search(n))]
     hints: dict[str, Hint] = {}
+    domains = enum_domains(fn, set(names), consts)
     for n in names:
         u = uses[n]
         if "dtype" in u or n.lower().endswith("dtype"):
             hints[n] = Hint(("tl.float32",), "a dtype (the pointers' guessed element type)")
+        elif (option := _option_values(u, compared[n])) is not None:
+            hints[n] = Hint(option, "passed as " + ", ".join(sorted(x[len(OPTION):] for x in u if x.startswith(OPTION)))
+                            + ": one of triton's values", bool(compared[n]))
         elif compared[n] and "block" not in u:
             if kinds.get(n) == "fp32":   # a float compared with `0`: compiled with floats
                 compared[n] = list(dict.fromkeys(float(v) if type(v) is int else v for v in compared[n]))
             values = _branch_values(tuple(compared[n]))
             if "flag" in u and all(isinstance(v, bool) for v in values):
                 values = (False, True)
+            elif n in domains:   # compared with a module's enum: its constants, not a value none of them is
+                values = tuple(dict.fromkeys([*domains[n], *(v for v in compared[n] if v not in domains[n])]))
             hints[n] = Hint(values, f"compared with {', '.join(repr(v) for v in compared[n])}; every branch", True)
         elif STRIDE_NAME.search(n) and "block" not in u and "flag" not in u:
             hints[n] = Hint((1,), "a stride (contiguous launches pass 1)")
@@ -156,7 +181,12 @@ def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None
             hints[n] = Hint((SMALL_INT,), "a small count (its name)")
         else:
             hints[n] = Hint((SOME_INT,), "an integer (a size: a power of two)")
-    return hints
+    asserts, divided = asserted(fn, set(names), consts), divisors(fn, set(names))
+    for helper, passed in _passed_on(fn, set(names), helpers or {}, 3):
+        for inner, demanded in asserted(helper, set(passed), consts).items():
+            asserts.setdefault(passed[inner], demanded)
+        divided |= {passed[inner] for inner in divisors(helper, set(passed))}
+    return {n: _evidence_hint(n, h, asserts, divided) for n, h in hints.items()}
 
 
 def _constexpr_uses(fn: ast.FunctionDef, names: list[str], consts: dict) -> tuple[dict[str, set[str]], dict[str, list]]:
@@ -183,20 +213,20 @@ def _constexpr_uses(fn: ast.FunctionDef, names: list[str], consts: dict) -> tupl
             left, right = node.left, node.comparators[0]
             for a, b in ((left, right), (right, left)):
                 if isinstance(a, ast.Name) and a.id in compared:
-                    ok, v = literal(b, consts)
+                    ok, v = constant(b, consts)
                     _add_compared(compared[a.id], [v] if ok else [])
         elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ORDERED):
             left, right = node.left, node.comparators[0]
             for a, b, flipped in ((left, right, False), (right, left, True)):
                 if isinstance(a, ast.Name) and a.id in compared:
-                    ok, v = literal(b, consts)
+                    ok, v = constant(b, consts)
                     found = compared[a.id]   # a value equal to one there already (0 and 0.0) selects alike
                     _add_compared(found, [b for b in boundary(node.ops[0], v, flipped) if b not in found] if ok else [])
         elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
                 and isinstance(node.left, ast.Name) and node.left.id in compared:
             options = node.comparators[0]   # `MODE in ("a", "b")`
             if isinstance(options, (ast.Tuple, ast.List, ast.Set)):
-                found = [literal(e, consts) for e in options.elts]
+                found = [constant(e, consts) for e in options.elts]
                 _add_compared(compared[node.left.id], [v for ok, v in found if ok])
     return uses, compared
 
@@ -283,6 +313,118 @@ def _call_uses(node: ast.Call, uses: dict[str, set[str]]) -> None:
     for k in node.keywords:
         if k.arg == "dtype" and isinstance(k.value, ast.Name) and k.value.id in uses:
             uses[k.value.id].add("dtype")
+        elif k.arg in OPTIONS and isinstance(k.value, ast.Name) and k.value.id in uses:
+            uses[k.value.id].add(OPTION + k.arg)   # `input_precision=PREC`: one of triton's strings
+
+
+# keyword arguments of triton's language that take one of a few values (the default first):
+# a constexpr passed there is one of them, never a size (issue 37)
+OPTIONS = {"input_precision": ("tf32", "ieee", "tf32x3"), "eviction_policy": ("", "evict_last", "evict_first"),
+           "cache_modifier": ("", ".cg", ".ca", ".cs", ".wt", ".cv"), "padding_option": ("", "zero", "nan"),
+           "sem": ("acq_rel", "acquire", "release", "relaxed"), "scope": ("gpu", "cta", "sys"),
+           "fp_downcast_rounding": ("rtne", "rtz"), "allow_tf32": (True, False)}
+OPTION = "option:"
+
+
+def _option_values(used: set[str], compared: list) -> tuple | None:
+    """The values of a constexpr passed to one of OPTIONS: those of its allowed set it is compared
+    with, and one it is not (the `else`), else the default."""
+    allowed = next((OPTIONS[u[len(OPTION):]] for u in sorted(used) if u.startswith(OPTION)), None)
+    if allowed is None:
+        return None
+    named = [v for v in compared if any(v == a and type(v) is type(a) for a in allowed)]
+    other = next((a for a in allowed if a not in named), None)
+    return tuple(named) + ((other,) if other is not None else ())
+
+
+MAX_ENUM = 8
+
+
+def enum_domains(fn: ast.FunctionDef, names: set[str], consts: dict) -> dict[str, list]:
+    """Constexprs compared (`==`, `!=`) with a constant of a module's enum: a class's constants
+    (`Mode.SUM`), or module constants of one prefix (`MODE_A = tl.constexpr(0)`, `MODE_B`): the
+    enum's values are the values a launch passes (issue 37)."""
+    found: dict[str, list] = {}
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq))):
+            continue
+        for a, b in ((node.left, node.comparators[0]), (node.comparators[0], node.left)):
+            key = ".".join(_chain(b)) if isinstance(b, ast.Attribute) else b.id if isinstance(b, ast.Name) else None
+            if not (isinstance(a, ast.Name) and a.id in names and key in consts):
+                continue
+            assert key is not None
+            prefix = key.rsplit(".", 1)[0] + "." if "." in key else key.rsplit("_", 1)[0] + "_" if "_" in key else None
+            kind = type(consts[key])
+            family = [v for k, v in consts.items() if prefix and k.startswith(prefix) and type(v) is kind
+                      and ("." in k) == ("." in key) and "." not in k[len(prefix):]]
+            if 1 < len(family) <= MAX_ENUM:
+                _add_compared(found.setdefault(a.id, []), family)
+    return found
+
+
+def asserted(fn: ast.FunctionDef, names: set[str], consts: dict) -> dict[str, list]:
+    """Values `tl.static_assert` demands of constexprs (`tl.static_assert(N == 4)`, `N in (2,
+    4)`, joined by `and`): the kernel names them, and no other value compiles (issue 37)."""
+    found: dict[str, list] = {}
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Call) and last_name(node.func) == "static_assert" and node.args):
+            continue
+        test = node.args[0]
+        for part in (test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]):
+            if not (isinstance(part, ast.Compare) and len(part.ops) == 1):
+                continue
+            left, right, op = part.left, part.comparators[0], part.ops[0]
+            if isinstance(op, ast.Eq):
+                for a, b in ((left, right), (right, left)):
+                    ok, v = constant(b, consts)
+                    if isinstance(a, ast.Name) and a.id in names and ok:
+                        _add_compared(found.setdefault(a.id, []), [v])
+            elif isinstance(op, ast.In) and isinstance(left, ast.Name) and left.id in names and \
+                    isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+                _add_compared(found.setdefault(left.id, []), [v for ok, v in (constant(e, consts) for e in right.elts)
+                                                               if ok])
+    return {n: v for n, v in found.items() if v}
+
+
+def divisors(fn: ast.FunctionDef, names: set[str]) -> set[str]:
+    """Constexprs the kernel divides by or takes a remainder of (`k % SAVE_EVERY`, `x // D`,
+    `tl.cdiv(n, D)`) outside a test of their own (`if D > 0:`): a 0 or False there is a division
+    by zero, which no launch makes and which crashes the compiler or folds the code away."""
+    found: set[str] = set()
+
+    def visit(node: ast.AST, tested: frozenset[str]) -> None:
+        if isinstance(node, (ast.If, ast.IfExp, ast.While)):
+            inner = tested | _names([node.test])
+            visit(node.test, tested)
+            for child in [*(node.body if isinstance(node.body, list) else [node.body]),
+                          *(node.orelse if isinstance(node.orelse, list) else [node.orelse])]:
+                visit(child, inner)
+            return
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mod, ast.FloorDiv, ast.Div)) and \
+                isinstance(node.right, ast.Name) and node.right.id in names and node.right.id not in tested:
+            found.add(node.right.id)
+        if isinstance(node, ast.Call) and last_name(node.func) == "cdiv" and len(node.args) == 2 and \
+                isinstance(node.args[1], ast.Name) and node.args[1].id in names and node.args[1].id not in tested:
+            found.add(node.args[1].id)
+        for child in ast.iter_child_nodes(node):
+            visit(child, tested)
+    for stmt in fn.body:
+        visit(stmt, frozenset())
+    return found
+
+
+def _evidence_hint(name: str, hint: Hint, asserts: dict[str, list], divided: set[str]) -> Hint:
+    """A hint corrected by what the kernel itself says (issue 37): a value `tl.static_assert`
+    demands; a divisor never 0 nor False."""
+    if name in asserts:
+        return Hint(tuple(asserts[name]), f"asserted by tl.static_assert: {', '.join(map(repr, asserts[name]))}",
+                    True)
+    if name in divided and any(v == 0 for v in hint.values if isinstance(v, (int, float))):
+        kept = tuple(v for v in hint.values if not (isinstance(v, (int, float)) and v == 0))
+        if not kept or all(isinstance(v, bool) for v in kept):
+            kept = (SMALL_INT,)
+        return Hint(kept, f"{hint.why}; a divisor (never 0)", hint.branches)
+    return hint
 
 
 def _square_blocks(fn: ast.FunctionDef, names: set[str]) -> set[str]:

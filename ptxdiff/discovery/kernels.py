@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from ptxdiff.discovery.callsites import Fact, HostFunction, launch_calls, merge, module_dicts, site_facts
 from ptxdiff.discovery.decorators import Found, backend_of, jit_objects, unresolved
 from ptxdiff.discovery.documented import documented_types
+from ptxdiff.discovery.evidence import converted_scalars, converts_values, heuristic_sizes
 from ptxdiff.discovery.fingerprint import Closure, kernel_closure
 from ptxdiff.discovery.guards import Guards, kernel_guards
 from ptxdiff.discovery.harness import device_harness, harness_rank
 from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, module_constants, module_functions, optional_params
 from ptxdiff.discovery.hooks import Hooks, kernel_hooks
-from ptxdiff.discovery.params import Param, infer_param_kinds, kinds_through_helpers
+from ptxdiff.discovery.params import Param, infer_param_kinds, kinds_through_helpers, written_only
 from ptxdiff.discovery.spelling import Spelling
 from ptxdiff.source.bounds import size_error
 from ptxdiff.source.modules import AboveTop, Files, ModuleIndex, ParsedModule, nested_statements, submodule
@@ -203,9 +204,11 @@ def _kernel(index: ModuleIndex, snapshot: Files, mod: ParsedModule, tree: ast.Mo
     inferred.update(documented_types(snapshot.read(mod.path).decode("utf-8", "replace"), fn, runtime))
     inferred.update(descriptor_types(fn, tree))
     hints = constexpr_hints(fn, module_constants(tree), inferred, {**module_functions(tree), **helper_defs})
+    hints.update(heuristic_sizes(fn, module_constants(tree)))   # runtime ints a heuristic tests
     optional = optional_params(fn)
+    written, converted = written_only(fn), converted_scalars(fn)
     params = tuple(Param(a.arg, constexpr, None if constexpr else inferred.get(a.arg), hints.get(a.arg),
-                         a.arg in optional)
+                         a.arg in optional, a.arg in written, a.arg in converted)
                    for a in fn.args.args for constexpr in [is_constexpr(a.annotation)])
     harness, params = (None, params) if launched else device_harness(fn, params)
     names = [a.arg for a in fn.args.args]
@@ -220,7 +223,7 @@ def _kernel(index: ModuleIndex, snapshot: Files, mod: ParsedModule, tree: ast.Mo
                   fingerprint=closure.fingerprint(), params=params, paths=read,
                   names=frozenset(closure.names), launch=tuple(launch.items()),
                   harness=harness, harness_rank=harness_rank(fn) if harness else 1,
-                  element_casts=casts_to_element_types(fn),
+                  element_casts=casts_to_element_types(fn) or converts_values(fn, helper_defs),
                   probes=frozenset(closure.probes - closure.paths),
                   guards=kernel_guards(fn, constexprs, helper_defs),
                   hooks=kernel_hooks(index, mod, fn),

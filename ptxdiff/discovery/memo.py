@@ -27,13 +27,14 @@ from ptxdiff.store import Store
 if TYPE_CHECKING:  # types only: pygit2 stays out of discovery
     from ptxdiff.git.repo import Snapshot
 
-FORMAT = 12
+FORMAT = 13
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 
 def to_json(found: Discovery) -> dict:
     def param(p: Param) -> list:
-        return [p.name, p.constexpr, p.kind, [list(p.hint.values), p.hint.why, p.hint.branches] if p.hint else None, p.optional]
+        return [p.name, p.constexpr, p.kind, [list(p.hint.values), p.hint.why, p.hint.branches] if p.hint else None, p.optional,
+                p.written, p.converted]
     return {"format": FORMAT, "kernels": [
         {"id": k.id, "path": k.path, "name": k.name, "module": k.module, "lineno": k.lineno,
          "fingerprint": k.fingerprint, "params": [param(p) for p in k.params], "paths": sorted(k.paths),
@@ -50,8 +51,8 @@ def from_json(data: dict) -> Discovery:
         raise ValueError("not a stored discovery")
     kernels = {}
     for k in data["kernels"]:
-        params = tuple(Param(n, c, kind, Hint(tuple(h[0]), h[1], h[2]) if h else None, opt)
-                       for n, c, kind, h, opt in k["params"])
+        params = tuple(Param(n, c, kind, Hint(tuple(h[0]), h[1], h[2]) if h else None, opt, written, converted)
+                       for n, c, kind, h, opt, written, converted in k["params"])
         launch = tuple((n, tuple(Fact(kind, value, site) for kind, value, site in facts)) for n, facts in k["launch"])
         kernels[k["id"]] = Kernel(id=k["id"], path=k["path"], name=k["name"], module=k["module"], lineno=k["lineno"],
                                   fingerprint=k["fingerprint"], params=params, paths=frozenset(k["paths"]),

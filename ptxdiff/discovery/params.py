@@ -26,6 +26,8 @@ class Param:
     kind: str | None  # inferred signature type for runtime params ("*fp32", "i32", "fp32"), or None
     hint: Hint | None = None   # a constexpr with no default: the guess its use in the kernel suggests
     optional: bool = False     # a runtime param the kernel tests against None
+    written: bool = False      # a pointer the kernel only stores to: it stays fp32 in the bf16 family (plan.py)
+    converted: bool = False    # a scalar the kernel converts as it is (`eps.to(tl.float32)`): compiled as fp64 too
 
 
 _LOAD_CALLS = {"load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg",
@@ -327,6 +329,7 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
                     for q in mine - found.index_pointers:
                         found.element_types.setdefault(q, next(iter(known)))
     _float_dot_operands(nodes, loaded_from, found)
+    _loaded_dot_operands(nodes, loaded_from, found)
     _cast_dot_operands(nodes, loaded_from, found)
     # `tl.load(ptrs + g).to(tl.pointer_type(dtype))`: the values are addresses, 64-bit ints
     for node in nodes:
@@ -393,6 +396,36 @@ def _cast_dot_operands(nodes: list[ast.AST], loaded_from: dict[str, set[str]], f
                 pointers = {q for n in _names_in(mine) & loaded for q in loaded_from.get(n, ())}
                 for q in pointers - found.index_pointers:
                     found.element_types.setdefault(q, cast)
+
+
+def _loaded_dot_operands(nodes: list[ast.AST], loaded_from: dict[str, set[str]], found: _Evidence) -> None:
+    """An operand of `tl.dot` that is one load's values as loaded (`b = tl.load(B + offs)`;
+    `tl.dot(a, b)`) takes the other operand's known element type even where its values also
+    index or meet integer operators elsewhere: `tl.dot` takes operands of one type, so a `*i32`
+    beside an fp16 operand never compiles (issue 37)."""
+    plain: dict[str, set[str]] = {}   # a local bound once, to one plain load -> its pointers
+    bound: dict[str, int] = {}
+    for node in nodes:
+        target, value = _assigned(node)
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            target = node.target
+        for name in _names_in(target) if target is not None and not isinstance(node, (ast.For,)) else ():
+            bound[name] = bound.get(name, 0) + 1
+        if isinstance(target, ast.Name) and isinstance(value, ast.Call) and dotted_name(value.func)[-1:] == ["load"]:
+            plain[target.id] = loaded_from.get(target.id, set())
+    plain = {n: q for n, q in plain.items() if bound.get(n) == 1}
+    for node in nodes:
+        if not (isinstance(node, ast.Call) and dotted_name(node.func)[-1:] == ["dot"] and len(node.args) >= 2):
+            continue
+        operands = [{q for n in _names_in(a) for q in loaded_from.get(n, ())} for a in node.args[:2]]
+        for arg, theirs in ((node.args[0], operands[1]), (node.args[1], operands[0])):
+            if not (isinstance(arg, ast.Name) and arg.id in plain):
+                continue
+            known = {found.element_types[q] for q in theirs if found.element_types.get(q, "*i1") not in ("*i1", "*i32")}
+            if len(known) == 1:
+                for q in plain[arg.id]:
+                    if found.element_types.get(q) in (None, "*i32"):
+                        found.element_types[q] = next(iter(known))
 
 
 def _float_dot_operands(nodes: list[ast.AST], loaded_from: dict[str, set[str]], found: _Evidence) -> None:
@@ -515,3 +548,33 @@ def params_behind(fn: ast.FunctionDef, names: set[str], among: Collection[str] |
                 seen.add(n)
                 todo.append(n)
     return order
+
+
+_WRITES = {"store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg", "atomic_and", "atomic_or",
+           "atomic_xor"}
+
+
+def written_only(fn: ast.FunctionDef) -> frozenset[str]:
+    """Pointer params the kernel stores to and never loads from (`tl.store(Out + offs, y)`): an
+    output, whose element type a real launch often keeps at fp32 while the inputs are 16-bit
+    (the bf16 family leaves it so, and a conversion dropped before the store then shows)."""
+    params = [a.arg for a in fn.args.args if not is_constexpr(a.annotation)]
+    nodes = list(ast.walk(fn))
+    flow = _locals(params, nodes)
+    read: set[str] = set()
+    written: set[str] = set()
+    for node in nodes:
+        if not isinstance(node, ast.Call):
+            continue
+        name = dotted_name(node.func)[-1:]
+        arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "pointer"), None)
+        if arg is None or not name:
+            continue
+        roots = flow.roots(arg)[0] & set(params)
+        if name[0] in _WRITES:
+            written |= roots
+        elif name[0] in _LOAD_CALLS:
+            read |= roots
+        elif name[0] not in _INT_CALLS:   # handed to a helper: it may load from it
+            read |= {n for a in node.args for n in flow.roots(a)[0] & set(params)}
+    return frozenset(written - read)

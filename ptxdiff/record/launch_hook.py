@@ -289,6 +289,30 @@ class Recorder:
         for item in pending:
             self.count(*item)
 
+    def inductor(self, tuner: Any) -> None:
+        """Count a launch of torch.compile's generated code (`CachingAutotuner.run`) under the
+        repository's kernel it copies, with the signature Inductor compiled (no replayable shape)."""
+        key = ("torch.compile", id(tuner.fn))   # looked up once per compiled copy, not per launch
+        if key not in self.kernels:
+            self.kernels[key] = (_repo_kernel(tuner.fn, self.root), None)
+        kid = self.kernels[key][0]
+        if kid is None:
+            return
+        meta, names = tuner.triton_meta, list(tuner.fn.arg_names)
+        config = tuner.launchers[0].config if tuner.launchers else None
+        given = {**meta.get("constants", {}), **(dict(config.kwargs) if config is not None else {})}
+        attrs = (meta.get("configs") or [{}])[0]
+        divisible = [names[k[0]] for k, v in attrs.items() if ["tt.divisibility", 16] in v and k[0] < len(names)] \
+            if isinstance(attrs, dict) else []
+        self.add(json.dumps({
+            "kernel": kid, "params": names,
+            "signature": {p: t for p, t in meta["signature"].items() if t != "constexpr"},
+            "constexprs": {p: jsonable(given.get(p), self.id_of) for p, t in meta["signature"].items()
+                           if t == "constexpr"},
+            "divisible_by_16": divisible,
+            "num_warps": getattr(config, "num_warps", None) or DEFAULT_NUM_WARPS,
+            "num_stages": getattr(config, "num_stages", None) or DEFAULT_NUM_STAGES,
+            "options": {}, "autotune": None, "via": "torch.compile"}, ensure_ascii=True))
 
 def _arg(value: Any, buffers: dict) -> Any:
     """A run-time argument as replay.py records it: a tensor's layout in its buffer (buffers:
@@ -428,8 +452,45 @@ def _patch_autotuner(module: ModuleType) -> None:
     cls.run, cls._bench = run, _bench
 
 
+def _repo_kernel(fn: Any, root: str) -> str | None:
+    """The repository's kernel that torch.compile's copy `fn` was made from: a jit function of that
+    name (Inductor keeps it, or adds `_N`) in a module of the repository the program imported."""
+    name = getattr(getattr(fn, "fn", fn), "__name__", "")
+    stem, _, tail = name.rpartition("_")
+    for wanted in dict.fromkeys((name, stem if tail.isdigit() else name)):
+        for mod in list(sys.modules.values()):
+            obj = getattr(mod, "__dict__", {}).get(wanted)
+            while obj is not None and not inspect.isfunction(obj) and hasattr(obj, "fn"):
+                obj = obj.fn
+            if inspect.isfunction(obj) and not os.path.isabs(kid := kernel_id(obj, root).rpartition("::")[0]):
+                return f"{kid}::{obj.__name__}"
+    return None
+
+
+def patch_inductor(module: ModuleType) -> None:
+    """torch.compile's generated code launches its own compile of a kernel (Inductor copies its
+    source and launches it through `CachingAutotuner.run`, never `JITFunction.run`): those
+    launches are recorded too, with the types Inductor gave them (a Python float is fp64 there,
+    fp32 in an eager launch; checked on an H100 with torch 2.11 and triton 3.6)."""
+    cls = getattr(module, "CachingAutotuner", None)
+    if cls is None:
+        return
+    original = cls.run
+
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = original(self, *args, **kwargs)
+        if not kwargs.get("benchmark_run") and _recorder is not None:
+            try:
+                _recorder.inductor(self)
+            except Exception as e:  # never break the user's program over a record
+                _recorder.warn("cannot read a launch of torch.compile's generated code", e)
+        return result
+
+    cls.run = run
+
+
 _PATCHES = {"triton.runtime.jit": _patch_jit, "triton.runtime.interpreter": _patch_interpreter,
-            "triton.runtime.autotuner": _patch_autotuner}
+            "triton.runtime.autotuner": _patch_autotuner, "torch._inductor.runtime.triton_heuristics": patch_inductor}
 
 
 class _PatchingLoader(importlib.abc.Loader):

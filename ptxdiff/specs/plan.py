@@ -58,6 +58,9 @@ class Plan:
     # constexprs that guard a statement the two sides differ in (discovery/guards.py): every
     # combination of their values is compiled (specs/resolve.py, bounded by GUARDED_COMBINATIONS)
     guards: tuple[str, ...] = ()
+    # runtime ints a heuristic tests, with a size on each side of each test (discovery/evidence.py
+    # `heuristic_sizes`): the heuristic is evaluated at each (specs/resolve.py)
+    sizes: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
     def key(self) -> str:
         return json.dumps({
@@ -70,7 +73,8 @@ class Plan:
             **({"retypes": [[k, list(map(list, v))] for k, v in self.retypes]} if self.retypes else {}),
             **({"refits": [list(r) for r in self.refits]} if self.refits else {}),
             **({"unread": list(self.unread)} if self.unread else {}),
-            **({"guards": list(self.guards)} if self.guards else {})})
+            **({"guards": list(self.guards)} if self.guards else {}),
+            **({"sizes": [[n, list(v)] for n, v in self.sizes]} if self.sizes else {})})
 
     def choice(self, name: str, kind: str = "constexprs") -> Choice | None:
         return next((c for c in getattr(self, kind) if c.name == name), None)
@@ -146,6 +150,9 @@ def combo_key(constexprs: dict) -> str:
 
 SHRINK = 4
 FAMILIES = ("fp32", "bf16")
+# bf16 pointers with fp64 float scalars: what torch.compile's generated code launches a kernel
+# with (Inductor passes Python floats as fp64; eager launches pass fp32)
+WIDE = "bf16/fp64"
 FAMILY = "element types"   # the combination variable of `families` (no parameter has a space)
 MIN_SIZE = 16
 GUESSED_BOUND_S = 60.0   # a compile of guessed sizes that runs longer is shrunk, not waited for
@@ -288,11 +295,37 @@ def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInp
                                                (borrowed, "guessed", "as the other side's launch site passes it"))
                     for name in ("num_warps", "num_stages") if name in given
                     and all(f.kind == "value" and isinstance(f.value, int) for f in given[name]))
-    # a cast to the pointers' element types (on either side) is a no-op under fp32 guesses:
-    # bf16 pointers too, so adding or dropping one shows
-    families = FAMILIES if any(k.element_casts for k in kernels) else ()
+    # a conversion (on either side) is a no-op under fp32 guesses: bf16 pointers (and fp64
+    # scalars) too, so adding or dropping one shows
+    families = _families(kernels)
     guards = changed_guards(old.guards, new.guards, frozenset(p.name for p in old.params if p.constexpr)
                             & frozenset(p.name for p in new.params if p.constexpr)) if old and new else ()
     return Plan(inputs.recorded, inputs.recorded_note, tuple(constexprs.values()), tuple(types.values()),
                 tuple(optional), options, max_specs, families=families, unread=tuple(unread),
-                guards=tuple(g for g in guards if g in constexprs and len(constexprs[g].values) > 1))
+                guards=tuple(g for g in guards if g in constexprs and len(constexprs[g].values) > 1),
+                sizes=_heuristic_sizes(kernels))
+
+
+def _families(kernels: list[Kernel]) -> tuple[str, ...]:
+    """The element-type families guessed pointers are compiled with: where either side converts
+    values (`.to(tl.float32)`, a cast, a pointer's `element_ty`), a conversion is a no-op under
+    fp32 pointers, so bf16 pointers too; and where either side converts a scalar as it is
+    (`eps.to(tl.float32)`: pinned against torch.compile's fp64 floats), fp64 float scalars too, so
+    that fix, or its reversal, shows. Not for every float scalar: an fp64 compile of a kernel
+    costs about as much again as the others together, and elsewhere a change reads alike
+    under fp32 and fp64 scalars."""
+    if not any(k.element_casts for k in kernels):
+        return ()
+    return (*FAMILIES, WIDE) if any(p.converted for k in kernels for p in k.params) else FAMILIES
+
+
+def _heuristic_sizes(kernels: list[Kernel]) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """Runtime ints a heuristic of either side tests, with the sizes on each side of its tests
+    (both sides' united, so both evaluate their heuristics at the same sizes)."""
+    sizes: dict[str, list[int]] = {}
+    for k in kernels:
+        for p in k.params:
+            if not p.constexpr and p.hint is not None:
+                have = sizes.setdefault(p.name, [])
+                have += [v for v in p.hint.values if v not in have]
+    return tuple((name, tuple(values)) for name, values in sorted(sizes.items()))

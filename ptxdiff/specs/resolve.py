@@ -19,8 +19,9 @@ from ptxdiff.config import KernelConfig, SpecConfig
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.record.launches import Launch
 from ptxdiff.specs import guesses as guessmod
+from ptxdiff.specs.families import SIZES, family, size_variables, wide_scalars
 from ptxdiff.specs.guesses import Guess, GuessKind
-from ptxdiff.specs.plan import FAMILY, SOURCES, Plan, smaller
+from ptxdiff.specs.plan import FAMILY, SOURCES, WIDE, Plan, smaller
 
 DEFAULT_NUM_WARPS = 4
 DEFAULT_NUM_STAGES = 3
@@ -44,6 +45,9 @@ class Spec:
     notes: tuple[str, ...] = ()
     shown: tuple[str, ...] = ()               # signature entries its label shows (those that tell specs apart)
     options: tuple[tuple[str, object], ...] = ()  # other compile options of an autotune Config (maxnreg, num_ctas)
+    # runtime ints a heuristic tested, at the size this spec evaluated it with (`plan.sizes`): part
+    # of its identity, so the spec of each size pairs with the other side's of the same size
+    inputs: tuple[tuple[str, object], ...] = ()
 
     @property
     def label(self) -> str:
@@ -54,13 +58,15 @@ class Spec:
         extra = [f"{name}:{sig[name]}{'%16' if name in (self.divisible or ()) and not sig[name].startswith('*') else ''}"
                  for name in self.shown if sig.get(name) not in (None, "constexpr")]
         options = [f"{k}={v}" for k, v in self.options]
-        return " ".join([*parts, f"w{self.num_warps}", f"s{self.num_stages}", *options, *extra])
+        inputs = [f"{k}={v}" for k, v in self.inputs]
+        return " ".join([*parts, f"w{self.num_warps}", f"s{self.num_stages}", *options, *extra, *inputs])
 
     @property
     def key(self) -> str:
         """Identity of the spec across revisions (pairs old and new rows)."""
         return json.dumps([self.signature, [[k, repr(v)] for k, v in self.constexprs],
-                           self.num_warps, self.num_stages, self.divisible] + ([list(self.options)] if self.options else []))
+                           self.num_warps, self.num_stages, self.divisible] + ([list(self.options)] if self.options else [])
+                          + ([["inputs", [list(i) for i in self.inputs]]] if self.inputs else []))
 
     def as_dict(self) -> dict:
         return {"signature": dict(self.signature), "constexprs": {k: _jsonable(v) for k, v in self.constexprs},
@@ -392,9 +398,10 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
                 and types[p].startswith("*") and launch is None]
     for p in optional:
         variables.append((p, (types[p], None)))
-    if plan.families and launch is None and any(guessed_types.get(p) == "*fp32" and types.get(p) == "*fp32"
-                                                for p in guessed_types):
+    pointers = any(guessed_types.get(p) == "*fp32" and types.get(p) == "*fp32" for p in guessed_types)
+    if plan.families and launch is None and (pointers or WIDE in plan.families and wide_scalars(types, sources)):
         variables.append((FAMILY, plan.families))
+    variables += size_variables(plan, types, launch)
     phantom = _phantoms(variables, plan, set(declared.params))
     combos, note = cover_combinations(variables + phantom, plan.max_specs, plan.cover, plan.guards)
     if phantom:   # the other side's open values: this side compiles the projections
@@ -481,12 +488,14 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
 
     def guess(g: Guess) -> None:
         guessed[g.key] = g
+    sized: dict[str, int] = {}   # runtime ints a heuristic tests, at this combination's size
     for name, value in combo.items():
         if name == FAMILY:
-            for p, t in shared.guessed_types.items():
-                if t == "*fp32" and types.get(p) == t:
-                    types[p] = f"*{value}"
-                    guess(guessmod.type_of(p, types[p]))
+            for g in family(value, types, shared.guessed_types, sources, {p.name for p in kernel.params if p.written}):
+                guess(g)
+            continue
+        if name.endswith(SIZES):
+            sized[name[:-len(SIZES)]] = value
             continue
         if name in shared.optional:
             if value is None:
@@ -512,6 +521,8 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
     runtime = {p: (None if constexprs.get(p, 0) is None and types.get(p) == "constexpr" else
                    TensorArg() if t.startswith("*") else HEURISTIC_INT if t.startswith(("i", "u")) else 1.0)
                for p, t in types.items()}
+    runtime.update(sized)
+    inputs: dict[str, object] = {}   # the sized ints a heuristic read
     for name, fn in declared.heuristics.items():
         if name in constexprs and any(name in layer.constexprs for layer in shared.layers):
             continue
@@ -537,6 +548,8 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
         for arg, value in args.stood_in.items():
             if not isinstance(value, TensorArg) and value is not None:
                 guess(guessmod.read_by(arg, name, value))
+            if arg in sized:
+                inputs[arg] = value
     signature = _signature(kernel, declared, types, constexprs)
     for p, t in guessed_types.items():
         if types.get(p) == t:
@@ -557,4 +570,5 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
         source=source,
         guessed=tuple(guessed.values()),
         options=shared.options,
+        inputs=tuple(sorted(inputs.items())),
     )

@@ -1,0 +1,290 @@
+"""Guesses from the kernel's own evidence (issues 41 and 37): dtypes and scalar widths as values
+where a side converts, heuristics evaluated on each side of what they test, values the kernel
+names (static_assert, triton's option strings, a module's enum), divisors never 0, a loaded
+`tl.dot` operand's type, and a compiler crash under a guess searched as a misfit. Unit tests on
+the guesses; for the first three classes a `ptxdiff diff` between two commits that must read
+`structural`, with a control (an equivalent rewrite that reads `identical` on every row)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from types import SimpleNamespace
+
+import pytest
+
+from helpers import HEADER, commit, make_repo, run_json
+from ptxdiff.discovery.evidence import converted_scalars, converts_values, heuristic_sizes
+from ptxdiff.discovery.hints import constexpr_hints, module_constants
+from ptxdiff.discovery.params import infer_param_kinds, written_only
+
+
+def parsed(src: str, name: str = "k") -> tuple[ast.FunctionDef, ast.Module]:
+    tree = ast.parse(textwrap.dedent(src))
+    return next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == name), tree
+
+
+def hints_of(src: str) -> dict:
+    fn, tree = parsed(src)
+    return {n: h.values for n, h in constexpr_hints(fn, module_constants(tree), infer_param_kinds(fn, True)).items()}
+
+
+# --- dtypes: a conversion makes the launch's element types matter ---------------------------
+
+@pytest.mark.parametrize("body, converts", [
+    ("y = x.to(tl.float32) * 2", True),
+    ("y = tl.cast(x, tl.bfloat16)", True),
+    ("y = (x * 2).to(Out.dtype.element_ty)", True),
+    ("y = tl.zeros([BLOCK], dtype=Out.dtype.element_ty) + x", True),   # reads an element type
+    ("y = x.to(tl.int32, bitcast=True)", False),                        # the bits kept: no conversion
+    ("y = x.to(tl.int64)", False),
+    ("y = x * 2", False),
+])
+def test_a_kernel_converts_where_it_casts_to_a_float_type_or_reads_an_element_type(body, converts):
+    fn, _ = parsed(f"""
+        def k(X, Out, BLOCK: tl.constexpr):
+            x = tl.load(X + tl.arange(0, BLOCK))
+            {body}
+            tl.store(Out + tl.arange(0, BLOCK), y)
+    """)
+    assert converts_values(fn) is converts
+
+
+def test_a_conversion_inside_a_helper_counts():
+    fn, tree = parsed("""
+        def up(x):
+            return x.to(tl.float32)
+        def k(X, Out, BLOCK: tl.constexpr):
+            tl.store(Out, up(tl.load(X)))
+    """)
+    helpers = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
+    assert not converts_values(fn) and converts_values(fn, helpers)
+
+
+def test_a_scalar_converted_as_it_is_is_compiled_as_fp64_too():
+    fn, _ = parsed("""
+        def k(X, eps, scale, beta, gamma, n, BLOCK: tl.constexpr):
+            x = tl.load(X + tl.arange(0, BLOCK)).to(tl.float32)
+            g = gamma
+            y = x * eps.to(tl.float32) + tl.cast(scale, tl.float32) + tl.full([1], g, tl.float32) + beta
+            tl.store(X + tl.arange(0, BLOCK), (y * beta).to(tl.bfloat16))
+    """)
+    assert converted_scalars(fn) == {"eps", "scale", "gamma"}   # not beta: it meets a conversion only
+
+
+def test_outputs_are_the_pointers_only_stored_to():
+    fn, _ = parsed("""
+        def k(X, Y, Out, Acc, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            x = tl.load(X + offs) + tl.load(Acc + offs)
+            tl.store(Out + offs, x)
+            tl.atomic_add(Acc + offs, x)
+            helper(Y)
+    """)
+    assert written_only(fn) == {"Out"}   # Acc is read too, Y handed to a helper that may load
+
+
+# --- heuristics: sizes on each side of every boundary ------------------------------------
+
+@pytest.mark.parametrize("heuristic, sizes", [
+    ('a["n"] % a["BLOCK"] == 0', {4096, 4097}),          # divisible and not
+    ('a["n"] > 2048', {4096, 2048}),                       # above and at the threshold
+    ('a["n"] <= 8192', {4096, 8192, 16384}),
+    ('a["n"] <= a["BLOCK"]', {4096, 16}),                  # below any guessed block, too
+    ('a["BLOCK"] > 16', None),                             # reads no runtime int
+    ('triton.next_power_of_2(a["n"])', None),              # tests nothing
+])
+def test_a_heuristic_is_evaluated_on_each_side_of_what_it_tests(heuristic, sizes):
+    fn, tree = parsed(HEADER + f"""
+@triton.heuristics({{"H": lambda a: {heuristic}}})
+@triton.jit
+def k(X, n, BLOCK: tl.constexpr, H: tl.constexpr):
+    tl.store(X + tl.arange(0, BLOCK), H)
+""")
+    found = heuristic_sizes(fn, module_constants(tree))
+    assert (set(found["n"].values) if "n" in found else None) == sizes
+
+
+# --- values the kernel names --------------------------------------------------------------
+
+def test_a_static_assert_names_the_value():
+    hints = hints_of("""
+        def k(X, N: tl.constexpr, M: tl.constexpr):
+            tl.static_assert(N == 4)
+            tl.static_assert(M in (2, 8) and N > 0)
+            tl.store(X + tl.arange(0, N * M), 1.0)
+    """)
+    assert hints["N"] == (4,) and hints["M"] == (2, 8)
+
+
+def test_options_take_tritons_strings_never_a_size():
+    hints = hints_of("""
+        def k(A, B, C, PREC: tl.constexpr, EVICT: tl.constexpr, CACHE: tl.constexpr, P2: tl.constexpr):
+            a = tl.load(A, eviction_policy=EVICT)
+            b = tl.load(B, cache_modifier=CACHE)
+            if P2 == "ieee":
+                a = a * 2
+            tl.store(C, tl.dot(a, b, input_precision=PREC) + tl.dot(a, b, input_precision=P2))
+    """)
+    assert hints["PREC"] == ("tf32",) and hints["EVICT"] == ("",) and hints["CACHE"] == ("",)
+    assert hints["P2"] == ("ieee", "tf32")   # each branch, with allowed strings only
+
+
+def test_a_mode_compared_with_the_modules_enum_takes_its_constants():
+    hints = hints_of(HEADER + """
+MODE_SUM = tl.constexpr(0)
+MODE_MEAN = tl.constexpr(1)
+MODE_MAX = tl.constexpr(2)
+
+
+class Act:
+    RELU = 0
+    GELU = 1
+
+
+@triton.jit
+def k(X, MODE: tl.constexpr, ACT: tl.constexpr):
+    x = tl.load(X)
+    if MODE == MODE_MEAN:
+        x = x / 2
+    if ACT == Act.GELU:
+        x = x * 0.5
+    tl.store(X, x)
+""")
+    assert hints["MODE"] == (0, 1, 2)   # never 64, a value no launch passes
+    assert hints["ACT"] == (0, 1)
+
+
+@pytest.mark.parametrize("use, values", [
+    ("keep = offs % SAVE_EVERY == 0", (4,)),              # a flag by name, but a divisor: never False
+    ("keep = (offs // SAVE_EVERY) > 0", (4,)),
+    ("keep = offs < tl.cdiv(BLOCK, SAVE_EVERY)", (4,)),
+    ("keep = offs < 0\n    if SAVE_EVERY:\n        keep = offs % SAVE_EVERY == 0", (False, True)),   # tested first
+])
+def test_a_divisor_is_never_0_nor_false(use, values):
+    hints = hints_of(f"""
+def k(X, SAVE_EVERY: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    {use}
+    tl.store(X + offs, 1.0, mask=keep)
+""")
+    assert hints["SAVE_EVERY"] == values
+
+
+def test_a_loaded_dot_operand_takes_the_other_operands_type_never_i32():
+    kinds = infer_param_kinds(parsed("""
+        def k(A, S, Out, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            if A.dtype.element_ty == tl.float16:
+                pass
+            a = tl.load(A + offs[:, None] * BLOCK + offs[None, :])
+            s = tl.load(S + offs[:, None] * BLOCK + offs[None, :])
+            tl.store(Out + (s % 4), tl.dot(a, s))
+    """)[0])
+    assert kinds["A"] == "*fp16" and kinds["S"] == "*fp16"
+
+
+# --- a compiler crash under a guess is a misfit, searched --------------------------------
+
+def test_a_compiler_crash_under_a_guessed_zero_is_searched():
+    from ptxdiff.compile import refit
+    from ptxdiff.specs.guesses import value
+    from ptxdiff.specs.resolve import Spec
+
+    src = "def k(x, S: tl.constexpr, BLOCK: tl.constexpr):\n    y = x % S\n"
+    spec = Spec(signature=(("x", "*fp32"), ("S", "constexpr"), ("BLOCK", "constexpr")),
+                constexprs=(("S", False), ("BLOCK", 64)), num_warps=4, num_stages=3,
+                guessed=(value("S", False), value("BLOCK", 64)))
+    crash = RuntimeError("PassManager::run failed")   # triton's MLIR pipeline; the reproducer went to stderr
+    tried: list[dict] = []
+
+    def attempt(s: Spec) -> BaseException | None:
+        tried.append(dict(s.constexprs))
+        return crash if not dict(s.constexprs)["S"] else None
+
+    assert refit.crashed(crash)
+    assert refit.search(attempt, spec, crash, SimpleNamespace(src=src)) == {"S": 1}
+    assert tried[0]["S"] == 1   # the falsy guess first
+
+
+# --- end to end: `ptxdiff diff` between two commits -------------------------------------
+
+def _rows(tmp_path, old: str, new: str, capsys) -> list[dict]:
+    repo = make_repo(tmp_path, {"ops/k.py": old})
+    commit(repo, "change", {"ops/k.py": new})
+    return run_json(["diff", "-C", str(repo), "HEAD~1", "HEAD", "--all"], capsys)["kernels"]
+
+
+def _verdicts(rows: list[dict]) -> set[str]:
+    assert all(r["error"] is None for r in rows), [(r["spec"], r["error"]) for r in rows]
+    return {r["verdict"] for r in rows}
+
+
+PRODUCT = HEADER + '''
+@triton.jit
+def k(X, Y, Out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n)
+    y = tl.load(Y + offs, mask=offs < n)
+    tl.store(Out + offs, BODY, mask=offs < n)
+'''
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("new, verdict", [
+    ("x * y", "structural"),                                          # the upcast dropped: bf16 math
+    ("tl.cast(x, tl.float32) * tl.cast(y, tl.float32)", "identical"),  # control: the same upcast
+])
+def test_an_upcast_dropped_shows_under_16_bit_inputs(tmp_path, capsys, new, verdict):
+    rows = _rows(tmp_path, PRODUCT.replace("BODY", "x.to(tl.float32) * y.to(tl.float32)"),
+                 PRODUCT.replace("BODY", new), capsys)
+    by_type = {r["spec_detail"]["signature"]["X"]: r["verdict"] for r in rows}
+    assert _verdicts(rows) and by_type["*fp32"] == "identical"   # under the fp32 guess alone it read identical
+    assert by_type["*bf16"] == verdict
+    assert {r["spec_detail"]["signature"]["Out"] for r in rows} == {"*fp32"}   # an output stays fp32
+
+
+SCALAR = HEADER + '''
+@triton.jit
+def k(X, Out, n, scale, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n).to(tl.float32)
+    tl.store(Out + offs, tl.exp(x * SCALE), mask=offs < n)
+'''
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("old, new, verdict", [
+    ("scale", "scale.to(tl.float32)", "structural"),       # the fix: fp64 math under torch.compile gone
+    ("scale.to(tl.float32)", "scale", "structural"),       # its reversal
+    ("scale.to(tl.float32)", "tl.cast(scale, tl.float32)", "identical"),   # control
+])
+def test_a_scalar_cast_shows_under_fp64_scalars(tmp_path, capsys, old, new, verdict):
+    rows = _rows(tmp_path, SCALAR.replace("SCALE", old), SCALAR.replace("SCALE", new), capsys)
+    by_width = {r["spec_detail"]["signature"]["scale"]: r["verdict"] for r in rows}
+    assert _verdicts(rows) and by_width["fp32"] == "identical" and by_width["fp64"] == verdict
+
+
+EVEN = HEADER + '''
+@triton.heuristics({"EVEN": lambda a: HEURISTIC})
+@triton.jit
+def k(X, Out, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if EVEN:
+        x = tl.load(X + offs)
+    else:
+        x = tl.load(X + offs, mask=offs < n, other=0.0)
+    tl.store(Out + offs, x * 2.0, mask=offs < n)
+'''
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("new, verdicts", [
+    ("True", {"structural", "identical"}),                   # n % BLOCK != 0 compiled EVEN=False before
+    ('a["n"] % a["BLOCK"] < 1', {"identical"}),                # control: the same test
+])
+def test_a_heuristic_made_constant_shows_at_a_size_it_separated(tmp_path, capsys, new, verdicts):
+    rows = _rows(tmp_path, EVEN.replace("HEURISTIC", 'a["n"] % a["BLOCK"] == 0'), EVEN.replace("HEURISTIC", new),
+                 capsys)
+    assert _verdicts(rows) == verdicts
+    assert any("n=4097" in r["spec"] for r in rows)
