@@ -60,12 +60,18 @@ def _facts(result: SpecResult | None) -> tuple[dict, dict, tuple]:
 
 
 # a spec's keys that are not compile options (`rest` of `_facts` is the others: warps, stages, maxnreg, ...)
-_NOT_OPTIONS = ("signature", "constexprs", "source", "guessed", "notes", "divisible_by_16")
+_NOT_OPTIONS = ("signature", "constexprs", "source", "guessed", "notes", "divisible_by_16", "heuristics")
+
+
+def _computed(*results: SpecResult | None) -> set[str]:
+    """The constexprs a heuristic computed on either side: what the launch's inputs decide."""
+    return {name for r in results for name in ((r.spec if r else None) or {}).get("heuristics") or ()}
 
 
 def equal(old: SpecResult | None, new: SpecResult | None, launched: bool = False, options: bool = False) -> bool:
     """Whether two specs are the same spec: for every parameter both have, the same type and
-    `None`-ness and the same value; with `options`, the same warps, stages and Config options
+    `None`-ness and the same value (a heuristic's output aside: the same inputs decide it); with
+    `options`, the same warps, stages and Config options
     too. A parameter the kernel now declares otherwise (a runtime `fp32` made a constexpr) is
     the kernel's change, not another spec: the row's reason names it. With `launched` (the
     pair's launch changed: a call site, a recording, a config entry) values and types that are
@@ -73,6 +79,9 @@ def equal(old: SpecResult | None, new: SpecResult | None, launched: bool = False
     if not agree(old, new):
         return False
     (sa, va, ra), (sb, vb, rb) = _facts(old), _facts(new)
+    for name in _computed(old, new):   # the same inputs on both sides: what a heuristic makes of them may move
+        va.pop(name, None)
+        vb.pop(name, None)
     if options and ra != rb:
         return False
     typed = _typed(old) | _typed(new)

@@ -48,6 +48,9 @@ class Spec:
     # runtime ints a heuristic tested, at the size this spec evaluated it with (`plan.sizes`): part
     # of its identity, so the spec of each size pairs with the other side's of the same size
     inputs: tuple[tuple[str, object], ...] = ()
+    # constexprs a `@triton.heuristics` function computed: outputs of the launch, not part of what
+    # pairs an old spec with a new one (a heuristic made constant is the kernel's change)
+    heuristics: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -73,7 +76,7 @@ class Spec:
                 "num_warps": self.num_warps, "num_stages": self.num_stages, **dict(self.options),
                 "divisible_by_16": list(self.divisible) if self.divisible is not None else None,
                 "source": self.source, "guessed": {g.key: _jsonable(g.value) for g in self.guessed},
-                "notes": list(self.notes)}
+                "notes": list(self.notes), **({"heuristics": list(self.heuristics)} if self.heuristics else {})}
 
 
 def _jsonable(v: object) -> object:
@@ -523,6 +526,7 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
                for p, t in types.items()}
     runtime.update(sized)
     inputs: dict[str, object] = {}   # the sized ints a heuristic read
+    computed: list[str] = []         # the constexprs a heuristic computed
     for name, fn in declared.heuristics.items():
         if name in constexprs and any(name in layer.constexprs for layer in shared.layers):
             continue
@@ -531,6 +535,7 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
         args = _Args(dict(constexprs), kernel, name, runtime)
         try:
             constexprs[name] = fn(args)
+            computed.append(name)
         except SpecError:
             choice = plan.choice(name)
             if choice is None:
@@ -571,4 +576,5 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
         guessed=tuple(guessed.values()),
         options=shared.options,
         inputs=tuple(sorted(inputs.items())),
+        heuristics=tuple(computed),
     )
