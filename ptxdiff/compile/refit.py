@@ -28,7 +28,6 @@ SHAPE_ERROR = re.compile(r"cannot change total number of elements|must be a powe
                          r"|scale factor must be|CompileTimeAssertionFailure",   # `tl.static_assert(K % BLOCK == 0)`
                          re.IGNORECASE)
 MAX_TRIES = 12
-DEADLINE_S = 45.0
 
 
 def _sizes(value: int | float) -> list[int]:
@@ -81,4 +80,4 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
         return dataclasses.replace(spec, constexprs=tuple((k, trial.get(k, v)) for k, v in spec.constexprs))
 
     return walk(attempt, spec, error, src, trials, sized, lambda e: about_shapes(e) or about_types(e),
-                MAX_TRIES, DEADLINE_S)
+                MAX_TRIES)

@@ -414,25 +414,22 @@ def test_a_timeout_is_cached_for_its_bound(tmp_path, monkeypatch):
     assert runs[2] == (2, ["structural"])
 
 
-def test_guessed_sizes_that_compile_too_long_are_shrunk_on_both_sides(tmp_path, monkeypatch):
-    """A compile of guessed sizes has its own bound (plan.GUESSED_BOUND_S); past it, both sides
-    compile the guesses shrunk and the row says so; a warm re-run compiles nothing again."""
+def test_guessed_sizes_over_the_cost_rule_are_shrunk_on_both_sides_before_any_compile(tmp_path, monkeypatch):
+    """Guessed sizes whose tile is over the cost rule (specs/cost.py; its limit made tiny here) are
+    never compiled: both sides compile the guesses shrunk and the row says so, whatever the clock;
+    a warm re-run compiles nothing again."""
     from ptxdiff.compile.pool import Pool
+    from ptxdiff.specs import cost
 
+    monkeypatch.setattr(cost, "LIMIT", 4)   # BLOCK=1024 at 4 warps: 8 elements per thread
     original = Pool.run
-    bounds = []
+    compiled = []
 
-    def guesses_time_out(self, tasks, skip=None):
-        if not tasks or tasks[0].op != "compile":
-            yield from original(self, tasks, skip)
-            return
-        bounds.extend(self.bound_of(t) for t in tasks)
-        slow = [t for t in tasks if not any("divided by" in n for n in t.args[1].notes)]
-        for t in slow:
-            yield t, "timeout", self.timed_out(t)
-        yield from original(self, [t for t in tasks if t not in slow], skip)
+    def counting(self, tasks, skip=None):
+        compiled.extend(dict(t.args[1].constexprs)["BLOCK"] for t in tasks if t.op == "compile")
+        yield from original(self, tasks, skip)
 
-    monkeypatch.setattr(Pool, "run", guesses_time_out)
+    monkeypatch.setattr(Pool, "run", counting)
     src = HEADER + """
 @triton.jit
 def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
@@ -444,16 +441,55 @@ def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     r = Repo(repo)
     eng = Engine(r, jobs=2)
     report = eng.compare(r.side("HEAD~1"), r.side("HEAD"))
-    assert 60.0 in bounds
+    assert compiled == [256, 256]   # the guess of 1024 is over the rule: never compiled, on either side
     assert [row.verdict for row in report.rows] == ["structural"], [row.error for row in report.rows]
     notes = report.rows[0].spec_detail["notes"]
-    assert any("guessed sizes divided by 4: a compile of the guesses ran past 60s" in n for n in notes)
-    block = report.rows[0].spec_detail["constexprs"]["BLOCK"]
-    bounds.clear()
+    assert any("guessed sizes divided by 4: the guesses' largest tile is over the cost rule" in n for n in notes)
+    assert report.rows[0].spec_detail["constexprs"]["BLOCK"] == 256
+    compiled.clear()
     again = Engine(r, jobs=2)
     warm = again.compare(r.side("HEAD~1"), r.side("HEAD"))
-    assert bounds == [] and again._loaded_now == 0
-    assert [(row.verdict, row.spec_detail["constexprs"]["BLOCK"]) for row in warm.rows] == [("structural", block)]
+    assert compiled == [] and again._loaded_now == 0
+    assert [(row.verdict, row.spec_detail["constexprs"]["BLOCK"]) for row in warm.rows] == [("structural", 256)]
+
+
+def test_warm_show_compiles_nothing_that_timed_out_crashed_or_ran_out_of_memory(tmp_path, monkeypatch):
+    """`show` of one revision: a timeout, a crash and a memory failure are cached for their bound
+    like results (here made by a fake pool, no clock): warm, nothing is compiled again; a larger
+    bound compiles the timeout and the crash again, not the failure a fresh worker gave."""
+    from ptxdiff.compile.pool import Pool
+    from ptxdiff.config import Config
+
+    original = Pool.run
+    compiled: list[str] = []
+    said = {"slow_kernel": "timeout", "crashing_kernel": "crash"}
+
+    def failing(self, tasks, skip=None):
+        if not tasks or tasks[0].op != "compile":
+            yield from original(self, tasks, skip)
+            return
+        for t in tasks:
+            name = t.args[0].name
+            compiled.append(name)
+            if name in said:
+                yield t, said[name], self.timed_out(t) if name == "slow_kernel" else "worker crashed (signal SIGKILL)"
+            else:
+                yield t, "ok", {"error": "compile failed: MemoryError (alone in a fresh worker)", "log": "MemoryError"}
+
+    monkeypatch.setattr(Pool, "run", failing)
+    repo = make_repo(tmp_path, {"ops/a.py": scale_kernel(name="slow_kernel"),
+                                "ops/b.py": scale_kernel(name="crashing_kernel"),
+                                "ops/c.py": scale_kernel(name="greedy_kernel")})
+    r = Repo(repo)
+    runs = []
+    for timeout in (30.0, 30.0, 300.0):
+        compiled.clear()
+        eng = Engine(r, jobs=2)
+        report = eng.compare(None, r.side("HEAD"), config=Config(timeout=timeout))
+        runs.append((sorted(compiled), sorted(row.verdict for row in report.rows)))
+    assert runs[0] == (["crashing_kernel", "greedy_kernel", "slow_kernel"], ["failed"] * 3)
+    assert runs[1] == ([], runs[0][1])   # warm: nothing compiled again
+    assert runs[2][0] == ["crashing_kernel", "slow_kernel"]   # a larger bound: the bounded failures only
 
 
 def test_after_one_spec_times_out_the_kernel_s_other_specs_are_not_compiled(tmp_path, monkeypatch):
