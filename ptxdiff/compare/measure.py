@@ -24,6 +24,7 @@ from ptxdiff.targets import target_name
 
 if TYPE_CHECKING:  # types only: the compile pipeline is imported where it runs
     from ptxdiff.compile.executor import Executor
+    from ptxdiff.specs.resolve import Spec
 
 
 def _deterministic(result: SpecResult) -> bool:
@@ -70,6 +71,14 @@ def _costly(got: list[tuple[Need, int, list]]) -> set[int]:
     both sides (replan.shrunk); a plan already shrunk compiles what it has."""
     over = {need.pair for need, _, specs in got if need.plan.shrink == 1 and any(cost.too_costly(s) for s in specs)}
     return {id(need) for need, _, _ in got if need.pair in over and need.plan.shrink == 1}
+
+
+def _build_of(need: Need, cc: int, spec: Spec) -> tuple:
+    """What a compile's result depends on: the closure built (fingerprint, kernel, toolchain), the
+    target, the spec's values and which of them are guesses (the searches after a failure try
+    other values for those); not the plan or the side that asked."""
+    return (need.kernel.fingerprint, need.kernel.id, need.side.toolchain, cc, spec.key,
+            tuple(sorted(g.key for g in spec.guessed)))
 
 
 SHRINK_FIRST = "not compiled: guessed sizes over the cost rule (specs/cost.py); the pair compiles them shrunk"
@@ -252,6 +261,10 @@ class Measurer:
         compile_tasks: list[Task] = []
         left: dict[tuple[int, int], int] = {}
         costly = _costly(got)
+        # one compile per distinct specialisation: a spec that another need of this run compiles alike
+        # (a kernel whose launch alone changed, a history's version on both sides of two pairs) follows it
+        leaders: dict[tuple, tuple[Need, int, int]] = {}
+        followers: dict[tuple[int, int, int], list[tuple[Need, int, int]]] = {}
         for need, cc, specs in got:
             # each spec's place holds its pending record (no result yet) until its compile answers
             need.results[cc] = [SpecResult(spec.key, spec.label, spec.as_dict()) for spec in specs]
@@ -261,6 +274,12 @@ class Measurer:
                 self._store(need, cc)
                 continue
             for i, spec in enumerate(specs):
+                same = _build_of(need, cc, spec)
+                if same in leaders:
+                    lead, lead_cc, lead_i = leaders[same]
+                    followers.setdefault((id(lead), lead_cc, lead_i), []).append((need, cc, i))
+                    continue
+                leaders[same] = (need, cc, i)
                 compile_tasks.append(Task(need.side, "compile", (need.kernel, spec, cc),
                                           f"{need.kernel.name} {target_name(cc)} {spec.label}", (need, cc, i),
                                           cost=cost.estimate(spec)))
@@ -284,10 +303,14 @@ class Measurer:
                 done = _crashed(pending, str(payload), pool.bound_of(task))
             else:
                 done = dataclasses.replace(pending, error=str(payload), transient=True)
-            need.results[cc][i] = done
-            left[(id(need), cc)] -= 1
-            if not left[(id(need), cc)]:
-                self._store(need, cc)
+            for n, at, j in [(need, cc, i), *followers.get((id(need), cc, i), ())]:
+                mine = n.results[at][j]   # a follower keeps its own spec record (its plan's notes)
+                n.results[at][j] = dataclasses.replace(done, key=mine.key, label=mine.label, spec=mine.spec)
+                if done.timed_out is not None:
+                    timed_out.add((id(n), at))
+                left[(id(n), at)] -= 1
+                if not left[(id(n), at)]:
+                    self._store(n, at)
         return len(compile_tasks)
 
     def _specs(self, pool: Executor, missing: list[tuple[Need, int]]) -> list[tuple[Need, int, list]]:

@@ -554,6 +554,38 @@ def test_zero_config_guesses_are_shown_and_config_makes_them_facts(tmp_path):
     assert row.spec_detail["constexprs"] == {"BLOCK": 64}
 
 
+def test_a_spec_both_sides_compile_alike_is_compiled_once(tmp_path, monkeypatch):
+    """One compile per distinct specialisation: a launch site added with another BLOCK leaves the
+    kernel's closure as it was, so its spec of BLOCK=128 is the same build on both sides."""
+    from ptxdiff.compile.pool import Pool
+
+    original = Pool.run
+    compiled = []
+
+    def counting(self, tasks, skip=None):
+        compiled.extend(dict(t.args[1].constexprs)["BLOCK"] for t in tasks if t.op == "compile")
+        yield from original(self, tasks, skip)
+
+    monkeypatch.setattr(Pool, "run", counting)
+    src = HEADER + """
+@triton.jit
+def k(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+
+
+def launch(x, n):
+    k[(1,)](x, n, BLOCK=128)
+"""
+    repo = make_repo(tmp_path, {"ops/k.py": src})
+    commit(repo, "another launch", {"ops/k.py": src + "    k[(1,)](x, n, BLOCK=256)\n"})
+    report = compare(repo, "HEAD~1", "HEAD", show_all=True)
+    assert sorted(compiled) == [128, 256]
+    by_block = {row.spec_detail["constexprs"]["BLOCK"]: row for row in report.rows}
+    assert by_block[128].verdict == "identical" and by_block[128].old == by_block[128].new
+    assert by_block[256].new is not None
+
+
 def test_autotune_with_two_configs_gives_two_specs(tmp_path, capsys):
     src = HEADER + '''
 @triton.autotune(configs=[triton.Config({"BLOCK": 64}, num_warps=2), triton.Config({"BLOCK": 128}, num_warps=4)],
