@@ -1,4 +1,4 @@
-"""Worker processes, one revision each, with a deadline on every request.
+"""Worker processes, one revision each, with a bound on every request.
 
 Workers fork from a multiprocessing forkserver that has imported triton once, so starting a
 worker per revision costs milliseconds. A request
@@ -6,9 +6,11 @@ that outlives its deadline, or a worker that dies (a ptxas or MLIR crash), becom
 result for that request; the slot starts a fresh worker and the run goes on.
 
 Compile workers are sandboxed (ptxdiff/sandbox/) unless the user turned that off: the
-forkserver starts clean, each worker gets a private folder and a policy, and the deadline is the
-repository's timeout capped by the user's maximum. A machine where the sandbox cannot hold gets
-SandboxError (one line: why, and how to opt out) before any worker starts.
+forkserver starts clean, each worker gets a private folder and a policy, and the bound is the
+repository's timeout capped by the user's maximum, in CPU seconds of the worker's process tree
+where /proc tells them (cputime.py: a loaded machine times out what a quiet one does), with the
+clock as a backstop at WALL_FACTOR times the bound (a worker that sleeps uses no CPU). A
+machine where the sandbox cannot hold gets SandboxError (one line: why, and how to opt out) before any worker starts.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
 
-from ptxdiff.compile import printed
+from ptxdiff.compile import cputime, printed
 from ptxdiff.compile import worker as compiler
 from ptxdiff.errors import SandboxError
 from ptxdiff.sandbox import launcher, lifetime, limits, probe
@@ -114,7 +116,9 @@ class _Slot:
     conn: Connection | None = None
     side: object = ...       # revision of the live worker; ... when none
     task: Task | None = None
-    deadline: float = 0.0
+    started: float = 0.0     # when the current request was sent (the clock)
+    cpu_base: float | None = None   # the tree's CPU seconds at the first read during the request
+    base_at: float = 0.0     # seconds of the request before that read, charged as CPU
     home: str | None = None  # the worker's private folder (HOME, TMPDIR, cwd, triton's cache)
     cpu: float = 0.0         # CPU seconds the live worker has used, as it last said
     memory: int = 0          # the live worker's address space, as it last said
@@ -269,7 +273,7 @@ class Pool:
                         done += 1
                         yield task, "error", reason
                         continue
-                    slot.task, slot.deadline = task, time.monotonic() + self.bound_of(task)
+                    slot.task, slot.started, slot.cpu_base = task, time.monotonic(), None
                     slot.printed_from = printed.size(slot.home) if slot.home else 0
                     if self.progress and task.op != "specs":
                         self.progress(f"[{done + 1}/{total}] {task.label}")
@@ -277,8 +281,9 @@ class Pool:
                 busy = [(s, s.task) for s in self.slots if s.task is not None]
                 if not busy:
                     continue
-                wait_for = max(0.0, min(s.deadline for s, _ in busy) - time.monotonic())
-                ready = wait([s.channel() for s, _ in busy], timeout=wait_for)
+                ready = wait([s.channel() for s, _ in busy], timeout=self._next_look(busy))
+                now = time.monotonic()
+                trees = self._trees([s for s, _ in busy if s.conn not in ready], now)
                 for slot, task in busy:
                     kind: str
                     payload: object
@@ -291,7 +296,7 @@ class Pool:
                                 payload = printed.attach(payload, text)
                         except (EOFError, OSError, ValueError, TypeError):
                             kind, payload = "crash", self._crashed(slot, task)
-                    elif time.monotonic() >= slot.deadline:
+                    elif self._past_bound(slot, task, now, trees):
                         self._stop(slot, kill=True)
                         kind, payload = "timeout", self.timed_out(task)
                     else:
@@ -316,6 +321,39 @@ class Pool:
                     self._stop(slot, kill=True)
                     slot.task = None
 
+    def _next_look(self, busy: list[tuple[_Slot, Task]]) -> float:
+        """Seconds until a busy request's bound must be looked at: its bound (or LAZY_S) after it
+        started, then every POLL_S."""
+        now = time.monotonic()
+
+        def look(slot: _Slot, task: Task) -> float:
+            bound = self.bound_of(task)
+            if bound <= LAZY_S:
+                return slot.started + bound - now
+            return slot.started + LAZY_S - now if now - slot.started < LAZY_S else POLL_S
+        return max(0.0, min(look(s, t) for s, t in busy))
+
+    @staticmethod
+    def _trees(waiting: list[_Slot], now: float) -> dict[int, float] | None:
+        """CPU seconds of the trees of the workers whose request has run LAZY_S or more (one read
+        of /proc); None where none has, or /proc cannot be read."""
+        late = [s.proc.pid for s in waiting if s.proc is not None and s.proc.pid and now - s.started >= LAZY_S]
+        return cputime.of_trees(late) if late else None
+
+    def _past_bound(self, slot: _Slot, task: Task, now: float, trees: dict[int, float] | None) -> bool:
+        """Whether a request has run past its bound: CPU seconds of its worker's tree (the wall
+        seconds before the first read counted as CPU), or the clock at WALL_FACTOR times the bound;
+        the clock alone for a bound of LAZY_S or less, or where /proc could not be read."""
+        bound, wall = self.bound_of(task), now - slot.started
+        pid = slot.proc.pid if slot.proc is not None else None
+        if bound <= LAZY_S or trees is None or pid not in trees:
+            return wall >= bound
+        if wall >= WALL_FACTOR * bound:
+            return True
+        if slot.cpu_base is None:
+            slot.cpu_base, slot.base_at = trees[pid], wall
+        return trees[pid] - slot.cpu_base + slot.base_at >= bound
+
     def _alone(self, payload: object) -> object:
         """A memory failure of a fresh worker: the request alone needs more than a worker may take."""
         limit = self.limits.address_space
@@ -336,6 +374,9 @@ class Pool:
         self.close()
 
 
+LAZY_S = 1.0          # a request's CPU is read from this many seconds on (most compiles answer before)
+POLL_S = 0.5          # and then this often
+WALL_FACTOR = 3.0     # the clock's backstop, in bounds (a worker's CPU rlimit is three bounds too)
 RECYCLE_SHARE = 0.5   # of a worker's address-space limit, past which it is replaced between requests
 OUT_OF_MEMORY = re.compile(r"MemoryError|[Oo]ut of memory|bad_alloc|Cannot allocate memory")
 

@@ -122,3 +122,25 @@ def test_a_request_out_of_memory_in_a_used_worker_runs_again_alone_in_a_fresh_on
         answered = [(task.tag, kind, task.fresh) for task, kind, _ in pool.run(tasks)]
     assert answered == [(0, "ok", False), (1, "ok", False), (2, "ok", True)]   # task 2 ran again, alone
     assert len(starts) == 2   # the first worker, and the fresh one for task 2's second run
+
+
+def test_a_request_s_bound_is_its_worker_s_cpu_seconds_with_the_clock_as_a_backstop(tmp_path):
+    """A loaded machine must not time out what a quiet one compiles: past LAZY_S the bound counts
+    the CPU seconds of the worker's tree (those before the first read charged in full); a worker
+    that sleeps still ends at WALL_FACTOR bounds; short bounds, or no /proc, are the clock's."""
+    from types import SimpleNamespace
+
+    from ptxdiff.compile.pool import WALL_FACTOR, _Slot
+
+    pool = Pool(str(tmp_path), (), 1, 10)
+    task = Task("side", "compile", (), "t")
+    slot = _Slot(proc=SimpleNamespace(pid=42), started=0.0)   # type: ignore[arg-type]
+    assert not pool._past_bound(slot, task, 2.0, {42: 100.0})          # the first read: 2 s charged
+    assert not pool._past_bound(slot, task, 25.0, {42: 107.9})         # 25 s of clock, 9.9 s of CPU: loaded
+    assert pool._past_bound(slot, task, 26.0, {42: 108.0})             # 10 s of CPU
+    asleep = _Slot(proc=SimpleNamespace(pid=42), started=0.0)          # type: ignore[arg-type]
+    assert not pool._past_bound(asleep, task, 2.0, {42: 5.0})
+    assert pool._past_bound(asleep, task, WALL_FACTOR * 10, {42: 5.0})
+    assert pool._past_bound(_Slot(proc=SimpleNamespace(pid=42)), task, 10.0, None)   # no /proc: the clock
+    short = Task("side", "compile", (), "t", timeout=0.5)
+    assert pool._past_bound(_Slot(proc=SimpleNamespace(pid=42)), short, 0.5, {42: 0.0})
