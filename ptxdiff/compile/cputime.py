@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") and "SC_CLK_TCK" in os.sysconf_names else 100
+TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") and "SC_CLK_TCK" in os.sysconf_names else 100
 
 
 def _stat(pid: str) -> tuple[int, float] | None:
@@ -23,7 +23,7 @@ def _stat(pid: str) -> tuple[int, float] | None:
         return None
     fields = text[text.rfind(b")") + 2:].split()   # the name may hold spaces and parentheses
     try:   # after the name: state ppid ... utime(12) stime(13) cutime(14) cstime(15), counted from state
-        return int(fields[1]), sum(int(v) for v in fields[11:15]) / _TICK
+        return int(fields[1]), sum(int(v) for v in fields[11:15]) / TICK
     except (IndexError, ValueError):
         return None
 

@@ -23,7 +23,7 @@ def test_a_tree_counts_its_live_children_and_what_it_reaped():
             tree = cputime.of_trees([os.getpid()])
             assert tree is not None
             with open(f"/proc/{child.pid}/stat", "rb") as f:
-                if sum(int(v) for v in f.read().rsplit(b")", 1)[1].split()[11:13]) >= 0.3 * cputime._TICK:
+                if sum(int(v) for v in f.read().rsplit(b")", 1)[1].split()[11:13]) >= 0.3 * cputime.TICK:
                     break
         after = cputime.of_trees([os.getpid()])
     finally:

@@ -130,17 +130,25 @@ def test_a_request_s_bound_is_its_worker_s_cpu_seconds_with_the_clock_as_a_backs
     that sleeps still ends at WALL_FACTOR bounds; short bounds, or no /proc, are the clock's."""
     from types import SimpleNamespace
 
-    from ptxdiff.compile.pool import WALL_FACTOR, _Slot
+    from ptxdiff.compile.pool import WALL_FACTOR
 
     pool = Pool(str(tmp_path), (), 1, 10)
     task = Task("side", "compile", (), "t")
-    slot = _Slot(proc=SimpleNamespace(pid=42), started=0.0)   # type: ignore[arg-type]
+    slot = pool.slots[0]
+
+    def fresh_request() -> object:
+        slot.proc, slot.started, slot.cpu_base = SimpleNamespace(pid=42), 0.0, None
+        return slot
+
+    fresh_request()
     assert not pool._past_bound(slot, task, 2.0, {42: 100.0})          # the first read: 2 s charged
     assert not pool._past_bound(slot, task, 25.0, {42: 107.9})         # 25 s of clock, 9.9 s of CPU: loaded
     assert pool._past_bound(slot, task, 26.0, {42: 108.0})             # 10 s of CPU
-    asleep = _Slot(proc=SimpleNamespace(pid=42), started=0.0)          # type: ignore[arg-type]
-    assert not pool._past_bound(asleep, task, 2.0, {42: 5.0})
-    assert pool._past_bound(asleep, task, WALL_FACTOR * 10, {42: 5.0})
-    assert pool._past_bound(_Slot(proc=SimpleNamespace(pid=42)), task, 10.0, None)   # no /proc: the clock
-    short = Task("side", "compile", (), "t", timeout=0.5)
-    assert pool._past_bound(_Slot(proc=SimpleNamespace(pid=42)), short, 0.5, {42: 0.0})
+    fresh_request()                                                     # asleep: no CPU
+    assert not pool._past_bound(slot, task, 2.0, {42: 5.0})
+    assert pool._past_bound(slot, task, WALL_FACTOR * 10, {42: 5.0})
+    fresh_request()
+    assert pool._past_bound(slot, task, 10.0, None)                     # no /proc: the clock
+    fresh_request()
+    assert pool._past_bound(slot, Task("side", "compile", (), "t", timeout=0.5), 0.5, {42: 0.0})
+    slot.proc = None
