@@ -81,6 +81,19 @@ def _build_of(need: Need, cc: int, spec: Spec) -> tuple:
             tuple(sorted(g.key for g in spec.guessed)))
 
 
+def _not_compiled(need: Need) -> str:
+    return f"not compiled: another spec of {need.kernel.name} timed out (config key 'timeout')"
+
+
+def _withheld(need: Need, result: SpecResult, bound: float) -> SpecResult:
+    """A spec of a kernel another spec of which timed out (the others would time out too): no
+    result (one that timed out itself stays). Every spec of it so, not only those not yet started,
+    so which ran beside the slow one (--jobs) decides nothing."""
+    if result.timed_out is not None:
+        return result
+    return SpecResult(result.key, result.label, result.spec, error=_not_compiled(need), timed_out=bound)
+
+
 SHRINK_FIRST = "not compiled: guessed sizes over the cost rule (specs/cost.py); the pair compiles them shrunk"
 
 
@@ -284,12 +297,11 @@ class Measurer:
                                           f"{need.kernel.name} {target_name(cc)} {spec.label}", (need, cc, i),
                                           cost=cost.estimate(spec)))
             left[(id(need), cc)] = len(specs)
-        timed_out: set[tuple[int, int]] = set()
+        timed_out: dict[tuple[int, int], float] = {}   # (need, target) -> the bound a spec of it timed out under
 
         def skip(task: Task) -> str | None:  # one spec that compiles past the timeout: the kernel's others would too
             waiting, at, _ = cast("tuple[Need, int, int]", task.tag)
-            return (f"not compiled: another spec of {waiting.kernel.name} timed out (config key 'timeout')"
-                    if (id(waiting), at) in timed_out else None)
+            return _not_compiled(waiting) if (id(waiting), at) in timed_out else None
 
         for task, kind, payload in pool.run(compile_tasks, skip):
             need, cc, i = cast("tuple[Need, int, int]", task.tag)
@@ -298,7 +310,7 @@ class Measurer:
                 done = from_worker(pending, payload)
             elif kind == "timeout" or (id(need), cc) in timed_out:
                 done = dataclasses.replace(pending, error=str(payload), timed_out=pool.bound_of(task))
-                timed_out.add((id(need), cc))
+                timed_out[(id(need), cc)] = pool.bound_of(task)
             elif kind == "crash":  # remembered for this bound, like a timeout
                 done = _crashed(pending, str(payload), pool.bound_of(task))
             else:
@@ -307,9 +319,11 @@ class Measurer:
                 mine = n.results[at][j]   # a follower keeps its own spec record (its plan's notes)
                 n.results[at][j] = dataclasses.replace(done, key=mine.key, label=mine.label, spec=mine.spec)
                 if done.timed_out is not None:
-                    timed_out.add((id(n), at))
+                    timed_out[(id(n), at)] = done.timed_out
                 left[(id(n), at)] -= 1
                 if not left[(id(n), at)]:
+                    if (id(n), at) in timed_out:   # whatever finished beside it: the same rows at any --jobs
+                        n.results[at] = [_withheld(n, r, timed_out[(id(n), at)]) for r in n.results[at]]
                     self._store(n, at)
         return len(compile_tasks)
 

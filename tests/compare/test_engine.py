@@ -493,7 +493,8 @@ def test_warm_show_compiles_nothing_that_timed_out_crashed_or_ran_out_of_memory(
 
 
 def test_after_one_spec_times_out_the_kernel_s_other_specs_are_not_compiled(tmp_path, monkeypatch):
-    """A spec that compiles past the timeout says the others would too: they are not started."""
+    """A spec that compiles past the timeout says the others would too: they are not started, and
+    one that finished beside it (a larger --jobs) is withheld alike: the same rows either way."""
     from ptxdiff.compile.pool import Pool
 
     src = HEADER + '''
@@ -515,11 +516,22 @@ def k(x_ptr, n, HAS_A: tl.constexpr, BLOCK: tl.constexpr):
         for t in tasks[1:]:
             yield t, "error", skip(t) or "ran"
 
+    def the_other_finished_beside_it(self, tasks, skip=None):   # as at --jobs 2: it ran before the timeout
+        if not tasks or tasks[0].op != "compile":
+            yield from original(self, tasks, skip)
+            return
+        yield from original(self, tasks[1:])
+        yield tasks[0], "timeout", "timed out after 1s (config key 'timeout')"
+
     monkeypatch.setattr(Pool, "run", first_compile_times_out)
     repo = make_repo(tmp_path, {"ops/k.py": src})
-    rows = compare(repo, None, "HEAD").rows
+    r = Repo(repo)
+    rows = Engine(r, jobs=2, use_cache=False).compare(None, r.side("HEAD")).rows
     assert sorted(row.error.split(" (")[0] for row in rows) == [
         "not compiled: another spec of k timed out", "timed out after 1s"]
+    monkeypatch.setattr(Pool, "run", the_other_finished_beside_it)
+    beside = Engine(r, jobs=2, use_cache=False).compare(None, r.side("HEAD")).rows
+    assert [(r.spec, r.verdict, r.error) for r in beside] == [(r.spec, r.verdict, r.error) for r in rows]
 
 
 # ---------------------------------------------------------------------------------------------
