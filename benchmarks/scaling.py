@@ -124,8 +124,12 @@ def main() -> int:
             print(f"  --jobs {jobs}: cold {cold:.1f} s ({cold_compiled} rows compiled), warm {warm:.2f} s "
                   f"({warm_compiled} rows compiled)", flush=True)
         base = runs[0][1]
-        rows = len(json.loads(texts[0])["kernels"])
-        lines += [f"load average after: {load()}", f"{rows} rows",
+        kernels = json.loads(texts[0])["kernels"]
+        rows, failed = len(kernels), sum(r["verdict"] == "failed" for r in kernels)
+        shrunk = sum(any("guessed sizes divided by" in n for n in (r.get("spec_detail") or {}).get("notes") or ())
+                     for r in kernels)
+        lines += [f"load average after: {load()}",
+                  f"{rows} rows, {failed} failed, {shrunk} with guessed sizes shrunk by the cost rule",
                   f"{'jobs':>5} {'cold s':>8} {'speedup':>8} {'compiled':>9} {'warm s':>8} {'warm compiled':>14}"]
         for jobs, cold, compiled, warm, warm_compiled in runs:
             lines.append(f"{jobs:>5} {cold:>8.1f} {base / cold:>7.2f}x {compiled:>9} {warm:>8.2f} {warm_compiled:>14}")
