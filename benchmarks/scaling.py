@@ -7,7 +7,7 @@ whether the rows' JSON is byte-identical across every run (cold and warm, every 
 where the results came from (`cache`) and the timing fields aside. The machine is named in the
 output (CPU count, model, load before and after), which goes to stdout and to --out.
 
-    python benchmarks/scaling.py REPO [--rev HEAD] [--jobs 1 2 4 16] [--out FILE]
+    python benchmarks/scaling.py REPO [--rev HEAD] [--jobs 1 2 4 16] [--path PATH...] [--out FILE]
     python benchmarks/scaling.py --corpus [--jobs 1 2]    # the embedded corpus as the repository
 
 Needs nothing but ptxdiff's virtual environment (python, pygit2, triton); no GPU.
@@ -60,10 +60,11 @@ def rows_of(text: str) -> str:
                        "messages": report.get("messages")}, sort_keys=True)
 
 
-def show(repo: str, rev: str, jobs: int, cache: str) -> tuple[float, str, int]:
+def show(repo: str, rev: str, jobs: int, cache: str, paths: list[str]) -> tuple[float, str, int]:
     """One `ptxdiff show`: (wall seconds, canonical rows, specs compiled)."""
     env = dict(os.environ, PTXDIFF_CACHE_DIR=cache, PTXDIFF_PROGRESS="0")
-    cmd = [sys.executable, "-m", "ptxdiff", "show", rev, "--format", "json", "--jobs", str(jobs), "-q"]
+    cmd = [sys.executable, "-m", "ptxdiff", "show", rev, "--format", "json", "--jobs", str(jobs), "-q",
+           *(["--", *paths] if paths else [])]
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
@@ -99,6 +100,7 @@ def main() -> int:
     ap.add_argument("--corpus", action="store_true", help="the embedded corpus as the repository")
     ap.add_argument("--rev", default="HEAD")
     ap.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--path", nargs="+", default=[], help="only the kernels under these paths (`show -- PATH...`)")
     ap.add_argument("--out", help="also write the result here (default: benchmarks/results/scaling_<repo>_<N>cpu.txt)")
     args = ap.parse_args()
     if bool(args.repo) == args.corpus:
@@ -109,7 +111,8 @@ def main() -> int:
         name = "corpus" if args.corpus else Path(repo).name
         head = subprocess.run(["git", "rev-parse", "--short", args.rev], cwd=repo, capture_output=True,
                               text=True).stdout.strip()
-        lines = [f"ptxdiff show {args.rev} --format json of {name} at {head}, "
+        lines = [f"ptxdiff show {args.rev} --format json{' -- ' + ' '.join(args.path) if args.path else ''} of {name} "
+                 f"at {head}, "
                  f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
                  f"machine: {machine()}", f"load average before: {load()}"]
         print("\n".join(lines), flush=True)
@@ -117,8 +120,8 @@ def main() -> int:
         texts: list[str] = []
         for jobs in sorted(set(args.jobs)):
             cache = str(work / f"cache-j{jobs}")
-            cold, cold_rows, cold_compiled = show(repo, args.rev, jobs, cache)
-            warm, warm_rows, warm_compiled = show(repo, args.rev, jobs, cache)
+            cold, cold_rows, cold_compiled = show(repo, args.rev, jobs, cache, args.path)
+            warm, warm_rows, warm_compiled = show(repo, args.rev, jobs, cache, args.path)
             runs.append((jobs, cold, cold_compiled, warm, warm_compiled))
             texts += [cold_rows, warm_rows]
             print(f"  --jobs {jobs}: cold {cold:.1f} s ({cold_compiled} rows compiled), warm {warm:.2f} s "
