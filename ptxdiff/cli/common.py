@@ -9,6 +9,7 @@ compile (cache, install, ...) never loads the engine.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
@@ -33,20 +34,43 @@ def target_list(text: str | None) -> list[int] | None:
     return sorted({parse_target(t) for t in text.split(",") if t.strip()})
 
 
+LOG_FROM = 32   # into a log, a count of at least this many gets a progress line per tenth of it
+_COUNT = re.compile(r"\b(\d+)/(\d+)\b")
+
+
 def progress(shown: Shown) -> Callable[[str], None] | None:
     """Progress lines on stderr where a person watches: a terminal (one line, rewritten and erased
     when done), or wherever PTXDIFF_PROGRESS=1 or -v asks for them; never with -q or
-    PTXDIFF_PROGRESS=0."""
+    PTXDIFF_PROGRESS=0. Elsewhere (a CI log) a long run is not silent: `tenths`."""
     from ptxdiff.report.console import Status
     from ptxdiff.settings import load
 
-    if shown.quiet:
+    if shown.quiet or sys.stderr is None:
         return None
     asked = load().progress
-    terminal = sys.stderr is not None and sys.stderr.isatty()
-    if asked is False or not (asked or terminal or shown.verbose):
+    terminal = sys.stderr.isatty()
+    if asked is False:
         return None
+    if not (asked or terminal or shown.verbose):
+        return tenths(Status(sys.stderr, live=False))
     return Status(sys.stderr, live=terminal and os.environ.get("TERM") != "dumb")
+
+
+def tenths(say: Callable[[str], None]) -> Callable[[str], None]:
+    """Progress for a log: of the lines that count (`[37/519] kernel sm_90 ...`, `log: 12/300
+    commits ...`), those of a count of at least LOG_FROM that start it or reach the next tenth of
+    it; nothing else. A count decides what is printed, so a short run prints nothing."""
+    last = [0, -1]   # the count and the tenth last printed
+
+    def sparse(line: str) -> None:
+        found = _COUNT.search(line)
+        if found is None or int(found[2]) < LOG_FROM:
+            return
+        total, tenth = int(found[2]), int(found[1]) * 10 // int(found[2])
+        if [total, tenth] != last and (total != last[0] or tenth > last[1]):
+            last[:] = [total, tenth]
+            say(line)
+    return sparse
 
 
 def layout(shown: Shown, stream: TextIO | None = None) -> Layout:

@@ -32,7 +32,8 @@ from ptxdiff.discovery.memo import discoveries
 from ptxdiff.store import Cleared, Store
 
 DEFAULT_MAX_MB = 512
-FORMAT = 2   # bump when the stored value changes shape: older entries then read as misses
+FORMAT = 3   # bump when the stored value changes shape or meaning: older entries then read as misses
+# (3: no result depends on a clock: guessed sizes shrink by the cost rule, memory failures from a fresh worker)
 
 
 def cache_dir(git_dir: str) -> Path:

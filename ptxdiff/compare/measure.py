@@ -19,8 +19,7 @@ from ptxdiff.compare.replan import REPLANS, Need, pairs_of
 from ptxdiff.compile import toolchain, toolchains
 from ptxdiff.git.repo import Repo, Side
 from ptxdiff.sandbox import limits
-from ptxdiff.specs import plan as planmod
-from ptxdiff.specs.guesses import GuessKind
+from ptxdiff.specs import cost
 from ptxdiff.targets import target_name
 
 if TYPE_CHECKING:  # types only: the compile pipeline is imported where it runs
@@ -38,11 +37,11 @@ def _deterministic(result: SpecResult) -> bool:
         result.key is not None and (result.error or "").startswith("compile failed:"))
 
 
-def _crashed(pending: SpecResult, said: str, bound: float, guarded: bool = False) -> SpecResult:
+def _crashed(pending: SpecResult, said: str, bound: float) -> SpecResult:
     """The result of a compile that crashed its worker: the pool's first line is the error, what
     the worker printed the log; `crashed` holds the bound it ran under (cached like `timed_out`)."""
     error, _, log = said.partition("\n")
-    return dataclasses.replace(pending, error=error, crashed=bound, log=log or None, guarded=guarded)
+    return dataclasses.replace(pending, error=error, crashed=bound, log=log or None)
 
 
 ELSEWHERE = (100, 80, 120)   # targets a kernel absent at the default one is looked for on, in order
@@ -61,16 +60,41 @@ def _elsewhere_kernel(results: list[SpecResult]) -> bool:
 
 
 def _outgrown(results: list[SpecResult], bound: float) -> bool:
-    """Cached results that include a compile timed out under a smaller bound than today's (a
-    compile of guessed sizes has its own, smaller bound: `guarded`)."""
-    return any(ran is not None and ran < (min(bound, planmod.GUESSED_BOUND_S) if r.guarded else bound)
-               for r in results for ran in (r.timed_out, r.crashed))
+    """Cached results that include a compile timed out (or crashed) under a smaller bound than
+    today's: a larger bound compiles it again, the same or a smaller one never does."""
+    return any(ran is not None and ran < bound for r in results for ran in (r.timed_out, r.crashed))
 
 
-def _guessed_sizes(spec: Spec) -> bool:
-    """Whether a spec compiles guessed integer constexprs (sizes a cost guard may shrink)."""
-    return any(isinstance(g.value, int) and not isinstance(g.value, bool) and g.kind is not GuessKind.TYPE
-               for g in spec.guessed)
+def _costly(got: list[tuple[Need, int, list]]) -> set[int]:
+    """The needs (by id) whose specs are not compiled as planned: a spec of their pair has guessed
+    sizes over the cost rule (specs/cost.py), so the pair compiles its guessed sizes shrunk on
+    both sides (replan.shrunk); a plan already shrunk compiles what it has."""
+    over = {need.pair for need, _, specs in got if need.plan.shrink == 1 and any(cost.too_costly(s) for s in specs)}
+    return {id(need) for need, _, _ in got if need.pair in over and need.plan.shrink == 1}
+
+
+def _build_of(need: Need, cc: int, spec: Spec) -> tuple:
+    """What a compile's result depends on: the closure built (fingerprint, kernel, toolchain), the
+    target, the spec's values and which of them are guesses (the searches after a failure try
+    other values for those); not the plan or the side that asked."""
+    return (need.kernel.fingerprint, need.kernel.id, need.side.toolchain, cc, spec.key,
+            tuple(sorted(g.key for g in spec.guessed)))
+
+
+def _not_compiled(need: Need) -> str:
+    return f"not compiled: another spec of {need.kernel.name} timed out (config key 'timeout')"
+
+
+def _withheld(need: Need, result: SpecResult, bound: float) -> SpecResult:
+    """A spec of a kernel another spec of which timed out (the others would time out too): no
+    result (one that timed out itself stays). Every spec of it so, not only those not yet started,
+    so which ran beside the slow one (--jobs) decides nothing."""
+    if result.timed_out is not None:
+        return result
+    return SpecResult(result.key, result.label, result.spec, error=_not_compiled(need), timed_out=bound)
+
+
+SHRINK_FIRST = "not compiled: guessed sizes over the cost rule (specs/cost.py); the pair compiles them shrunk"
 
 
 def _uncovered_partners(needs: list[Need], got: list[tuple[Need, int, list]]) -> list[Need]:
@@ -249,37 +273,58 @@ class Measurer:
             got = [g for g in got if g[0] not in again] + self._specs(pool, self._cover_too(again, cfg, targets))
         compile_tasks: list[Task] = []
         left: dict[tuple[int, int], int] = {}
+        costly = _costly(got)
+        # one compile per distinct specialisation: a spec that another need of this run compiles alike
+        # (a kernel whose launch alone changed, a history's version on both sides of two pairs) follows it
+        leaders: dict[tuple, tuple[Need, int, int]] = {}
+        followers: dict[tuple[int, int, int], list[tuple[Need, int, int]]] = {}
         for need, cc, specs in got:
             # each spec's place holds its pending record (no result yet) until its compile answers
             need.results[cc] = [SpecResult(spec.key, spec.label, spec.as_dict()) for spec in specs]
+            if id(need) in costly:   # a fact of the specs, stored like a result: a warm run shrinks at once
+                need.results[cc] = [dataclasses.replace(r, error=SHRINK_FIRST, guarded=True, deterministic=True)
+                                    for r in need.results[cc]]
+                self._store(need, cc)
+                continue
             for i, spec in enumerate(specs):
+                same = _build_of(need, cc, spec)
+                if same in leaders:
+                    lead, lead_cc, lead_i = leaders[same]
+                    followers.setdefault((id(lead), lead_cc, lead_i), []).append((need, cc, i))
+                    continue
+                leaders[same] = (need, cc, i)
                 compile_tasks.append(Task(need.side, "compile", (need.kernel, spec, cc),
                                           f"{need.kernel.name} {target_name(cc)} {spec.label}", (need, cc, i),
-                                          timeout=planmod.GUESSED_BOUND_S if _guessed_sizes(spec) else None))
+                                          cost=cost.estimate(spec)))
             left[(id(need), cc)] = len(specs)
-        timed_out: set[tuple[int, int]] = set()
+        timed_out: dict[tuple[int, int], float] = {}   # (need, target) -> the bound a spec of it timed out under
 
         def skip(task: Task) -> str | None:  # one spec that compiles past the timeout: the kernel's others would too
             waiting, at, _ = cast("tuple[Need, int, int]", task.tag)
-            return (f"not compiled: another spec of {waiting.kernel.name} timed out (config key 'timeout')"
-                    if (id(waiting), at) in timed_out else None)
+            return _not_compiled(waiting) if (id(waiting), at) in timed_out else None
 
         for task, kind, payload in pool.run(compile_tasks, skip):
             need, cc, i = cast("tuple[Need, int, int]", task.tag)
-            pending, guarded = need.results[cc][i], pool.bound_of(task) < pool.timeout
+            pending = need.results[cc][i]
             if kind == "ok":
                 done = from_worker(pending, payload)
             elif kind == "timeout" or (id(need), cc) in timed_out:
-                done = dataclasses.replace(pending, error=str(payload), timed_out=pool.bound_of(task), guarded=guarded)
-                timed_out.add((id(need), cc))
+                done = dataclasses.replace(pending, error=str(payload), timed_out=pool.bound_of(task))
+                timed_out[(id(need), cc)] = pool.bound_of(task)
             elif kind == "crash":  # remembered for this bound, like a timeout
-                done = _crashed(pending, str(payload), pool.bound_of(task), guarded)
+                done = _crashed(pending, str(payload), pool.bound_of(task))
             else:
                 done = dataclasses.replace(pending, error=str(payload), transient=True)
-            need.results[cc][i] = done
-            left[(id(need), cc)] -= 1
-            if not left[(id(need), cc)]:
-                self._store(need, cc)
+            for n, at, j in [(need, cc, i), *followers.get((id(need), cc, i), ())]:
+                mine = n.results[at][j]   # a follower keeps its own spec record (its plan's notes)
+                n.results[at][j] = dataclasses.replace(done, key=mine.key, label=mine.label, spec=mine.spec)
+                if done.timed_out is not None:
+                    timed_out[(id(n), at)] = done.timed_out
+                left[(id(n), at)] -= 1
+                if not left[(id(n), at)]:
+                    if (id(n), at) in timed_out:   # whatever finished beside it: the same rows at any --jobs
+                        n.results[at] = [_withheld(n, r, timed_out[(id(n), at)]) for r in n.results[at]]
+                    self._store(n, at)
         return len(compile_tasks)
 
     def _specs(self, pool: Executor, missing: list[tuple[Need, int]]) -> list[tuple[Need, int, list]]:

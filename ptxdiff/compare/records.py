@@ -52,7 +52,7 @@ class SpecResult:
     log: str | None = None
     timed_out: float | None = None     # the bound it compiled past
     crashed: float | None = None       # the bound it crashed its worker under (a signal, out of memory)
-    guarded: bool = False              # that bound was the smaller one of guessed sizes
+    guarded: bool = False              # guessed sizes over the cost rule (specs/cost.py): compiled shrunk instead
     transient: bool = False            # a crash or a worker that did not start: never cached
     deterministic: bool = False        # a failure that is a fact about source, config and toolchain
     absent: bool = False

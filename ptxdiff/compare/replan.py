@@ -3,7 +3,7 @@ new plan, so the two sides still compile the same values.
 
 A constexpr that is a fact on one side and a guess on the other (`matched`), types a compile
 search found where guesses did not compile (`retyped`), guessed sizes the kernel's shapes cannot
-take (`refitted`), and guessed sizes whose compile ran past its bound (`shrunk`).
+take (`refitted`), and guessed sizes over the cost rule of specs/cost.py (`shrunk`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from ptxdiff.compare.records import SpecResult
 from ptxdiff.config import KernelConfig
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.git.repo import Side
-from ptxdiff.specs import guesses
 from ptxdiff.specs import plan as planmod
 from ptxdiff.specs.plan import Plan
 
@@ -85,12 +84,11 @@ def matched(needs: list[Need]) -> list[Need]:
 
 
 def shrunk(needs: list[Need]) -> list[Need]:
-    """Pairs where a compile of guessed sizes ran past plan.GUESSED_BOUND_S on either side: both sides
-    compile the guessed sizes shrunk (plan.shrunk), and the rows say so."""
+    """Pairs where a spec's guessed sizes are over the cost rule (specs/cost.py) on either side
+    (`guarded`: not compiled): both sides compile the guessed sizes shrunk, those a heuristic
+    computes from stood-in arguments too (plan.shrunk), and the rows say so."""
     def replan(plan: Plan, results: list[SpecResult]) -> Plan:
-        guarded = [r for r in results if r.guarded]
-        read = any(g.kind is guesses.GuessKind.HEURISTIC for r in guarded for g in guesses.of_spec(r.spec))
-        return plan.shrunk(read) if guarded else plan
+        return plan.shrunk(True) if any(r.guarded for r in results) else plan
     return _replanned(needs, replan)
 
 

@@ -3,7 +3,7 @@
 The engine hands its jobs (`pool.Task`s) to an executor and reads results back; it does not care
 where they ran. Every executor has the Pool's interface: `run(tasks, skip)` yields
 (task, "ok"|"error"|"timeout"|"crash", payload) in any order, `timeout` is the bound of one request,
-`bound_of(task)` the bound of that task (a tighter one for a compile of guessed sizes), and it
+`bound_of(task)` the bound of that task (`Task.timeout` may make it tighter), and it
 is a context manager. Ray is imported only by ray_executor.py, and only when asked for.
 """
 

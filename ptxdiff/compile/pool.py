@@ -1,4 +1,4 @@
-"""Worker processes, one revision each, with a deadline on every request.
+"""Worker processes, one revision each, with a bound on every request.
 
 Workers fork from a multiprocessing forkserver that has imported triton once, so starting a
 worker per revision costs milliseconds. A request
@@ -6,15 +6,18 @@ that outlives its deadline, or a worker that dies (a ptxas or MLIR crash), becom
 result for that request; the slot starts a fresh worker and the run goes on.
 
 Compile workers are sandboxed (ptxdiff/sandbox/) unless the user turned that off: the
-forkserver starts clean, each worker gets a private folder and a policy, and the deadline is the
-repository's timeout capped by the user's maximum. A machine where the sandbox cannot hold gets
-SandboxError (one line: why, and how to opt out) before any worker starts.
+forkserver starts clean, each worker gets a private folder and a policy, and the bound is the
+repository's timeout capped by the user's maximum, in CPU seconds of the worker's process tree
+where /proc tells them (cputime.py: a loaded machine times out what a quiet one does), with the
+clock as a backstop at WALL_FACTOR times the bound (a worker that sleeps uses no CPU). A
+machine where the sandbox cannot hold gets SandboxError (one line: why, and how to opt out) before any worker starts.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import re
 import signal
 import tempfile
 import time
@@ -25,7 +28,7 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
 
-from ptxdiff.compile import printed
+from ptxdiff.compile import cputime, printed
 from ptxdiff.compile import worker as compiler
 from ptxdiff.errors import SandboxError
 from ptxdiff.sandbox import launcher, lifetime, limits, probe
@@ -63,17 +66,21 @@ class Task:
     args: tuple
     label: str               # for progress lines
     tag: object = None       # caller's bookkeeping
-    timeout: float | None = None   # a tighter bound than the pool's for this task (guessed sizes)
+    timeout: float | None = None   # a tighter bound than the pool's for this task
+    cost: float = 0.0        # its estimated cost (specs/cost.py): the costliest of a revision start first
+    fresh: bool = False      # run it in a worker that has served nothing else (a retry, see `Pool.run`)
 
 
 class Pending:
-    """Tasks not yet started, by revision. A worker keeps its revision while that one has work
-    (its worker stays warm); a free one takes a revision no other worker serves (so two revisions
-    compile in parallel), else the one with the most work left. Both executors schedule so."""
+    """Tasks not yet started, by revision, each revision's costliest first (`Task.cost`; equal
+    costs in the order given), so a long compile does not start last and decide the wall time.
+    A worker keeps its revision while that one has work (its worker stays warm); a free one takes
+    a revision no other worker serves (so two revisions compile in parallel), else the one with
+    the most work left. Both executors schedule so."""
 
     def __init__(self, tasks: list[Task]):
         self.by_side: dict[object, deque[Task]] = {}
-        for t in tasks:
+        for t in sorted(tasks, key=lambda t: -t.cost):
             self.by_side.setdefault(t.side, deque()).append(t)
 
     def __bool__(self) -> bool:
@@ -84,6 +91,13 @@ class Pending:
         if current in self.by_side:
             return current
         return max(self.by_side, key=lambda c: (c not in served, len(self.by_side[c])))
+
+    def next_of(self, side: object) -> Task:
+        return self.by_side[side][0]
+
+    def again(self, task: Task) -> None:
+        """A task to run once more, before the rest of its revision."""
+        self.by_side.setdefault(task.side, deque()).appendleft(task)
 
     def take(self, side: object) -> Task:
         task = self.by_side[side].popleft()
@@ -102,9 +116,13 @@ class _Slot:
     conn: Connection | None = None
     side: object = ...       # revision of the live worker; ... when none
     task: Task | None = None
-    deadline: float = 0.0
+    started: float = 0.0     # when the current request was sent (the clock)
+    cpu_base: float | None = None   # the tree's CPU seconds at the first read during the request
+    base_at: float = 0.0     # seconds of the request before that read, charged as CPU
     home: str | None = None  # the worker's private folder (HOME, TMPDIR, cwd, triton's cache)
     cpu: float = 0.0         # CPU seconds the live worker has used, as it last said
+    memory: int = 0          # the live worker's address space, as it last said
+    served: int = 0          # requests the live worker has answered
     printed_from: int = 0    # where the current request's output starts in the worker's printed file
 
     def channel(self) -> Connection:
@@ -128,7 +146,7 @@ class Pool:
 
     def timed_out(self, task: Task | None = None) -> str:
         if task is not None and self.bound_of(task) < self.timeout:
-            return f"timed out after {self.bound_of(task):g}s (the bound of a compile of guessed sizes)"
+            return f"timed out after {self.bound_of(task):g}s (the bound of this request)"
         cap = f", capped by {self.bound.capped}" if self.bound.capped else ""
         return f"timed out after {self.timeout:g}s (config key 'timeout'{cap})"
 
@@ -164,7 +182,7 @@ class Pool:
             proc.kill()
             proc.join()
         slot.channel().close()
-        slot.proc, slot.conn, slot.side, slot.cpu = None, None, ..., 0.0
+        slot.proc, slot.conn, slot.side, slot.cpu, slot.memory, slot.served = None, None, ..., 0.0, 0, 0
         if slot.home:
             lifetime.remove_home(slot.home)
             slot.home = None
@@ -227,7 +245,12 @@ class Pool:
     def run(self, tasks: list[Task], skip: Callable[[Task], str | None] | None = None
             ) -> Iterator[tuple[Task, str, object]]:
         """Yield (task, "ok"|"error"|"timeout"|"crash", payload) as results arrive, in any order. `skip`, asked
-        just before a task would start, may give a reason not to run it (an error result)."""
+        just before a task would start, may give a reason not to run it (an error result).
+
+        No result depends on which tasks shared a worker (that depends on --jobs): a request that
+        ran out of memory or crashed its worker after the worker had served others runs once more
+        in a fresh worker, whose answer is the result; a worker whose address space has grown past
+        RECYCLE_SHARE of its limit is replaced between requests."""
         pending = Pending(tasks)
         total, done = len(tasks), 0
         try:
@@ -236,7 +259,7 @@ class Pool:
                     if slot.task is not None or not pending:
                         continue
                     side = pending.side_for(slot.side, {s.side for s in self.slots if s is not slot})
-                    if slot.side != side:
+                    if slot.side != side or (pending.next_of(side).fresh and slot.served):
                         self._stop(slot)
                         failure = self._start(slot, side)
                         if failure:
@@ -250,7 +273,7 @@ class Pool:
                         done += 1
                         yield task, "error", reason
                         continue
-                    slot.task, slot.deadline = task, time.monotonic() + self.bound_of(task)
+                    slot.task, slot.started, slot.cpu_base = task, time.monotonic(), None
                     slot.printed_from = printed.size(slot.home) if slot.home else 0
                     if self.progress and task.op != "specs":
                         self.progress(f"[{done + 1}/{total}] {task.label}")
@@ -258,26 +281,38 @@ class Pool:
                 busy = [(s, s.task) for s in self.slots if s.task is not None]
                 if not busy:
                     continue
-                wait_for = max(0.0, min(s.deadline for s, _ in busy) - time.monotonic())
-                ready = wait([s.channel() for s, _ in busy], timeout=wait_for)
+                ready = wait([s.channel() for s, _ in busy], timeout=self._next_look(busy))
+                now = time.monotonic()
+                trees = self._trees([s for s, _ in busy if s.conn not in ready], now)
                 for slot, task in busy:
                     kind: str
                     payload: object
+                    served = slot.served
                     if slot.conn in ready:
                         try:
-                            kind, payload, slot.cpu, text = slot.channel().recv()
+                            kind, payload, slot.cpu, text, *said = slot.channel().recv()
+                            slot.memory = int(said[0]) if said else 0
                             if kind == "ok" and task.op == "compile":
                                 payload = printed.attach(payload, text)
                         except (EOFError, OSError, ValueError, TypeError):
                             kind, payload = "crash", self._crashed(slot, task)
-                    elif time.monotonic() >= slot.deadline:
+                    elif self._past_bound(slot, task, now, trees):
                         self._stop(slot, kill=True)
                         kind, payload = "timeout", self.timed_out(task)
                     else:
                         continue
                     slot.task = None
-                    if slot.proc is not None and slot.cpu > self.limits.recycle_after(self.timeout):
-                        self._stop(slot)   # a fresh worker before this one's CPU rlimit could end a request
+                    if (kind == "crash" or out_of_memory(kind, payload)) and served and not task.fresh:
+                        self._stop(slot, kill=True)   # what its neighbours left may be why: once more, alone
+                        task.fresh = True
+                        pending.again(task)
+                        continue
+                    if out_of_memory(kind, payload):
+                        payload = self._alone(payload)
+                    slot.served += 1
+                    if slot.proc is not None and (slot.cpu > self.limits.recycle_after(self.timeout)
+                                                  or slot.memory > RECYCLE_SHARE * self.limits.address_space > 0):
+                        self._stop(slot)   # a fresh worker before this one's CPU or memory rlimit could end a request
                     done += 1
                     yield task, kind, payload
         finally:  # workers stay for the next run (the compiles after the specs) unless busy
@@ -285,6 +320,48 @@ class Pool:
                 if slot.task is not None:
                     self._stop(slot, kill=True)
                     slot.task = None
+
+    def _next_look(self, busy: list[tuple[_Slot, Task]]) -> float:
+        """Seconds until a busy request's bound must be looked at: its bound (or LAZY_S) after it
+        started, then every POLL_S."""
+        now = time.monotonic()
+
+        def look(slot: _Slot, task: Task) -> float:
+            bound = self.bound_of(task)
+            if bound <= LAZY_S:
+                return slot.started + bound - now
+            return slot.started + LAZY_S - now if now - slot.started < LAZY_S else POLL_S
+        return max(0.0, min(look(s, t) for s, t in busy))
+
+    @staticmethod
+    def _trees(waiting: list[_Slot], now: float) -> dict[int, float] | None:
+        """CPU seconds of the trees of the workers whose request has run LAZY_S or more (one read
+        of /proc); None where none has, or /proc cannot be read."""
+        late = [s.proc.pid for s in waiting if s.proc is not None and s.proc.pid and now - s.started >= LAZY_S]
+        return cputime.of_trees(late) if late else None
+
+    def _past_bound(self, slot: _Slot, task: Task, now: float, trees: dict[int, float] | None) -> bool:
+        """Whether a request has run past its bound: CPU seconds of its worker's tree (the wall
+        seconds before the first read counted as CPU), or the clock at WALL_FACTOR times the bound;
+        the clock alone for a bound of LAZY_S or less, or where /proc could not be read."""
+        bound, wall = self.bound_of(task), now - slot.started
+        pid = slot.proc.pid if slot.proc is not None else None
+        if bound <= LAZY_S or trees is None or pid not in trees:
+            return wall >= bound
+        if wall >= WALL_FACTOR * bound:
+            return True
+        if slot.cpu_base is None:
+            slot.cpu_base, slot.base_at = trees[pid], wall
+        return trees[pid] - slot.cpu_base + slot.base_at >= bound
+
+    def _alone(self, payload: object) -> object:
+        """A memory failure of a fresh worker: the request alone needs more than a worker may take."""
+        limit = self.limits.address_space
+        said = f" (alone in a fresh worker: it needs more than the {limit / limits.GiB:g} GiB of address space " \
+            "a compile worker may take)" if limit else " (alone in a fresh worker)"
+        if isinstance(payload, dict) and isinstance(payload.get("error"), str):
+            return {**payload, "error": payload["error"] + said}
+        return f"{payload}{said}" if isinstance(payload, str) else payload
 
     def close(self) -> None:
         for slot in self.slots:
@@ -295,6 +372,21 @@ class Pool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+LAZY_S = 1.0          # a request's CPU is read from this many seconds on (most compiles answer before)
+POLL_S = 0.5          # and then this often
+WALL_FACTOR = 3.0     # the clock's backstop, in bounds (a worker's CPU rlimit is three bounds too)
+RECYCLE_SHARE = 0.5   # of a worker's address-space limit, past which it is replaced between requests
+OUT_OF_MEMORY = re.compile(r"MemoryError|[Oo]ut of memory|bad_alloc|Cannot allocate memory")
+
+
+def out_of_memory(kind: str, payload: object) -> bool:
+    """Whether an answer says the request ran out of memory (an error, or a compile's failure)."""
+    if kind == "ok" and isinstance(payload, dict):
+        text = f"{payload.get('error') or ''}\n{str(payload.get('log') or '')[-4000:]}"
+        return "error" in payload and bool(OUT_OF_MEMORY.search(text))
+    return kind == "error" and bool(OUT_OF_MEMORY.search(str(payload)))
 
 
 def _kill_group(proc: BaseProcess) -> None:

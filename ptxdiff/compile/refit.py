@@ -31,7 +31,6 @@ SHAPE_ERROR = re.compile(r"cannot change total number of elements|must be a powe
 # guess it could not take (`k % SAVE_EVERY` of a guessed False), searched like a misfit (issue 37)
 CRASH = re.compile(r"PassManager::run failed|MLIR|reproducer|ZeroDivisionError|division (?:or modulo )?by zero")
 MAX_TRIES = 12
-DEADLINE_S = 45.0
 
 
 def _sizes(value: int | float) -> list[int]:
@@ -87,7 +86,7 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
         return dataclasses.replace(spec, constexprs=tuple((k, trial.get(k, v)) for k, v in spec.constexprs))
 
     return walk(attempt, spec, error, src, trials, sized, lambda e: about_shapes(e) or about_types(e) or crashed(e),
-                MAX_TRIES, DEADLINE_S)
+                MAX_TRIES)
 
 
 def crashed(error: BaseException) -> bool:

@@ -39,7 +39,6 @@ SHORT = {"int8": "i8", "uint8": "u8", "int16": "i16", "int32": "i32", "int64": "
          "float16": "fp16", "bfloat16": "bf16"}
 ANY = "*"   # in what `_dot_asks` returns: any element type but the one asked for
 MAX_TRIES = 16
-DEADLINE_S = 45.0
 
 
 def _short(kind: str) -> str:
@@ -135,4 +134,4 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
     def typed(spec: Spec, trial: dict) -> Spec:
         return dataclasses.replace(spec, signature=tuple((name, trial.get(name, t)) for name, t in spec.signature))
 
-    return walk(attempt, spec, error, src, trials, typed, about_types, MAX_TRIES, DEADLINE_S, sideways_ok=True)
+    return walk(attempt, spec, error, src, trials, typed, about_types, MAX_TRIES, sideways_ok=True)

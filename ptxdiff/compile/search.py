@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
-import time
 from collections.abc import Callable
 
 from ptxdiff.discovery.params import params_behind
@@ -105,8 +104,7 @@ def _key(trial: dict) -> tuple:
 
 def walk(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: BaseException, src: str,
          trials_for: Callable[[dict, BaseException], list[list[dict]]], apply: Callable[[Spec, dict], Spec],
-         relevant: Callable[[BaseException], bool], max_tries: int, deadline_s: float,
-         sideways_ok: bool = False) -> dict | None:
+         relevant: Callable[[BaseException], bool], max_tries: int, sideways_ok: bool = False) -> dict | None:
     """Changes to `spec` (`apply`) that make it compile: each round tries what `trials_for` gives
     for what is changed so far and the error it leaves, in tiers (a later tier once every trial
     of the earlier ones was tried: what the error asks for before the usual others). The first
@@ -115,11 +113,11 @@ def walk(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: Bas
     further, the smallest step after which the same place complains of something no longer
     `relevant` is returned (the operand's type is right, its block's scale factor is next);
     with `sideways_ok`, a step that changes the complaint at the same place (one of two
-    operands mended) is taken. Else what was kept, or None."""
-    deadline = time.monotonic() + deadline_s
+    operands mended) is taken. Else what was kept, or None. Bounded by count (`max_tries`
+    compiles), never by a clock: a loaded machine finds what a quiet one finds."""
     changed: dict = {}
     tried: set[tuple] = set()
-    while len(tried) < max_tries and time.monotonic() < deadline:
+    while len(tried) < max_tries:
         sideways: tuple[dict, BaseException] | None = None
         solved: dict | None = None
         tiers = [tier for tier in ([t for t in tier if _key(t) not in tried] for tier in trials_for(changed, error))
@@ -128,7 +126,7 @@ def walk(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: Bas
             key = _key(trial)
             if key in tried:
                 continue
-            if len(tried) >= max_tries or time.monotonic() >= deadline:
+            if len(tried) >= max_tries:
                 return solved or changed or None
             tried.add(key)
             after = attempt(apply(spec, trial))

@@ -395,14 +395,35 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def open_statm() -> int | None:
+    """/proc/self/statm, opened before the sandbox seals (it is read through this descriptor)."""
+    try:
+        return os.open("/proc/self/statm", os.O_RDONLY)
+    except OSError:
+        return None
+
+
+def memory_bytes(statm: int | None) -> int:
+    """This worker's address space now (what RLIMIT_AS bounds), else its peak resident size: the
+    pool replaces a worker that has grown before a later compile fails for what earlier ones left."""
+    if statm is not None:
+        try:
+            return int(os.pread(statm, 128, 0).split()[0]) * resource.getpagesize()
+        except (OSError, ValueError, IndexError):
+            pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def serve(conn: Connection, repo_dir: str, side: Side | tuple[Side, Side], roots: tuple[str, ...], imports: bool = False,
           triton_home: str | None = None, policy: Policy | None = None) -> None:
     """Worker process main loop: requests in, (kind, result, CPU seconds used) out, until told to
     stop. With a policy, nothing of the repository is handled before the worker is sealed."""
     die_with_parent()
     out_fd: int | None = None
+    statm: int | None = None
     try:
         started = begin(policy) if policy is not None else None
+        statm = open_statm()
         if triton_home:
             private_triton_home(triton_home)
             out_fd = captured.capture(triton_home)   # nothing a compiler prints reaches the terminal
@@ -440,7 +461,8 @@ def serve(conn: Connection, repo_dir: str, side: Side | tuple[Side, Side], roots
         text, mark = captured.since(out_fd, mark) if out_fd is not None else ("", mark)
         # a replay that faulted on the GPU may have broken its CUDA context: reporting all the CPU
         # spent makes the pool start a fresh worker for the next request
-        conn.send((*result, math.inf if getattr(worker, "faulted", False) else cpu_seconds(), text))
+        conn.send((*result, math.inf if getattr(worker, "faulted", False) else cpu_seconds(), text,
+                   memory_bytes(statm)))
 
 
 def call_sealed(conn: Connection, policy: Policy, fn: Callable[..., object], args: tuple) -> None:

@@ -44,7 +44,7 @@ class Plan:
     options: tuple[Choice, ...] = ()      # num_warps / num_stages from launch sites
     max_specs: int = DEFAULT_MAX_SPECS
     cover: bool = False                   # the other side has too many combinations: a covering set here too
-    shrink: int = 1                       # guessed sizes divided by this (a compile of them ran too long)
+    shrink: int = 1                       # guessed sizes divided by this (over the cost rule: specs/cost.py)
     families: tuple[str, ...] = ()        # element types guessed float pointers are compiled with, each
     # types a compile search found where guesses did not compile (compile/retype.py), per
     # combination of constexpr values (`combo_key`): a flag may make a parameter a pointer or an int
@@ -80,12 +80,12 @@ class Plan:
         return next((c for c in getattr(self, kind) if c.name == name), None)
 
     def shrunk_note(self) -> str | None:
-        return (f"guessed sizes divided by {self.shrink}: a compile of the guesses ran past "
-                f"{GUESSED_BOUND_S:g}s") if self.shrink > 1 else None
+        return (f"guessed sizes divided by {self.shrink}: the guesses' largest tile is over the cost rule's "
+                "elements per thread (specs/cost.py)") if self.shrink > 1 else None
 
     def shrunk(self, heuristic_sizes: bool = False) -> Plan:
         """This plan with its guessed sizes (powers of two from 32) divided by SHRINK, at least
-        MIN_SIZE: a compile of the guesses ran past its bound. Once only; facts stay. With
+        MIN_SIZE: the guesses are over the cost rule (specs/cost.py). Once only; facts stay. With
         `heuristic_sizes` (a heuristic computed sizes from representative ints) the sizes it
         computes are divided too (specs/resolve.py)."""
         if self.shrink > 1:
@@ -155,7 +155,6 @@ FAMILIES = ("fp32", "bf16")
 WIDE = "bf16/fp64"
 FAMILY = "element types"   # the combination variable of `families` (no parameter has a space)
 MIN_SIZE = 16
-GUESSED_BOUND_S = 60.0   # a compile of guessed sizes that runs longer is shrunk, not waited for
 
 
 def smaller(value: object) -> object:

@@ -112,7 +112,13 @@ def test_ptxdiff_progress_is_a_boolean(monkeypatch, value, on):
 def test_progress_defaults_to_the_terminal_and_q_or_a_bad_value(monkeypatch):
     monkeypatch.delenv("PTXDIFF_PROGRESS", raising=False)
     monkeypatch.setattr(sys, "stderr", io.StringIO())
-    assert progress(shown("diff")) is None and progress(shown("-v", "diff")) is not None
+    log = progress(shown("diff"))   # not a terminal: a line per tenth of a long count (`tenths`)
+    assert log is not None and progress(shown("-v", "diff")) is not None
+    for i in range(1, 101):
+        log(f"[{i}/100] k sm_90 BLOCK={i}")
+    log("[1/3] short")
+    lines = sys.stderr.getvalue().splitlines()
+    assert lines == ["[1/100] k sm_90 BLOCK=1"] + [f"[{i}/100] k sm_90 BLOCK={i}" for i in range(10, 101, 10)]
     monkeypatch.setattr(sys, "stderr", Terminal())
     assert progress(shown("diff")) is not None and progress(shown("-q", "diff")) is None
     monkeypatch.setenv("PTXDIFF_PROGRESS", "maybe")

@@ -415,25 +415,22 @@ def test_a_timeout_is_cached_for_its_bound(tmp_path, monkeypatch):
     assert runs[2] == (2, ["structural"])
 
 
-def test_guessed_sizes_that_compile_too_long_are_shrunk_on_both_sides(tmp_path, monkeypatch):
-    """A compile of guessed sizes has its own bound (plan.GUESSED_BOUND_S); past it, both sides
-    compile the guesses shrunk and the row says so; a warm re-run compiles nothing again."""
+def test_guessed_sizes_over_the_cost_rule_are_shrunk_on_both_sides_before_any_compile(tmp_path, monkeypatch):
+    """Guessed sizes whose tile is over the cost rule (specs/cost.py; its limit made tiny here) are
+    never compiled: both sides compile the guesses shrunk and the row says so, whatever the clock;
+    a warm re-run compiles nothing again."""
     from ptxdiff.compile.pool import Pool
+    from ptxdiff.specs import cost
 
+    monkeypatch.setattr(cost, "LIMIT", 4)   # BLOCK=1024 at 4 warps: 8 elements per thread
     original = Pool.run
-    bounds = []
+    compiled = []
 
-    def guesses_time_out(self, tasks, skip=None):
-        if not tasks or tasks[0].op != "compile":
-            yield from original(self, tasks, skip)
-            return
-        bounds.extend(self.bound_of(t) for t in tasks)
-        slow = [t for t in tasks if not any("divided by" in n for n in t.args[1].notes)]
-        for t in slow:
-            yield t, "timeout", self.timed_out(t)
-        yield from original(self, [t for t in tasks if t not in slow], skip)
+    def counting(self, tasks, skip=None):
+        compiled.extend(dict(t.args[1].constexprs)["BLOCK"] for t in tasks if t.op == "compile")
+        yield from original(self, tasks, skip)
 
-    monkeypatch.setattr(Pool, "run", guesses_time_out)
+    monkeypatch.setattr(Pool, "run", counting)
     src = HEADER + """
 @triton.jit
 def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
@@ -445,20 +442,60 @@ def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     r = Repo(repo)
     eng = Engine(r, jobs=2)
     report = eng.compare(r.side("HEAD~1"), r.side("HEAD"))
-    assert 60.0 in bounds
+    assert compiled == [256, 256]   # the guess of 1024 is over the rule: never compiled, on either side
     assert [row.verdict for row in report.rows] == ["structural"], [row.error for row in report.rows]
     notes = report.rows[0].spec_detail["notes"]
-    assert any("guessed sizes divided by 4: a compile of the guesses ran past 60s" in n for n in notes)
-    block = report.rows[0].spec_detail["constexprs"]["BLOCK"]
-    bounds.clear()
+    assert any("guessed sizes divided by 4: the guesses' largest tile is over the cost rule" in n for n in notes)
+    assert report.rows[0].spec_detail["constexprs"]["BLOCK"] == 256
+    compiled.clear()
     again = Engine(r, jobs=2)
     warm = again.compare(r.side("HEAD~1"), r.side("HEAD"))
-    assert bounds == [] and again._loaded_now == 0
-    assert [(row.verdict, row.spec_detail["constexprs"]["BLOCK"]) for row in warm.rows] == [("structural", block)]
+    assert compiled == [] and again._loaded_now == 0
+    assert [(row.verdict, row.spec_detail["constexprs"]["BLOCK"]) for row in warm.rows] == [("structural", 256)]
+
+
+def test_warm_show_compiles_nothing_that_timed_out_crashed_or_ran_out_of_memory(tmp_path, monkeypatch):
+    """`show` of one revision: a timeout, a crash and a memory failure are cached for their bound
+    like results (here made by a fake pool, no clock): warm, nothing is compiled again; a larger
+    bound compiles the timeout and the crash again, not the failure a fresh worker gave."""
+    from ptxdiff.compile.pool import Pool
+    from ptxdiff.config import Config
+
+    original = Pool.run
+    compiled: list[str] = []
+    said = {"slow_kernel": "timeout", "crashing_kernel": "crash"}
+
+    def failing(self, tasks, skip=None):
+        if not tasks or tasks[0].op != "compile":
+            yield from original(self, tasks, skip)
+            return
+        for t in tasks:
+            name = t.args[0].name
+            compiled.append(name)
+            if name in said:
+                yield t, said[name], self.timed_out(t) if name == "slow_kernel" else "worker crashed (signal SIGKILL)"
+            else:
+                yield t, "ok", {"error": "compile failed: MemoryError (alone in a fresh worker)", "log": "MemoryError"}
+
+    monkeypatch.setattr(Pool, "run", failing)
+    repo = make_repo(tmp_path, {"ops/a.py": scale_kernel(name="slow_kernel"),
+                                "ops/b.py": scale_kernel(name="crashing_kernel"),
+                                "ops/c.py": scale_kernel(name="greedy_kernel")})
+    r = Repo(repo)
+    runs = []
+    for timeout in (30.0, 30.0, 300.0):
+        compiled.clear()
+        eng = Engine(r, jobs=2)
+        report = eng.compare(None, r.side("HEAD"), config=Config(timeout=timeout))
+        runs.append((sorted(compiled), sorted(row.verdict for row in report.rows)))
+    assert runs[0] == (["crashing_kernel", "greedy_kernel", "slow_kernel"], ["failed"] * 3)
+    assert runs[1] == ([], runs[0][1])   # warm: nothing compiled again
+    assert runs[2][0] == ["crashing_kernel", "slow_kernel"]   # a larger bound: the bounded failures only
 
 
 def test_after_one_spec_times_out_the_kernel_s_other_specs_are_not_compiled(tmp_path, monkeypatch):
-    """A spec that compiles past the timeout says the others would too: they are not started."""
+    """A spec that compiles past the timeout says the others would too: they are not started, and
+    one that finished beside it (a larger --jobs) is withheld alike: the same rows either way."""
     from ptxdiff.compile.pool import Pool
 
     src = HEADER + '''
@@ -480,11 +517,22 @@ def k(x_ptr, n, HAS_A: tl.constexpr, BLOCK: tl.constexpr):
         for t in tasks[1:]:
             yield t, "error", skip(t) or "ran"
 
+    def the_other_finished_beside_it(self, tasks, skip=None):   # as at --jobs 2: it ran before the timeout
+        if not tasks or tasks[0].op != "compile":
+            yield from original(self, tasks, skip)
+            return
+        yield from original(self, tasks[1:])
+        yield tasks[0], "timeout", "timed out after 1s (config key 'timeout')"
+
     monkeypatch.setattr(Pool, "run", first_compile_times_out)
     repo = make_repo(tmp_path, {"ops/k.py": src})
-    rows = compare(repo, None, "HEAD").rows
+    r = Repo(repo)
+    rows = Engine(r, jobs=2, use_cache=False).compare(None, r.side("HEAD")).rows
     assert sorted(row.error.split(" (")[0] for row in rows) == [
         "not compiled: another spec of k timed out", "timed out after 1s"]
+    monkeypatch.setattr(Pool, "run", the_other_finished_beside_it)
+    beside = Engine(r, jobs=2, use_cache=False).compare(None, r.side("HEAD")).rows
+    assert [(r.spec, r.verdict, r.error) for r in beside] == [(r.spec, r.verdict, r.error) for r in rows]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -517,6 +565,38 @@ def test_zero_config_guesses_are_shown_and_config_makes_them_facts(tmp_path):
     assert row.error is None and row.spec_source == "config" and row.spec_detail["guessed"] == {}
     assert row.spec_detail["signature"]["foo"] == "fp16"
     assert row.spec_detail["constexprs"] == {"BLOCK": 64}
+
+
+def test_a_spec_both_sides_compile_alike_is_compiled_once(tmp_path, monkeypatch):
+    """One compile per distinct specialisation: a launch site added with another BLOCK leaves the
+    kernel's closure as it was, so its spec of BLOCK=128 is the same build on both sides."""
+    from ptxdiff.compile.pool import Pool
+
+    original = Pool.run
+    compiled = []
+
+    def counting(self, tasks, skip=None):
+        compiled.extend(dict(t.args[1].constexprs)["BLOCK"] for t in tasks if t.op == "compile")
+        yield from original(self, tasks, skip)
+
+    monkeypatch.setattr(Pool, "run", counting)
+    src = HEADER + """
+@triton.jit
+def k(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+
+
+def launch(x, n):
+    k[(1,)](x, n, BLOCK=128)
+"""
+    repo = make_repo(tmp_path, {"ops/k.py": src})
+    commit(repo, "another launch", {"ops/k.py": src + "    k[(1,)](x, n, BLOCK=256)\n"})
+    report = compare(repo, "HEAD~1", "HEAD", show_all=True)
+    assert sorted(compiled) == [128, 256]
+    by_block = {row.spec_detail["constexprs"]["BLOCK"]: row for row in report.rows}
+    assert by_block[128].verdict == "identical" and by_block[128].old == by_block[128].new
+    assert by_block[256].new is not None
 
 
 def test_autotune_with_two_configs_gives_two_specs(tmp_path, capsys):

@@ -68,3 +68,87 @@ def test_a_worker_near_its_cpu_rlimit_is_replaced_before_its_next_request(tmp_pa
         kinds = [kind for _, kind, _ in pool.run(tasks)]
         assert "Landlock" in (pool.sandbox or "")
     assert kinds == ["ok"] * 3 and len(starts) == 3
+
+
+def test_each_revision_s_costliest_tasks_start_first_in_a_stable_order():
+    from ptxdiff.compile.pool import Pending
+
+    tasks = [Task("a", "compile", (), f"t{i}", i, cost=c) for i, c in enumerate([1.0, 5.0, 1.0, 9.0])]
+    tasks.append(Task("b", "compile", (), "b", 9, cost=100.0))
+    pending = Pending(tasks)
+    assert [pending.take("a").tag for _ in range(4)] == [3, 1, 0, 2]
+    assert pending.take("b").tag == 9 and not pending
+
+
+def test_out_of_memory_is_told_from_other_answers():
+    from ptxdiff.compile.pool import out_of_memory
+
+    assert out_of_memory("ok", {"error": "compile failed: x", "log": "... MemoryError: std::bad_alloc"})
+    assert out_of_memory("error", "MemoryError: Out of memory")
+    assert not out_of_memory("ok", {"metrics": {}, "log": "MemoryError"})   # a measurement is never a failure
+    assert not out_of_memory("ok", [])
+    assert not out_of_memory("timeout", "MemoryError")
+
+
+def test_a_request_out_of_memory_in_a_used_worker_runs_again_alone_in_a_fresh_one(tmp_path, monkeypatch):
+    """What a worker's earlier requests left must not decide a result (how many a worker serves
+    depends on --jobs): the answer of a fresh worker does. Task 2 answers out of memory once (in a
+    used worker), task 0 every time (in a fresh worker already: its answer stands)."""
+    from ptxdiff.compile import pool as poolmod
+
+    repo, tasks = spec_tasks(tmp_path, 3)
+    starts, failures, running = [], {2: 1, 0: 99}, [None]
+    original_start, original_take = Pool._start, poolmod.Pending.take
+
+    def counting(self, slot, s):
+        starts.append(s)
+        return original_start(self, slot, s)
+
+    def take(self, side):   # one slot: the task it takes is the one that answers next
+        task = original_take(self, side)
+        running[0] = task.tag
+        return task
+
+    def fake_out_of_memory(kind, payload):
+        if kind != "ok" or failures.get(running[0], 0) <= 0:
+            return False
+        failures[running[0]] -= 1
+        return True
+
+    monkeypatch.setattr(Pool, "_start", counting)
+    monkeypatch.setattr(poolmod.Pending, "take", take)
+    monkeypatch.setattr(poolmod, "out_of_memory", fake_out_of_memory)
+    with Pool(str(repo), (), 1, 300) as pool:
+        answered = [(task.tag, kind, task.fresh) for task, kind, _ in pool.run(tasks)]
+    assert answered == [(0, "ok", False), (1, "ok", False), (2, "ok", True)]   # task 2 ran again, alone
+    assert len(starts) == 2   # the first worker, and the fresh one for task 2's second run
+
+
+def test_a_request_s_bound_is_its_worker_s_cpu_seconds_with_the_clock_as_a_backstop(tmp_path):
+    """A loaded machine must not time out what a quiet one compiles: past LAZY_S the bound counts
+    the CPU seconds of the worker's tree (those before the first read charged in full); a worker
+    that sleeps still ends at WALL_FACTOR bounds; short bounds, or no /proc, are the clock's."""
+    from types import SimpleNamespace
+
+    from ptxdiff.compile.pool import WALL_FACTOR
+
+    pool = Pool(str(tmp_path), (), 1, 10)
+    task = Task("side", "compile", (), "t")
+    slot = pool.slots[0]
+
+    def fresh_request() -> object:
+        slot.proc, slot.started, slot.cpu_base = SimpleNamespace(pid=42), 0.0, None
+        return slot
+
+    fresh_request()
+    assert not pool._past_bound(slot, task, 2.0, {42: 100.0})          # the first read: 2 s charged
+    assert not pool._past_bound(slot, task, 25.0, {42: 107.9})         # 25 s of clock, 9.9 s of CPU: loaded
+    assert pool._past_bound(slot, task, 26.0, {42: 108.0})             # 10 s of CPU
+    fresh_request()                                                     # asleep: no CPU
+    assert not pool._past_bound(slot, task, 2.0, {42: 5.0})
+    assert pool._past_bound(slot, task, WALL_FACTOR * 10, {42: 5.0})
+    fresh_request()
+    assert pool._past_bound(slot, task, 10.0, None)                     # no /proc: the clock
+    fresh_request()
+    assert pool._past_bound(slot, Task("side", "compile", (), "t", timeout=0.5), 0.5, {42: 0.0})
+    slot.proc = None

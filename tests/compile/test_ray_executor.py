@@ -253,15 +253,22 @@ def guessed_kernel(x_ptr, n, BLOCK: tl.constexpr):
 
 def test_a_compile_that_runs_past_its_bound_is_a_timed_out_row_under_ray(ray_instance, tmp_path, capsys, cache,
                                                                          monkeypatch):
-    """The Ray executor bounds a compile as the local pool does: a guessed size's compile past its
-    bound (made tiny here) is a timed-out row, the same JSON as from the local pool."""
-    from ptxdiff.specs import plan
+    """The Ray executor bounds a compile as the local pool does: a compile past its task's bound
+    (made tiny here) is a timed-out row, the same JSON as from the local pool."""
+    from ptxdiff.compile import pool
 
     repo = make_repo(tmp_path, {"ops/g.py": GUESSED})
-    monkeypatch.setattr(plan, "GUESSED_BOUND_S", 0.001)   # no compile answers in a millisecond
+    made = pool.Task.__init__
+
+    def tight(self, *args, **kw):   # no compile answers in a millisecond
+        made(self, *args, **kw)
+        if self.op == "compile":
+            self.timeout = 0.001
+
+    monkeypatch.setattr(pool.Task, "__init__", tight)
     args = ["log", "guessed_kernel", "-C", str(repo), "--target", "sm_90", "--format", "json", "-q"]
     rc, local, err = run_main(args, capsys)
     assert rc == 0, err
     (row,) = json.loads(local)[0]["rows"]
-    assert row["error"] == "new: timed out after 0.001s (the bound of a compile of guessed sizes)"
+    assert row["error"] == "new: timed out after 0.001s (the bound of this request)"
     assert again_under_ray(args, repo, cache, monkeypatch, capsys) == local

@@ -106,7 +106,7 @@ def walk(failures: dict[str, BaseException | None], trials: list[list[dict]], ma
         return Spec(signature=(("x", trial.get("x", "*fp32")), ("n", "i32")), constexprs=(), num_warps=4, num_stages=3)
 
     got = search.walk(attempt, SPEC, at(KERNEL, 2), KERNEL, lambda changed, error: trials, apply, relevant,
-                      max_tries, 60.0, sideways_ok)
+                      max_tries, sideways_ok)
     return got, tried
 
 

@@ -94,3 +94,24 @@ def test_outputs_catch_every_observable_constant_change_and_pass_every_control(t
             assert results[p.name] == "outputs-differ", p.name
         elif p.hand_label == "refactor":
             assert results[p.name] in ("outputs-equal", None), p.name  # None: effective source unchanged
+
+
+# a subset, to stay cheap: a guessed kernel, a tiled matmul, autotuned configs (stages, warps, blocks),
+# a reduction and a control; every row of theirs is compared
+AT_ANY_JOBS = ["gelu", "matmul", "perf_stages_autotune_matmul", "perf_warps_autotune", "perf_block_autotune",
+               "softmax", "control_reorder_loads"]
+
+
+def test_every_row_is_the_same_at_jobs_1_and_jobs_2(tmp_path, monkeypatch):
+    """The same revisions give the same rows at any --jobs: verdicts, metrics, deltas and errors
+    (where the results came from aside), each run with its own fresh cache."""
+    runs = []
+    for jobs in (1, 2):
+        (tmp_path / f"j{jobs}").mkdir()
+        isolate(tmp_path / f"j{jobs}", monkeypatch)
+        _, report = corpus.run([90], jobs=jobs, names=AT_ANY_JOBS, workdir=str(tmp_path / f"repo{jobs}"))
+        runs.append([{k: v for k, v in row.as_json().items() if k != "cache"} for row in report.rows])
+    assert len(runs[0]) >= len(AT_ANY_JOBS)
+    assert [(r["kernel"], r["spec"], r["verdict"]) for r in runs[0]] == [(r["kernel"], r["spec"], r["verdict"])
+                                                                        for r in runs[1]]
+    assert runs[0] == runs[1]

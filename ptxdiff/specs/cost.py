@@ -1,0 +1,59 @@
+"""What a spec costs to compile, estimated from its sizes alone: a rule of the kernel, never a clock.
+
+triton unrolls a block's elements over the threads of its warps: the code, and with it the time
+and memory of a compile, grows with the elements each thread holds. Offline nothing says which
+sizes meet in one tile; most tiles are 2-D, so the estimate takes the tile of the spec's two
+largest power-of-two integer constexprs over the spec's threads (`batch_norm`'s heuristic sizes
+from stood-in arguments, 4096 x 4 at one warp: 512 elements per thread), and software
+pipelining (`num_stages`) copies the loop body once per stage.
+
+Two things read it, and neither changes with load, `--jobs` or the machine:
+- the shrink rule: a spec whose guessed sizes make the estimate exceed LIMIT is not compiled; its
+  pair compiles the guessed sizes shrunk on both sides (plan.Plan.shrunk), and the rows say so;
+- the order of compiles: the costliest first, so a long compile does not start last and decide
+  the wall time. Order never changes a result.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ptxdiff.specs.guesses import GuessKind
+
+if TYPE_CHECKING:
+    from ptxdiff.specs.resolve import Spec
+
+GUESSED_SIZE = 32      # a guessed size the shrink rule divides (plan.smaller) is a power of two from here
+LIMIT = 256            # elements per thread past which guessed sizes are shrunk (128x128 at 4 warps: 128)
+
+
+def _is_size(value: object) -> bool:
+    return type(value) is int and value >= 2 and value & (value - 1) == 0
+
+
+def per_thread(spec: Spec) -> float:
+    """Elements per thread of the tile of the spec's two largest sizes."""
+    sizes = sorted((int(v) for _, v in spec.constexprs if _is_size(v)), reverse=True)   # type: ignore[call-overload]
+    tile = 1
+    for size in sizes[:2]:
+        tile *= size
+    return tile / (max(1, spec.num_warps) * 32)
+
+
+def estimate(spec: Spec) -> float:
+    """A relative compile cost: the per-thread tile, once per pipeline stage, plus the cost every
+    compile has (a spec of tiny blocks still runs the whole pass pipeline)."""
+    return 64.0 + per_thread(spec) * max(1, spec.num_stages)
+
+
+def guessed_sizes(spec: Spec) -> bool:
+    """Whether some of the spec's sizes are guesses the shrink rule could divide: a guessed
+    constexpr size, or a size a heuristic computed from a stood-in argument."""
+    values = dict(spec.constexprs)
+    return any(g.kind is GuessKind.HEURISTIC or g.kind is GuessKind.VALUE and _is_size(values.get(g.name))
+               and int(values[g.name]) >= GUESSED_SIZE for g in spec.guessed)   # type: ignore[call-overload]
+
+
+def too_costly(spec: Spec) -> bool:
+    """The shrink rule: guessed sizes whose largest tile is over LIMIT elements per thread."""
+    return per_thread(spec) > LIMIT and guessed_sizes(spec)

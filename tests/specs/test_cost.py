@@ -1,0 +1,40 @@
+"""The cost rule: a spec's cost from its sizes alone (no clock), which guessed sizes it shrinks,
+and the order it gives compiles."""
+
+from __future__ import annotations
+
+from ptxdiff.specs import cost
+from ptxdiff.specs.guesses import Guess, GuessKind
+from ptxdiff.specs.resolve import Spec
+
+
+def spec(constexprs: dict, warps: int = 4, stages: int = 3, guessed: tuple[str, ...] = (),
+         heuristic: bool = False) -> Spec:
+    guesses = tuple(Guess(GuessKind.VALUE, name, constexprs[name]) for name in guessed)
+    if heuristic:
+        guesses += (Guess(GuessKind.HEURISTIC, "n", 4096, "BLOCK"),)
+    return Spec(signature=(("x", "*fp32"),) + tuple((k, "constexpr") for k in constexprs),
+                constexprs=tuple(constexprs.items()), num_warps=warps, num_stages=stages, guessed=guesses)
+
+
+def test_the_estimate_is_the_tile_of_the_two_largest_sizes_per_thread():
+    assert cost.per_thread(spec({"BLOCK": 1024})) == 1024 / 128
+    assert cost.per_thread(spec({"M": 64, "N": 64, "K": 32, "GROUP": 8})) == 64 * 64 / 128
+    assert cost.per_thread(spec({"BATCH": 4096, "SPATIAL": 4}, warps=1)) == 512   # attorch's batch_norm at 1 warp
+    assert cost.per_thread(spec({"eps": 1e-6, "FLAG": True, "ODD": 3})) == 1 / 128   # no size at all
+
+
+def test_only_guessed_sizes_over_the_limit_are_shrunk():
+    big = {"BATCH": 4096, "SPATIAL": 4}
+    assert cost.too_costly(spec(big, warps=1, heuristic=True))         # sizes a heuristic computed from a stand-in
+    assert cost.too_costly(spec(big, warps=1, guessed=("BATCH",)))
+    assert not cost.too_costly(spec(big, warps=1))                      # facts (a launch site's values) stay
+    assert not cost.too_costly(spec(big, warps=8, heuristic=True))     # 64 elements per thread: under the limit
+    assert not cost.too_costly(spec({"M": 128, "N": 128, "K": 64}, guessed=("M", "N", "K")))
+    assert not cost.too_costly(spec({"BLOCK": 16, "R": 8192}, warps=1, guessed=("BLOCK",)))   # 16 is not shrinkable
+
+
+def test_the_order_puts_larger_tiles_and_more_stages_first_and_is_deterministic():
+    small, tile, staged = spec({"BLOCK": 128}), spec({"M": 64, "N": 64}, stages=1), spec({"M": 64, "N": 64}, stages=4)
+    assert cost.estimate(small) < cost.estimate(tile) < cost.estimate(staged)
+    assert [cost.estimate(s) for s in (small, tile, staged)] == [cost.estimate(s) for s in (small, tile, staged)]
