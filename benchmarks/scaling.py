@@ -87,11 +87,15 @@ def first_difference(a: str, b: str) -> str:
     rows_a, rows_b = json.loads(a)["kernels"], json.loads(b)["kernels"]
     if len(rows_a) != len(rows_b):
         return f"{len(rows_a)} rows against {len(rows_b)}"
-    for x, y in zip(rows_a, rows_b):
-        if x != y:
-            keys = sorted(k for k in set(x) | set(y) if x.get(k) != y.get(k))
-            return f"{x.get('kernel')} [{x.get('spec')}]: {', '.join(keys)} differ"
-    return "the messages differ"
+    differing = [(x, y) for x, y in zip(rows_a, rows_b) if x != y]
+    if not differing:
+        return "the messages differ"
+    out = [f"{len(differing)} rows differ"]
+    for x, y in differing[:3]:   # each with the values that differ, so the cause can be read
+        keys = sorted(k for k in set(x) | set(y) if x.get(k) != y.get(k))
+        out.append(f"{x.get('kernel')} [{x.get('spec')}]: {', '.join(keys)} differ")
+        out += [f"    {k}: {str(x.get(k))[:400]!r}\n    {' ' * len(k)}  {str(y.get(k))[:400]!r}" for k in keys]
+    return "\n".join(out)
 
 
 def main() -> int:
