@@ -149,7 +149,8 @@ def test_compiles_use_a_private_triton_cache(tmp_path):
 def test_building_from_source_gives_what_importing_gives_on_the_corpus(tmp_path):
     pairs, hermetic = corpus.run([90], jobs=2, workdir=str(tmp_path / "a"))
     _, imported = corpus.run([90], jobs=2, workdir=str(tmp_path / "b"), imports=True)
-    assert len(hermetic.rows) == len(pairs) == len(imported.rows)
+    # a row per pair at least (a kernel that converts its values also compiles a bf16 spec)
+    assert len(hermetic.rows) == len(imported.rows) >= len(pairs)
     for a, b in zip(hermetic.rows, imported.rows):
         assert (a.kernel, a.spec, a.verdict) == (b.kernel, b.spec, b.verdict)
         assert a.error is None and b.error is None, (a.kernel, a.error, b.error)
