@@ -105,6 +105,26 @@ def best(spec: str, versions: Iterable[str]) -> str | None:
     return max(fits, key=version_tuple) if fits else None
 
 
+_NUMERIC = re.compile(r"^\d{1,9}(?:\.\d{1,9}){0,5}")
+
+
+def nearest(spec: str, versions: Iterable[str]) -> str | None:
+    """Where no release among `versions` meets `spec`, the one closest to what it asks for, its
+    bounds read as releases (`==2.0.0.dev20221105` as 2.0.0, `>=1.0.1dev` as 1.0.1): the newest that
+    meets them, else the oldest for a pin below them all (`==2.3.0`), the newest for one above
+    (`>=4`), the newest below it for one in a gap (`==3.4.5`). None for a spec with no version."""
+    numeric = [(op, m.group(0).rstrip(".")) for op, target in clauses_of(spec) for m in [_NUMERIC.match(target)] if m]
+    if not numeric:
+        return None
+    ordered = sorted(versions, key=version_tuple)
+    fits = best(",".join(f"{op}{target}" for op, target in numeric), ordered)
+    if fits is not None:
+        return fits
+    wanted = min(version_tuple(target) for _, target in numeric)
+    below = [v for v in ordered if _compare(version_tuple(v), wanted) <= 0]
+    return below[-1] if below else ordered[0]
+
+
 def requirement(text: str) -> str | None:
     """The specifier of a requirement string on triton (`triton==3.3.1 ; sys_platform == "linux"`
     -> `==3.3.1`, `triton` -> ``), or None when it is not about triton or names a URL."""

@@ -237,13 +237,15 @@ def choose(wanted: str | None, said_by: str, pin: pins.Pin | None) -> Chosen:
         return Chosen(None, "installed")
     if here is not None and pins.satisfies(here, pin.spec):
         return Chosen(None, f"installed, meets {pin.source}'s triton{pin.spec}")
-    if pin.exact:   # `==3.3` is 3.3.0, as pip reads it
-        return Chosen(release(pin.exact, pin.source), f"{pin.source}: triton{pin.spec}")
-    version = pins.best(pin.spec, KNOWN)   # never what this machine happens to have: the same triton everywhere
-    if version is None:
-        raise SetupError(f"{pin.source} asks for triton{pin.spec} and no release ptxdiff knows meets it: "
-                         f"choose one with --triton VERSION or {TRITON_ENV}=VERSION")
-    return Chosen(version, f"{pin.source}: triton{pin.spec}")
+    exact = release(pin.exact, pin.source) if pin.exact else None   # `==3.3` is 3.3.0, as pip reads it
+    version = exact if exact in KNOWN else pins.best(pin.spec, KNOWN)   # never what this machine happens to
+    if version is not None:                                             # have: the same triton everywhere
+        return Chosen(version, f"{pin.source}: triton{pin.spec}")
+    # outside what ptxdiff compiles with (`triton==2.0.0.dev...`, `>=4`): never an install that cannot
+    # work, never a refused command; the nearest release, said on the report's line
+    version = pins.nearest(pin.spec, KNOWN) or KNOWN[-1]   # every clause names a version (clauses_of)
+    return Chosen(version, f"{pin.source}: triton{pin.spec} is outside the releases ptxdiff compiles with "
+                           f"({KNOWN[0]} to {KNOWN[-1]}): the nearest")
 
 
 @dataclass(frozen=True)

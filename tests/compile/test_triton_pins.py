@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ptxdiff.compile import pins, toolchains
-from ptxdiff.errors import SetupError, UsageError
+from ptxdiff.errors import UsageError
 
 
 def pin_of(files: dict[str, str]) -> pins.Pin | None:
@@ -116,8 +116,25 @@ def test_choose_follows_user_then_pin_then_installed(monkeypatch: pytest.MonkeyP
     assert toolchains.choose(None, "", pins.Pin(">=3.6", "r.txt")).version is None  # installed meets it
     assert toolchains.choose(None, "", pins.Pin(">=3.2,<3.4", "r.txt")).version == "3.3.1"
     assert toolchains.choose(None, "", None).version is None
-    with pytest.raises(SetupError, match="triton>=4"):
-        toolchains.choose(None, "", pins.Pin(">=4", "r.txt"))
+
+
+
+@pytest.mark.parametrize("spec, version", [
+    (">=4", "3.9.0"),                        # above every release ptxdiff compiles with: the newest
+    ("==2.3.0", "3.0.0"),                    # below them all: the oldest (never a 2.x install that cannot work)
+    ("==2.0.0.dev20221105", "3.0.0"),        # a pre-release pin
+    (">=1.0.1dev", "3.9.0"),                 # a pre-release bound that every release meets
+    ("==1.0.0", "3.0.0"),
+    ("==3.4.5", "3.4.0"),                    # no such release: the newest below it
+    ("==3.10.0", "3.9.0"),                   # newer than ptxdiff knows
+])
+def test_a_pin_outside_the_supported_releases_takes_the_nearest(monkeypatch: pytest.MonkeyPatch, spec: str,
+                                                                 version: str) -> None:
+    monkeypatch.setattr(toolchains, "triton_version", lambda: "3.9.0")
+    chosen = toolchains.choose(None, "", pins.Pin(spec, "requirements.txt"))
+    assert chosen.version == version and f"requirements.txt: triton{spec} is outside" in chosen.why
+    assert "\n" not in (toolchains.note(None, chosen) or "")
+
 
 
 def test_the_gate_takes_the_base_sides_pin(monkeypatch: pytest.MonkeyPatch) -> None:
