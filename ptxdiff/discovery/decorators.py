@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ptxdiff.discovery.spelling import GLUON, JIT, TRITON_DECORATORS, Spelling
 from ptxdiff.source.modules import ParsedModule, names_bound, nested_statements
-from ptxdiff.source.syntax import dotted_name
+from ptxdiff.source.syntax import dotted_name, single_assignment
 
 __all__ = ["TRITON_DECORATORS", "Found", "backend_of", "closure_reads", "jit_objects", "locate", "unresolved"]
 
@@ -81,13 +81,10 @@ def _found(spelling: Spelling, mod: ParsedModule, stmt: ast.stmt, defs: dict[str
     if isinstance(stmt, ast.FunctionDef):
         kinds = spelling.decorator_kinds(mod, stmt)
         return (stmt.name, stmt, frozenset(kinds)) if kinds & {JIT, GLUON} else None
-    target, value = None, None
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-        target, value = stmt.targets[0].id, stmt.value
-    elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
-        target, value = stmt.target.id, stmt.value
-    if target is None or value is None:
+    assigned = single_assignment(stmt)
+    if assigned is None:
         return None
+    target, value = assigned
     made = spelling.made(mod, value)
     if made is None:
         return None

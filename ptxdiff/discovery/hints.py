@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from ptxdiff.source.syntax import is_constexpr, last_name, literal
+from ptxdiff.source.syntax import is_constexpr, last_name, literal, single_assignment
 
 SHAPE_CALLS = {"zeros", "full", "empty", "reshape", "view", "broadcast_to", "expand_dims", "make_block_ptr",
                "make_tensor_descriptor", "zeros_like", "full_like", "permute", "trans"}
@@ -73,13 +73,10 @@ def module_constants(tree: ast.Module) -> dict:
     """Module-level names bound once to a literal (or `tl.constexpr(literal)`)."""
     seen: dict[str, list] = {}
     for stmt in tree.body:
-        target, value = None, None
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            target, value = stmt.targets[0].id, stmt.value
-        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
-            target, value = stmt.target.id, stmt.value
-        if target is None or value is None:
+        assigned = single_assignment(stmt)
+        if assigned is None:
             continue
+        target, value = assigned
         if isinstance(value, ast.Call) and last_name(value.func) == "constexpr" and len(value.args) == 1:
             value = value.args[0]
         ok, v = literal(value, {})

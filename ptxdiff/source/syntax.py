@@ -25,6 +25,15 @@ def python_lines(text: str) -> list[str]:
     return lines
 
 
+def single_assignment(stmt: ast.stmt) -> tuple[str, ast.expr] | None:
+    """`name = value` or `name: T = value` to one plain name: (name, value); else None."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return stmt.targets[0].id, stmt.value
+    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+        return stmt.target.id, stmt.value
+    return None
+
+
 def dotted_name(node: ast.expr) -> list[str]:
     """`a.b.c` -> ["a", "b", "c"]; a call's callee; [] when the root is not a plain name (`x[0].to`)."""
     if isinstance(node, ast.Call):
