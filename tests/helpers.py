@@ -332,3 +332,15 @@ def fake_toolchain(root: Path, version: str) -> Path:
         if (real / name).exists():
             (info / name).write_bytes((real / name).read_bytes())
     return prefix
+
+
+def gate_judged(tmp_path: Path, capsys: pytest.CaptureFixture[str], base: str,
+                change: str) -> tuple[int, dict[str, Any], int, str]:
+    """`base` (ops/k.py) pushed to a bare remote, `change` committed on it: `diff --check`'s exit
+    code and JSON report, and the real pre-push hook's exit code and stderr."""
+    repo, _ = pushed_repo(tmp_path, capsys, {"ops/k.py": base})
+    commit(repo, "change", {"ops/k.py": change})
+    rc, out, err = run_main(["-C", str(repo), "diff", "--check", "--format", "json", "-q", "HEAD~1", "HEAD"], capsys)
+    assert rc in (0, 1), err
+    push = git(repo, "push", "-q", "origin", "main", check=False)
+    return rc, json.loads(out), push.returncode, push.stderr

@@ -12,7 +12,8 @@ import os
 
 import pytest
 
-from helpers import HEADER, commit, git, install, kernel_lines, make_repo, pushed_repo, run_main
+from helpers import HEADER, commit, git, install, kernel_lines, make_repo, run_main
+from helpers import gate_judged as judged
 
 pytestmark = pytest.mark.integration
 
@@ -65,17 +66,6 @@ def run(x, y):
 BRANCHED = "    if BLOCK == 1024:\n        y = x * 2.0\n    else:\n        y = tl.exp(x)"
 LITERAL = "    k[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024)"
 COMPUTED = "    B = triton.next_power_of_2(min(n, 4096))\n    grid = (triton.cdiv(n, B),)\n    k[grid](x, y, n, BLOCK=B)"
-
-
-def judged(tmp_path, capsys, base: str, change: str) -> tuple[int, dict, int, str]:
-    """`base` pushed to a bare remote, `change` committed on it: diff --check's exit code and
-    report, and the pre-push hook's exit code and stderr."""
-    repo, _ = pushed_repo(tmp_path, capsys, {"ops/k.py": base})
-    commit(repo, "change", {"ops/k.py": change})
-    rc, out, err = run_main(["-C", str(repo), "diff", "--check", "--format", "json", "-q", "HEAD~1", "HEAD"], capsys)
-    assert rc in (0, 1), err
-    push = git(repo, "push", "-q", "origin", "main", check=False)
-    return rc, json.loads(out), push.returncode, push.stderr
 
 
 def rows(report: dict) -> list[dict]:
