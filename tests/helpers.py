@@ -344,3 +344,37 @@ def gate_judged(tmp_path: Path, capsys: pytest.CaptureFixture[str], base: str,
     assert rc in (0, 1), err
     push = git(repo, "push", "-q", "origin", "main", check=False)
     return rc, json.loads(out), push.returncode, push.stderr
+
+
+# Kernels whose change hides from one guessed value (issue 41), each with EXPR to replace: a
+# product of two loads (an upcast dropped shows only under 16-bit inputs), a float scalar in an
+# exp (a cast shows only under an fp64 scalar, as torch.compile launches it), and a heuristic's
+# EVEN flag (a heuristic made constant shows only at a size it separated).
+PRODUCT = HEADER + '''
+@triton.jit
+def k(X, Y, Out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n)
+    y = tl.load(Y + offs, mask=offs < n)
+    tl.store(Out + offs, EXPR, mask=offs < n)
+'''
+
+SCALAR = HEADER + '''
+@triton.jit
+def k(X, Out, n, scale, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n).to(tl.float32)
+    tl.store(Out + offs, tl.exp(x * EXPR), mask=offs < n)
+'''
+
+EVEN = HEADER + '''
+@triton.heuristics({"EVEN": lambda a: EXPR})
+@triton.jit
+def k(X, Out, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if EVEN:
+        x = tl.load(X + offs)
+    else:
+        x = tl.load(X + offs, mask=offs < n, other=0.0)
+    tl.store(Out + offs, x * 2.0, mask=offs < n)
+'''

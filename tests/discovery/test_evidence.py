@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from helpers import HEADER, commit, make_repo, run_json
+from helpers import EVEN, HEADER, PRODUCT, SCALAR, commit, make_repo, run_json
 from ptxdiff.discovery.evidence import converted_scalars, converts_values, heuristic_sizes
 from ptxdiff.discovery.hints import constexpr_hints, module_constants
 from ptxdiff.discovery.params import infer_param_kinds, written_only
@@ -220,15 +220,6 @@ def _verdicts(rows: list[dict]) -> set[str]:
     return {r["verdict"] for r in rows}
 
 
-PRODUCT = HEADER + '''
-@triton.jit
-def k(X, Y, Out, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(X + offs, mask=offs < n)
-    y = tl.load(Y + offs, mask=offs < n)
-    tl.store(Out + offs, BODY, mask=offs < n)
-'''
-
 
 @pytest.mark.integration
 @pytest.mark.parametrize("new, verdict", [
@@ -236,21 +227,13 @@ def k(X, Y, Out, n, BLOCK: tl.constexpr):
     ("tl.cast(x, tl.float32) * tl.cast(y, tl.float32)", "identical"),  # control: the same upcast
 ])
 def test_an_upcast_dropped_shows_under_16_bit_inputs(tmp_path, capsys, new, verdict):
-    rows = _rows(tmp_path, PRODUCT.replace("BODY", "x.to(tl.float32) * y.to(tl.float32)"),
-                 PRODUCT.replace("BODY", new), capsys)
+    rows = _rows(tmp_path, PRODUCT.replace("EXPR", "x.to(tl.float32) * y.to(tl.float32)"),
+                 PRODUCT.replace("EXPR", new), capsys)
     by_type = {r["spec_detail"]["signature"]["X"]: r["verdict"] for r in rows}
     assert _verdicts(rows) and by_type["*fp32"] == "identical"   # under the fp32 guess alone it read identical
     assert by_type["*bf16"] == verdict
     assert {r["spec_detail"]["signature"]["Out"] for r in rows} == {"*fp32"}   # an output stays fp32
 
-
-SCALAR = HEADER + '''
-@triton.jit
-def k(X, Out, n, scale, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(X + offs, mask=offs < n).to(tl.float32)
-    tl.store(Out + offs, tl.exp(x * SCALE), mask=offs < n)
-'''
 
 
 @pytest.mark.integration
@@ -260,22 +243,10 @@ def k(X, Out, n, scale, BLOCK: tl.constexpr):
     ("scale.to(tl.float32)", "tl.cast(scale, tl.float32)", "identical"),   # control
 ])
 def test_a_scalar_cast_shows_under_fp64_scalars(tmp_path, capsys, old, new, verdict):
-    rows = _rows(tmp_path, SCALAR.replace("SCALE", old), SCALAR.replace("SCALE", new), capsys)
+    rows = _rows(tmp_path, SCALAR.replace("EXPR", old), SCALAR.replace("EXPR", new), capsys)
     by_width = {r["spec_detail"]["signature"]["scale"]: r["verdict"] for r in rows}
     assert _verdicts(rows) and by_width["fp32"] == "identical" and by_width["fp64"] == verdict
 
-
-EVEN = HEADER + '''
-@triton.heuristics({"EVEN": lambda a: HEURISTIC})
-@triton.jit
-def k(X, Out, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    if EVEN:
-        x = tl.load(X + offs)
-    else:
-        x = tl.load(X + offs, mask=offs < n, other=0.0)
-    tl.store(Out + offs, x * 2.0, mask=offs < n)
-'''
 
 
 @pytest.mark.integration
@@ -284,7 +255,7 @@ def k(X, Out, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
     ('a["n"] % a["BLOCK"] < 1', {"identical"}),                # control: the same test
 ])
 def test_a_heuristic_made_constant_shows_at_a_size_it_separated(tmp_path, capsys, new, verdicts):
-    rows = _rows(tmp_path, EVEN.replace("HEURISTIC", 'a["n"] % a["BLOCK"] == 0'), EVEN.replace("HEURISTIC", new),
+    rows = _rows(tmp_path, EVEN.replace("EXPR", 'a["n"] % a["BLOCK"] == 0'), EVEN.replace("EXPR", new),
                  capsys)
     assert _verdicts(rows) == verdicts
     assert any("n=4097" in r["spec"] for r in rows)

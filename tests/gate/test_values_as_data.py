@@ -8,43 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import HEADER, gate_judged
+from helpers import EVEN, PRODUCT, SCALAR, gate_judged
 
 pytestmark = pytest.mark.integration
 
-PRODUCT = HEADER + '''
-@triton.jit
-def k(x_ptr, w_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + offs, mask=offs < n)
-    w = tl.load(w_ptr + offs, mask=offs < n)
-    tl.store(y_ptr + offs, EXPR, mask=offs < n)
-'''
-
-EVEN = HEADER + '''
-@triton.heuristics({"EVEN": lambda a: EXPR})
-@triton.jit
-def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    if EVEN:
-        x = tl.load(x_ptr + offs)
-    else:
-        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
-    tl.store(y_ptr + offs, x * 2.0, mask=offs < n)
-'''
-
-SCALAR = HEADER + '''
-@triton.jit
-def k(x_ptr, y_ptr, scale, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + offs, mask=offs < n).to(tl.float32)
-    tl.store(y_ptr + offs, tl.exp(x * EXPR), mask=offs < n)
-'''
-
-
 @pytest.mark.parametrize("kernel, old, new, blocked", [
-    (PRODUCT, "x.to(tl.float32) * w.to(tl.float32)", "x * w", True),
-    (PRODUCT, "x.to(tl.float32) * w.to(tl.float32)", "tl.cast(x, tl.float32) * tl.cast(w, tl.float32)", False),
+    (PRODUCT, "x.to(tl.float32) * y.to(tl.float32)", "x * y", True),
+    (PRODUCT, "x.to(tl.float32) * y.to(tl.float32)", "tl.cast(x, tl.float32) * tl.cast(y, tl.float32)", False),
     (EVEN, 'a["n"] % a["BLOCK"] == 0', "True", True),
     (EVEN, 'a["n"] % a["BLOCK"] == 0', 'a["n"] % a["BLOCK"] < 1', False),
     (SCALAR, "scale", "scale.to(tl.float32)", True),
