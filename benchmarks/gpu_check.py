@@ -17,9 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch
 
 from ptxdiff.compile import worker as compiler
-from ptxdiff.config import KernelConfig
 from ptxdiff.corpus.pairs import corpus_dir, load_pairs
 from ptxdiff.discovery.kernels import discover
+from ptxdiff.repo_config import KernelConfig
 from ptxdiff.source.modules import FileSet
 from ptxdiff.specs.resolve import resolve
 

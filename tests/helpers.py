@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from ptxdiff.metrics.record import Metrics
+from ptxdiff.metrics.counts import Metrics
 
 PY = sys.executable
 ROOT = Path(__file__).resolve().parents[1]

@@ -21,8 +21,8 @@ if TYPE_CHECKING:  # types only: importing them costs pygit2 and the compile pip
     from ptxdiff.compare.engine import Engine
     from ptxdiff.compare.results import Report
     from ptxdiff.compile.toolchains import Policy
-    from ptxdiff.config import Config
     from ptxdiff.git.repo import Repo
+    from ptxdiff.repo_config import Config
     from ptxdiff.report.layout import Layout
 
 def target_list(text: str | None) -> list[int] | None:
@@ -43,7 +43,7 @@ def progress(shown: Shown) -> Callable[[str], None] | None:
     when done), or wherever PTXDIFF_PROGRESS=1 or -v asks for them; never with -q or
     PTXDIFF_PROGRESS=0. Elsewhere (a CI log) a long run is not silent: `tenths`."""
     from ptxdiff.report.console import Status
-    from ptxdiff.settings import load
+    from ptxdiff.user_settings import load
 
     if shown.quiet or sys.stderr is None:
         return None
@@ -103,8 +103,8 @@ def open_engine(opts: Compiling, shown: Shown) -> tuple[Repo, Engine]:
     from ptxdiff.compare.engine import Engine
     from ptxdiff.compile.executor import parse
     from ptxdiff.git.repo import Repo
-    from ptxdiff.settings import load
-    from ptxdiff.trust import from_user
+    from ptxdiff.permissions import from_user
+    from ptxdiff.user_settings import load
 
     repo = Repo(opts.repo)
     permissions = from_user(load(), imports=opts.imports, outputs=opts.outputs, time=opts.time,
@@ -131,7 +131,7 @@ def user_config(path: str | None) -> Config | None:
     """The --config file, read instead of the repository's; None when not given."""
     if not path:
         return None
-    from ptxdiff.config import load_file
+    from ptxdiff.repo_config import load_file
     return load_file(path)
 
 

@@ -51,7 +51,7 @@ def _with_sass(rows: Sequence[Row], repo: Repo, compiling: Compiling,
     """The rows with each side's SASS where its cubin was kept: the only place ptxdiff
     disassembles, so a run that renders no page never pays for it. A page without SASS still
     renders (its rows say `no SASS`); stderr says why."""
-    from ptxdiff import settings
+    from ptxdiff import user_settings
     from ptxdiff.compare.cache import cache_dir
     from ptxdiff.compile import listings
     from ptxdiff.compile.pool import default_jobs
@@ -59,7 +59,7 @@ def _with_sass(rows: Sequence[Row], repo: Repo, compiling: Compiling,
     packed = [c for r in rows for c in (r.old_cubin, r.new_cubin) if c]
     if not packed:
         return list(rows)
-    unsandboxed = compiling.no_sandbox or settings.load().unsandboxed is not None
+    unsandboxed = compiling.no_sandbox or user_settings.load().unsandboxed is not None
     found = listings.listings(packed, None if compiling.no_cache else cache_dir(repo.git_dir),
                               compiling.jobs or default_jobs(), unsandboxed, progress)
     if found.error:

@@ -87,7 +87,7 @@ def _run(args: argparse.Namespace, paths: list[str] | None) -> int:
     """The verb, and the one error handler: a PtxdiffError is one line and its exit code."""
     from ptxdiff.cli.commands import TAKE_PATHS, load
     from ptxdiff.report.console import clear_status, silence
-    from ptxdiff.settings import load as user_settings
+    from ptxdiff.user_settings import load as user_settings
 
     debug = False
     try:

@@ -26,8 +26,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from ptxdiff import settings
-from ptxdiff.compare.records import SpecResult, valid_results
+from ptxdiff import user_settings
+from ptxdiff.compare.spec_result import SpecResult, valid_results
 from ptxdiff.discovery.memo import discoveries
 from ptxdiff.store import Cleared, Store
 
@@ -38,7 +38,7 @@ FORMAT = 3   # bump when the stored value changes shape or meaning: older entrie
 
 def cache_dir(git_dir: str) -> Path:
     """PTXDIFF_CACHE_DIR, else under the git dir."""
-    return Path(settings.load().cache_dir or os.path.join(git_dir, "ptxdiff", "cache"))
+    return Path(user_settings.load().cache_dir or os.path.join(git_dir, "ptxdiff", "cache"))
 
 
 def make_key(**parts: object) -> str:
@@ -83,7 +83,7 @@ class Cache(Store):
                  valid: Callable[[object], bool] = valid_results):
         super().__init__(root, ".json.gz", valid, FORMAT)
         if max_bytes is None:
-            max_bytes = int((settings.load().cache_max_mb or DEFAULT_MAX_MB) * 2**20)
+            max_bytes = int((user_settings.load().cache_max_mb or DEFAULT_MAX_MB) * 2**20)
         self.max_bytes = max_bytes
 
     def prune(self, max_bytes: int | None = None, max_entries: int | None = None) -> tuple[int, int]:

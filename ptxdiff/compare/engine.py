@@ -11,26 +11,26 @@ import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ptxdiff import config as configmod
-from ptxdiff.compare import hooked, pins
+from ptxdiff import repo_config
+from ptxdiff.compare import gate_inputs, hooked
 from ptxdiff.compare import remote as remotemod
 from ptxdiff.compare.cache import Cache
 from ptxdiff.compare.measure import Measurer
 from ptxdiff.compare.notes import Note, NoteKind, as_notes
 from ptxdiff.compare.pairing import Pair, launched, pair_kernels, path_matches, select
-from ptxdiff.compare.records import SpecResult
 from ptxdiff.compare.replan import Need
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.compare.rows import pair_rows, said_rows, tritons_own, unparsed_rows
-from ptxdiff.compile import toolchain, toolchains
+from ptxdiff.compare.spec_result import SpecResult
+from ptxdiff.compile import binaries, toolchains
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover, still_defined
 from ptxdiff.discovery.memo import Memo, changed_paths, update
 from ptxdiff.dynamic.checks import Runner, checked
 from ptxdiff.errors import UsageError
 from ptxdiff.git.repo import Repo, Side, Snapshot
+from ptxdiff.permissions import Permissions, suggestions
 from ptxdiff.specs import launch
 from ptxdiff.specs import plan as planmod
-from ptxdiff.trust import Permissions, suggestions
 
 BATCH = 256  # comparisons whose compile jobs `compare_many` measures together (bounds what is held at once)
 
@@ -42,7 +42,7 @@ class _Planned:
 
     old: Side | None
     new: Side
-    cfg: configmod.Config
+    cfg: repo_config.Config
     targets: list[int]
     pairs: list[Pair]
     needs: dict[tuple, Need]
@@ -71,7 +71,7 @@ class Engine(Measurer):
         self.tritons = tritons    # how each side's triton is chosen (compile/toolchains.py); None: the installed
 
     # -- discovery -------------------------------------------------------------------------
-    def _discover(self, new: Snapshot, old: Snapshot | None, cfg: configmod.Config) -> tuple[Discovery, Discovery | None]:
+    def _discover(self, new: Snapshot, old: Snapshot | None, cfg: repo_config.Config) -> tuple[Discovery, Discovery | None]:
         """Both sides' kernels. A commit's discovery is stored by tree; a side without one is
         brought up to date from the other side's (or HEAD's) instead of discovered anew."""
         memo = Memo(self.cache.root, cfg.python_path) if self.cache else None
@@ -108,7 +108,7 @@ class Engine(Measurer):
 
     # -- the comparison --------------------------------------------------------------------
     def compare(self, old: Side | None, new: Side, pathspecs: list[str] | None = None,
-                show_all: bool = False, config: configmod.Config | None = None,
+                show_all: bool = False, config: repo_config.Config | None = None,
                 outputs: bool | None = None, time: bool | None = None,
                 own_entries: bool = False) -> Report:
         """Kernels whose effective source reads a file matching `pathspecs` (all when None).
@@ -120,7 +120,7 @@ class Engine(Measurer):
                             outputs, time)
 
     def compare_many(self, comparisons: list[tuple[Side | None, Side, list[str] | None]],
-                     config: configmod.Config | None = None, own_entries: bool = False) -> Iterator[Report]:
+                     config: repo_config.Config | None = None, own_entries: bool = False) -> Iterator[Report]:
         """`compare` of each (old, new, pathspecs), with the compile jobs of many comparisons in one
         batch (BATCH at a time): history keeps every worker, or every Ray node, busy at once
         instead of waiting on one commit. The reports, in order, are those of comparing them one
@@ -192,7 +192,7 @@ class Engine(Measurer):
         return got
 
     def _plan(self, old: Side | None, new: Side, pathspecs: list[str] | None, show_all: bool,
-              config: configmod.Config | None, own_entries: bool) -> _Planned:
+              config: repo_config.Config | None, own_entries: bool) -> _Planned:
         """A comparison up to what must be measured: its config, kernel pairs and needs."""
         new_snap = self.repo.snapshot(new)
         old_snap = self.repo.snapshot(old) if old is not None else None
@@ -200,7 +200,7 @@ class Engine(Measurer):
         targets = self.targets_override or list(cfg.targets)
         found = self._discover(new_snap, old_snap, cfg)
         new_found = select(found[0], cfg, pathspecs, {})
-        messages = as_notes(NoteKind.CONFIG, configmod.unmatched_kernels(cfg, [*found[0].kernels,
+        messages = as_notes(NoteKind.CONFIG, repo_config.unmatched_kernels(cfg, [*found[0].kernels,
                                                                             *(found[1] or found[0]).kernels]))
         messages += as_notes(NoteKind.POLICY, [policy_note] if policy_note else [])
         if self.tritons is not None:   # the triton each side compiles with, installed now where missing
@@ -222,7 +222,7 @@ class Engine(Measurer):
         # the newest config's settings, each commit's own entries)
         entries = launch.side_config(new_snap, cfg) if config is not None and own_entries else cfg
         old_entries = config if config is not None and not own_entries else launch.side_config(old_snap, entries)
-        base = launch.side_config(old_snap, configmod.Config()) if config is None and old_snap is not None else None
+        base = launch.side_config(old_snap, repo_config.Config()) if config is None and old_snap is not None else None
         pairs = launched(kernel_pairs, new_snap, old_snap, entries, old_entries, base)
         if old is not None and old.toolchain != new.toolchain:
             pairs = [dataclasses.replace(p, retooled=True) for p in pairs]
@@ -277,8 +277,8 @@ class Engine(Measurer):
                 came = self.came(cc, old_need, new_need)
                 rows += [dataclasses.replace(r, cache=came) for r in hooked.marked(pair_rows(
                     pair, records(old_need, cc), records(new_need, cc), cc, cfg, old is not None), pair, cfg)]
-        rows = pins.deduped(rows)
-        said = pins.branch_line(rows)
+        rows = gate_inputs.deduped(rows)
+        said = gate_inputs.branch_line(rows)
         messages += as_notes(NoteKind.BRANCH_ONLY, [said] if said else [])
         for o_broken, n_broken in broken_rows:
             rows += unparsed_rows(o_broken, n_broken, old_found, new_found, targets, cfg)
@@ -293,7 +293,7 @@ class Engine(Measurer):
                                  "imported the revisions' modules to build kernels (their top-level code ran)"))
         # targets by number (sm_80 before sm_100), not as text
         rows.sort(key=lambda r: (r.kernel, int(r.target[3:]) if r.target[3:].isdigit() else 0, r.target, r.spec))
-        tools = {**toolchain.versions(), "triton": self._triton_name(new)}
+        tools = {**binaries.versions(), "triton": self._triton_name(new)}
         if old is not None:
             tools["triton_old"] = self._triton_name(old)
             if tools["triton_old"] != tools["triton"]:
@@ -303,18 +303,18 @@ class Engine(Measurer):
 
     @staticmethod
     def _triton_name(side: Side) -> str:
-        return side.toolchain or toolchain.triton_version() or "missing"
+        return side.toolchain or binaries.triton_version() or "missing"
 
     @staticmethod
-    def _config(new_snap: Snapshot, old_snap: Snapshot | None) -> tuple[configmod.Config, str | None]:
+    def _config(new_snap: Snapshot, old_snap: Snapshot | None) -> tuple[repo_config.Config, str | None]:
         """The newer side's config under the base side's policy (the gate fails closed: a change
         cannot relax its own review); a base whose config does not load gives the defaults' policy."""
-        cfg = configmod.load(new_snap.read, new_snap.__contains__)
+        cfg = repo_config.load(new_snap.read, new_snap.__contains__)
         if old_snap is None:
             return cfg, None
         try:
-            base = configmod.load(old_snap.read, old_snap.__contains__)
-        except configmod.ConfigError as e:
-            base = configmod.Config(source=f"the defaults ({e})")
-        return configmod.governed(base, cfg)
+            base = repo_config.load(old_snap.read, old_snap.__contains__)
+        except repo_config.ConfigError as e:
+            base = repo_config.Config(source=f"the defaults ({e})")
+        return repo_config.governed(base, cfg)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from ptxdiff import config as configmod
+from ptxdiff import repo_config
 from ptxdiff.compare.engine import Engine
 from ptxdiff.compare.results import Row
 from ptxdiff.discovery.kernels import Discovery, Kernel, discover
@@ -53,7 +53,7 @@ def _find(kernels: dict[str, Kernel], query: str) -> Kernel | list[Kernel] | Non
 
 
 def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEAD",
-            limit: int | None = None, config: configmod.Config | None = None) -> Story:
+            limit: int | None = None, config: repo_config.Config | None = None) -> Story:
     head, hide = repo.range(rev_range)
     commits = list(repo.walk(head, hide, first_parent=True))
     if limit:
@@ -61,7 +61,7 @@ def history(repo: Repo, engine: Engine, query: str | None, rev_range: str = "HEA
     repo.fetch_trees(c.id for c in commits)   # a --filter=tree:0 clone: every tree of the walk at once
     last_snapshot = repo.snapshot(Side("head", head))
     # one config for the whole story: the newest one (older commits may predate any config)
-    cfg = config or configmod.load(last_snapshot.read, last_snapshot.__contains__)
+    cfg = config or repo_config.load(last_snapshot.read, last_snapshot.__contains__)
     memos = _Memos(engine, cfg.python_path)
     found = memos.whole(repo, last_snapshot).kernels
     if query is None:
@@ -171,7 +171,7 @@ class _Memos:
 
 
 def _kernel_at(repo: Repo, info: CommitInfo, path: str, name: str,
-               cfg: configmod.Config, memos: _Memos) -> tuple[Kernel, Version] | None:
+               cfg: repo_config.Config, memos: _Memos) -> tuple[Kernel, Version] | None:
     """The kernel at a commit and its version (None when it is not there)."""
     snap = repo.snapshot(Side(info.short, info.id))
     if path not in snap:

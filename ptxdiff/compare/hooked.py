@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ptxdiff import config as configmod
-from ptxdiff.compare import pins
+from ptxdiff import repo_config
+from ptxdiff.compare import gate_inputs
 from ptxdiff.compare.pairing import Pair
 from ptxdiff.compare.results import Row
 from ptxdiff.discovery import hooks
@@ -21,7 +21,7 @@ from ptxdiff.discovery import hooks
 RAISED = ("identical", "reordered", "constants-only")   # verdicts a hook change makes structural
 
 
-def marked(rows: list[Row], pair: Pair, cfg: configmod.Config) -> list[Row]:
+def marked(rows: list[Row], pair: Pair, cfg: repo_config.Config) -> list[Row]:
     """The pair's rows with its hook changes said, and made structural where the code is not."""
     if pair.old is None or pair.new is None:
         return rows
@@ -32,7 +32,7 @@ def marked(rows: list[Row], pair: Pair, cfg: configmod.Config) -> list[Row]:
     out = []
     for r in rows:
         if r.verdict in RAISED:
-            blocking = pair.role != pins.REPORT and "structural" in cfg.block
+            blocking = pair.role != gate_inputs.REPORT and "structural" in cfg.block
             out.append(dataclasses.replace(r, verdict="structural", blocking=r.blocking or blocking,
                                            why=reason + (f"; the code: {r.verdict}" + (f" ({r.why})" if r.why else ""))))
         elif r.verdict == "structural":

@@ -11,12 +11,12 @@ import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
-from ptxdiff import config as configmod
+from ptxdiff import repo_config
 from ptxdiff.compare import remote as remotemod
 from ptxdiff.compare.cache import Cache, cache_dir, make_key, served, stamped
-from ptxdiff.compare.records import SpecResult, from_worker
 from ptxdiff.compare.replan import REPLANS, Need, pairs_of
-from ptxdiff.compile import toolchain, toolchains
+from ptxdiff.compare.spec_result import SpecResult, from_worker
+from ptxdiff.compile import binaries, toolchains
 from ptxdiff.git.repo import Repo, Side
 from ptxdiff.sandbox import limits
 from ptxdiff.specs import cost
@@ -138,12 +138,12 @@ class Measurer:
         self.cache = Cache(cache_dir(repo.git_dir)) if use_cache else None
         # the shared tier behind it (the user's setting); its keys name the toolchain portably
         self.remote = remotemod.configured(self.cache)
-        self._tool = remotemod.toolchain_id(self.cache.root) if self.remote and self.cache else toolchain.fingerprint()
+        self._tool = remotemod.toolchain_id(self.cache.root) if self.remote and self.cache else binaries.fingerprint()
         self._came_from: dict[str, str] = {}  # cache key -> "local" | "remote" (absent: compiled)
         self.compiles = 0  # specs compiled by this engine, over all its comparisons
         self._loaded_now = 0  # (kernel, target) pairs the last comparison had to load (not cached)
 
-    def measure(self, needs: list[Need], cfg: configmod.Config, targets: list[int]) -> int:
+    def measure(self, needs: list[Need], cfg: repo_config.Config, targets: list[int]) -> int:
         """Fill `need.results` from the cache or by compiling; returns how many specs compiled.
         Each (kernel, target) goes into the cache the moment its last spec is compiled, so a run
         that is stopped keeps everything it finished. A pair whose guessed types failed to compile
@@ -155,11 +155,11 @@ class Measurer:
             again = replan(needs)
             if again:
                 compiled += self._measure_once(again, cfg, targets)
-        if not cfg.targets_given and not self.targets_override and targets == list(configmod.Config().targets):
+        if not cfg.targets_given and not self.targets_override and targets == list(repo_config.Config().targets):
             compiled += self._elsewhere(needs, cfg, targets[0])
         return compiled
 
-    def _elsewhere(self, needs: list[Need], cfg: configmod.Config, cc: int) -> int:
+    def _elsewhere(self, needs: list[Need], cfg: repo_config.Config, cc: int) -> int:
         """Pairs whose kernel is only for other targets than the default one (its module defines it
         under `if is_sm100():`, or ptxas refuses its instructions here): measured on the first of
         ELSEWHERE where it is, the rows saying that target. Only when no target was asked for."""
@@ -180,7 +180,7 @@ class Measurer:
             todo = [n for n in todo if n.pair not in found]
         return compiled
 
-    def _measure_once(self, needs: list[Need], cfg: configmod.Config, targets: list[int]) -> int:
+    def _measure_once(self, needs: list[Need], cfg: repo_config.Config, targets: list[int]) -> int:
         from ptxdiff.compile.executor import open_executor
 
         missing = self._lookup(needs, cfg, targets)
@@ -191,7 +191,7 @@ class Measurer:
         if not missing:
             return 0
         if any(not need.side.toolchain for need, _ in missing):   # a toolchain side needs its own triton only
-            toolchain.require_triton()
+            binaries.require_triton()
         with open_executor(self.executor, self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout,
                            self.progress, imports=self.imports, unsandboxed=self.unsandboxed) as pool:
             compiled = self._run(pool, missing, needs, cfg, targets)
@@ -208,10 +208,10 @@ class Measurer:
             return self._tool
         if side.toolchain not in self._tools:
             found = toolchains.find(side.toolchain)
-            self._tools[side.toolchain] = toolchain.fingerprint(found.site if found else None)
+            self._tools[side.toolchain] = binaries.fingerprint(found.site if found else None)
         return self._tools[side.toolchain]
 
-    def _lookup(self, needs: list[Need], cfg: configmod.Config, targets: list[int]) -> list[tuple[Need, int]]:
+    def _lookup(self, needs: list[Need], cfg: repo_config.Config, targets: list[int]) -> list[tuple[Need, int]]:
         """Key every (need, target) and take what the cache has; returns the rest."""
         missing: list[tuple[Need, int]] = []
         bound = limits.bound(cfg.timeout).seconds
@@ -254,7 +254,7 @@ class Measurer:
         got = {self._came_from.get(n.keys[cc], "compiled") for n in needs if n is not None and cc in n.keys}
         return next((c for c in ("compiled", "remote", "local") if c in got), None)
 
-    def _cover_too(self, needs: list[Need], cfg: configmod.Config, targets: list[int]) -> list[tuple[Need, int]]:
+    def _cover_too(self, needs: list[Need], cfg: repo_config.Config, targets: list[int]) -> list[tuple[Need, int]]:
         """Give `needs` a plan that compiles a covering set, like their pair's other side; their
         results are looked up again under it (what is still missing is returned)."""
         for need in needs:
@@ -262,7 +262,7 @@ class Measurer:
             need.results.clear()
         return self._lookup(needs, cfg, targets)
 
-    def _run(self, pool: Executor, missing: list[tuple[Need, int]], needs: list[Need], cfg: configmod.Config,
+    def _run(self, pool: Executor, missing: list[tuple[Need, int]], needs: list[Need], cfg: repo_config.Config,
              targets: list[int]) -> int:
         """Specs for every missing (kernel, target), then their compiles, in the same workers."""
         from ptxdiff.compile.pool import Task

@@ -18,13 +18,13 @@ import dataclasses
 import fnmatch
 from dataclasses import dataclass
 
-from ptxdiff import config as configmod
-from ptxdiff.compare import pins
-from ptxdiff.compare.records import SpecResult
-from ptxdiff.config import KernelConfig
+from ptxdiff import repo_config
+from ptxdiff.compare import gate_inputs
+from ptxdiff.compare.spec_result import SpecResult
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, renamed_id
 from ptxdiff.git.repo import Snapshot
 from ptxdiff.record import launches as recorded
+from ptxdiff.repo_config import KernelConfig
 from ptxdiff.specs import guesses, launch
 from ptxdiff.specs.guesses import GuessKind
 from ptxdiff.specs.launch import LaunchInputs
@@ -137,7 +137,7 @@ def path_matches(path: str, specs: list[str] | None) -> bool:
     return False
 
 
-def select(found: Discovery, cfg: configmod.Config, pathspecs: list[str] | None,
+def select(found: Discovery, cfg: repo_config.Config, pathspecs: list[str] | None,
            back: dict[str, str]) -> Discovery:
     """Kernels in selected files whose effective source reads a file the pathspecs match.
 
@@ -204,8 +204,8 @@ class Pair:
     old_config: KernelConfig | None
     new_config: KernelConfig | None
     retooled: bool = False   # the sides compile with different tritons: never unchanged
-    role: str = pins.GATE          # what its rows decide (compare/pins.py): the gate, or the report only
-    said: tuple[str, ...] = ()     # pins.PIN: pins that contradict the branch's launch sites
+    role: str = gate_inputs.GATE          # what its rows decide (compare/gate_inputs.py): the gate, or the report only
+    said: tuple[str, ...] = ()     # gate_inputs.PIN: pins that contradict the branch's launch sites
 
     @property
     def kernel_id(self) -> str:
@@ -231,7 +231,7 @@ class Pair:
 
 
 def launched(kernel_pairs: list[tuple[Kernel | None, Kernel | None]], new_snap: Snapshot, old_snap: Snapshot | None,
-              cfg: configmod.Config, old_cfg: configmod.Config, base: configmod.Config | None = None) -> list[Pair]:
+              cfg: repo_config.Config, old_cfg: repo_config.Config, base: repo_config.Config | None = None) -> list[Pair]:
     """Each pair with the launch inputs and config entry of each side (`cfg`, `old_cfg`: the
     configs whose kernel entries describe the newer and the older side). With `base` (the base
     side's config, for a repository's own config) the gate compiles what the base says, the
@@ -252,7 +252,7 @@ def launched(kernel_pairs: list[tuple[Kernel | None, Kernel | None]], new_snap: 
     return out
 
 
-def gated(pair: Pair, base: configmod.Config, base_launches: dict, source: str) -> list[Pair]:
+def gated(pair: Pair, base: repo_config.Config, base_launches: dict, source: str) -> list[Pair]:
     """A pair as the gate compiles it (both sides with the base's entries and recordings), the
     branch's own (for the report, where it differs), the launch sites' values where the gate's
     pins replace them, and the branch's pins that contradict its launch sites (they block)."""
@@ -262,15 +262,15 @@ def gated(pair: Pair, base: configmod.Config, base_launches: dict, source: str) 
     o_cfg, n_cfg = base.for_kernel(o.id), base.for_kernel(n.id)
     out = [Pair(o, n, o_in, n_in, o_cfg, n_cfg)]
     if (pair.old_inputs, pair.new_inputs, pair.old_config, pair.new_config) != (o_in, n_in, o_cfg, n_cfg):
-        out.append(dataclasses.replace(pair, role=pins.REPORT))
-    stale = {c.name for c in pins.contradictions(n, n_cfg, n_in.recorded, base.source)}
+        out.append(dataclasses.replace(pair, role=gate_inputs.REPORT))
+    stale = {c.name for c in gate_inputs.contradictions(n, n_cfg, n_in.recorded, base.source)}
     if stale:
-        o_un, n_un = pins.unpinned(o_cfg, stale), pins.unpinned(n_cfg, stale)
-        out.append(Pair(o, n, pins.call_site_inputs(o_in, o_un), pins.call_site_inputs(n_in, n_un), o_un, n_un,
-                         role=pins.CALL_SITE))
-    was = {c.key for c in pins.contradictions(o, o_cfg, o_in.recorded, base.source)}   # the base's own, already there
-    said = [c.line() for c in pins.contradictions(n, pair.new_config, pair.new_inputs.recorded, source)
+        o_un, n_un = gate_inputs.unpinned(o_cfg, stale), gate_inputs.unpinned(n_cfg, stale)
+        out.append(Pair(o, n, gate_inputs.call_site_inputs(o_in, o_un), gate_inputs.call_site_inputs(n_in, n_un), o_un, n_un,
+                         role=gate_inputs.CALL_SITE))
+    was = {c.key for c in gate_inputs.contradictions(o, o_cfg, o_in.recorded, base.source)}   # the base's own, already there
+    said = [c.line() for c in gate_inputs.contradictions(n, pair.new_config, pair.new_inputs.recorded, source)
             if c.key not in was]
     if said:
-        out.append(dataclasses.replace(pair, role=pins.PIN, said=tuple(said)))
+        out.append(dataclasses.replace(pair, role=gate_inputs.PIN, said=tuple(said)))
     return out

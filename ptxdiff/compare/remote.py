@@ -2,7 +2,7 @@
 
 Configured by the user or CI only, never by a repository (whoever writes the remote decides
 what its readers' reports say): `PTXDIFF_REMOTE_CACHE=URL`, else `git config ptxdiff.remoteCache
-URL` at the user's level (`git -c`, global, XDG, system; read by settings.py). It is read-only
+URL` at the user's level (`git -c`, global, XDG, system; read by user_settings.py). It is read-only
 unless `PTXDIFF_REMOTE_CACHE_WRITE=1` / `git config ptxdiff.remoteCacheWrite true` (CI); an
 `http(s)://` remote is always read-only. A repository's `remote_cache` only earns a suggestion.
 
@@ -52,10 +52,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ptxdiff import PACKAGE_DIR, settings
-from ptxdiff.compile import toolchain
-from ptxdiff.config import Config
+from ptxdiff import PACKAGE_DIR, user_settings
+from ptxdiff.compile import binaries
 from ptxdiff.fastio import read, replace_file
+from ptxdiff.repo_config import Config
 from ptxdiff.store import Store
 
 THREADS = 16
@@ -112,8 +112,8 @@ def signature(secret: str, key: str, data: bytes) -> str:
 
 def setting() -> Setting | None:
     """The user's remote cache, or None: the environment first (CI), then the user's git config
-    (settings.py reads both)."""
-    user = settings.load()
+    (user_settings.py reads both)."""
+    user = user_settings.load()
     url = user.remote_cache
     if url is None:
         return None
@@ -127,7 +127,7 @@ def suggestion(cfg: Config) -> list[str]:
     if not cfg.remote_cache:
         return []
     return [f"{cfg.source} suggests a shared compile cache; to read it: "
-            f"git config --global {settings.GIT_REMOTE} {cfg.remote_cache}"]
+            f"git config --global {user_settings.GIT_REMOTE} {cfg.remote_cache}"]
 
 
 # -- the portable key ------------------------------------------------------------------------
@@ -136,11 +136,11 @@ MEMO = "toolchain-ids.json"     # beside the local entries: stat stamp -> conten
 
 
 def toolchain_id(root: Path) -> dict[str, str]:
-    """`toolchain.fingerprint()` as every machine with the same toolchain computes it: the
+    """`binaries.fingerprint()` as every machine with the same toolchain computes it: the
     stat-based parts (ptxdiff's modules; ptxas, cuobjdump by path, size and mtime) become digests
     of the content, Python's version its X.Y. Digests are remembered by stamp under `root`, so
     the ~0.15 s of hashing is paid once per toolchain, not per run."""
-    fp = dict(toolchain.fingerprint())
+    fp = dict(binaries.fingerprint())
     memo_path = root / MEMO
     try:
         memo = json.loads(read(str(memo_path)) or b"{}")
@@ -148,8 +148,8 @@ def toolchain_id(root: Path) -> dict[str, str]:
         memo = {}
     memo = memo if isinstance(memo, dict) else {}
     known = len(memo)
-    parts: dict[str, tuple[list[str], str | None]] = {"source": (toolchain.source_files(), PACKAGE_DIR)}
-    for name in toolchain.TOOLS:
+    parts: dict[str, tuple[list[str], str | None]] = {"source": (binaries.source_files(), PACKAGE_DIR)}
+    for name in binaries.TOOLS:
         if name in fp and fp[name] != "missing":
             parts[name] = ([fp[name].rsplit(":", 2)[0]], None)   # the stamp is path:size:mtime
     for part, (paths, relative_to) in parts.items():
@@ -343,7 +343,7 @@ class Remote:
         got, failure, finished = bounded(keys, self._get, self.setting.timeout)
         if failure is not None or not finished:
             self.down = _why(failure) if failure is not None else \
-                f"no answer within {self.setting.timeout:g} s ({settings.REMOTE_TIMEOUT})"
+                f"no answer within {self.setting.timeout:g} s ({user_settings.REMOTE_TIMEOUT})"
         elif all(hit == DENIED for hit in got.values()):
             self.down = f"access denied to all {len(keys)} entries asked (a reader needs to read and to list)"
         if self.down:
@@ -351,7 +351,7 @@ class Remote:
         unsigned = sum(1 for hit in got.values() if hit == UNSIGNED)
         if unsigned:
             self._lines.append(f"remote cache {self.url}: {unsigned} of {len(keys)} entries not signed by a trusted "
-                               f"writer ({settings.REMOTE_SECRET}): not read, compiled here instead")
+                               f"writer ({user_settings.REMOTE_SECRET}): not read, compiled here instead")
         out = {}
         for key, hit in got.items():
             if isinstance(hit, tuple):
@@ -386,7 +386,7 @@ class Remote:
         self._staged.clear()
         if failure is not None or not finished:
             self.no_writes = _why(failure) if failure is not None else \
-                f"no answer within {self.setting.timeout:g} s ({settings.REMOTE_TIMEOUT})"
+                f"no answer within {self.setting.timeout:g} s ({user_settings.REMOTE_TIMEOUT})"
             self._lines.append(f"remote cache {self.url}: stored {len(got)} of {len(keys)} results ({self.no_writes})")
 
     def lines(self) -> list[str]:
@@ -412,7 +412,7 @@ class Remote:
         if failure is not None:
             return False, f"unreachable ({_why(failure)})"
         if not finished:
-            return False, f"no answer within {self.setting.timeout:g} s ({settings.REMOTE_TIMEOUT})"
+            return False, f"no answer within {self.setting.timeout:g} s ({user_settings.REMOTE_TIMEOUT})"
         return True, f"reachable in {took}" + ("" if got.get(0) else "; nothing there yet (a new cache, or a wrong path)")
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ptxdiff.compare.records import SpecResult
-from ptxdiff.config import KernelConfig
+from ptxdiff.compare.spec_result import SpecResult
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.git.repo import Side
+from ptxdiff.repo_config import KernelConfig
 from ptxdiff.specs import plan as planmod
 from ptxdiff.specs.plan import Plan
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ptxdiff import config as configmod
+from ptxdiff import repo_config
 from ptxdiff.compare.notes import Note, texts
 from ptxdiff.git.repo import Side
+from ptxdiff.metrics.counts import Metrics
 from ptxdiff.metrics.ptx import SourceLines
-from ptxdiff.metrics.record import Metrics
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ class Report:
     head: Side
     toolchain: dict
     rows: list[Row]
-    config: configmod.Config
+    config: repo_config.Config
     compiled: int = 0                # specs compiled in this run (the rest came from the cache)
     messages: list[Note] = field(default_factory=list)   # what the comparison says under the table
 

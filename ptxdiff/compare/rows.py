@@ -9,12 +9,12 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from ptxdiff import config as configmod
-from ptxdiff.compare import pins
+from ptxdiff import repo_config
+from ptxdiff.compare import gate_inputs
 from ptxdiff.compare.pairing import Pair, pair_lone
-from ptxdiff.compare.records import SpecResult
 from ptxdiff.compare.replan import Need
 from ptxdiff.compare.results import Row
+from ptxdiff.compare.spec_result import SpecResult
 from ptxdiff.compare.verdict import classify, delta, pair_label, reason, signature_change
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel
 from ptxdiff.targets import target_name
@@ -71,7 +71,7 @@ def _no_branch(kernel: Kernel | None, failed: SpecResult) -> bool:
     return False
 
 
-def blocks(verdict: str, source: str | None, cfg: configmod.Config, error: str | None = None) -> bool:
+def blocks(verdict: str, source: str | None, cfg: repo_config.Config, error: str | None = None) -> bool:
     """The block policy; the gate fails closed. A changed kernel that could not be measured on
     either side (`unmeasured`, or `added` with an error) blocks whatever its values' source
     (`block_unmeasured`). A row whose spec holds guesses blocks like any other (`block_guessed`):
@@ -135,7 +135,7 @@ def _by_key(old_res: list[SpecResult] | None, new_res: list[SpecResult] | None,
 
 
 def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecResult] | None,
-              cc: int, cfg: configmod.Config, has_base: bool) -> list[Row]:
+              cc: int, cfg: repo_config.Config, has_base: bool) -> list[Row]:
     """The rows of a compared pair on one target: one per pair of spec results."""
     o, n = pair.old, pair.new
     either = n or o
@@ -164,7 +164,7 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
         paths = tuple(sorted(set().union(*(k.paths | {k.path} for k in (o, n) if k is not None),
                                          pair.launch_paths())))
         transient = any(x.transient for x in (a, b) if x)
-        blocking = has_base and not pair.unchanged and pair.role != pins.REPORT and blocks(verdict, source, cfg, error)
+        blocking = has_base and not pair.unchanged and pair.role != gate_inputs.REPORT and blocks(verdict, source, cfg, error)
         if verdict == "unmeasured" and source == "guessed" and a is not b and a and b \
                 and same_failure(a.error, b.error):
             unfit[len(rows)] = UNFIT
@@ -177,7 +177,8 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
                         old_m, new_m, delta(old_m, new_m), error, detail, old_kernel, log,
                         a.ptx if a else None, b.ptx if b else None, spec_source=source,
                         paths=paths, transient=transient, why=why,
-                        launch="; ".join(([pins.NOT_THE_GATE] if pair.role == pins.REPORT else []) + changes) or None,
+                        launch="; ".join(([gate_inputs.NOT_THE_GATE] if pair.role == gate_inputs.REPORT else [])
+                                         + changes) or None,
                         old_loc=a.loc if a else None, old_cubin=a.cubin if a else None,
                         new_loc=b.loc if b else None, new_cubin=b.cubin if b else None))
     if unfit and any(r.error is None for r in rows):
@@ -185,26 +186,26 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
     return _lone(rows, pair, cfg, has_base)
 
 
-def _lone(rows: list[Row], pair: Pair, cfg: configmod.Config, has_base: bool) -> list[Row]:
+def _lone(rows: list[Row], pair: Pair, cfg: repo_config.Config, has_base: bool) -> list[Row]:
     """Unpaired rows say so, and block only where the changed kernel has no compared row at all:
     the gate cannot tell what changed (`block_unmeasured`, as for `unmeasured`)."""
     if not any(r.verdict == UNPAIRED for r in rows):
         return rows
     compared = any(r.verdict not in (UNPAIRED, "unmeasured") for r in rows)
-    stop = has_base and not compared and not pair.unchanged and pair.role != pins.REPORT and cfg.block_unmeasured
+    stop = has_base and not compared and not pair.unchanged and pair.role != gate_inputs.REPORT and cfg.block_unmeasured
     return [dataclasses.replace(r, blocking=r.blocking or stop, why=r.why or LONE_WHY) if r.verdict == UNPAIRED
             else r for r in rows]
 
 
-def said_rows(pair: Pair, targets: list[int], cfg: configmod.Config) -> list[Row]:
-    """A pair of the branch's pins that contradict its launch sites (pins.PIN): a failed row
+def said_rows(pair: Pair, targets: list[int], cfg: repo_config.Config) -> list[Row]:
+    """A pair of the branch's pins that contradict its launch sites (gate_inputs.PIN): a failed row
     per line and target, saying the pin."""
     return [Row(pair.kernel_id, "-", target_name(cc), "failed", blocks("failed", None, cfg, line), None,
                 None, {}, line) for cc in targets for line in pair.said]
 
 
 def unparsed_rows(old_b: Broken | None, new_b: Broken | None, old_found: Discovery,
-                new_found: Discovery, targets: list[int], cfg: configmod.Config) -> list[Row]:
+                new_found: Discovery, targets: list[int], cfg: repo_config.Config) -> list[Row]:
     """A file that does not parse on one side: its kernels are `failed` with the error."""
     rows = []
     either = new_b or old_b

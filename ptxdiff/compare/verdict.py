@@ -16,9 +16,9 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from ptxdiff.config import VERDICTS
 from ptxdiff.metrics import ptx as ptxmod
-from ptxdiff.metrics.record import Metrics
+from ptxdiff.metrics.counts import Metrics
+from ptxdiff.repo_config import VERDICTS
 
 ORDER = VERDICTS   # strongest first: the one vocabulary, which config's `block` names too
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ptxdiff.compile import toolchain
+from ptxdiff.compile import binaries
 from ptxdiff.compile.disassemble import Listing, disassemble
 from ptxdiff.errors import SandboxError, ToolError
 from ptxdiff.sandbox import probe
@@ -46,9 +46,9 @@ def store(cache_root: Path) -> Store:
 def _maker() -> str:
     """What a listing depends on besides its cubin: nvdisasm (path, size, mtime) and ptxdiff's
     own source (the normaliser)."""
-    path = toolchain.tool_path("nvdisasm")
+    path = binaries.tool_path("nvdisasm")
     st = os.stat(path)
-    fp = toolchain.fingerprint()
+    fp = binaries.fingerprint()
     return json.dumps([path, st.st_size, int(st.st_mtime), fp["ptxdiff"], fp["source"]])
 
 

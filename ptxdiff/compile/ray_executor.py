@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from ptxdiff.compile import toolchain, toolchains
+from ptxdiff.compile import binaries, toolchains
 from ptxdiff.compile.pool import Pending, Pool, Task
 from ptxdiff.errors import GitError, PtxdiffError, SandboxError, SetupError, UsageError
 from ptxdiff.git.repo import INDEX, Repo, Side
@@ -235,7 +235,7 @@ class RayExecutor:
         self.timeout = bound.seconds
         self.progress = progress   # `jobs` is this machine's pool: on Ray, every CPU of the cluster works
         self.settings = NodeSettings(tuple(roots), bound.seconds, bound.capped, imports, unsandboxed,
-                                     tuple(sorted(toolchain.versions().items())))
+                                     tuple(sorted(binaries.versions().items())))
         connect(spec)
         self.shipper = shipper(Repo(repo_dir))
 
@@ -348,7 +348,7 @@ def execute(packs: list[Any], side: Side, op: str, args: tuple, label: str, sett
             timeout: float | None = None) -> tuple[str, object]:
     """A Ray task: one job in this node's sandboxed worker; (kind, payload) as the pool yields
     them, or ("sandbox"|"setup", why) when this node cannot run it as the driver's machine would."""
-    here = tuple(sorted(toolchain.versions().items()))
+    here = tuple(sorted(binaries.versions().items()))
     if here != settings.versions:
         return "setup", (f"Ray node {socket.gethostname()} has {_versions(here)}; this run needs "
                          f"{_versions(settings.versions)}: install the same versions on every node")
@@ -377,7 +377,7 @@ def _toolchain_problem(version: str) -> str | None:
         found = toolchains.install(version)   # found where it is there
     except PtxdiffError as e:
         return str(e)
-    have = toolchain.triton_version(found.site)
+    have = binaries.triton_version(found.site)
     if have != version:
         return (f"the toolchain in {found.prefix} holds triton {have or 'none'}, not {version}: "
                 f"ptxdiff toolchain remove {version} on this node, then run again")

@@ -9,7 +9,7 @@ side run that environment's interpreter with ptxdiff's own source put on their i
 (pool.py, sandbox/launcher.py), sealed like any other.
 
 Which triton: `--triton` on the command line, else PTXDIFF_TRITON, else the user's git config
-`ptxdiff.triton`, else the repository's pin (pins.py; the base side's for the gate), else the
+`ptxdiff.triton`, else the repository's pin (triton_pin.py; the base side's for the gate), else the
 installed one. `installed` names the installed one anywhere a version goes.
 """
 
@@ -28,15 +28,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ptxdiff import settings
-from ptxdiff.compile import pins
-from ptxdiff.compile.toolchain import triton_version
+from ptxdiff import user_settings
+from ptxdiff.compile import triton_pin
+from ptxdiff.compile.binaries import triton_version
 from ptxdiff.errors import PtxdiffError, SetupError, UsageError
 
 if TYPE_CHECKING:   # types only: the git layer is pygit2's
     from ptxdiff.git.repo import Side, Snapshot
 
-ROOT_ENV, TRITON_ENV, GIT_KEY = settings.TOOLCHAINS, settings.TRITON, settings.GIT_TRITON
+ROOT_ENV, TRITON_ENV, GIT_KEY = user_settings.TOOLCHAINS, user_settings.TRITON, user_settings.GIT_TRITON
 INSTALLED = "installed"
 PREFIX = "triton-"
 # releases with a wheel for some CPython on Linux x86-64: what a range pin the installed triton
@@ -46,7 +46,7 @@ KNOWN = ("3.0.0", "3.1.0", "3.2.0", "3.3.0", "3.3.1", "3.4.0", "3.5.0", "3.5.1",
 
 def root() -> Path:
     """Where toolchains live: PTXDIFF_TOOLCHAINS, else the user's cache folder."""
-    given = settings.load().toolchains
+    given = user_settings.load().toolchains
     if given:
         return Path(given)
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -83,8 +83,8 @@ def listed() -> list[Toolchain]:
     except OSError:
         return []
     found = [Toolchain(e.name[len(PREFIX):], e) for e in entries
-             if e.name.startswith(PREFIX) and pins.RELEASE.match(e.name[len(PREFIX):])]
-    return sorted((t for t in found if _complete(t.prefix, t.version)), key=lambda t: pins.version_tuple(t.version))
+             if e.name.startswith(PREFIX) and triton_pin.RELEASE.match(e.name[len(PREFIX):])]
+    return sorted((t for t in found if _complete(t.prefix, t.version)), key=lambda t: triton_pin.version_tuple(t.version))
 
 
 def find(version: str) -> Toolchain | None:
@@ -97,7 +97,7 @@ def release(text: str, said_by: str) -> str:
     value = text.strip()
     if value == INSTALLED:
         return value
-    if not pins.RELEASE.match(value) or value.count(".") > 2:
+    if not triton_pin.RELEASE.match(value) or value.count(".") > 2:
         shown = repr(text) if len(text) <= 40 else f"{text[:24]!r}... ({len(text)} characters)"
         raise UsageError(f"{said_by} {shown}: expected a triton release like 3.5.1 (no pre-releases or URLs), "
                          f"or '{INSTALLED}'")
@@ -209,7 +209,7 @@ def parse_option(text: str, said_by: str = "--triton") -> Asked:
 
 def asked(option: str | None, git_config: str | None) -> Asked:
     """The user's choice: the command line, else PTXDIFF_TRITON, else git config ptxdiff.triton."""
-    for value, said_by in ((option, "--triton"), (settings.load().triton, TRITON_ENV), (git_config, GIT_KEY)):
+    for value, said_by in ((option, "--triton"), (user_settings.load().triton, TRITON_ENV), (git_config, GIT_KEY)):
         if value and value.strip():
             return parse_option(value, said_by)
     return Asked()
@@ -227,23 +227,23 @@ class Chosen:
         return self.version or triton_version() or "missing"
 
 
-def choose(wanted: str | None, said_by: str, pin: pins.Pin | None) -> Chosen:
+def choose(wanted: str | None, said_by: str, pin: triton_pin.Pin | None) -> Chosen:
     """One side's triton, from what the user asked (`wanted`), else the repository's pin."""
     here = triton_version()
     if wanted is not None:
         version = None if wanted in (INSTALLED, here) else wanted
         return Chosen(version, said_by)
-    if pin is None or not pins.clauses_of(pin.spec):
+    if pin is None or not triton_pin.clauses_of(pin.spec):
         return Chosen(None, "installed")
-    if here is not None and pins.satisfies(here, pin.spec):
+    if here is not None and triton_pin.satisfies(here, pin.spec):
         return Chosen(None, f"installed, meets {pin.source}'s triton{pin.spec}")
     exact = release(pin.exact, pin.source) if pin.exact else None   # `==3.3` is 3.3.0, as pip reads it
-    version = exact if exact in KNOWN else pins.best(pin.spec, KNOWN)   # never what this machine happens to
+    version = exact if exact in KNOWN else triton_pin.best(pin.spec, KNOWN)   # never what this machine happens to
     if version is not None:                                             # have: the same triton everywhere
         return Chosen(version, f"{pin.source}: triton{pin.spec}")
     # outside what ptxdiff compiles with (`triton==2.0.0.dev...`, `>=4`): never an install that cannot
     # work, never a refused command; the nearest release, said on the report's line
-    version = pins.nearest(pin.spec, KNOWN) or KNOWN[-1]   # every clause names a version (clauses_of)
+    version = triton_pin.nearest(pin.spec, KNOWN) or KNOWN[-1]   # every clause names a version (clauses_of)
     return Chosen(version, f"{pin.source}: triton{pin.spec} is outside the releases ptxdiff compiles with "
                            f"({KNOWN[0]} to {KNOWN[-1]}): the nearest")
 
@@ -259,7 +259,7 @@ class Policy:
                            # installed triton compiles, and the report says how to add the one asked for
 
 
-def for_sides(policy: Policy, old_pin: pins.Pin | None, new_pin: pins.Pin | None,
+def for_sides(policy: Policy, old_pin: triton_pin.Pin | None, new_pin: triton_pin.Pin | None,
               has_old: bool) -> tuple[Chosen | None, Chosen]:
     """The triton of each side (None for a comparison with one side)."""
     new = choose(policy.asked.new, policy.asked.said_by, old_pin if policy.gate and has_old else new_pin)
@@ -282,11 +282,11 @@ def apply(policy: Policy, old: Side | None, new: Side, old_snap: Snapshot | None
     missing, unless the policy says not to), and the report's line on it; pins are read from each
     side's own files."""
     import dataclasses
-    new_pin = pins.read_pin(new_snap.read, new_snap.paths)
-    old_pin = pins.read_pin(old_snap.read, old_snap.paths) if old_snap is not None else None
+    new_pin = triton_pin.read_pin(new_snap.read, new_snap.paths)
+    old_pin = triton_pin.read_pin(old_snap.read, old_snap.paths) if old_snap is not None else None
     if old_snap is not None:   # the files the diff is about use what a release removed: an older triton
-        removed = pins.removed_in(_changed_sources(old_snap, new_snap))
-        old_pin, new_pin = pins.capped(old_pin, removed), pins.capped(new_pin, removed)
+        removed = triton_pin.removed_in(_changed_sources(old_snap, new_snap))
+        old_pin, new_pin = triton_pin.capped(old_pin, removed), triton_pin.capped(new_pin, removed)
     o, n = for_sides(policy, old_pin, new_pin, old is not None)
     ignored = branch_pin(policy, old_pin, new_pin) if old is not None else None
     absent = [] if policy.install else [c for c in dict.fromkeys((o, n))
@@ -302,7 +302,7 @@ def apply(policy: Policy, old: Side | None, new: Side, old_snap: Snapshot | None
         "; ".join(filter(None, [note(o, n), ignored, *lines])) or None
 
 
-def branch_pin(policy: Policy, old_pin: pins.Pin | None, new_pin: pins.Pin | None) -> str | None:
+def branch_pin(policy: Policy, old_pin: triton_pin.Pin | None, new_pin: triton_pin.Pin | None) -> str | None:
     """The line for a gate whose branch pins another triton than its base: the branch is data, so
     its pin is report-only and nothing is downloaded for it."""
     if not policy.gate or policy.asked.new is not None or new_pin is None or \

@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 from ptxdiff import targets
 from ptxdiff.compile import disassemble
 from ptxdiff.compile import printed as captured
-from ptxdiff.compile.toolchain import pin_fp_fusion, run_tool, tool_path, tool_paths
-from ptxdiff.config import KernelConfig
+from ptxdiff.compile.binaries import pin_fp_fusion, run_tool, tool_path, tool_paths
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.errors import SandboxError, ToolError
 from ptxdiff.metrics import ptx as ptxmod
 from ptxdiff.metrics import sass
-from ptxdiff.metrics.record import Metrics
+from ptxdiff.metrics.counts import Metrics
+from ptxdiff.repo_config import KernelConfig
 from ptxdiff.sandbox.enter import begin, seal
 from ptxdiff.sandbox.policy import Policy
 from ptxdiff.source.modules import ModuleIndex

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ptxdiff import PACKAGE_DIR, settings
+from ptxdiff import PACKAGE_DIR, user_settings
 from ptxdiff.compare.results import describe
 from ptxdiff.corpus.labels import label as source_label
 from ptxdiff.errors import UsageError
@@ -37,7 +37,7 @@ COUNTS = ("ptx_regs", "ptx_instrs", "regs")  # the counts a static gate reads
 
 def corpus_dir() -> Path:
     """PTXDIFF_CORPUS, else the corpus beside the package."""
-    given = settings.load(config=settings.no_config).corpus
+    given = user_settings.load(config=user_settings.no_config).corpus
     return Path(given) if given else Path(PACKAGE_DIR).parent / "corpus"
 
 
@@ -109,7 +109,7 @@ def run(targets: list[int], jobs: int | None = None, names: list[str] | None = N
         unsandboxed: str | None = None) -> tuple[list[Pair], Report]:
     from ptxdiff.compare.engine import Engine
     from ptxdiff.git.repo import Repo, Side
-    from ptxdiff.trust import Permissions
+    from ptxdiff.permissions import Permissions
 
     pairs = load_pairs(names=names)
     tmp = workdir or tempfile.mkdtemp(prefix="ptxdiff-corpus-")

@@ -12,17 +12,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
-from ptxdiff import config as configmod
-from ptxdiff import settings
-from ptxdiff.compare import pins
+from ptxdiff import repo_config, user_settings
+from ptxdiff.compare import gate_inputs
 from ptxdiff.compare.notes import Note, NoteKind
 from ptxdiff.compare.pairing import Pair
 from ptxdiff.compare.results import Row
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.dynamic.synthesize import SHAPES, SynthPlan, plan_for, synth_spec
 from ptxdiff.git.repo import Repo, Side
+from ptxdiff.permissions import Permissions
 from ptxdiff.record.launches import DEFAULT_PATH
-from ptxdiff.trust import Permissions
 
 if TYPE_CHECKING:   # types only: replay is the run worker's (torch, triton); the pool, not imported for nothing
     from ptxdiff.compile.pool import Task
@@ -59,13 +58,13 @@ class _Planning:
 
     messages: list[Note]
     recordings: list[dict] = dataclasses.field(default_factory=list)
-    base_cfg: configmod.Config | None = None
+    base_cfg: repo_config.Config | None = None
     report_only: dict[str, str] = dataclasses.field(default_factory=dict)
     ran: dict[str, set[int]] = dataclasses.field(default_factory=dict)
     missing: dict[str, tuple[dict | None, dict | None]] = dataclasses.field(default_factory=dict)
 
 
-def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: configmod.Config,
+def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: repo_config.Config,
             outputs: bool | None, time: bool | None, messages: list[Note], run_as: Runner) -> list[Row]:
     """Run old and new (outputs, timing) for the kernels that ask for it; rows gain results."""
     from ptxdiff.compile.pool import Pool
@@ -79,7 +78,7 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
     planning = _Planning(messages)
     for pair in pairs:
         o, n = pair.old, pair.new
-        if o is None or n is None or pair.unchanged or pair.role != pins.GATE:
+        if o is None or n is None or pair.unchanged or pair.role != gate_inputs.GATE:
             continue
         kernel_rows = by_kernel.get(n.id, [])
         check = outputs if outputs is not None else (
@@ -119,7 +118,7 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: confi
 
 
 def _kernel_tasks(o: Kernel, n: Kernel, kernel_rows: list[Row], check: bool, want_time: bool,
-                  sides: tuple[Side, Side], cfg: configmod.Config, run_as: Runner, planning: _Planning) -> list[Task]:
+                  sides: tuple[Side, Side], cfg: repo_config.Config, run_as: Runner, planning: _Planning) -> list[Task]:
     """The runs of one compared kernel: its host wrapper (the base's entry decides), else the
     base's recorded launches replayed, else launches synthesised from its compiled specs."""
     from ptxdiff.compile.pool import Task
@@ -128,7 +127,7 @@ def _kernel_tasks(o: Kernel, n: Kernel, kernel_rows: list[Row], check: bool, wan
 
     old, new = sides
     if planning.base_cfg is None:
-        planning.base_cfg = side_config(run_as.repo.snapshot(old), configmod.Config())
+        planning.base_cfg = side_config(run_as.repo.snapshot(old), repo_config.Config())
     if not planning.recordings:
         planning.recordings += [side_launches(run_as.repo.snapshot(old)), side_launches(run_as.repo.snapshot(new))]
     params = [p.name for p in n.params]
@@ -188,8 +187,8 @@ def _said_what_ran(tasks: list[Task], messages: list[Note]) -> None:
                              "ran the revisions' host wrappers to check outputs/timing (you asked for it)"))
 
 
-def base_run(branch: configmod.RunConfig, base: configmod.RunConfig,
-             kernel_id: str) -> tuple[configmod.RunConfig, str | None]:
+def base_run(branch: repo_config.RunConfig, base: repo_config.RunConfig,
+             kernel_id: str) -> tuple[repo_config.RunConfig, str | None]:
     """The host wrapper, inputs and sizes a kernel's dynamic checks run with, and a line where it is
     not simply the base's: the base's entry decides (a branch cannot point `inputs` at zeros or
     shrink `sizes` for its own check); where only the branch has one it runs for the report (the
@@ -208,12 +207,12 @@ def base_run(branch: configmod.RunConfig, base: configmod.RunConfig,
 def _no_cache_secret() -> Iterator[None]:
     """The shared cache's signing secret out of the environment the run workers start with: they
     run the revisions' code with the user's environment, never with what signs the trusted tier."""
-    secret = os.environ.pop(settings.REMOTE_SECRET, None)
+    secret = os.environ.pop(user_settings.REMOTE_SECRET, None)
     try:
         yield
     finally:
         if secret is not None:
-            os.environ[settings.REMOTE_SECRET] = secret
+            os.environ[user_settings.REMOTE_SECRET] = secret
 
 
 def base_plan(old_id: str, new_id: str, params: list[str],

@@ -1,7 +1,7 @@
 """Replaying recorded launches: `--outputs` and `--time` for a kernel with no wrapper config.
 
 The old and the new kernel are launched directly with a launch `ptxdiff record` kept
-(record/replay.py): its grid, its constexprs and options, and inputs made from the recorded
+(record/replay_format.py): its grid, its constexprs and options, and inputs made from the recorded
 metadata by one seeded generator, the same bytes for both sides (each side gets its own
 buffers, with the recorded views and aliasing). What a kernel writes is what it outputs: every
 tensor argument is compared after the launch, with the tolerances and the NaN rule of
@@ -26,7 +26,7 @@ from ptxdiff.dynamic.runner import (
     compare_outputs,
 )
 from ptxdiff.record.launches import Launch, match
-from ptxdiff.record.replay import CAP, Replay, TensorArg, Unrecorded, is_float
+from ptxdiff.record.replay_format import CAP, Replay, TensorArg, Unrecorded, is_float
 from ptxdiff.source.modules import ModuleIndex
 
 SEED = 0

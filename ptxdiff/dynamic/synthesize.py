@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 
 from ptxdiff.record.launches import Launch
-from ptxdiff.record.replay import Replay, TensorArg
+from ptxdiff.record.replay_format import Replay, TensorArg
 
 SHAPES = 8                    # launches per kernel: the budget, a count (never a clock)
 MAX_SPECS = 4                 # distinct specs of a kernel the shapes are spread over

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ptxdiff.compare.results import Row
-from ptxdiff.git.records import CommitInfo
+from ptxdiff.git.values import CommitInfo
 
 TRAILER = "Ptx-Approved"
 

@@ -17,12 +17,12 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from ptxdiff import settings
+from ptxdiff import user_settings
 from ptxdiff.compare.notes import NoteKind
 from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK
 from ptxdiff.gate.outcome import TRAILER, Outcome, RefUpdate
-from ptxdiff.git.records import CommitInfo, SubmoduleChange, is_zero, printable, trailers
 from ptxdiff.git.repo import Repo, Side
+from ptxdiff.git.values import CommitInfo, SubmoduleChange, is_zero, printable, trailers
 from ptxdiff.report.console import say
 from ptxdiff.report.gate import render
 from ptxdiff.report.layout import PLAIN, Layout
@@ -119,7 +119,7 @@ def run(remote: str, url: str, stdin_text: str, engine_factory: Callable[[Repo],
         env: Mapping[str, str] | None = None, layout: Layout = PLAIN) -> int:
     env = os.environ if env is None else env
     repo = Repo(env.get("GIT_DIR") or ".")
-    if settings.load(env).skip or not settings.enabled(repo.config_get(settings.GIT_ENABLED)):
+    if user_settings.load(env).skip or not user_settings.enabled(repo.config_get(user_settings.GIT_ENABLED)):
         say("ptxdiff: pre-push check SKIPPED (PTXDIFF_SKIP=1 or ptxdiff.enabled=false)\n", sys.stderr)
         return EXIT_OK
     updates = parse_refs(stdin_text)

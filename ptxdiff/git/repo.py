@@ -31,7 +31,7 @@ from pygit2.enums import (
 from ptxdiff.errors import GitError
 from ptxdiff.fastio import NotRegular, read_inside
 from ptxdiff.git import clones, environ
-from ptxdiff.git.records import (
+from ptxdiff.git.values import (
     INDEX,
     CommitInfo,
     MissingObject,

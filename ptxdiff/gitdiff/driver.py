@@ -29,7 +29,7 @@ import os
 import sys
 import time
 
-from ptxdiff import settings
+from ptxdiff import user_settings
 from ptxdiff.errors import UsageError
 from ptxdiff.fastio import (
     blob_id,
@@ -118,7 +118,7 @@ def main(args: list[str]) -> int:
         return 0  # a re-run of ours somehow reached the driver: print nothing, never recurse
     force = False
     try:
-        user = settings.load(config=settings.no_config)   # the environment's; git config is git's to pass
+        user = user_settings.load(config=user_settings.no_config)   # the environment's; git config is git's to pass
         force = user.force
         if spool is None:
             gp = inv.find_git()
@@ -317,7 +317,7 @@ class Rerun:
                 lines_of(read(self.files["T2"])) if self.log_like else None)
 
 
-def build(spool: str, user: settings.Settings) -> None:
+def build(spool: str, user: user_settings.Settings) -> None:
     """Everything this git command's driver calls will print, written to the spool."""
     t0 = time.monotonic()
     gp = inv.find_git()
@@ -476,7 +476,7 @@ def driver_budget(facts: rev.Facts, s: rev.Section, budget_set: float | None) ->
     """PTXDIFF_DRIVER_BUDGET (`budget_set`), else the newer side's `driver_budget`, else 10 s."""
     if budget_set is not None:
         return max(0.0, budget_set)
-    from ptxdiff.config import Config, load
+    from ptxdiff.repo_config import Config, load
 
     try:
         def side_file(path: str) -> bytes:

@@ -320,9 +320,9 @@ def compare(state: str, job: dict) -> dict:
     from ptxdiff.compare.notes import NoteKind
     from ptxdiff.compile import toolchains
     from ptxdiff.git.repo import Repo
+    from ptxdiff.permissions import Permissions
     from ptxdiff.report.driver_lines import block
-    from ptxdiff.settings import load
-    from ptxdiff.trust import Permissions
+    from ptxdiff.user_settings import load
 
     repo = Repo(job["workdir"])
     names: list[str] = []
@@ -400,9 +400,9 @@ def _deps() -> list[tuple[str, str]]:
     """Files whose change makes a stored result stale: ptxdiff itself, triton, the tools."""
     import importlib.util
 
-    from ptxdiff.compile import toolchain, toolchains
+    from ptxdiff.compile import binaries, toolchains
 
-    paths = toolchain.source_files()
+    paths = binaries.source_files()
     paths.append(str(toolchains.root()))   # a toolchain added or removed: the triton chosen may differ
     spec = importlib.util.find_spec("triton")
     if spec is not None and spec.submodule_search_locations:
@@ -411,7 +411,7 @@ def _deps() -> list[tuple[str, str]]:
                         if n.startswith("triton-") and n.endswith(".dist-info"))
     for tool in ("ptxas", "cuobjdump"):
         try:
-            paths.append(toolchain.tool_path(tool))
+            paths.append(binaries.tool_path(tool))
         except Exception:
             pass
     out = []

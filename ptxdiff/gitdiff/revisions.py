@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ptxdiff import settings
+from ptxdiff import user_settings
 from ptxdiff.fastio import blob_id, read, read_inside, sha256, spawn, tmp_path, wait, write
 from ptxdiff.gitdiff import invocation as inv
 from ptxdiff.gitdiff.patches import MISSING, UNKNOWN, Commit, Piece, handled
@@ -103,7 +103,7 @@ class Facts:
 
     def enabled(self) -> bool:
         value = self.config().get(b"ptxdiff.enabled")
-        return settings.enabled(None if value is None else value.decode("utf-8", "replace"))
+        return user_settings.enabled(None if value is None else value.decode("utf-8", "replace"))
 
     def resolved(self) -> dict[bytes, str]:
         out = {}
@@ -117,7 +117,7 @@ class Facts:
         """What git strips from the names it shows (--relative, diff.relative)."""
         rel = self.dargs.relative
         relative = self.config().get(b"diff.relative")
-        if rel is None and relative is not None and settings.boolean(relative.decode("utf-8", "replace"),
+        if rel is None and relative is not None and user_settings.boolean(relative.decode("utf-8", "replace"),
                                                                      "git config diff.relative"):
             rel = b""
         if rel is None:
@@ -323,7 +323,7 @@ def _index_stamp(facts: Facts) -> bytes:
 def _worktree_stamp(facts: Facts) -> bytes:
     """Size, time and inode of every .py, config, recording and triton pin file of the work tree
     (what the engine reads), tracked or not: cheap, and any edit changes it."""
-    from ptxdiff.compile.pin_files import pin_file
+    from ptxdiff.compile.triton_pin_files import pin_file
 
     stamp = []
     for path in sorted(facts.work_files()):

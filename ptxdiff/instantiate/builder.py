@@ -24,7 +24,7 @@ from typing import Any
 from ptxdiff.discovery.fingerprint import Closure, kernel_closure
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.discovery.spelling import JIT
-from ptxdiff.git.records import printable
+from ptxdiff.git.values import printable
 from ptxdiff.instantiate import namespace
 from ptxdiff.instantiate.evaluator.installed import from_triton
 from ptxdiff.instantiate.evaluator.interp import Interp

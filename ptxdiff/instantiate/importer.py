@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from importlib.machinery import ModuleSpec
 from types import ModuleType
 
-from ptxdiff.git.records import printable
+from ptxdiff.git.values import printable
 from ptxdiff.source.modules import ModuleIndex
 from ptxdiff.source.syntax import python_lines
 

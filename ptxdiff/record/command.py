@@ -26,7 +26,7 @@ from pathlib import Path
 from ptxdiff.errors import PtxdiffError, UsageError
 from ptxdiff.fastio import read_inside, replace_file
 from ptxdiff.record import launches as recorded
-from ptxdiff.record import replay as replaymod
+from ptxdiff.record import replay_format
 from ptxdiff.record.launch_hook import ENV_OUT, ENV_ROOT
 
 HOOK = Path(__file__).resolve().with_name("launch_hook.py")
@@ -99,7 +99,7 @@ def run_command(command: list[str], root: str, interpret: bool) -> tuple[int, li
 
 def read_raw(folder: str) -> list[Raw]:
     """The per-process files: one `{"count": n, "launch": {...}, "shape": {...} or null}` per line
-    (`shape`: replay.py's launch, with the ranges of the first values seen)."""
+    (`shape`: replay_format.py's launch, with the ranges of the first values seen)."""
     records = []
     for name in sorted(os.listdir(folder)):
         path = os.path.join(folder, name)
@@ -122,7 +122,7 @@ def split(raw: list[Raw], repo_files: Collection[str], via: str) -> recorded.Rec
             launch = recorded.from_json({**obj, "count": count}, where)
             if shape is not None:
                 launch = dataclasses.replace(launch, replay=(
-                    replaymod.rounded(replaymod.from_json({**shape, "count": count}, where)),))
+                    replay_format.rounded(replay_format.from_json({**shape, "count": count}, where)),))
             launches.append(launch)
         else:
             ignored[obj["kernel"]] += count
@@ -137,7 +137,7 @@ def _display(path: Path, root: str) -> str:
 
 
 def save(path: Path, recording: recorded.Recording, keep: int, root: str,
-         keep_launches: int = replaymod.DEFAULT_KEEP_LAUNCHES) -> dict[str, tuple[recorded.Launch, ...]]:
+         keep_launches: int = replay_format.DEFAULT_KEEP_LAUNCHES) -> dict[str, tuple[recorded.Launch, ...]]:
     """Merge the recording into the file at `path` (its other kernels kept) and write it
     atomically; a file we cannot read back is an error, never overwritten."""
     where = _display(path, root)
@@ -207,7 +207,7 @@ def main(args: Asked, command: list[str] | None) -> int:
     keep = recorded.DEFAULT_KEEP if args.keep is None else args.keep
     if keep < 1:
         raise UsageError("--keep must be at least 1")
-    keep_launches = replaymod.DEFAULT_KEEP_LAUNCHES if args.keep_launches is None else args.keep_launches
+    keep_launches = replay_format.DEFAULT_KEEP_LAUNCHES if args.keep_launches is None else args.keep_launches
     if keep_launches < 0:
         raise UsageError("--keep-launches must be at least 0")
     repo = Repo(args.repo)

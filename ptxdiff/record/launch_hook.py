@@ -229,7 +229,7 @@ class Recorder:
         return text, bound, [n for n, (ty, _) in zip(names, specialization) if ty != "constexpr"]
 
     def shape(self, text: str, bound: dict, runtime: list, grid: Any) -> str | None:
-        """This launch's shape (replay.py's format) as the key it is counted under; its values'
+        """This launch's shape (record/replay_format.py's format) as the key it is counted under; its values'
         ranges are read only the first time the shape is seen."""
         if not runtime or self.tracked.get(text, 0) >= MAX_SHAPES:
             return None
@@ -315,7 +315,7 @@ class Recorder:
             "options": {}, "autotune": None, "via": "torch.compile"}, ensure_ascii=True))
 
 def _arg(value: Any, buffers: dict) -> Any:
-    """A run-time argument as replay.py records it: a tensor's layout in its buffer (buffers:
+    """A run-time argument as record/replay_format.py records it: a tensor's layout in its buffer (buffers:
     storage address -> (index, bytes), shared by the launch's arguments), a scalar's value."""
     if value is None or isinstance(value, (bool, str, float, numbers.Integral)):
         return jsonable(value)

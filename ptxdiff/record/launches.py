@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 
 from ptxdiff.errors import ConfigError
-from ptxdiff.record import replay as replaymod
-from ptxdiff.record.replay import Replay
+from ptxdiff.record import replay_format
+from ptxdiff.record.replay_format import Replay
 from ptxdiff.source import nested
 
 DEFAULT_PATH = ".ptxdiff/launches.jsonl"
@@ -55,7 +55,7 @@ class Launch:
     autotune: str | None
     via: str
     count: int
-    # representative launches of this spec (replay.py), for --outputs/--time without a wrapper;
+    # representative launches of this spec (replay_format.py), for --outputs/--time without a wrapper;
     # not part of the spec: a new recording of the same specs changes no kernel
     replay: tuple[Replay, ...] = field(default=(), compare=False)
 
@@ -164,7 +164,7 @@ def from_json(obj: object, where: str) -> Launch:
     replays = obj.get("replay", [])
     if not isinstance(replays, list):
         _fail(where, "'replay' must be a list of launches")
-    replay = tuple(replaymod.from_json(r, where) for r in replays)
+    replay = tuple(replay_format.from_json(r, where) for r in replays)
     for r in replay:
         stray = [name for name, _ in r.args if name not in signature]
         if stray:
@@ -235,10 +235,10 @@ def load(read: Callable[[str], bytes], exists: Callable[[str], bool], path: str 
 
 
 def combine(launches: Iterable[Launch], keep: int = DEFAULT_KEEP,
-            keep_launches: int = replaymod.DEFAULT_KEEP_LAUNCHES) -> dict[str, tuple[Launch, ...]]:
+            keep_launches: int = replay_format.DEFAULT_KEEP_LAUNCHES) -> dict[str, tuple[Launch, ...]]:
     """Launches of one recording (from several processes) -> one entry per distinct spec with the
     counts added up, the `keep` most frequent per kernel, each with its `keep_launches`
-    representative launches (replay.select)."""
+    representative launches (replay_format.select)."""
     total: dict[tuple[str, str], Launch] = {}
     shapes: dict[tuple[str, str], list[Replay]] = {}
     for launch in launches:
@@ -246,7 +246,7 @@ def combine(launches: Iterable[Launch], keep: int = DEFAULT_KEEP,
         before = total.get(key)
         total[key] = launch if before is None else _with_count(before, before.count + launch.count)
         shapes.setdefault(key, []).extend(launch.replay)
-    total = {k: dataclasses.replace(v, replay=replaymod.select(shapes[k], keep_launches)) for k, v in total.items()}
+    total = {k: dataclasses.replace(v, replay=replay_format.select(shapes[k], keep_launches)) for k, v in total.items()}
     out: dict[str, list[Launch]] = {}
     for launch in total.values():
         out.setdefault(launch.kernel, []).append(launch)

@@ -35,7 +35,7 @@ from typing import Any
 
 from ptxdiff.errors import ConfigError, UsageError
 from ptxdiff.record import launches as recorded
-from ptxdiff.record import replay as replaymod
+from ptxdiff.record import replay_format
 from ptxdiff.record.launch_hook import (
     DEFAULT_NUM_STAGES,
     DEFAULT_NUM_WARPS,
@@ -201,7 +201,7 @@ def arg_type(info: object) -> str | None:
 
 
 def replay_of(event: dict, runtime: list[str]) -> dict | None:
-    """A launch event -> a replayable launch (record/replay.py), where the trace carries it:
+    """A launch event -> a replayable launch (record/replay_format.py), where the trace carries it:
     the grid, each tensor's dtype, shape, strides and storage offset (its buffer found from its
     `data_ptr`, so views of one storage alias; a buffer's size is what its views reach), scalar
     values, and a tensor's `min`/`max` when tritonparse kept them. None when the grid is missing."""
@@ -368,7 +368,7 @@ def read(folder: Path, repo_files: Collection[str]) -> recorded.Recording:
         except ConfigError as e:
             reader.note(f"{e}; left out")
             return
-        out.append(dataclasses.replace(launch, replay=tuple(map(replaymod.rounded, launch.replay))))
+        out.append(dataclasses.replace(launch, replay=tuple(map(replay_format.rounded, launch.replay))))
 
     launched: set[str] = set()      # kernels recorded from their launches, not their compilations
     seen: dict[tuple, dict | None] = {}

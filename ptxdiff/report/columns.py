@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ptxdiff.compare.results import Row
-from ptxdiff.metrics.record import Metrics
+from ptxdiff.metrics.counts import Metrics
 
 
 def _spills(metrics: Metrics) -> int:

@@ -44,7 +44,7 @@ class Limits:
 
 def user_max() -> tuple[float, str]:
     """The user's maximum wall-clock seconds per request and where it came from."""
-    from ptxdiff.settings import load
+    from ptxdiff.user_settings import load
 
     user = load()
     return user.max_timeout, user.max_timeout_from or "the default"

@@ -15,12 +15,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ptxdiff import config as configmod
-from ptxdiff.config import Config, KernelConfig
+from ptxdiff import repo_config
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.errors import ConfigError
 from ptxdiff.record import launches as recorded
 from ptxdiff.record.launches import DEFAULT_PATH, Launch, match
+from ptxdiff.repo_config import Config, KernelConfig
 from ptxdiff.source.modules import Files
 
 # the files besides the source that launch inputs come from
@@ -118,7 +118,7 @@ def _changed_sites(name: str, old: LaunchInputs, new: LaunchInputs) -> list[str]
 
 
 def paths_of(old: LaunchInputs, new: LaunchInputs) -> set[str]:
-    """The files whose change made the launch change: the call sites', the recording, the config."""
+    """The files whose change made the launch change: the call sites', the recording, the repo_config."""
     out = set()
     before, after = dict(old.call_site), dict(new.call_site)
     for name in set(before) | set(after):
@@ -137,7 +137,7 @@ def side_config(snap: Files | None, fallback: Config) -> Config:
     if snap is None:
         return fallback
     try:
-        cfg = configmod.load(snap.read, snap.__contains__)
+        cfg = repo_config.load(snap.read, snap.__contains__)
     except ConfigError:
         return fallback
     return fallback if cfg.source == "defaults" else cfg

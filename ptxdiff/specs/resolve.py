@@ -15,9 +15,9 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
-from ptxdiff.config import KernelConfig, SpecConfig
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.record.launches import Launch
+from ptxdiff.repo_config import KernelConfig, SpecConfig
 from ptxdiff.specs import guesses as guessmod
 from ptxdiff.specs.families import SIZES, family, size_variables, wide_scalars
 from ptxdiff.specs.guesses import Guess, GuessKind

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from helpers import commit, fake_toolchain, make_repo, run_main, scale_kernel
-from ptxdiff.compile import toolchain, toolchains
+from ptxdiff.compile import binaries, toolchains
 from ptxdiff.errors import SetupError
 
 pytestmark = pytest.mark.integration
@@ -25,7 +25,7 @@ def pinned(tmp_path, monkeypatch):
     kernel; toolchains under an empty folder, and every download recorded and refused."""
     for var in ("GITHUB_EVENT_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "CI_MERGE_REQUEST_DIFF_BASE_SHA"):
         monkeypatch.delenv(var, raising=False)
-    here = toolchain.triton_version()
+    here = binaries.triton_version()
     assert here and here != OTHER
     monkeypatch.setenv("PTXDIFF_TOOLCHAINS", str(tmp_path / "toolchains"))
     downloads: list[str] = []

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from helpers import ptxdiff, run_main
-from ptxdiff import settings
+from ptxdiff import user_settings
 from ptxdiff.cli.common import layout, progress, target_list
 from ptxdiff.cli.options import Shown
 from ptxdiff.cli.parser import build_parser
@@ -105,7 +105,7 @@ class Terminal(io.StringIO):
 def test_ptxdiff_progress_is_a_boolean(monkeypatch, value, on):
     monkeypatch.setenv("PTXDIFF_PROGRESS", value)
     monkeypatch.setattr(sys, "stderr", Terminal())                 # even on a terminal, 0 means off
-    assert settings.load().progress is on
+    assert user_settings.load().progress is on
     assert (progress(shown("diff")) is not None) is on
 
 

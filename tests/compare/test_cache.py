@@ -10,7 +10,7 @@ import pytest
 
 from helpers import cache_entries, commit, make_repo, metrics, ptxdiff, scale_kernel
 from ptxdiff.compare.cache import FORMAT, Cache
-from ptxdiff.compare.records import valid_results
+from ptxdiff.compare.spec_result import valid_results
 
 pytestmark = pytest.mark.integration
 

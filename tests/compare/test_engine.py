@@ -32,7 +32,7 @@ from helpers import (
 from ptxdiff.compare.engine import Engine
 from ptxdiff.compare.notes import NoteKind
 from ptxdiff.git.repo import Repo
-from ptxdiff.trust import Permissions
+from ptxdiff.permissions import Permissions
 
 pytestmark = pytest.mark.integration
 
@@ -216,7 +216,7 @@ if torch.cuda.get_device_capability()[0] >= 10:
     commit(repo, "v2", {"ops/k.py": src.replace(" SCALE", " * 3.0")})
     report = compare(repo, "HEAD~1", "HEAD")
     assert [(r.target, r.verdict, r.error) for r in report.rows] == [("sm_100", "structural", None)]
-    from ptxdiff.config import Config
+    from ptxdiff.repo_config import Config
     asked = compare(repo, "HEAD~1", "HEAD", config=Config(targets=(90,), targets_given=True))
     assert [(r.target, r.verdict) for r in asked.rows] == [("sm_90", "unmeasured")]
     assert "not defined when compiling for sm_90" in asked.rows[0].error
@@ -252,7 +252,7 @@ def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
     report = compare(repo, "HEAD~1", "HEAD")
     # the kernel converts (`.to(tl.float32)`): fp32 and bf16 pointers, both there
     assert [(r.target, r.verdict, r.error) for r in report.rows] == [("sm_100", "structural", None)] * 2
-    from ptxdiff.config import Config
+    from ptxdiff.repo_config import Config
     asked = compare(repo, "HEAD~1", "HEAD", config=Config(targets=(90,), targets_given=True))
     # ptxas's own words (they differ between ptxas versions: `Feature 'cvt.e2m1x2.f32'`, `Instruction 'cvt ...'`)
     assert "compile failed: ptxas: " in asked.rows[0].error and "not supported on .target 'sm_90a'" in asked.rows[0].error
@@ -391,7 +391,7 @@ def tuned_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 def test_a_timeout_is_cached_for_its_bound(tmp_path, monkeypatch):
     """A warm re-run never compiles again what timed out; a larger bound does."""
     from ptxdiff.compile.pool import Pool
-    from ptxdiff.config import Config
+    from ptxdiff.repo_config import Config
 
     original = Pool.run
 
@@ -459,7 +459,7 @@ def test_warm_show_compiles_nothing_that_timed_out_crashed_or_ran_out_of_memory(
     like results (here made by a fake pool, no clock): warm, nothing is compiled again; a larger
     bound compiles the timeout and the crash again, not the failure a fresh worker gave."""
     from ptxdiff.compile.pool import Pool
-    from ptxdiff.config import Config
+    from ptxdiff.repo_config import Config
 
     original = Pool.run
     compiled: list[str] = []

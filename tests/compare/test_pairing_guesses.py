@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ptxdiff.compare.pairing import agree
-from ptxdiff.compare.records import SpecResult
+from ptxdiff.compare.spec_result import SpecResult
 
 
 def result(constexprs: dict, guessed: dict) -> SpecResult:

@@ -23,7 +23,7 @@ from helpers import PY, commit, git, head, install, kernel_lines, make_repo, ptx
 from ptxdiff.compare import remote
 from ptxdiff.compare.cache import Cache
 from ptxdiff.compare.engine import Engine
-from ptxdiff.compile import toolchain
+from ptxdiff.compile import binaries
 from ptxdiff.git.repo import Repo, Side
 
 SM90 = ["--target", "sm_90"]
@@ -139,11 +139,11 @@ def test_the_key_names_the_toolchain_by_content_not_by_path(tmp_path, monkeypatc
     ours = remote.toolchain_id(tmp_path / "c1")
     assert remote.toolchain_id(tmp_path / "c2") == ours == remote.toolchain_id(tmp_path / "c1")   # memo agrees
     assert (tmp_path / "c1" / remote.MEMO).is_file()
-    assert ours["triton"] == toolchain.triton_version() and ours["ptxdiff"]
+    assert ours["triton"] == binaries.triton_version() and ours["ptxdiff"]
     assert not [v for v in ours.values() if "/" in v]        # no path of this machine is in the key
-    stamp = toolchain.fingerprint()
+    stamp = binaries.fingerprint()
     assert ours.keys() >= stamp.keys() and ours["ptxas"] != stamp["ptxas"]
-    ptxas = Path(toolchain.tool_path("ptxas"))
+    ptxas = Path(binaries.tool_path("ptxas"))
     moved = tmp_path / "elsewhere" / "ptxas"                 # the same ptxas at another path: the same key
     moved.parent.mkdir()
     shutil.copy2(ptxas, moved)
@@ -528,5 +528,5 @@ def test_doctor_says_whose_entries_a_job_writes_and_reads(tmp_path, monkeypatch)
     monkeypatch.setenv("PTXDIFF_REMOTE_CACHE_NAMESPACE", "pr-9")
     found = remote.setting()
     assert found is not None and found.trusted and found.namespace == "pr-9" and found.folder == ""
-    from ptxdiff import settings
-    assert SECRET not in repr(settings.load()) and SECRET not in repr(found)
+    from ptxdiff import user_settings
+    assert SECRET not in repr(user_settings.load()) and SECRET not in repr(found)

@@ -8,10 +8,10 @@ from types import SimpleNamespace
 import pytest
 
 from ptxdiff.compare import replan
-from ptxdiff.compare.records import SpecResult
 from ptxdiff.compare.replan import Need
-from ptxdiff.config import KernelConfig
+from ptxdiff.compare.spec_result import SpecResult
 from ptxdiff.git.repo import Side
+from ptxdiff.repo_config import KernelConfig
 from ptxdiff.specs.plan import Choice, Plan, combo_key
 
 GUESSED = Plan(constexprs=(Choice("BLOCK", (64,), "guessed"),))

@@ -8,10 +8,9 @@ import dataclasses
 import pytest
 
 from helpers import metrics
-from ptxdiff import config as configmod
-from ptxdiff.compare import pins
+from ptxdiff import repo_config
+from ptxdiff.compare import gate_inputs
 from ptxdiff.compare.pairing import Pair, pair_kernels, path_matches, select
-from ptxdiff.compare.records import SpecResult
 from ptxdiff.compare.rows import (
     NO_BRANCH,
     UNFIT,
@@ -24,10 +23,11 @@ from ptxdiff.compare.rows import (
     unparsed_rows,
     verdict_of,
 )
+from ptxdiff.compare.spec_result import SpecResult
 from ptxdiff.discovery.hints import Hint
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel
 from ptxdiff.discovery.params import Param
-from ptxdiff.metrics.record import Metrics
+from ptxdiff.metrics.counts import Metrics
 
 PTX = "ld.global.f32 %f1, [%rd1];\nadd.f32 %f2, %f1, %f1;\nst.global.f32 [%rd2], %f2;"
 METRICS = metrics(ptx_opcodes={"ld": 1, "add": 1, "st": 1}, ptx_instrs=3, ptx_regs=4)
@@ -99,7 +99,7 @@ def test_the_error_text_names_the_sides_only_where_there_is_a_base(a: SpecResult
     ("failed", None, "e", {}, True),
 ])
 def test_the_block_policy(verdict: str, source: str | None, error: str | None, changes: dict, blocking: bool) -> None:
-    assert blocks(verdict, source, dataclasses.replace(configmod.Config(), **changes), error) is blocking
+    assert blocks(verdict, source, dataclasses.replace(repo_config.Config(), **changes), error) is blocking
 
 
 @pytest.mark.parametrize("a, b, same", [
@@ -125,7 +125,7 @@ def pair(old: Kernel | None = None, new: Kernel | None = None, **kw: object) -> 
 def test_pair_rows_pair_specs_by_key_and_block_on_a_change() -> None:
     k_old, k_new = kernel(fingerprint="a"), kernel(fingerprint="b")
     rows = pair_rows(pair(k_old, k_new), [ok("s1"), ok("s2")], [ok("s1"), dataclasses.replace(B, key="s2", label="s2")], 90,
-                     configmod.Config(), True)
+                     repo_config.Config(), True)
     assert [(r.spec, r.verdict, r.blocking, r.target) for r in rows] == [
         ("s1", "identical", False, "sm_90"), ("s2", "structural", True, "sm_90")]
     assert rows[1].old == METRICS and rows[1].why and rows[1].paths == ("k.py",)
@@ -133,27 +133,27 @@ def test_pair_rows_pair_specs_by_key_and_block_on_a_change() -> None:
 
 def test_each_side_of_a_row_carries_its_kept_cubin_for_the_html_report() -> None:
     (row,) = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), [dataclasses.replace(A, cubin="old")],
-                       [B], 90, configmod.Config(), True)
+                       [B], 90, repo_config.Config(), True)
     assert (row.old_cubin, row.new_cubin, row.old_sass, row.new_sass) == ("old", None, None, None)
     assert "old_cubin" not in row.as_json()
 
 
 def test_pair_rows_without_a_base_show_no_old_side_and_never_block() -> None:
-    (row,) = pair_rows(pair(None, kernel()), None, [FAIL_B], 90, configmod.Config(), False)
+    (row,) = pair_rows(pair(None, kernel()), None, [FAIL_B], 90, repo_config.Config(), False)
     assert (row.verdict, row.blocking, row.old, row.error) == ("failed", False, None, FAIL_B.error)
 
 
 def test_a_side_that_failed_before_specs_stands_against_every_spec_of_the_other() -> None:
     rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), [bad(None, "import failed")],
-                     [ok("s1"), ok("s2")], 90, configmod.Config(), True)
+                     [ok("s1"), ok("s2")], 90, repo_config.Config(), True)
     assert [(r.spec, r.verdict, r.error) for r in rows] == [("- -> s1", "failed", "old: import failed"),
                                                             ("- -> s2", "failed", "old: import failed")]
 
 
 def test_rows_of_the_report_only_never_block_and_say_so() -> None:
-    (row,) = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b"), role=pins.REPORT), [A], [B], 90,
-                       configmod.Config(), True)
-    assert (row.verdict, row.blocking, row.launch) == ("structural", False, pins.NOT_THE_GATE)
+    (row,) = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b"), role=gate_inputs.REPORT), [A], [B], 90,
+                       repo_config.Config(), True)
+    assert (row.verdict, row.blocking, row.launch) == ("structural", False, gate_inputs.NOT_THE_GATE)
 
 
 @pytest.mark.parametrize("old, new, why", [
@@ -162,7 +162,7 @@ def test_rows_of_the_report_only_never_block_and_say_so() -> None:
     ([ok("o")], [bad("g", "compile failed: no", "guessed"), ok("o")], UNFIT_ONE_SIDE),
 ])
 def test_guessed_values_that_do_not_fit_are_said_and_do_not_block(old: list[SpecResult], new: list[SpecResult], why: str) -> None:
-    rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, configmod.Config(), True)
+    rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, repo_config.Config(), True)
     (unfit,) = [r for r in rows if r.error]
     assert (unfit.why, unfit.blocking) == (why, False)
 
@@ -189,13 +189,13 @@ def test_a_value_that_selects_no_branch_on_one_side_does_not_fit_it(old_modes: t
     error = "compile failed: k.py:7:12: NameError: out is not defined"
     old = [guessed_mode(bad("new", error), "new"), guessed_mode(ok("a"), "a")]
     new = [guessed_mode(ok("new"), "new"), guessed_mode(ok("a"), "a")]
-    rows = pair_rows(pair(moded("a", *old_modes), moded("b", "a", "new")), old, new, 90, configmod.Config(), True)
+    rows = pair_rows(pair(moded("a", *old_modes), moded("b", "a", "new")), old, new, 90, repo_config.Config(), True)
     (row,) = [r for r in rows if r.verdict == "failed"]
     assert (row.why == NO_BRANCH, row.blocking) == (fits, not fits)
 
 
 def test_a_pin_that_contradicts_the_launch_sites_is_a_failed_row_per_target() -> None:
-    rows = said_rows(pair(kernel(), kernel(), said=("pins BLOCK",)), [80, 90], configmod.Config())
+    rows = said_rows(pair(kernel(), kernel(), said=("pins BLOCK",)), [80, 90], repo_config.Config())
     assert [(r.target, r.verdict, r.blocking, r.error) for r in rows] == [
         ("sm_80", "failed", True, "pins BLOCK"), ("sm_90", "failed", True, "pins BLOCK")]
 
@@ -207,7 +207,7 @@ def test_a_pin_that_contradicts_the_launch_sites_is_a_failed_row_per_target() ->
 def test_a_file_that_does_not_parse_fails_its_kernels(old_b: Broken | None, new_b: Broken | None, verdict: str,
                                                       error: str) -> None:
     found = Discovery({"k.py::k": kernel()}, {})
-    rows = unparsed_rows(old_b, new_b, found, Discovery({}, {}), [90], configmod.Config())
+    rows = unparsed_rows(old_b, new_b, found, Discovery({}, {}), [90], repo_config.Config())
     assert [(r.kernel, r.verdict, r.error, r.blocking) for r in rows] == [("k.py::k", verdict, error, True)]
 
 
@@ -226,7 +226,7 @@ def test_path_matches(path: str, specs: list[str] | None, matches: bool) -> None
 
 def test_select_filters_both_sides_by_the_newer_names() -> None:
     found = Discovery({"old.py::k": kernel("old.py::k"), "x.py::j": kernel("x.py::j")}, {})
-    assert list(select(found, configmod.Config(), ["new.py"], {"old.py": "new.py"}).kernels) == ["old.py::k"]
+    assert list(select(found, repo_config.Config(), ["new.py"], {"old.py": "new.py"}).kernels) == ["old.py::k"]
 
 
 def test_pair_kernels_pairs_by_id_and_through_renames() -> None:
@@ -253,7 +253,7 @@ def test_an_optional_pointer_none_on_one_side_never_stands_against_the_other_non
     b_none = specced(dataclasses.replace(B, key="b", label="b"), {"A": "*fp32", "B": "constexpr"}, {"B": None})
     both = specced(ok("ab"), {"A": "*fp32", "B": "*fp32"}, {})
     rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), [a_none, both], [b_none, both], 90,
-                     configmod.Config(), True)
+                     repo_config.Config(), True)
     assert sorted((r.spec, r.verdict, r.blocking, any(r.delta.values())) for r in rows) == [
         ("a", "unpaired", False, False), ("ab", "identical", False, False), ("b", "unpaired", False, False)]
 
@@ -267,7 +267,7 @@ def test_autotune_configs_pair_by_equal_config_never_by_position() -> None:
                        {"BLOCK": block}, {}, warps, source="config")
     old = [config("o32", 32), config("o64", 64), config("o128", 128, 4)]
     new = [config("n128", 128, 8, B), config("n256", 256), config("n512", 512), config("o32", 32)]
-    rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, configmod.Config(), True)
+    rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, repo_config.Config(), True)
     assert sorted((r.spec, r.verdict) for r in rows) == sorted([
         ("o128 -> n128", "structural"), ("o32", "identical"), ("o64", "unpaired"), ("n256", "unpaired"),
         ("n512", "unpaired")])
@@ -279,12 +279,12 @@ def test_a_changed_kernel_whose_specs_all_go_unpaired_blocks_as_unmeasured() -> 
     changed, so it fails closed; `added`/`removed` are kept for a function added or removed."""
     old = [specced(ok(f"o{b}"), {"BLOCK": "constexpr"}, {"BLOCK": b}, {}, source="config") for b in (64, 32)]
     new = [specced(ok(f"n{b}"), {"BLOCK": "constexpr"}, {"BLOCK": b}, {}, source="config") for b in (128, 256)]
-    rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, configmod.Config(), True)
+    rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, repo_config.Config(), True)
     assert [(r.verdict, r.blocking) for r in rows] == [("unpaired", True)] * 4
-    assert {r.verdict for r in pair_rows(pair(None, kernel()), None, new, 90, configmod.Config(), True)} == {"added"}
+    assert {r.verdict for r in pair_rows(pair(None, kernel()), None, new, 90, repo_config.Config(), True)} == {"added"}
     # one spec left on each side (a constexpr default moved: SLOPE=0.01 -> 0.1): compared
     (moved,) = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old[:1], new[:1], 90,
-                         configmod.Config(), True)
+                         repo_config.Config(), True)
     assert moved.verdict == "identical" and moved.spec == "o64 -> n128"
 
 
@@ -293,7 +293,7 @@ def test_guessed_values_failing_on_both_sides_are_unpaired_never_added() -> None
     never `added`/`removed` (the function is on both sides)."""
     old = [specced(bad("g1", "compile failed: too big"), {}, {"N": 64}), specced(ok("s"), {}, {"N": 1})]
     new = [specced(bad("g2", "compile failed: too big"), {}, {"N": 128}), specced(ok("s"), {}, {"N": 1})]
-    rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, configmod.Config(), True)
+    rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, repo_config.Config(), True)
     assert sorted((r.verdict, r.blocking) for r in rows) == [("identical", False), ("unpaired", False),
                                                               ("unpaired", False)]
 
@@ -303,5 +303,5 @@ def test_a_param_the_kernel_now_declares_a_constexpr_still_pairs_its_specs() -> 
     spec by spec (the reason names it), never all unpaired."""
     old = [specced(ok("o"), {"x": "*fp32", "beta": "fp32"}, {}, source="guessed")]
     new = [specced(dataclasses.replace(B, key="n", label="n"), {"x": "*fp32", "beta": "constexpr"}, {"beta": 0.0})]
-    (row,) = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, configmod.Config(), True)
+    (row,) = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, repo_config.Config(), True)
     assert (row.verdict, row.spec) == ("structural", "o -> n") and row.why and row.why.startswith("beta: runtime fp32")

@@ -10,7 +10,7 @@ import pytest
 from helpers import DATA, metrics
 from ptxdiff.compare import verdict
 from ptxdiff.metrics import ptx
-from ptxdiff.metrics.record import Metrics
+from ptxdiff.metrics.counts import Metrics
 
 PTX = DATA / "ptx"
 
@@ -116,9 +116,9 @@ def test_strongest():
 
 
 def test_order_is_strongest_first():
-    from ptxdiff import config
+    from ptxdiff import repo_config
 
-    assert verdict.ORDER is config.VERDICTS   # one vocabulary: the verdicts `block` may name are these
+    assert verdict.ORDER is repo_config.VERDICTS   # one vocabulary: the verdicts `block` may name are these
     assert verdict.ORDER == ("failed", "unmeasured", "added", "removed", "structural", "reordered", "constants-only",
                              "identical", "unpaired")
 

@@ -10,7 +10,7 @@ import os
 import pytest
 
 from helpers import commit, git, kernel_lines, pushed_repo, run_main, scale_kernel
-from ptxdiff.compile import pins, toolchains
+from ptxdiff.compile import toolchains, triton_pin
 from ptxdiff.errors import ConfigError, UsageError
 
 pytestmark = pytest.mark.integration
@@ -29,17 +29,17 @@ PLAIN = {"requirements.txt": "torch\ntriton>=3.0\n"}
 @pytest.mark.parametrize("files", HOSTILE.values(), ids=list(HOSTILE))
 def test_a_pin_past_the_bound_is_one_line(files):
     with pytest.raises(ConfigError) as e:
-        pins.read_pin(lambda p: files[p].encode(), files)
+        triton_pin.read_pin(lambda p: files[p].encode(), files)
     said = str(e.value)
     assert "\n" not in said and len(said) < 300 and "over the 120-character bound for a pin" in said
-    assert pins.read_pin(lambda p: PLAIN[p].encode(), PLAIN) == pins.Pin(">=3.0", "requirements.txt")
+    assert triton_pin.read_pin(lambda p: PLAIN[p].encode(), PLAIN) == triton_pin.Pin(">=3.0", "requirements.txt")
 
 
 def test_a_long_version_on_the_command_line_is_one_line():
     with pytest.raises(UsageError) as e:
         toolchains.parse_option(DIGITS)
     assert len(str(e.value)) < 300 and "5000 characters" in str(e.value)
-    assert not pins.RELEASE.match(DIGITS) and not pins.satisfies(DIGITS, ">=3.0")   # never int() of it
+    assert not triton_pin.RELEASE.match(DIGITS) and not triton_pin.satisfies(DIGITS, ">=3.0")   # never int() of it
 
 
 @pytest.mark.parametrize("name", ["requirements", "pyproject", "plain"])

@@ -7,9 +7,9 @@ import pytest
 
 from helpers import make_repo, scale_kernel
 from ptxdiff.compile.pool import Pool, Task
-from ptxdiff.config import Config
 from ptxdiff.discovery.kernels import discover
 from ptxdiff.git.repo import Repo
+from ptxdiff.repo_config import Config
 from ptxdiff.specs.plan import Plan
 
 pytestmark = pytest.mark.integration

@@ -158,7 +158,7 @@ def test_a_side_in_a_toolchain_compiles_on_the_nodes_with_their_own_toolchain(ra
 
 
 def test_a_node_that_cannot_install_a_sides_toolchain_says_why_in_one_line(tmp_path, monkeypatch):
-    from ptxdiff.compile import toolchain, toolchains
+    from ptxdiff.compile import binaries, toolchains
     from ptxdiff.errors import SetupError
 
     monkeypatch.setenv("PTXDIFF_TOOLCHAINS", str(tmp_path / "toolchains"))
@@ -169,7 +169,7 @@ def test_a_node_that_cannot_install_a_sides_toolchain_says_why_in_one_line(tmp_p
         raise SetupError(f"installing triton {version} failed: No matching distribution found for triton=={version}")
 
     monkeypatch.setattr(toolchains, "install", offline)
-    settings = NodeSettings((), 300.0, None, False, None, tuple(sorted(toolchain.versions().items())))
+    settings = NodeSettings((), 300.0, None, False, None, tuple(sorted(binaries.versions().items())))
     kind, why = execute([], Side("c", "0" * 40, toolchain="0.0.1"), "specs", (), "k sm_90 specs", settings)
     assert kind == "setup" and asked == ["0.0.1"]
     assert str(why).startswith("Ray node ") and str(why).endswith(
@@ -179,13 +179,13 @@ def test_a_node_that_cannot_install_a_sides_toolchain_says_why_in_one_line(tmp_p
 def test_a_node_whose_toolchain_holds_another_triton_refuses(tmp_path, monkeypatch):
     """The driver keys a side's results by its own toolchain of the side's version: a node's
     folder of that name holding another triton must not compile it."""
-    from ptxdiff.compile import toolchain, toolchains
+    from ptxdiff.compile import binaries, toolchains
 
     monkeypatch.setenv("PTXDIFF_TOOLCHAINS", str(tmp_path / "toolchains"))
     prefix = fake_toolchain(tmp_path / "toolchains", "3.1.0")
     site = Path(toolchains.Toolchain("3.1.0", prefix).site)
     (site / "triton-3.2.0.dist-info").mkdir()       # what the folder's triton says it is
-    settings = NodeSettings((), 300.0, None, False, None, tuple(sorted(toolchain.versions().items())))
+    settings = NodeSettings((), 300.0, None, False, None, tuple(sorted(binaries.versions().items())))
     kind, why = execute([], Side("c", "0" * 40, toolchain="3.1.0"), "specs", (), "k sm_90 specs", settings)
     assert kind == "setup" and f"the toolchain in {prefix} holds triton 3.2.0, not 3.1.0" in str(why)
 

@@ -10,10 +10,10 @@ import textwrap
 import pytest
 
 from helpers import HEADER, commit, make_repo
-from ptxdiff.config import Config
 from ptxdiff.discovery.callsites import Fact
 from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, optional_params
 from ptxdiff.discovery.kernels import discover
+from ptxdiff.repo_config import Config
 from ptxdiff.source.modules import FileSet
 from ptxdiff.specs.launch import inputs_of
 from ptxdiff.specs.plan import make

@@ -82,7 +82,7 @@ def test_the_reproducer_runs_alone_and_shows_the_difference(diffed, tmp_path):
 
 def test_git_diff_never_runs_kernels(diffed):
     repo, old, new, _ = diffed
-    from ptxdiff.trust import Permissions
+    from ptxdiff.permissions import Permissions
 
     assert Permissions().semantic == "off"   # the diff driver's filler asks for no outputs
     done = subprocess.run(["git", "diff", old, new, "--", "ops/leaky_slope.py"], cwd=repo, capture_output=True,
@@ -148,7 +148,7 @@ def test_the_base_policy_blocks_on_a_fuzzed_difference(tmp_path):
 def test_recorded_launches_come_first_and_synthesised_ones_cover_the_rest(tmp_path):
     """One kernel recorded (its launch replayed), one not (its launches synthesised), one diff."""
     from ptxdiff.record import launches as recorded
-    from ptxdiff.record.replay import Replay, TensorArg
+    from ptxdiff.record.replay_format import Replay, TensorArg
 
     texts = {f"ops/{case}.py": CASES[case][1] for case in ("leaky_slope", "relu6_bound")}
     kid = kernel_id("leaky_slope")

@@ -14,7 +14,7 @@ import pytest
 from helpers import commit, make_repo, run_json, scale_kernel
 from ptxdiff.dynamic.replay import MEMORY_BUDGET, Unreplayable, bounded
 from ptxdiff.errors import ConfigError
-from ptxdiff.record.replay import from_json
+from ptxdiff.record.replay_format import from_json
 
 K = "ops/k.py::scale_kernel"
 GIB = 1 << 30

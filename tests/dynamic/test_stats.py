@@ -139,7 +139,7 @@ def test_min_band_floor():
 def test_a_tiny_clear_change_is_within_the_default_floor():
     """+0.4% with almost no noise is statistically clear but below the default 1% floor
     (config min_effect): the H200 case of a NaN guard in a 3 us kernel."""
-    from ptxdiff.config import Config
+    from ptxdiff.repo_config import Config
 
     old, new, old2 = rounds(factor=1.004, noise=0.0002, seed=5)
     assert stats.compare(old, new, old2, n_boot=500).verdict == "slower"

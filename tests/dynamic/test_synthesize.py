@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ptxdiff.dynamic.synthesize import SHAPES, SynthPlan, Unsynthesisable, literals, plan_for, program_axes, shape
-from ptxdiff.record.replay import TensorArg
+from ptxdiff.record.replay_format import TensorArg
 
 PARAMS = ["x_ptr", "out_ptr", "n", "BLOCK"]
 

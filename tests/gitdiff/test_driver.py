@@ -351,8 +351,8 @@ def test_a_driver_installed_by_an_older_ptxdiff_still_works(tmp_path, capsys):
 
 
 def test_driver_budget_is_a_checked_config_key():
-    from ptxdiff.config import parse
     from ptxdiff.errors import ConfigError
+    from ptxdiff.repo_config import parse
 
     assert parse({}, "p").driver_budget == 10.0
     assert parse({"driver_budget": 2}, "p").driver_budget == 2.0

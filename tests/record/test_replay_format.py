@@ -9,7 +9,7 @@ import pytest
 
 from ptxdiff.errors import ConfigError
 from ptxdiff.record import launches as recorded
-from ptxdiff.record import replay as replaymod
+from ptxdiff.record import replay_format
 
 GELU = {"kernel": "ops/gelu.py::gelu_kernel", "params": ["x_ptr", "out_ptr", "n", "BLOCK"],
         "signature": {"x_ptr": "*fp16", "out_ptr": "*fp16", "n": "i32"}, "constexprs": {"BLOCK": 1024},
@@ -56,24 +56,24 @@ def test_a_bad_replay_entry_is_one_error(bad, message):
 
 
 def test_select_merges_same_shapes_and_keeps_the_most_frequent_and_the_largest():
-    read = [replaymod.from_json(shape(n, c, low, high), "t")
+    read = [replay_format.from_json(shape(n, c, low, high), "t")
             for n, c, low, high in ((100, 5, -1, 1), (100, 3, -2, 0.5), (200, 4, -1, 1), (300, 2, -1, 1),
                                     (99999, 1, -1, 1))]
-    chosen = replaymod.select(read, 3)
+    chosen = replay_format.select(read, 3)
     assert [(dict(r.args)["n"], r.count) for r in chosen] == [(100, 8), (200, 4), (99999, 1)]
     x = dict(chosen[0].args)["x_ptr"]
     assert (x.low, x.high) == (-2, 1)                     # ranges widen over the launches merged
-    assert replaymod.select(read, 1) == chosen[:1] and replaymod.select(read, 0) == ()
+    assert replay_format.select(read, 1) == chosen[:1] and replay_format.select(read, 0) == ()
 
 
 def test_float_ranges_round_outward_to_powers_of_two():
-    raw = replaymod.from_json(shape(8, low=-4.3, high=0.3), "t")
-    x = dict(replaymod.rounded(raw).args)["x_ptr"]
+    raw = replay_format.from_json(shape(8, low=-4.3, high=0.3), "t")
+    x = dict(replay_format.rounded(raw).args)["x_ptr"]
     assert (x.low, x.high) == (-8.0, 0.5)
-    assert replaymod.outward(3.0, True) == 4.0 and replaymod.outward(3.0, False) == 2.0
-    assert replaymod.outward(1e-30, True) == 0.0
-    huge = dict(replaymod.rounded(replaymod.from_json(shape(8, low=3e9, high=8e37), "t")).args)["x_ptr"]
-    assert (huge.low, huge.high) == (replaymod.CAP, replaymod.CAP)   # what torch.empty held: capped
+    assert replay_format.outward(3.0, True) == 4.0 and replay_format.outward(3.0, False) == 2.0
+    assert replay_format.outward(1e-30, True) == 0.0
+    huge = dict(replay_format.rounded(replay_format.from_json(shape(8, low=3e9, high=8e37), "t")).args)["x_ptr"]
+    assert (huge.low, huge.high) == (replay_format.CAP, replay_format.CAP)   # what torch.empty held: capped
 
 
 def test_combine_keeps_the_replays_of_every_process():

@@ -9,10 +9,10 @@ from helpers import DATA, metrics
 from ptxdiff.compare.history import Event
 from ptxdiff.compare.notes import Note, NoteKind
 from ptxdiff.compare.results import Report, Row
-from ptxdiff.config import Config
-from ptxdiff.git.records import CommitInfo, Side
+from ptxdiff.git.values import CommitInfo, Side
 from ptxdiff.metrics import ptx, sass
-from ptxdiff.metrics.record import Metrics
+from ptxdiff.metrics.counts import Metrics
+from ptxdiff.repo_config import Config
 
 PTX = DATA / "ptx"
 HOSTILE = '<script>document.body.setAttribute("data-pwned","1")</script><img src=x onerror="document.title=1">'

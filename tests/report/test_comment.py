@@ -13,8 +13,8 @@ import pytest
 from helpers import body_rows, html, row_metrics
 from ptxdiff.compare.notes import Note, NoteKind
 from ptxdiff.compare.results import Report, Row
-from ptxdiff.config import Config
 from ptxdiff.git.repo import Side
+from ptxdiff.repo_config import Config
 from ptxdiff.report.comment import (
     COMMENT_MAX,
     MARKER,

@@ -217,8 +217,8 @@ def test_the_log_charts_follow_each_spec_across_commits_whatever_order_the_rows_
     """Issue 38: two specs whose rows come in another order in each commit: a line per spec, named
     by what tells it apart, never regs 32 -> 223 -> 24 between the first rows of each commit."""
     from ptxdiff.compare.history import Event
-    from ptxdiff.git.records import CommitInfo
-    from ptxdiff.metrics.record import Metrics
+    from ptxdiff.git.values import CommitInfo
+    from ptxdiff.metrics.counts import Metrics
 
     def spec(mode: int, regs: int) -> object:
         r = row("ops/k.py::k", "add", "add", "identical")
@@ -247,7 +247,7 @@ def test_a_long_log_page_keeps_each_ptx_and_sass_text_once():
     the new side of one row and the old side of the next, and a spec that did not change has the
     same text in every commit: each text is kept once, the rows point at it."""
     from ptxdiff.compare.history import Event
-    from ptxdiff.git.records import CommitInfo
+    from ptxdiff.git.values import CommitInfo
 
     def info(k: int) -> CommitInfo:
         return CommitInfo(f"{k:040d}", f"{k:010d}", "A", 1_700_000_000 + k, f"c{k}", f"c{k}", ())

@@ -73,7 +73,7 @@ def test_the_compact_log_table_shows_what_differs_between_a_commits_specs() -> N
     """Issue 38: a narrow `ptxdiff log` used to drop the spec column, so six rows of a commit
     read the same; it keeps the words that tell them apart."""
     from ptxdiff.compare.history import Event
-    from ptxdiff.git.records import CommitInfo
+    from ptxdiff.git.values import CommitInfo
     from ptxdiff.report.history import table as log_table
 
     info = CommitInfo("1" * 40, "1" * 10, "A", 1_700_000_000, "tune", "tune", ())

@@ -9,8 +9,8 @@ import pytest
 
 from ptxdiff.compare.notes import Note, NoteKind, as_notes, texts
 from ptxdiff.compare.results import Report, Row
-from ptxdiff.config import Config
 from ptxdiff.git.repo import Side
+from ptxdiff.repo_config import Config
 from ptxdiff.report import safe
 from ptxdiff.report.comment import comment
 from ptxdiff.report.layout import md_escape

@@ -11,8 +11,8 @@ import pytest
 from helpers import html, row_metrics
 from ptxdiff.compare.notes import NoteKind, as_notes
 from ptxdiff.compare.results import Report, Row
-from ptxdiff.config import Config
 from ptxdiff.git.repo import Side
+from ptxdiff.repo_config import Config
 from ptxdiff.report.layout import Layout
 from ptxdiff.report.render import markdown, table
 

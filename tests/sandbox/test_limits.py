@@ -7,7 +7,7 @@ import mmap
 import resource
 
 from helpers import git
-from ptxdiff import settings
+from ptxdiff import user_settings
 from ptxdiff.sandbox import limits
 
 
@@ -15,7 +15,7 @@ def test_the_repository_timeout_is_capped_by_the_default_maximum(monkeypatch):
     monkeypatch.delenv("PTXDIFF_MAX_TIMEOUT", raising=False)
     assert limits.bound(300) == limits.Bound(300, None)
     capped = limits.bound(1_000_000)
-    assert capped.seconds == settings.DEFAULT_MAX_TIMEOUT and "PTXDIFF_MAX_TIMEOUT" in (capped.capped or "")
+    assert capped.seconds == user_settings.DEFAULT_MAX_TIMEOUT and "PTXDIFF_MAX_TIMEOUT" in (capped.capped or "")
 
 
 def test_the_user_sets_the_maximum_in_the_environment_or_the_global_git_config(tmp_path, monkeypatch):
@@ -33,7 +33,7 @@ def test_a_repository_config_cannot_set_the_maximum(tmp_path, monkeypatch):
     git(repo, "init", "-q")
     git(repo, "config", "ptxdiff.maxTimeout", "1000000")
     monkeypatch.chdir(repo)
-    assert limits.user_max()[0] == settings.DEFAULT_MAX_TIMEOUT
+    assert limits.user_max()[0] == user_settings.DEFAULT_MAX_TIMEOUT
 
 
 def test_the_cpu_budget_leaves_room_for_one_more_request_before_a_fresh_worker():

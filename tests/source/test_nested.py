@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from ptxdiff import config
+from ptxdiff import repo_config
 from ptxdiff.errors import ConfigError
 from ptxdiff.record import launches as recorded
 from ptxdiff.source import nested
@@ -40,18 +40,18 @@ def toml_files(text: str, name: str = "ptxdiff.toml") -> tuple:
 ])
 def test_a_deeply_nested_config_is_a_config_error(name, text):
     with pytest.raises(ConfigError, match=rf"^{name}: (nested \d+ levels deep, over the bound of 64|nested too deeply)"):
-        config.load(*toml_files(text, name))
+        repo_config.load(*toml_files(text, name))
 
 
 def test_a_config_over_the_size_bound_is_a_config_error():
     text = "# padding\n" * (nested.MAX_CONFIG_BYTES // 10 + 1)
     with pytest.raises(ConfigError, match=r"^ptxdiff.toml: 1\.0 MB, over the 1 MB bound for a config$"):
-        config.load(*toml_files(text))
+        repo_config.load(*toml_files(text))
 
 
 def test_a_config_within_the_bounds_is_read():
     """The control: nesting as deep as a real config gets is fine."""
-    cfg = config.load(*toml_files('[kernels."k.py::k"]\nspecs = [{constexprs = {BLOCK = 64}}]\n'))
+    cfg = repo_config.load(*toml_files('[kernels."k.py::k"]\nspecs = [{constexprs = {BLOCK = 64}}]\n'))
     assert "k.py::k" in cfg.kernels
 
 

@@ -10,11 +10,11 @@ import json
 import pytest
 
 from helpers import HEADER, add_origin, commit, git, install, make_repo, rows_by_kernel, run_json, run_main
-from ptxdiff.compare.pins import NOT_THE_GATE
-from ptxdiff.config import Config, parse
+from ptxdiff.compare.gate_inputs import NOT_THE_GATE
 from ptxdiff.discovery.kernels import discover
 from ptxdiff.gitdiff.patches import handled
 from ptxdiff.record.launches import DEFAULT_PATH, from_json
+from ptxdiff.repo_config import Config, parse
 from ptxdiff.source.modules import FileSet
 from ptxdiff.specs import launch
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from ptxdiff.config import KernelConfig, SpecConfig, parse
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.discovery.params import Param
+from ptxdiff.repo_config import KernelConfig, SpecConfig, parse
 from ptxdiff.specs import guesses
 from ptxdiff.specs.plan import Plan
 from ptxdiff.specs.resolve import (

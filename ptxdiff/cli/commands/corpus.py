@@ -39,8 +39,8 @@ def run(args: argparse.Namespace, paths: list[str] | None) -> int:
     if asked.old != asked.new:
         raise UsageError("ptxdiff corpus takes one triton (--triton VERSION); the upgrade diff of the corpus: "
                          "python benchmarks/upgrade.py OLD..NEW")
-    from ptxdiff.settings import load
-    from ptxdiff.trust import from_user
+    from ptxdiff.permissions import from_user
+    from ptxdiff.user_settings import load
     unsandboxed = from_user(load(), no_sandbox=compiling.no_sandbox).unsandboxed
     pairs, report = corpus.run(targets, jobs=compiling.jobs, names=list(opts.pairs) or None,
                                progress=progress(opts.shown), outputs=compiling.outputs,

@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from ptxdiff import __version__, settings
-from ptxdiff import config as configmod
+from ptxdiff import __version__, repo_config, user_settings
 from ptxdiff.cli.options import unpacked
 from ptxdiff.compare.cache import cache_dir
-from ptxdiff.compile import toolchain
+from ptxdiff.compile import binaries
 from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK, GitError, PtxdiffError
 from ptxdiff.git.repo import Repo, Side
 from ptxdiff.report.console import say
@@ -46,7 +45,7 @@ def checks(repo: Repo | None, ci: bool = False) -> list[tuple[bool, str, str]]:
     out.append(remote_check(root))
     try:
         snap = repo.snapshot(Side("work tree", None))
-        cfg = configmod.load(snap.read, snap.__contains__)
+        cfg = repo_config.load(snap.read, snap.__contains__)
         out.append((True, f"config ({cfg.source}): targets {', '.join(f'sm_{t}' for t in cfg.targets)}", ""))
     except PtxdiffError as e:
         out.append((False, f"config: {e}", "fix the key it names"))
@@ -56,13 +55,13 @@ def checks(repo: Repo | None, ci: bool = False) -> list[tuple[bool, str, str]]:
 def machine_checks() -> list[tuple[bool, str, str]]:
     """What compiles need on this machine, wherever doctor runs: triton, the tools, the sandbox."""
     out: list[tuple[bool, str, str]] = []
-    version = toolchain.triton_version()
+    version = binaries.triton_version()
     supported = version is not None and (3, 6) <= tuple(int(x) for x in version.split(".")[:2]) <= (3, 9)
     out.append((True, f"ptxdiff {__version__} (python {platform.python_version()}, {sys.executable})", ""))
-    out.append((supported, f"triton {version or 'missing'} (3.6 to 3.9 supported)", toolchain.install_triton()))
+    out.append((supported, f"triton {version or 'missing'} (3.6 to 3.9 supported)", binaries.install_triton()))
     for tool in ("ptxas", "cuobjdump"):
         try:
-            path = toolchain.tool_path(tool)
+            path = binaries.tool_path(tool)
             out.append((os.access(path, os.X_OK), f"{tool}: {path}", f"make {path} executable or set PTXDIFF_{tool.upper()}"))
         except PtxdiffError as e:
             out.append((False, f"{tool}: missing", str(e)))
@@ -76,13 +75,13 @@ def toolchains_check(repo: Repo) -> tuple[bool, str, str]:
     """The tritons installed besides the one beside ptxdiff, and which one this repository's work
     tree compiles with (compile/toolchains.py): a pin that names a missing one is installed on
     the first compile, which needs the package index."""
-    from ptxdiff.compile import pins, toolchains
+    from ptxdiff.compile import toolchains, triton_pin
     here = [t.version for t in toolchains.listed()]
     listed = f"toolchains in {toolchains.root()}: {', '.join(here) or 'none'}"
     try:
         snap = repo.snapshot(Side("work tree", None))
         asked = toolchains.asked(None, repo.config_get(toolchains.GIT_KEY))
-        chosen = toolchains.choose(asked.new, asked.said_by, pins.read_pin(snap.read, snap.paths))
+        chosen = toolchains.choose(asked.new, asked.said_by, triton_pin.read_pin(snap.read, snap.paths))
     except PtxdiffError as e:
         return False, f"{listed}; this repository: {e}", "ptxdiff diff --triton VERSION, or PTXDIFF_TRITON"
     ready = chosen.version is None or chosen.version in here
@@ -136,7 +135,7 @@ def sandbox_check() -> tuple[bool, str, str]:
 
     most, where = limits.user_max()
     bound = f"{most:g} s per compile at most ({where}; PTXDIFF_MAX_TIMEOUT or git config ptxdiff.maxTimeout)"
-    off = settings.load().unsandboxed
+    off = user_settings.load().unsandboxed
     if off:
         return True, f"sandbox: off by your setting {off}: compiles run with your rights; {bound}", ""
     from ptxdiff.compile.pool import sandboxed_call
@@ -174,11 +173,11 @@ def remote_check(root: Path) -> tuple[bool, str, str]:
 
     found = remote.setting()
     if found is None:
-        return True, (f"remote cache: none (to share compiles: git config --global {settings.GIT_REMOTE} URL, "
-                      f"or {settings.REMOTE})"), ""
+        return True, (f"remote cache: none (to share compiles: git config --global {user_settings.GIT_REMOTE} URL, "
+                      f"or {user_settings.REMOTE})"), ""
     ok, how = remote.Remote(found, Cache(root)).probe()
-    off = f"unset {settings.REMOTE}" if found.origin == settings.REMOTE else \
-        f"git config --global --unset {settings.GIT_REMOTE}"
+    off = f"unset {user_settings.REMOTE}" if found.origin == user_settings.REMOTE else \
+        f"git config --global --unset {user_settings.GIT_REMOTE}"
     return ok, f"remote cache: {remote.shown(found.url)} ({found.mode}, from {found.origin}): {how}", \
         f"check the URL and its credentials (s3:// reads AWS_* or ~/.aws, gs:// Google's default credentials), or: {off}"
 

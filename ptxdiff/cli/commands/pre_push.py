@@ -11,8 +11,8 @@ from ptxdiff.cli.options import Compiling, Shown, unpacked
 from ptxdiff.compare.engine import Engine
 from ptxdiff.gate import prepush
 from ptxdiff.git.repo import Repo
-from ptxdiff.settings import load
-from ptxdiff.trust import from_user
+from ptxdiff.permissions import from_user
+from ptxdiff.user_settings import load
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,13 @@ import argparse
 from dataclasses import dataclass
 
 from ptxdiff.cli.options import unpacked
-from ptxdiff.compile import toolchain, toolchains
+from ptxdiff.compile import binaries, toolchains
 from ptxdiff.errors import EXIT_OK, UsageError
 
 
 def lines() -> list[str]:
     """One line per triton: the installed one, then each toolchain with its folder."""
-    out = [f"triton {toolchain.triton_version() or 'missing'}  (installed, beside ptxdiff)"]
+    out = [f"triton {binaries.triton_version() or 'missing'}  (installed, beside ptxdiff)"]
     out += [f"triton {t.version}  {t.prefix}" for t in toolchains.listed()]
     return out
 

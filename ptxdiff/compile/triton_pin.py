@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from ptxdiff.compile.pin_files import LOCKS, REQUIREMENTS
+from ptxdiff.compile.triton_pin_files import LOCKS, REQUIREMENTS
 from ptxdiff.errors import ConfigError, PtxdiffError
 
 if sys.version_info >= (3, 11):

@@ -14,15 +14,15 @@ key only earns a one-line suggestion.
 The compile workers' OS sandbox (ptxdiff/sandbox/) is on unless the user turns it off, the same
 way: `--no-sandbox`, `PTXDIFF_SANDBOX=off`, `git config --global ptxdiff.sandbox off`; never a
 repository's config. The choice travels in `Permissions.unsandboxed`, handed to where workers
-start; the settings themselves are read by settings.py.
+start; the settings themselves are read by user_settings.py.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ptxdiff.config import Config
-from ptxdiff.settings import Settings
+from ptxdiff.repo_config import Config
+from ptxdiff.user_settings import Settings
 
 
 @dataclass(frozen=True)

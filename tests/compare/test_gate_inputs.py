@@ -6,15 +6,15 @@ from __future__ import annotations
 import ast
 import dataclasses
 
+from ptxdiff.compare.gate_inputs import contradictions, unpinned
 from ptxdiff.compare.pairing import agree, pair_lone
-from ptxdiff.compare.pins import contradictions, unpinned
-from ptxdiff.compare.records import SpecResult
-from ptxdiff.config import KernelConfig, SpecConfig
+from ptxdiff.compare.spec_result import SpecResult
 from ptxdiff.discovery.callsites import Fact
 from ptxdiff.discovery.hints import boundary
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.discovery.params import Param
 from ptxdiff.record.launches import Launch
+from ptxdiff.repo_config import KernelConfig, SpecConfig
 
 
 def kernel(*facts: tuple[str, tuple[Fact, ...]]) -> Kernel:

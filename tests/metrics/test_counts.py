@@ -7,7 +7,7 @@ import json
 import pytest
 
 from helpers import metrics
-from ptxdiff.metrics.record import Metrics
+from ptxdiff.metrics.counts import Metrics
 
 # the JSON report's `old`/`new` object, key for key in its order (docs/usage.md, Metrics)
 REPORTED = ("ptx_regs", "ptx_regs_by_type", "ptx_instrs", "ptx_opcodes", "ptx_local_bytes", "ptx_shared_bytes", "regs",

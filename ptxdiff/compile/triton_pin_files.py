@@ -1,4 +1,4 @@
-"""The files a repository's triton pin is read from (pins.py reads them). Apart from the reader
+"""The files a repository's triton pin is read from (triton_pin.py reads them). Apart from the reader
 so that the diff driver can stamp them in the work tree without importing a TOML parser."""
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""config.py: `[tool.ptxdiff]` / ptxdiff.toml parsing, strict validation, lookups."""
+"""repo_config.py: `[tool.ptxdiff]` / ptxdiff.toml parsing, strict validation, lookups."""
 
 from __future__ import annotations
 
 import pytest
 
-from ptxdiff.config import DEFAULT_BLOCK, Config, KernelConfig, SpecConfig, load, parse, unmatched_kernels
 from ptxdiff.errors import ConfigError
+from ptxdiff.repo_config import DEFAULT_BLOCK, Config, KernelConfig, SpecConfig, load, parse, unmatched_kernels
 
 
 def load_files(files: dict[str, str]) -> Config:
@@ -238,7 +238,7 @@ def test_unmatched_kernel_entries_name_the_nearest_id():
 
 
 def test_the_base_side_s_policy_decides_and_the_change_is_said():
-    from ptxdiff.config import governed, parse
+    from ptxdiff.repo_config import governed, parse
     base = parse({"block": ["structural", "failed"]}, "pyproject.toml [tool.ptxdiff]")
     branch = parse({"block": [], "exclude": ["ops/*"], "max_specs": 2, "python_path": ["fake"]},
                    "pyproject.toml [tool.ptxdiff]")
@@ -253,7 +253,7 @@ def test_the_base_side_s_policy_decides_and_the_change_is_said():
 
 
 def test_unmeasured_is_decided_by_its_own_key():
-    from ptxdiff.config import parse
+    from ptxdiff.repo_config import parse
     assert parse({"block_unmeasured": False}, "f").block_unmeasured is False
     with pytest.raises(ConfigError, match="block_unmeasured"):
         parse({"block": ["unmeasured"]}, "f")

@@ -8,7 +8,7 @@ import pytest
 
 from helpers import metrics
 from ptxdiff.compare.cache import served, stamped
-from ptxdiff.compare.records import Failure, SpecResult, from_worker, results_from_json
+from ptxdiff.compare.spec_result import Failure, SpecResult, from_worker, results_from_json
 from ptxdiff.metrics.ptx import SourceLines
 
 METRICS = metrics(ptx_instrs=3, ptx_opcodes={"ld": 1}, regs=8).as_json()

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from ptxdiff.compile import pins, toolchains
+from ptxdiff.compile import toolchains, triton_pin
 from ptxdiff.errors import UsageError
 
 
-def pin_of(files: dict[str, str]) -> pins.Pin | None:
-    return pins.read_pin(lambda p: files[p].encode(), files)
+def pin_of(files: dict[str, str]) -> triton_pin.Pin | None:
+    return triton_pin.read_pin(lambda p: files[p].encode(), files)
 
 
 @pytest.mark.parametrize(("text", "spec"), [
@@ -28,7 +28,7 @@ def pin_of(files: dict[str, str]) -> pins.Pin | None:
     ("# triton==3.3.1", None),
 ])
 def test_requirement_lines(text: str, spec: str | None) -> None:
-    assert pins.requirement(text) == spec
+    assert triton_pin.requirement(text) == spec
 
 
 @pytest.mark.parametrize(("version", "spec", "ok"), [
@@ -40,54 +40,54 @@ def test_requirement_lines(text: str, spec: str | None) -> None:
     ("3.4.0", ">=3.4.0rc1", False),   # a pre-release bound: nothing is chosen to meet it exactly
 ])
 def test_satisfies(version: str, spec: str, ok: bool) -> None:
-    assert pins.satisfies(version, spec) is ok
+    assert triton_pin.satisfies(version, spec) is ok
 
 
 def test_best_is_the_newest_release_allowed() -> None:
-    assert pins.best(">=3.2,<3.4", toolchains.KNOWN) == "3.3.1"
-    assert pins.best("==3.5.*", toolchains.KNOWN) == "3.5.1"
-    assert pins.best(">=4", toolchains.KNOWN) is None
+    assert triton_pin.best(">=3.2,<3.4", toolchains.KNOWN) == "3.3.1"
+    assert triton_pin.best("==3.5.*", toolchains.KNOWN) == "3.5.1"
+    assert triton_pin.best(">=4", toolchains.KNOWN) is None
 
 
 def test_requirements_file_pins() -> None:
     pin = pin_of({"requirements.txt": "torch>=2.6\ntriton==3.3.1 \\\n  --hash=sha256:abc\nnumpy\n"})
-    assert pin == pins.Pin("==3.3.1", "requirements.txt")
+    assert pin == triton_pin.Pin("==3.3.1", "requirements.txt")
     assert pin is not None and pin.exact == "3.3.1"
 
 
 def test_requirements_included_with_dash_r() -> None:
     pin = pin_of({"requirements.txt": "-r requirements/base.txt\n", "requirements/base.txt": "triton>=3.2,<3.4\n"})
-    assert pin == pins.Pin(">=3.2,<3.4", "requirements/base.txt")
+    assert pin == triton_pin.Pin(">=3.2,<3.4", "requirements/base.txt")
 
 
 def test_lock_files_beat_ranges() -> None:
     uv = '[[package]]\nname = "torch"\nversion = "2.7.0"\n\n[[package]]\nname = "triton"\nversion = "3.3.0"\n'
     pin = pin_of({"uv.lock": uv, "pyproject.toml": '[project]\ndependencies = ["triton>=3.2"]\n'})
-    assert pin == pins.Pin("==3.3.0", "uv.lock")
+    assert pin == triton_pin.Pin("==3.3.0", "uv.lock")
     pipfile = '{"default": {"triton": {"version": "==3.2.0"}}}'
-    assert pin_of({"Pipfile.lock": pipfile}) == pins.Pin("==3.2.0", "Pipfile.lock")
+    assert pin_of({"Pipfile.lock": pipfile}) == triton_pin.Pin("==3.2.0", "Pipfile.lock")
 
 
 def test_pyproject_dependencies_optional_and_poetry() -> None:
     assert pin_of({"pyproject.toml": '[project]\ndependencies = ["torch"]\n'
                                      '[project.optional-dependencies]\ngpu = ["triton==3.4.0"]\n'}) == \
-        pins.Pin("==3.4.0", "pyproject.toml")
+        triton_pin.Pin("==3.4.0", "pyproject.toml")
     assert pin_of({"pyproject.toml": '[tool.poetry.dependencies]\ntriton = "^3.2"\n'}) == \
-        pins.Pin(">=3.2,<4", "pyproject.toml")
+        triton_pin.Pin(">=3.2,<4", "pyproject.toml")
     assert pin_of({"pyproject.toml": '[tool.poetry.dependencies]\ntriton = { version = "3.3.1" }\n'}) == \
-        pins.Pin("==3.3.1", "pyproject.toml")
+        triton_pin.Pin("==3.3.1", "pyproject.toml")
 
 
 def test_setup_py_is_parsed_never_run() -> None:
     setup = ("import os\nos.system('touch /tmp/ran')\nfrom setuptools import setup\n"
              "setup(name='k', install_requires=['torch', 'triton>=3.1,<3.3'])\n")
-    assert pin_of({"setup.py": setup}) == pins.Pin(">=3.1,<3.3", "setup.py")
-    assert pin_of({"setup.cfg": "[options]\ninstall_requires =\n    triton==3.2.0\n"}) == pins.Pin("==3.2.0", "setup.cfg")
+    assert pin_of({"setup.py": setup}) == triton_pin.Pin(">=3.1,<3.3", "setup.py")
+    assert pin_of({"setup.cfg": "[options]\ninstall_requires =\n    triton==3.2.0\n"}) == triton_pin.Pin("==3.2.0", "setup.cfg")
 
 
 def test_exact_pin_wins_over_an_earlier_range() -> None:
     pin = pin_of({"requirements.txt": "triton>=3.0\n", "pyproject.toml": '[project]\ndependencies = ["triton==3.5.1"]\n'})
-    assert pin == pins.Pin("==3.5.1", "pyproject.toml")
+    assert pin == triton_pin.Pin("==3.5.1", "pyproject.toml")
 
 
 @pytest.mark.parametrize("files", [
@@ -108,13 +108,13 @@ def test_choose_follows_user_then_pin_then_installed(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(toolchains, "triton_version", lambda: "3.9.0")
     # a range is the newest release that meets it, whatever toolchains this machine holds
     monkeypatch.setattr(toolchains, "listed", lambda: [toolchains.Toolchain("3.2.0", Path("/t/triton-3.2.0"))])
-    assert toolchains.choose("3.6.0", "--triton", pins.Pin("==3.3.1", "r.txt")).version == "3.6.0"
-    assert toolchains.choose("installed", "--triton", pins.Pin("==3.3.1", "r.txt")).version is None
+    assert toolchains.choose("3.6.0", "--triton", triton_pin.Pin("==3.3.1", "r.txt")).version == "3.6.0"
+    assert toolchains.choose("installed", "--triton", triton_pin.Pin("==3.3.1", "r.txt")).version is None
     assert toolchains.choose("3.9.0", "--triton", None).version is None           # the installed one
-    assert toolchains.choose(None, "", pins.Pin("==3.3.1", "r.txt")).version == "3.3.1"
-    assert toolchains.choose(None, "", pins.Pin("==3.3", "r.txt")).version == "3.3.0"
-    assert toolchains.choose(None, "", pins.Pin(">=3.6", "r.txt")).version is None  # installed meets it
-    assert toolchains.choose(None, "", pins.Pin(">=3.2,<3.4", "r.txt")).version == "3.3.1"
+    assert toolchains.choose(None, "", triton_pin.Pin("==3.3.1", "r.txt")).version == "3.3.1"
+    assert toolchains.choose(None, "", triton_pin.Pin("==3.3", "r.txt")).version == "3.3.0"
+    assert toolchains.choose(None, "", triton_pin.Pin(">=3.6", "r.txt")).version is None  # installed meets it
+    assert toolchains.choose(None, "", triton_pin.Pin(">=3.2,<3.4", "r.txt")).version == "3.3.1"
     assert toolchains.choose(None, "", None).version is None
 
 
@@ -131,7 +131,7 @@ def test_choose_follows_user_then_pin_then_installed(monkeypatch: pytest.MonkeyP
 def test_a_pin_outside_the_supported_releases_takes_the_nearest(monkeypatch: pytest.MonkeyPatch, spec: str,
                                                                  version: str) -> None:
     monkeypatch.setattr(toolchains, "triton_version", lambda: "3.9.0")
-    chosen = toolchains.choose(None, "", pins.Pin(spec, "requirements.txt"))
+    chosen = toolchains.choose(None, "", triton_pin.Pin(spec, "requirements.txt"))
     assert chosen.version == version and f"requirements.txt: triton{spec} is outside" in chosen.why
     assert "\n" not in (toolchains.note(None, chosen) or "")
 
@@ -139,7 +139,7 @@ def test_a_pin_outside_the_supported_releases_takes_the_nearest(monkeypatch: pyt
 
 def test_the_gate_takes_the_base_sides_pin(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(toolchains, "triton_version", lambda: "3.9.0")
-    base, branch = pins.Pin("==3.6.0", "requirements.txt"), pins.Pin("==3.3.1", "requirements.txt")
+    base, branch = triton_pin.Pin("==3.6.0", "requirements.txt"), triton_pin.Pin("==3.3.1", "requirements.txt")
     old, new = toolchains.for_sides(toolchains.Policy(gate=True), base, branch, True)
     assert old is not None and (old.version, new.version) == ("3.6.0", "3.6.0")
     old, new = toolchains.for_sides(toolchains.Policy(), base, branch, True)
@@ -209,17 +209,18 @@ def test_block_pointers_in_a_changed_file_cap_the_pin(monkeypatch: pytest.Monkey
 
 
 def test_removed_in_reads_calls_not_mentions() -> None:
-    assert pins.removed_in([("a.py", b"# we no longer use make_block_ptr\n")]) is None
-    found = pins.removed_in([("a.py", b"x = 1\n"), ("b.py", BLOCK_PTR.encode())])
-    assert found == pins.Removed("3.9", "block pointers (`tl.make_block_ptr`)", "b.py")
-    assert pins.capped(pins.Pin("==3.3.1", "r.txt"), found) == pins.Pin("==3.3.1", "r.txt")
-    assert pins.capped(None, found) == pins.Pin("<3.9", "b.py uses block pointers (`tl.make_block_ptr`), gone in triton 3.9")
+    assert triton_pin.removed_in([("a.py", b"# we no longer use make_block_ptr\n")]) is None
+    found = triton_pin.removed_in([("a.py", b"x = 1\n"), ("b.py", BLOCK_PTR.encode())])
+    assert found == triton_pin.Removed("3.9", "block pointers (`tl.make_block_ptr`)", "b.py")
+    assert triton_pin.capped(triton_pin.Pin("==3.3.1", "r.txt"), found) == triton_pin.Pin("==3.3.1", "r.txt")
+    assert triton_pin.capped(None, found) == triton_pin.Pin(
+        "<3.9", "b.py uses block pointers (`tl.make_block_ptr`), gone in triton 3.9")
 
 
 def test_the_earliest_removal_bounds_the_pin(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(toolchains, "triton_version", lambda: "3.9.0")
     monkeypatch.setattr(toolchains, "listed", lambda: [])
     files = [("a.py", BLOCK_PTR.encode()), ("b.py", b"tl._experimental_descriptor_store(desc, acc, [0, 0])\n")]
-    found = pins.removed_in(files)
+    found = triton_pin.removed_in(files)
     assert found is not None and (found.release, found.path) == ("3.4", "b.py")
-    assert toolchains.choose(None, "", pins.capped(pins.Pin(">=3.0", "setup.py"), found)).version == "3.3.1"
+    assert toolchains.choose(None, "", triton_pin.capped(triton_pin.Pin(">=3.0", "setup.py"), found)).version == "3.3.1"

@@ -14,8 +14,8 @@ import enum
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from ptxdiff.metrics.counts import Metrics, is_count
 from ptxdiff.metrics.ptx import SourceLines
-from ptxdiff.metrics.record import Metrics, is_count
 
 
 class Failure(enum.Enum):

@@ -16,9 +16,9 @@ from __future__ import annotations
 import dataclasses
 
 from ptxdiff.compare.results import Row
-from ptxdiff.config import KernelConfig, SpecConfig
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.record.launches import DEFAULT_PATH, Launch
+from ptxdiff.repo_config import KernelConfig, SpecConfig
 from ptxdiff.specs.launch import LaunchInputs
 
 GATE, REPORT, CALL_SITE, PIN = "gate", "report", "call-site", "pin"   # the roles of a compared pair
