@@ -57,24 +57,29 @@ def records(need: Need | None, cc: int) -> list[SpecResult] | None:
     return need.results[cc] if need is not None else None
 
 
-class Engine(Measurer):
-    """One comparison (`compare`) or many (`compare_many`): plan, measure, make the rows and the report."""
+class Engine:
+    """One comparison (`compare`) or many (`compare_many`): plan, measure (its `measurer`), make
+    the rows and the report."""
 
-    def __init__(self, repo: Repo, jobs: int | None = None, targets: list[int] | None = None,
+    def __init__(self, repo: Repo, *, jobs: int | None = None, targets: list[int] | None = None,
                  progress: Callable[[str], None] | None = None, use_cache: bool = True,
                  permissions: Permissions | None = None, executor: str = "local",
                  tritons: toolchains.Policy | None = None) -> None:
+        self.repo = repo
         # what of the revision's code may run (imports, outputs, timing): the user's choice only
         self.permissions = permissions or Permissions()
-        super().__init__(repo, jobs, targets, progress, use_cache, self.permissions.imports, executor,
-                         self.permissions.unsandboxed)
+        self.progress = progress
+        self.measurer = Measurer(repo, jobs=jobs, targets=targets, progress=progress, use_cache=use_cache,
+                                 imports=self.permissions.imports, executor=executor,
+                                 unsandboxed=self.permissions.unsandboxed)
         self.tritons = tritons    # how each side's triton is chosen (compile/toolchains.py); None: the installed
 
     # -- discovery -------------------------------------------------------------------------
     def _discover(self, new: Snapshot, old: Snapshot | None, cfg: repo_config.Config) -> tuple[Discovery, Discovery | None]:
         """Both sides' kernels. A commit's discovery is stored by tree; a side without one is
         brought up to date from the other side's (or HEAD's) instead of discovered anew."""
-        memo = Memo(self.cache.root, cfg.python_path) if self.cache else None
+        cache = self.measurer.cache
+        memo = Memo(cache.root, cfg.python_path) if cache else None
         sides = [s for s in (new, old) if s is not None]
         trees = {id(s): self.repo.tree_id(s.side) for s in sides}
         found: dict[int, Discovery] = {}
@@ -116,8 +121,8 @@ class Engine(Measurer):
         `outputs`/`time` force the dynamic checks on (True) or off (False); None follows what
         the user allowed (`Permissions`); the repository's config only earns a suggestion."""
         planned = self._plan(old, new, pathspecs, show_all, config, own_entries)
-        return self._report(planned, self.measure(list(planned.needs.values()), planned.cfg, planned.targets),
-                            outputs, time)
+        return self._report(planned, self.measurer.measure(list(planned.needs.values()), planned.cfg,
+                                                           planned.targets), outputs, time)
 
     def compare_many(self, comparisons: list[tuple[Side | None, Side, list[str] | None]],
                      config: repo_config.Config | None = None, own_entries: bool = False) -> Iterator[Report]:
@@ -140,32 +145,30 @@ class Engine(Measurer):
         import tempfile
         from pathlib import Path
 
-        scratch = tempfile.mkdtemp(prefix="ptxdiff-batch-") if self.cache is None else None
+        measurer = self.measurer
+        scratch = tempfile.mkdtemp(prefix="ptxdiff-batch-") if measurer.cache is None else None
         if scratch:
-            self.cache = Cache(Path(scratch))
+            measurer.cache = Cache(Path(scratch))
         try:
             got = self._prefetch(planned)
             reports = []
             for p in planned:
-                compiled = self.measure(list(p.needs.values()), p.cfg, p.targets)
+                compiled = measurer.measure(list(p.needs.values()), p.cfg, p.targets)
                 claimed = [(need, cc) for need in p.needs.values() for cc, key in need.keys.items()
-                           if key in got and self._came_from.get(key) == "local"]
+                           if key in got and measurer.origin(key) == "local"]
                 for need, cc in claimed:
                     key = need.keys[cc]
+                    measurer.claim(key, got[key])
                     if got[key] == "compiled":
-                        self._came_from.pop(key, None)
                         compiled += sum(1 for r in need.results[cc] if r.key is not None)
-                    else:
-                        self._came_from[key] = got[key]
                 if not scratch:
                     for need, cc in claimed:
                         got.pop(need.keys[cc], None)
-                self._loaded_now += len(claimed)
                 reports.append(self._report(p, compiled))
             return reports
         finally:
             if scratch:
-                self.cache = None
+                measurer.cache = None
                 shutil.rmtree(scratch, ignore_errors=True)
 
     def _prefetch(self, planned: list[_Planned]) -> dict[str, str]:
@@ -184,11 +187,11 @@ class Engine(Measurer):
             offset += len(p.pairs)
         got: dict[str, str] = {}
         for p, needs in groups.values():
-            self.measure(needs, p.cfg, p.targets)
+            self.measurer.measure(needs, p.cfg, p.targets)
             for need in needs:
                 for key in need.keys.values():
-                    if self._came_from.get(key, "compiled") != "local":
-                        got[key] = self._came_from.get(key, "compiled")
+                    if self.measurer.origin(key) != "local":
+                        got[key] = self.measurer.origin(key)
         return got
 
     def _plan(self, old: Side | None, new: Side, pathspecs: list[str] | None, show_all: bool,
@@ -197,7 +200,7 @@ class Engine(Measurer):
         new_snap = self.repo.snapshot(new)
         old_snap = self.repo.snapshot(old) if old is not None else None
         cfg, policy_note = (config, None) if config is not None else self._config(new_snap, old_snap)
-        targets = self.targets_override or list(cfg.targets)
+        targets = self.measurer.targets_override or list(cfg.targets)
         found = self._discover(new_snap, old_snap, cfg)
         new_found = select(found[0], cfg, pathspecs, {})
         messages = as_notes(NoteKind.CONFIG, repo_config.unmatched_kernels(cfg, [*found[0].kernels,
@@ -274,7 +277,7 @@ class Engine(Measurer):
                 messages.append(Note(NoteKind.TRITONS_OWN, pair.kernel_id, f"{pair.kernel_id}: {said}"))
                 continue
             for cc in targets:
-                came = self.came(cc, old_need, new_need)
+                came = self.measurer.came(cc, old_need, new_need)
                 rows += [dataclasses.replace(r, cache=came) for r in hooked.marked(pair_rows(
                     pair, records(old_need, cc), records(new_need, cc), cc, cfg, old is not None), pair, cfg)]
         rows = gate_inputs.deduped(rows)
@@ -284,11 +287,12 @@ class Engine(Measurer):
             rows += unparsed_rows(o_broken, n_broken, old_found, new_found, targets, cfg)
         if old is not None:
             rows = checked(rows, pairs, old, new, cfg, outputs, time, messages,
-                           Runner(self.repo, self.permissions, self.jobs, self.progress))
+                           Runner(self.repo, self.permissions, self.measurer.jobs, self.progress))
         messages += as_notes(NoteKind.SUGGESTION, suggestions(cfg, self.permissions))
-        messages += as_notes(NoteKind.REMOTE, self.remote.lines()) if self.remote else \
+        remote = self.measurer.remote
+        messages += as_notes(NoteKind.REMOTE, remote.lines()) if remote else \
             as_notes(NoteKind.SUGGESTION, remotemod.suggestion(cfg))
-        if self.imports and self._loaded_now:
+        if self.measurer.imports and self.measurer.loaded_now:
             messages.append(Note(NoteKind.IMPORTS, None,
                                  "imported the revisions' modules to build kernels (their top-level code ran)"))
         # targets by number (sm_80 before sm_100), not as text
