@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ptxdiff import repo_config
 from ptxdiff.compare import gate_inputs, hooked
@@ -35,6 +36,20 @@ from ptxdiff.specs import plan as planmod
 BATCH = 256  # comparisons whose compile jobs `compare_many` measures together (bounds what is held at once)
 
 
+class NeedKey(NamedTuple):
+    """A need's place among a comparison's needs: one kernel version on one side, in its pair's
+    role (the gate's or the report's), so a version two pairs share is measured once."""
+
+    side: Side | None
+    fingerprint: str
+    kernel_id: str
+    role: str
+
+    @classmethod
+    def of(cls, side: Side | None, kernel: Kernel, pair: Pair) -> NeedKey:
+        return cls(side, kernel.fingerprint, kernel.id, pair.role)
+
+
 @dataclass
 class _Planned:
     """A comparison planned up to its needs, which are measured before its rows are made:
@@ -45,7 +60,7 @@ class _Planned:
     cfg: repo_config.Config
     targets: list[int]
     pairs: list[Pair]
-    needs: dict[tuple, Need]
+    needs: dict[NeedKey, Need]
     broken_rows: list[tuple[Broken | None, Broken | None]]
     old_found: Discovery
     new_found: Discovery
@@ -237,17 +252,17 @@ class Engine:
             if unknown:
                 raise UsageError(f"{unknown[0]}: no such path in {' or '.join(s.side.short for s in snaps)}")
             messages.append(Note(NoteKind.NO_KERNELS, None, f"no Triton kernels in {' '.join(pathspecs)}"))
-        needs: dict[tuple, Need] = {}
+        needs: dict[NeedKey, Need] = {}
         for i, pair in enumerate(pairs):
             for side, k, kcfg, inputs in ((old, pair.old, pair.old_config, pair.old_inputs),
                                           (new, pair.new, pair.new_config, pair.new_inputs)):
                 if side is None or k is None or inputs is None or kcfg is None or pair.said or k.backend \
-                        or (side, k.fingerprint, k.id, pair.role) in needs:
+                        or NeedKey.of(side, k, pair) in needs:
                     continue
                 if side is old and pair.unchanged:  # an unchanged kernel (show_all) is measured once, on the new side
                     continue
                 plan = planmod.make(k, pair.old, pair.new, inputs, cfg.max_specs)
-                needs[(side, k.fingerprint, k.id, pair.role)] = Need(side, k, plan, kcfg, i)
+                needs[NeedKey.of(side, k, pair)] = Need(side, k, plan, kcfg, i)
         return _Planned(old, new, cfg, targets, pairs, needs, broken_rows, old_found, new_found, messages)
 
     def _report(self, planned: _Planned, compiled: int, outputs: bool | None = None,
@@ -270,8 +285,8 @@ class Engine:
                 messages.append(Note(NoteKind.OTHER_BACKEND, pair.kernel_id,
                                      f"{pair.kernel_id}: {backend} kernel: not compiled ({why})"))
                 continue
-            new_need = needs.get((new, n.fingerprint, n.id, pair.role)) if n else None
-            old_need = new_need if pair.unchanged else needs.get((old, o.fingerprint, o.id, pair.role)) if o else None
+            new_need = needs.get(NeedKey.of(new, n, pair)) if n else None
+            old_need = new_need if pair.unchanged else needs.get(NeedKey.of(old, o, pair)) if o else None
             said = tritons_own(old_need, new_need)
             if said:
                 messages.append(Note(NoteKind.TRITONS_OWN, pair.kernel_id, f"{pair.kernel_id}: {said}"))
