@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from enum import Enum
 from typing import NamedTuple
 
 from ptxdiff import repo_config
@@ -34,6 +35,20 @@ from ptxdiff.specs import launch
 from ptxdiff.specs import plan as planmod
 
 BATCH = 256  # comparisons whose compile jobs `compare_many` measures together (bounds what is held at once)
+
+
+class Listed(Enum):
+    """Which kernel pairs a comparison reports."""
+
+    CHANGED = "changed"
+    ALL = "all"        # the unchanged too (`--all`), each measured once, on the new side
+
+
+class EntrySource(Enum):
+    """Where each side's kernel entries come from when the caller gives the config."""
+
+    GIVEN = "given"    # the given config's entries, on both sides
+    OWN = "own"        # each commit's own entries, under the given config's settings (history)
 
 
 class NeedKey(NamedTuple):
@@ -135,7 +150,8 @@ class Engine:
 
         `outputs`/`time` force the dynamic checks on (True) or off (False); None follows what
         the user allowed (`Permissions`); the repository's config only earns a suggestion."""
-        planned = self._plan(old, new, pathspecs, show_all, config, own_entries)
+        planned = self._plan(old, new, pathspecs, config, Listed.ALL if show_all else Listed.CHANGED,
+                             EntrySource.OWN if own_entries else EntrySource.GIVEN)
         return self._report(planned, self.measurer.measure(list(planned.needs.values()), planned.cfg,
                                                            planned.targets), outputs, time)
 
@@ -145,8 +161,9 @@ class Engine:
         batch (BATCH at a time): history keeps every worker, or every Ray node, busy at once
         instead of waiting on one commit. The reports, in order, are those of comparing them one
         by one; they come a batch at a time."""
+        source = EntrySource.OWN if own_entries else EntrySource.GIVEN
         for start in range(0, len(comparisons), BATCH):
-            planned = [self._plan(old, new, paths, False, config, own_entries)
+            planned = [self._plan(old, new, paths, config, Listed.CHANGED, source)
                        for old, new, paths in comparisons[start:start + BATCH]]
             yield from self._measured_together(planned)
 
@@ -209,8 +226,8 @@ class Engine:
                         got[key] = self.measurer.origin(key)
         return got
 
-    def _plan(self, old: Side | None, new: Side, pathspecs: list[str] | None, show_all: bool,
-              config: repo_config.Config | None, own_entries: bool) -> _Planned:
+    def _plan(self, old: Side | None, new: Side, pathspecs: list[str] | None, config: repo_config.Config | None,
+              listed: Listed, source: EntrySource) -> _Planned:
         """A comparison up to what must be measured: its config, kernel pairs and needs."""
         new_snap = self.repo.snapshot(new)
         old_snap = self.repo.snapshot(old) if old is not None else None
@@ -236,15 +253,16 @@ class Engine:
             # a kernel whose function is still defined on the new side is never `removed` (issue 41)
             kernel_pairs = [(o, n or still_defined(new_snap, o, cfg.python_path)) if o is not None else (o, n)
                             for o, n in kernel_pairs]
-        # kernel entries: a config the user gives describes both sides, unless `own_entries` (history:
+        # kernel entries: a config the user gives describes both sides, unless EntrySource.OWN (history:
         # the newest config's settings, each commit's own entries)
-        entries = launch.side_config(new_snap, cfg) if config is not None and own_entries else cfg
-        old_entries = config if config is not None and not own_entries else launch.side_config(old_snap, entries)
+        own = config is not None and source is EntrySource.OWN
+        entries = launch.side_config(new_snap, cfg) if own else cfg
+        old_entries = config if config is not None and not own else launch.side_config(old_snap, entries)
         base = launch.side_config(old_snap, repo_config.Config()) if config is None and old_snap is not None else None
         pairs = launched(kernel_pairs, new_snap, old_snap, entries, old_entries, base)
         if old is not None and old.toolchain != new.toolchain:
             pairs = [dataclasses.replace(p, retooled=True) for p in pairs]
-        if not show_all:
+        if listed is Listed.CHANGED:
             pairs = [p for p in pairs if not p.unchanged]
         if pathspecs and not new_found.kernels and not new_found.broken and not old_found.kernels:
             snaps = [new_snap] + ([self.repo.snapshot(old)] if old is not None else [])
@@ -259,7 +277,7 @@ class Engine:
                 if side is None or k is None or inputs is None or kcfg is None or pair.said or k.backend \
                         or NeedKey.of(side, k, pair) in needs:
                     continue
-                if side is old and pair.unchanged:  # an unchanged kernel (show_all) is measured once, on the new side
+                if side is old and pair.unchanged:  # an unchanged kernel (Listed.ALL) is measured once, on the new side
                     continue
                 plan = planmod.make(k, pair.old, pair.new, inputs, cfg.max_specs)
                 needs[NeedKey.of(side, k, pair)] = Need(side, k, plan, kcfg, i)
