@@ -168,8 +168,9 @@ def log_compiles(work: Path, env: dict, n_commits: int) -> None:
     start = time.perf_counter()
     events = history(Repo(repo), engine, "leaky_relu_kernel").events
     elapsed = time.perf_counter() - start
+    compiles = engine.measurer.compiles
     print(f"ptxdiff log over {n_commits} commits: {len(events)} versions listed, {versions} distinct versions "
-          f"written, {engine.compiles} compiles ({'equal' if engine.compiles == versions == len(events) else 'NOT EQUAL'})"
+          f"written, {compiles} compiles ({'equal' if compiles == versions == len(events) else 'NOT EQUAL'})"
           f", {elapsed:.1f} s")
 
 

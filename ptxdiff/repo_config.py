@@ -96,11 +96,9 @@ class Config:
         return not any(fnmatch.fnmatch(path, g) for g in self.exclude)
 
 
-_TOP_KEYS = {"targets", "include", "exclude", "block", "timeout", "python_path", "kernels", "semantic", "time",
-             "min_effect", "max_specs", "block_guessed", "block_unmeasured", "driver_budget",
-             "remote_cache"}
 _SPEC_KEYS = {"signature", "constexprs", "num_warps", "num_stages"}
 _RUN_KEYS = frozenset({"wrapper", "inputs", "dtypes", "sizes", "time_size"})
+_Check = Callable[[Any, str, str], Any]   # (value, file, key) -> the field's value, or ConfigError
 
 
 def _expect(cond: bool, where: str, key: str, what: str) -> None:
@@ -131,39 +129,44 @@ def _spec(table: dict, where: str, prefix: str, also: frozenset = frozenset()) -
     return SpecConfig(dict(signature), dict(constexprs), table.get("num_warps"), table.get("num_stages"))
 
 
-def parse(table: dict, where: str) -> Config:
-    """Validate a `[tool.ptxdiff]` table; `where` names the file for error messages."""
-    _expect(isinstance(table, dict), where, "tool.ptxdiff", "must be a table")
-    for key in table:
-        _expect(key in _TOP_KEYS, where, key, f"is unknown (known: {', '.join(sorted(_TOP_KEYS))})")
-    kw: dict = {"source": where}
-    if "targets" in table:
-        targets = _str_list(table["targets"], where, "targets")
-        _expect(bool(targets), where, "targets", "must name at least one target")
-        try:
-            kw["targets"] = tuple(sorted({parse_target(t) for t in targets}))   # once each, by number
-            kw["targets_given"] = True
-        except Exception as e:
-            raise ConfigError(f"{where}: key 'targets': {e}") from None
-    for key in ("include", "exclude", "python_path"):
-        if key in table:
-            kw[key] = _str_list(table[key], where, key)
-    if "block" in table:
-        block = _str_list(table["block"], where, "block")
-        bad = [b for b in block if b not in VERDICTS + ("outputs-differ", "slower")]
-        _expect(not bad, where, "block", f"names unknown verdicts {bad} (known: {', '.join(VERDICTS)})")
-        _expect("unmeasured" not in block, where, "block",
-                "names 'unmeasured', which block_unmeasured = true|false decides (default true)")
-        kw["block"] = block
-    if "timeout" in table:
-        t = table["timeout"]
-        _expect(isinstance(t, (int, float)) and not isinstance(t, bool) and t > 0, where, "timeout",
-                "must be a positive number of seconds")
-        kw["timeout"] = float(t)
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _positive_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v > 0
+
+
+def _checked(ok: Callable[[Any], bool], what: str, convert: Callable[[Any], Any] = lambda v: v) -> _Check:
+    """A key's check that `ok` says of its value, `what` the error says when not."""
+    def check(value: Any, where: str, key: str) -> Any:
+        _expect(ok(value), where, key, what)
+        return convert(value)
+    return check
+
+
+def _targets(value: Any, where: str, key: str) -> tuple[int, ...]:
+    targets = _str_list(value, where, key)
+    _expect(bool(targets), where, key, "must name at least one target")
+    try:
+        return tuple(sorted({parse_target(t) for t in targets}))   # once each, by number
+    except Exception as e:
+        raise ConfigError(f"{where}: key {key!r}: {e}") from None
+
+
+def _block(value: Any, where: str, key: str) -> tuple[str, ...]:
+    block = _str_list(value, where, key)
+    bad = [b for b in block if b not in VERDICTS + ("outputs-differ", "slower")]
+    _expect(not bad, where, key, f"names unknown verdicts {bad} (known: {', '.join(VERDICTS)})")
+    _expect("unmeasured" not in block, where, key,
+            "names 'unmeasured', which block_unmeasured = true|false decides (default true)")
+    return block
+
+
+def _kernels(value: Any, where: str, key: str) -> dict[str, KernelConfig]:
+    _expect(isinstance(value, dict), where, key, "must be a table")
     kernels = {}
-    raw_kernels = table.get("kernels", {})
-    _expect(isinstance(raw_kernels, dict), where, "kernels", "must be a table")
-    for kid, ktable in raw_kernels.items():
+    for kid, ktable in value.items():
         prefix = f'kernels."{kid}".'
         _expect(isinstance(ktable, dict), where, prefix[:-1], "must be a table")
         specs_raw = ktable.get("specs", [])
@@ -174,37 +177,42 @@ def parse(table: dict, where: str) -> Config:
         specs = tuple(_spec(s, where, f"{prefix}specs[{i}].") for i, s in enumerate(specs_raw))
         kernels[kid] = KernelConfig(base, specs, _run({k: v for k, v in ktable.items() if k in _RUN_KEYS}, where,
                                                       prefix))
-    kw["kernels"] = kernels
-    if "semantic" in table:
-        _expect(table["semantic"] in ("off", "auto", "always"), where, "semantic", 'must be "off", "auto" or "always"')
-        kw["semantic"] = table["semantic"]
-    if "time" in table:
-        _expect(isinstance(table["time"], bool), where, "time", "must be true or false")
-        kw["time"] = table["time"]
-    if "max_specs" in table:
-        v = table["max_specs"]
-        _expect(isinstance(v, int) and not isinstance(v, bool) and v > 0, where, "max_specs", "must be a positive integer")
-        kw["max_specs"] = v
-    for key in ("block_guessed", "block_unmeasured"):
-        if key in table:
-            _expect(isinstance(table[key], bool), where, key, "must be true or false")
-            kw[key] = table[key]
-    if "min_effect" in table:
-        v = table["min_effect"]
-        _expect(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1, where, "min_effect",
-                "must be a fraction between 0 and 1 (0.01 = 1%)")
-        kw["min_effect"] = float(v)
-    if "driver_budget" in table:
-        v = table["driver_budget"]
-        _expect(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 600, where, "driver_budget",
-                "must be a number of seconds from 0 to 600")
-        kw["driver_budget"] = float(v)
-    if "remote_cache" in table:
-        v = table["remote_cache"]
-        _expect(isinstance(v, str) and re.fullmatch(r"[^\s\x00-\x1f\x7f]+", v) is not None, where, "remote_cache",
-                'must be a URL such as "s3://bucket/ptxdiff" (a suggestion: only your git config uses it)')
-        kw["remote_cache"] = v
-    return Config(**kw)
+    return kernels
+
+
+_BOOL = _checked(lambda v: isinstance(v, bool), "must be true or false")
+
+# each top-level key, the check that makes its Config field (of the same name) of its value; a
+# table with several wrong keys is told of the first in this order
+_TOP: dict[str, _Check] = {
+    "targets": _targets,
+    "include": _str_list,
+    "exclude": _str_list,
+    "python_path": _str_list,
+    "block": _block,
+    "timeout": _checked(lambda v: _number(v) and v > 0, "must be a positive number of seconds", float),
+    "kernels": _kernels,
+    "semantic": _checked(lambda v: v in ("off", "auto", "always"), 'must be "off", "auto" or "always"'),
+    "time": _BOOL,
+    "max_specs": _checked(_positive_int, "must be a positive integer"),
+    "block_guessed": _BOOL,
+    "block_unmeasured": _BOOL,
+    "min_effect": _checked(lambda v: _number(v) and 0 <= v < 1, "must be a fraction between 0 and 1 (0.01 = 1%)",
+                           float),
+    "driver_budget": _checked(lambda v: _number(v) and 0 <= v <= 600, "must be a number of seconds from 0 to 600",
+                              float),
+    "remote_cache": _checked(lambda v: isinstance(v, str) and re.fullmatch(r"[^\s\x00-\x1f\x7f]+", v) is not None,
+                             'must be a URL such as "s3://bucket/ptxdiff" (a suggestion: only your git config uses it)'),
+}
+
+
+def parse(table: dict, where: str) -> Config:
+    """Validate a `[tool.ptxdiff]` table; `where` names the file for error messages."""
+    _expect(isinstance(table, dict), where, "tool.ptxdiff", "must be a table")
+    for key in table:
+        _expect(key in _TOP, where, key, f"is unknown (known: {', '.join(sorted(_TOP))})")
+    kw = {key: check(table[key], where, key) for key, check in _TOP.items() if key in table}
+    return Config(source=where, targets_given="targets" in kw, **kw)
 
 
 def _run(table: dict, where: str, prefix: str) -> RunConfig:

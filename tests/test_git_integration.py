@@ -457,15 +457,6 @@ def test_foreign_pre_push_hook_runs_first_and_can_fail_the_push(tmp_path, capsys
 # ---------------------------------------------------------------------------------------------
 # history
 
-class CountingEngine(Engine):
-    compiled = 0
-
-    def measure(self, needs, cfg, targets):
-        n = super().measure(needs, cfg, targets)
-        CountingEngine.compiled += n
-        return n
-
-
 def test_log_lists_the_commits_that_changed_the_kernel(tmp_path, capsys, cache):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel() + FILLER, "README": "a\n"}, message="c1 add kernel")
     c = {"c1": head(repo)}
@@ -477,14 +468,14 @@ def test_log_lists_the_commits_that_changed_the_kernel(tmp_path, capsys, cache):
     c["c6"] = commit(repo, "c6 kernel again", {"ops/k2.py": "# a comment\n" + scale_kernel("x * x + 1.0") + FILLER})
 
     from ptxdiff.compare.history import history
-    CountingEngine.compiled = 0
-    events = history(Repo(repo), CountingEngine(Repo(repo), jobs=2), "scale_kernel").events
+    engine = Engine(Repo(repo), jobs=2)
+    events = history(Repo(repo), engine, "scale_kernel").events
     assert [e.commit.id for e in events] == [c["c1"], c["c3"], c["c6"]]
     assert [e.kernel for e in events] == ["ops/k.py::scale_kernel", "ops/k.py::scale_kernel",
                                           "ops/k2.py::scale_kernel"]
     assert [[r.verdict for r in e.rows] for e in events] == [["added"], ["structural"], ["structural"]]
     assert events[2].rows[0].old_kernel == "ops/k.py::scale_kernel"       # followed through the rename
-    assert CountingEngine.compiled == 3                                      # each distinct version once
+    assert engine.measurer.compiles == 3                                     # each distinct version once
     assert len(cache_entries(cache)) == 3
 
     # the CLI, by full id and range; all from the cache now

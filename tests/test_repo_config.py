@@ -257,3 +257,56 @@ def test_unmeasured_is_decided_by_its_own_key():
     assert parse({"block_unmeasured": False}, "f").block_unmeasured is False
     with pytest.raises(ConfigError, match="block_unmeasured"):
         parse({"block": ["unmeasured"]}, "f")
+
+
+@pytest.mark.parametrize("table,message", [
+    ({"targets": []}, "key 'targets' must name at least one target"),
+    ({"targets": 90}, "key 'targets' must be a list of strings"),
+    ({"targets": ["sm_7"]}, "key 'targets': unknown target 'sm_7' (known: sm_80, sm_86, sm_89, sm_90, sm_100, sm_120)"),
+    ({"include": [1]}, "key 'include' must be a list of strings"),
+    ({"exclude": 2}, "key 'exclude' must be a list of strings"),
+    ({"python_path": [None]}, "key 'python_path' must be a list of strings"),
+    ({"block": ["unmeasured"]}, "key 'block' names 'unmeasured', which block_unmeasured = true|false decides "
+                                "(default true)"),
+    ({"timeout": 0}, "key 'timeout' must be a positive number of seconds"),
+    ({"kernels": []}, "key 'kernels' must be a table"),
+    ({"semantic": "on"}, 'key \'semantic\' must be "off", "auto" or "always"'),
+    ({"time": 1}, "key 'time' must be true or false"),
+    ({"max_specs": 0}, "key 'max_specs' must be a positive integer"),
+    ({"max_specs": True}, "key 'max_specs' must be a positive integer"),
+    ({"block_guessed": "yes"}, "key 'block_guessed' must be true or false"),
+    ({"block_unmeasured": 0}, "key 'block_unmeasured' must be true or false"),
+    ({"min_effect": 1}, "key 'min_effect' must be a fraction between 0 and 1 (0.01 = 1%)"),
+    ({"min_effect": -0.1}, "key 'min_effect' must be a fraction between 0 and 1 (0.01 = 1%)"),
+    ({"driver_budget": 601}, "key 'driver_budget' must be a number of seconds from 0 to 600"),
+    ({"driver_budget": False}, "key 'driver_budget' must be a number of seconds from 0 to 600"),
+    ({"remote_cache": "s3://a b"}, 'key \'remote_cache\' must be a URL such as "s3://bucket/ptxdiff" '
+                                   "(a suggestion: only your git config uses it)"),
+    ({"remote_cache": 3}, 'key \'remote_cache\' must be a URL such as "s3://bucket/ptxdiff" '
+                          "(a suggestion: only your git config uses it)"),
+    # several keys wrong: the first in the keys' own order is said, whatever the table's order
+    ({"remote_cache": "x y", "timeout": 0, "targets": []}, "key 'targets' must name at least one target"),
+    ({"max_specs": 0, "semantic": "on", "kernels": 3, "block_unmeasured": 1}, "key 'kernels' must be a table"),
+    ({"timeout": 0, "nope": 1}, "key 'nope' is unknown (known: block, block_guessed, block_unmeasured, driver_budget, "
+                                "exclude, include, kernels, max_specs, min_effect, python_path, remote_cache, "
+                                "semantic, targets, time, timeout)"),
+])
+def test_each_key_s_error_word_for_word(table, message):
+    with pytest.raises(ConfigError) as info:
+        parse(table, "w.toml")
+    assert str(info.value) == "w.toml: " + message
+
+
+def test_every_key_accepted_with_its_value_as_the_config_holds_it():
+    cfg = parse({"targets": ["sm_90", "sm_80", "sm_90"], "include": "a", "exclude": ["b"], "python_path": ["src"],
+                 "block": ["slower", "outputs-differ"], "timeout": 5, "kernels": {"k": {"num_warps": 4}},
+                 "semantic": "auto", "time": True, "min_effect": 0, "max_specs": 3, "block_guessed": False,
+                 "block_unmeasured": False, "driver_budget": 600, "remote_cache": "s3://bucket/p"}, "w.toml")
+    assert (cfg.source, cfg.targets, cfg.targets_given, cfg.include, cfg.exclude, cfg.python_path, cfg.block) == \
+        ("w.toml", (80, 90), True, ("a",), ("b",), ("src",), ("slower", "outputs-differ"))
+    assert (cfg.semantic, cfg.time, cfg.max_specs, cfg.block_guessed, cfg.block_unmeasured, cfg.remote_cache) == \
+        ("auto", True, 3, False, False, "s3://bucket/p")
+    assert [(v, type(v)) for v in (cfg.timeout, cfg.min_effect, cfg.driver_budget)] == \
+        [(5.0, float), (0.0, float), (600.0, float)]
+    assert cfg.kernels == {"k": KernelConfig(SpecConfig(num_warps=4))}
+    assert parse({}, "w.toml") == Config(source="w.toml") and not parse({}, "w.toml").targets_given

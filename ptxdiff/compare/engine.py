@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from enum import Enum
+from typing import NamedTuple
 
 from ptxdiff import repo_config
 from ptxdiff.compare import gate_inputs, hooked
@@ -35,6 +37,34 @@ from ptxdiff.specs import plan as planmod
 BATCH = 256  # comparisons whose compile jobs `compare_many` measures together (bounds what is held at once)
 
 
+class Listed(Enum):
+    """Which kernel pairs a comparison reports."""
+
+    CHANGED = "changed"
+    ALL = "all"        # the unchanged too (`--all`), each measured once, on the new side
+
+
+class EntrySource(Enum):
+    """Where each side's kernel entries come from when the caller gives the config."""
+
+    GIVEN = "given"    # the given config's entries, on both sides
+    OWN = "own"        # each commit's own entries, under the given config's settings (history)
+
+
+class NeedKey(NamedTuple):
+    """A need's place among a comparison's needs: one kernel version on one side, in its pair's
+    role (the gate's or the report's), so a version two pairs share is measured once."""
+
+    side: Side | None
+    fingerprint: str
+    kernel_id: str
+    role: str
+
+    @classmethod
+    def of(cls, side: Side | None, kernel: Kernel, pair: Pair) -> NeedKey:
+        return cls(side, kernel.fingerprint, kernel.id, pair.role)
+
+
 @dataclass
 class _Planned:
     """A comparison planned up to its needs, which are measured before its rows are made:
@@ -45,7 +75,7 @@ class _Planned:
     cfg: repo_config.Config
     targets: list[int]
     pairs: list[Pair]
-    needs: dict[tuple, Need]
+    needs: dict[NeedKey, Need]
     broken_rows: list[tuple[Broken | None, Broken | None]]
     old_found: Discovery
     new_found: Discovery
@@ -57,24 +87,29 @@ def records(need: Need | None, cc: int) -> list[SpecResult] | None:
     return need.results[cc] if need is not None else None
 
 
-class Engine(Measurer):
-    """One comparison (`compare`) or many (`compare_many`): plan, measure, make the rows and the report."""
+class Engine:
+    """One comparison (`compare`) or many (`compare_many`): plan, measure (its `measurer`), make
+    the rows and the report."""
 
-    def __init__(self, repo: Repo, jobs: int | None = None, targets: list[int] | None = None,
+    def __init__(self, repo: Repo, *, jobs: int | None = None, targets: list[int] | None = None,
                  progress: Callable[[str], None] | None = None, use_cache: bool = True,
                  permissions: Permissions | None = None, executor: str = "local",
                  tritons: toolchains.Policy | None = None) -> None:
+        self.repo = repo
         # what of the revision's code may run (imports, outputs, timing): the user's choice only
         self.permissions = permissions or Permissions()
-        super().__init__(repo, jobs, targets, progress, use_cache, self.permissions.imports, executor,
-                         self.permissions.unsandboxed)
+        self.progress = progress
+        self.measurer = Measurer(repo, jobs=jobs, targets=targets, progress=progress, use_cache=use_cache,
+                                 imports=self.permissions.imports, executor=executor,
+                                 unsandboxed=self.permissions.unsandboxed)
         self.tritons = tritons    # how each side's triton is chosen (compile/toolchains.py); None: the installed
 
     # -- discovery -------------------------------------------------------------------------
     def _discover(self, new: Snapshot, old: Snapshot | None, cfg: repo_config.Config) -> tuple[Discovery, Discovery | None]:
         """Both sides' kernels. A commit's discovery is stored by tree; a side without one is
         brought up to date from the other side's (or HEAD's) instead of discovered anew."""
-        memo = Memo(self.cache.root, cfg.python_path) if self.cache else None
+        cache = self.measurer.cache
+        memo = Memo(cache.root, cfg.python_path) if cache else None
         sides = [s for s in (new, old) if s is not None]
         trees = {id(s): self.repo.tree_id(s.side) for s in sides}
         found: dict[int, Discovery] = {}
@@ -115,9 +150,10 @@ class Engine(Measurer):
 
         `outputs`/`time` force the dynamic checks on (True) or off (False); None follows what
         the user allowed (`Permissions`); the repository's config only earns a suggestion."""
-        planned = self._plan(old, new, pathspecs, show_all, config, own_entries)
-        return self._report(planned, self.measure(list(planned.needs.values()), planned.cfg, planned.targets),
-                            outputs, time)
+        planned = self._plan(old, new, pathspecs, config, Listed.ALL if show_all else Listed.CHANGED,
+                             EntrySource.OWN if own_entries else EntrySource.GIVEN)
+        return self._report(planned, self.measurer.measure(list(planned.needs.values()), planned.cfg,
+                                                           planned.targets), outputs, time)
 
     def compare_many(self, comparisons: list[tuple[Side | None, Side, list[str] | None]],
                      config: repo_config.Config | None = None, own_entries: bool = False) -> Iterator[Report]:
@@ -125,8 +161,9 @@ class Engine(Measurer):
         batch (BATCH at a time): history keeps every worker, or every Ray node, busy at once
         instead of waiting on one commit. The reports, in order, are those of comparing them one
         by one; they come a batch at a time."""
+        source = EntrySource.OWN if own_entries else EntrySource.GIVEN
         for start in range(0, len(comparisons), BATCH):
-            planned = [self._plan(old, new, paths, False, config, own_entries)
+            planned = [self._plan(old, new, paths, config, Listed.CHANGED, source)
                        for old, new, paths in comparisons[start:start + BATCH]]
             yield from self._measured_together(planned)
 
@@ -140,32 +177,30 @@ class Engine(Measurer):
         import tempfile
         from pathlib import Path
 
-        scratch = tempfile.mkdtemp(prefix="ptxdiff-batch-") if self.cache is None else None
+        measurer = self.measurer
+        scratch = tempfile.mkdtemp(prefix="ptxdiff-batch-") if measurer.cache is None else None
         if scratch:
-            self.cache = Cache(Path(scratch))
+            measurer.cache = Cache(Path(scratch))
         try:
             got = self._prefetch(planned)
             reports = []
             for p in planned:
-                compiled = self.measure(list(p.needs.values()), p.cfg, p.targets)
+                compiled = measurer.measure(list(p.needs.values()), p.cfg, p.targets)
                 claimed = [(need, cc) for need in p.needs.values() for cc, key in need.keys.items()
-                           if key in got and self._came_from.get(key) == "local"]
+                           if key in got and measurer.origin(key) == "local"]
                 for need, cc in claimed:
                     key = need.keys[cc]
+                    measurer.claim(key, got[key])
                     if got[key] == "compiled":
-                        self._came_from.pop(key, None)
                         compiled += sum(1 for r in need.results[cc] if r.key is not None)
-                    else:
-                        self._came_from[key] = got[key]
                 if not scratch:
                     for need, cc in claimed:
                         got.pop(need.keys[cc], None)
-                self._loaded_now += len(claimed)
                 reports.append(self._report(p, compiled))
             return reports
         finally:
             if scratch:
-                self.cache = None
+                measurer.cache = None
                 shutil.rmtree(scratch, ignore_errors=True)
 
     def _prefetch(self, planned: list[_Planned]) -> dict[str, str]:
@@ -184,20 +219,20 @@ class Engine(Measurer):
             offset += len(p.pairs)
         got: dict[str, str] = {}
         for p, needs in groups.values():
-            self.measure(needs, p.cfg, p.targets)
+            self.measurer.measure(needs, p.cfg, p.targets)
             for need in needs:
                 for key in need.keys.values():
-                    if self._came_from.get(key, "compiled") != "local":
-                        got[key] = self._came_from.get(key, "compiled")
+                    if self.measurer.origin(key) != "local":
+                        got[key] = self.measurer.origin(key)
         return got
 
-    def _plan(self, old: Side | None, new: Side, pathspecs: list[str] | None, show_all: bool,
-              config: repo_config.Config | None, own_entries: bool) -> _Planned:
+    def _plan(self, old: Side | None, new: Side, pathspecs: list[str] | None, config: repo_config.Config | None,
+              listed: Listed, source: EntrySource) -> _Planned:
         """A comparison up to what must be measured: its config, kernel pairs and needs."""
         new_snap = self.repo.snapshot(new)
         old_snap = self.repo.snapshot(old) if old is not None else None
         cfg, policy_note = (config, None) if config is not None else self._config(new_snap, old_snap)
-        targets = self.targets_override or list(cfg.targets)
+        targets = self.measurer.targets_override or list(cfg.targets)
         found = self._discover(new_snap, old_snap, cfg)
         new_found = select(found[0], cfg, pathspecs, {})
         messages = as_notes(NoteKind.CONFIG, repo_config.unmatched_kernels(cfg, [*found[0].kernels,
@@ -218,15 +253,16 @@ class Engine(Measurer):
             # a kernel whose function is still defined on the new side is never `removed` (issue 41)
             kernel_pairs = [(o, n or still_defined(new_snap, o, cfg.python_path)) if o is not None else (o, n)
                             for o, n in kernel_pairs]
-        # kernel entries: a config the user gives describes both sides, unless `own_entries` (history:
+        # kernel entries: a config the user gives describes both sides, unless EntrySource.OWN (history:
         # the newest config's settings, each commit's own entries)
-        entries = launch.side_config(new_snap, cfg) if config is not None and own_entries else cfg
-        old_entries = config if config is not None and not own_entries else launch.side_config(old_snap, entries)
+        own = config is not None and source is EntrySource.OWN
+        entries = launch.side_config(new_snap, cfg) if own else cfg
+        old_entries = config if config is not None and not own else launch.side_config(old_snap, entries)
         base = launch.side_config(old_snap, repo_config.Config()) if config is None and old_snap is not None else None
         pairs = launched(kernel_pairs, new_snap, old_snap, entries, old_entries, base)
         if old is not None and old.toolchain != new.toolchain:
             pairs = [dataclasses.replace(p, retooled=True) for p in pairs]
-        if not show_all:
+        if listed is Listed.CHANGED:
             pairs = [p for p in pairs if not p.unchanged]
         if pathspecs and not new_found.kernels and not new_found.broken and not old_found.kernels:
             snaps = [new_snap] + ([self.repo.snapshot(old)] if old is not None else [])
@@ -234,17 +270,17 @@ class Engine(Measurer):
             if unknown:
                 raise UsageError(f"{unknown[0]}: no such path in {' or '.join(s.side.short for s in snaps)}")
             messages.append(Note(NoteKind.NO_KERNELS, None, f"no Triton kernels in {' '.join(pathspecs)}"))
-        needs: dict[tuple, Need] = {}
+        needs: dict[NeedKey, Need] = {}
         for i, pair in enumerate(pairs):
             for side, k, kcfg, inputs in ((old, pair.old, pair.old_config, pair.old_inputs),
                                           (new, pair.new, pair.new_config, pair.new_inputs)):
                 if side is None or k is None or inputs is None or kcfg is None or pair.said or k.backend \
-                        or (side, k.fingerprint, k.id, pair.role) in needs:
+                        or NeedKey.of(side, k, pair) in needs:
                     continue
-                if side is old and pair.unchanged:  # an unchanged kernel (show_all) is measured once, on the new side
+                if side is old and pair.unchanged:  # an unchanged kernel (Listed.ALL) is measured once, on the new side
                     continue
                 plan = planmod.make(k, pair.old, pair.new, inputs, cfg.max_specs)
-                needs[(side, k.fingerprint, k.id, pair.role)] = Need(side, k, plan, kcfg, i)
+                needs[NeedKey.of(side, k, pair)] = Need(side, k, plan, kcfg, i)
         return _Planned(old, new, cfg, targets, pairs, needs, broken_rows, old_found, new_found, messages)
 
     def _report(self, planned: _Planned, compiled: int, outputs: bool | None = None,
@@ -267,14 +303,14 @@ class Engine(Measurer):
                 messages.append(Note(NoteKind.OTHER_BACKEND, pair.kernel_id,
                                      f"{pair.kernel_id}: {backend} kernel: not compiled ({why})"))
                 continue
-            new_need = needs.get((new, n.fingerprint, n.id, pair.role)) if n else None
-            old_need = new_need if pair.unchanged else needs.get((old, o.fingerprint, o.id, pair.role)) if o else None
+            new_need = needs.get(NeedKey.of(new, n, pair)) if n else None
+            old_need = new_need if pair.unchanged else needs.get(NeedKey.of(old, o, pair)) if o else None
             said = tritons_own(old_need, new_need)
             if said:
                 messages.append(Note(NoteKind.TRITONS_OWN, pair.kernel_id, f"{pair.kernel_id}: {said}"))
                 continue
             for cc in targets:
-                came = self.came(cc, old_need, new_need)
+                came = self.measurer.came(cc, old_need, new_need)
                 rows += [dataclasses.replace(r, cache=came) for r in hooked.marked(pair_rows(
                     pair, records(old_need, cc), records(new_need, cc), cc, cfg, old is not None), pair, cfg)]
         rows = gate_inputs.deduped(rows)
@@ -284,11 +320,12 @@ class Engine(Measurer):
             rows += unparsed_rows(o_broken, n_broken, old_found, new_found, targets, cfg)
         if old is not None:
             rows = checked(rows, pairs, old, new, cfg, outputs, time, messages,
-                           Runner(self.repo, self.permissions, self.jobs, self.progress))
+                           Runner(self.repo, self.permissions, self.measurer.jobs, self.progress))
         messages += as_notes(NoteKind.SUGGESTION, suggestions(cfg, self.permissions))
-        messages += as_notes(NoteKind.REMOTE, self.remote.lines()) if self.remote else \
+        remote = self.measurer.remote
+        messages += as_notes(NoteKind.REMOTE, remote.lines()) if remote else \
             as_notes(NoteKind.SUGGESTION, remotemod.suggestion(cfg))
-        if self.imports and self._loaded_now:
+        if self.measurer.imports and self.measurer.loaded_now:
             messages.append(Note(NoteKind.IMPORTS, None,
                                  "imported the revisions' modules to build kernels (their top-level code ran)"))
         # targets by number (sm_80 before sm_100), not as text

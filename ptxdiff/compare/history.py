@@ -140,7 +140,7 @@ class _Memos:
     """Each followed file's stored discoveries by tree (memo.FileMemo), opened as the walk meets it."""
 
     def __init__(self, engine: Engine, roots: tuple[str, ...]):
-        self.root, self.roots = (engine.cache.root if engine.cache else None), roots
+        self.root, self.roots = (engine.measurer.cache.root if engine.measurer.cache else None), roots
         self.by_path: dict[str, FileMemo] = {}
 
     def discover(self, repo: Repo, snap: Snapshot, path: str) -> Discovery:

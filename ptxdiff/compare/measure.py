@@ -122,7 +122,7 @@ def _uncovered_partners(needs: list[Need], got: list[tuple[Need, int, list]]) ->
 class Measurer:
     """The measuring half of the engine: its cache, remote tier, toolchains and workers."""
 
-    def __init__(self, repo: Repo, jobs: int | None, targets: list[int] | None,
+    def __init__(self, repo: Repo, *, jobs: int | None, targets: list[int] | None,
                  progress: Callable[[str], None] | None, use_cache: bool, imports: bool, executor: str,
                  unsandboxed: str | None = None) -> None:
         from ptxdiff.compile.pool import default_jobs
@@ -141,7 +141,7 @@ class Measurer:
         self._tool = remotemod.toolchain_id(self.cache.root) if self.remote and self.cache else binaries.fingerprint()
         self._came_from: dict[str, str] = {}  # cache key -> "local" | "remote" (absent: compiled)
         self.compiles = 0  # specs compiled by this engine, over all its comparisons
-        self._loaded_now = 0  # (kernel, target) pairs the last comparison had to load (not cached)
+        self.loaded_now = 0  # (kernel, target) pairs the last comparison had to load (not cached)
 
     def measure(self, needs: list[Need], cfg: repo_config.Config, targets: list[int]) -> int:
         """Fill `need.results` from the cache or by compiling; returns how many specs compiled.
@@ -149,7 +149,7 @@ class Measurer:
         that is stopped keeps everything it finished. A pair whose guessed types failed to compile
         on either side, where a search found types that compile, is measured once more with
         those types on both sides."""
-        self._loaded_now = 0
+        self.loaded_now = 0
         compiled = self._measure_once(needs, cfg, targets)
         for replan in REPLANS:
             again = replan(needs)
@@ -187,7 +187,7 @@ class Measurer:
         again = _uncovered_partners(needs, [])
         if again:  # the other side's cached specs are a covering set: look this side up covered too
             missing = [m for m in missing if m[0] not in again] + self._cover_too(again, cfg, targets)
-        self._loaded_now += len(missing)
+        self.loaded_now += len(missing)
         if not missing:
             return 0
         if any(not need.side.toolchain for need, _ in missing):   # a toolchain side needs its own triton only
@@ -248,6 +248,19 @@ class Measurer:
             else:
                 rest.append((need, cc))
         return rest
+
+    def origin(self, key: str) -> str:
+        """Where the last measure had a cache key's results: "local", "remote" or "compiled"."""
+        return self._came_from.get(key, "compiled")
+
+    def claim(self, key: str, origin: str) -> None:
+        """A key the last measure found in the local cache counts as `origin` ("compiled" or
+        "remote") and as loaded: a batch before it (`Engine.compare_many`) had it so."""
+        if origin == "compiled":
+            self._came_from.pop(key, None)
+        else:
+            self._came_from[key] = origin
+        self.loaded_now += 1
 
     def came(self, cc: int, *needs: Need | None) -> str | None:
         """Where a row's results came from: compiled when a side was, else remote, else local."""

@@ -410,7 +410,7 @@ def test_a_timeout_is_cached_for_its_bound(tmp_path, monkeypatch):
     for timeout in (30.0, 30.0, 300.0):
         eng = Engine(r, jobs=2)
         report = eng.compare(r.side("HEAD~1"), r.side("HEAD"), config=Config(timeout=timeout))
-        runs.append((eng._loaded_now, [row.verdict for row in report.rows]))
+        runs.append((eng.measurer.loaded_now, [row.verdict for row in report.rows]))
     assert runs[0] == (2, ["unmeasured"]) and runs[1] == (0, ["unmeasured"])   # both sides, then none
     assert runs[2] == (2, ["structural"])
 
@@ -450,7 +450,7 @@ def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     compiled.clear()
     again = Engine(r, jobs=2)
     warm = again.compare(r.side("HEAD~1"), r.side("HEAD"))
-    assert compiled == [] and again._loaded_now == 0
+    assert compiled == [] and again.measurer.loaded_now == 0
     assert [(row.verdict, row.spec_detail["constexprs"]["BLOCK"]) for row in warm.rows] == [("structural", 256)]
 
 

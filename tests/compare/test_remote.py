@@ -89,7 +89,7 @@ def test_the_remote_is_the_user_s_setting_never_the_repository_s(tmp_path, monke
     repo = make_repo(tmp_path, {"README": "r\n"})
     git(repo, "config", "ptxdiff.remoteCache", "file:///somewhere")       # the repository's own config
     git(repo, "config", "ptxdiff.remoteCacheWrite", "true")
-    assert remote.setting() is None and Engine(Repo(repo)).remote is None
+    assert remote.setting() is None and Engine(Repo(repo)).measurer.remote is None
     git(repo, "config", "--global", "ptxdiff.remoteCache", "s3://team/ptxdiff")
     assert remote.setting() == remote.Setting("s3://team/ptxdiff", False, 3.0, "git config ptxdiff.remoteCache")
     git(repo, "config", "--global", "ptxdiff.remoteCacheWrite", "true")
@@ -128,7 +128,7 @@ def test_without_a_remote_nothing_imports_fsspec(tmp_path):
     """The diff driver's filler and every command pay nothing for a remote nobody set."""
     repo = make_repo(tmp_path, {"README": "r\n"})
     code = ("import sys; from ptxdiff.compare.engine import Engine; from ptxdiff.git.repo import Repo; "
-            f"e = Engine(Repo({str(repo)!r})); print(e.remote, 'fsspec' in sys.modules)")
+            f"e = Engine(Repo({str(repo)!r})); print(e.measurer.remote, 'fsspec' in sys.modules)")
     out = subprocess.run([PY, "-I", "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["None", "False"]
 
@@ -308,7 +308,7 @@ def test_a_file_remote_filled_by_ci_serves_a_second_clone_and_a_corrupt_entry_is
     dev = fresh_cache(tmp_path, monkeypatch, "dev-cache")
     engine = Engine(Repo(two), targets=[90])
     report = engine.compare(Side("A", a), Side("B", b))
-    assert engine.compiles == 0 and report.compiled == 0
+    assert engine.measurer.compiles == 0 and report.compiled == 0
     assert [(r.verdict, r.cache) for r in report.rows] == [("structural", "remote")]
     assert entries(dev) == entries(shared)
 
@@ -333,7 +333,7 @@ def test_a_file_remote_filled_by_ci_serves_a_second_clone_and_a_corrupt_entry_is
         fresh_cache(tmp_path, monkeypatch, f"writer-cache-{n}")
         engine = Engine(Repo(two), targets=[90])
         report = engine.compare(Side("A", a), Side("B", b))
-        assert engine.compiles == 1 and [(r.verdict, r.cache) for r in report.rows] == [("structural", "compiled")]
+        assert engine.measurer.compiles == 1 and [(r.verdict, r.cache) for r in report.rows] == [("structural", "compiled")]
         assert report.messages == []
         assert (shared / victim).read_bytes() == good
 

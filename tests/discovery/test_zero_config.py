@@ -284,7 +284,7 @@ def k(x_ptr, out_ptr, n, HAS_A: tl.constexpr, HAS_B: tl.constexpr, BLOCK: tl.con
             for row in report.rows} == {(a, b) for a in (False, True) for b in (False, True)}
     warm = Engine(r, jobs=2)
     again = warm.compare(r.side("HEAD~1"), r.side("HEAD"))  # from the cache: nothing compiled, nothing started
-    assert warm.compiles == 0 and not warm._loaded_now and [row.verdict for row in again.rows] == verdicts
+    assert warm.measurer.compiles == 0 and not warm.measurer.loaded_now and [row.verdict for row in again.rows] == verdicts
 
 
 def test_constexpr_functions_are_interpreted_not_run(tmp_path):
