@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass
+from typing import cast
 
 from ptxdiff.discovery.callsites import Fact
 from ptxdiff.discovery.guards import changed_guards
@@ -326,5 +327,5 @@ def _heuristic_sizes(kernels: list[Kernel]) -> tuple[tuple[str, tuple[int, ...]]
         for p in k.params:
             if not p.constexpr and p.hint is not None:
                 have = sizes.setdefault(p.name, [])
-                have += [v for v in p.hint.values if v not in have]
+                have += [cast(int, v) for v in p.hint.values if v not in have]   # a runtime int's hints are sizes
     return tuple((name, tuple(values)) for name, values in sorted(sizes.items()))
