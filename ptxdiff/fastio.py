@@ -174,7 +174,8 @@ def sha256(data: bytes) -> str:
         from _sha256 import sha256  # type: ignore[import-not-found]  # CPython's own module, no stub
     except ImportError:  # Python >= 3.12
         from hashlib import sha256
-    return sha256(data).hexdigest()
+    digest: str = sha256(data).hexdigest()
+    return digest
 
 
 def blob_id(data: bytes, length: int) -> str:
@@ -185,7 +186,8 @@ def blob_id(data: bytes, length: int) -> str:
         from _sha1 import sha1  # type: ignore[import-not-found]  # CPython's own module, no stub
     except ImportError:  # pragma: no cover
         from hashlib import sha1
-    return sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    digest: str = sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    return digest
 
 
 def tmp_path(name: str) -> str:

@@ -52,7 +52,8 @@ class Store:
             os.utime(path)  # recency for pruning
         except OSError:
             pass
-        return entry["value"]
+        value: object = entry["value"]
+        return value
 
     def accepts(self, key: str, entry: object) -> bool:
         """Is `entry` (a decoded file) what `put` writes for `key`, around a value that passes the check?"""

@@ -81,13 +81,13 @@ class Device:
     def for_target(cls, cc: int) -> Device:
         return DEVICES[cc]
 
-    def triton_properties(self) -> dict:
+    def triton_properties(self) -> dict[str, int]:
         """`triton.runtime.driver.active.utils.get_device_properties(i)`."""
         return {"max_shared_mem": self.smem_optin, "max_num_regs": LIMITS[self.cc].regs_per_sm,
                 "multiprocessor_count": self.sms, "warpSize": 32, "sm_clock_rate": 1_755_000,
                 "mem_clock_rate": 2_619_000, "mem_bus_width": 5120}
 
-    def torch_properties(self) -> dict:
+    def torch_properties(self) -> dict[str, object]:
         """`torch.cuda.get_device_properties(i)`."""
         return {"name": self.name, "major": self.cc // 10, "minor": self.cc % 10,
                 "multi_processor_count": self.sms, "total_memory": self.memory_bytes,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from ptxdiff.source.syntax import last_name, literal
@@ -112,7 +113,7 @@ def _param_default(fn: HostFunction | None, name: str) -> tuple[bool, ast.expr |
     return name in params, defaults.get(name)
 
 
-def classify(expr: ast.expr, fn: HostFunction | None, consts: dict, depth: int = 0) -> Fact | None:
+def classify(expr: ast.expr, fn: HostFunction | None, consts: Mapping[str, object], depth: int = 0) -> Fact | None:
     """What one argument expression says, or None when it says nothing we can use."""
     if depth > 4:
         return None
@@ -190,7 +191,7 @@ def arguments(call: ast.Call, params: list[str]) -> dict[str, ast.expr]:
     return out
 
 
-def facts(call: ast.Call, fn: HostFunction | None, params: list[str], consts: dict,
+def facts(call: ast.Call, fn: HostFunction | None, params: list[str], consts: Mapping[str, object],
           site: str = "", constexprs: frozenset[str] = frozenset()) -> dict[str, Fact]:
     """What one launch site (at `site`, "path:line") says, by parameter (and `num_warps`/`num_stages`).
     A constexpr passed an expression that cannot be read is an `expr` fact: the site passes
@@ -208,7 +209,7 @@ def facts(call: ast.Call, fn: HostFunction | None, params: list[str], consts: di
 MAX_ALTERNATIVES = 16   # ways one launch site may launch that are kept (a conditional, dicts)
 
 
-def site_facts(call: ast.Call, fn: HostFunction | None, params: list[str], consts: dict, site: str = "",
+def site_facts(call: ast.Call, fn: HostFunction | None, params: list[str], consts: Mapping[str, object], site: str = "",
                constexprs: frozenset[str] = frozenset()) -> list[dict[str, Fact]]:
     """What one launch site says, as one dict (`facts`) per way it may launch: a value behind a
     conditional (`1024 if n > 4096 else 256`, a local assigned in each branch), an entry of a
@@ -241,12 +242,12 @@ def site_facts(call: ast.Call, fn: HostFunction | None, params: list[str], const
     return out
 
 
-def _fact(expr: ast.expr, fn: HostFunction | None, consts: dict, constexpr: bool) -> Fact | None:
+def _fact(expr: ast.expr, fn: HostFunction | None, consts: Mapping[str, object], constexpr: bool) -> Fact | None:
     fact = classify(expr, fn, consts)
     return Fact("expr", None) if fact is None and constexpr else fact
 
 
-def _alternatives(expr: ast.expr, fn: HostFunction | None, consts: dict, depth: int = 0) -> list[ast.expr]:
+def _alternatives(expr: ast.expr, fn: HostFunction | None, consts: Mapping[str, object], depth: int = 0) -> list[ast.expr]:
     """The expressions `expr` may be at the launch: both arms of `a if c else b`, each value of
     a local assigned more than once (each readable), the entry of a module dict that a constant
     key picks (every entry where the key is not a constant); `expr` itself otherwise."""
@@ -272,7 +273,7 @@ def _alternatives(expr: ast.expr, fn: HostFunction | None, consts: dict, depth: 
     return out[:MAX_ALTERNATIVES]
 
 
-def _entries(expr: ast.expr, fn: HostFunction | None, consts: dict, depth: int = 0) -> dict[str, ast.expr] | None:
+def _entries(expr: ast.expr, fn: HostFunction | None, consts: Mapping[str, object], depth: int = 0) -> dict[str, ast.expr] | None:
     """The entries of a dict offline reading can tell, by key: a literal with constant string
     keys, `dict(K=v)`, a local bound once to one, a module dict (`module_dicts`), the entry of
     one of these a constant key picks. None otherwise."""

@@ -6,6 +6,7 @@ AST work, like hints.py, whose records and boundaries it uses."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 
 from ptxdiff.discovery.hints import LARGEST_SIZE, ORDERED, Hint, boundary
 from ptxdiff.source.syntax import dotted_name, is_constexpr, last_name, literal
@@ -49,7 +50,7 @@ HEURISTIC_INT = 4096   # the representative int a heuristic reads (specs/resolve
 MAX_HEURISTIC_SIZES = 4
 
 
-def heuristic_sizes(fn: ast.FunctionDef, consts: dict) -> dict[str, Hint]:
+def heuristic_sizes(fn: ast.FunctionDef, consts: Mapping[str, object]) -> dict[str, Hint]:
     """Runtime integer params that a `@triton.heuristics` function tests, with sizes on each side
     of every boundary it tests (issue 41): `args["n"] % args["BLOCK"] == 0` reads 4096 and 4097
     (divisible and not), `args["n"] > 2048` reads 2048 and 4096, `args["n"] <= args["BLOCK"]` a
@@ -76,7 +77,8 @@ def _read_arg(node: ast.expr, args: str, runtime: set[str]) -> str | None:
     return None
 
 
-def _heuristic_tests(body: ast.expr, args: str, runtime: set[str], consts: dict, found: dict[str, list[int]]) -> None:
+def _heuristic_tests(body: ast.expr, args: str, runtime: set[str], consts: Mapping[str, object],
+                     found: dict[str, list[int]]) -> None:
     def add(name: str, *values: int) -> None:
         have = found.setdefault(name, [HEURISTIC_INT])
         have += [v for v in values if v not in have and 1 <= v <= LARGEST_SIZE]

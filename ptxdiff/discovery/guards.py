@@ -37,7 +37,7 @@ def kernel_guards(fn: ast.FunctionDef, constexprs: frozenset[str], helpers: dict
     """Every guarded statement of `fn` and the helpers it calls, as (digest, guards), sorted."""
     out: set[tuple[str, tuple[str, ...]]] = set()
     todo = [(fn, _Scope(fn.name, frozenset(), {c: frozenset({c}) for c in constexprs}, 0))]
-    seen: set[tuple] = set()
+    seen: set[tuple[str, frozenset[str], tuple[tuple[str, frozenset[str]], ...]]] = set()
     while todo and len(out) < MAX_ENTRIES:
         func, scope = todo.pop()
         visit = (scope.name, scope.guards, tuple(sorted(scope.names.items())))

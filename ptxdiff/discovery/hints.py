@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import cast
 
 from ptxdiff.source.syntax import is_constexpr, last_name, literal, single_assignment
 
@@ -39,12 +40,12 @@ SOME_FLOAT = 1e-6     # eps, scale, offset...: a small float that folds into no 
 class Hint:
     """Candidate values for one constexpr, and what in the source suggested them."""
 
-    values: tuple
+    values: tuple[object, ...]
     why: str
     branches: bool = False    # the values select branches (compared with literals): both sides' are united
 
 
-def unmatched(values: tuple, block: bool = False) -> object:
+def unmatched(values: tuple[object, ...], block: bool = False) -> object:
     """A value of the kind of `values` that equals none of them: the branch no comparison selects.
     A size stays a power of two (it may bound an arange)."""
     if all(isinstance(v, bool) for v in values):
@@ -55,11 +56,11 @@ def unmatched(values: tuple, block: bool = False) -> object:
         if any(isinstance(v, float) for v in values):
             return next(c for c in (SOME_FLOAT, 2 * SOME_FLOAT, 4 * SOME_FLOAT) if c not in values)
         sizes = (MANY_BLOCKS, 2 * MANY_BLOCKS, MANY_BLOCKS // 2, ONE_BLOCK, 16)
-        return next((c for c in sizes if c not in values), None if block else max(values) + 1)
+        return next((c for c in sizes if c not in values), None if block else max(cast("tuple[int, ...]", values)) + 1)
     return None
 
 
-def _branch_values(values: tuple, block: bool = False) -> tuple:
+def _branch_values(values: tuple[object, ...], block: bool = False) -> tuple[object, ...]:
     """Compared values and one that matches none of them."""
     other = unmatched(values, block)
     return values if other is None else (*values, other)
@@ -69,9 +70,9 @@ def _names(nodes: Iterable[ast.AST]) -> set[str]:
     return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
-def module_constants(tree: ast.Module) -> dict:
+def module_constants(tree: ast.Module) -> dict[str, object]:
     """Module-level names bound once to a literal (or `tl.constexpr(literal)`)."""
-    seen: dict[str, list] = {}
+    seen: dict[str, list[object]] = {}
     for stmt in tree.body:
         assigned = single_assignment(stmt)
         if assigned is None:
@@ -88,7 +89,7 @@ def module_constants(tree: ast.Module) -> dict:
     return {k: v[0] for k, v in seen.items() if len(v) == 1 and v[0] is not ...}
 
 
-def constant(node: ast.expr, consts: dict) -> tuple[bool, object]:
+def constant(node: ast.expr, consts: Mapping[str, object]) -> tuple[bool, object]:
     """`literal`, and a class attribute of the module (`Mode.SUM`, `Mode.SUM.value`)."""
     if isinstance(node, ast.Attribute):
         chain = ".".join(n for n in _chain(node.value if node.attr == "value" else node))
@@ -108,7 +109,7 @@ def module_functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
     return {stmt.name: stmt for stmt in tree.body if isinstance(stmt, ast.FunctionDef)}
 
 
-def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None,
+def constexpr_hints(fn: ast.FunctionDef, consts: Mapping[str, object], kinds: Mapping[str, str | None] | None = None,
                     helpers: dict[str, ast.FunctionDef] | None = None) -> dict[str, Hint]:
     """A guess for every constexpr parameter, used when nothing else gives its value. `kinds` are the
     types the parameters' use suggests (params.infer_param_kinds): a float stays a float. A
@@ -186,11 +187,12 @@ def constexpr_hints(fn: ast.FunctionDef, consts: dict, kinds: dict | None = None
     return {n: _evidence_hint(n, h, asserts, divided) for n, h in hints.items()}
 
 
-def _constexpr_uses(fn: ast.FunctionDef, names: list[str], consts: dict) -> tuple[dict[str, set[str]], dict[str, list]]:
+def _constexpr_uses(fn: ast.FunctionDef, names: list[str], consts: Mapping[str, object]
+                    ) -> tuple[dict[str, set[str]], dict[str, list[object]]]:
     """How the kernel uses each constexpr ("block", "loop", "unrolled", "dtype", "flag"), and the
     constants it is compared with by == or !=."""
     uses: dict[str, set[str]] = {n: set() for n in names}
-    compared: dict[str, list] = {n: [] for n in names}
+    compared: dict[str, list[object]] = {n: [] for n in names}
     for node in ast.walk(fn):
         if isinstance(node, ast.Call):
             _call_uses(node, uses)
@@ -223,8 +225,8 @@ def _constexpr_uses(fn: ast.FunctionDef, names: list[str], consts: dict) -> tupl
                 and isinstance(node.left, ast.Name) and node.left.id in compared:
             options = node.comparators[0]   # `MODE in ("a", "b")`
             if isinstance(options, (ast.Tuple, ast.List, ast.Set)):
-                found = [constant(e, consts) for e in options.elts]
-                _add_compared(compared[node.left.id], [v for ok, v in found if ok])
+                constants = [constant(e, consts) for e in options.elts]
+                _add_compared(compared[node.left.id], [v for ok, v in constants if ok])
     return uses, compared
 
 
@@ -232,7 +234,7 @@ ORDERED = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 LARGEST_SIZE = 1 << 17   # a boundary's far side past this is not compiled (a size that large takes hours)
 
 
-def boundary(op: ast.cmpop, value: object, flipped: bool = False) -> tuple:
+def boundary(op: ast.cmpop, value: object, flipped: bool = False) -> tuple[object, ...]:
     """The values on both sides of `X < value` (`<=`, `>`, `>=`; `flipped`: `value < X`): the value
     itself and its nearest neighbour on the other side, a power of two for a power of two (a size
     stays one: `BLOCK > 1024` compiles 1024 and 2048), else one more or one less."""
@@ -279,7 +281,7 @@ def _divisors(fn: ast.FunctionDef, names: set[str]) -> dict[str, int]:
     return found
 
 
-def _add_compared(found: list, values: list) -> None:
+def _add_compared(found: list[object], values: list[object]) -> None:
     for v in values:
         if isinstance(v, (int, float, str, bool)) and not any(v == f and type(v) is type(f) for f in found):
             found.append(v)
@@ -323,7 +325,7 @@ OPTIONS = {"input_precision": ("tf32", "ieee", "tf32x3"), "eviction_policy": (""
 OPTION = "option:"
 
 
-def _option_values(used: set[str], compared: list) -> tuple | None:
+def _option_values(used: set[str], compared: list[object]) -> tuple[object, ...] | None:
     """The values of a constexpr passed to one of OPTIONS: those of its allowed set it is compared
     with, and one it is not (the `else`), else the default."""
     allowed = next((OPTIONS[u[len(OPTION):]] for u in sorted(used) if u.startswith(OPTION)), None)
@@ -337,11 +339,11 @@ def _option_values(used: set[str], compared: list) -> tuple | None:
 MAX_ENUM = 8
 
 
-def enum_domains(fn: ast.FunctionDef, names: set[str], consts: dict) -> dict[str, list]:
+def enum_domains(fn: ast.FunctionDef, names: set[str], consts: Mapping[str, object]) -> dict[str, list[object]]:
     """Constexprs compared (`==`, `!=`) with a constant of a module's enum: a class's constants
     (`Mode.SUM`), or module constants of one prefix (`MODE_A = tl.constexpr(0)`, `MODE_B`): the
     enum's values are the values a launch passes (issue 37)."""
-    found: dict[str, list] = {}
+    found: dict[str, list[object]] = {}
     for node in ast.walk(fn):
         if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq))):
             continue
@@ -359,10 +361,10 @@ def enum_domains(fn: ast.FunctionDef, names: set[str], consts: dict) -> dict[str
     return found
 
 
-def asserted(fn: ast.FunctionDef, names: set[str], consts: dict) -> dict[str, list]:
+def asserted(fn: ast.FunctionDef, names: set[str], consts: Mapping[str, object]) -> dict[str, list[object]]:
     """Values `tl.static_assert` demands of constexprs (`tl.static_assert(N == 4)`, `N in (2,
     4)`, joined by `and`): the kernel names them, and no other value compiles (issue 37)."""
-    found: dict[str, list] = {}
+    found: dict[str, list[object]] = {}
     for node in ast.walk(fn):
         if not (isinstance(node, ast.Call) and last_name(node.func) == "static_assert" and node.args):
             continue
@@ -410,7 +412,7 @@ def divisors(fn: ast.FunctionDef, names: set[str]) -> set[str]:
     return found
 
 
-def _evidence_hint(name: str, hint: Hint, asserts: dict[str, list], divided: set[str]) -> Hint:
+def _evidence_hint(name: str, hint: Hint, asserts: dict[str, list[object]], divided: set[str]) -> Hint:
     """A hint corrected by what the kernel itself says (issue 37): a value `tl.static_assert`
     demands; a divisor never 0 nor False."""
     if name in asserts:

@@ -91,7 +91,7 @@ class Discovery:
 
 # a launch site: the call, the function around it (None at module level), its module's
 # constants, its file
-_Site = tuple[ast.Call, HostFunction | None, dict, str]
+_Site = tuple[ast.Call, HostFunction | None, dict[str, object], str]
 
 
 def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | None = None) -> Discovery:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ptxdiff.compile.binaries import fingerprint
 from ptxdiff.discovery.callsites import Fact
@@ -31,8 +31,8 @@ FORMAT = 13
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 
-def to_json(found: Discovery) -> dict:
-    def param(p: Param) -> list:
+def to_json(found: Discovery) -> dict[str, Any]:
+    def param(p: Param) -> list[object]:
         return [p.name, p.constexpr, p.kind, [list(p.hint.values), p.hint.why, p.hint.branches] if p.hint else None, p.optional,
                 p.written, p.converted]
     return {"format": FORMAT, "kernels": [
@@ -46,7 +46,7 @@ def to_json(found: Discovery) -> dict:
         "broken": [[b.path, b.error, list(b.names)] for b in found.broken.values()]}
 
 
-def from_json(data: dict) -> Discovery:
+def from_json(data: dict[str, Any]) -> Discovery:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError("not a stored discovery")
     kernels = {}
@@ -128,7 +128,7 @@ class FileMemo:
         self.key = "file-" + hashlib.sha256(json.dumps([list(roots), tool["ptxdiff"], tool["source"], path]).encode()
                                             ).hexdigest()[:24]
         stored = self.store.get(self.key)
-        self.trees: dict[str, dict] = stored.get("trees", {}) if isinstance(stored, dict) else {}
+        self.trees: dict[str, dict[str, Any]] = stored.get("trees", {}) if isinstance(stored, dict) else {}
         self.changed = False
 
     def get(self, tree: str) -> Discovery | None:

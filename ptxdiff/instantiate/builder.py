@@ -19,7 +19,7 @@ import dataclasses
 import linecache
 import re
 import types
-from typing import Any
+from typing import Any, cast
 
 from ptxdiff.discovery.fingerprint import Closure, kernel_closure
 from ptxdiff.discovery.kernels import Kernel
@@ -75,9 +75,9 @@ class Builder:
 
     def __init__(self, interp: Interp, tag: str):
         self.interp, self.tag = interp, tag
-        self._jit: dict[tuple, object] = {}
-        self._building: set[tuple] = set()
-        self._ns: dict[str, dict] = {}
+        self._jit: dict[tuple[str, str, int], object] = {}   # (path, name, line) of a `def` -> its JITFunction
+        self._building: set[tuple[str, str, int]] = set()
+        self._ns: dict[str, dict[str, Any]] = {}
         self._modules: dict[str, types.ModuleType] = {}
         self._classes: dict[int, types.ModuleType] = {}
         self._class_values: dict[int, Class] = {}
@@ -287,7 +287,7 @@ class Builder:
             if member is not None and member is not _REFUSED:
                 setattr(holder, name, member)
 
-    def namespace(self, env: ModuleEnv) -> dict:
+    def namespace(self, env: ModuleEnv) -> dict[str, Any]:
         """A module's globals as its kernels see them. `__builtins__` is empty: triton's code
         generator has its own (range, min, len, getattr...), and a function object made on globals
         without the key would get the real ones."""
@@ -381,7 +381,7 @@ class Builder:
             self._denied_names = namespace.jit_internals()
         return self._denied_names
 
-    def _jit_options(self, fn: Function) -> dict:
+    def _jit_options(self, fn: Function) -> dict[str, object]:
         names = ("do_not_specialize", "do_not_specialize_on_alignment", "noinline", "debug")
         for value in fn.decorators[len(_definition(fn).decorator_list):]:
             if isinstance(value, Applied) and value.decorator.dotted == "triton.jit":   # `triton.jit(_k, debug=True)`
@@ -390,7 +390,7 @@ class Builder:
             if decorator_kind(value) != "jit":
                 continue
             _, kwargs = call_args(dec_node)
-            options = {}
+            options: dict[str, object] = {}
             for name in ("do_not_specialize", "do_not_specialize_on_alignment", "noinline", "debug"):
                 if name in kwargs:
                     try:
@@ -400,7 +400,7 @@ class Builder:
             return options
         return {}
 
-    def _function(self, fn: Function, ns: dict) -> tuple[types.FunctionType, ast.FunctionDef]:
+    def _function(self, fn: Function, ns: dict[str, Any]) -> tuple[types.FunctionType, ast.FunctionDef]:
         """The function object of a `def`, made without executing the `def` statement: defaults
         and annotations come from the evaluator, the body is compiled but never run. Also the
         `def` as triton will parse it from the registered text (placeholders in)."""
@@ -440,7 +440,7 @@ class Builder:
         except (Refused, Raised):
             return None  # the spec gives every constexpr's value; declared.py says why
 
-    def _placeholders(self, fn: Function, filename: str, defaults: list, ns: dict) -> ast.FunctionDef:
+    def _placeholders(self, fn: Function, filename: str, defaults: list[object], ns: dict[str, Any]) -> ast.FunctionDef:
         """Triton's code generator evaluates default expressions and annotations from the source
         text: each one that is not a literal is replaced there by a name bound to the value the
         builder computed (a default: the evaluator's value, None where it refused; an annotation:
@@ -470,7 +470,7 @@ class Builder:
             ns[name] = value if isinstance(value, tl.constexpr) or value is tl.constexpr else tl.constexpr(value)
             spans.append((expr, name))
             slot.set(ast.Name(id=name, ctx=ast.Load()))
-        entry: tuple = linecache.cache[filename]
+        entry = cast("tuple[int, float | None, list[str], str]", linecache.cache[filename])   # registered above
         _replace(entry[2], spans)
         return expected
 
@@ -512,7 +512,8 @@ class _Slot:
 
     def get(self) -> ast.expr:
         value = getattr(self.owner, self.field)
-        return value if self.index is None else value[self.index]
+        expr: ast.expr = value if self.index is None else value[self.index]
+        return expr
 
     def set(self, expr: ast.expr) -> None:
         if self.index is None:
@@ -521,7 +522,7 @@ class _Slot:
             getattr(self.owner, self.field)[self.index] = expr
 
 
-def _slots(node: ast.FunctionDef, defaults: list) -> list[tuple[_Slot, object]]:
+def _slots(node: ast.FunctionDef, defaults: list[object]) -> list[tuple[_Slot, object]]:
     """Every default and annotation of a `def` (with the evaluator's value of each positional
     default), the last in the text first: replacing text from the end keeps earlier columns."""
     args = node.args

@@ -23,10 +23,10 @@ def _innermost(error: BaseException) -> BaseException:
     return error
 
 
-def _jit_functions(jit: Any, limit: int = 256) -> list:
+def _jit_functions(jit: Any, limit: int = 256) -> list[Any]:
     """The jit functions a kernel can reach through its globals (helpers, their helpers, and
     those behind a module alias), the kernel first."""
-    found: list = []
+    found: list[Any] = []
     todo = [jit]
     while todo and len(found) < limit:
         fn = todo.pop()

@@ -204,7 +204,7 @@ class ModuleIndex:
         self._auto = auto
         self._orders = [(*configured, "", *auto)] + ([(*configured, *auto, "")] if auto else [])
         self._by_path: dict[str, ParsedModule] = {}
-        self._summaries: dict[int, tuple] = {}
+        self._summaries: dict[int, tuple[str, frozenset[str], tuple[tuple[str, ...], ...]]] = {}
         self._found: dict[str, str | None] = {}
         self._dirs: frozenset[str] | None = None
         self._exports: dict[tuple[str, str], bool] = {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
@@ -74,7 +75,7 @@ def is_constexpr(annotation: ast.expr | None) -> bool:
     return bool(chain) and "constexpr" in chain[-1] and not chain[-1].startswith("constexpr_function")
 
 
-def literal(node: ast.expr, consts: dict) -> tuple[bool, object]:
+def literal(node: ast.expr, consts: Mapping[str, object]) -> tuple[bool, object]:
     """A constant's value: a literal, `-literal`, or a module constant with a literal value."""
     if isinstance(node, ast.Constant):
         return True, node.value

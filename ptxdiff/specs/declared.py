@@ -10,7 +10,8 @@ and otherwise ignored, since it does not change the compiled code. Nothing here 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import cast
 
 from ptxdiff.discovery.decorators import closure_reads, locate
 from ptxdiff.discovery.kernels import Kernel
@@ -19,7 +20,7 @@ from ptxdiff.instantiate.evaluator.interp import Interp
 from ptxdiff.instantiate.evaluator.scope import Function, Scope
 from ptxdiff.instantiate.evaluator.values import Applied, Constexpr, External, Raised, Refused, TritonConfig
 from ptxdiff.source.syntax import call_args, is_constexpr
-from ptxdiff.specs.resolve import Declared, SpecError
+from ptxdiff.specs.resolve import Autotuned, Declared, SpecError
 from ptxdiff.targets import target_name
 
 JIT = {"triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit", "triton.language.jit"}
@@ -122,9 +123,9 @@ def read(interp: Interp, kernel: Kernel) -> Declared:
             refused[what] = f"{what}: {e}"
             return None
 
-    autotune: tuple = ()
-    heuristics: dict = {}
-    jit_options: dict = {}
+    autotune: tuple[Autotuned, ...] = ()
+    heuristics: dict[str, Callable[[dict[str, object]], object]] = {}
+    jit_options: dict[str, object] = {}
     for value, args, kwargs, label, ready in _decorators(node, fn.decorators):
         def get(x: object, what: str, ready: bool = ready) -> object:
             return x if ready else evaluate(x, what)  # type: ignore[arg-type]
@@ -157,8 +158,8 @@ def read(interp: Interp, kernel: Kernel) -> Declared:
             notes.append(f"decorator @{label} ignored (it does not change the compiled code)")
     params = [a.arg for a in node.args.args]
     constexpr = {a.arg for a in node.args.args if is_constexpr(a.annotation)}
-    defaults: dict = {}
-    runtime_defaults: dict = {}
+    defaults: dict[str, object] = {}
+    runtime_defaults: dict[str, object] = {}
     given = node.args.defaults
     for a, d in zip(node.args.args[len(params) - len(given):], given):
         value = evaluate(d, f"default of {a.arg}")
@@ -168,19 +169,20 @@ def read(interp: Interp, kernel: Kernel) -> Declared:
             defaults[a.arg] = _plain(value)
         else:
             runtime_defaults[a.arg] = _plain(value)
-    dns = jit_options.get("do_not_specialize") or ()
-    dns = frozenset(params[d] if isinstance(d, int) and d < len(params) else d for d in dns)
+    listed = cast("Iterable[str | int]", jit_options.get("do_not_specialize") or ())   # names or positions, as @jit takes them
+    dns = frozenset(params[d] if isinstance(d, int) and d < len(params) else d for d in listed)
     return Declared(tuple(params), frozenset(constexpr), defaults, autotune, heuristics,
                     do_not_specialize=dns, runtime_defaults=runtime_defaults, refused=refused,
                     notes=tuple(notes), jit_options=jit_options)
 
 
-def _decorators(node: ast.FunctionDef, values: tuple[object, ...]) -> list[tuple[object, list, dict, str, bool]]:
+def _decorators(node: ast.FunctionDef, values: tuple[object, ...]
+                ) -> list[tuple[object, list[object], dict[str, object], str, bool]]:
     """Each decorator of a kernel: (value, arguments, keyword arguments, text, whether the
     arguments are values already). Those written above the `def` come with their expressions;
     those a call form applied (`k = triton.autotune(configs=...)(triton.jit(_k))`) after them, with
     the values the evaluator computed."""
-    out: list[tuple[object, list, dict, str, bool]] = []
+    out: list[tuple[object, list[object], dict[str, object], str, bool]] = []
     for dec_node, value in zip(node.decorator_list, values):
         args, kwargs = call_args(dec_node)
         out.append((value, list(args), dict(kwargs), ast.unparse(dec_node), False))
@@ -190,7 +192,7 @@ def _decorators(node: ast.FunctionDef, values: tuple[object, ...]) -> list[tuple
     return out
 
 
-def _configs(value: object, refused: dict[str, str]) -> tuple:
+def _configs(value: object, refused: dict[str, str]) -> tuple[Autotuned, ...]:
     if not isinstance(value, (list, tuple)) or not all(isinstance(c, TritonConfig) for c in value):
         refused["autotune configs"] = "autotune configs: not a list of triton.Config"
         return ()
@@ -209,7 +211,7 @@ def _heuristic(interp: Interp, h: object) -> Callable[..., object]:
     if not isinstance(h, Function):
         return lambda args, h=h: _plain(h)
 
-    def call(args: dict) -> object:
+    def call(args: dict[str, object]) -> object:
         try:
             return _plain(interp.call(h, [args], {}))
         except Raised as e:

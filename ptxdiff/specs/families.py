@@ -13,7 +13,7 @@ from ptxdiff.specs.plan import Plan
 SIZES = " (read by heuristics)"   # the combination variable of a runtime int a heuristic tests (no param has a space)
 
 
-def size_variables(plan: Plan, types: dict[str, str], launch: Launch | None) -> list[tuple[str, tuple]]:
+def size_variables(plan: Plan, types: dict[str, str], launch: Launch | None) -> list[tuple[str, tuple[object, ...]]]:
     """The runtime ints a heuristic tests (`plan.sizes`), each an open value of its own: the
     heuristics are evaluated at a size on each side of every test (not for a recorded launch)."""
     if launch is not None:

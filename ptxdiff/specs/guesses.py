@@ -82,6 +82,6 @@ def from_json(guessed: object) -> tuple[Guess, ...]:
     return tuple(out)
 
 
-def of_spec(spec: Mapping | None) -> tuple[Guess, ...]:
+def of_spec(spec: Mapping[str, object] | None) -> tuple[Guess, ...]:
     """The guesses of a spec as a result holds it (`Spec.as_dict`; None: none)."""
     return from_json((spec or {}).get("guessed"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass
+from typing import cast
 
 from ptxdiff.discovery.callsites import Fact
 from ptxdiff.discovery.guards import changed_guards
@@ -29,7 +30,7 @@ class Choice:
     """Candidate values for one parameter (a constexpr's values, or a runtime param's type)."""
 
     name: str
-    values: tuple
+    values: tuple[object, ...]
     source: str        # "call-site" | "guessed"
     why: str = ""
 
@@ -96,7 +97,7 @@ class Plan:
         changed = constexprs != self.constexprs or heuristic_sizes
         return dataclasses.replace(self, constexprs=constexprs, shrink=SHRINK) if changed else self
 
-    def matched(self, facts: dict[str, list]) -> Plan:
+    def matched(self, facts: dict[str, list[object]]) -> Plan:
         """This plan with the guessed constexprs that the other side of the pair has as facts
         (autotune configs, defaults) taking those values."""
         given = {c.name: c for c in self.constexprs}
@@ -138,12 +139,12 @@ class Plan:
         return [f"{name}: guessed {old}, which does not fit the kernel; {new} does"
                 for name, old, new in self.refits]
 
-    def retype_for(self, constexprs: dict) -> dict[str, str]:
+    def retype_for(self, constexprs: dict[str, object]) -> dict[str, str]:
         """The searched types of the spec with these constexprs (as `Spec.as_dict` gives them)."""
         return dict(dict(self.retypes).get(combo_key(constexprs), ()))
 
 
-def combo_key(constexprs: dict) -> str:
+def combo_key(constexprs: dict[str, object]) -> str:
     """One spec's constexpr values as both sides and the cache see them (`Spec.as_dict` form)."""
     return json.dumps(sorted(constexprs.items()), default=repr)
 
@@ -169,7 +170,7 @@ def _guess(name: str, hint: Hint, kernels: list[Kernel]) -> Choice:
     hints = [q.hint for k in kernels for q in k.params if q.name == name and q.constexpr and q.hint is not None]
     if not any(h.branches for h in hints):
         return Choice(name, hint.values, "guessed", hint.why)
-    values: list = []
+    values: list[object] = []
     for h in hints:
         values += [v for v in h.values if not any(v == w and type(v) is type(w) for w in values)]
     whys = list(dict.fromkeys(h.why for h in hints))
@@ -180,7 +181,7 @@ def _unread(name: str, hint: Hint | None, kernels: list[Kernel], facts: list[Fac
     """A constexpr a launch site computes (`BLOCK=triton.next_power_of_2(min(n, 4096))`): the
     values other sites pass, and every value the kernel's comparisons of it separate (the
     guesses), so a change under `if BLOCK == 1024:` or its `else` is compiled either way."""
-    values: list = []
+    values: list[object] = []
     guessed = _guess(name, hint, kernels).values if hint is not None else ()
     for v in [*(f.value for f in facts if f.kind == "value"), *guessed]:
         if v not in values:   # 0, 0.0 and False select the same branches: one of them is enough
@@ -326,5 +327,5 @@ def _heuristic_sizes(kernels: list[Kernel]) -> tuple[tuple[str, tuple[int, ...]]
         for p in k.params:
             if not p.constexpr and p.hint is not None:
                 have = sizes.setdefault(p.name, [])
-                have += [v for v in p.hint.values if v not in have]
+                have += [cast(int, v) for v in p.hint.values if v not in have]   # a runtime int's hints are sizes
     return tuple((name, tuple(values)) for name, values in sorted(sizes.items()))

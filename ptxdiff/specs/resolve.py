@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar, cast
 
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.record.launches import Launch
@@ -27,6 +28,7 @@ DEFAULT_NUM_WARPS = 4
 DEFAULT_NUM_STAGES = 3
 HEURISTIC_INT = 4096   # a runtime integer a heuristic reads, when nothing says which (divisible by most blocks)
 NO_PLAN = Plan()       # nothing gathered beyond the config: the default of `resolve`
+T = TypeVar("T")
 
 
 class SpecError(Exception):
@@ -71,7 +73,7 @@ class Spec:
                            self.num_warps, self.num_stages, self.divisible] + ([list(self.options)] if self.options else [])
                           + ([["inputs", [list(i) for i in self.inputs]]] if self.inputs else []))
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"signature": dict(self.signature), "constexprs": {k: _jsonable(v) for k, v in self.constexprs},
                 "num_warps": self.num_warps, "num_stages": self.num_stages, **dict(self.options),
                 "divisible_by_16": list(self.divisible) if self.divisible is not None else None,
@@ -83,20 +85,24 @@ def _jsonable(v: object) -> object:
     return v if isinstance(v, (int, float, str, bool, type(None))) else repr(v)
 
 
+# an autotune Config: (kwargs, num_warps, num_stages, options)
+Autotuned = tuple[dict[str, object], int | None, int | None, dict[str, object]]
+
+
 @dataclass(frozen=True)
 class Declared:
     """What the kernel's source declares: its params, constexpr defaults, decorators."""
 
     params: tuple[str, ...]
     constexpr_params: frozenset[str]
-    defaults: dict                            # constexpr name -> default value
-    autotune: tuple[tuple[dict, int | None, int | None, dict], ...]  # (kwargs, num_warps, num_stages, options)
-    heuristics: dict[str, Callable[[dict], object]]   # name -> callable(args)
-    do_not_specialize: frozenset[str] = frozenset()
-    runtime_defaults: dict = field(default_factory=dict)   # non-constexpr params with a default
-    refused: dict = field(default_factory=dict)            # what the evaluator would not compute
+    defaults: dict[str, object]               # constexpr name -> default value
+    autotune: tuple[Autotuned, ...]
+    heuristics: dict[str, Callable[[dict[str, object]], object]]   # name -> callable(args)
+    do_not_specialize: frozenset[str | int] = frozenset()
+    runtime_defaults: dict[str, object] = field(default_factory=dict)   # non-constexpr params with a default
+    refused: dict[str, str] = field(default_factory=dict)            # what the evaluator would not compute
     notes: tuple[str, ...] = ()
-    jit_options: dict = field(default_factory=dict)
+    jit_options: dict[str, object] = field(default_factory=dict)
 
 
 def _key(kernel: Kernel, sub: str) -> str:
@@ -124,14 +130,14 @@ class TensorArg:
         return "<tensor>"
 
 
-class _Args(dict):
+class _Args(dict[str, object]):
     """What a heuristic sees: known constexprs and representative runtime args; reading an
     argument nothing can stand in for says which key to set."""
 
-    def __init__(self, known: dict, kernel: Kernel, target: str, runtime: dict) -> None:
+    def __init__(self, known: dict[str, object], kernel: Kernel, target: str, runtime: dict[str, object]) -> None:
         super().__init__(known)
         self.kernel, self.target, self.runtime = kernel, target, runtime
-        self.stood_in: dict = {}
+        self.stood_in: dict[str, object] = {}
 
     def __missing__(self, name: str) -> object:
         if name in self.runtime:
@@ -147,7 +153,7 @@ class _Variant:
 
     override: SpecConfig | None = None
     launch: Launch | None = None
-    tuned: dict = field(default_factory=dict)
+    tuned: dict[str, object] = field(default_factory=dict)
     warps: int | None = None
     stages: int | None = None
     options: tuple[tuple[str, object], ...] = ()   # a Config's other compile options (maxnreg, num_ctas)
@@ -158,8 +164,8 @@ PAIRWISE_CAP = 4   # a covering set compiles at most this many times max_specs s
 GUARDED_COMBINATIONS = 64   # every combination of the constexprs guarding a change, up to this many
 
 
-def cover_combinations(variables: list[tuple[str, tuple]], limit: int, force: bool = False,
-                       guards: tuple[str, ...] = ()) -> tuple[list[dict], str | None]:
+def cover_combinations(variables: list[tuple[str, tuple[object, ...]]], limit: int, force: bool = False,
+                       guards: tuple[str, ...] = ()) -> tuple[list[dict[str, object]], str | None]:
     """Every combination of the guessed values when there are few; else a covering set in which
     every pair of values of any two variables appears together (`if A: if not B:` is compiled
     whatever the other flags are), at most PAIRWISE_CAP x `limit` of them (the rest are dropped,
@@ -176,7 +182,7 @@ def cover_combinations(variables: list[tuple[str, tuple]], limit: int, force: bo
     for _, values in variables:
         total *= len(values)
     if total <= limit and not force:
-        combos: list[dict] = [{}]
+        combos: list[dict[str, object]] = [{}]
         for name, values in variables:
             combos = [{**c, name: v} for c in combos for v in values]
         return combos, None
@@ -248,7 +254,7 @@ def covered_notes(notes: Iterable[str]) -> bool:
     return any(COVERED in note for note in notes)
 
 
-def _pick(items: list, limit: int) -> list:
+def _pick(items: list[T], limit: int) -> list[T]:
     """`limit` items spread evenly over the list, first and last included."""
     if len(items) <= limit:
         return items
@@ -332,12 +338,12 @@ def _labelled(specs: list[Spec]) -> list[Spec]:
 
 
 def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan, variant: _Variant,
-              inferred: dict, dropped: set[str]) -> list[Spec]:
+              inferred: dict[str, str | None], dropped: set[str]) -> list[Spec]:
     layers = [cfg.base] + ([variant.override] if variant.override else [])
-    constexprs: dict = dict(declared.defaults)
+    constexprs: dict[str, object] = dict(declared.defaults)
     constexprs.update(variant.tuned)
     sources: dict[str, str] = {}
-    signature_cfg: dict = {}
+    signature_cfg: dict[str, str] = {}
     num_warps, num_stages = variant.warps, variant.stages
     launch = variant.launch
     if launch is not None:
@@ -358,11 +364,11 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
     if num_warps is None:
         choice = plan.choice("num_warps", "options")
         if choice:
-            num_warps, sources["num_warps"] = choice.values[0], choice.source
+            num_warps, sources["num_warps"] = cast(int, choice.values[0]), choice.source
     if num_stages is None:
         choice = plan.choice("num_stages", "options")
         if choice:
-            num_stages, sources["num_stages"] = choice.values[0], choice.source
+            num_stages, sources["num_stages"] = cast(int, choice.values[0]), choice.source
     # the types every spec of this variant shares
     types: dict[str, str] = {}
     guessed_types: dict[str, str] = {}
@@ -378,16 +384,16 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
         else:
             choice = plan.choice(p, "types")
             if choice is not None:
-                types[p], sources[p] = choice.values[0], choice.source
+                types[p], sources[p] = cast(str, choice.values[0]), choice.source   # a types choice: type names
                 if choice.source == "guessed":
-                    guessed_types[p] = choice.values[0]
+                    guessed_types[p] = cast(str, choice.values[0])
             elif inferred.get(p):
-                types[p], sources[p] = inferred[p], "guessed"
-                guessed_types[p] = inferred[p]
+                types[p], sources[p] = cast(str, inferred[p]), "guessed"
+                guessed_types[p] = cast(str, inferred[p])
         if types.get(p) == "constexpr":  # None passed at the launch site: a constant None, as triton makes it
             constexprs.setdefault(p, None)
     # what is still open: constexprs nothing gave, optional pointers
-    variables: list[tuple[str, tuple]] = []
+    variables: list[tuple[str, tuple[object, ...]]] = []
     for p in declared.params:
         if p in declared.constexpr_params and p not in constexprs and p not in declared.heuristics:
             choice = plan.choice(p)
@@ -418,7 +424,7 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
     return [_one_spec(kernel, declared, plan, shared, combo) for combo in combos]
 
 
-def _launched_defaults(declared: Declared, plan: Plan, constexprs: dict, given: set[str]) -> dict:
+def _launched_defaults(declared: Declared, plan: Plan, constexprs: dict[str, object], given: set[str]) -> dict[str, object]:
     """Constexpr defaults a launch site overrides, taken out of `constexprs`: a site that passes
     values compiles those (the default never runs), one that passes an expression offline reading
     cannot tell compiles the default among the guesses. Returns {name: default} of the latter."""
@@ -434,7 +440,8 @@ def _launched_defaults(declared: Declared, plan: Plan, constexprs: dict, given: 
     return unread
 
 
-def _phantoms(variables: list[tuple[str, tuple]], plan: Plan, params: set[str]) -> list[tuple[str, tuple]]:
+def _phantoms(variables: list[tuple[str, tuple[object, ...]]], plan: Plan, params: set[str]
+              ) -> list[tuple[str, tuple[object, ...]]]:
     """Open values only the other side of the pair has (a flag or an optional pointer it adds):
     combined with this side's, so both sides take one covering set and this side compiles its
     projections, which pair with the other side's specs by equal values."""
@@ -448,7 +455,7 @@ def _phantoms(variables: list[tuple[str, tuple]], plan: Plan, params: set[str]) 
 class _Shared:
     """What every spec of one variant starts from; each combination of open values copies it."""
 
-    constexprs: dict
+    constexprs: dict[str, object]
     types: dict[str, str]
     sources: dict[str, str]
     guessed_types: dict[str, str]     # runtime param -> its type, where that type is a guess
@@ -460,7 +467,7 @@ class _Shared:
     options: tuple[tuple[str, object], ...] = ()
 
 
-def _signature(kernel: Kernel, declared: Declared, types: dict[str, str], constexprs: dict) -> list[tuple[str, str]]:
+def _signature(kernel: Kernel, declared: Declared, types: dict[str, str], constexprs: dict[str, object]) -> list[tuple[str, str]]:
     """(param, type) in the kernel's order, constexprs as `constexpr`; a SpecError naming every
     constexpr without a value and every param without a type at once."""
     signature: list[tuple[str, str]] = []
@@ -482,7 +489,7 @@ def _signature(kernel: Kernel, declared: Declared, types: dict[str, str], conste
     return signature
 
 
-def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, combo: dict) -> Spec:
+def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, combo: dict[str, object]) -> Spec:
     constexprs = dict(shared.constexprs)
     types = dict(shared.types)
     sources = dict(shared.sources)
@@ -494,11 +501,11 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
     sized: dict[str, int] = {}   # runtime ints a heuristic tests, at this combination's size
     for name, value in combo.items():
         if name == FAMILY:
-            for g in family(value, types, shared.guessed_types, sources, {p.name for p in kernel.params if p.written}):
+            for g in family(cast(str, value), types, shared.guessed_types, sources, {p.name for p in kernel.params if p.written}):
                 guess(g)
             continue
         if name.endswith(SIZES):
-            sized[name[:-len(SIZES)]] = value
+            sized[name[:-len(SIZES)]] = cast(int, value)   # a size variable's values are ints
             continue
         if name in shared.optional:
             if value is None:
@@ -521,7 +528,7 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
             except (KeyError, IndexError, ValueError):
                 raise SpecError(f"the block shape of {p} ({types[p]}) names a value no spec gives; set "
                                 + _key(kernel, f"signature.{p}")) from None
-    runtime = {p: (None if constexprs.get(p, 0) is None and types.get(p) == "constexpr" else
+    runtime: dict[str, object] = {p: (None if constexprs.get(p, 0) is None and types.get(p) == "constexpr" else
                    TensorArg() if t.startswith("*") else HEURISTIC_INT if t.startswith(("i", "u")) else 1.0)
                for p, t in types.items()}
     runtime.update(sized)

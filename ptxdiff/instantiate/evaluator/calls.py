@@ -45,7 +45,7 @@ _ITERATING = {"sum", "any", "all", "sorted", "tuple", "list", "set", "frozenset"
 class CallsMixin(InterpCore):
     """Applies what is called to evaluated arguments: `call`, `call_function`, builtins."""
 
-    def call(self, fn: Any, args: list, kwargs: dict, node: ast.Call | None = None) -> Any:
+    def call(self, fn: Any, args: list[object], kwargs: dict[str, object], node: ast.Call | None = None) -> Any:
         if isinstance(fn, Function):
             return self.call_function(fn, args, kwargs)
         if isinstance(fn, Bound):
@@ -77,7 +77,7 @@ class CallsMixin(InterpCore):
             return self._method(fn, [self._pyfunc(a) for a in args], {k: self._pyfunc(v) for k, v in kwargs.items()})
         raise Refused(f"calling {fn!r}, which is host code")
 
-    def _method(self, fn: Any, args: list, kwargs: dict) -> Any:
+    def _method(self, fn: Any, args: list[object], kwargs: dict[str, object]) -> Any:
         """A bound method of a plain value (list.append, str.format): safe builtin code, once what
         it would build or grow its value to is known to be within bounds (sizes.py)."""
         owner, name = fn.__self__, fn.__name__
@@ -95,7 +95,7 @@ class CallsMixin(InterpCore):
         except (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError) as e:
             raise Raised(type(e).__name__, str(e)) from None
 
-    def call_function(self, fn: Function, args: list, kwargs: dict) -> Any:
+    def call_function(self, fn: Function, args: list[object], kwargs: dict[str, object]) -> Any:
         for d in fn.decorators:
             if isinstance(d, (Refused, Raised)):
                 raise Refused(f"{fn.name} has a decorator the evaluator cannot read")
@@ -127,12 +127,12 @@ class CallsMixin(InterpCore):
         finally:
             self.depth -= 10
 
-    def _bind_simple(self, fn: Function, args: list, kwargs: dict) -> dict:
+    def _bind_simple(self, fn: Function, args: list[object], kwargs: dict[str, object]) -> dict[str, object]:
         """Arguments bound to a signature without *args, **kwargs or positional-only parameters."""
         a = fn.node.args
         names = [p.arg for p in a.args]
         defaults = self.defaults(fn)
-        local: dict = {}
+        local: dict[str, object] = {}
         if len(args) > len(names):
             raise Raised("TypeError", f"{fn.name}() takes {len(names)} positional arguments")
         local.update(zip(names, args))
@@ -154,7 +154,7 @@ class CallsMixin(InterpCore):
                 local[p.arg] = self.eval(d, fn.defining_scope())
         return local
 
-    def _bind_general(self, fn: Function, args: list, kwargs: dict) -> dict:
+    def _bind_general(self, fn: Function, args: list[object], kwargs: dict[str, object]) -> dict[str, object]:
         """Arguments bound to a signature with *args, **kwargs or positional-only parameters."""
         a = fn.node.args
         positional = [p.arg for p in [*a.posonlyargs, *a.args]]
@@ -193,7 +193,7 @@ class CallsMixin(InterpCore):
             return lambda *a, **k: self.call(v, list(a), k)
         return v
 
-    def _builtin(self, name: str, args: list, kwargs: dict, node: ast.Call | None) -> Any:
+    def _builtin(self, name: str, args: list[Any], kwargs: dict[str, Any], node: ast.Call | None) -> Any:
         args = [a.value if isinstance(a, Constexpr) else a for a in args]
         if name == "isinstance":
             return self._isinstance(*args)

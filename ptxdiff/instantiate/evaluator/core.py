@@ -49,9 +49,10 @@ BINOPS: dict[type[ast.operator], Callable[[Any, Any], Any] | None] = {
     ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
     ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.BitOr: operator.or_,
     ast.BitXor: operator.xor, ast.BitAnd: operator.and_, ast.MatMult: None}
-_CMPOPS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-           ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
-           ast.In: lambda a, b: operator.contains(b, a), ast.NotIn: lambda a, b: not operator.contains(b, a)}
+_CMPOPS: dict[type[ast.cmpop], Callable[[Any, Any], object]] = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+    ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: operator.contains(b, a), ast.NotIn: lambda a, b: not operator.contains(b, a)}
 
 HandlerT = TypeVar("HandlerT")
 
@@ -98,7 +99,7 @@ class InterpCore(ABC):
         """Bind a value to an assignment target."""
 
     @abstractmethod
-    def call(self, fn: Any, args: list, kwargs: dict, node: ast.Call | None = None) -> Any:
+    def call(self, fn: Any, args: list[object], kwargs: dict[str, object], node: ast.Call | None = None) -> Any:
         """`fn(*args, **kwargs)`."""
 
     @abstractmethod
@@ -106,11 +107,11 @@ class InterpCore(ABC):
         """A `def` or `lambda` as a value."""
 
     @abstractmethod
-    def defaults(self, fn: Function) -> list:
+    def defaults(self, fn: Function) -> list[object]:
         """A function's default values, evaluated once where it was defined."""
 
     @abstractmethod
-    def external_call(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def external_call(self, dotted: str, args: list[object], kwargs: dict[str, object]) -> Any:
         """A call into a package that is not imported."""
 
     @abstractmethod
@@ -302,7 +303,8 @@ class InterpCore(ABC):
             # mypy loses the starred tuple: `v` is a sized iterable here
             if len(v) > MAX_LEN:  # type: ignore[arg-type]
                 raise Refused(f"iterating over more than {MAX_LEN} elements")
-            return list(v)  # type: ignore[call-overload]
+            items: list[Any] = list(v)  # type: ignore[call-overload]
+            return items
         if isinstance(v, dict):
             return list(v)
         raise Refused(f"iterating over {v!r}, which the evaluator does not compute")

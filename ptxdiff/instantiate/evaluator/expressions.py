@@ -86,7 +86,8 @@ class ExpressionsMixin(InterpCore):
     def _eval_ifexp(self, node: ast.IfExp, scope: Scope) -> Any:
         return self.eval(node.body if self.truth(self.eval(node.test, scope)) else node.orelse, scope)
 
-    def _eval_sequence(self, node: ast.List | ast.Tuple | ast.Set, scope: Scope) -> list | tuple | set:
+    def _eval_sequence(self, node: ast.List | ast.Tuple | ast.Set, scope: Scope
+                       ) -> list[object] | tuple[object, ...] | set[object]:
         items = []
         for e in node.elts:
             if isinstance(e, ast.Starred):
@@ -97,7 +98,7 @@ class ExpressionsMixin(InterpCore):
         return items if isinstance(node, ast.List) else tuple(items) if isinstance(node, ast.Tuple) \
             else set(self.hashable(items))
 
-    def _eval_dict(self, node: ast.Dict, scope: Scope) -> dict:
+    def _eval_dict(self, node: ast.Dict, scope: Scope) -> dict[object, object]:
         out = {}
         for k, v in zip(node.keys, node.values):
             if k is None:
@@ -152,9 +153,9 @@ class ExpressionsMixin(InterpCore):
         raise Refused(f"{type(node).__name__} expressions are not evaluated")
 
     def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
-                       scope: Scope) -> list | set | dict:
+                       scope: Scope) -> list[object] | set[object] | dict[object, object]:
         inner = Scope(scope.env, scope.before, {}, outer=scope)
-        results: list = []
+        results: list[Any] = []   # the elements, or a dict comprehension's (key, value) pairs
 
         def loop(generators: list[ast.comprehension]) -> None:
             if not generators:
@@ -181,13 +182,13 @@ class ExpressionsMixin(InterpCore):
 
     def _call_node(self, node: ast.Call, scope: Scope) -> Any:
         fn = self.eval(node.func, scope)
-        args: list = []
+        args: list[object] = []
         for a in node.args:
             if isinstance(a, ast.Starred):
                 args.extend(self.iterate(self.eval(a.value, scope)))
             else:
                 args.append(self.eval(a, scope))
-        kwargs: dict = {}
+        kwargs: dict[str, object] = {}
         for k in node.keywords:
             if k.arg is None:
                 extra = self.eval(k.value, scope)

@@ -100,7 +100,7 @@ def _host_code(dotted: str) -> Refused:
 class HostMixin(InterpCore):
     """Calls and attributes of packages that are never imported (`External` values)."""
 
-    def external_call(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def external_call(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if dotted in _ANSWERS:
             return _ANSWERS[dotted]
         handler = _CALLS.get(dotted)
@@ -114,15 +114,15 @@ class HostMixin(InterpCore):
         raise _host_code(dotted)
 
     # -- the standard library --------------------------------------------------------------------------
-    def _identity(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _identity(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if args and not kwargs and len(args) == 1 and isinstance(args[0], (Function, Class)):
             return args[0]
         return External(dotted)  # `lru_cache(maxsize=1)` -> the decorator
 
-    def _get_logger(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _get_logger(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         return Opaque("logger")
 
-    def _math(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _math(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         for a in args:
             self.plain(a)
         check_math(dotted[5:], args)
@@ -131,7 +131,7 @@ class HostMixin(InterpCore):
         except (ValueError, TypeError, OverflowError) as e:
             raise Raised(type(e).__name__, str(e)) from None
 
-    def _operator(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _operator(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         for a in args:
             if not isinstance(a, Version):
                 self.plain(a)
@@ -144,7 +144,7 @@ class HostMixin(InterpCore):
         except (TypeError, ValueError, OverflowError, ZeroDivisionError) as e:
             raise Raised(type(e).__name__, str(e)) from None
 
-    def _itertools(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _itertools(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         seqs = [self.iterate(a) if not isinstance(a, int) else a for a in args]
         fn = _ITERTOOLS[dotted]
         check_itertools(dotted, seqs, kwargs)
@@ -154,10 +154,10 @@ class HostMixin(InterpCore):
         except TypeError as e:
             raise Raised("TypeError", str(e)) from None
 
-    def _partial(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _partial(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         return Partial(args[0], tuple(args[1:]), kwargs)
 
-    def _reduce(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _reduce(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         fn, seq, *init = args
         items = self.iterate(seq)
         acc = init[0] if init else items.pop(0)
@@ -165,49 +165,49 @@ class HostMixin(InterpCore):
             acc = self.call(fn, [acc, x], {})
         return acc
 
-    def _regex(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _regex(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         return self.sized(regex.call(dotted[3:], args, kwargs))
 
-    def _regex_match(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _regex_match(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         return regex.match_method(dotted.rsplit(".", 1)[1], args)
 
-    def _getenv(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _getenv(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         return args[1] if len(args) > 1 else kwargs.get("default")  # the environment reads as empty
 
-    def _parse_version(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _parse_version(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         return parse_version(args[0])
 
-    def _find_spec(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _find_spec(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if not (args and isinstance(args[0], str)):
             raise _host_code(dotted)
         if args[0] == "triton" or args[0].startswith("triton."):
             return ModuleSpec(args[0]) if triton_module_exists(args[0], quiet=True) else None
         raise Refused(f"whether {args[0]} is installed on the reviewer's machine", host_call=True)
 
-    def _module_from_spec(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _module_from_spec(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if not (args and isinstance(args[0], ModuleSpec)):
             raise _host_code(dotted)
         return self.module_value(args[0].dotted)
 
-    def _import_module(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _import_module(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if not (args and isinstance(args[0], str)):
             raise _host_code(dotted)
         return self.module_value(args[0])
 
     # -- triton: configs, helpers ----------------------------------------------------------------------
-    def _config(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _config(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         return _config(args, kwargs)
 
-    def _cdiv(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _cdiv(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         a, b = args
         return -(-a // b)
 
-    def _next_power_of_2(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _next_power_of_2(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         n = args[0]
         self.plain(n)
         return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
 
-    def _jit_call(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _jit_call(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         """`helper = triton.jit(_helper)`: the function, marked as a jit function as `@triton.jit`
         would (the marker goes last, after the decorators written above its `def`); with options
         (`triton.jit(_k, debug=True)`) the marker carries them; `triton.jit(**options)` alone is
@@ -220,33 +220,33 @@ class HostMixin(InterpCore):
         marker = Applied(External("triton.jit"), (), tuple(kwargs.items())) if kwargs else External("triton.jit")
         return dataclasses.replace(fn, decorators=(*fn.decorators, marker))
 
-    def _decorator_call(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _decorator_call(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         """`triton.autotune(configs=..., key=[...])`, `triton.heuristics({...})`: the decorator,
         with its arguments, that a call form applies (`k = triton.autotune(...)(k)`)."""
         name = "triton.autotune" if dotted.endswith("autotune") else "triton.heuristics"
         return Applied(External(name), tuple(args), tuple(kwargs.items()))
 
-    def _constexpr(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _constexpr(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         value = args[0] if args else None
         return value if isinstance(value, Constexpr) else Constexpr(value)
 
     # -- the device, as the compile target ------------------------------------------------------------
-    def _current_target(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _current_target(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         return Target("cuda", self.device.cc, 32)
 
-    def _triton_device_properties(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _triton_device_properties(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         return self.device.triton_properties()
 
-    def _bf16_supported(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _bf16_supported(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         return self.device.cc >= 80
 
-    def _device_capability(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _device_capability(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         return (self.device.cc // 10, self.device.cc % 10)
 
-    def _device_name(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _device_name(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         return self.device.name
 
-    def _torch_device_properties(self, dotted: str, args: list, kwargs: dict) -> Any:
+    def _torch_device_properties(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         return Props("device properties", self.device.torch_properties())
 
     # -- attributes ----------------------------------------------------------------------------------
@@ -284,7 +284,7 @@ class HostMixin(InterpCore):
         return External(dotted)
 
 
-_Handler = Callable[[HostMixin, str, list, dict], Any]
+_Handler = Callable[[HostMixin, str, list[Any], dict[str, Any]], Any]
 
 
 def _each(names: Iterable[str], handler: _Handler) -> dict[str, _Handler]:
@@ -323,7 +323,7 @@ _CALLS: dict[str, _Handler] = {
 }
 
 
-def _config(args: list, kwargs: dict) -> TritonConfig:
+def _config(args: list[Any], kwargs: dict[str, Any]) -> TritonConfig:
     kw = args[0] if args else kwargs.pop("kwargs", {})
     if not isinstance(kw, dict):
         raise Refused("triton.Config with kwargs that are not a dict")

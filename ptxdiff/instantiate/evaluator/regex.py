@@ -162,23 +162,23 @@ def _subject(value: object) -> str:
     return value
 
 
-def _flags(kwargs: dict, extra: list) -> int:
+def _flags(kwargs: dict[str, object], extra: list[object]) -> int:
     flags = kwargs.pop("flags", extra[0] if extra else 0)
     if not isinstance(flags, int) or kwargs:
         raise Refused("re arguments other than a pattern, text and flags")
     return flags
 
 
-def _match_record(m: re.Match | None) -> Props | None:
+def _match_record(m: re.Match[str] | None) -> Props | None:
     if m is None:
         return None
     parts = ((m.group(0), *m.groups()), m.span(), m.groupdict(), tuple(m.span(i) for i in range(len(m.groups()) + 1)))
-    values: dict = {name: Partial(External(f"re.Match.{name}"), parts) for name in MATCH_METHODS}
+    values: dict[str, object] = {name: Partial(External(f"re.Match.{name}"), parts) for name in MATCH_METHODS}
     values.update(string=m.string, pos=m.pos, endpos=m.endpos, lastindex=m.lastindex)
     return Props("re.Match", values)
 
 
-def match_method(name: str, args: list) -> Any:
+def match_method(name: str, args: list[Any]) -> Any:
     """`m.group(1)`, `m.groups()`, `m.span()`: args are the record's parts, then the caller's."""
     groups, _span, named, spans, *rest = args
     try:
@@ -197,7 +197,7 @@ def match_method(name: str, args: list) -> Any:
         raise Raised("IndexError", f"no such group: {e}") from None
 
 
-def call(name: str, args: list, kwargs: dict) -> Any:
+def call(name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`re.<name>(*args, **kwargs)` on bounded text."""
     kwargs = dict(kwargs)
     if name == "escape":

@@ -54,10 +54,10 @@ class Function:
     outer: Scope | None
     before: int | None             # module position it was defined at (its defaults were evaluated there)
     decorators: tuple[object, ...] = ()
-    evaluated_defaults: list | None = None
+    evaluated_defaults: list[object] | None = None
     # at module level, the names its own statement bound (a def inside `if has_triton():` sees
     # the configs assigned above it in that block, which the module does not have yet)
-    siblings: dict | None = None
+    siblings: dict[str, object] | None = None
 
     def __repr__(self) -> str:
         return f"<function {self.name} of {self.env.mod.path}>"
@@ -88,10 +88,10 @@ class Module:
 class Scope:
     """Names visible to one piece of interpreted code: locals, enclosing functions, the module."""
 
-    def __init__(self, env: ModuleEnv, before: int | None, local: dict | None = None,
+    def __init__(self, env: ModuleEnv, before: int | None, local: dict[str, object] | None = None,
                  outer: Scope | None = None, is_module: bool = False):
         self.env, self.before, self.outer = env, before, outer
-        self.vars: dict = local if local is not None else {}
+        self.vars: dict[str, object] = local if local is not None else {}
         self.is_module = is_module
 
     def lookup(self, name: str) -> Any:
@@ -185,7 +185,7 @@ class ModuleEnv:
                 self.mutations.setdefault(target, []).append(i)
             if isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):
                 self.stars.append(i)
-        self._done: dict[int, dict | BaseException] = {}
+        self._done: dict[int, dict[str, object] | BaseException] = {}
         self._notes: dict[int, tuple[str, ...]] = {}   # assumptions made while executing a statement
         self._running: set[int] = set()
         self._mutated: set[int] = set()
@@ -237,7 +237,7 @@ class ModuleEnv:
                 if isinstance(out, BaseException):
                     raise out
 
-    def _execute(self, i: int) -> dict | BaseException:
+    def _execute(self, i: int) -> dict[str, object] | BaseException:
         if i in self._done:
             return self._done[i]
         if i in self._running:
@@ -248,7 +248,7 @@ class ModuleEnv:
         scope = Scope(self, i, {}, is_module=True)
         try:
             self.interp.exec_block([self.body[i]], scope)
-            result: dict | BaseException = scope.vars
+            result: dict[str, object] | BaseException = scope.vars
         except (Refused, Raised) as e:
             if isinstance(e, Refused) and e.where is None:
                 e.where = self.interp.where(self, self.body[i])

@@ -166,7 +166,7 @@ def _grows(obj: object, more: int, name: str) -> None:
         raise Refused(f"{type(obj).__name__}.{name} to more than {MAX_LEN} elements")
 
 
-def check_method(obj: object, name: str, args: list, kwargs: dict) -> None:
+def check_method(obj: object, name: str, args: list[object], kwargs: dict[str, object]) -> None:
     """Before a listed method of a plain value runs: what it would build or grow to."""
     first = args[0] if args else None
     if isinstance(obj, str):
@@ -198,7 +198,7 @@ def check_method(obj: object, name: str, args: list, kwargs: dict) -> None:
         _grows(obj, sum(_length(a) for a in args), name)
 
 
-def check_builtin(name: str, args: list, kwargs: dict) -> None:
+def check_builtin(name: str, args: list[object], kwargs: dict[str, object]) -> None:
     """Before an allowed builtin runs on plain values: what it would build."""
     first = args[0] if args else None
     if name in ("str", "repr") and args:
@@ -229,7 +229,7 @@ def _bits(value: object) -> int:
     return value.bit_length() if isinstance(value, int) else 0   # a float cannot grow past 64 bits
 
 
-def check_math(name: str, args: list) -> None:
+def check_math(name: str, args: list[Any]) -> None:
     """math.comb, perm, prod and lcm make integers as large as their arguments say: estimated
     first (by lgamma or bit lengths), refused past MAX_INT_BITS."""
     bound = f"math.{name} of more than {MAX_INT_BITS} bits"
@@ -252,7 +252,7 @@ def check_math(name: str, args: list) -> None:
             raise Refused(bound)
 
 
-def check_pow(args: list) -> None:
+def check_pow(args: list[object]) -> None:
     """pow(a, b, m) with an integer modulus is bounded by its operands; with `m=None` it is a**b,
     which the caller checks as such."""
     if len(args) == 3 and args[2] is not None and not all(isinstance(a, int) for a in args):
@@ -265,7 +265,7 @@ def _log_count(dotted: str, n: int, r: int) -> float:
     return count - math.lgamma(r + 1) if dotted == "itertools.combinations" else count
 
 
-def check_itertools(dotted: str, seqs: list, kwargs: dict) -> None:
+def check_itertools(dotted: str, seqs: Sequence[object], kwargs: dict[str, object]) -> None:
     """The number of tuples an itertools call makes and their length, before it makes them: at most
     MAX_LEN tuples, and MAX_CELLS elements in all."""
     lists = [s for s in seqs if isinstance(s, list)]

@@ -317,7 +317,7 @@ class StatementsMixin(InterpCore):
         except (Refused, Raised) as e:
             return e
 
-    def defaults(self, fn: Function) -> list:
+    def defaults(self, fn: Function) -> list[object]:
         if fn.evaluated_defaults is None:
             scope = fn.defining_scope()
             fn.evaluated_defaults = [self.eval(d, scope) for d in fn.node.args.defaults]

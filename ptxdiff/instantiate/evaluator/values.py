@@ -130,7 +130,7 @@ class Applied:
     would (`k = triton.autotune(...)(triton.jit(_k))`)."""
 
     decorator: External
-    args: tuple
+    args: tuple[object, ...]
     kwargs: tuple[tuple[str, object], ...]
 
 
@@ -155,7 +155,7 @@ class Target:
 @dataclass
 class Class:
     name: str
-    namespace: dict
+    namespace: dict[str, object]
     is_enum: bool = False
 
     def __repr__(self) -> str:
@@ -266,14 +266,14 @@ class _Partial:
     """`functools.partial(fn, *args, **kwargs)`, applied when called."""
 
     fn: object
-    args: tuple
-    kwargs: dict = field(default_factory=dict, hash=False)
+    args: tuple[object, ...]
+    kwargs: dict[str, object] = field(default_factory=dict, hash=False)
 
 
 class _Props:
     """A read-only record of answers (device properties, an empty environment)."""
 
-    def __init__(self, what: str, values: dict):
+    def __init__(self, what: str, values: dict[str, object]):
         self.what, self.values = what, values
 
     def attr(self, name: str) -> Any:
@@ -344,7 +344,7 @@ SAFE_BUILTINS = ("abs", "all", "any", "bool", "dict", "divmod", "enumerate", "fl
 UNSAFE_BUILTINS = {"open", "eval", "exec", "compile", "__import__", "globals", "locals", "vars", "input",
                    "breakpoint", "exit", "quit", "memoryview", "setattr", "delattr", "super", "__build_class__",
                    "help", "dir"}
-BUILTINS: dict = {name: Builtin(name) for name in SAFE_BUILTINS}
+BUILTINS: dict[str, object] = {name: Builtin(name) for name in SAFE_BUILTINS}
 BUILTINS.update({name: ExcClass(name) for name in EXC_PARENTS})
 BUILTINS.update({"None": None, "True": True, "False": False, "print": External("builtins.print"),
                  "staticmethod": External("builtins.staticmethod"), "classmethod": External("builtins.classmethod"),
