@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from ptxdiff.specs import guesses
 from ptxdiff.specs.guesses import Guess, GuessKind
 
-# the JSON keys that are not a Config's other compile options (those sit between num_stages and divisible_by_16)
-_KEYS = ("signature", "constexprs", "num_warps", "num_stages", "divisible_by_16", "source", "guessed", "notes",
-         "heuristics")
+# the JSON's own keys, each with its kind; any other key is a Config's compile option (between
+# num_stages and divisible_by_16)
+_TYPES: dict[str, type] = {"signature": dict, "constexprs": dict, "num_warps": int, "num_stages": int,
+                           "divisible_by_16": list, "source": str, "guessed": dict, "notes": list, "heuristics": list}
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class SpecDetail:
         divisible = value.get("divisible_by_16")
         return cls(signature=value.get("signature") or {}, constexprs=value.get("constexprs") or {},
                    num_warps=value.get("num_warps", 4), num_stages=value.get("num_stages", 3),
-                   options=tuple((k, v) for k, v in value.items() if k not in _KEYS),
+                   options=tuple((k, v) for k, v in value.items() if k not in _TYPES),
                    divisible=tuple(divisible) if divisible is not None else None,
                    source=value.get("source", "config"), guessed=guesses.from_json(value.get("guessed")),
                    notes=tuple(value.get("notes") or ()), heuristics=tuple(value.get("heuristics") or ()))
@@ -70,7 +71,3 @@ class SpecDetail:
                 "divisible_by_16": list(self.divisible) if self.divisible is not None else None,
                 "source": self.source, "guessed": {g.key: g.value for g in self.guessed},
                 "notes": list(self.notes), **({"heuristics": list(self.heuristics)} if self.heuristics else {})}
-
-
-_TYPES: dict[str, type] = {"signature": dict, "constexprs": dict, "num_warps": int, "num_stages": int,
-                           "divisible_by_16": list, "source": str, "guessed": dict, "notes": list, "heuristics": list}
