@@ -207,7 +207,7 @@ def aa(tmp: Path, names: list[str] | None, which: list[str]) -> list[dict]:
         rows = [r for r in report.rows if r.kernel == kid and r.spec_detail]
         if not rows:
             continue
-        params = list(rows[0].spec_detail["signature"])
+        params = list(rows[0].spec_detail.signature)
         plan = plan_for(kid, kid, params, [(r.spec_source, r.spec_detail) for r in rows])
         if isinstance(plan, SynthPlan):
             for side in (s for s in sides if s.label in which):

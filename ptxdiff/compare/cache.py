@@ -54,7 +54,8 @@ def source_hash(fingerprint: str, kernel_id: str, target: int, key: object, spec
 
 def stamped(results: list[SpecResult], fingerprint: str, kernel_id: str, target: int) -> list[dict]:
     """Results as an entry stores them (their JSON): each with the hash of its built source."""
-    return [{**r.as_json(), "source": source_hash(fingerprint, kernel_id, target, r.key, r.spec)} for r in results]
+    return [{**r.as_json(), "source": source_hash(fingerprint, kernel_id, target, r.key, r.spec and r.spec.as_json())}
+            for r in results]
 
 
 def served(value: object, fingerprint: str, kernel_id: str, target: int) -> list[SpecResult] | None:

@@ -107,7 +107,7 @@ def _uncovered_partners(needs: list[Need], got: list[tuple[Need, int, list]]) ->
     for need in needs:
         for results in need.results.values():
             for r in results:
-                notes.setdefault(id(need), []).extend((r.spec or {}).get("notes", ()))
+                notes.setdefault(id(need), []).extend(r.spec.notes if r.spec else ())
     for need, _, specs in got:
         notes.setdefault(id(need), []).extend(note for spec in specs for note in spec.notes)
     out = []
@@ -293,7 +293,7 @@ class Measurer:
         followers: dict[tuple[int, int, int], list[tuple[Need, int, int]]] = {}
         for need, cc, specs in got:
             # each spec's place holds its pending record (no result yet) until its compile answers
-            need.results[cc] = [SpecResult(spec.key, spec.label, spec.as_dict()) for spec in specs]
+            need.results[cc] = [SpecResult(spec.key, spec.label, spec.detail()) for spec in specs]
             if id(need) in costly:   # a fact of the specs, stored like a result: a warm run shrinks at once
                 need.results[cc] = [dataclasses.replace(r, error=SHRINK_FIRST, guarded=True, deterministic=True)
                                     for r in need.results[cc]]

@@ -25,22 +25,24 @@ from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, renamed_id
 from ptxdiff.git.repo import Snapshot
 from ptxdiff.record import launches as recorded
 from ptxdiff.repo_config import KernelConfig
-from ptxdiff.specs import guesses, launch
+from ptxdiff.specs import launch
 from ptxdiff.specs.guesses import GuessKind
 from ptxdiff.specs.launch import LaunchInputs
 
 
 def _guessed(result: SpecResult | None) -> dict[str, str]:
     """A spec result's guessed constexpr values, as text (a type or a heuristic's input is no constexpr)."""
-    spec = (result.spec if result else None) or {}
-    values = spec.get("constexprs") or {}
-    return {g.name: repr(values[g.name]) for g in guesses.of_spec(spec) if g.kind is GuessKind.VALUE and g.name in values}
+    spec = result.spec if result else None
+    if spec is None:
+        return {}
+    values = spec.constexprs
+    return {g.name: repr(values[g.name]) for g in spec.guessed if g.kind is GuessKind.VALUE and g.name in values}
 
 
 def _typed(result: SpecResult | None) -> set[str]:
     """The params whose type a spec result guessed."""
-    spec = (result.spec if result else None) or {}
-    return {g.name for g in guesses.of_spec(spec) if g.kind is GuessKind.TYPE}
+    spec = result.spec if result else None
+    return {g.name for g in spec.guessed if g.kind is GuessKind.TYPE} if spec else set()
 
 
 def agree(old: SpecResult | None, new: SpecResult | None) -> bool:
@@ -52,20 +54,16 @@ def agree(old: SpecResult | None, new: SpecResult | None) -> bool:
 def _facts(result: SpecResult | None) -> tuple[dict, dict, tuple]:
     """A spec result's signature (types, `constexpr` for a constexpr or a `None`), constexpr
     values as text, and warps, stages and the Config's other options."""
-    spec = (result.spec if result else None) or {}
-    sig: dict = spec["signature"] if isinstance(spec.get("signature"), dict) else {}
-    values = {k: repr(v) for k, v in (spec.get("constexprs") or {}).items()}
-    rest = tuple(sorted((k, repr(v)) for k, v in spec.items() if k not in _NOT_OPTIONS))
-    return sig, values, rest
-
-
-# a spec's keys that are not compile options (`rest` of `_facts` is the others: warps, stages, maxnreg, ...)
-_NOT_OPTIONS = ("signature", "constexprs", "source", "guessed", "notes", "divisible_by_16", "heuristics")
+    spec = result.spec if result else None
+    if spec is None:
+        return {}, {}, ()
+    values = {k: repr(v) for k, v in spec.constexprs.items()}
+    return dict(spec.signature), values, tuple(sorted((k, repr(v)) for k, v in spec.compile_options))
 
 
 def _computed(*results: SpecResult | None) -> set[str]:
     """The constexprs a heuristic computed on either side: what the launch's inputs decide."""
-    return {name for r in results for name in ((r.spec if r else None) or {}).get("heuristics") or ()}
+    return {name for r in results if r and r.spec for name in r.spec.heuristics}
 
 
 def equal(old: SpecResult | None, new: SpecResult | None, launched: bool = False, options: bool = False) -> bool:

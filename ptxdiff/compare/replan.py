@@ -72,11 +72,11 @@ def matched(needs: list[Need]) -> list[Need]:
             continue
         specs = [[r.spec for rs in n.results.values() for r in rs if r.spec is not None] for n in group]
         for need, mine, theirs in ((group[0], specs[0], specs[1]), (group[1], specs[1], specs[0])):
-            guessed = {k for spec in mine for k in spec.get("guessed", {})}
+            guessed = {k for spec in mine for k in spec.guessed_values}
             facts: dict[str, list] = {}
             for spec in theirs:
-                for k, v in spec.get("constexprs", {}).items():
-                    if k in guessed and k not in spec.get("guessed", {}) and isinstance(v, (int, float)) \
+                for k, v in spec.constexprs.items():
+                    if k in guessed and k not in spec.guessed_values and isinstance(v, (int, float)) \
                             and v not in facts.setdefault(k, []):
                         facts[k].append(v)
             _adopt(need, need.plan.matched(facts) if facts else need.plan, out)
@@ -97,7 +97,7 @@ def retyped(needs: list[Need]) -> list[Need]:
     (`retype`, compile/retype.py): one set of types for both sides, whichever side failed."""
     def replan(plan: Plan, results: list[SpecResult]) -> Plan:
         specs = [(r, r.spec) for r in results if r.spec is not None]
-        found = {planmod.combo_key(spec["constexprs"]): r.retype for r, spec in specs if r.retype}
+        found = {planmod.combo_key(spec.constexprs): r.retype for r, spec in specs if r.retype}
         if not found:
             return plan
         # a combination that failed without finding types of its own borrows those found for the
@@ -109,7 +109,7 @@ def retyped(needs: list[Need]) -> list[Need]:
                 lent.setdefault(param, kind)
         for r, spec in specs:
             if r.error:
-                found.setdefault(planmod.combo_key(spec["constexprs"]), lent)
+                found.setdefault(planmod.combo_key(spec.constexprs), lent)
         return plan.retyped(found)
     return _replanned(needs, replan)
 
@@ -118,8 +118,8 @@ def refitted(needs: list[Need]) -> list[Need]:
     """Pairs where a side's compile found sizes that fit the kernel's shapes in place of failing
     guesses (`refit`, compile/refit.py): both sides compile them."""
     def replan(plan: Plan, results: list[SpecResult]) -> Plan:
-        found = {name: (spec["constexprs"][name], size) for r in results if r.refit and (spec := r.spec) is not None
-                 for name, size in r.refit.items() if type(spec["constexprs"].get(name)) in (int, float)}
+        found = {name: (spec.constexprs[name], size) for r in results if r.refit and (spec := r.spec) is not None
+                 for name, size in r.refit.items() if type(spec.constexprs.get(name)) in (int, float)}
         return plan.refitted(found) if found else plan
     return _replanned(needs, replan)
 

@@ -13,6 +13,7 @@ from ptxdiff.compare.notes import Note, texts
 from ptxdiff.git.repo import Side
 from ptxdiff.metrics.counts import Metrics
 from ptxdiff.metrics.ptx import SourceLines
+from ptxdiff.specs.detail import SpecDetail
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class Row:
     new: Metrics | None
     delta: dict[str, int | float]       # new minus old of each count (verdict.delta)
     error: str | None = None
-    spec_detail: dict | None = None
+    spec_detail: SpecDetail | None = None
     old_kernel: str | None = None       # the id on the old side when it differs (rename)
     log: str | None = None
     old_ptx: str | None = None
@@ -51,7 +52,8 @@ class Row:
         return {"kernel": self.kernel, "spec": self.spec, "spec_source": self.spec_source, "target": self.target,
                 "verdict": self.verdict, "blocking": self.blocking, "old": _public(self.old), "new": _public(self.new),
                 "paths": list(self.paths), "transient": self.transient,
-                "delta": self.delta, "error": self.error, "spec_detail": self.spec_detail,
+                "delta": self.delta, "error": self.error,
+                "spec_detail": self.spec_detail.as_json() if self.spec_detail is not None else None,
                 "renamed_from": self.old_kernel, "outputs": self.outputs, "timing": self.timing,
                 "why": self.why, "launch": self.launch, "cache": self.cache, "toolchain": self.toolchain,
                 "log": self.log}

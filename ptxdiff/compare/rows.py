@@ -41,8 +41,9 @@ def tritons_own(*needs: Need | None) -> str | None:
 
 def _signature_change(a: SpecResult, b: SpecResult) -> str | None:
     """What the parameters did between two compiled results (verdict.signature_change)."""
-    old, new = ((r.spec or {}).get("signature") for r in (a, b))
-    return signature_change(old, new) if isinstance(old, dict) and isinstance(new, dict) else None
+    if a.spec is None or b.spec is None:
+        return None
+    return signature_change(dict(a.spec.signature), dict(b.spec.signature))
 
 
 # where an error is: `ops/k.py:12:5`, and in MLIR's diagnostics `ops/k.py@1a2b3c4d5e:12:5` (the
@@ -61,8 +62,9 @@ def _no_branch(kernel: Kernel | None, failed: SpecResult) -> bool:
     """Whether a spec that failed on one side gives a constexpr that side compares with literals
     a guessed value it compares with nowhere: one the other side's comparisons brought in
     (`elif act_func == "geluapprox":` added), which selects no branch of this side."""
-    spec = failed.spec or {}
-    values, guessed = spec.get("constexprs") or {}, spec.get("guessed") or {}
+    if failed.spec is None:
+        return False
+    values, guessed = failed.spec.constexprs, failed.spec.guessed_values
     for p in kernel.params if kernel is not None else ():
         if p.hint is not None and p.hint.branches and p.name in guessed and p.name in values:
             v = values[p.name]
@@ -155,7 +157,7 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
         new_m = b.metrics if b else None
         failures = [x for x in (a, b) if x and x.error]
         verdict, why = verdict_of(a, b, has_base)
-        source = detail.get("source") if detail else None
+        source = detail.source if detail else None
         if has_base and o is not None and n is not None and (a is None or b is None) \
                 and (verdict != "failed" or source == "guessed"):
             verdict = UNPAIRED   # a spec one side has: the function is on both sides, nothing to compare it with

@@ -16,6 +16,7 @@ from typing import Any
 
 from ptxdiff.metrics.counts import Metrics, is_count
 from ptxdiff.metrics.ptx import SourceLines
+from ptxdiff.specs.detail import SpecDetail
 
 
 class Failure(enum.Enum):
@@ -43,7 +44,7 @@ class SpecResult:
 
     key: str | None                    # the spec's key (None: failed before there were specs)
     label: str
-    spec: dict | None = None           # the spec as the row shows it (Spec.as_dict)
+    spec: SpecDetail | None = None     # the spec as the row shows it (Spec.detail)
     metrics: Metrics | None = None
     ptx: str | None = None             # normalised PTX
     loc: SourceLines | None = None     # the source line of each PTX line (None: an older entry has none)
@@ -98,7 +99,8 @@ class SpecResult:
             metrics = Metrics.from_json(value.get("metrics"))
         for name, kind in _TYPES.items():
             _opt(value, name, kind)
-        return cls(key=value.get("key"), label=value["label"], spec=value.get("spec"), metrics=metrics,
+        spec = SpecDetail.from_json(value["spec"]) if value.get("spec") is not None else None
+        return cls(key=value.get("key"), label=value["label"], spec=spec, metrics=metrics,
                    ptx=value.get("ptx"), loc=SourceLines.from_json(value.get("loc")), error=error,
                    log=value.get("log"), timed_out=value.get("timed_out"), crashed=value.get("crashed"),
                    guarded=bool(value.get("guarded")), transient=bool(value.get("transient")),
@@ -112,12 +114,12 @@ class SpecResult:
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name in ("key", "label") or (value is not None and value is not False):
-                out[f.name] = value.as_json() if isinstance(value, (Metrics, SourceLines)) else value
+                out[f.name] = value.as_json() if isinstance(value, (Metrics, SourceLines, SpecDetail)) else value
         return out
 
 
 _TYPES: dict[str, type | tuple[type, ...]] = {
-    "key": str, "spec": dict, "ptx": str, "cubin": str, "log": str, "tritons_own": str, "retype": dict, "refit": dict,
+    "key": str, "ptx": str, "cubin": str, "log": str, "tritons_own": str, "retype": dict, "refit": dict,
     "target": int}
 
 

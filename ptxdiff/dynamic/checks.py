@@ -142,7 +142,7 @@ def _kernel_tasks(o: Kernel, n: Kernel, kernel_rows: list[Row], check: bool, wan
             planning.report_only[n.id] = said
     tasks: list[Task] = []
     if run.wrapper and run.inputs:
-        blocks = [v for r in kernel_rows for k, v in ((r.spec_detail or {}).get("constexprs") or {}).items()
+        blocks = [v for r in kernel_rows for k, v in (r.spec_detail.constexprs if r.spec_detail else {}).items()
                   if "BLOCK" in k.upper() and isinstance(v, int)]
         plan = RunPlan(n.id, run.wrapper, run.inputs, run.dtypes, sizes_around(blocks, run.sizes), run.time_size)
         if check:

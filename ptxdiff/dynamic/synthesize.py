@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from ptxdiff.record.launches import Launch
 from ptxdiff.record.replay_format import Replay, TensorArg
+from ptxdiff.specs.detail import SpecDetail
 
 SHAPES = 8                    # launches per kernel: the budget, a count (never a clock)
 MAX_SPECS = 4                 # distinct specs of a kernel the shapes are spread over
@@ -76,21 +77,21 @@ class SynthPlan:
     passed: tuple[str, ...] = ()
 
 
-def synth_spec(params: list[str], detail: dict | None) -> SynthSpec | None:
+def synth_spec(params: list[str], detail: SpecDetail | None) -> SynthSpec | None:
     """The spec a row compiled, as launches are made for it; None where none can be (no
-    signature, a tuple parameter)."""
-    if not detail or not isinstance(detail.get("signature"), dict):
+    spec, a tuple parameter)."""
+    if detail is None:
         return None
-    sig = detail["signature"]
-    consts = detail.get("constexprs") or {}
+    sig = detail.signature
+    consts = detail.constexprs
     runtime = tuple((p, sig[p]) for p in params if p in sig and sig[p] != "constexpr" and p not in consts)
     if any(not isinstance(t, str) for _, t in runtime):
         return None
     return SynthSpec(runtime, tuple((k, consts[k]) for k in params if k in consts),
-                     int(detail.get("num_warps") or 4), int(detail.get("num_stages") or 3))
+                     int(detail.num_warps or 4), int(detail.num_stages or 3))
 
 
-def plan_for(old_id: str, new_id: str, params: list[str], details: list[tuple[str | None, dict | None]],
+def plan_for(old_id: str, new_id: str, params: list[str], details: list[tuple[str | None, SpecDetail | None]],
              shapes: int = SHAPES, passed: tuple[str, ...] = ()) -> SynthPlan | str:
     """The plan from a kernel's rows ((spec_source, spec_detail) each), or why there is none."""
     specs: list[SynthSpec] = []

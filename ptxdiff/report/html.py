@@ -336,7 +336,7 @@ def _date(e: Event) -> str:
 def spec_key(row: Row) -> str:
     """What a spec is across commits (its new side's values: types, constexprs, warps, stages),
     so a chart follows one spec, never the first row of each commit."""
-    detail = row.spec_detail or {}
+    detail = row.spec_detail.as_json() if row.spec_detail is not None else {}
     keep = {k: v for k, v in detail.items() if k not in ("source", "guessed", "notes")}
     return row.target + " " + (json.dumps(keep, sort_keys=True, default=str) if keep else row.spec)
 

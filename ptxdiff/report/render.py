@@ -17,7 +17,6 @@ from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, Column, explanations, f
 from ptxdiff.report.kernels import KernelLine, kernel_lines
 from ptxdiff.report.layout import FOLD, FULL, KEY, PLAIN, Layout, TableColumn, grid, hanging, md_escape
 from ptxdiff.report.style import VERDICT_SGR
-from ptxdiff.specs import guesses
 from ptxdiff.specs.guesses import GuessKind
 
 
@@ -110,13 +109,14 @@ def spec_notes(report: Report) -> list[Note]:
     types: dict[str, set[str]] = {}
     notes: dict[str, list[str]] = {}
     for r in report.rows:
-        detail = r.spec_detail or {}
-        for g in guesses.of_spec(detail):
+        if r.spec_detail is None:
+            continue
+        for g in r.spec_detail.guessed:
             if g.kind is GuessKind.TYPE:
                 types.setdefault(r.kernel, set()).add(g.name)
             else:
                 values.setdefault(r.kernel, {}).setdefault(g.shown, []).append(str(g.value))
-        for note in detail.get("notes") or ():
+        for note in r.spec_detail.notes:
             if note not in notes.setdefault(r.kernel, []):
                 notes[r.kernel].append(note)
     lines = []

@@ -13,6 +13,7 @@ import dataclasses
 import re
 
 from ptxdiff.compare.results import Report, Row
+from ptxdiff.specs.detail import SpecDetail
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _CONTROL_BUT_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")   # text of several lines keeps \t and \n
@@ -44,12 +45,13 @@ def _maybe(text: str | None, lines: bool = False) -> str | None:
 
 def row(r: Row) -> Row:
     """A row as people may see it."""
-    detail = _deep(r.spec_detail)
+    # every text of the spec's JSON made safe, read back as a record (its keys name guesses)
+    detail = SpecDetail.from_json(_deep(r.spec_detail.as_json())) if r.spec_detail is not None else None
     return dataclasses.replace(
         r, kernel=shown(r.kernel), spec=shown(r.spec), old_kernel=_maybe(r.old_kernel),
         error=_maybe(r.error, lines=True), log=_maybe(r.log, lines=True), why=_maybe(r.why),
         launch=_maybe(r.launch), paths=tuple(shown(p) for p in r.paths),
-        spec_detail=detail if isinstance(detail, dict) else None)
+        spec_detail=detail)
 
 
 def report(rep: Report) -> Report:

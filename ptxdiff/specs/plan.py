@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import cast
 
@@ -139,13 +140,13 @@ class Plan:
         return [f"{name}: guessed {old}, which does not fit the kernel; {new} does"
                 for name, old, new in self.refits]
 
-    def retype_for(self, constexprs: dict[str, object]) -> dict[str, str]:
-        """The searched types of the spec with these constexprs (as `Spec.as_dict` gives them)."""
+    def retype_for(self, constexprs: Mapping[str, object]) -> dict[str, str]:
+        """The searched types of the spec with these constexprs (as `SpecDetail` holds them)."""
         return dict(dict(self.retypes).get(combo_key(constexprs), ()))
 
 
-def combo_key(constexprs: dict[str, object]) -> str:
-    """One spec's constexpr values as both sides and the cache see them (`Spec.as_dict` form)."""
+def combo_key(constexprs: Mapping[str, object]) -> str:
+    """One spec's constexpr values as both sides and the cache see them (`SpecDetail` form)."""
     return json.dumps(sorted(constexprs.items()), default=repr)
 
 

@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar, cast
+from typing import TypeVar, cast
 
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.record.launches import Launch
 from ptxdiff.repo_config import KernelConfig, SpecConfig
 from ptxdiff.specs import guesses as guessmod
+from ptxdiff.specs.detail import SpecDetail
 from ptxdiff.specs.families import SIZES, family, size_variables, wide_scalars
 from ptxdiff.specs.guesses import Guess, GuessKind
 from ptxdiff.specs.plan import FAMILY, SOURCES, WIDE, Plan, smaller
@@ -73,12 +74,13 @@ class Spec:
                            self.num_warps, self.num_stages, self.divisible] + ([list(self.options)] if self.options else [])
                           + ([["inputs", [list(i) for i in self.inputs]]] if self.inputs else []))
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"signature": dict(self.signature), "constexprs": {k: _jsonable(v) for k, v in self.constexprs},
-                "num_warps": self.num_warps, "num_stages": self.num_stages, **dict(self.options),
-                "divisible_by_16": list(self.divisible) if self.divisible is not None else None,
-                "source": self.source, "guessed": {g.key: _jsonable(g.value) for g in self.guessed},
-                "notes": list(self.notes), **({"heuristics": list(self.heuristics)} if self.heuristics else {})}
+    def detail(self) -> SpecDetail:
+        """The spec as its results hold it: what its JSON keeps (a value JSON has no form for as
+        its repr; one guess per key, one option per name)."""
+        return SpecDetail(dict(self.signature), {k: _jsonable(v) for k, v in self.constexprs}, self.num_warps,
+                          self.num_stages, tuple(dict(self.options).items()), self.divisible, self.source,
+                          tuple({g.key: replace(g, value=_jsonable(g.value)) for g in self.guessed}.values()),
+                          self.notes, self.heuristics)
 
 
 def _jsonable(v: object) -> object:
@@ -306,7 +308,7 @@ def resolve(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan = 
 
 def _retyped(spec: Spec, plan: Plan, notes: set[str]) -> Spec:
     """A spec with the types a compile search found for its constexpr values, said in the notes."""
-    found = plan.retype_for(spec.as_dict()["constexprs"])
+    found = plan.retype_for(spec.detail().constexprs)
     sig = dict(spec.signature)
     types = guessmod.of_kind(spec.guessed, GuessKind.TYPE)
     if "*bf16" in types.values():   # a spec of the bf16 family

@@ -275,7 +275,7 @@ def k(x_ptr, out_ptr, n, FAST: tl.constexpr, BLOCK: tl.constexpr = 128):
     repo = make_repo(tmp_path, {"ops/k.py": src.replace(" SCALE", "")})
     commit(repo, "v2", {"ops/k.py": src.replace(" SCALE", " * 3.0")})
     rows = compare(repo, "HEAD~1", "HEAD").rows
-    by_flag = {r.spec_detail["constexprs"]["FAST"]: r for r in rows}
+    by_flag = {r.spec_detail.constexprs["FAST"]: r for r in rows}
     assert {r.target for r in rows} == {"sm_100"}
     assert (by_flag[True].verdict, by_flag[True].error) == ("structural", None)
     assert by_flag[False].error and not by_flag[False].blocking
@@ -385,7 +385,7 @@ def tuned_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     commit(repo, "cap registers", {"ops/t.py": tuned(", maxnreg=128")})
     (row,) = compare(repo, "HEAD~1", "HEAD").rows
     assert row.verdict == "structural" and row.delta["maxnreg"] == 128
-    assert row.spec.endswith("maxnreg=128") and row.spec_detail["maxnreg"] == 128
+    assert row.spec.endswith("maxnreg=128") and row.spec_detail.as_json()["maxnreg"] == 128
 
 
 def test_a_timeout_is_cached_for_its_bound(tmp_path, monkeypatch):
@@ -444,14 +444,14 @@ def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     report = eng.compare(r.side("HEAD~1"), r.side("HEAD"))
     assert compiled == [256, 256]   # the guess of 1024 is over the rule: never compiled, on either side
     assert [row.verdict for row in report.rows] == ["structural"], [row.error for row in report.rows]
-    notes = report.rows[0].spec_detail["notes"]
+    notes = report.rows[0].spec_detail.notes
     assert any("guessed sizes divided by 4: the guesses' largest tile is over the cost rule" in n for n in notes)
-    assert report.rows[0].spec_detail["constexprs"]["BLOCK"] == 256
+    assert report.rows[0].spec_detail.constexprs["BLOCK"] == 256
     compiled.clear()
     again = Engine(r, jobs=2)
     warm = again.compare(r.side("HEAD~1"), r.side("HEAD"))
     assert compiled == [] and again.measurer.loaded_now == 0
-    assert [(row.verdict, row.spec_detail["constexprs"]["BLOCK"]) for row in warm.rows] == [("structural", 256)]
+    assert [(row.verdict, row.spec_detail.constexprs["BLOCK"]) for row in warm.rows] == [("structural", 256)]
 
 
 def test_warm_show_compiles_nothing_that_timed_out_crashed_or_ran_out_of_memory(tmp_path, monkeypatch):
@@ -555,16 +555,16 @@ def test_zero_config_guesses_are_shown_and_config_makes_them_facts(tmp_path):
     (row,) = compare(repo, None, "HEAD").rows
     assert row.kernel == kid and row.error is None and row.new is not None and row.new.ptx_instrs > 0
     assert row.spec_source == "guessed"
-    guessed = row.spec_detail["guessed"]
+    guessed = row.spec_detail.as_json()["guessed"]
     assert guessed["BLOCK"] == 1024 and guessed["foo:"] == "fp32"  # foo multiplies a loaded value
 
     commit(repo, "config", {"pyproject.toml": f'[tool.ptxdiff.kernels."{kid}"]\n'
                                               'signature = { x_ptr = "*fp16", out_ptr = "*fp16", n = "i32", foo = "fp16" }\n'
                                               "constexprs = { BLOCK = 64 }\n"})
     (row,) = compare(repo, None, "HEAD").rows
-    assert row.error is None and row.spec_source == "config" and row.spec_detail["guessed"] == {}
-    assert row.spec_detail["signature"]["foo"] == "fp16"
-    assert row.spec_detail["constexprs"] == {"BLOCK": 64}
+    assert row.error is None and row.spec_source == "config" and row.spec_detail.guessed == ()
+    assert row.spec_detail.signature["foo"] == "fp16"
+    assert row.spec_detail.constexprs == {"BLOCK": 64}
 
 
 def test_a_spec_both_sides_compile_alike_is_compiled_once(tmp_path, monkeypatch):
@@ -594,7 +594,7 @@ def launch(x, n):
     commit(repo, "another launch", {"ops/k.py": src + "    k[(1,)](x, n, BLOCK=256)\n"})
     report = compare(repo, "HEAD~1", "HEAD", show_all=True)
     assert sorted(compiled) == [128, 256]
-    by_block = {row.spec_detail["constexprs"]["BLOCK"]: row for row in report.rows}
+    by_block = {row.spec_detail.constexprs["BLOCK"]: row for row in report.rows}
     assert by_block[128].verdict == "identical" and by_block[128].old == by_block[128].new
     assert by_block[256].new is not None
 
@@ -701,7 +701,7 @@ def test_cache_key_follows_the_inferred_parameter_types(tmp_path, monkeypatch):
     shutil.rmtree(tmp_path / "cache" / "discovery")
     report = compare(repo, "HEAD~1", "HEAD")
     assert report.compiled == 2
-    assert report.rows[0].spec_detail["signature"]["n"] == "i64"
+    assert report.rows[0].spec_detail.signature["n"] == "i64"
 
 
 def test_compile_and_spec_errors_are_cached_but_import_failures_are_not(tmp_path, cache):

@@ -15,6 +15,7 @@ from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.discovery.params import Param
 from ptxdiff.record.launches import Launch
 from ptxdiff.repo_config import KernelConfig, SpecConfig
+from ptxdiff.specs.detail import SpecDetail
 
 
 def kernel(*facts: tuple[str, tuple[Fact, ...]]) -> Kernel:
@@ -49,8 +50,8 @@ def test_unpinned_keeps_types_and_other_values():
 
 
 def result(**constexprs) -> SpecResult:
-    return SpecResult("k", "k", spec={"constexprs": constexprs,
-                                      "guessed": {k: v for k, v in constexprs.items() if k != "BLOCK"}})
+    return SpecResult("k", "k", spec=SpecDetail.from_json({
+        "constexprs": constexprs, "guessed": {k: v for k, v in constexprs.items() if k != "BLOCK"}}))
 
 
 def test_lone_specs_pair_by_equal_guesses_never_across_a_flag():
@@ -59,7 +60,7 @@ def test_lone_specs_pair_by_equal_guesses_never_across_a_flag():
     by_key: dict[object, list] = {f"o{i}": [r, None] for i, r in enumerate(old)}
     by_key.update({f"n{i}": [None, r] for i, r in enumerate(new)})
     pair_lone(by_key, launched=True)
-    pairs = [(a.spec["constexprs"]["TRANSPOSE_B"], b.spec["constexprs"]["TRANSPOSE_B"]) for a, b in by_key.values()]
+    pairs = [(a.spec.constexprs["TRANSPOSE_B"], b.spec.constexprs["TRANSPOSE_B"]) for a, b in by_key.values()]
     assert sorted(pairs) == [(False, False), (True, True)]
     assert agree(result(A=1), result(B=2)) and not agree(result(A=1), result(A=2))
 

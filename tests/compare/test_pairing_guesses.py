@@ -6,10 +6,11 @@ import pytest
 
 from ptxdiff.compare.pairing import agree
 from ptxdiff.compare.spec_result import SpecResult
+from ptxdiff.specs.detail import SpecDetail
 
 
 def result(constexprs: dict, guessed: dict) -> SpecResult:
-    return SpecResult(key="k", label="l", spec={"constexprs": constexprs, "guessed": guessed})
+    return SpecResult(key="k", label="l", spec=SpecDetail.from_json({"constexprs": constexprs, "guessed": guessed}))
 
 
 @pytest.mark.parametrize(("old", "new", "agreed"), [

@@ -12,6 +12,7 @@ from ptxdiff.compare.replan import Need
 from ptxdiff.compare.spec_result import SpecResult
 from ptxdiff.git.repo import Side
 from ptxdiff.repo_config import KernelConfig
+from ptxdiff.specs.detail import SpecDetail
 from ptxdiff.specs.plan import Choice, Plan, combo_key
 
 GUESSED = Plan(constexprs=(Choice("BLOCK", (64,), "guessed"),))
@@ -20,7 +21,8 @@ KERNEL = SimpleNamespace(id="ops/k.py::k", name="k")
 
 
 def result(constexprs: dict, guessed: dict | None = None, **extra: object) -> SpecResult:
-    return SpecResult("k", "k", {"constexprs": constexprs, "guessed": guessed or {}}, **extra)  # type: ignore[arg-type]
+    spec = SpecDetail.from_json({"constexprs": constexprs, "guessed": guessed or {}})
+    return SpecResult("k", "k", spec, **extra)  # type: ignore[arg-type]
 
 
 def need(side: str, plan: Plan, results: list[SpecResult], pair: int = 0) -> Need:

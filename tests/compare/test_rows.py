@@ -28,6 +28,8 @@ from ptxdiff.discovery.hints import Hint
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel
 from ptxdiff.discovery.params import Param
 from ptxdiff.metrics.counts import Metrics
+from ptxdiff.specs import guesses
+from ptxdiff.specs.detail import SpecDetail
 
 PTX = "ld.global.f32 %f1, [%rd1];\nadd.f32 %f2, %f1, %f1;\nst.global.f32 [%rd2], %f2;"
 METRICS = metrics(ptx_opcodes={"ld": 1, "add": 1, "st": 1}, ptx_instrs=3, ptx_regs=4)
@@ -40,11 +42,11 @@ def kernel(kid: str = "k.py::k", fingerprint: str = "f") -> Kernel:
 
 
 def ok(key: str = "s", ptx: str = PTX, measured: Metrics = METRICS, source: str = "config") -> SpecResult:
-    return SpecResult(key, key, spec={"source": source}, metrics=measured, ptx=ptx)
+    return SpecResult(key, key, spec=SpecDetail(source=source), metrics=measured, ptx=ptx)
 
 
 def bad(key: str | None = "s", error: str = "compile failed: at 1:2: no", source: str = "config") -> SpecResult:
-    return SpecResult(key, key or "-", spec={"source": source}, error=error)
+    return SpecResult(key, key or "-", spec=SpecDetail(source=source), error=error)
 
 
 A, B, FAIL_A, FAIL_B = ok(), ok(ptx=PTX.replace("add", "mul"),
@@ -175,8 +177,8 @@ def moded(fingerprint: str, *modes: str) -> Kernel:
 
 
 def guessed_mode(result: SpecResult, mode: str) -> SpecResult:
-    return dataclasses.replace(result, spec={"source": "guessed", "constexprs": {"MODE": mode},
-                                             "guessed": {"MODE": mode}})
+    return dataclasses.replace(result, spec=SpecDetail(constexprs={"MODE": mode}, source="guessed",
+                                                       guessed=(guesses.value("MODE", mode),)))
 
 
 @pytest.mark.parametrize("old_modes, fits", [
@@ -243,7 +245,7 @@ def specced(result: SpecResult, signature: dict, constexprs: dict, guessed: dict
             warps: int = 4, source: str = "guessed") -> SpecResult:
     spec = {"signature": signature, "constexprs": constexprs, "num_warps": warps, "num_stages": 3,
             "source": source, "guessed": guessed if guessed is not None else dict(constexprs)}
-    return dataclasses.replace(result, spec=spec)
+    return dataclasses.replace(result, spec=SpecDetail.from_json(spec))
 
 
 def test_an_optional_pointer_none_on_one_side_never_stands_against_the_other_none() -> None:

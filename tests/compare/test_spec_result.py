@@ -10,11 +10,12 @@ from helpers import metrics
 from ptxdiff.compare.cache import served, stamped
 from ptxdiff.compare.spec_result import Failure, SpecResult, from_worker, results_from_json
 from ptxdiff.metrics.ptx import SourceLines
+from ptxdiff.specs.detail import SpecDetail
 
 METRICS = metrics(ptx_instrs=3, ptx_opcodes={"ld": 1}, regs=8).as_json()
 LOC = {"files": ["k.py"], "runs": [[2, 0, 7]]}
-MEASURED = {"key": "k", "label": "BLOCK=128", "spec": {"source": "config"}, "metrics": METRICS, "ptx": ".entry k",
-            "loc": LOC}
+MEASURED = {"key": "k", "label": "BLOCK=128", "spec": SpecDetail(source="config").as_json(), "metrics": METRICS,
+            "ptx": ".entry k", "loc": LOC}
 
 
 def failed(**flags: object) -> dict:
@@ -68,7 +69,7 @@ def test_an_entry_is_its_records_or_none() -> None:
     failed(crashed=60.0, transient=True),
     failed(key=None, deterministic=True, absent=True),
     failed(key=None, deterministic=True, tritons_own="triton.language.sum"),
-    failed(retype={"x_ptr": "*fp16"}, spec={"constexprs": {"BLOCK": 128}}),
+    failed(retype={"x_ptr": "*fp16"}, spec=SpecDetail(constexprs={"BLOCK": 128}).as_json()),
     failed(refit={"BLOCK": 64}),
 ])
 def test_a_result_round_trips_through_its_json(value: dict) -> None:
@@ -90,7 +91,7 @@ def test_an_entry_with_an_invalid_result_is_a_miss() -> None:
     assert served([{**entry[0], "metrics": {**METRICS, "regs": None}}, entry[1]], "fp", "k.py::k", 90) is None
 
 
-PENDING = SpecResult("k", "BLOCK=128", {"source": "config"})
+PENDING = SpecResult("k", "BLOCK=128", SpecDetail(source="config"))
 
 
 @pytest.mark.parametrize("payload, failure", [
@@ -102,6 +103,6 @@ PENDING = SpecResult("k", "BLOCK=128", {"source": "config"})
 ])
 def test_what_a_worker_sent_is_read_over_the_spec_it_compiled(payload: object, failure: Failure | None) -> None:
     got = from_worker(PENDING, payload)
-    assert (got.key, got.label, got.spec, got.failure) == ("k", "BLOCK=128", {"source": "config"}, failure)
+    assert (got.key, got.label, got.spec, got.failure) == ("k", "BLOCK=128", PENDING.spec, failure)
     if failure is Failure.CRASH:   # an invalid answer is never cached: it may not happen again
         assert got.transient and got.error and got.error.startswith("the compile worker sent no valid result")

@@ -246,12 +246,12 @@ def test_zero_config_measures_and_says_what_was_guessed(tmp_path):
     assert "structural" in {row.verdict for row in report.rows}
     detail = report.rows[0].spec_detail
     assert report.rows[0].spec_source == "guessed"
-    assert detail["constexprs"]["BLOCK"] == 256 and detail["num_warps"] == 8  # launch-site facts
-    assert detail["signature"]["offset"] == "fp32"
+    assert detail.constexprs["BLOCK"] == 256 and detail.num_warps == 8  # launch-site facts
+    assert detail.signature["offset"] == "fp32"
     # the optional bias pointer is compiled both ways: as a pointer and as None
     # (the kernel converts, `x.to(tl.float32)`: its pointers are compiled as bf16 too)
-    assert {row.spec_detail["signature"]["b_ptr"] for row in report.rows} == {"*fp32", "*bf16", "constexpr"}
-    assert {row.spec_detail["constexprs"].get("HAS_BIAS") for row in report.rows} == {True, False}
+    assert {row.spec_detail.signature["b_ptr"] for row in report.rows} == {"*fp32", "*bf16", "constexpr"}
+    assert {row.spec_detail.constexprs.get("HAS_BIAS") for row in report.rows} == {True, False}
 
 
 def test_a_side_tipped_past_max_specs_is_covered_like_the_other(tmp_path):
@@ -280,7 +280,7 @@ def k(x_ptr, out_ptr, n, HAS_A: tl.constexpr, HAS_B: tl.constexpr, BLOCK: tl.con
     verdicts = [row.verdict for row in report.rows]
     assert len(report.rows) == 4 and "removed" not in verdicts and "added" not in verdicts, verdicts
     assert all(row.error is None for row in report.rows)
-    assert {(row.spec_detail["constexprs"]["HAS_A"], row.spec_detail["constexprs"]["HAS_B"])
+    assert {(row.spec_detail.constexprs["HAS_A"], row.spec_detail.constexprs["HAS_B"])
             for row in report.rows} == {(a, b) for a in (False, True) for b in (False, True)}
     warm = Engine(r, jobs=2)
     again = warm.compare(r.side("HEAD~1"), r.side("HEAD"))  # from the cache: nothing compiled, nothing started
@@ -333,8 +333,8 @@ def shift(a, b):
     (row,) = Engine(r, jobs=1).compare(r.side("HEAD~1"), r.side("HEAD")).rows
     assert row.error is None and row.verdict == "structural"
     # shifted values are integers: the harness loads them through *i32 pointers
-    assert row.spec_detail["signature"]["a_ptr"] == "*i32"
-    assert any("elementwise harness" in n for n in row.spec_detail["notes"])
+    assert row.spec_detail.signature["a_ptr"] == "*i32"
+    assert any("elementwise harness" in n for n in row.spec_detail.notes)
 
 
 def test_integer_evidence_for_pointers_and_sizes():
@@ -497,7 +497,7 @@ def k(x_ptr, MODE: tl.constexpr):
     tl.store(x_ptr + offs, y)
 '''
     rows = _pair_rows(tmp_path, src, '\n    elif MODE == "b":\n        y = x * 9.0', jobs=1)
-    by_mode = {row.spec_detail["constexprs"]["MODE"]: row for row in rows}
+    by_mode = {row.spec_detail.constexprs["MODE"]: row for row in rows}
     assert (by_mode["a"].verdict, by_mode["a"].error) == ("identical", None)
     assert (by_mode["b"].verdict, by_mode["b"].why, by_mode["b"].blocking) == ("failed", NO_BRANCH, False)
     (unmatched,) = [row for mode, row in by_mode.items() if mode not in ("a", "b")]
@@ -560,10 +560,10 @@ def test_a_guessed_type_that_does_not_compile_is_searched_and_both_sides_use_the
     assert [row.error for row in report.rows] == [None], [row.error for row in report.rows]
     row = report.rows[0]
     assert row.verdict == "structural"
-    assert row.spec_detail["signature"]["Lens"] == "*i32"
-    assert any("Lens: guessed i32, which does not compile; *i32 does" in n for n in row.spec_detail["notes"])
+    assert row.spec_detail.signature["Lens"] == "*i32"
+    assert any("Lens: guessed i32, which does not compile; *i32 does" in n for n in row.spec_detail.notes)
     again = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD"))   # warm: the same, nothing compiled
-    assert [(x.verdict, x.spec_detail["signature"]["Lens"]) for x in again.rows] == [("structural", "*i32")]
+    assert [(x.verdict, x.spec_detail.signature["Lens"]) for x in again.rows] == [("structural", "*i32")]
 
 
 def test_a_constexpr_autotuned_on_one_side_and_guessed_on_the_other_compiles_the_configs_on_both(tmp_path):
@@ -585,7 +585,7 @@ def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     commit(repo, "v2", {"ops/k.py": HEADER + body})
     r = Repo(repo)
     report = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD"))
-    assert sorted((row.verdict, row.spec_detail["constexprs"]["BLOCK"]) for row in report.rows) == [
+    assert sorted((row.verdict, row.spec_detail.constexprs["BLOCK"]) for row in report.rows) == [
         ("identical", 32), ("identical", 512)], [(row.verdict, row.spec, row.error) for row in report.rows]
 
 
@@ -623,7 +623,7 @@ def test_a_cast_to_the_pointers_element_type_is_compiled_with_bf16_pointers_too(
     commit(repo, "cast", {"ops/k.py": CAST.replace("BODY", "(x.to(tl.float32) * 3.0).to(X.dtype.element_ty) + 1.0")})
     r = Repo(repo)
     report = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD"))
-    by_type = {row.spec_detail["signature"]["X"]: row.verdict for row in report.rows}
+    by_type = {row.spec_detail.signature["X"]: row.verdict for row in report.rows}
     assert by_type == {"*fp32": "identical", "*bf16": "structural"}, [(row.spec, row.error) for row in report.rows]
 
 
@@ -652,7 +652,7 @@ def test_a_guessed_value_that_fits_no_branch_fails_alike_on_both_sides_and_does_
     commit(repo, "v2", {"ops/k.py": BRANCHES.replace("SCALE", "4.0 + 1.0")})
     r = Repo(repo)
     rows = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD")).rows
-    by_mode = {row.spec_detail["constexprs"]["MODE"]: row for row in rows}
+    by_mode = {row.spec_detail.constexprs["MODE"]: row for row in rows}
     assert by_mode[2].verdict == "structural" and by_mode[2].blocking
     assert by_mode[1].verdict == "identical"
     (unfit,) = [row for mode, row in by_mode.items() if mode not in (1, 2)]
@@ -714,7 +714,7 @@ def test_an_added_kernel_whose_guessed_values_fit_one_branch_only_is_measured_th
     commit(repo, "v2", {"ops/k.py": BRANCHES.replace("SCALE", "3.0")})
     r = Repo(repo)
     rows = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD")).rows
-    by_mode = {row.spec_detail["constexprs"]["MODE"]: row for row in rows}
+    by_mode = {row.spec_detail.constexprs["MODE"]: row for row in rows}
     assert by_mode[1].verdict == by_mode[2].verdict == "added" and by_mode[1].error is by_mode[2].error is None
     (unfit,) = [row for mode, row in by_mode.items() if mode not in (1, 2)]
     assert unfit.verdict == "added" and unfit.error and not unfit.blocking and unfit.why == UNFIT_ONE_SIDE
@@ -730,8 +730,8 @@ def next_pow2_log(val, eps: tl.constexpr):
 '''
     (row,) = _pair_rows(tmp_path, src, " + val", jobs=1)
     assert row.error is None and row.verdict == "structural"
-    assert row.spec_detail["signature"]["val_ptr"] == "*fp32"
-    assert any("elementwise harness" in n for n in row.spec_detail["notes"])
+    assert row.spec_detail.signature["val_ptr"] == "*fp32"
+    assert any("elementwise harness" in n for n in row.spec_detail.notes)
 
 
 def test_a_device_function_that_reduces_along_axis_1_is_compiled_in_a_harness_of_tiles(tmp_path):
@@ -744,7 +744,7 @@ def row_softmax(x):
 '''
     (row,) = _pair_rows(tmp_path, src, " * 2.0", jobs=1)
     assert row.error is None and row.verdict == "structural"
-    assert row.spec_detail["constexprs"]["BLOCK"] == 64
+    assert row.spec_detail.constexprs["BLOCK"] == 64
 
 
 RETYPE_FLOWS = HEADER + '''
@@ -772,7 +772,7 @@ def test_the_type_search_follows_annotated_locals_unpacking_and_static_asserts_o
     fails a helper's `tl.static_assert(seed.dtype.is_int())`: both are searched and found."""
     rows = _pair_rows(tmp_path, RETYPE_FLOWS, " | 1", jobs=2)
     assert rows and all(row.error is None for row in rows), [row.error for row in rows]
-    sig = rows[0].spec_detail["signature"]
+    sig = rows[0].spec_detail.signature
     assert (sig["out_ptr"], sig["seed_base_ptr"]) == ("*i32", "*i32")
 
 
@@ -795,7 +795,7 @@ def test_every_guess_compiles_the_types_found_so_its_row_tells_its_own_misfit(tm
     as far as it goes, or lent from GROUPS=1), so its row tells the real misfit, not the type
     error all guesses share."""
     rows = _pair_rows(tmp_path, BORROWED, " * 2.0", jobs=2)
-    assert {row.spec_detail["signature"]["x_ptr"] for row in rows} == {"*fp32"}
+    assert {row.spec_detail.signature["x_ptr"] for row in rows} == {"*fp32"}
     fits = [row for row in rows if row.error is None]
     assert fits and all(row.verdict == "structural" for row in fits)
     assert all("reshape" in row.error for row in rows if row.error), [row.error for row in rows]
@@ -867,7 +867,7 @@ def test_scaled_dot_operands_take_the_type_their_format_asks_for_both_at_once(tm
     the error asks for in one step."""
     (row,) = _pair_rows(tmp_path, SCALED_DOT, " * 2.0", jobs=1)
     assert row.error is None and row.verdict == "structural", row.error
-    sig = row.spec_detail["signature"]
+    sig = row.spec_detail.signature
     assert [sig[p] for p in ("a_ptr", "b_ptr", "sa_ptr", "sb_ptr")] == ["*fp8e4nv", "*fp8e4nv", "*u8", "*u8"]
 
 
@@ -886,9 +886,9 @@ def test_guessed_sizes_the_kernels_shapes_cannot_take_are_searched(tmp_path):
     rows = _pair_rows(tmp_path, REFIT, " * 2.0", jobs=2)
     assert rows and all(row.error is None and row.verdict == "structural" for row in rows), [x.error for x in rows]
     (row,) = rows
-    c = row.spec_detail["constexprs"]
+    c = row.spec_detail.constexprs
     assert c["n_group"] * c["group_size"] == c["BLOCK"], c
-    assert any("which does not fit the kernel" in n for n in row.spec_detail["notes"])
+    assert any("which does not fit the kernel" in n for n in row.spec_detail.notes)
 
 
 EXPONENT = HEADER + '''
@@ -905,8 +905,8 @@ def test_a_guessed_float_that_the_kernel_uses_as_an_int_is_searched(tmp_path):
     cannot compile, no type of a runtime param mends it, and the int 1 does."""
     (row,) = _pair_rows(tmp_path, EXPONENT, " + 1", jobs=1)
     assert row.error is None and row.verdict == "structural", row.error
-    assert row.spec_detail["constexprs"]["eps_exp"] == 1
-    assert "eps_exp: guessed 1e-06, which does not fit the kernel; 1 does" in row.spec_detail["notes"]
+    assert row.spec_detail.constexprs["eps_exp"] == 1
+    assert "eps_exp: guessed 1e-06, which does not fit the kernel; 1 does" in row.spec_detail.notes
 
 
 def test_params_a_kernel_only_hands_to_helpers_take_the_helpers_types():
@@ -955,7 +955,7 @@ def test_an_integer_dot_takes_int8_operands(tmp_path):
     must be same dtype. Got int8 and fp32`)."""
     (row,) = _pair_rows(tmp_path, INT_DOT, " * 2", jobs=1)
     assert row.error is None and row.verdict == "structural", row.error
-    sig = row.spec_detail["signature"]
+    sig = row.spec_detail.signature
     assert (sig["a_ptr"], sig["b_ptr"]) == ("*i8", "*i8"), sig
 
 
@@ -1010,7 +1010,7 @@ def test_a_type_search_that_leaves_a_size_complaint_hands_on_to_the_size_search(
     message asks for on the guess that is the size it got (before the scales' strides)."""
     (row,) = _pair_rows(tmp_path, MX_GROUPS, " * 2.0", jobs=1)
     assert row.error is None and row.verdict == "structural", row.error
-    sig, c = row.spec_detail["signature"], row.spec_detail["constexprs"]
+    sig, c = row.spec_detail.signature, row.spec_detail.constexprs
     assert (sig["a_ptr"], sig["b_ptr"]) == ("*fp8e4nv", "*fp8e4nv"), sig
     assert c["group_size"] in (16, 32), c
 
@@ -1031,4 +1031,4 @@ def test_a_dot_operand_beside_an_fp8_one_takes_fp8(tmp_path):
     (`Unsupported rhs dtype fp8e4nv`): fp8 goes with fp8 only, and `a_ptr` takes it."""
     (row,) = _pair_rows(tmp_path, FP8_BESIDE, " * 2.0", jobs=1)
     assert row.error is None and row.verdict == "structural", row.error
-    assert row.spec_detail["signature"]["a_ptr"] == "*fp8e4nv", row.spec_detail["signature"]
+    assert row.spec_detail.signature["a_ptr"] == "*fp8e4nv", row.spec_detail.signature

@@ -11,6 +11,7 @@ from ptxdiff.compare.results import Row
 from ptxdiff.dynamic.checks import ran_rows
 from ptxdiff.dynamic.synthesize import SynthPlan, plan_for
 from ptxdiff.report.kernels import kernel_lines
+from ptxdiff.specs.detail import SpecDetail
 
 
 def row(spec: str, source: str, verdict: str = "identical") -> Row:
@@ -29,7 +30,7 @@ def test_a_replayed_recording_lands_on_the_recorded_specs_only():
 
 
 def test_synthesised_launches_land_on_the_specs_they_were_made_for():
-    detail = {"signature": {"x": "*fp32", "n": "i32"}, "constexprs": {"MODE": 1}, "num_warps": 4, "num_stages": 3}
+    detail = SpecDetail({"x": "*fp32", "n": "i32"}, {"MODE": 1}, num_warps=4, num_stages=3)
     rows = [ROWS[0], dataclasses.replace(ROWS[2], spec_detail=detail)]
     plan = plan_for("ops/k.py::k", "ops/k.py::k", ["x", "n", "MODE"], [("guessed", detail)])
     assert isinstance(plan, SynthPlan)

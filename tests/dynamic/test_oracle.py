@@ -111,6 +111,7 @@ def test_old_differing_from_itself_is_nondeterministic_never_outputs_differ(monk
     """An A/A run (old twice on the same inputs) that differs: `nondeterministic`."""
     from ptxdiff.dynamic import oracle
     from ptxdiff.dynamic.synthesize import plan_for
+    from ptxdiff.specs.detail import SpecDetail
 
     def kernel(x_ptr, out_ptr, n, BLOCK):
         return x_ptr
@@ -126,8 +127,8 @@ def test_old_differing_from_itself_is_nondeterministic_never_outputs_differ(monk
     monkeypatch.setattr(oracle, "launch", racy)
     worker = type("W", (), {"gpu": False, "faulted": False})()
     plan = plan_for("k.py::k", "k.py::k", ["x_ptr", "out_ptr", "n", "BLOCK"],
-                    [("guessed", {"signature": {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
-                                  "constexprs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 3})])
+                    [("guessed", SpecDetail({"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+                                            {"BLOCK": 64}, num_warps=4, num_stages=3))])
     out = oracle.outputs(worker, plan)
     assert out["result"] == "nondeterministic" and "old run twice" in out["reason"], out
 

@@ -7,13 +7,14 @@ import pytest
 
 from ptxdiff.dynamic.synthesize import SHAPES, SynthPlan, Unsynthesisable, literals, plan_for, program_axes, shape
 from ptxdiff.record.replay_format import TensorArg
+from ptxdiff.specs.detail import SpecDetail
 
 PARAMS = ["x_ptr", "out_ptr", "n", "BLOCK"]
 
 
-def detail(block: int = 256, **sig: str) -> dict:
+def detail(block: int = 256, **sig: str) -> SpecDetail:
     signature = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", **sig, "BLOCK": "constexpr"}
-    return {"signature": signature, "constexprs": {"BLOCK": block}, "num_warps": 4, "num_stages": 3}
+    return SpecDetail(signature, {"BLOCK": block}, num_warps=4, num_stages=3)
 
 
 def plan(params: list[str] = PARAMS, block: int = 256, **kw: str) -> SynthPlan:

@@ -19,6 +19,7 @@ from ptxdiff.cli.htmlout import artifact_line, html_file
 from ptxdiff.report.html import history_page, report_page, script_json
 from ptxdiff.report.html_chart import axis
 from ptxdiff.report.html_view import alignment, opcode_deltas, repo_path, sass_view
+from ptxdiff.specs.detail import SpecDetail
 
 
 class Tags(HTMLParser):
@@ -224,7 +225,7 @@ def test_the_log_charts_follow_each_spec_across_commits_whatever_order_the_rows_
         r = row("ops/k.py::k", "add", "add", "identical")
         new = Metrics(**{**r.new.__dict__, "regs": regs})
         return dataclasses.replace(r, spec=f"BLOCK=1024 MODE={mode} w4 s3", new=new,
-                                   spec_detail={"constexprs": {"BLOCK": 1024, "MODE": mode}, "num_warps": 4})
+                                   spec_detail=SpecDetail(constexprs={"BLOCK": 1024, "MODE": mode}))
 
     def info(k: int) -> CommitInfo:
         return CommitInfo(f"{k}" * 40, f"{k}" * 10, "A", 1_700_000_000 + k, f"c{k}", f"c{k}", ())

@@ -15,10 +15,12 @@ from ptxdiff.report import safe
 from ptxdiff.report.comment import comment
 from ptxdiff.report.layout import md_escape
 from ptxdiff.report.render import as_json, markdown, notes, table
+from ptxdiff.specs.detail import SpecDetail
 
 K, J = "ops/k.py::k", "ops/j.py::j"
-GUESSED = {"constexprs": {"BLOCK": 64}, "guessed": {"BLOCK": 64, "x:": "*fp32", "n (read by heuristic BLOCK)": 4096},
-           "notes": ["the evaluator assumed n > 0"]}
+GUESSED = SpecDetail.from_json({"constexprs": {"BLOCK": 64},
+                                "guessed": {"BLOCK": 64, "x:": "*fp32", "n (read by heuristic BLOCK)": 4096},
+                                "notes": ["the evaluator assumed n > 0"]})
 MESSAGES = [Note(NoteKind.POLICY, None, "the compared change edits ptxdiff's own policy (block)"),
             Note(NoteKind.TRITONS_OWN, J, f"{J}: not a kernel under this triton"),
             Note(NoteKind.REMOTE, None, "remote cache s3://b: down; compiled here instead"),

@@ -15,6 +15,7 @@ from ptxdiff.git.repo import Side
 from ptxdiff.repo_config import Config
 from ptxdiff.report.layout import Layout
 from ptxdiff.report.render import markdown, table
+from ptxdiff.specs.detail import SpecDetail
 
 ESC = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -26,7 +27,7 @@ def demo_report(rows: list[Row] | None = None, messages: tuple[str, ...] = ()) -
             row_metrics(354, 252), row_metrics(346, 244), {"ptx_instrs": -8, "ptx_regs": -8}, spec_source="guessed"),
         Row("kernels/leaky_relu.py::leaky_relu_kernel", "SLOPE=0.01 BLOCK=1024 w4 s3 → SLOPE=0.1 BLOCK=1024 w4 s3",
             "sm_90", "constants-only", False, row_metrics(79, 65, 26), row_metrics(79, 65, 26), {}, spec_source="guessed",
-            spec_detail={"guessed": {"x_ptr:": "*fp32", "out_ptr:": "*fp32"}}),
+            spec_detail=SpecDetail.from_json({"guessed": {"x_ptr:": "*fp32", "out_ptr:": "*fp32"}})),
     ]
     return Report(Side("a", "7a659300cc" + "0" * 30), Side("b", "90d209334d" + "0" * 30),
                   {"ptxdiff": "0.1.0", "triton": "3.9.0", "python": "3.11.7"}, rows, Config(),

@@ -35,8 +35,7 @@ def test_from_json(guessed: object, expected: tuple[Guess, ...]) -> None:
     assert guesses.from_json(guessed) == expected
 
 
-def test_of_spec_reads_the_spec_dict_and_of_kind_picks_one_kind() -> None:
-    got = guesses.of_spec({"constexprs": {"B": 4}, "guessed": {"B": 4, "x:": "*fp32", "y:": "*fp16"}})
+def test_of_kind_picks_one_kind() -> None:
+    got = guesses.from_json({"B": 4, "x:": "*fp32", "y:": "*fp16"})
     assert guesses.of_kind(got, GuessKind.TYPE) == {"x": "*fp32", "y": "*fp16"}
     assert guesses.of_kind(got, GuessKind.VALUE) == {"B": 4}
-    assert guesses.of_spec(None) == () == guesses.of_spec({"constexprs": {}})

@@ -55,15 +55,15 @@ def test_defaults():
     # the types were inferred from names and use: guesses, and said to be
     assert spec.source == "guessed"
     assert spec.guessed == tuple(guesses.type_of(p, t) for p, t in SIG[:4])
-    assert spec.as_dict()["guessed"] == {"x_ptr:": "*fp32", "out_ptr:": "*fp32", "n:": "i32", "eps:": "fp32"}
+    assert spec.detail().as_json()["guessed"] == {"x_ptr:": "*fp32", "out_ptr:": "*fp32", "n:": "i32", "eps:": "fp32"}
     typed = KernelConfig(base=SpecConfig(signature=dict(SIG[:4])))
     (spec,) = resolve(K, declared(), typed)
     assert spec.source == "config" and spec.guessed == ()
 
 
-def test_as_dict_and_key():
+def test_detail_and_key():
     (spec,) = resolve(K, declared(), KernelConfig())
-    d = spec.as_dict()
+    d = spec.detail().as_json()
     assert {k: d[k] for k in ("signature", "constexprs", "num_warps", "num_stages", "divisible_by_16", "source")} == {
         "signature": dict(SIG), "constexprs": {"BLOCK": 1024, "EVEN": False}, "num_warps": 4, "num_stages": 3,
         "divisible_by_16": ["x_ptr", "out_ptr"], "source": "guessed"}
@@ -133,7 +133,7 @@ def test_heuristic_reading_a_runtime_arg_gets_a_representative_value_shown_as_a_
     (spec,) = resolve(K, declared(defaults={}, heuristics=heur), KernelConfig())
     assert dict(spec.constexprs) == {"BLOCK": 4096, "EVEN": True}
     assert guesses.read_by("n", "BLOCK", 4096) in spec.guessed
-    assert spec.as_dict()["guessed"]["n (read by heuristic BLOCK)"] == 4096
+    assert spec.detail().as_json()["guessed"]["n (read by heuristic BLOCK)"] == 4096
 
 
 def test_sizes_a_heuristic_computes_from_representative_ints_are_shrunk_with_the_guesses():
@@ -237,4 +237,4 @@ def test_a_config_s_other_options_are_part_of_its_spec():
     specs = resolve(K, declared(autotune=[({"BLOCK": 128}, 4, 2, {"maxnreg": 128}), ({"BLOCK": 128}, 4, 2, {})]),
                     KernelConfig())
     assert [s.label.endswith("maxnreg=128") for s in specs] == [True, False]
-    assert specs[0].key != specs[1].key and specs[0].as_dict()["maxnreg"] == 128
+    assert specs[0].key != specs[1].key and specs[0].detail().as_json()["maxnreg"] == 128
