@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ptxdiff.specs import guesses
 from ptxdiff.specs.guesses import Guess, GuessKind
@@ -64,7 +65,7 @@ class SpecDetail:
                    source=value.get("source", "config"), guessed=guesses.from_json(value.get("guessed")),
                    notes=tuple(value.get("notes") or ()), heuristics=tuple(value.get("heuristics") or ()))
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         """The JSON `from_json` reads back (`heuristics` only where a heuristic computed one)."""
         return {"signature": dict(self.signature), "constexprs": dict(self.constexprs),
                 "num_warps": self.num_warps, "num_stages": self.num_stages, **dict(self.options),
