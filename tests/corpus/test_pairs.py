@@ -9,7 +9,7 @@ import pytest
 from helpers import isolate
 from ptxdiff.corpus import pairs as corpus
 
-pytestmark = [pytest.mark.module_env]   # the module fixture isolates once; tests that need their own call isolate()
+pytestmark = pytest.mark.module_env   # the module fixture isolates once; tests that need their own call isolate()
 
 STUDY_STRUCTURAL = ["gelu", "matmul", "flash_attention", "attention", "l2norm", "rmsnorm", "silu"]
 STUDY_SEMANTIC = ["leaky_relu", "softmax"]

@@ -16,7 +16,7 @@ from ptxdiff.corpus import pairs as corpusmod
 from ptxdiff.dynamic.runner import compare_outputs, sizes_around
 from ptxdiff.git.repo import Repo, Side
 
-pytestmark = [pytest.mark.module_env]   # the module fixture isolates once; tests that need their own call isolate()
+pytestmark = pytest.mark.module_env   # the module fixture isolates once; tests that need their own call isolate()
 
 
 def test_sizes_cover_one_primes_and_block_edges():
