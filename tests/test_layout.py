@@ -138,6 +138,7 @@ def test_modules_and_functions_stay_small():
     assert long_modules == [] and long_functions == []
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("module", ["ptxdiff.gitdiff.driver", "ptxdiff.driver"])
 def test_importing_the_diff_driver_loads_no_heavy_library(module):
     """The driver runs at every `git diff`: its warm path is a cheap Python process."""

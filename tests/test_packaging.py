@@ -12,6 +12,7 @@ import pytest
 from helpers import PY, ROOT
 
 
+@pytest.mark.integration
 def test_a_wheel_carries_hooks_and_its_install_finds_them(tmp_path):
     src = tmp_path / "src"
     for name in ("ptxdiff", "hooks"):
@@ -56,6 +57,7 @@ def _stub_venv(tmp_path, has_triton: bool):
     return venv
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("has_triton", [True, False])
 def test_install_sh_announces_a_download_only_when_there_is_one(tmp_path, has_triton):
     venv = _stub_venv(tmp_path, has_triton)

@@ -3,6 +3,8 @@ config), never the repository."""
 
 from __future__ import annotations
 
+import pytest
+
 from helpers import git, make_repo
 from ptxdiff import permissions, user_settings
 
@@ -16,6 +18,7 @@ def test_the_sandbox_is_on_unless_the_user_turns_it_off(tmp_path, monkeypatch):
     assert user_settings.load().unsandboxed == "PTXDIFF_SANDBOX=off"
 
 
+@pytest.mark.integration
 def test_the_global_git_config_turns_it_off_the_repository_config_does_not(tmp_path, monkeypatch):
     monkeypatch.delenv("PTXDIFF_SANDBOX", raising=False)
     repo = make_repo(tmp_path)

@@ -9,11 +9,10 @@ import pytest
 
 from helpers import ROOT, commit, corpus, git, make_repo, ptxdiff
 
-pytestmark = pytest.mark.integration
-
 GELU = "ops/gelu.py::gelu_kernel"
 
 
+@pytest.mark.integration
 def test_doctor_names_what_to_fix_then_passes_after_install(tmp_path, monkeypatch):
     repo = make_repo(tmp_path, {"ops/gelu.py": corpus("gelu", "old")})
     before = ptxdiff(["doctor"], repo)
@@ -28,6 +27,7 @@ def test_doctor_names_what_to_fix_then_passes_after_install(tmp_path, monkeypatc
     assert "all good" in after.stdout and "ok  *.py files use the ptxdiff diff driver" in after.stdout
 
 
+@pytest.mark.integration
 def test_doctor_reports_a_malformed_config(tmp_path, monkeypatch):
     repo = make_repo(tmp_path, {"ptxdiff.toml": "tragets = ['sm_90']\n"})
     proc = ptxdiff(["doctor"], repo)
@@ -35,6 +35,7 @@ def test_doctor_reports_a_malformed_config(tmp_path, monkeypatch):
     assert "tragets" in proc.stdout
 
 
+@pytest.mark.integration
 def test_pre_commit_range_from_environment(tmp_path, monkeypatch):
     """pre-commit passes the pushed range in the environment, with nothing on stdin."""
     repo = make_repo(tmp_path, {"ops/gelu.py": corpus("gelu", "old")})
@@ -56,6 +57,7 @@ def test_pre_commit_hooks_manifest_runs_the_gate_on_push():
     assert "pass_filenames: false" in text
 
 
+@pytest.mark.integration
 def test_log_plot_without_matplotlib_is_a_clear_usage_error(tmp_path, monkeypatch):
     import importlib.util
 
@@ -71,6 +73,7 @@ def test_log_plot_without_matplotlib_is_a_clear_usage_error(tmp_path, monkeypatc
     assert not (repo / "h.png").exists()
 
 
+@pytest.mark.integration
 def test_doctor_tries_the_sandbox_for_real_and_says_what_holds(monkeypatch):
     from ptxdiff.cli.commands.doctor import sandbox_check
 
@@ -82,6 +85,7 @@ def test_doctor_tries_the_sandbox_for_real_and_says_what_holds(monkeypatch):
     assert ok and "off by your setting PTXDIFF_SANDBOX=off" in what
 
 
+@pytest.mark.integration
 def test_doctor_says_which_remote_cache_is_set_and_whether_it_answers(tmp_path, monkeypatch):
     import socket
 
@@ -106,6 +110,7 @@ def test_doctor_says_which_remote_cache_is_set_and_whether_it_answers(tmp_path, 
     assert fix.endswith("or: unset PTXDIFF_REMOTE_CACHE")
 
 
+@pytest.mark.integration
 def test_doctor_outside_a_repository_checks_the_machine_and_says_so(tmp_path):
     outside = tmp_path / "not-a-repo"
     outside.mkdir()
@@ -116,6 +121,7 @@ def test_doctor_outside_a_repository_checks_the_machine_and_says_so(tmp_path):
     assert "diff driver:" not in proc.stdout and "all good" in proc.stdout
 
 
+@pytest.mark.integration
 def test_doctor_in_ci_needs_no_driver_or_hook_but_the_history(tmp_path):
     src = make_repo(tmp_path, {"ops/gelu.py": corpus("gelu", "old")}, name="src")
     commit(src, "more", {"README": "x\n"})

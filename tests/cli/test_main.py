@@ -26,15 +26,13 @@ from helpers import (
     write,
 )
 
-pytestmark = pytest.mark.integration
-
 V1, V2, V3 = "x * 2.0", "x * 2.0 + 1.0", "x * x"
-
 
 
 # ---------------------------------------------------------------------------------------------
 # revisions
 
+@pytest.mark.integration
 def test_revision_forms(tmp_path, capsys):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(V1)})
     c1 = head(repo)
@@ -63,6 +61,7 @@ def test_revision_forms(tmp_path, capsys):
     assert len({next(iter(v)) for v in seen.values()}) == 3
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("revs", [["nosuchrev"], ["HEAD", "nosuchrev"], ["nosuchrev..HEAD"], ["HEAD~5"]])
 def test_unknown_revision_exits_2_with_one_line(tmp_path, capsys, revs):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
@@ -73,6 +72,7 @@ def test_unknown_revision_exits_2_with_one_line(tmp_path, capsys, revs):
     assert len(lines) == 1 and lines[0].startswith("ptxdiff: unknown revision"), err
 
 
+@pytest.mark.integration
 def test_unknown_revision_exit_status_of_the_process(tmp_path):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
     proc = ptxdiff(["diff", "nosuchrev"], repo)
@@ -81,6 +81,7 @@ def test_unknown_revision_exit_status_of_the_process(tmp_path):
     assert proc.stderr.startswith("ptxdiff: unknown revision")
 
 
+@pytest.mark.integration
 def test_not_a_git_repository_exits_2(tmp_path, capsys):
     plain = tmp_path / "plain"
     plain.mkdir()
@@ -91,6 +92,7 @@ def test_not_a_git_repository_exits_2(tmp_path, capsys):
     assert "not a git repository" in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.integration
 def test_sha256_repository_is_a_clear_usage_error(tmp_path, capsys):
     repo = tmp_path / "sha256"
     repo.mkdir()
@@ -106,6 +108,7 @@ def test_sha256_repository_is_a_clear_usage_error(tmp_path, capsys):
     assert "internal error" not in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.integration
 def test_bad_usage_exits_2(tmp_path, capsys):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
     assert run_main(["diff", "-C", str(repo), "--format", "yaml"], capsys)[0] == 2
@@ -116,6 +119,7 @@ def test_bad_usage_exits_2(tmp_path, capsys):
 # ---------------------------------------------------------------------------------------------
 # what is compared
 
+@pytest.mark.integration
 def test_path_filter(tmp_path, monkeypatch, capsys):
     repo = make_repo(tmp_path, {"ops/a.py": scale_kernel(name="a_kernel"), "lib/b.py": scale_kernel(name="b_kernel")})
     write(repo, {"ops/a.py": scale_kernel(V2, name="a_kernel"), "lib/b.py": scale_kernel(V2, name="b_kernel")})
@@ -132,6 +136,7 @@ def test_path_filter(tmp_path, monkeypatch, capsys):
     assert sorted(r["kernel"] for r in report["kernels"]) == ["lib/b.py::b_kernel", "ops/a.py::a_kernel"]
 
 
+@pytest.mark.integration
 def test_rename_of_kernel_file_is_followed(tmp_path, capsys):
     filler = "".join(f"\n\ndef helper_{i}(a):\n    return a + {i}\n" for i in range(8))
     repo = make_repo(tmp_path, {"ops/old_name.py": scale_kernel(V1) + filler})
@@ -148,6 +153,7 @@ def test_rename_of_kernel_file_is_followed(tmp_path, capsys):
 # ---------------------------------------------------------------------------------------------
 # config errors
 
+@pytest.mark.integration
 @pytest.mark.parametrize("name,text,needles", [
     ("pyproject.toml", "[tool.ptxdiff]\ntargetz = ['sm_90']\n", ["pyproject.toml", "targetz"]),
     ("pyproject.toml", "[tool.ptxdiff\ntargets = ['sm_90']\n", ["pyproject.toml", "invalid TOML"]),
@@ -171,6 +177,7 @@ def test_malformed_config_exits_2_naming_file_and_key(tmp_path, capsys, name, te
 # ---------------------------------------------------------------------------------------------
 # output formats and --check
 
+@pytest.mark.integration
 def test_json_schema_and_check_on_a_structural_change(tmp_path, capsys):
     repo = make_repo(tmp_path, {"ops/gelu.py": corpus("gelu", "old")})
     c1 = head(repo)
@@ -214,6 +221,7 @@ def test_json_schema_and_check_on_a_structural_change(tmp_path, capsys):
     assert rc == 0 and "structural" in out
 
 
+@pytest.mark.integration
 def test_check_passes_constants_only_and_rows_per_target(tmp_path, capsys):
     repo = make_repo(tmp_path, {"ops/leaky.py": corpus("leaky_relu", "old")})
     write(repo, {"ops/leaky.py": corpus("leaky_relu", "new")})
@@ -234,6 +242,7 @@ def test_check_passes_constants_only_and_rows_per_target(tmp_path, capsys):
 # ---------------------------------------------------------------------------------------------
 # side effects
 
+@pytest.mark.integration
 def test_diff_leaves_work_tree_and_index_untouched(tmp_path, capsys):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(), "ops/s.py": scale_kernel(name="s_kernel"),
                                 ".gitignore": "*.log\n"})
@@ -263,6 +272,7 @@ def test_diff_leaves_work_tree_and_index_untouched(tmp_path, capsys):
     assert after[3] == before[3]        # no __pycache__, nothing written next to the sources
 
 
+@pytest.mark.integration
 def test_repeated_diff_imports_neither_triton_nor_torch(tmp_path, capsys):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
     write(repo, {"ops/k.py": scale_kernel(V2)})
@@ -277,6 +287,7 @@ def test_repeated_diff_imports_neither_triton_nor_torch(tmp_path, capsys):
     assert {"triton", "torch"} & top == set()
 
 
+@pytest.mark.integration
 def test_a_path_with_no_kernels_says_so_and_a_missing_path_is_an_error(tmp_path, monkeypatch, capsys):
     repo = make_repo(tmp_path, {"ops/a.py": scale_kernel(name="a_kernel"), "README.md": "hi\n"})
     monkeypatch.chdir(repo)
@@ -287,6 +298,7 @@ def test_a_path_with_no_kernels_says_so_and_a_missing_path_is_an_error(tmp_path,
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.integration
 def test_log_describes_old_history_with_the_newest_config(tmp_path, monkeypatch, capsys):
     """A config added today must also describe the kernel's versions from before it existed."""
     needs_config = scale_kernel("x * 2.5").replace("BLOCK: tl.constexpr = 128", "BLOCK: tl.constexpr")
@@ -304,6 +316,7 @@ def test_log_describes_old_history_with_the_newest_config(tmp_path, monkeypatch,
 # ---------------------------------------------------------------------------------------------
 # git's conventions: -C before the verb
 
+@pytest.mark.integration
 def test_dash_c_before_the_verb_as_git_spells_it(tmp_path, monkeypatch, capsys):
     repo = make_repo(tmp_path, {"ops/a.py": scale_kernel(name="a_kernel"), "lib/b.py": scale_kernel(name="b_kernel")})
     write(repo, {"ops/a.py": scale_kernel(V2, name="a_kernel"), "lib/b.py": scale_kernel(V2, name="b_kernel")})
@@ -326,6 +339,7 @@ def test_dash_c_before_the_verb_as_git_spells_it(tmp_path, monkeypatch, capsys):
 # ---------------------------------------------------------------------------------------------
 # errors that help
 
+@pytest.mark.integration
 def test_a_config_entry_for_no_kernel_names_the_nearest_id(tmp_path, capsys):
     repo = make_repo(tmp_path, {"ops/relu.py": scale_kernel(name="relu_kernel")})
     write(repo, {"ops/relu.py": scale_kernel(V2, name="relu_kernel"),
@@ -341,6 +355,7 @@ def test_a_config_entry_for_no_kernel_names_the_nearest_id(tmp_path, capsys):
     assert rc == 0 and 'did you mean "ops/relu.py::relu_kernel"?' in out
 
 
+@pytest.mark.integration
 def test_without_triton_diff_says_so_in_one_line_and_fails(tmp_path):
     """A venv with ptxdiff and its base dependencies only (pygit2, tabulate), no triton."""
     import subprocess
@@ -382,6 +397,7 @@ def test_without_triton_diff_says_so_in_one_line_and_fails(tmp_path):
     assert "FIX triton missing" in doctor.stdout and f"-> {python} -m pip install 'triton>=3.6,<3.10'" in doctor.stdout
 
 
+@pytest.mark.integration
 def test_uninstall_says_the_compile_cache_stays(tmp_path, capsys, cache):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
     install(repo, capsys)
@@ -393,6 +409,7 @@ def test_uninstall_says_the_compile_cache_stays(tmp_path, capsys, cache):
     assert out.splitlines()[1].endswith(f"remove it with: ptxdiff cache clear (or rm -r {cache})")
 
 
+@pytest.mark.integration
 def test_end_of_input_at_the_demo_s_prompt_is_a_quiet_exit(monkeypatch, capsys):
     import io
     import os
@@ -424,6 +441,7 @@ def test_demo_into_a_file_has_no_escapes_and_colours_when_asked(monkeypatch, cap
     assert seen == [False, True, False]
 
 
+@pytest.mark.integration
 def test_targets_given_twice_or_out_of_order_give_one_row_each_by_number(tmp_path, capsys):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
     write(repo, {"ops/k.py": scale_kernel(V2)})

@@ -184,6 +184,7 @@ def test_output_erases_a_live_progress_line_first(monkeypatch):
     assert screen.getvalue().endswith("[1/1] gelu_kernel sm_90\r\x1b[Kptxdiff: push of main blocked\n")
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("args, hint", [
     (["dif"], "(did you mean `diff`?)"),
     (["diff", "--taget", "sm_90"], "(did you mean `--target`?)"),
@@ -196,6 +197,7 @@ def test_a_typo_gets_one_line_that_suggests_the_spelling(tmp_path, args, hint):
     assert proc.stderr.count("\n") == 1 and proc.stderr.rstrip().endswith(hint), proc.stderr
 
 
+@pytest.mark.integration
 def test_nothing_close_is_suggested_for_nothing_like_it(tmp_path):
     proc = ptxdiff(["frobnicate"], tmp_path)
     assert proc.returncode == 2 and "did you mean" not in proc.stderr and proc.stderr.count("\n") == 1

@@ -12,13 +12,10 @@ from helpers import cache_entries, commit, make_repo, metrics, ptxdiff, scale_ke
 from ptxdiff.compare.cache import FORMAT, Cache
 from ptxdiff.compare.spec_result import valid_results
 
-pytestmark = pytest.mark.integration
-
 V2 = "x * 2.0 + 1.0"
 METRICS = metrics(ptx_regs=10, ptx_regs_by_type={"r": 10}, ptx_instrs=17, ptx_opcodes={"ld": 1, "st": 1}, regs=10,
                   sass_instrs=12).as_json()
 GOOD = [{"key": "k", "label": "BLOCK=128 w4 s3", "spec": {}, "metrics": METRICS, "ptx": ".entry k"}]
-
 
 
 def entry(value, key: str) -> bytes:
@@ -63,6 +60,7 @@ def test_an_entry_is_trusted_only_under_its_own_key_and_format(tmp_path):
     assert c.get(key) is None
 
 
+@pytest.mark.integration
 def test_a_cache_of_the_wrong_shape_is_compiled_again_and_the_check_still_blocks(tmp_path, cache):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(), "ops/j.py": scale_kernel(name="j_kernel")})
     commit(repo, "two structural changes", {"ops/k.py": scale_kernel(V2), "ops/j.py": scale_kernel(V2, "j_kernel")})
@@ -82,6 +80,7 @@ def test_a_cache_of_the_wrong_shape_is_compiled_again_and_the_check_still_blocks
     assert verdicts == {"ops/j.py::j_kernel": "structural", "ops/k.py::scale_kernel": "structural"}
 
 
+@pytest.mark.integration
 def test_cache_clear_says_what_it_removed_and_fails_honestly(tmp_path, cache):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
     c = Cache(cache)
@@ -105,6 +104,7 @@ def test_cache_clear_says_what_it_removed_and_fails_honestly(tmp_path, cache):
     assert p.returncode == 3 and "could not prune" in p.stderr
 
 
+@pytest.mark.integration
 def test_cache_clear_also_forgets_what_git_diff_stored(tmp_path, capsys):
     from helpers import run_main
     from ptxdiff.gitdiff.driver import state_dir
@@ -118,6 +118,7 @@ def test_cache_clear_also_forgets_what_git_diff_stored(tmp_path, capsys):
     assert not any(results.iterdir()) and "1 stored git diff results" in out
 
 
+@pytest.mark.integration
 def test_two_files_holding_the_same_kernel_each_keep_their_own_entry(tmp_path, cache):
     """The same kernel text in two files builds the same closure, but each result carries its own
     file's source lines: one key for both made every warm run compile again, each file's result

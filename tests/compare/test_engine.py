@@ -34,8 +34,6 @@ from ptxdiff.compare.notes import NoteKind
 from ptxdiff.git.repo import Repo
 from ptxdiff.permissions import Permissions
 
-pytestmark = pytest.mark.integration
-
 
 def compare(repo, old: str | None, new: str | None, permissions: Permissions | None = None, **kw):
     """Engine.compare between two revs (None = work tree for `new`, nothing for `old`)."""
@@ -47,6 +45,7 @@ def compare(repo, old: str | None, new: str | None, permissions: Permissions | N
 # ---------------------------------------------------------------------------------------------
 # effective source: what is (not) a change
 
+@pytest.mark.integration
 def test_comment_docstring_blank_line_and_line_shift_are_not_changes(tmp_path, capsys):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
     edited = HEADER + '''
@@ -78,6 +77,7 @@ def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
     assert rows["ops/k.py::scale_kernel"][0]["blocking"] is False
 
 
+@pytest.mark.integration
 def test_edit_inside_helper_in_another_module_changes_the_kernel(tmp_path):
     helper = HEADER + "\n@triton.jit\ndef h(x):\n    return x * 2.0\n"
     kernel = HEADER + '''from .helpers import h
@@ -101,6 +101,7 @@ def uses_helper_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
     assert row.old is not None and row.new is not None
 
 
+@pytest.mark.integration
 def test_jit_helpers_made_by_a_call_an_alias_a_re_export_or_under_an_if(tmp_path):
     """`twice = triton.jit(_twice)`, `double = twice`, a re-export under another name, and a
     helper defined in either branch of a module-level `if`: each is a jit helper the kernel
@@ -138,6 +139,7 @@ def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
     assert [(r.kernel, r.verdict, r.error) for r in report.rows] == [("ops/k.py::k", "structural", None)]
 
 
+@pytest.mark.integration
 def test_a_dtype_default_of_a_constexpr_compiles(tmp_path):
     """`ACC: tl.constexpr = tl.int32` reaches triton as triton's dtype, not the evaluator's."""
     src = HEADER + """
@@ -153,6 +155,7 @@ def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128, ACC: tl.constexpr = tl.int32
     assert [(r.verdict, r.error) for r in report.rows] == [("structural", None)]
 
 
+@pytest.mark.integration
 def test_a_helper_nested_in_a_block_with_a_multi_line_asm_string_compiles(tmp_path):
     """Triton dedents a nested function's text, the inside of its strings too: the text it
     compiles is still the helper's (the check against a decoy compares code, not string margins)."""
@@ -181,6 +184,7 @@ def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
     assert [(r.verdict, r.error) for r in report.rows] == [("structural", None)]
 
 
+@pytest.mark.integration
 def test_a_constexpr_computed_from_torch_dtype_limits_in_the_body_compiles(tmp_path):
     """`torch.finfo(torch.float8_e4m3fn).max` inside a kernel is evaluated by triton's code
     generator; the kernel's `torch` is a stand-in that answers dtype limits and nothing else."""
@@ -201,6 +205,7 @@ def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
     assert [(r.verdict, r.error) for r in report.rows] == [("structural", None)]
 
 
+@pytest.mark.integration
 def test_a_kernel_defined_only_for_another_target_is_compiled_there(tmp_path):
     """`if capability >= 10:` around the kernel: absent at the default sm_90, so with no target
     asked for it is compiled for sm_100 (both sides), and the row says so."""
@@ -237,6 +242,7 @@ def _e2m1_pack(x):
 '''
 
 
+@pytest.mark.integration
 def test_a_kernel_whose_instructions_only_other_targets_have_is_compiled_there(tmp_path):
     """Inline asm with a Blackwell instruction: ptxas refuses it for sm_90 (the row would say
     ptxas's own words); with no target asked for, both sides compile for sm_100."""
@@ -258,6 +264,7 @@ def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
     assert "compile failed: ptxas: " in asked.rows[0].error and "not supported on .target 'sm_90a'" in asked.rows[0].error
 
 
+@pytest.mark.integration
 def test_a_kernel_whose_specs_all_fail_here_and_one_for_want_of_instructions_is_compiled_there(tmp_path):
     """`FAST` takes a Blackwell instruction, its other branch a path this kernel refuses: at sm_90
     nothing compiles and ptxas says why for one spec, so both sides go to sm_100, where the fast
@@ -281,6 +288,7 @@ def k(x_ptr, out_ptr, n, FAST: tl.constexpr, BLOCK: tl.constexpr = 128):
     assert by_flag[False].error and not by_flag[False].blocking
 
 
+@pytest.mark.integration
 def test_module_constexpr_constant_change_lists_the_kernel(tmp_path):
     def src(value: str) -> str:
         return HEADER + f'''SCALE = tl.constexpr({value})
@@ -304,6 +312,7 @@ def const_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
 # ---------------------------------------------------------------------------------------------
 # failures are per kernel, never the whole run
 
+@pytest.mark.integration
 def test_syntax_error_fails_that_file_only(tmp_path, capsys):
     repo = make_repo(tmp_path, {"ops/a.py": scale_kernel(name="a_kernel"), "ops/b.py": scale_kernel(name="b_kernel")})
     commit(repo, "break a, change b", {"ops/a.py": scale_kernel(name="a_kernel") + "\ndef broken(:\n    pass\n",
@@ -318,6 +327,7 @@ def test_syntax_error_fails_that_file_only(tmp_path, capsys):
     assert b["verdict"] == "structural" and b["error"] is None
 
 
+@pytest.mark.integration
 def test_missing_package_does_not_matter_unless_importing(tmp_path, capsys):
     """Built from source, a kernel never needs its module's imports; with --import (the user's
     choice) a module that cannot be imported makes its kernels failed with the error."""
@@ -336,6 +346,7 @@ def test_missing_package_does_not_matter_unless_importing(tmp_path, capsys):
     assert any("imported" in m for m in imported["messages"])
 
 
+@pytest.mark.integration
 def test_non_utf8_and_binary_py_files_fail_clearly(tmp_path, capsys):
     repo = make_repo(tmp_path, {"ops/good.py": scale_kernel(name="good_kernel")})
     latin1 = ("# caf\xe9 au lait\n" + scale_kernel(name="latin_kernel")).encode("latin-1")
@@ -357,6 +368,7 @@ def test_non_utf8_and_binary_py_files_fail_clearly(tmp_path, capsys):
     assert rows_by_kernel(json.loads(out))["ops/latin.py::latin_kernel"][0]["verdict"] == "failed"
 
 
+@pytest.mark.integration
 def test_compile_timeout_is_an_unmeasured_row_that_blocks(tmp_path, capsys):
     """Both sides time out (the timeout is the config's, committed with the kernel): the change
     cannot be measured, so the row says so and blocks."""
@@ -370,6 +382,7 @@ def test_compile_timeout_is_an_unmeasured_row_that_blocks(tmp_path, capsys):
     assert "timeout" in row["error"].replace("timed out", "")   # names the config key
 
 
+@pytest.mark.integration
 def test_config_options_beyond_warps_and_stages_are_compiled_and_shown(tmp_path):
     """A commit whose point is `maxnreg=` on its autotune Configs is not `identical`."""
     def tuned(extra: str) -> str:
@@ -388,6 +401,7 @@ def tuned_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     assert row.spec.endswith("maxnreg=128") and row.spec_detail.as_json()["maxnreg"] == 128
 
 
+@pytest.mark.integration
 def test_a_timeout_is_cached_for_its_bound(tmp_path, monkeypatch):
     """A warm re-run never compiles again what timed out; a larger bound does."""
     from ptxdiff.compile.pool import Pool
@@ -415,6 +429,7 @@ def test_a_timeout_is_cached_for_its_bound(tmp_path, monkeypatch):
     assert runs[2] == (2, ["structural"])
 
 
+@pytest.mark.integration
 def test_guessed_sizes_over_the_cost_rule_are_shrunk_on_both_sides_before_any_compile(tmp_path, monkeypatch):
     """Guessed sizes whose tile is over the cost rule (specs/cost.py; its limit made tiny here) are
     never compiled: both sides compile the guesses shrunk and the row says so, whatever the clock;
@@ -454,6 +469,7 @@ def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     assert [(row.verdict, row.spec_detail.constexprs["BLOCK"]) for row in warm.rows] == [("structural", 256)]
 
 
+@pytest.mark.integration
 def test_warm_show_compiles_nothing_that_timed_out_crashed_or_ran_out_of_memory(tmp_path, monkeypatch):
     """`show` of one revision: a timeout, a crash and a memory failure are cached for their bound
     like results (here made by a fake pool, no clock): warm, nothing is compiled again; a larger
@@ -493,6 +509,7 @@ def test_warm_show_compiles_nothing_that_timed_out_crashed_or_ran_out_of_memory(
     assert runs[2][0] == ["crashing_kernel", "slow_kernel"]   # a larger bound: the bounded failures only
 
 
+@pytest.mark.integration
 def test_after_one_spec_times_out_the_kernel_s_other_specs_are_not_compiled(tmp_path, monkeypatch):
     """A spec that compiles past the timeout says the others would too: they are not started, and
     one that finished beside it (a larger --jobs) is withheld alike: the same rows either way."""
@@ -548,6 +565,7 @@ def mystery_kernel(x_ptr, out_ptr, n, foo, BLOCK: tl.constexpr):
 '''
 
 
+@pytest.mark.integration
 def test_zero_config_guesses_are_shown_and_config_makes_them_facts(tmp_path):
     repo = make_repo(tmp_path, {"ops/m.py": MYSTERY})
     kid = "ops/m.py::mystery_kernel"
@@ -567,6 +585,7 @@ def test_zero_config_guesses_are_shown_and_config_makes_them_facts(tmp_path):
     assert row.spec_detail.constexprs == {"BLOCK": 64}
 
 
+@pytest.mark.integration
 def test_a_spec_both_sides_compile_alike_is_compiled_once(tmp_path, monkeypatch):
     """One compile per distinct specialisation: a launch site added with another BLOCK leaves the
     kernel's closure as it was, so its spec of BLOCK=128 is the same build on both sides."""
@@ -599,6 +618,7 @@ def launch(x, n):
     assert by_block[256].new is not None
 
 
+@pytest.mark.integration
 def test_autotune_with_two_configs_gives_two_specs(tmp_path, capsys):
     src = HEADER + '''
 @triton.autotune(configs=[triton.Config({"BLOCK": 64}, num_warps=2), triton.Config({"BLOCK": 128}, num_warps=4)],
@@ -625,6 +645,7 @@ def tuned_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 # ---------------------------------------------------------------------------------------------
 # cache
 
+@pytest.mark.integration
 def test_repeated_diff_compiles_nothing(tmp_path):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
     write(repo, {"ops/k.py": scale_kernel("x * 2.0 + 1.0")})
@@ -639,6 +660,7 @@ def test_repeated_diff_compiles_nothing(tmp_path):
     assert Engine(r, jobs=2, use_cache=False).compare(r.side("HEAD"), r.side(None)).compiled == 2
 
 
+@pytest.mark.integration
 def test_cache_lives_under_git_dir_by_default_and_prune_empties_it(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("PTXDIFF_CACHE_DIR")
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
@@ -687,6 +709,7 @@ def test_cache_write_is_all_or_nothing(tmp_path, monkeypatch):
     assert c.get("ef" + "0" * 62) is None
 
 
+@pytest.mark.integration
 def test_cache_key_follows_the_inferred_parameter_types(tmp_path, monkeypatch):
     """A new inference rule must not be served results compiled under the old one."""
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
@@ -704,6 +727,7 @@ def test_cache_key_follows_the_inferred_parameter_types(tmp_path, monkeypatch):
     assert report.rows[0].spec_detail.signature["n"] == "i64"
 
 
+@pytest.mark.integration
 def test_compile_and_spec_errors_are_cached_but_import_failures_are_not(tmp_path, cache):
     broken = scale_kernel("x * undefined_name")
     # a module constant the kernel body reads, which the evaluator refuses: the row fails, saying why
@@ -732,6 +756,7 @@ def test_compile_and_spec_errors_are_cached_but_import_failures_are_not(tmp_path
     assert len(cache_entries(cache)) == before + 4
 
 
+@pytest.mark.integration
 def test_ptxdiff_toml_accepts_the_pyproject_spelling(tmp_path, capsys, monkeypatch):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(),
                                 "ptxdiff.toml": '[tool.ptxdiff]\ntargets = ["sm_80"]\n'})
@@ -741,6 +766,7 @@ def test_ptxdiff_toml_accepts_the_pyproject_spelling(tmp_path, capsys, monkeypat
     assert [r["target"] for r in report["kernels"]] == ["sm_80"]
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(not os.path.exists("/proc/self"), reason="reads /proc")
 def test_a_worker_dies_with_the_process_that_started_it(tmp_path):
     """`kill -9` of a diff must not leave a worker compiling: workers ask the kernel to kill them
@@ -769,6 +795,7 @@ def test_a_worker_dies_with_the_process_that_started_it(tmp_path):
         pytest.fail("the worker outlived its parent")
 
 
+@pytest.mark.integration
 def test_a_jit_function_bound_to_a_triton_builtin_under_this_triton_is_said_not_compared(tmp_path):
     """`triton_cast = tl.cast` for new tritons, a `@triton.jit` fallback under `else:` for old
     ones (its callers live in other modules): under ours there is nothing of the repository's to

@@ -85,6 +85,7 @@ def git_diff_reads_the_remote(two: Path, a: str, b: str) -> str:
 
 # -- who sets it -----------------------------------------------------------------------------
 
+@pytest.mark.integration
 def test_the_remote_is_the_user_s_setting_never_the_repository_s(tmp_path, monkeypatch):
     repo = make_repo(tmp_path, {"README": "r\n"})
     git(repo, "config", "ptxdiff.remoteCache", "file:///somewhere")       # the repository's own config
@@ -106,6 +107,7 @@ def test_the_remote_is_the_user_s_setting_never_the_repository_s(tmp_path, monke
     assert remote.setting() is None
 
 
+@pytest.mark.integration
 def test_a_repository_may_only_suggest_a_remote(tmp_path, monkeypatch, capsys):
     repo = make_repo(tmp_path, {"ptxdiff.toml": 'remote_cache = "s3://team/ptxdiff"\n', "README": "r\n"})
     commit(repo, "readme", {"README": "r2\n"})
@@ -124,6 +126,7 @@ def test_messages_show_no_credentials():
     assert remote.shown("s3://bucket/ptxdiff") == "s3://bucket/ptxdiff"
 
 
+@pytest.mark.integration
 def test_without_a_remote_nothing_imports_fsspec(tmp_path):
     """The diff driver's filler and every command pay nothing for a remote nobody set."""
     repo = make_repo(tmp_path, {"README": "r\n"})

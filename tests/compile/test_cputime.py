@@ -10,7 +10,8 @@ import pytest
 
 from ptxdiff.compile import cputime
 
-pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads /proc")
+pytestmark = [pytest.mark.integration,   # each test starts processes
+              pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads /proc")]
 
 
 def test_a_tree_counts_its_live_children_and_what_it_reaped():

@@ -50,6 +50,7 @@ def test_unpacking_stops_at_the_bound(monkeypatch):
         unpack(base64.b64encode(zlib.compress(b"\0" * 100_000)).decode())
 
 
+@pytest.mark.integration
 def test_disassemble_gives_the_normalised_listing_of_each_cubin_in_order():
     got = disassemble.disassemble([pack(cubin("fma")), pack(cubin("add")), "garbage!"], jobs=2)
     assert got[0].error is None and got[0].text.startswith("axpy_kernel:\n") and "FFMA" in got[0].text
@@ -69,6 +70,7 @@ def counted(monkeypatch):
     return asked
 
 
+@pytest.mark.integration
 def test_a_listing_is_disassembled_once_and_read_from_the_store_after(tmp_path, counted):
     add, mul = pack(cubin("add")), pack(cubin("fma"))
     said: list[str] = []
@@ -81,6 +83,7 @@ def test_a_listing_is_disassembled_once_and_read_from_the_store_after(tmp_path, 
     assert len(list((tmp_path / "sass").glob("*/*.sass.gz"))) == 2
 
 
+@pytest.mark.integration
 def test_without_a_store_nothing_is_kept(tmp_path, counted):
     add = pack(cubin("add"))
     listings.listings([add], None, 1)
@@ -88,6 +91,7 @@ def test_without_a_store_nothing_is_kept(tmp_path, counted):
     assert counted == [add, add]
 
 
+@pytest.mark.integration
 def test_a_failed_listing_is_not_stored_and_says_why(tmp_path, counted):
     found = listings.listings(["garbage!", pack(cubin("add"))], tmp_path, 1)
     assert list(found.texts) == [pack(cubin("add"))] and "not a packed cubin" in found.error
@@ -107,6 +111,7 @@ def test_a_sandbox_that_cannot_be_had_gives_no_sass_and_the_reason(tmp_path, mon
     assert found.texts == {} and found.error == "cannot sandbox nvdisasm: no Landlock here"
 
 
+@pytest.mark.integration
 def test_a_sandbox_turned_off_by_the_user_disassembles_here(tmp_path, monkeypatch):
     def sealed(*args, **kwargs):
         raise SandboxError("not this way")
@@ -115,6 +120,7 @@ def test_a_sandbox_turned_off_by_the_user_disassembles_here(tmp_path, monkeypatc
     assert found.error is None and found.texts[pack(cubin("add"))].startswith("add_kernel:\n")
 
 
+@pytest.mark.integration
 def test_the_store_is_cleared_with_the_cache(tmp_path, counted):
     from ptxdiff.compare.cache import Cache
 

@@ -13,8 +13,6 @@ from helpers import commit, git, kernel_lines, pushed_repo, run_main, scale_kern
 from ptxdiff.compile import toolchains, triton_pin
 from ptxdiff.errors import ConfigError, UsageError
 
-pytestmark = pytest.mark.integration
-
 DIGITS = "1" * 5000
 HOSTILE = {
     "requirements": {"requirements.txt": f"torch\ntriton>={DIGITS}\n"},
@@ -42,6 +40,7 @@ def test_a_long_version_on_the_command_line_is_one_line():
     assert not triton_pin.RELEASE.match(DIGITS) and not triton_pin.satisfies(DIGITS, ">=3.0")   # never int() of it
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("name", ["requirements", "pyproject", "plain"])
 def test_diff_ci_git_diff_and_the_gate_say_one_line(tmp_path, capsys, monkeypatch, name):
     for var in ("GITHUB_EVENT_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "CI_MERGE_REQUEST_DIFF_BASE_SHA"):

@@ -12,8 +12,6 @@ from ptxdiff.git.repo import Repo
 from ptxdiff.repo_config import Config
 from ptxdiff.specs.plan import Plan
 
-pytestmark = pytest.mark.integration
-
 
 def spec_tasks(tmp_path, n):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
@@ -23,6 +21,7 @@ def spec_tasks(tmp_path, n):
     return repo, [Task(side, "specs", (kernel, Config().for_kernel(kernel.id), 90, Plan()), f"specs {i}", i) for i in range(n)]
 
 
+@pytest.mark.integration
 def test_skip_gives_the_reason_instead_of_running(tmp_path):
     repo, tasks = spec_tasks(tmp_path, 3)
     with Pool(str(repo), (), 1, 300) as pool:
@@ -31,6 +30,7 @@ def test_skip_gives_the_reason_instead_of_running(tmp_path):
     assert got[0][0] == got[2][0] == "ok" and got[0][1] and got[0][1][0].label
 
 
+@pytest.mark.integration
 def test_a_timeout_is_its_own_kind(tmp_path):
     repo, tasks = spec_tasks(tmp_path, 1)
     with Pool(str(repo), (), 1, 300) as pool:
@@ -42,6 +42,7 @@ def test_a_timeout_is_its_own_kind(tmp_path):
     assert kind == "timeout" and "config key 'timeout'" in payload
 
 
+@pytest.mark.integration
 def test_the_repository_timeout_cannot_raise_the_bound_past_the_user_maximum(tmp_path, monkeypatch):
     monkeypatch.delenv("PTXDIFF_MAX_TIMEOUT", raising=False)
     pool = Pool(str(tmp_path), (), 1, 1_000_000)
@@ -51,6 +52,7 @@ def test_the_repository_timeout_cannot_raise_the_bound_past_the_user_maximum(tmp
     assert Pool(str(tmp_path), (), 1, 10).timed_out() == "timed out after 10s (config key 'timeout')"
 
 
+@pytest.mark.integration
 def test_a_worker_near_its_cpu_rlimit_is_replaced_before_its_next_request(tmp_path, monkeypatch):
     from ptxdiff.sandbox.limits import Limits
 
@@ -90,6 +92,7 @@ def test_out_of_memory_is_told_from_other_answers():
     assert not out_of_memory("timeout", "MemoryError")
 
 
+@pytest.mark.integration
 def test_a_request_out_of_memory_in_a_used_worker_runs_again_alone_in_a_fresh_one(tmp_path, monkeypatch):
     """What a worker's earlier requests left must not decide a result (how many a worker serves
     depends on --jobs): the answer of a fresh worker does. Task 2 answers out of memory once (in a
@@ -124,6 +127,7 @@ def test_a_request_out_of_memory_in_a_used_worker_runs_again_alone_in_a_fresh_on
     assert len(starts) == 2   # the first worker, and the fresh one for task 2's second run
 
 
+@pytest.mark.integration
 def test_a_request_s_bound_is_its_worker_s_cpu_seconds_with_the_clock_as_a_backstop(tmp_path):
     """A loaded machine must not time out what a quiet one compiles: past LAZY_S the bound counts
     the CPU seconds of the worker's tree (those before the first read charged in full); a worker

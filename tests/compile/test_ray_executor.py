@@ -23,8 +23,6 @@ from ptxdiff.compile.pool import Pool
 from ptxdiff.compile.ray_executor import NodeSettings, execute, revision_objects
 from ptxdiff.git.repo import Repo, Side
 
-pytestmark = pytest.mark.integration
-
 UTIL = HEADER + '''
 @triton.jit
 def twice(x):
@@ -110,6 +108,7 @@ def again_under_ray(args, repo, cache, monkeypatch, capsys) -> str:
     return out
 
 
+@pytest.mark.integration
 def test_notes_from_ray_are_byte_identical_to_notes_from_the_local_pool(ray_instance, tmp_path, capsys, cache,
                                                                          monkeypatch):
     repo, commits = history_repo(tmp_path)
@@ -124,6 +123,7 @@ def test_notes_from_ray_are_byte_identical_to_notes_from_the_local_pool(ray_inst
     assert notes_of(repo, commits) == local
 
 
+@pytest.mark.integration
 def test_log_from_ray_is_the_same_json_as_from_the_local_pool(ray_instance, tmp_path, capsys, cache, monkeypatch):
     repo, commits = history_repo(tmp_path)
     args = ["log", "scale_kernel", "-C", str(repo), "--target", "sm_90", "--format", "json", "-q"]
@@ -134,6 +134,7 @@ def test_log_from_ray_is_the_same_json_as_from_the_local_pool(ray_instance, tmp_
     assert again_under_ray(args, repo, cache, monkeypatch, capsys) == local
 
 
+@pytest.mark.integration
 def test_a_side_in_a_toolchain_compiles_on_the_nodes_with_their_own_toolchain(ray_instance, node_toolchains,
                                                                                 tmp_path, capsys, cache, monkeypatch):
     """A history whose pin moves from triton 3.1.0 (a toolchain) to the installed one: the same
@@ -176,6 +177,7 @@ def test_a_node_that_cannot_install_a_sides_toolchain_says_why_in_one_line(tmp_p
         ": installing triton 0.0.1 failed: No matching distribution found for triton==0.0.1")
 
 
+@pytest.mark.integration
 def test_a_node_whose_toolchain_holds_another_triton_refuses(tmp_path, monkeypatch):
     """The driver keys a side's results by its own toolchain of the side's version: a node's
     folder of that name holding another triton must not compile it."""
@@ -190,6 +192,7 @@ def test_a_node_whose_toolchain_holds_another_triton_refuses(tmp_path, monkeypat
     assert kind == "setup" and f"the toolchain in {prefix} holds triton 3.2.0, not 3.1.0" in str(why)
 
 
+@pytest.mark.integration
 def test_a_revision_ships_its_commit_trees_and_python_files_each_object_once(tmp_path):
     repo, commits = history_repo(tmp_path)
     r = Repo(repo)
@@ -205,6 +208,7 @@ def test_a_revision_ships_its_commit_trees_and_python_files_each_object_once(tmp
     assert revision_objects(r, Side("c1", commits[1]), set(first) | set(second)) == {}
 
 
+@pytest.mark.integration
 def test_the_work_tree_is_not_shipped(tmp_path):
     repo, _ = history_repo(tmp_path)
     from ptxdiff.errors import UsageError
@@ -219,6 +223,7 @@ def test_a_node_with_another_toolchain_refuses_before_it_compiles(tmp_path):
     assert kind == "setup" and "this run needs ptxdiff 0.0, python 2.7, triton 1.0" in str(why)
 
 
+@pytest.mark.integration
 def test_a_bad_executor_is_one_line(tmp_path, capsys):
     repo, _ = history_repo(tmp_path)
     rc, out, err = run_main(["notes", "-C", str(repo), "--executor", "spark"], capsys)
@@ -251,6 +256,7 @@ def guessed_kernel(x_ptr, n, BLOCK: tl.constexpr):
 '''
 
 
+@pytest.mark.integration
 def test_a_compile_that_runs_past_its_bound_is_a_timed_out_row_under_ray(ray_instance, tmp_path, capsys, cache,
                                                                          monkeypatch):
     """The Ray executor bounds a compile as the local pool does: a compile past its task's bound

@@ -104,6 +104,7 @@ def test_a_version_that_cannot_be_had_is_one_line_and_exit_2(tmp_path: Path) -> 
     assert _site_packages() == before
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("bad", ["3.6.0rc1", "https://example.com/triton.whl", "3.6..", "latest"])
 def test_only_released_versions(tmp_path: Path, bad: str) -> None:
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
@@ -112,6 +113,7 @@ def test_only_released_versions(tmp_path: Path, bad: str) -> None:
     assert not (tmp_path / "t").exists()
 
 
+@pytest.mark.integration
 def test_the_worker_runs_the_toolchains_interpreter_with_ptxdiff_on_its_path(tmp_path: Path) -> None:
     """A toolchain's worker path: its own site-packages first (its triton), ptxdiff's source,
     then this environment's (ptxdiff's dependencies), with nothing installed anywhere."""

@@ -9,8 +9,7 @@ import pytest
 from helpers import isolate
 from ptxdiff.corpus import pairs as corpus
 
-pytestmark = [pytest.mark.integration,
-              pytest.mark.module_env]   # the module fixture isolates once; tests that need their own call isolate()
+pytestmark = pytest.mark.module_env   # the module fixture isolates once; tests that need their own call isolate()
 
 STUDY_STRUCTURAL = ["gelu", "matmul", "flash_attention", "attention", "l2norm", "rmsnorm", "silu"]
 STUDY_SEMANTIC = ["leaky_relu", "softmax"]
@@ -47,16 +46,19 @@ def _verdict(report, name):
     return rows[0].verdict
 
 
+@pytest.mark.integration
 def test_study_structural_pairs_are_structural(study_and_controls):
     _, report, _ = study_and_controls
     assert {n: _verdict(report, n) for n in STUDY_STRUCTURAL} == dict.fromkeys(STUDY_STRUCTURAL, "structural")
 
 
+@pytest.mark.integration
 def test_study_semantic_pairs_are_constants_only(study_and_controls):
     _, report, _ = study_and_controls
     assert {n: _verdict(report, n) for n in STUDY_SEMANTIC} == dict.fromkeys(STUDY_SEMANTIC, "constants-only")
 
 
+@pytest.mark.integration
 def test_every_control_is_identical_or_reordered(study_and_controls):
     _, report, controls = study_and_controls
     assert len(controls) >= 6
@@ -64,6 +66,7 @@ def test_every_control_is_identical_or_reordered(study_and_controls):
         assert _verdict(report, name) in ("identical", "reordered"), name
 
 
+@pytest.mark.integration
 def test_evidence_counts_add_up_and_render(study_and_controls):
     pairs, report, _ = study_and_controls
     ev = corpus.collect(pairs, report)
@@ -81,6 +84,7 @@ def test_readme_carries_the_generated_evidence_block():
     assert "precision" in text[begin:end] and "pairs, compiled for" in text[begin:end]
 
 
+@pytest.mark.integration
 def test_outputs_catch_every_observable_constant_change_and_pass_every_control(tmp_path, monkeypatch):
     """The study's blind spot: constant-only changes give zero count delta; running old and new
     on the same inputs sees each one whose effect is observable, and no control differs."""
@@ -102,6 +106,7 @@ AT_ANY_JOBS = ["gelu", "matmul", "perf_stages_autotune_matmul", "perf_warps_auto
                "softmax", "control_reorder_loads"]
 
 
+@pytest.mark.integration
 def test_every_row_is_the_same_at_jobs_1_and_jobs_2(tmp_path, monkeypatch):
     """The same revisions give the same rows at any --jobs: verdicts, metrics, deltas and errors
     (where the results came from aside), each run with its own fresh cache."""

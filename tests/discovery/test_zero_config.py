@@ -19,8 +19,6 @@ from ptxdiff.specs.launch import inputs_of
 from ptxdiff.specs.plan import make
 from ptxdiff.specs.resolve import cover_combinations as _cover
 
-pytestmark = pytest.mark.integration
-
 KERNEL = HEADER + '''
 MODE_A: tl.constexpr = tl.constexpr(0)
 MODE_B: tl.constexpr = tl.constexpr(1)
@@ -233,6 +231,7 @@ def test_cover_compiles_every_pair_of_values_at_least_once():
     assert len(combos) <= 24 and "each pair of values" in (note or "")
 
 
+@pytest.mark.integration
 def test_zero_config_measures_and_says_what_was_guessed(tmp_path):
     from ptxdiff.compare.engine import Engine
     from ptxdiff.git.repo import Repo
@@ -254,6 +253,7 @@ def test_zero_config_measures_and_says_what_was_guessed(tmp_path):
     assert {row.spec_detail.constexprs.get("HAS_BIAS") for row in report.rows} == {True, False}
 
 
+@pytest.mark.integration
 def test_a_side_tipped_past_max_specs_is_covered_like_the_other(tmp_path):
     """An added optional pointer doubles the new side's combinations past max_specs: both sides
     then compile the same covering set, so every row pairs (no spec reads `removed`)."""
@@ -287,6 +287,7 @@ def k(x_ptr, out_ptr, n, HAS_A: tl.constexpr, HAS_B: tl.constexpr, BLOCK: tl.con
     assert warm.measurer.compiles == 0 and not warm.measurer.loaded_now and [row.verdict for row in again.rows] == verdicts
 
 
+@pytest.mark.integration
 def test_constexpr_functions_are_interpreted_not_run(tmp_path):
     """`@tl.constexpr def f(dtype)`: host code triton calls while compiling; the evaluator answers."""
     src = HEADER + '''
@@ -313,6 +314,7 @@ def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     assert row.error is None and row.new is not None and row.new.ptx_instrs > 0
 
 
+@pytest.mark.integration
 def test_device_functions_a_decorator_turns_into_kernels_are_compiled_in_a_harness(tmp_path):
     src = HEADER + '''
 from ops.codegen import pointwise
@@ -483,6 +485,7 @@ def k(x_ptr, MODE: tl.constexpr):
     assert {1, 7} <= set(values) and any(v not in (1, 7) for v in values)
 
 
+@pytest.mark.integration
 def test_a_string_mode_only_the_new_side_compares_does_not_fit_the_old_side(tmp_path):
     """`elif MODE == "b":` added, each branch binding `y`: under "b" the old side reaches no
     branch and fails on `y`; that row, and the value matching neither side, do not block."""
@@ -545,6 +548,7 @@ def k(x_ptr, Lens, out_ptr, BLOCK: tl.constexpr):
 '''
 
 
+@pytest.mark.integration
 def test_a_guessed_type_that_does_not_compile_is_searched_and_both_sides_use_the_result(tmp_path):
     """`Lens` is used only inside a helper, called by an alias that discovery does not follow:
     the guess (a scalar) does not compile. The search
@@ -566,6 +570,7 @@ def test_a_guessed_type_that_does_not_compile_is_searched_and_both_sides_use_the
     assert [(x.verdict, x.spec_detail.signature["Lens"]) for x in again.rows] == [("structural", "*i32")]
 
 
+@pytest.mark.integration
 def test_a_constexpr_autotuned_on_one_side_and_guessed_on_the_other_compiles_the_configs_on_both(tmp_path):
     """The old side autotunes BLOCK over two configs; the new side drops the decorator and its
     launcher cannot be read: its BLOCK is a guess. It compiles the old side's values instead,
@@ -613,6 +618,7 @@ def k(X, Out, n, BLOCK: tl.constexpr):
 '''
 
 
+@pytest.mark.integration
 def test_a_cast_to_the_pointers_element_type_is_compiled_with_bf16_pointers_too(tmp_path):
     """Adding `.to(X.dtype.element_ty)` changes nothing under fp32 pointers (the guess) and
     rounds to bf16 under bf16 ones: both families are compiled on both sides, so it shows."""
@@ -640,6 +646,7 @@ def k(x_ptr, out_ptr, n, MODE: tl.constexpr, BLOCK: tl.constexpr):
 '''
 
 
+@pytest.mark.integration
 def test_a_guessed_value_that_fits_no_branch_fails_alike_on_both_sides_and_does_not_block(tmp_path):
     """`MODE` selects one of two branches that define `y`; the guess that matches neither (for an
     `else` a kernel might have) makes `y` undefined on both sides. That row is a guess that does
@@ -659,6 +666,7 @@ def test_a_guessed_value_that_fits_no_branch_fails_alike_on_both_sides_and_does_
     assert unfit.verdict == "unmeasured" and not unfit.blocking and unfit.why == UNFIT
 
 
+@pytest.mark.integration
 def test_a_tuple_of_strides_read_by_index_is_a_tuple_param(tmp_path):
     """`stride_x` is `x.stride()` passed whole and read as `stride_x[0]`, `stride_x[2]`: a
     tuple of ints, compiled as one."""
@@ -703,6 +711,7 @@ def launch(q, out):
     assert plan.choice("stride_q_m", "types").values == ("i32",)
 
 
+@pytest.mark.integration
 def test_an_added_kernel_whose_guessed_values_fit_one_branch_only_is_measured_there(tmp_path):
     """An added kernel: the guess that reaches no branch defining `y` fails, the others compile.
     The failing rows are guesses that do not fit (shown, not blocking), as for both sides."""
@@ -720,6 +729,7 @@ def test_an_added_kernel_whose_guessed_values_fit_one_branch_only_is_measured_th
     assert unfit.verdict == "added" and unfit.error and not unfit.blocking and unfit.why == UNFIT_ONE_SIDE
 
 
+@pytest.mark.integration
 def test_a_jit_function_that_returns_values_and_is_never_launched_is_compiled_in_a_harness(tmp_path):
     """A device function nobody in the repository calls by name (`f = a if X else b` picks it):
     as an entry point triton cannot lower its `return`, so it is compiled inside the harness."""
@@ -734,6 +744,7 @@ def next_pow2_log(val, eps: tl.constexpr):
     assert any("elementwise harness" in n for n in row.spec_detail.notes)
 
 
+@pytest.mark.integration
 def test_a_device_function_that_reduces_along_axis_1_is_compiled_in_a_harness_of_tiles(tmp_path):
     """`tl.max(x, axis=1)[:, None]` needs two dimensions: the harness loads square tiles."""
     src = HEADER + '''
@@ -767,6 +778,7 @@ def k(x_ptr, seed_base_ptr, out_ptr, n, GROUP: tl.constexpr):
 '''
 
 
+@pytest.mark.integration
 def test_the_type_search_follows_annotated_locals_unpacking_and_static_asserts_on_types(tmp_path):
     """`out_ptr` reaches `lo | hi` through an annotated local and a tuple unpacking; `seed_base_ptr`
     fails a helper's `tl.static_assert(seed.dtype.is_int())`: both are searched and found."""
@@ -789,6 +801,7 @@ def k(x_ptr, out_ptr, n, GROUPS: tl.constexpr, BLOCK: tl.constexpr):
 '''
 
 
+@pytest.mark.integration
 def test_every_guess_compiles_the_types_found_so_its_row_tells_its_own_misfit(tmp_path):
     """`x_ptr` is guessed `*i32` (its `other=0`); under GROUPS=1 the search finds `*fp32`. A guess
     of GROUPS that fails further on (a reshape it does not fit) compiles that type too (found
@@ -861,6 +874,7 @@ def run(a, b, sa, sb, c):
 '''
 
 
+@pytest.mark.integration
 def test_scaled_dot_operands_take_the_type_their_format_asks_for_both_at_once(tmp_path):
     """`tl.dot_scaled`'s scales are e8m0 bytes (`*u8`, from use); both operands in `e4m3` fail
     alike under the fp32 guess, so fixing one alone gets nowhere: the search gives both the type
@@ -880,6 +894,7 @@ def k(x_ptr, out_ptr, n_group: tl.constexpr, group_size: tl.constexpr, BLOCK: tl
 '''
 
 
+@pytest.mark.integration
 def test_guessed_sizes_the_kernels_shapes_cannot_take_are_searched(tmp_path):
     """`tl.reshape` of a 64-element block to the guesses (64, 64) cannot be: a search finds sizes
     that fit, both sides compile them, and the row says which guess it replaced."""
@@ -900,6 +915,7 @@ def k(x_ptr, out_ptr, eps_exp: tl.constexpr):
 '''
 
 
+@pytest.mark.integration
 def test_a_guessed_float_that_the_kernel_uses_as_an_int_is_searched(tmp_path):
     """`eps_exp` reads like a float (its name), but the kernel shifts by it: the float guess
     cannot compile, no type of a runtime param mends it, and the int 1 does."""
@@ -948,6 +964,7 @@ def k(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr, ACC_TYPE: tl.constexpr = tl.i
 '''
 
 
+@pytest.mark.integration
 def test_an_integer_dot_takes_int8_operands(tmp_path):
     """An int32 accumulator carried through a loop makes a matmul of integers (fp32 operands
     cannot compile); `tl.dot` takes 8-bit integers only (`Unsupported lhs dtype int32`), so
@@ -979,6 +996,7 @@ def k(x_ptr, out_ptr, BLOCK: tl.constexpr):
 '''
 
 
+@pytest.mark.integration
 def test_tritons_own_helpers_a_bitonic_sort_imports_compile(tmp_path):
     """`core.get_int_dtype` is a plain function of triton's that a newer triton wants wrapped in
     `constexpr_function`: its stand-in is that wrap. `_log2` is one of triton's own (private)
@@ -1003,6 +1021,7 @@ def mx(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, BLOCK: tl.constexpr, group_size: tl.
 '''
 
 
+@pytest.mark.integration
 def test_a_type_search_that_leaves_a_size_complaint_hands_on_to_the_size_search(tmp_path):
     """fp8 operands mend `Unexpected dtype for e4m3` (the format is a local, so the guess was
     fp32); what the same line says next is about sizes (`scale factor must be 16 or 32`: the
@@ -1026,6 +1045,7 @@ def k(a_ptr, b_ptr, c_ptr, BLOCK: tl.constexpr):
 '''
 
 
+@pytest.mark.integration
 def test_a_dot_operand_beside_an_fp8_one_takes_fp8(tmp_path):
     """`b` is decoded to fp8 in the kernel, so `a` (guessed fp32) cannot meet it
     (`Unsupported rhs dtype fp8e4nv`): fp8 goes with fp8 only, and `a_ptr` takes it."""

@@ -16,8 +16,7 @@ from ptxdiff.corpus import pairs as corpusmod
 from ptxdiff.dynamic.runner import compare_outputs, sizes_around
 from ptxdiff.git.repo import Repo, Side
 
-pytestmark = [pytest.mark.integration,
-              pytest.mark.module_env]   # the module fixture isolates once; tests that need their own call isolate()
+pytestmark = pytest.mark.module_env   # the module fixture isolates once; tests that need their own call isolate()
 
 
 def test_sizes_cover_one_primes_and_block_edges():
@@ -55,6 +54,7 @@ def corpus_run(tmp_path_factory):
     mp.undo()
 
 
+@pytest.mark.integration
 def test_constant_only_changes_are_caught_by_outputs(corpus_run):
     rows, _ = corpus_run
     for name in ("leaky_relu", "softmax", "elu_module_alpha"):
@@ -65,6 +65,7 @@ def test_constant_only_changes_are_caught_by_outputs(corpus_run):
         assert out["rtol"] == 1.3e-6 and out["device"] == "cpu"
 
 
+@pytest.mark.integration
 def test_controls_give_equal_outputs(corpus_run):
     rows, _ = corpus_run
     for name in ("control_rename", "control_reorder_loads"):
@@ -72,12 +73,14 @@ def test_controls_give_equal_outputs(corpus_run):
         assert rows[name].outputs["checked"] >= 10
 
 
+@pytest.mark.integration
 def test_strided_inputs_keep_their_layout(corpus_run):
     """The wrong-stride bug shows only on a strided view: inputs must not be made contiguous."""
     rows, _ = corpus_run
     assert rows["row_scale_wrong_stride"].outputs["result"] == "outputs-differ"
 
 
+@pytest.mark.integration
 def test_time_without_gpu_is_one_line_and_changes_nothing_else(corpus_run):
     rows, report = corpus_run
     assert sum("--time needs a GPU" in m.text for m in report.messages if m.kind is NoteKind.DYNAMIC) == 1
@@ -125,6 +128,7 @@ sizes = [1, 7, 130]
 """
 
 
+@pytest.mark.integration
 def test_repository_config_only_suggests_outputs_the_user_allows_them(tmp_path, monkeypatch, capsys):
     """A committed `semantic = "auto"` runs nothing (it would run the repository's code because
     the repository says so); the user's own git config does, and then outputs-differ blocks."""
@@ -147,6 +151,7 @@ def test_repository_config_only_suggests_outputs_the_user_allows_them(tmp_path, 
     assert any("ran the revisions' host wrappers" in m for m in report["messages"])
 
 
+@pytest.mark.integration
 def test_repository_local_config_cannot_allow_running_code(tmp_path, monkeypatch, capsys):
     isolate(tmp_path, monkeypatch)
     repo = _repo(tmp_path, RUN_CONFIG.format(top='semantic = "always"'))
@@ -159,6 +164,7 @@ def test_repository_local_config_cannot_allow_running_code(tmp_path, monkeypatch
     assert not any("ran" in m or "imported" in m for m in report["messages"])
 
 
+@pytest.mark.integration
 def test_without_semantic_config_outputs_are_not_run(tmp_path, monkeypatch, capsys):
     isolate(tmp_path, monkeypatch)
     repo = _repo(tmp_path, RUN_CONFIG.format(top=""))
@@ -168,6 +174,7 @@ def test_without_semantic_config_outputs_are_not_run(tmp_path, monkeypatch, caps
     assert row["outputs"] is None and code == 0
 
 
+@pytest.mark.integration
 def test_no_wrapper_config_and_no_recording_synthesises_launches(tmp_path, monkeypatch, capsys):
     """Issue 39: with neither, old and new run on launches made from the spec (dynamic/oracle.py)."""
     isolate(tmp_path, monkeypatch)
@@ -179,6 +186,7 @@ def test_no_wrapper_config_and_no_recording_synthesises_launches(tmp_path, monke
     assert "synthesised launches" in out
 
 
+@pytest.mark.integration
 def test_a_kernel_the_interpreter_cannot_run_is_not_run_with_the_reason(tmp_path, monkeypatch, capsys):
     isolate(tmp_path, monkeypatch)
     repo = _repo(tmp_path, RUN_CONFIG.format(top=""))

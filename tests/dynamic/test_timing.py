@@ -11,6 +11,7 @@ from ptxdiff.dynamic import timing
 from ptxdiff.errors import PtxdiffError
 
 
+@pytest.mark.integration
 def test_import_does_not_pull_torch():
     code = "import sys, ptxdiff.dynamic.timing, ptxdiff.dynamic.stats; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

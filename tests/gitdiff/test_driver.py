@@ -38,8 +38,6 @@ from ptxdiff.compare.engine import Engine
 from ptxdiff.git.repo import INDEX, Repo, Side
 from ptxdiff.report.driver_lines import block
 
-pytestmark = pytest.mark.integration
-
 WAIT = {"PTXDIFF_DRIVER_BUDGET": "600"}   # wait for every compile (no test depends on the clock)
 FORCE = {"PTXDIFF_FORCE": "1", **WAIT}
 
@@ -60,7 +58,6 @@ def gelu_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 256):
     tl.store(out_ptr + offs, act(x) + 0.5 * x, mask=mask)
 """
 FILLER = "".join(f"\n\ndef helper_{i}(a):\n    return a + {i}\n" for i in range(6))
-
 
 
 def gitout(repo, *args, env=None) -> str:
@@ -106,6 +103,7 @@ def branchy(tmp_path, capsys):
     return repo
 
 
+@pytest.mark.integration
 def test_branch_range_shows_what_ptxdiff_diff_says_with_main_checked_out(branchy):
     repo = branchy
     fork = commit_side(repo, "main~1")
@@ -126,6 +124,7 @@ def test_branch_range_shows_what_ptxdiff_diff_says_with_main_checked_out(branchy
     assert kernel_lines(text) == expected(repo, commit_side(repo, "branch"), commit_side(repo, "main"))
 
 
+@pytest.mark.integration
 def test_log_and_show_compare_each_commit_with_its_parent(branchy):
     repo = branchy
     fork, helper, kernel = (commit_side(repo, r) for r in ("main~1", "branch~1", "branch"))
@@ -143,6 +142,7 @@ def test_log_and_show_compare_each_commit_with_its_parent(branchy):
     assert kernel_lines(gitout(repo, "show", "branch", env=FORCE)) == []
 
 
+@pytest.mark.integration
 def test_work_tree_index_and_cached_are_three_comparisons(branchy):
     repo = branchy
     write(repo, {"ops/util.py": UTIL.replace("x * 2.0", "tl.exp(x) * 2.0")})
@@ -159,6 +159,7 @@ def test_work_tree_index_and_cached_are_three_comparisons(branchy):
     assert len({tuple(t) for t in seen}) == 3
 
 
+@pytest.mark.integration
 def test_new_files_that_import_each_other(tmp_path, capsys):
     repo = make_repo(tmp_path, {"README": "r\n"})
     install(repo, capsys)
@@ -170,6 +171,7 @@ def test_new_files_that_import_each_other(tmp_path, capsys):
     assert line == expected(repo, commit_side(repo, "HEAD"), Side("index", INDEX))[0]
 
 
+@pytest.mark.integration
 def test_the_base_side_s_targets_count(tmp_path, capsys):
     """Targets are policy: a change that edits them is reviewed under the base side's."""
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
@@ -196,6 +198,7 @@ def wait_for_filler(repo) -> None:
             return
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("how", ["env", "config"])
 def test_past_the_budget_git_diff_says_what_is_compiling_and_the_cache_fills(tmp_path, capsys, how):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel() + FILLER, "ops/plain.py": "x = 1\n", "README": "r\n"})
@@ -221,6 +224,7 @@ def test_past_the_budget_git_diff_says_what_is_compiling_and_the_cache_fills(tmp
     assert lines and " structural" in lines[0]
 
 
+@pytest.mark.integration
 def test_files_without_kernels_get_no_line(tmp_path, capsys):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(), "ops/plain.py": "x = 1\n", "setup.py": "s = 1\n"})
     install(repo, capsys)
@@ -234,6 +238,7 @@ def test_files_without_kernels_get_no_line(tmp_path, capsys):
         gitout(repo, "diff", "--no-ext-diff", "--", "setup.py", "ops/plain.py")
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("bad", [{"PTXDIFF_SKIP": "2"}, {"PTXDIFF_FORCE": "maybe"}])
 def test_a_bad_setting_under_git_diff_is_one_line_after_git_s_whole_diff(tmp_path, capsys, bad):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
@@ -245,6 +250,7 @@ def test_a_bad_setting_under_git_diff_is_one_line_after_git_s_whole_diff(tmp_pat
     assert proc.stderr.decode() == f"ptxdiff: {name}={value!r}: expected 1 or 0 (true/false, yes/no, on/off)\n"
 
 
+@pytest.mark.integration
 def test_revisions_that_cannot_be_told_are_said_not_guessed(tmp_path, capsys):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
     commit(repo, "change", {"ops/k.py": scale_kernel("x - 1.0")})
@@ -255,6 +261,7 @@ def test_revisions_that_cannot_be_told_are_said_not_guessed(tmp_path, capsys):
     assert "no kernel lines" in note
 
 
+@pytest.mark.integration
 def test_the_repository_s_code_is_never_imported(tmp_path, capsys):
     marker = tmp_path / "imported"
     evil = f"open({str(marker)!r}, 'w').write('x')\n"
@@ -268,6 +275,7 @@ def test_the_repository_s_code_is_never_imported(tmp_path, capsys):
     assert not marker.exists()
 
 
+@pytest.mark.integration
 def test_install_writes_the_hooks_shim_and_uninstall_removes_it(tmp_path, capsys):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
     template = (ROOT / "hooks" / "diff-driver").read_text()
@@ -283,6 +291,7 @@ def test_install_writes_the_hooks_shim_and_uninstall_removes_it(tmp_path, capsys
     assert not shim.exists() and not (repo / ".git" / "ptxdiff").exists()
 
 
+@pytest.mark.integration
 def test_pager_and_colour(tmp_path, capsys):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
     install(repo, capsys)
@@ -301,6 +310,7 @@ def test_pager_and_colour(tmp_path, capsys):
     assert kernel_lines(plain)[0].startswith("ptxdiff sm_90 ")
 
 
+@pytest.mark.integration
 def test_spools_of_finished_git_commands_are_cleaned(tmp_path, capsys):
     repo = make_repo(tmp_path, {"a.py": "x = 1\n"})
     install(repo, capsys)
@@ -310,6 +320,7 @@ def test_spools_of_finished_git_commands_are_cleaned(tmp_path, capsys):
     assert len(os.listdir(repo / ".git" / "ptxdiff" / "driver" / "spool")) == 1
 
 
+@pytest.mark.integration
 def test_odd_names_and_symlinks_get_their_own_lines_only(tmp_path, capsys):
     files = {"ops/k[1].py": scale_kernel(name="bracket_kernel"), "ops/k1.py": scale_kernel(name="one_kernel"),
              "ops/a b.py": scale_kernel(name="space_kernel")}
@@ -326,6 +337,7 @@ def test_odd_names_and_symlinks_get_their_own_lines_only(tmp_path, capsys):
     assert "ptxdiff:" not in text
 
 
+@pytest.mark.integration
 def test_log_m_compares_a_merge_with_each_parent(tmp_path, capsys):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel() + FILLER})
     install(repo, capsys)
@@ -340,6 +352,7 @@ def test_log_m_compares_a_merge_with_each_parent(tmp_path, capsys):
     assert expected(repo, first, merge) and not expected(repo, second, merge)
 
 
+@pytest.mark.integration
 def test_a_driver_installed_by_an_older_ptxdiff_still_works(tmp_path, capsys):
     """Older installs point git at `python -m ptxdiff diff-driver` (no shim): slower, same output."""
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(), "ops/p q.py": "x = 1\n"})
@@ -361,6 +374,7 @@ def test_driver_budget_is_a_checked_config_key():
             parse({"driver_budget": bad}, "p")
 
 
+@pytest.mark.integration
 def test_doctor_reads_the_interpreter_from_the_shim(tmp_path, capsys):
     from ptxdiff.git import install as installmod
     from ptxdiff.git.install import driver_python
@@ -375,6 +389,7 @@ def test_doctor_reads_the_interpreter_from_the_shim(tmp_path, capsys):
     assert rc == 1 and f"FIX diff driver: {tmp_path / 'gone' / 'python'}" in out
 
 
+@pytest.mark.integration
 def test_linked_work_tree(tmp_path, capsys):
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(), "ops/plain.py": "x = 1\n"})
     install(repo, capsys)
@@ -387,6 +402,7 @@ def test_linked_work_tree(tmp_path, capsys):
     assert (repo / ".git" / "ptxdiff" / "driver" / "results").is_dir()   # one filler and store per repository
 
 
+@pytest.mark.integration
 def test_without_a_git_command_the_driver_still_prints_git_s_diff(tmp_path, capsys):
     """Run by hand (no git process above it), the driver cannot re-run git's command: it diffs
     the two files itself and puts git's header back."""

@@ -17,8 +17,6 @@ from ptxdiff.record import command as record
 from ptxdiff.record import launch_hook as record_hook
 from ptxdiff.record import launches as recorded
 
-pytestmark = pytest.mark.integration
-
 SCALE = '''\
 """A kernel with its host wrapper, and an autotuned kernel with a heuristic."""
 import torch
@@ -172,6 +170,7 @@ def recorded_twice(tmp_path_factory):
     return repo, first, text, second
 
 
+@pytest.mark.integration
 def test_round_trip_on_the_cpu_writes_the_file(recorded_twice):
     repo, first, _, _ = recorded_twice
     assert first.returncode == 0, first.stdout + first.stderr
@@ -185,6 +184,7 @@ def test_round_trip_on_the_cpu_writes_the_file(recorded_twice):
     assert set(got) == {SCALE_ID, "ops/other.py::other_kernel", "ops/scale.py::tuned_kernel"}
 
 
+@pytest.mark.integration
 def test_a_later_diff_compiles_the_recorded_specs(recorded_twice, tmp_path):
     """The committed recording is what `ptxdiff diff` compiles: one row per recorded spec, each
     `spec_source` recorded, its label telling the specs apart (types, divisibility)."""
@@ -207,6 +207,7 @@ def test_a_later_diff_compiles_the_recorded_specs(recorded_twice, tmp_path):
     assert one and one[0]["spec_detail"]["divisible_by_16"] == ["out_ptr"]
 
 
+@pytest.mark.integration
 def test_values_come_from_the_actual_arguments(recorded_twice):
     repo = recorded_twice[0]
     scale = launches_of(repo)[SCALE_ID]
@@ -227,6 +228,7 @@ def test_values_come_from_the_actual_arguments(recorded_twice):
     assert large.signature["seed"] == "i64" and large.divisible == ("x_ptr", "out_ptr", "n") and large.count == 1
 
 
+@pytest.mark.integration
 def test_the_interpreter_records_every_autotune_config(recorded_twice):
     tuned = launches_of(recorded_twice[0])["ops/scale.py::tuned_kernel"]
     assert [(x.constexprs, x.num_warps, x.autotune, x.count) for x in tuned] == [
@@ -235,12 +237,14 @@ def test_the_interpreter_records_every_autotune_config(recorded_twice):
     ]
 
 
+@pytest.mark.integration
 def test_recording_twice_gives_the_same_bytes(recorded_twice):
     repo, _, text, second = recorded_twice
     assert second.returncode == 0, second.stdout + second.stderr
     assert (repo / recorded.DEFAULT_PATH).read_bytes() == text
 
 
+@pytest.mark.integration
 def test_merging_keeps_other_kernels_and_replaces_the_ones_seen(recorded_twice):
     got = launches_of(recorded_twice[0])
     assert [x.as_json() for x in got["ops/other.py::other_kernel"]] == [OTHER]
@@ -249,6 +253,7 @@ def test_merging_keeps_other_kernels_and_replaces_the_ones_seen(recorded_twice):
     assert ".ptxdiff/launches.jsonl" in diff
 
 
+@pytest.mark.integration
 def test_a_failing_command_writes_nothing_unless_allowed(tmp_path):
     repo = build_fixture(tmp_path)
     before = (repo / recorded.DEFAULT_PATH).read_bytes()
@@ -265,6 +270,7 @@ def test_a_failing_command_writes_nothing_unless_allowed(tmp_path):
     assert only.count == 2 and only.signature["x_ptr"] == "*fp32"
 
 
+@pytest.mark.integration
 def test_nothing_recorded_is_an_error_and_changes_nothing(tmp_path):
     repo = build_fixture(tmp_path)
     before = (repo / recorded.DEFAULT_PATH).read_bytes()
@@ -274,6 +280,7 @@ def test_nothing_recorded_is_an_error_and_changes_nothing(tmp_path):
     assert (repo / recorded.DEFAULT_PATH).read_bytes() == before
 
 
+@pytest.mark.integration
 def test_a_broken_file_is_never_overwritten(tmp_path):
     repo = build_fixture(tmp_path)
     path = repo / recorded.DEFAULT_PATH
@@ -285,6 +292,7 @@ def test_a_broken_file_is_never_overwritten(tmp_path):
     assert path.read_text() == "<<<<<<< ours\n"
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("args, message", [
     (["record"], "say what to record"),
     (["record", "--from-tritonparse", "x", "--", "true"], "say what to record"),
@@ -340,6 +348,7 @@ def test_constexpr_values_as_json():
     assert record_hook.jsonable(tl.pointer_type(tl.float16)) == {"repr": repr(tl.pointer_type(tl.float16))}
 
 
+@pytest.mark.integration
 def test_kernel_ids_are_repository_relative(tmp_path):
     inside = tmp_path / "ops" / "k.py"
     inside.parent.mkdir()
@@ -350,6 +359,7 @@ def test_kernel_ids_are_repository_relative(tmp_path):
     assert record_hook.kernel_id(namespace["k"], str(tmp_path / "ops" / "sub")) == f"{os.path.realpath(inside)}::k"
 
 
+@pytest.mark.integration
 @pytest.mark.gpu
 def test_round_trip_on_the_gpu_records_the_config_that_ran(tmp_path):
     repo = build_fixture(tmp_path)

@@ -15,8 +15,6 @@ from ptxdiff.errors import ConfigError, UsageError
 from ptxdiff.record import launches as recorded
 from ptxdiff.record import tritonparse as tritonparse_logs
 
-pytestmark = pytest.mark.integration
-
 TRACES = DATA / "tritonparse"
 EXPECTED = """\
 {"kernel": "ops/norm.py::norm_kernel", "params": ["x_ptr", "w_ptr", "n", "eps", "X_DTYPE", "BLOCK"], \
@@ -45,6 +43,7 @@ def repo(tmp_path):
     return make_repo(tmp_path, {"ops/scale.py": "import triton\n", "ops/norm.py": "import triton\n"})
 
 
+@pytest.mark.integration
 def test_the_sample_trace_becomes_the_file(repo, tmp_path):
     proc = ptxdiff(["record", "--from-tritonparse", str(TRACES)], repo)
     assert proc.returncode == 0, proc.stderr
@@ -59,6 +58,7 @@ def test_the_sample_trace_becomes_the_file(repo, tmp_path):
     ]
 
 
+@pytest.mark.integration
 def test_gzip_members_read_like_plain_text(repo, tmp_path):
     folder = tmp_path / "traces"
     folder.mkdir()
@@ -71,6 +71,7 @@ def test_gzip_members_read_like_plain_text(repo, tmp_path):
     assert (repo / "x.jsonl").read_text() == EXPECTED
 
 
+@pytest.mark.integration
 def test_a_bad_line_names_file_and_line(repo, tmp_path):
     folder = tmp_path / "traces"
     shutil.copytree(TRACES, folder)
@@ -128,6 +129,7 @@ def test_launch_arguments_are_typed_by_tritons_rules():
     assert t({"type": "tensor", "dtype": "torch.complex64"}) is None
 
 
+@pytest.mark.integration
 def test_kernels_the_trace_cannot_type_are_said_and_left_out(repo, tmp_path):
     folder = tmp_path / "traces"
     folder.mkdir()

@@ -20,7 +20,7 @@ from html_samples import diff_report, history, read_source, show_report
 from ptxdiff.report.html import history_page, report_page
 
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-pytestmark = [pytest.mark.browser,
+pytestmark = [pytest.mark.integration, pytest.mark.browser,   # each test starts chromium
               pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (Debian: apt-get install "
                                                           "chromium; .ci/run installs it)")]
 

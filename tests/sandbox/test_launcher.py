@@ -10,8 +10,12 @@ import subprocess
 import sys
 from multiprocessing import util
 
+import pytest
+
 from ptxdiff import PACKAGE_DIR
 from ptxdiff.sandbox import launcher
+
+pytestmark = pytest.mark.integration   # each test starts an interpreter
 
 CHILD = "import json, os, sys; print(json.dumps([sorted(os.environ), sys.flags.isolated, sys.path]))"
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import mmap
 import resource
 
+import pytest
+
 from helpers import git
 from ptxdiff import user_settings
 from ptxdiff.sandbox import limits
@@ -18,6 +20,7 @@ def test_the_repository_timeout_is_capped_by_the_default_maximum(monkeypatch):
     assert capped.seconds == user_settings.DEFAULT_MAX_TIMEOUT and "PTXDIFF_MAX_TIMEOUT" in (capped.capped or "")
 
 
+@pytest.mark.integration
 def test_the_user_sets_the_maximum_in_the_environment_or_the_global_git_config(tmp_path, monkeypatch):
     git(tmp_path, "config", "--global", "ptxdiff.maxTimeout", "20")
     assert limits.bound(300) == limits.Bound(20, "ptxdiff.maxTimeout")
@@ -26,6 +29,7 @@ def test_the_user_sets_the_maximum_in_the_environment_or_the_global_git_config(t
     assert limits.bound(2) == limits.Bound(2, None)
 
 
+@pytest.mark.integration
 def test_a_repository_config_cannot_set_the_maximum(tmp_path, monkeypatch):
     monkeypatch.delenv("PTXDIFF_MAX_TIMEOUT", raising=False)
     repo = tmp_path / "repo"

@@ -37,6 +37,7 @@ def test_a_namespace_without_capabilities_is_left_in_the_probe_child():
     assert os.readlink("/proc/self/ns/user") == before
 
 
+@pytest.mark.integration
 def test_the_probe_agrees_with_unshare_of_util_linux():
     if shutil.which("unshare") is None:
         pytest.skip("no unshare(1) here to compare with")

@@ -18,8 +18,6 @@ from ptxdiff.repo_config import Config, parse
 from ptxdiff.source.modules import FileSet
 from ptxdiff.specs import launch
 
-pytestmark = pytest.mark.integration
-
 KERNEL = HEADER + '''
 @triton.jit
 def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK_SIZE: tl.constexpr):
@@ -95,6 +93,7 @@ def test_the_launch_files_are_the_recording_and_the_config_files_and_the_driver_
 # ---------------------------------------------------------------------------------------------
 # ptxdiff diff and log, on real history
 
+@pytest.mark.integration
 @pytest.mark.parametrize("change, said", [
     (("BLOCK_SIZE=64)", "BLOCK_SIZE=128)"), "BLOCK_SIZE 64 -> 128 (call site ops/wrap.py:8)"),
     (("BLOCK_SIZE=64)", "BLOCK_SIZE=64, num_warps=8)"), "num_warps unset -> 8 (call site ops/wrap.py:8)"),
@@ -108,6 +107,7 @@ def test_a_launch_only_commit_is_a_change_with_the_launch_said(tmp_path, capsys,
     assert "ops/wrap.py" in row["paths"]
 
 
+@pytest.mark.integration
 def test_a_module_constant_read_at_the_call_site_is_part_of_the_launch(tmp_path, capsys):
     repo = _repo(tmp_path, WRAPPER.replace("BLOCK_SIZE=64)", "BLOCK_SIZE=BLOCK)"))
     commit(repo, "constant", {"ops/wrap.py": WRAPPER.replace("BLOCK_SIZE=64)", "BLOCK_SIZE=BLOCK)").replace(
@@ -117,6 +117,7 @@ def test_a_module_constant_read_at_the_call_site_is_part_of_the_launch(tmp_path,
     assert row["verdict"] == "constants-only" and " -> " in row["why"]   # static counts are blind: the lines say it
 
 
+@pytest.mark.integration
 def test_silent_changes_stay_silent(tmp_path, capsys):
     repo = _repo(tmp_path)
     commit(repo, "reformat", {"ops/wrap.py": WRAPPER.replace(
@@ -127,6 +128,7 @@ def test_silent_changes_stay_silent(tmp_path, capsys):
     assert report["kernels"] == []
 
 
+@pytest.mark.integration
 def test_recorded_launch_and_config_entry_changes_are_changes(tmp_path, capsys):
     rec = {"kernel": KID, "params": ["x_ptr", "y_ptr", "out_ptr", "n", "BLOCK_SIZE"],
            "signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
@@ -148,6 +150,7 @@ def test_recorded_launch_and_config_entry_changes_are_changes(tmp_path, capsys):
     assert "ptxdiff.toml" in row["paths"]
 
 
+@pytest.mark.integration
 def test_log_has_a_row_for_every_change_with_its_launch(tmp_path, capsys):
     repo = _repo(tmp_path)
     commit(repo, "block 128", {"ops/wrap.py": WRAPPER.replace("BLOCK_SIZE=64)", "BLOCK_SIZE=128)")})
@@ -167,6 +170,7 @@ def test_log_has_a_row_for_every_change_with_its_launch(tmp_path, capsys):
 # ---------------------------------------------------------------------------------------------
 # git diff and the pre-push gate
 
+@pytest.mark.integration
 def test_git_diff_shows_the_kernel_line_under_the_wrapper_and_the_gate_blocks(tmp_path, capsys):
     repo = _repo(tmp_path)
     add_origin(repo, tmp_path)

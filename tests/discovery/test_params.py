@@ -1,0 +1,96 @@
+"""Signature types of a kernel's runtime parameters from its source alone (discovery/params.py):
+use decides, names only where use says nothing, and a helper's use counts for what the kernel
+hands it."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from ptxdiff.discovery.params import infer_param_kinds, int_named, kinds_through_helpers, params_behind, written_only
+
+GATHER = '''
+def k(X, P, Out, n_rows, eps, w, shape: "i64", BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    j = tl.load(P + tl.program_id(0))
+    x = tl.load(X + j * BLOCK + offs)
+    for r in range(n_rows):
+        x = x * 2
+    y = x * tl.rsqrt(x + eps)
+    tl.store(Out + offs, y)
+'''
+
+HELPER = '''
+def _h(P, S):
+    v = tl.load(P)
+    n = tl.load(S)
+    for i in range(n):
+        v += 1
+    return v
+
+
+def k(A, B):
+    return _h(A, B)
+'''
+
+
+def functions(src: str) -> dict[str, ast.FunctionDef]:
+    return {n.name: n for n in ast.parse(textwrap.dedent(src)).body if isinstance(n, ast.FunctionDef)}
+
+
+def kernel(src: str) -> ast.FunctionDef:
+    return functions(src)["k"]
+
+
+def test_each_runtime_param_gets_the_type_its_use_implies():
+    assert infer_param_kinds(kernel(GATHER)) == {
+        "X": "*fp32", "Out": "*fp32",   # addresses
+        "P": "*i32",                    # its values index another load
+        "n_rows": "i32",                # a loop bound
+        "eps": "fp32",                  # a float word
+        "w": None,                      # nothing says what it is
+        "shape": "i64",                 # a string annotation is the type
+    }
+
+
+def test_a_pointer_whose_values_only_flow_into_data_is_a_float_pointer():
+    data_only = GATHER.replace("j * BLOCK + offs", "offs")
+    assert infer_param_kinds(kernel(data_only))["P"] == "*fp32"
+
+
+def test_constexprs_are_typed_only_when_asked():
+    fn = kernel(GATHER)
+    assert "BLOCK" not in infer_param_kinds(fn)
+    assert infer_param_kinds(fn, constexprs=True)["BLOCK"] == "i32"
+
+
+def test_a_param_the_kernel_only_hands_to_a_helper_takes_the_helpers_type():
+    fns = functions(HELPER)
+    own = infer_param_kinds(fns["k"])
+    assert own == {"A": None, "B": "i32"}
+    # the helper loads from both; S's values bound a loop: an index pointer
+    assert kinds_through_helpers(fns["k"], own, fns) == {"A": "*fp32", "B": "*i32"}
+    assert kinds_through_helpers(fns["k"], own, fns, depth=0) == own
+
+
+def test_outputs_are_the_pointers_only_stored_to():
+    assert written_only(kernel(GATHER)) == frozenset({"Out"})
+    assert written_only(kernel(GATHER.replace("tl.store(Out + offs, y)", "tl.atomic_add(X + offs, y)"))) == frozenset()
+
+
+def test_the_params_behind_a_value_are_found_through_assignments_nearest_first():
+    fn = kernel(GATHER)
+    assert params_behind(fn, {"y"}) == ["eps", "X", "P"]
+    assert params_behind(fn, {"x"}) == ["X", "P"]
+    assert params_behind(fn, {"offs"}) == []                               # made of a constexpr only
+    assert params_behind(fn, {"offs"}, among={"BLOCK"}) == ["BLOCK"]
+
+
+@pytest.mark.parametrize("name, is_int", [
+    ("n_rows", True), ("num_heads", True), ("seq_len", True), ("stride_am", True), ("M", True),
+    ("x", False), ("mean_val", False), ("non_zero", False), ("Z", False),
+])
+def test_a_name_says_integer_only_for_a_size_count_stride_or_dimension(name, is_int):
+    assert int_named(name) is is_int
