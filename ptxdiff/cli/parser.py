@@ -181,11 +181,10 @@ def _cache(sub: Subparsers) -> None:
 def _log(sub: Subparsers) -> None:
     p = _verb(sub, "log", "a kernel's metrics along history",
               "  ptxdiff log gelu_kernel             every commit that changed it, up to HEAD\n"
-              "  ptxdiff log ops/gelu.py::gelu_kernel v1.0..main --plot gelu.png\n"
+              "  ptxdiff log ops/gelu.py::gelu_kernel v1.0..main\n"
               "  ptxdiff log gelu_kernel --format html -o gelu.html   charts per commit, each row's PTX")
     p.add_argument("kernel", nargs="?", help="kernel id (path::name) or function name")
     p.add_argument("range", nargs="?", help="REV or A..B (default HEAD)")
-    p.add_argument("--plot", metavar="FILE.png", help="draw the metrics along history (needs matplotlib)")
     add_common_options(p, html=True)
     _wide(p)
     _executor(p)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 import sys
 
 import pytest
@@ -55,22 +54,6 @@ def test_pre_commit_hooks_manifest_runs_the_gate_on_push():
     text = (ROOT / ".pre-commit-hooks.yaml").read_text()
     assert "entry: ptxdiff pre-push" in text and "stages: [pre-push]" in text
     assert "pass_filenames: false" in text
-
-
-@pytest.mark.integration
-def test_log_plot_without_matplotlib_is_a_clear_usage_error(tmp_path, monkeypatch):
-    import importlib.util
-
-    import pytest
-    if importlib.util.find_spec("matplotlib") is not None:
-        pytest.skip("matplotlib is installed here")
-    repo = make_repo(tmp_path, {"ops/gelu.py": corpus("gelu", "old")})
-    proc = ptxdiff(["log", "gelu_kernel", "--plot", "h.png"], repo)
-    assert proc.returncode == 2
-    # the command that installs it into this interpreter (install.sh leaves the extra out)
-    assert proc.stderr.strip() == ("ptxdiff: --plot needs matplotlib (install.sh leaves it out): "
-                                   f"{shlex.quote(sys.executable)} -m pip install 'matplotlib>=3.7'")
-    assert not (repo / "h.png").exists()
 
 
 @pytest.mark.integration

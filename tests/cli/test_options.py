@@ -33,7 +33,7 @@ def test_diff_is_unpacked_into_its_record():
 
 def test_a_verb_keeps_the_defaults_of_the_options_it_does_not_have():
     opts = log.Options.of(parse("log", "k", "v1..v2", "--executor", "ray"))
-    assert (opts.kernel, opts.range, opts.plot) == ("k", "v1..v2", None)
+    assert (opts.kernel, opts.range) == ("k", "v1..v2")
     assert opts.compiling.executor == "ray" and opts.shown == Shown()
     push = pre_push.Options.of(parse("pre-push", "up", "git@x:y", "-j", "2"))
     assert (push.remote, push.url, push.compiling.jobs, push.compiling.command) == ("up", "git@x:y", 2, "pre-push")

@@ -1,4 +1,4 @@
-"""`ptxdiff log KERNEL [RANGE]`: one kernel's metrics along history, as a table, JSON or a plot."""
+"""`ptxdiff log KERNEL [RANGE]`: one kernel's metrics along history, as a table, JSON or an HTML page with charts."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from ptxdiff.compare.history import history
 from ptxdiff.errors import EXIT_OK
 from ptxdiff.report import history as historymod
 from ptxdiff.report.console import clear_status, say
-from ptxdiff.report.plot import plot_history, require_matplotlib
 
 
 @dataclass(frozen=True)
@@ -24,7 +23,6 @@ class Options:
     shown: Shown
     kernel: str | None = None    # kernel id (path::name) or function name
     range: str | None = None     # REV or A..B (default HEAD)
-    plot: str | None = None      # --plot FILE.png
 
     @classmethod
     def of(cls, args: argparse.Namespace) -> Options:
@@ -33,8 +31,6 @@ class Options:
 
 def run(args: argparse.Namespace, paths: list[str] | None) -> int:
     opts = Options.of(args)
-    if opts.plot:
-        require_matplotlib()  # before any compile: say it now, not after minutes of work
     repo, engine = open_engine(opts.compiling, opts.shown)
     story = history(repo, engine, opts.kernel, opts.range or "HEAD", config=user_config(opts.compiling.config))
     events = story.events
@@ -49,6 +45,4 @@ def run(args: argparse.Namespace, paths: list[str] | None) -> int:
     else:
         text = historymod.table(events, layout(opts.shown))
     htmlout.deliver(text, opts.shown.output, opts.shown.quiet)
-    if opts.plot:
-        plot_history(events, opts.plot)
     return EXIT_OK
