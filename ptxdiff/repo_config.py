@@ -35,8 +35,8 @@ DEFAULT_BLOCK = ("structural", "failed")
 
 @dataclass(frozen=True)
 class SpecConfig:
-    signature: dict = field(default_factory=dict)
-    constexprs: dict = field(default_factory=dict)
+    signature: dict[str, str] = field(default_factory=dict)
+    constexprs: dict[str, Any] = field(default_factory=dict)   # TOML values, as written
     num_warps: int | None = None
     num_stages: int | None = None
 
@@ -60,7 +60,7 @@ class KernelConfig:
 
     def key(self) -> str:
         """Stable text of this kernel's settings, part of the cache key."""
-        def one(s: SpecConfig) -> dict:
+        def one(s: SpecConfig) -> dict[str, object]:
             return {"signature": s.signature, "constexprs": s.constexprs, "num_warps": s.num_warps,
                     "num_stages": s.num_stages}
         return json.dumps({"base": one(self.base), "specs": [one(s) for s in self.specs]}, sort_keys=True)
@@ -114,7 +114,7 @@ def _str_list(value: Any, where: str, key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _spec(table: dict, where: str, prefix: str, also: frozenset = frozenset()) -> SpecConfig:
+def _spec(table: dict[str, Any], where: str, prefix: str, also: frozenset[str] = frozenset()) -> SpecConfig:
     for key in table:
         _expect(key in _SPEC_KEYS, where, prefix + key, f"is unknown (known: {', '.join(sorted(_SPEC_KEYS | also))})")
     signature = table.get("signature", {})
@@ -215,7 +215,7 @@ def parse(table: dict, where: str) -> Config:
     return Config(source=where, targets_given="targets" in kw, **kw)
 
 
-def _run(table: dict, where: str, prefix: str) -> RunConfig:
+def _run(table: dict[str, Any], where: str, prefix: str) -> RunConfig:
     for key in ("wrapper", "inputs"):
         v = table.get(key)
         _expect(v is None or (isinstance(v, str) and ".py:" in v), where, prefix + key,

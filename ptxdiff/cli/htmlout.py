@@ -15,7 +15,8 @@ from ptxdiff.compare.history import Event
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.errors import UsageError
 from ptxdiff.fastio import replace_file
-from ptxdiff.git.repo import Repo, Side, Snapshot
+from ptxdiff.git.repo import Repo, Snapshot
+from ptxdiff.git.values import Side
 from ptxdiff.report import html
 from ptxdiff.report.comment import COMMENT_MAX, HEADROOM
 from ptxdiff.report.console import say

@@ -27,7 +27,7 @@ def quoted(cmd: list[str]) -> str:
     approval's trailer), `HEAD~1` left plain. Pasted, it runs."""
     return " ".join(w if re.fullmatch(r"[\w@%+=:,./~^-]+", w) else shlex.quote(w) for w in cmd)
 
-def _env(width: int | None) -> dict:
+def _env(width: int | None) -> dict[str, str]:
     """The steps' environment: a fixed author, kernel lines under git diff although its output is
     captured, and the width of the terminal the demo prints to, if any (their output goes there)."""
     env = dict(os.environ)

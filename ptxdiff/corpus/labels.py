@@ -116,7 +116,8 @@ class _Rename(ast.NodeTransformer):
 
 
 def _alpha(tree: ast.Module) -> ast.Module:
-    return _Rename(tree).visit(tree)
+    renamed: ast.Module = _Rename(tree).visit(tree)
+    return renamed
 
 
 class _Commute(ast.NodeTransformer):
@@ -216,7 +217,8 @@ def label(old_src: str, new_src: str, kernel: str | None = None) -> str:
     """constant-only / structural / refactor for two versions of a module (see module doc)."""
     def tree(src: str, rename: bool = False) -> ast.Module:
         t = _FoldSigns().visit(_relevant(src, kernel))
-        return _Commute().visit(_alpha(t) if rename else t)  # commute last: operand order uses names
+        commuted: ast.Module = _Commute().visit(_alpha(t) if rename else t)  # commute last: operand order uses names
+        return commuted
     a, b = tree(old_src), tree(new_src)
     if _dump(a) == _dump(b) or _dump(tree(old_src, True)) == _dump(tree(new_src, True)):
         return "refactor"

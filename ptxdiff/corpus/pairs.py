@@ -24,7 +24,7 @@ from ptxdiff.report.evidence import evidence as evidence  # `corpus.evidence(ev)
 from ptxdiff.targets import target_name
 
 if TYPE_CHECKING:  # types only: the engine is imported where it runs
-    from ptxdiff.compare.results import Report
+    from ptxdiff.compare.results import Report, Row
     from ptxdiff.compile.toolchains import Policy
 
 if sys.version_info >= (3, 11):
@@ -48,7 +48,7 @@ class Pair:
     description: str
     hand_label: str
     bug_class: str
-    config: dict
+    config: dict[str, object]   # the pair's [tool.ptxdiff.kernels] keys, as pairs.toml gives them
     study: bool
     observable: bool
 
@@ -82,7 +82,7 @@ def _toml_value(v: object) -> str:
 
 
 def build_repo(pairs: list[Pair], where: Path, targets: list[int], root: Path | None = None,
-               kernel_keys: dict | None = None) -> tuple[str, str]:
+               kernel_keys: dict[str, object] | None = None) -> tuple[str, str]:
     """A repo with all old sides in one commit and all new sides in the next; returns both ids.
     `kernel_keys` are added to every kernel's config table (e.g. time_size)."""
     from ptxdiff.git.repo import commit_tree
@@ -108,7 +108,8 @@ def run(targets: list[int], jobs: int | None = None, names: list[str] | None = N
         imports: bool = False, tritons: Policy | None = None,
         unsandboxed: str | None = None) -> tuple[list[Pair], Report]:
     from ptxdiff.compare.engine import Engine
-    from ptxdiff.git.repo import Repo, Side
+    from ptxdiff.git.repo import Repo
+    from ptxdiff.git.values import Side
     from ptxdiff.permissions import Permissions
 
     pairs = load_pairs(names=names)
@@ -125,7 +126,7 @@ def run(targets: list[int], jobs: int | None = None, names: list[str] | None = N
 
 def collect(pairs: list[Pair], report: Report) -> Evidence:
     root = corpus_dir()
-    rows_by_kernel: dict[str, list] = {}
+    rows_by_kernel: dict[str, list[Row]] = {}
     for r in report.rows:
         rows_by_kernel.setdefault(r.kernel, []).append(r)
     labels = {p.name: source_label(p.source(root, "old"), p.source(root, "new"), p.kernel) for p in pairs}
@@ -159,12 +160,12 @@ def collect(pairs: list[Pair], report: Report) -> Evidence:
                 counter.append(f"{p.name}: constant-only by source, count delta on {r.target} "
                                f"({', '.join(f'{k} {r.delta[k]:+}' for k in COUNTS if r.delta.get(k))}) "
                                f"- {p.description}")
-        per_target: dict[str, list[tuple]] = {}
+        per_target: dict[str, list[tuple[object, ...]]] = {}
         for r in rows:
             per_target.setdefault(r.target, []).append(tuple(r.delta.get(k) for k in ("ptx_regs", "ptx_instrs")))
         portable[p.name] = len({tuple(v) for v in per_target.values()}) <= 1
     tools = describe(report.toolchain)
-    by_label: dict[str, Counter] = {}
+    by_label: dict[str, Counter[str]] = {}
     for p in pairs:
         if p.name in outputs:
             by_label.setdefault(labels[p.name], Counter())[outputs[p.name]] += 1

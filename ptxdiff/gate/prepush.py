@@ -21,8 +21,8 @@ from ptxdiff import user_settings
 from ptxdiff.compare.notes import NoteKind
 from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK
 from ptxdiff.gate.outcome import TRAILER, Outcome, RefUpdate
-from ptxdiff.git.repo import Repo, Side
-from ptxdiff.git.values import CommitInfo, SubmoduleChange, is_zero, printable, trailers
+from ptxdiff.git.repo import Repo
+from ptxdiff.git.values import CommitInfo, Side, SubmoduleChange, is_zero, printable, trailers
 from ptxdiff.report.console import say
 from ptxdiff.report.gate import render
 from ptxdiff.report.layout import PLAIN, Layout

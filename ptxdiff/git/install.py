@@ -22,9 +22,10 @@ import shutil
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from ptxdiff import PACKAGE_DIR
 from ptxdiff.errors import GitError, ToolError, UsageError
@@ -41,7 +42,7 @@ LEGACY = "pre-push.ptxdiff-legacy"
 ATTR_LINES = ("*.py diff=ptxdiff", "*.toml diff=ptxdiff", "*.jsonl diff=ptxdiff")
 
 
-def _lines_added(record: dict) -> list[str]:
+def _lines_added(record: dict[str, Any]) -> list[str]:
     """The attribute lines an install added (an install before launch files added one)."""
     if record.get("attributes_line_added"):
         return [ATTR_LINES[0]]
@@ -252,7 +253,7 @@ def install(repo: Repo | None, global_: bool = False, attributes: str = "info", 
                           "the pre-push hook blocks every push until ptxdiff is installed in that "
                           "interpreter's environment (e.g. a venv) and `ptxdiff install` runs from there")
     existing = json.loads(manifest.read_text()) if manifest.exists() else None
-    say = (lambda s: print(f"would {s}", file=out)) if dry_run else (lambda s: print(s, file=out))
+    say: Callable[[str], None] = (lambda s: print(f"would {s}", file=out)) if dry_run else (lambda s: print(s, file=out))
     for key, value in p.config.items():
         say(f"set {key} = {value}   ({p.config_file})")
     say(f"write the diff driver {p.driver_file}")

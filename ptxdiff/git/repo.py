@@ -103,7 +103,7 @@ class Snapshot:
 
 
 class Repo:
-    def __init__(self, path: str | os.PathLike = ".", fetches: bool = True):
+    def __init__(self, path: str | os.PathLike[str] = ".", fetches: bool = True):
         # `fetches`: a partial clone's missing objects may be fetched (not in a compile worker:
         # the parent fetched what its revision needs before the worker started)
         self.fetches = fetches

@@ -213,7 +213,8 @@ def serve(spool: str, args: list[bytes]) -> bytes | None:
         if matches(piece, args):
             write(os.path.join(spool, "cursor"), b"%d\n" % sum(1 for e in entries if e <= k))
             p_lines = lines_of(read(os.path.join(spool, "P")))
-            return piece_bytes(p_lines, piece) + table["suffix"][k]
+            suffix: bytes = table["suffix"][k]
+            return piece_bytes(p_lines, piece) + suffix
     if table.get("ignoring"):
         return b""  # -w and friends: git prints nothing for a file whose changes they all ignore
     return None

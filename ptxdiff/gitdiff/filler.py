@@ -27,8 +27,10 @@ from ptxdiff.fastio import read, replace_file
 
 TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (the diff driver starts here)
 if TYPE_CHECKING:
+    from typing import Any
+
     from ptxdiff.compare.results import Row
-    from ptxdiff.git.repo import Side
+    from ptxdiff.git.values import Side
     from ptxdiff.gitdiff.revisions import Facts, Section
 
 MAX_LOG = 1 << 20
@@ -41,11 +43,11 @@ LIFE_REQUESTS = 6   # the filler's life: this many requests at the user's per-re
 KEEP_RESULTS = 256          # results kept, the newest
 
 
-def load_result(state: str, key: str, any_kind: bool = False) -> dict | None:
+def load_result(state: str, key: str, any_kind: bool = False) -> dict[str, Any] | None:
     path = os.path.join(state, "results", key)
     try:
         with open(path, "rb") as f:
-            result = marshal.load(f)
+            result: dict[str, Any] = marshal.load(f)
     except (OSError, EOFError, ValueError, TypeError):
         return None
     if not any_kind and not result.get("keep"):
@@ -198,7 +200,7 @@ def _trim_log(path: str) -> None:
         pass
 
 
-def _next(state: str, peek: bool = False) -> tuple[str, dict] | None:
+def _next(state: str, peek: bool = False) -> tuple[str, dict[str, Any]] | None:
     """The newest request's first comparison: the `git diff` waiting now goes first."""
     queue = os.path.join(state, "queue")
     try:
@@ -235,7 +237,7 @@ def _log(state: str, text: str) -> None:
     print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {text}", flush=True)
 
 
-def _run(state: str, item: tuple[str, dict]) -> None:
+def _run(state: str, item: tuple[str, dict[str, Any]]) -> None:
     name, job = item
     key = job.get("key", "")
     if load_result(state, key) is not None:
@@ -290,7 +292,7 @@ def clear_results(state: str) -> tuple[int, list[tuple[str, str]]]:
     return removed, failed
 
 
-def _save(state: str, key: str, result: dict) -> None:
+def _save(state: str, key: str, result: dict[str, Any]) -> None:
     folder = os.path.join(state, "results")
     os.makedirs(folder, exist_ok=True)
     replace_file(os.path.join(folder, key), marshal.dumps(result))
@@ -304,7 +306,7 @@ def _save(state: str, key: str, result: dict) -> None:
 
 def side(spec: str) -> Side:
     """A job's side spec ("C:<id>", "INDEX", "WORKTREE", "NOTHING") as a git.Side."""
-    from ptxdiff.git.repo import INDEX, Side
+    from ptxdiff.git.values import INDEX, Side
 
     if spec.startswith("C:"):
         return Side(spec[2:12], spec[2:])
@@ -312,7 +314,7 @@ def side(spec: str) -> Side:
             "NOTHING": Side("nothing", "")}[spec]
 
 
-def compare(state: str, job: dict) -> dict:
+def compare(state: str, job: dict[str, Any]) -> dict[str, Any]:
     """Engine.compare on the job's two sides; the kernel lines per shown file, in order."""
     import dataclasses
 
@@ -355,7 +357,7 @@ def compare(state: str, job: dict) -> dict:
         return [glob_escape(p) for p in specs if p in present]
     report = engine.compare(old, new, exact(paths))
     where = place(report.rows, pieces)
-    by_kernel: dict[str, list] = {}
+    by_kernel: dict[str, list[Row]] = {}
     for r in report.rows:
         by_kernel.setdefault(r.kernel, []).append(r)
     for kernel, rows in by_kernel.items():  # a kernel's lines together: what changed in its launch said once

@@ -32,7 +32,7 @@ class Facts:
         keys = r"^(ptxdiff\.enabled|ptxdiff\.triton|diff\.relative)$"
         self.pids = {"config": spawn(["git", "config", "-z", "--get-regexp", keys], out=self.files["config"])}
         self.revs: list[bytes] = []
-        self.tokens: list[tuple[bytes, list]] = []
+        self.tokens: list[tuple[bytes, list[tuple[str, bytes]]]] = []
         self._config: dict[bytes, bytes] | None = None
         # the index's entries and the work tree's files (tracked or not, not ignored), in one run
         self.lazy = {"files": ["git", "ls-files", "-s", "-z", "--cached", "--others", "--exclude-standard"]}

@@ -11,6 +11,7 @@ import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 _BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _LINE_COMMENT = re.compile(r"//[^\n]*")
@@ -56,7 +57,7 @@ class PtxMetrics:
     ptx_local_bytes: int
     ptx_shared_bytes: int
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:   # Metrics' keyword arguments (compile/worker.py)
         return {
             "ptx_regs": self.ptx_regs,
             "ptx_regs_by_type": dict(self.ptx_regs_by_type),
@@ -109,7 +110,7 @@ class SourceLines:
     files: tuple[str, ...]
     runs: tuple[tuple[int, int, int], ...]
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, object]:
         return {"files": list(self.files), "runs": [list(r) for r in self.runs]}
 
     @classmethod
@@ -296,7 +297,7 @@ def _numbered(ptx: str, mask_immediates: bool) -> tuple[list[Instruction], list[
     out: list[str] = []
 
     def canon(operand: str) -> str:
-        def reg(m: re.Match) -> str:
+        def reg(m: re.Match[str]) -> str:
             return current.get(m.group(0), "in:" + re.sub(r"\d+$", "", m.group(0)))
         text = _REGISTER.sub(reg, operand)
         text = re.sub(r"[A-Za-z_$][\w$]*", lambda m: label_rank.get(m.group(0), m.group(0)), text)

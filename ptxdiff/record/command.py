@@ -22,6 +22,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Collection, Mapping
 from pathlib import Path
+from typing import Any
 
 from ptxdiff.errors import PtxdiffError, UsageError
 from ptxdiff.fastio import read_inside, replace_file
@@ -53,7 +54,7 @@ except Exception as e:
 '''
 
 
-Raw = tuple[dict, int, str, dict | None]   # (launch, count, where, shape)
+Raw = tuple[dict[str, Any], int, str, dict[str, Any] | None]   # (launch, count, where, shape), as JSON
 
 
 class CommandFailed(PtxdiffError):
@@ -161,7 +162,8 @@ def save(path: Path, recording: recorded.Recording, keep: int, root: str,
     return new
 
 
-def summary(recording: recorded.Recording, new: dict, where: str, keep: int) -> list[str]:
+def summary(recording: recorded.Recording, new: dict[str, tuple[recorded.Launch, ...]], where: str,
+            keep: int) -> list[str]:
     launches = sum(launch.count for launch in recording.launches)
     specs = sum(len(v) for v in new.values())
     lines = [f"recorded {launches} launch{'es' if launches != 1 else ''} of {len(new)} "

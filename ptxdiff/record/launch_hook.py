@@ -91,6 +91,10 @@ def kernel_id(fn: Any, root: str) -> str:
     return f"{rel.replace(os.sep, '/') if inside else real}::{fn.__name__}"
 
 
+Pending = tuple[object, str, dict[str, Any], list[str], Any]   # (name, spec text, bound, run-time names, grid)
+LaunchKey = tuple[str, str | None]   # (spec text, launch shape key or None)
+
+
 class _State(threading.local):
     """Where this thread is: in an autotuner's benchmark ("bench"), enumerating its configs
     without running them ("all_dry"), in its final launch ("ran"), or in the launch after an
@@ -99,7 +103,7 @@ class _State(threading.local):
     mode: str | None = None
     # the launches an enumeration recorded, waiting for the launch that follows it: their values'
     # ranges are read after it ran (the outputs it wrote, never what torch.empty held)
-    pending: list | None = None
+    pending: list[Pending] | None = None
 
 
 _state = _State()
@@ -123,15 +127,16 @@ class Recorder:
 
     def __init__(self, out_dir: str, root: str) -> None:
         self.out_dir, self.root = out_dir, root
-        self.kernels: dict = {}        # raw function -> (kernel id, binder or None when outside)
-        self.warned: set = set()
+        # raw function -> (kernel id, binder or None when outside); ("torch.compile", id) -> (id or None, None)
+        self.kernels: dict[object, tuple[Any, Binder | None]] = {}
+        self.warned: set[str] = set()
         self._reset()
 
     def _reset(self) -> None:
         self.lock = threading.Lock()  # new after a fork too: another thread may have held the old one
-        self.counts: dict[tuple, int] = {}
-        self.written: dict[tuple, int] = {}
-        self.shapes: dict[tuple, str] = {}     # (spec, shape key) -> the shape with its first values' ranges
+        self.counts: dict[LaunchKey, int] = {}
+        self.written: dict[LaunchKey, int] = {}
+        self.shapes: dict[LaunchKey, str] = {}     # (spec, shape key) -> the shape with its first values' ranges
         self.tracked: dict[str, int] = {}      # spec -> distinct shapes tracked
         self.file: TextIO | None = None
         self.pid = os.getpid()
@@ -159,7 +164,7 @@ class Recorder:
                 self._write([(t, n - self.written.get(t, 0)) for t, n in self.counts.items()
                              if n > self.written.get(t, 0)])
 
-    def _write(self, counts: list[tuple[tuple, int]]) -> None:
+    def _write(self, counts: list[tuple[LaunchKey, int]]) -> None:
         if not counts:
             return
         try:
@@ -191,7 +196,7 @@ class Recorder:
         return known
 
     def entry(self, fn: Any, args: Sequence[Any], kwargs: dict[str, Any], via: str, jit_params: Any = None,
-              dns: dict[str, Any] | None = None) -> tuple[str, dict, list]:
+              dns: dict[str, Any] | None = None) -> tuple[str, dict[str, Any], list[str]]:
         """The canonical text of this launch's spec (recorded.FIELDS order, without the count),
         the bound arguments and the names of the run-time (not constexpr) parameters."""
         kid, binder = self.kernel(fn, jit_params, dns)
@@ -228,14 +233,14 @@ class Recorder:
         }, ensure_ascii=True)
         return text, bound, [n for n, (ty, _) in zip(names, specialization) if ty != "constexpr"]
 
-    def shape(self, text: str, bound: dict, runtime: list, grid: Any) -> str | None:
+    def shape(self, text: str, bound: dict[str, Any], runtime: list[str], grid: Any) -> str | None:
         """This launch's shape (record/replay_format.py's format) as the key it is counted under; its values'
         ranges are read only the first time the shape is seen."""
         if not runtime or self.tracked.get(text, 0) >= MAX_SHAPES:
             return None
         g = grid(bound) if callable(grid) else grid
         g = [int(x) for x in g] + [1] * (3 - len(g))
-        buffers: dict = {}
+        buffers: dict[int, tuple[int, int]] = {}
         args = {name: _arg(bound[name], buffers) for name in runtime}
         key = json.dumps({"grid": g, "args": args, "buffers": [size for _, size in buffers.values()]},
                          ensure_ascii=True, allow_nan=False)
@@ -273,7 +278,7 @@ class Recorder:
         self.count(getattr(fn, "__name__", fn), text, bound, runtime, grid)
         return result
 
-    def count(self, name: object, text: str, bound: dict, runtime: list, grid: Any) -> None:
+    def count(self, name: object, text: str, bound: dict[str, Any], runtime: list[str], grid: Any) -> None:
         """Count a launch that ran, with its shape: values are read after the launch, so a
         buffer the kernel writes shows what it wrote (deterministic), not what it held."""
         try:
@@ -314,7 +319,7 @@ class Recorder:
             "num_stages": getattr(config, "num_stages", None) or DEFAULT_NUM_STAGES,
             "options": {}, "autotune": None, "via": "torch.compile"}, ensure_ascii=True))
 
-def _arg(value: Any, buffers: dict) -> Any:
+def _arg(value: Any, buffers: dict[int, tuple[int, int]]) -> Any:
     """A run-time argument as record/replay_format.py records it: a tensor's layout in its buffer (buffers:
     storage address -> (index, bytes), shared by the launch's arguments), a scalar's value."""
     if value is None or isinstance(value, (bool, str, float, numbers.Integral)):
@@ -330,7 +335,7 @@ def _arg(value: Any, buffers: dict) -> Any:
     return {"unrecorded": type(value).__name__}
 
 
-def _stats(t: Any) -> dict:
+def _stats(t: Any) -> dict[str, object]:
     """What kind of values a tensor holds: an integer's exact range, a float's finite range (the
     parent rounds it outward) and whether it holds NaN or Inf."""
     try:
@@ -345,7 +350,7 @@ def _stats(t: Any) -> dict:
             return {"range": [int(v.min()), int(v.max())]}
         f = v.float()
         nan, finite = f.isnan(), f.isfinite()
-        out: dict = {}
+        out: dict[str, object] = {}
         values = f[finite]
         if values.numel():
             out["range"] = [float(values.min()), float(values.max())]
@@ -358,11 +363,11 @@ def _stats(t: Any) -> dict:
         return {}
 
 
-def _types(ty: tuple) -> list:
+def _types(ty: tuple[Any, ...]) -> list[Any]:
     return [_types(t) if isinstance(t, tuple) else t for t in ty]
 
 
-def _binder(fn: Any, jit_params: Any, dns: dict) -> Binder:
+def _binder(fn: Any, jit_params: Any, dns: dict[str, Any]) -> Binder:
     """triton's own argument binder and specialiser for `fn`, as JITFunction.run builds it (the
     backend's integer/tensor rules are BaseBackend's, which CUDA's backend does not override)."""
     from triton.backends.compiler import BaseBackend
@@ -372,11 +377,12 @@ def _binder(fn: Any, jit_params: Any, dns: dict) -> Binder:
         jf = jit.JITFunction(fn, do_not_specialize=dns.get("do_not_specialize"),
                              do_not_specialize_on_alignment=dns.get("do_not_specialize_on_alignment"))
         jit_params = jf.params
-    return jit.create_function_from_signature(inspect.signature(fn), jit_params, BaseBackend)
+    binder: Binder = jit.create_function_from_signature(inspect.signature(fn), jit_params, BaseBackend)
+    return binder
 
 
 _recorder: Recorder | None = None
-_gpu_via: list = []
+_gpu_via: list[str] = []
 
 
 def _via_gpu() -> str:

@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from ptxdiff.errors import ConfigError
 from ptxdiff.record import replay_format
@@ -46,12 +46,12 @@ class Launch:
 
     kernel: str
     params: tuple[str, ...]
-    signature: dict
-    constexprs: dict
+    signature: dict[str, Any]      # JSON as the file has it (checked by from_json)
+    constexprs: dict[str, Any]
     divisible: tuple[str, ...]
     num_warps: int
     num_stages: int
-    options: dict
+    options: dict[str, Any]
     autotune: str | None
     via: str
     count: int
@@ -59,14 +59,14 @@ class Launch:
     # not part of the spec: a new recording of the same specs changes no kernel
     replay: tuple[Replay, ...] = field(default=(), compare=False)
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, object]:
         out = self.spec_json()
         out["count"] = self.count
         if self.replay:
             out["replay"] = [r.as_json() for r in self.replay]
         return out
 
-    def spec_json(self) -> dict:
+    def spec_json(self) -> dict[str, object]:
         return {"kernel": self.kernel, "params": list(self.params), "signature": dict(self.signature),
                 "constexprs": dict(self.constexprs), "divisible_by_16": list(self.divisible),
                 "num_warps": self.num_warps, "num_stages": self.num_stages,
@@ -91,7 +91,7 @@ def _fail(where: str, what: str) -> NoReturn:
     raise ConfigError(f"{where}: {what}")
 
 
-def _int(obj: dict, key: str, where: str, least: int) -> int:
+def _int(obj: dict[str, object], key: str, where: str, least: int) -> int:
     v = obj[key]
     if not isinstance(v, int) or isinstance(v, bool) or v < least:
         _fail(where, f"{key!r} must be an integer >= {least}")
@@ -104,7 +104,7 @@ def _types_ok(t: object) -> bool:
     return isinstance(t, list) and all(x == "constexpr" or _types_ok(x) for x in t)
 
 
-def _leaf(signature: dict, name: str) -> object:
+def _leaf(signature: dict[str, object], name: str) -> object:
     """The type a parameter name or tuple path `t[0][1]` points at (None if it points nowhere)."""
     m = _PATH.match(name)
     if not m or m.group(1) not in signature:
@@ -169,7 +169,7 @@ def from_json(obj: object, where: str) -> Launch:
         stray = [name for name, _ in r.args if name not in signature]
         if stray:
             _fail(where, f"'replay' names {stray[0]!r}, which is not a run-time parameter")
-    def in_order(name: str) -> tuple:  # canonical order: the parameters', tuple elements after their tuple
+    def in_order(name: str) -> tuple[int, str]:  # canonical order: the parameters', tuple elements after their tuple
         match = _PATH.match(name)
         assert match is not None, name   # names were checked against _PATH when read
         return order[match.group(1)], name
@@ -215,7 +215,7 @@ def parse(text: str, where: str) -> dict[str, tuple[Launch, ...]]:
     return {k: tuple(sorted(v, key=_order)) for k, v in sorted(out.items())}
 
 
-def _order(launch: Launch) -> tuple:
+def _order(launch: Launch) -> tuple[int, str]:
     return (-launch.count, launch.spec_text)
 
 

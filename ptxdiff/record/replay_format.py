@@ -39,8 +39,8 @@ class TensorArg:
     nan: bool = False
     inf: bool = False
 
-    def as_json(self) -> dict:
-        out: dict = {"dtype": self.dtype, "shape": list(self.shape), "stride": list(self.stride),
+    def as_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"dtype": self.dtype, "shape": list(self.shape), "stride": list(self.stride),
                      "offset": self.offset, "buffer": self.buffer}
         if self.low is not None and self.high is not None:
             out["range"] = [self.low, self.high]
@@ -74,12 +74,12 @@ class Replay:
     def size(self) -> int:
         return sum(self.buffers)
 
-    def shape_json(self) -> dict:
+    def shape_json(self) -> dict[str, object]:
         """Everything but the count and the value ranges: the launch's identity."""
         return {"grid": list(self.grid), "args": {k: _arg_json(v, stats=False) for k, v in self.args},
                 "buffers": list(self.buffers)}
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, object]:
         return {"grid": list(self.grid), "args": {k: _arg_json(v, stats=True) for k, v in self.args},
                 "buffers": list(self.buffers), "count": self.count}
 

@@ -71,7 +71,7 @@ def _lines(path: Path) -> list[str]:
         raise UsageError(f"{path}: not a tritonparse trace (not UTF-8 text)") from None
 
 
-def events(folder: Path) -> list[tuple[dict, str]]:
+def events(folder: Path) -> list[tuple[dict[str, Any], str]]:
     """Every event of every raw log under `folder`, with `file:line`. Parsed outputs
     (`*.ndjson.gz`, which repeat the raw events) are not read."""
     if not folder.is_dir():
@@ -200,7 +200,7 @@ def arg_type(info: object) -> str | None:
     return None
 
 
-def replay_of(event: dict, runtime: list[str]) -> dict | None:
+def replay_of(event: dict[str, Any], runtime: list[str]) -> dict[str, Any] | None:
     """A launch event -> a replayable launch (record/replay_format.py), where the trace carries it:
     the grid, each tensor's dtype, shape, strides and storage offset (its buffer found from its
     `data_ptr`, so views of one storage alias; a buffer's size is what its views reach), scalar
@@ -210,7 +210,7 @@ def replay_of(event: dict, runtime: list[str]) -> dict | None:
         return None
     bases: dict[int, int] = {}
     sizes: list[int] = []
-    args: dict = {}
+    args: dict[str, Any] = {}
     for name in runtime:
         info = given.get(name)
         kind = info.get("type") if isinstance(info, dict) else None
@@ -256,7 +256,8 @@ def _path(key: str) -> tuple[int, ...] | None:
     return p if isinstance(p, tuple) and p and all(isinstance(i, int) for i in p) else None
 
 
-def _num_warps(meta: dict, payload: dict) -> int:
+def _num_warps(meta: dict[str, Any], payload: dict[str, Any]) -> object:
+    """As the trace says it: checked with the rest of the line (launches.from_json)."""
     if isinstance(meta.get("num_warps_base"), int):
         return meta["num_warps_base"]
     for name, text in (payload.get("file_content") or {}).items():
@@ -278,12 +279,12 @@ class _Reader:
     def __init__(self, repo_files: Collection[str]) -> None:
         self.repo_files = repo_files
         self.notes: dict[str, None] = {}
-        self.ignored: Counter = Counter()
+        self.ignored: Counter[str] = Counter()
 
     def note(self, text: str) -> None:
         self.notes.setdefault(text, None)
 
-    def kernel(self, comp: dict, where: str) -> tuple[str, list[str]] | str | None:
+    def kernel(self, comp: dict[str, Any], where: str) -> tuple[str, list[str]] | str | None:
         """(kernel id, params) of a compilation of a repository kernel; for another kernel the
         text it is ignored under; None (and a note) when the trace cannot say."""
         payload = comp.get("payload") or {}
@@ -302,11 +303,11 @@ class _Reader:
             return None
         return f"{path}::{name}", params
 
-    def entry(self, comp: dict, kid: str, params: list[str], args: dict | None, autotune: str | None,
-              where: str) -> dict | None:
+    def entry(self, comp: dict[str, Any], kid: str, params: list[str], args: dict[str, Any] | None,
+              autotune: str | None, where: str) -> dict[str, Any] | None:
         payload = comp.get("payload") or {}
         meta = payload.get("metadata") or {}
-        constexprs: dict = {}
+        constexprs: dict[str, object] = {}
         for key, value in (meta.get("src_constants") or {}).items():
             p = _path(key)
             if p is None or p[0] >= len(params):
@@ -347,8 +348,8 @@ class _Reader:
 def read(folder: Path, repo_files: Collection[str]) -> recorded.Recording:
     """The launches of repository kernels in the raw traces under `folder`."""
     reader = _Reader(repo_files)
-    comps: dict[str, list[tuple[dict, str]]] = {}
-    launches: list[tuple[dict, str]] = []
+    comps: dict[str, list[tuple[dict[str, Any], str]]] = {}
+    launches: list[tuple[dict[str, Any], str]] = []
     for event, where in events(folder):
         kind = event.get("event_type")
         if kind == "compilation":
@@ -360,7 +361,7 @@ def read(folder: Path, repo_files: Collection[str]) -> recorded.Recording:
     kernels = {h: reader.kernel(*found[0]) for h, found in comps.items()}
     out: list[recorded.Launch] = []
 
-    def add(obj: dict | None, where: str) -> None:
+    def add(obj: dict[str, Any] | None, where: str) -> None:
         if obj is None:
             return
         try:
@@ -371,7 +372,7 @@ def read(folder: Path, repo_files: Collection[str]) -> recorded.Recording:
         out.append(dataclasses.replace(launch, replay=tuple(map(replay_format.rounded, launch.replay))))
 
     launched: set[str] = set()      # kernels recorded from their launches, not their compilations
-    seen: dict[tuple, dict | None] = {}
+    seen: dict[tuple[object, ...], dict[str, Any] | None] = {}
     for event, where in launches:
         mode = _autotune(event.get("stack"))
         h = (event.get("compilation_metadata") or {}).get("hash")

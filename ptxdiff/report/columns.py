@@ -12,6 +12,7 @@ import re
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ptxdiff.compare.results import Row
 from ptxdiff.metrics.counts import Metrics
@@ -81,7 +82,7 @@ HISTORY_COLUMNS: tuple[Column, ...] = tuple(c for c in COLUMNS if c.history)
 SOURCE_MARK = {"config": "config", "recorded": "recorded", "call-site": "call site", "guessed": "guessed"}
 
 
-def outputs_cell(result: dict | None) -> str:
+def outputs_cell(result: dict[str, Any] | None) -> str:
     """--outputs: old and new run on the same inputs."""
     if not result:
         return "-"
@@ -96,7 +97,7 @@ def outputs_cell(result: dict | None) -> str:
     return "not-run"
 
 
-def fuzzed_cell(result: dict) -> str:
+def fuzzed_cell(result: dict[str, Any]) -> str:
     """Synthesised launches: `equal (8 shapes, fuzzed)`, where it first differed, or the A/A's word."""
     if result["result"] == "outputs-equal":
         return f"equal ({result['via']})"
@@ -104,10 +105,10 @@ def fuzzed_cell(result: dict) -> str:
         at = "" if result.get("index") is None else f"[{result['index']}]" + (
             f" ({result['guard']} guard)" if result.get("guard") else "")
         return f"DIFFER {result['buffer']}{at} {result['old']} -> {result['new']}"
-    return result["result"] if result["result"] == "nondeterministic" else "not-run"
+    return "nondeterministic" if result["result"] == "nondeterministic" else "not-run"
 
 
-def fuzzed_note(result: dict) -> str:
+def fuzzed_note(result: dict[str, Any]) -> str:
     """The line under the report for a synthesised launch's difference or nondeterminism."""
     if result["result"] == "nondeterministic":
         return f"nondeterministic at {result['shape']}: {result['reason']} ({result['device']})"
@@ -115,7 +116,7 @@ def fuzzed_note(result: dict) -> str:
             f"(rtol {result['rtol']:g}, atol {result['atol']:g}, {result['device']}; --repro DIR writes a script)")
 
 
-def timing_cell(result: dict | None) -> str:
+def timing_cell(result: dict[str, Any] | None) -> str:
     """--time: new/old with its confidence interval and the A/A noise band."""
     if not result:
         return "-"
@@ -129,7 +130,7 @@ def timing_cell(result: dict | None) -> str:
 PTX_FLOAT = re.compile(r"\b0([fd])([0-9A-Fa-f]{16}|[0-9A-Fa-f]{8})\b")   # PTX's f32 `0fBFD9DB23`, f64 `0d...`
 
 
-def _float(m: re.Match) -> str:
+def _float(m: re.Match[str]) -> str:
     kind, digits = m.group(1), m.group(2)
     if (kind == "f") != (len(digits) == 8):
         return m.group()

@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import quote
 
 from ptxdiff.compare.notes import NoteKind
@@ -266,11 +267,11 @@ def comment(report: Report, links: Links | None = None, limit: int = COMMENT_MAX
     return _fitted(dataclasses.replace(parts, all_header=all_header, all_rows=all_rows, what="kernel"), limit)
 
 
-def comments_from_json(text: str) -> list[dict]:
+def comments_from_json(text: str) -> list[dict[str, Any]]:
     """A forge's list of comments as `gh api --paginate` or curl saves it: one JSON array, arrays
     one after another (one per page), or one object per line."""
     decoder = json.JSONDecoder()
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     pos = 0
     while True:
         pos = len(text) - len(text[pos:].lstrip())
@@ -280,7 +281,7 @@ def comments_from_json(text: str) -> list[dict]:
         out += [c for c in (value if isinstance(value, list) else [value]) if isinstance(c, dict)]
 
 
-def _author(c: Mapping) -> str | None:
+def _author(c: Mapping[str, Any]) -> str | None:
     """GitHub's `user.login`, GitLab's `author.username`."""
     who = c.get("user") or c.get("author") or {}
     return who.get("login") or who.get("username") if isinstance(who, dict) else None
@@ -290,7 +291,7 @@ def _normal(body: str) -> str:
     return re.sub(r"\r\n?", "\n", body).strip()
 
 
-def sticky_action(comments: Sequence[Mapping], body: str, author: str | None = None) -> str:
+def sticky_action(comments: Sequence[Mapping[str, Any]], body: str, author: str | None = None) -> str:
     """What CI does with `body`: `update ID` for the first comment (oldest first, as forges list
     them) that starts with the marker and, when `author` is given, was written by it; `unchanged
     ID` when that comment already says `body`; else `create`. Another author's comment with the

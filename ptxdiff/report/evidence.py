@@ -51,15 +51,15 @@ class Evidence:
     targets: tuple[str, ...]
     primary: str
     toolchain: str
-    table: list
-    confusion: dict
+    table: list[list[str]]                 # table_row's, HEADERS
+    confusion: dict[tuple[str, str], int]  # (verdict, source label) -> pairs
     tp: int
     fp: int
     fn: int
     block: tuple[str, ...]
     counter: list[str]
     portable: dict[str, bool]
-    outputs: dict[str, Counter]  # source label -> counts of outputs results (--outputs)
+    outputs: dict[str, Counter[str]]  # source label -> counts of outputs results (--outputs)
 
     @property
     def precision(self) -> float:
@@ -69,7 +69,7 @@ class Evidence:
     def recall(self) -> float:
         return self.tp / (self.tp + self.fn) if self.tp + self.fn else float("nan")
 
-    def matrix(self) -> list[list]:
+    def matrix(self) -> list[list[str | int]]:
         verdicts = [v for v in ORDER if any(k[0] == v for k in self.confusion)]
         return [[v, *(self.confusion.get((v, lab), 0) for lab in LABELS)] for v in verdicts]
 

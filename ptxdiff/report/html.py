@@ -27,11 +27,11 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from html import escape
 from importlib import resources
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ptxdiff.compare.history import Event
 from ptxdiff.compare.results import Report, Row
-from ptxdiff.git.repo import Side
+from ptxdiff.git.values import Side
 from ptxdiff.report import safe
 from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, Column, fmt, outputs_cell, timing_cell
 from ptxdiff.report.history import COLUMNS as HISTORY_TABLE
@@ -115,7 +115,7 @@ def kernel_name(kernel: str) -> str:
     return "<wbr>".join(text(part) for part in re.split(r"(?<=/)|(?<=::)", kernel) if part)
 
 
-def _cell(c: TableColumn, value: str, i: int, row: Row, extra: Callable[[int], str] | None) -> str:
+def _cell(c: TableColumn[T], value: str, i: int, row: Row, extra: Callable[[int], str] | None) -> str:
     if c.header == "kernel":
         return f'<td class="kname"><a href="#r{i}">{kernel_name(value)}</a></td>'
     if c.header == "verdict":
@@ -195,7 +195,7 @@ class Sides:
     revs: tuple[str | None, str | None]
 
 
-def _shared(view: dict | None, texts: dict[str, str] | None) -> dict | None:
+def _shared(view: dict[str, Any] | None, texts: dict[str, str] | None) -> dict[str, Any] | None:
     """A view whose sides' texts are kept once per page (`texts`: text -> its block's id): a
     log's commit is the new side of one row and the old side of the next, and a spec unchanged
     along history has the same PTX in every commit."""
@@ -397,7 +397,7 @@ def _charts(events: Sequence[Event], index: Callable[[int, int], int]) -> str:
     return f'<div class="legend">{keys}</div><div class="charts">{"".join(out)}</div>'
 
 
-def log_columns(items: Sequence[tuple[Event, Row]]) -> list[TableColumn]:
+def log_columns(items: Sequence[tuple[Event, Row]]) -> list[TableColumn[tuple[Event, Row]]]:
     """The log's table: where a commit has several specs, its spec column says what tells them
     apart (`casting_mode=0 has_dS_out=False`), the row's facts the spec whole."""
     several = len(items) > len({(e.commit.id, r.target) for e, r in items})

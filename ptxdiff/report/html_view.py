@@ -33,7 +33,7 @@ def repo_path(name: str) -> str:
     return path if at and path else name
 
 
-def alignment(old: list[str], new: list[str], numbered: re.Pattern[str] = _NUMBERED) -> list[list]:
+def alignment(old: list[str], new: list[str], numbered: re.Pattern[str] = _NUMBERED) -> list[list[str | int]]:
     """difflib's opcodes over the masked lines, as `[tag, i1, i2, j1, j2]` with tag e (equal),
     r (replace), d (delete) or i (insert). The common head and tail are matched first; difflib's
     heuristic (a line in more than 1% of a long side anchors no match, though matches run through
@@ -44,7 +44,7 @@ def alignment(old: list[str], new: list[str], numbered: re.Pattern[str] = _NUMBE
     tail = next((k for k, (x, y) in enumerate(zip(reversed(a[head:]), reversed(b[head:]))) if x != y),
                 min(len(a), len(b)) - head)
     middle = difflib.SequenceMatcher(None, a[head:len(a) - tail], b[head:len(b) - tail]).get_opcodes()
-    ops = [["e", 0, head, 0, head]] if head else []
+    ops: list[list[str | int]] = [["e", 0, head, 0, head]] if head else []
     ops += [[tag[0], i1 + head, i2 + head, j1 + head, j2 + head] for tag, i1, i2, j1, j2 in middle]
     if tail:
         ops.append(["e", len(a) - tail, len(a), len(b) - tail, len(b)])
@@ -58,7 +58,7 @@ class SourceTable:
 
     read: Read
     ids: dict[tuple[str, str], str | None]
-    files: list[dict]
+    files: list[dict[str, str]]
 
     def ref(self, rev: str | None, name: str) -> str | None:
         """The page's id of a file a PTX line points into, reading it the first time."""
@@ -77,13 +77,14 @@ def new_table(read: Read) -> SourceTable:
     return SourceTable(read, {}, [])
 
 
-def _side(label: str, ptx: str, loc: SourceLines | None, rev: str | None, sources: SourceTable) -> dict:
+def _side(label: str, ptx: str, loc: SourceLines | None, rev: str | None, sources: SourceTable) -> dict[str, object]:
     files = [{"name": shown(repo_path(f)), "src": sources.ref(rev, f)} for f in loc.files] if loc else []
     runs = [list(r) for r in loc.runs] if loc and sum(r[0] for r in loc.runs) == ptx.count("\n") else []
     return {"label": label, "text": shown(ptx, lines=True), "files": files, "runs": runs}
 
 
-def row_view(row: Row, labels: tuple[str, str], revs: tuple[str | None, str | None], sources: SourceTable) -> dict | None:
+def row_view(row: Row, labels: tuple[str, str], revs: tuple[str | None, str | None],
+             sources: SourceTable) -> dict[str, object] | None:
     """The data of one row's PTX view: its sides (one when the other is missing or the same),
     and their alignment where they differ; None when neither side has PTX."""
     sides = []
@@ -94,14 +95,14 @@ def row_view(row: Row, labels: tuple[str, str], revs: tuple[str | None, str | No
                            row.new_ptx, row.new_loc, revs[1], sources))
     if not sides:
         return None
-    view: dict = {"sides": sides}
+    view: dict[str, object] = {"sides": sides}
     if len(sides) == 2:
         view["ops"] = alignment(row.old_ptx.splitlines() if row.old_ptx else [], row.new_ptx.splitlines()
                                 if row.new_ptx else [])
     return view
 
 
-def sass_view(row: Row, labels: tuple[str, str]) -> dict | None:
+def sass_view(row: Row, labels: tuple[str, str]) -> dict[str, object] | None:
     """The data of one row's SASS view, drawn as the PTX view is (no source lines: nvdisasm's
     listing carries none): its sides and their alignment; None when neither side has SASS (a
     failed compile, a cubin not kept or not disassembled: compile/listings.py)."""
@@ -113,7 +114,7 @@ def sass_view(row: Row, labels: tuple[str, str]) -> dict | None:
         sides.append({"label": label, "text": shown(row.new_sass, lines=True), "files": [], "runs": []})
     if not sides:
         return None
-    view: dict = {"sides": sides, "kind": "SASS"}
+    view: dict[str, object] = {"sides": sides, "kind": "SASS"}
     if len(sides) == 2:
         view["ops"] = alignment((row.old_sass or "").splitlines(), (row.new_sass or "").splitlines(), _SASS_NUMBERED)
     return view

@@ -14,6 +14,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ptxdiff.compare.results import Row
 from ptxdiff.compare.verdict import ORDER
@@ -42,7 +43,7 @@ def trusted(rows: Sequence[Row]) -> Row:
     spec's values are most trusted, the strongest verdict among equals, the first among those."""
     pool = [r for r in rows if r.verdict not in NOT_COMPARED] or list(rows)
 
-    def key(ir: tuple[int, Row]) -> tuple:
+    def key(ir: tuple[int, Row]) -> tuple[int, tuple[int, str], int]:
         i, r = ir
         source = TRUST.index(r.spec_source) if r.spec_source in TRUST else len(TRUST)
         return source, rank(r.verdict), i
@@ -97,7 +98,7 @@ def short(spec: str, cap: int | None) -> str:
     return cut + " …"
 
 
-def _ran(result: dict | None) -> bool:
+def _ran(result: dict[str, Any] | None) -> bool:
     return bool(result) and result.get("result") != "not-run"   # type: ignore[union-attr]
 
 

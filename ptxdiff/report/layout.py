@@ -66,7 +66,7 @@ CELL_BREAKS = re.compile(r"(?<=[ /,])|(?<=::)")   # a kernel id breaks between f
 WORD_BREAKS = re.compile(r"(?<= )")               # a sentence between words only
 
 
-def wrap_text(text: str, width: int, breaks: re.Pattern = CELL_BREAKS) -> str:
+def wrap_text(text: str, width: int, breaks: re.Pattern[str] = CELL_BREAKS) -> str:
     """`text` in lines of at most `width` characters, broken where `breaks` allows, else inside
     a word that is longer than a line."""
     width = max(1, width)
@@ -117,7 +117,7 @@ def pack(tokens: Sequence[str], width: int, indent: str, sep: str = " ") -> list
     return lines
 
 
-def longest_word(text: str, breaks: re.Pattern = CELL_BREAKS) -> int:
+def longest_word(text: str, breaks: re.Pattern[str] = CELL_BREAKS) -> int:
     """The longest piece of `text` that `wrap_text` keeps whole: a column narrower than this
     would break inside a word (`liger_cross_entropy_k` / `ernel`)."""
     return max((len(t.strip()) for line in text.split("\n") for t in breaks.split(line)), default=0)
@@ -177,8 +177,9 @@ def grid(columns: Sequence[TableColumn[T]], items: Sequence[T], layout: Layout, 
     full = list(columns)
     texts = [[c.value(item) for c in full] for item in items]
     if fmt == "github":
-        return tabulate([[md_escape(t) for t in row] for row in texts], headers=[md_escape(c.header) for c in full],
-                        tablefmt=fmt, disable_numparse=True)
+        table: str = tabulate([[md_escape(t) for t in row] for row in texts], headers=[md_escape(c.header) for c in full],
+                              tablefmt=fmt, disable_numparse=True)
+        return table
     width = None if layout.wide else layout.width
     if width is None:
         return _render(full, items, texts, None, layout.colour)
@@ -217,4 +218,5 @@ def _render(columns: Sequence[TableColumn[T]], items: Sequence[T], texts: list[l
             sgr = c.style(item) if c.style is not None and colour else None
             cells.append("\n".join(paint(ln, sgr, colour) for ln in text.split("\n")) if sgr else text)
         rows.append(cells)
-    return tabulate(rows, headers=[c.header for c in columns], tablefmt="simple", disable_numparse=True)
+    table: str = tabulate(rows, headers=[c.header for c in columns], tablefmt="simple", disable_numparse=True)
+    return table

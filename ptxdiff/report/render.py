@@ -105,7 +105,7 @@ def report_columns(report: Report, layout: Layout = PLAIN,
 
 def spec_notes(report: Report) -> list[Note]:
     """Per kernel, once: the values that are guesses, and what the evaluator assumed or ignored."""
-    values: dict[str, dict[str, list]] = {}
+    values: dict[str, dict[str, list[str]]] = {}
     types: dict[str, set[str]] = {}
     notes: dict[str, list[str]] = {}
     for r in report.rows:

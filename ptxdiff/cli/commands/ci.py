@@ -20,6 +20,7 @@ import json
 import os
 import re
 from collections.abc import Mapping
+from typing import Any
 
 from ptxdiff.cli import htmlout
 from ptxdiff.cli.commands.diff import compare
@@ -70,7 +71,7 @@ class Change:
     source: str = "--base/--head"
 
 
-def github_change(event: Mapping, env: Mapping[str, str]) -> Change:
+def github_change(event: Mapping[str, Any], env: Mapping[str, str]) -> Change:
     """A GitHub event: a pull request (its base and head), or a push (before and after)."""
     server = (env.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/")
     repo = env.get("GITHUB_REPOSITORY") or (event.get("repository") or {}).get("full_name")
@@ -95,7 +96,7 @@ def gitlab_change(env: Mapping[str, str]) -> Change:
                   source="the GitLab merge request")
 
 
-def read_event(path: str) -> Mapping:
+def read_event(path: str) -> Mapping[str, Any]:
     try:
         with open(path, encoding="utf-8") as f:
             event = json.load(f)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from ptxdiff.cli.common import emit, open_engine, repo_paths, user_config
 from ptxdiff.cli.options import Compiling, Shown, unpacked
-from ptxdiff.compare.engine import path_matches
 from ptxdiff.compare.notes import NoteKind, as_notes
+from ptxdiff.compare.pairing import path_matches
 from ptxdiff.compare.results import Report
 from ptxdiff.errors import UsageError
 from ptxdiff.gate.prepush import submodule_note

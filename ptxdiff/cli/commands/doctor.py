@@ -19,7 +19,8 @@ from ptxdiff.cli.options import unpacked
 from ptxdiff.compare.cache import cache_dir
 from ptxdiff.compile import binaries
 from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK, GitError, PtxdiffError
-from ptxdiff.git.repo import Repo, Side
+from ptxdiff.git.repo import Repo
+from ptxdiff.git.values import Side
 from ptxdiff.report.console import say
 
 

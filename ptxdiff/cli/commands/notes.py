@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ptxdiff.cli.common import open_engine
 from ptxdiff.cli.options import Compiling, Shown, unpacked
 from ptxdiff.errors import EXIT_OK
-from ptxdiff.git.repo import Side
+from ptxdiff.git.values import Side
 from ptxdiff.report import render as reportmod
 from ptxdiff.report.console import clear_status
 
