@@ -206,7 +206,7 @@ _TOP: dict[str, _Check] = {
 }
 
 
-def parse(table: dict, where: str) -> Config:
+def parse(table: dict[str, Any], where: str) -> Config:
     """Validate a `[tool.ptxdiff]` table; `where` names the file for error messages."""
     _expect(isinstance(table, dict), where, "tool.ptxdiff", "must be a table")
     for key in table:
