@@ -43,7 +43,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from ptxdiff.compile import binaries, toolchains
+from ptxdiff import binaries
+from ptxdiff.compile import toolchains
 from ptxdiff.compile.pool import Pending, Pool, Task
 from ptxdiff.errors import GitError, PtxdiffError, SandboxError, SetupError, UsageError
 from ptxdiff.git.repo import INDEX, Repo, Side
