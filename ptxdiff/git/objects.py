@@ -15,9 +15,9 @@ from ptxdiff.git.repo import Repo
 
 
 def python_objects(repo: Repo, commit: str, have: set[str], blobs: Iterable[str]) -> Iterator[tuple[str, int, bytes]]:
-    """(oid, type, data) of `commit`, its trees and its Python files (never a link), then of
-    `blobs`, none of them in `have`; a tree in `have` stands for everything below it. A file that
-    two trees hold comes once per tree, as it is read."""
+    """(oid, type, data) of `commit`, its trees and its Python files (never a link) that are not in
+    `have` (a tree in `have` stands for everything below it), then of `blobs`. A file that two
+    trees hold comes once per tree, as it is read."""
     odb = repo.raw.odb
 
     def read(oid: str) -> tuple[str, int, bytes]:
