@@ -34,8 +34,8 @@ from helpers import (
     write,
 )
 from ptxdiff.compare.engine import Engine
-from ptxdiff.git.install import git_version
 from ptxdiff.git.repo import Repo
+from ptxdiff.gitdiff.install import git_version
 
 pytestmark = pytest.mark.integration
 
@@ -122,7 +122,7 @@ def uses_helper_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
 
 
 def test_git_diff_survives_a_driver_that_cannot_run(tmp_path, capsys):
-    from ptxdiff.git import install as installmod
+    from ptxdiff.gitdiff import install as installmod
 
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel(), "ops/b c.py": "x = 1\n"})
     rc = installmod.install(Repo(repo), python=str(tmp_path / "no-such-python"))

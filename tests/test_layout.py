@@ -98,6 +98,67 @@ def test_the_cycle_check_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
+# The stages, lowest first: each imports only stages before it (imports inside functions too).
+# A stage is a sub-package of ptxdiff/ or one of its top-level modules.
+STAGES = (
+    "errors",         # the one exception base: every stage raises it
+    "fastio",         # the one atomic write: plain files, nothing of ptxdiff
+    "targets",        # the GPU targets a compile is for: raises errors only
+    "binaries",       # the compiler tools and a compile's fingerprint: discovery's memo and the runner read them
+    "store",          # the one content-addressed store, written through fastio
+    "source",         # parsed modules and AST helpers: nothing of ptxdiff below them
+    "metrics",        # PTX and SASS parsing: pure
+    "git",            # the one way into git: errors and fastio only
+    "repo_config",    # the repository's [tool.ptxdiff], read with source's helpers
+    "user_settings",  # the user's PTXDIFF_* variables and ptxdiff.* git config: reads git
+    "permissions",    # who may run a revision's code: repo_config and user_settings combined
+    "sandbox",        # the workers' OS sandbox: bounds from user_settings
+    "record",         # recorded launches: read from git revisions and source
+    "discovery",      # kernels in source, stored discoveries keyed by binaries' fingerprint
+    "evaluator",      # the restricted evaluator: asks discovery's spelling what a name means to triton
+    "specs",          # values from declarations (evaluator), launches (record) and guesses (discovery)
+    "instantiate",    # kernel objects built from source with specs' values
+    "dynamic",        # running a kernel's old and new: the compile worker runs kernels too
+    "compile",        # compiles instantiated kernels in the sandbox, measured by metrics
+    "compare",        # pairs, measures (compile) and verdicts; the dynamic checks of compared rows
+    "gate",           # what the pre-push gate decides, as data over compare's rows
+    "report",         # renders compare's results and the gate's outcome
+    "gitdiff",        # what git runs: the diff driver, the pre-push gate, and their install
+    "corpus",         # the embedded corpus and the demo, through compare and report
+    "cli",            # the commands, over every stage
+    "driver",         # the diff driver's old import path (shims installed before the layout)
+    "__main__",       # `python -m ptxdiff`
+)
+
+
+def _stage(module: str) -> str:
+    return module.split(".")[1]
+
+
+def _upward(graph: dict[str, set[str]], order: tuple[str, ...]) -> list[str]:
+    """The module imports that make a stage import one above it in `order`."""
+    floor = {stage: i for i, stage in enumerate(order)}
+    return sorted(f"{a} -> {b}" for a, targets in graph.items() for b in targets
+                  if _stage(a) != _stage(b) and floor[_stage(b)] > floor[_stage(a)])
+
+
+def test_the_stages_form_a_line():
+    graph = {name: _edges(name, tree) for name, tree in _trees().items() if name != "ptxdiff"}
+    assert {_stage(name) for name in graph} == set(STAGES)
+    assert _upward(graph, STAGES) == []
+
+
+def test_the_stage_check_finds_an_import_upward():
+    graph = {"ptxdiff.git.repo": {"ptxdiff.errors"}, "ptxdiff.errors": {"ptxdiff.git.values"},
+             "ptxdiff.git.values": {"ptxdiff.git.repo"}}
+    assert _upward(graph, ("errors", "git")) == ["ptxdiff.errors -> ptxdiff.git.values"]
+
+
+def test_the_docs_show_the_declared_order():
+    develop = (PACKAGE.parent / "docs" / "develop.md").read_text(encoding="utf-8")
+    assert " -> ".join(STAGES) in " ".join(develop.split())
+
+
 def _private_uses(name: str, tree: ast.Module) -> list[str]:
     bad = []
     aliases: set[str] = set()

@@ -33,13 +33,13 @@ def test_a_wheel_carries_hooks_and_its_install_finds_them(tmp_path):
     subprocess.run([PY, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(target), str(wheel)],
                    check=True, capture_output=True)
     found = subprocess.run([PY, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
-                            "from ptxdiff.git.install import hook_source; print(hook_source('pre-push'))", str(target)],
+                            "from ptxdiff.gitdiff.install import hook_source; print(hook_source('pre-push'))", str(target)],
                            cwd=tmp_path, check=True, capture_output=True, text=True).stdout.strip()
     assert found == str(target / "ptxdiff" / "hooks" / "pre-push")
 
 
 def test_the_editable_install_reads_hooks_in_place():
-    from ptxdiff.git.install import hook_source
+    from ptxdiff.gitdiff.install import hook_source
 
     assert hook_source("pre-push") == ROOT / "hooks" / "pre-push"
 

@@ -301,7 +301,7 @@ class _Version(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: str | Sequence[Any] | None, option_string: str | None = None) -> None:
-        from ptxdiff.compile.binaries import versions
+        from ptxdiff.binaries import versions
 
         tools = versions()
         print(f"ptxdiff {tools.pop('ptxdiff')} ({', '.join(f'{k} {v}' for k, v in tools.items())})")

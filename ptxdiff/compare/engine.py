@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
 
-from ptxdiff import repo_config
+from ptxdiff import binaries, repo_config
 from ptxdiff.compare import gate_inputs, hooked
 from ptxdiff.compare import remote as remotemod
 from ptxdiff.compare.cache import Cache
+from ptxdiff.compare.dynamic_checks import Runner, checked
 from ptxdiff.compare.measure import Measurer
 from ptxdiff.compare.notes import Note, NoteKind, as_notes
 from ptxdiff.compare.pairing import Pair, launched, pair_kernels, path_matches, select
@@ -24,10 +25,9 @@ from ptxdiff.compare.replan import Need
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.compare.rows import pair_rows, said_rows, tritons_own, unparsed_rows
 from ptxdiff.compare.spec_result import SpecResult
-from ptxdiff.compile import binaries, toolchains
+from ptxdiff.compile import toolchains
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover, still_defined
 from ptxdiff.discovery.memo import Memo, changed_paths, update
-from ptxdiff.dynamic.checks import Runner, checked
 from ptxdiff.errors import UsageError
 from ptxdiff.git.repo import Repo, Side, Snapshot
 from ptxdiff.permissions import Permissions, suggestions

@@ -11,12 +11,12 @@ import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
-from ptxdiff import repo_config
+from ptxdiff import binaries, repo_config
 from ptxdiff.compare import remote as remotemod
 from ptxdiff.compare.cache import Cache, cache_dir, make_key, served, stamped
 from ptxdiff.compare.replan import REPLANS, Need, pairs_of
 from ptxdiff.compare.spec_result import SpecResult, from_worker
-from ptxdiff.compile import binaries, toolchains
+from ptxdiff.compile import toolchains
 from ptxdiff.git.repo import Repo, Side
 from ptxdiff.sandbox import limits
 from ptxdiff.specs import cost

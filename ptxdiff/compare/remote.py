@@ -52,8 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ptxdiff import PACKAGE_DIR, user_settings
-from ptxdiff.compile import binaries
+from ptxdiff import PACKAGE_DIR, binaries, user_settings
 from ptxdiff.fastio import read, replace_file
 from ptxdiff.repo_config import Config
 from ptxdiff.store import Store

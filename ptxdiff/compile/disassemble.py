@@ -16,7 +16,7 @@ import tempfile
 import zlib
 from dataclasses import dataclass
 
-from ptxdiff.compile.binaries import run_tool
+from ptxdiff.binaries import run_tool
 from ptxdiff.errors import ToolError
 from ptxdiff.metrics.sass import normalise_sass
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ptxdiff.compile import binaries
+from ptxdiff import binaries
 from ptxdiff.compile.disassemble import Listing, disassemble
 from ptxdiff.errors import SandboxError, ToolError
 from ptxdiff.sandbox import probe

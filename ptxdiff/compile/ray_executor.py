@@ -43,9 +43,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from ptxdiff.compile import binaries, toolchains
+from ptxdiff import binaries
+from ptxdiff.compile import toolchains
 from ptxdiff.compile.pool import Pending, Pool, Task
-from ptxdiff.errors import GitError, PtxdiffError, SandboxError, SetupError, UsageError
+from ptxdiff.errors import PtxdiffError, SandboxError, SetupError, UsageError
+from ptxdiff.git import objects
 from ptxdiff.git.repo import INDEX, Repo, Side
 from ptxdiff.sandbox import limits
 
@@ -121,38 +123,15 @@ def revision_objects(repo: Repo, side: Side, have: set[str]) -> dict[str, tuple[
     in `have`: oid -> (type, raw data). A tree in `have` came with everything below it."""
     if side.commit in (None, INDEX, ""):
         raise UsageError(f"--executor ray compiles commits (ptxdiff log, notes), not {side.short}")
-    import pygit2
-    from pygit2.enums import FileMode, ObjectType
-
-    odb, out, size = repo.raw.odb, {}, 0
-
-    def add(oid: str) -> None:
-        nonlocal size
-        kind, data = odb.read(oid)
+    out: dict[str, tuple[int, bytes]] = {}
+    size = 0
+    overlay = [blob for path, blob in side.overlay if blob and path.endswith(".py") and blob not in have]
+    for oid, kind, data in objects.python_objects(repo, side.commit, have, overlay):
         size += len(data)
         if size > MAX_SHIP:
             raise UsageError(f"{side.short}: its Python files exceed {MAX_SHIP >> 20} MiB, more than "
                              "--executor ray ships per revision")
-        out[oid] = (int(kind), bytes(data))
-
-    commit = repo.raw[side.commit].peel(pygit2.Commit)
-    if str(commit.id) not in have:
-        add(str(commit.id))
-    stack = [commit.tree]
-    while stack:
-        tree = stack.pop()
-        if str(tree.id) in have or str(tree.id) in out:
-            continue
-        add(str(tree.id))
-        for entry in tree:
-            if entry.type == ObjectType.TREE:
-                stack.append(repo.raw[entry.id].peel(pygit2.Tree))
-            elif entry.type == ObjectType.BLOB and entry.filemode != FileMode.LINK and \
-                    (entry.name or "").endswith(".py") and str(entry.id) not in have:
-                add(str(entry.id))
-    for path, blob in side.overlay:
-        if blob and path.endswith(".py") and blob not in have:
-            add(blob)
+        out[oid] = (kind, data)
     return out
 
 
@@ -386,21 +365,16 @@ def _toolchain_problem(version: str) -> str | None:
 
 def _materialize(packs: list[Any]) -> str:
     """This process's repository, holding every object of `packs` (each pack written once)."""
-    import pygit2
-
     if _node.dir is None or _node.applied is None:
         remove_stale()
         _node.dir = tempfile.mkdtemp(prefix=f"{NODE_PREFIX}{os.getpid()}-")
-        pygit2.init_repository(_node.dir)
+        objects.create(_node.dir)
         atexit.register(shutil.rmtree, _node.dir, True)
         _node.applied = set()
     todo = [p for p in packs if p.hex() not in _node.applied]
     if todo:
-        odb = pygit2.Repository(_node.dir).odb
-        for ref, objects in zip(todo, require_ray().get(todo)):
-            for oid, (kind, data) in objects.items():
-                if str(odb.write(kind, data)) != oid:
-                    raise GitError(f"a shipped object does not hash to its id {oid}")
+        for ref, shipped in zip(todo, require_ray().get(todo)):
+            objects.store(_node.dir, shipped)
             _node.applied.add(ref.hex())
     return _node.dir
 

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ptxdiff import user_settings
+from ptxdiff.binaries import triton_version
 from ptxdiff.compile import triton_pin
-from ptxdiff.compile.binaries import triton_version
 from ptxdiff.errors import PtxdiffError, SetupError, UsageError
 
 if TYPE_CHECKING:   # types only: the git layer is pygit2's

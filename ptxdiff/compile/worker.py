@@ -26,9 +26,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ptxdiff import targets
+from ptxdiff.binaries import pin_fp_fusion, run_tool, tool_path, tool_paths
 from ptxdiff.compile import disassemble
 from ptxdiff.compile import printed as captured
-from ptxdiff.compile.binaries import pin_fp_fusion, run_tool, tool_path, tool_paths
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.errors import SandboxError, ToolError
 from ptxdiff.metrics import ptx as ptxmod
@@ -111,7 +111,7 @@ def constexpr_value(value: object) -> object:
     """A config string naming a triton dtype ("tl.bfloat16", "triton.language.float16") means that
     dtype: TOML has no dtype values and kernels take `X_dtype: tl.constexpr`; so does a dtype the
     evaluator read from the kernel's source. Other strings stay."""
-    from ptxdiff.instantiate.evaluator.values import DType
+    from ptxdiff.evaluator.values import DType
     name = value.name if isinstance(value, DType) else \
         value.rpartition(".")[2] if isinstance(value, str) and value.startswith(("tl.", "triton.language.")) else None
     if name is not None:   # a dtype the evaluator read from the source (a default `= tl.int32`), or a config string
@@ -295,8 +295,8 @@ class Worker:
 
     def _builder(self, cc: int) -> Builder:
         if cc not in self._builders:
+            from ptxdiff.evaluator.interp import Interp
             from ptxdiff.instantiate.builder import Builder
-            from ptxdiff.instantiate.evaluator.interp import Interp
             from ptxdiff.targets import Device
             self._builders[cc] = Builder(Interp(self.index, Device.for_target(cc)), self.tag)
         return self._builders[cc]

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ptxdiff.compile.binaries import fingerprint
+from ptxdiff.binaries import fingerprint
 from ptxdiff.discovery.callsites import Fact
 from ptxdiff.discovery.hints import Hint
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover

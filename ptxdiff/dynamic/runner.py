@@ -116,7 +116,7 @@ class RunWorker:
     """A worker holding an (old, new) pair of revisions."""
 
     def __init__(self, repo_dir: str, pair: tuple[Side, Side], roots: tuple[str, ...]) -> None:
-        from ptxdiff.compile.binaries import pin_fp_fusion
+        from ptxdiff.binaries import pin_fp_fusion
         from ptxdiff.git import repo as git
 
         pin_fp_fusion()  # and nothing else of the compile worker's env: these launches are real

@@ -1,6 +1,6 @@
 """What the pre-push gate decides, as data: the refs git pushes and the verdict on each.
 
-Its own module so that the gate (prepush.py) and its text (report/gate.py) share the types
+Its own module so that the gate (gitdiff/prepush.py) and its text (report/gate.py) share the types
 without importing each other.
 """
 

@@ -402,7 +402,8 @@ def _deps() -> list[tuple[str, str]]:
     """Files whose change makes a stored result stale: ptxdiff itself, triton, the tools."""
     import importlib.util
 
-    from ptxdiff.compile import binaries, toolchains
+    from ptxdiff import binaries
+    from ptxdiff.compile import toolchains
 
     paths = binaries.source_files()
     paths.append(str(toolchains.root()))   # a toolchain added or removed: the triton chosen may differ

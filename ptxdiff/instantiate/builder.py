@@ -24,12 +24,12 @@ from typing import Any, cast
 from ptxdiff.discovery.fingerprint import Closure, kernel_closure
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.discovery.spelling import JIT
+from ptxdiff.evaluator.installed import from_triton
+from ptxdiff.evaluator.interp import Interp
+from ptxdiff.evaluator.scope import Function, Module, ModuleEnv
+from ptxdiff.evaluator.values import Applied, Class, Constexpr, DType, External, Raised, Refused
 from ptxdiff.git.values import printable
 from ptxdiff.instantiate import namespace
-from ptxdiff.instantiate.evaluator.installed import from_triton
-from ptxdiff.instantiate.evaluator.interp import Interp
-from ptxdiff.instantiate.evaluator.scope import Function, Module, ModuleEnv
-from ptxdiff.instantiate.evaluator.values import Applied, Class, Constexpr, DType, External, Raised, Refused
 from ptxdiff.instantiate.scan import describe, refusal
 from ptxdiff.source.syntax import call_args, dotted_name, is_constexpr, python_lines, strip_docstrings
 from ptxdiff.specs.declared import decorator_kind, kernel_function, read

@@ -1,6 +1,6 @@
 """Reading what ptxas made: cuobjdump's resource usage, the cubin's SASS, and ptxas's -v log.
 
-Pure parsing; running the tools is compile/binaries.py's job.
+Pure parsing; running the tools is binaries.py's job.
 """
 
 from __future__ import annotations

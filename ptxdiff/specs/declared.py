@@ -16,9 +16,9 @@ from typing import cast
 from ptxdiff.discovery.decorators import closure_reads, locate
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.discovery.spelling import FACTORY, WRAPS
-from ptxdiff.instantiate.evaluator.interp import Interp
-from ptxdiff.instantiate.evaluator.scope import Function, Scope
-from ptxdiff.instantiate.evaluator.values import Applied, Constexpr, External, Raised, Refused, TritonConfig
+from ptxdiff.evaluator.interp import Interp
+from ptxdiff.evaluator.scope import Function, Scope
+from ptxdiff.evaluator.values import Applied, Constexpr, External, Raised, Refused, TritonConfig
 from ptxdiff.source.syntax import call_args, is_constexpr
 from ptxdiff.specs.resolve import Autotuned, Declared, SpecError
 from ptxdiff.targets import target_name

@@ -11,7 +11,8 @@ import json
 import pytest
 
 from helpers import commit, fake_toolchain, make_repo, run_main, scale_kernel
-from ptxdiff.compile import binaries, toolchains
+from ptxdiff import binaries
+from ptxdiff.compile import toolchains
 from ptxdiff.errors import SetupError
 
 pytestmark = pytest.mark.integration

@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 from helpers import PY, commit, git, head, install, kernel_lines, make_repo, ptxdiff, run_json, run_main, scale_kernel
+from ptxdiff import binaries
 from ptxdiff.compare import remote
 from ptxdiff.compare.cache import Cache
 from ptxdiff.compare.engine import Engine
-from ptxdiff.compile import binaries
 from ptxdiff.git.repo import Repo, Side
 
 SM90 = ["--target", "sm_90"]

@@ -159,7 +159,8 @@ def test_a_side_in_a_toolchain_compiles_on_the_nodes_with_their_own_toolchain(ra
 
 
 def test_a_node_that_cannot_install_a_sides_toolchain_says_why_in_one_line(tmp_path, monkeypatch):
-    from ptxdiff.compile import binaries, toolchains
+    from ptxdiff import binaries
+    from ptxdiff.compile import toolchains
     from ptxdiff.errors import SetupError
 
     monkeypatch.setenv("PTXDIFF_TOOLCHAINS", str(tmp_path / "toolchains"))
@@ -181,7 +182,8 @@ def test_a_node_that_cannot_install_a_sides_toolchain_says_why_in_one_line(tmp_p
 def test_a_node_whose_toolchain_holds_another_triton_refuses(tmp_path, monkeypatch):
     """The driver keys a side's results by its own toolchain of the side's version: a node's
     folder of that name holding another triton must not compile it."""
-    from ptxdiff.compile import binaries, toolchains
+    from ptxdiff import binaries
+    from ptxdiff.compile import toolchains
 
     monkeypatch.setenv("PTXDIFF_TOOLCHAINS", str(tmp_path / "toolchains"))
     prefix = fake_toolchain(tmp_path / "toolchains", "3.1.0")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from ptxdiff.discovery.kernels import discover
-from ptxdiff.instantiate.evaluator.interp import Interp
+from ptxdiff.evaluator.interp import Interp
 from ptxdiff.source.modules import FileSet, ModuleIndex
 from ptxdiff.targets import Device
 

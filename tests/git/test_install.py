@@ -19,7 +19,7 @@ from helpers import (
     scale_kernel,
     snapshot_tree,
 )
-from ptxdiff.git.install import git_version
+from ptxdiff.gitdiff.install import git_version
 
 pytestmark = pytest.mark.integration
 

@@ -376,8 +376,8 @@ def test_driver_budget_is_a_checked_config_key():
 
 @pytest.mark.integration
 def test_doctor_reads_the_interpreter_from_the_shim(tmp_path, capsys):
-    from ptxdiff.git import install as installmod
-    from ptxdiff.git.install import driver_python
+    from ptxdiff.gitdiff import install as installmod
+    from ptxdiff.gitdiff.install import driver_python
 
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
     install(repo, capsys)

@@ -15,9 +15,9 @@ import stat
 import pytest
 
 from helpers import commit, git, isolate, make_repo
-from ptxdiff.git import install as installmod
-from ptxdiff.git.install import driver_shim
 from ptxdiff.git.repo import Repo
+from ptxdiff.gitdiff import install as installmod
+from ptxdiff.gitdiff.install import driver_shim
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.module_env]   # the module fixture isolates once; tests that need their own call isolate()

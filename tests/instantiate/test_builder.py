@@ -263,8 +263,8 @@ def test_a_hostile_kernel_text_is_refused_without_the_sandbox(tmp_path):
 
 # -- the second layer, unit by unit: jit functions built (not compiled) from small modules
 def _builder(files: dict[str, str], cc: int = 90, tag: str | None = None):
+    from ptxdiff.evaluator.interp import Interp
     from ptxdiff.instantiate.builder import Builder
-    from ptxdiff.instantiate.evaluator.interp import Interp
     from ptxdiff.source.modules import FileSet, ModuleIndex
     from ptxdiff.targets import Device
 

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from ptxdiff import PACKAGE_DIR
-from ptxdiff.compile.binaries import tool_paths
+from ptxdiff.binaries import tool_paths
 from ptxdiff.sandbox import policy
 
 
@@ -32,7 +32,7 @@ def test_the_toolchain_and_its_loader_may_run_nothing_else(tmp_path):
 
 @pytest.mark.parametrize(("triton", "shell"), [("3.0.0", True), ("3.1.0", True), ("3.2.0", False), ("3.9.0", False)])
 def test_only_a_triton_that_starts_ptxas_through_the_shell_may_run_it(monkeypatch, triton, shell):
-    from ptxdiff.compile import binaries
+    from ptxdiff import binaries
     monkeypatch.setattr(binaries, "triton_version", lambda site=None: triton)
     assert (os.path.realpath("/bin/sh") in binaries.tool_paths()) is shell
 

@@ -152,8 +152,8 @@ def test_diff_builds_what_the_install_makes_importable_and_refuses_the_rest_exac
 
 
 def test_the_builder_takes_the_climb_the_closure_takes():
+    from ptxdiff.evaluator.interp import Interp
     from ptxdiff.instantiate.builder import Builder
-    from ptxdiff.instantiate.evaluator.interp import Interp
     from ptxdiff.targets import Device
 
     kernel = KERNEL.replace("from .. import jit", "from triton import jit").replace(

@@ -31,9 +31,9 @@ from ptxdiff.compare.results import Report
 from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK, GitError, UsageError
 from ptxdiff.fastio import replace_file
 from ptxdiff.gate.outcome import TRAILER
-from ptxdiff.gate.prepush import approval_notes, approved
 from ptxdiff.git.repo import Repo, Snapshot
 from ptxdiff.git.values import is_zero, trailers
+from ptxdiff.gitdiff.prepush import approval_notes, approved
 from ptxdiff.report.comment import Links, comment, comments_from_json, kernel_verdicts, sticky_action, verdict_counts
 from ptxdiff.report.render import as_json
 

@@ -14,8 +14,8 @@ from ptxdiff.compare.notes import NoteKind, as_notes
 from ptxdiff.compare.pairing import path_matches
 from ptxdiff.compare.results import Report
 from ptxdiff.errors import UsageError
-from ptxdiff.gate.prepush import submodule_note
 from ptxdiff.git.repo import Repo
+from ptxdiff.gitdiff.prepush import submodule_note
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from ptxdiff import __version__, repo_config, user_settings
+from ptxdiff import __version__, binaries, repo_config, user_settings
 from ptxdiff.cli.options import unpacked
 from ptxdiff.compare.cache import cache_dir
-from ptxdiff.compile import binaries
 from ptxdiff.errors import EXIT_BLOCKED, EXIT_OK, GitError, PtxdiffError
 from ptxdiff.git.repo import Repo
 from ptxdiff.git.values import Side
@@ -97,7 +96,7 @@ def install_checks(repo: Repo) -> list[tuple[bool, str, str]]:
     if command is None:
         out.append((False, "diff driver: not configured", "ptxdiff install"))
     else:
-        from ptxdiff.git.install import driver_python
+        from ptxdiff.gitdiff.install import driver_python
         python = driver_python(command) or command
         runs = subprocess.run([python, "-c", "import ptxdiff"], capture_output=True).returncode == 0 \
             if os.path.exists(python) else False
@@ -187,7 +186,7 @@ def pre_push_check(repo: Repo) -> tuple[bool, str, str]:
     """Would git run a working ptxdiff gate on `git push`? The hook must be where git looks (the
     common git dir in a linked work tree, or core.hooksPath), executable, and its interpreter
     must import ptxdiff the way the hook starts it."""
-    from ptxdiff.git.install import MARKER, hook_python, hooks_dir, runs_isolated
+    from ptxdiff.gitdiff.install import MARKER, hook_python, hooks_dir, runs_isolated
 
     hooks = repo.config_get("core.hooksPath")
     if hooks and hooks.strip() == "/dev/null":

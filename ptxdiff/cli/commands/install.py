@@ -1,4 +1,4 @@
-"""`ptxdiff install`: the git diff driver, the attributes and the pre-push hook (see git/install.py)."""
+"""`ptxdiff install`: the git diff driver, the attributes and the pre-push hook (see gitdiff/install.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import argparse
 from dataclasses import dataclass
 
 from ptxdiff.cli.options import unpacked
-from ptxdiff.git import install
 from ptxdiff.git.repo import Repo
+from ptxdiff.gitdiff import install
 
 
 @dataclass(frozen=True)

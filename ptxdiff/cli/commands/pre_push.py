@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from ptxdiff.cli.common import layout, progress, tritons
 from ptxdiff.cli.options import Compiling, Shown, unpacked
 from ptxdiff.compare.engine import Engine
-from ptxdiff.gate import prepush
 from ptxdiff.git.repo import Repo
+from ptxdiff.gitdiff import prepush
 from ptxdiff.permissions import from_user
 from ptxdiff.user_settings import load
 

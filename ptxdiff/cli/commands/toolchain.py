@@ -6,8 +6,9 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
+from ptxdiff import binaries
 from ptxdiff.cli.options import unpacked
-from ptxdiff.compile import binaries, toolchains
+from ptxdiff.compile import toolchains
 from ptxdiff.errors import EXIT_OK, UsageError
 
 

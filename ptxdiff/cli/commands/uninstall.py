@@ -1,4 +1,4 @@
-"""`ptxdiff uninstall`: undo exactly what install did (see git/install.py), and say what stays."""
+"""`ptxdiff uninstall`: undo exactly what install did (see gitdiff/install.py), and say what stays."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 from ptxdiff.cli.options import unpacked
 from ptxdiff.compare.cache import cache_dir
 from ptxdiff.errors import EXIT_OK
-from ptxdiff.git import install
 from ptxdiff.git.repo import Repo
+from ptxdiff.gitdiff import install
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,12 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from ptxdiff.instantiate.evaluator import regex
-from ptxdiff.instantiate.evaluator.core import InterpCore
-from ptxdiff.instantiate.evaluator.installed import installed_version, real_object, triton_module_exists
-from ptxdiff.instantiate.evaluator.scope import Function
-from ptxdiff.instantiate.evaluator.sizes import check_itertools, check_math
-from ptxdiff.instantiate.evaluator.values import (
+from ptxdiff.evaluator import regex
+from ptxdiff.evaluator.core import InterpCore
+from ptxdiff.evaluator.installed import installed_version, real_object, triton_module_exists
+from ptxdiff.evaluator.scope import Function
+from ptxdiff.evaluator.sizes import check_itertools, check_math
+from ptxdiff.evaluator.values import (
     DTYPES,
     MAX_LEN,
     Applied,

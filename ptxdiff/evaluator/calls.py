@@ -14,12 +14,12 @@ import dataclasses
 import operator
 from typing import Any
 
-from ptxdiff.instantiate.evaluator.core import InterpCore
-from ptxdiff.instantiate.evaluator.host import IDENTITY_DECORATORS
-from ptxdiff.instantiate.evaluator.installed import from_triton
-from ptxdiff.instantiate.evaluator.scope import Bound, Function, Scope
-from ptxdiff.instantiate.evaluator.sizes import check_builtin, check_method, check_pow, format_string, range_length
-from ptxdiff.instantiate.evaluator.values import (
+from ptxdiff.evaluator.core import InterpCore
+from ptxdiff.evaluator.host import IDENTITY_DECORATORS
+from ptxdiff.evaluator.installed import from_triton
+from ptxdiff.evaluator.scope import Bound, Function, Scope
+from ptxdiff.evaluator.sizes import check_builtin, check_method, check_pow, format_string, range_length
+from ptxdiff.evaluator.values import (
     MAX_LEN,
     PLAIN,
     Applied,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from ptxdiff.discovery.spelling import Spelling
-from ptxdiff.instantiate.evaluator.values import (
+from ptxdiff.evaluator.values import (
     BUILTINS,
     UNSAFE_BUILTINS,
     FunctionReturn,

@@ -12,7 +12,7 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from ptxdiff.instantiate.evaluator.values import DTYPES, DType, Raised
+from ptxdiff.evaluator.values import DTYPES, DType, Raised
 
 
 def installed_version(package: str) -> str | None:

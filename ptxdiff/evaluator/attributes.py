@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ptxdiff.instantiate.evaluator.core import InterpCore, dispatch
-from ptxdiff.instantiate.evaluator.installed import real_object
-from ptxdiff.instantiate.evaluator.scope import Bound, Function, Module
-from ptxdiff.instantiate.evaluator.values import (
+from ptxdiff.evaluator.core import InterpCore, dispatch
+from ptxdiff.evaluator.installed import real_object
+from ptxdiff.evaluator.scope import Bound, Function, Module
+from ptxdiff.evaluator.values import (
     DTYPE_QUESTIONS,
     PLAIN,
     Class,

@@ -17,7 +17,7 @@ import string
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ptxdiff.instantiate.evaluator.values import MAX_INT_BITS, MAX_LEN, Constexpr, Refused, TritonConfig
+from ptxdiff.evaluator.values import MAX_INT_BITS, MAX_LEN, Constexpr, Refused, TritonConfig
 
 MAX_CELLS = 10 * MAX_LEN   # elements of one itertools result, those of the tuples it holds counted
 MAX_DIGITS = 5_000         # characters of a number read from text: past what MAX_INT_BITS can hold

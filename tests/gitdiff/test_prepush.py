@@ -28,7 +28,7 @@ from helpers import (
     scale_kernel,
     write_hook,
 )
-from ptxdiff.git.install import git_version
+from ptxdiff.gitdiff.install import git_version
 
 pytestmark = pytest.mark.integration
 
@@ -90,7 +90,7 @@ def test_cli_check_keeps_its_exit_status_when_nobody_reads(tmp_path, capsys):
 
 @needs_hook_file
 def test_installed_hook_is_hooks_pre_push_with_the_interpreter_filled_in(tmp_path, capsys):
-    from ptxdiff.git.install import hook_python, hook_source, hook_text
+    from ptxdiff.gitdiff.install import hook_python, hook_source, hook_text
 
     template = ROOT / "hooks" / "pre-push"
     assert hook_source("pre-push") == template
@@ -138,8 +138,8 @@ def test_a_hook_whose_interpreter_is_gone_blocks_and_says_how_to_pass(tmp_path, 
 
 def test_config_defined_hook_starts_python_isolated(tmp_path, monkeypatch):
     """git >= 2.54: the hook is `hook.ptxdiff.command`; it starts Python the same isolated way."""
-    from ptxdiff.git import install as installmod
     from ptxdiff.git.repo import Repo
+    from ptxdiff.gitdiff import install as installmod
 
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
     monkeypatch.setattr(installmod, "git_version", lambda: (2, 54, 0))

@@ -7,11 +7,11 @@ ptxdiff uses.
 
 from __future__ import annotations
 
-from ptxdiff.instantiate.evaluator.attributes import AttributesMixin
-from ptxdiff.instantiate.evaluator.calls import CallsMixin
-from ptxdiff.instantiate.evaluator.expressions import ExpressionsMixin
-from ptxdiff.instantiate.evaluator.host import HostMixin
-from ptxdiff.instantiate.evaluator.statements import StatementsMixin
+from ptxdiff.evaluator.attributes import AttributesMixin
+from ptxdiff.evaluator.calls import CallsMixin
+from ptxdiff.evaluator.expressions import ExpressionsMixin
+from ptxdiff.evaluator.host import HostMixin
+from ptxdiff.evaluator.statements import StatementsMixin
 
 
 class Interp(StatementsMixin, ExpressionsMixin, AttributesMixin, CallsMixin, HostMixin):

@@ -8,9 +8,9 @@ import textwrap
 
 import pytest
 
-from ptxdiff.instantiate.evaluator import regex
-from ptxdiff.instantiate.evaluator.interp import Interp
-from ptxdiff.instantiate.evaluator.values import Refused
+from ptxdiff.evaluator import regex
+from ptxdiff.evaluator.interp import Interp
+from ptxdiff.evaluator.values import Refused
 from ptxdiff.source.modules import FileSet, ModuleIndex
 from ptxdiff.targets import Device
 

@@ -16,10 +16,10 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ptxdiff.discovery.spelling import Spelling
-from ptxdiff.instantiate.evaluator.installed import triton_module_exists
-from ptxdiff.instantiate.evaluator.scope import Bound, Function, Module, ModuleEnv, Scope
-from ptxdiff.instantiate.evaluator.sizes import check_printf
-from ptxdiff.instantiate.evaluator.values import (
+from ptxdiff.evaluator.installed import triton_module_exists
+from ptxdiff.evaluator.scope import Bound, Function, Module, ModuleEnv, Scope
+from ptxdiff.evaluator.sizes import check_printf
+from ptxdiff.evaluator.values import (
     DICT_VIEWS,
     MAX_BUILT,
     MAX_INT_BITS,

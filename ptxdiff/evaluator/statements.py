@@ -12,10 +12,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ptxdiff.instantiate.evaluator.core import BINOPS, InterpCore, dispatch
-from ptxdiff.instantiate.evaluator.installed import triton_module_exists
-from ptxdiff.instantiate.evaluator.scope import Bound, Function, Lazy, Scope
-from ptxdiff.instantiate.evaluator.values import (
+from ptxdiff.evaluator.core import BINOPS, InterpCore, dispatch
+from ptxdiff.evaluator.installed import triton_module_exists
+from ptxdiff.evaluator.scope import Bound, Function, Lazy, Scope
+from ptxdiff.evaluator.values import (
     MAX_LEN,
     Class,
     EnumMember,

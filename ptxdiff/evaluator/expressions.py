@@ -11,10 +11,10 @@ import operator
 from collections.abc import Callable
 from typing import Any, NoReturn, cast
 
-from ptxdiff.instantiate.evaluator.core import BINOPS, InterpCore, dispatch
-from ptxdiff.instantiate.evaluator.scope import Function, Scope
-from ptxdiff.instantiate.evaluator.sizes import check_spec, check_text
-from ptxdiff.instantiate.evaluator.values import MAX_LEN, Raised, Refused
+from ptxdiff.evaluator.core import BINOPS, InterpCore, dispatch
+from ptxdiff.evaluator.scope import Function, Scope
+from ptxdiff.evaluator.sizes import check_spec, check_text
+from ptxdiff.evaluator.values import MAX_LEN, Raised, Refused
 
 _UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
     ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}

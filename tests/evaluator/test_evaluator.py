@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
-from ptxdiff.instantiate.evaluator.interp import Interp
-from ptxdiff.instantiate.evaluator.values import Constexpr, DType, Raised, Refused, TritonConfig
+from ptxdiff.evaluator.interp import Interp
+from ptxdiff.evaluator.values import Constexpr, DType, Raised, Refused, TritonConfig
 from ptxdiff.source.modules import FileSet, ModuleIndex
 from ptxdiff.targets import Device
 

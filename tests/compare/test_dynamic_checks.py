@@ -7,8 +7,8 @@ from __future__ import annotations
 import dataclasses
 
 from helpers import row_metrics
+from ptxdiff.compare.dynamic_checks import ran_rows
 from ptxdiff.compare.results import Row
-from ptxdiff.dynamic.checks import ran_rows
 from ptxdiff.dynamic.synthesize import SynthPlan, plan_for
 from ptxdiff.report.kernels import kernel_lines
 from ptxdiff.specs.detail import SpecDetail

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ptxdiff.instantiate.evaluator.values import External, Partial, Props, Raised, Refused
+from ptxdiff.evaluator.values import External, Partial, Props, Raised, Refused
 
 T = TypeVar("T")
 
