@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ptxdiff.compare.verdict import DEFAULT_BLOCK, ORDER, Verdict
 from ptxdiff.errors import ConfigError
 from ptxdiff.source import nested
 from ptxdiff.targets import parse_target
@@ -26,11 +27,6 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
-
-# the verdict vocabulary, strongest first, defined here once (compare/verdict.py says what each means)
-VERDICTS = ("failed", "unmeasured", "added", "removed", "structural", "reordered", "constants-only", "identical",
-            "unpaired")
-DEFAULT_BLOCK = ("structural", "failed")
 
 
 @dataclass(frozen=True)
@@ -150,11 +146,11 @@ def parse(table: dict, where: str) -> Config:
             kw[key] = _str_list(table[key], where, key)
     if "block" in table:
         block = _str_list(table["block"], where, "block")
-        bad = [b for b in block if b not in VERDICTS + ("outputs-differ", "slower")]
-        _expect(not bad, where, "block", f"names unknown verdicts {bad} (known: {', '.join(VERDICTS)})")
-        _expect("unmeasured" not in block, where, "block",
+        bad = [b for b in block if b not in ORDER + ("outputs-differ", "slower")]
+        _expect(not bad, where, "block", f"names unknown verdicts {bad} (known: {', '.join(ORDER)})")
+        _expect(Verdict.UNMEASURED not in block, where, "block",
                 "names 'unmeasured', which block_unmeasured = true|false decides (default true)")
-        kw["block"] = block
+        kw["block"] = tuple(Verdict(b) if b in ORDER else b for b in block)
     if "timeout" in table:
         t = table["timeout"]
         _expect(isinstance(t, (int, float)) and not isinstance(t, bool) and t > 0, where, "timeout",

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from ptxdiff.compare.verdict import DEFAULT_BLOCK
 from ptxdiff.errors import ConfigError
-from ptxdiff.repo_config import DEFAULT_BLOCK, Config, KernelConfig, SpecConfig, load, parse, unmatched_kernels
+from ptxdiff.repo_config import Config, KernelConfig, SpecConfig, load, parse, unmatched_kernels
 
 
 def load_files(files: dict[str, str]) -> Config:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from ptxdiff import repo_config
 from ptxdiff.compare.notes import Note, texts
+from ptxdiff.compare.verdict import Verdict
 from ptxdiff.git.repo import Side
 from ptxdiff.metrics.counts import Metrics
 from ptxdiff.metrics.ptx import SourceLines
@@ -20,7 +21,7 @@ class Row:
     kernel: str
     spec: str
     target: str
-    verdict: str
+    verdict: Verdict
     blocking: bool
     old: Metrics | None
     new: Metrics | None

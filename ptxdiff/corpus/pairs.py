@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from ptxdiff import PACKAGE_DIR, user_settings
 from ptxdiff.compare.results import describe
+from ptxdiff.compare.verdict import Verdict
 from ptxdiff.corpus.labels import label as source_label
 from ptxdiff.errors import UsageError
 from ptxdiff.report.evidence import README_BEGIN, README_END, Evidence, headline, table_row
@@ -155,7 +156,7 @@ def collect(pairs: list[Pair], report: Report) -> Evidence:
             if lab == "structural" and zero:
                 counter.append(f"{p.name}: structural by source, zero count delta on {r.target} "
                                f"(verdict {r.verdict}) - {p.description}")
-            if lab == "constant-only" and not zero and r.verdict != "failed":
+            if lab == "constant-only" and not zero and r.verdict != Verdict.FAILED:
                 counter.append(f"{p.name}: constant-only by source, count delta on {r.target} "
                                f"({', '.join(f'{k} {r.delta[k]:+}' for k in COUNTS if r.delta.get(k))}) "
                                f"- {p.description}")

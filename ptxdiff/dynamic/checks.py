@@ -17,6 +17,7 @@ from ptxdiff.compare import gate_inputs
 from ptxdiff.compare.notes import Note, NoteKind
 from ptxdiff.compare.pairing import Pair
 from ptxdiff.compare.results import Row
+from ptxdiff.compare.verdict import Verdict
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.dynamic.synthesize import SHAPES, SynthPlan, plan_for, synth_spec
 from ptxdiff.git.repo import Repo, Side
@@ -82,7 +83,7 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: repo_
             continue
         kernel_rows = by_kernel.get(n.id, [])
         check = outputs if outputs is not None else (
-            semantic == "always" or (semantic == "auto" and any(r.verdict == "constants-only" for r in kernel_rows)))
+            semantic == "always" or (semantic == "auto" and any(r.verdict == Verdict.CONSTANTS_ONLY for r in kernel_rows)))
         if check or want_time:
             tasks += _kernel_tasks(o, n, kernel_rows, check, want_time, (old, new), cfg, run_as, planning)
     results: dict[tuple[str, str], dict] = {}

@@ -31,6 +31,7 @@ from typing import TypeVar
 
 from ptxdiff.compare.history import Event
 from ptxdiff.compare.results import Report, Row
+from ptxdiff.compare.verdict import Verdict
 from ptxdiff.git.repo import Side
 from ptxdiff.report import safe
 from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, Column, fmt, outputs_cell, timing_cell
@@ -62,7 +63,7 @@ CHARTS: tuple[tuple[str, Column], ...] = (
     ("spilled bytes (stores + loads)", COLUMNS[3]),
     ("occupancy", COLUMNS[5]),
 )
-ASK = ("structural", "failed", "unmeasured")   # verdicts that ask for a look: marked on the charts
+ASK = (Verdict.STRUCTURAL, Verdict.FAILED, Verdict.UNMEASURED)   # verdicts that ask for a look: marked on the charts
 
 
 def _asset(name: str) -> str:

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ptxdiff.compare.results import Row
-from ptxdiff.compare.verdict import ORDER
+from ptxdiff.compare.verdict import ORDER, Verdict
 
 TRUST = ("config", "recorded", "call-site", "guessed")   # the spec sources, most trusted first
-NOT_COMPARED = ("failed", "unmeasured", "unpaired")
+NOT_COMPARED = (Verdict.FAILED, Verdict.UNMEASURED, Verdict.UNPAIRED)
 
 
 def rank(verdict: str) -> tuple[int, str]:
@@ -27,7 +27,7 @@ def rank(verdict: str) -> tuple[int, str]:
     return (ORDER.index(verdict) if verdict in ORDER else len(ORDER), verdict)
 
 
-def verdict_of(rows: Sequence[Row]) -> str:
+def verdict_of(rows: Sequence[Row]) -> Verdict:
     """A kernel's one verdict: the strongest of its blocking rows; with none, the strongest of
     the rows that compared old with new; else `failed`, `unmeasured`, `unpaired` in that order.
     One guessed spec that does not fit never hides four structural ones, nor reads as a change."""
@@ -58,7 +58,7 @@ def counted(verdicts: Sequence[str]) -> str:
 @dataclass(frozen=True)
 class KernelLine:
     kernel: str
-    verdict: str
+    verdict: Verdict
     blocking: bool
     row: Row                 # the spec to trust most: its deltas are the line's
     rows: tuple[Row, ...]    # every spec row of the kernel (every target)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 
 from ptxdiff.compare.notes import Note, NoteKind, as_notes
 from ptxdiff.compare.results import Report, Row, describe
-from ptxdiff.compare.verdict import ORDER
+from ptxdiff.compare.verdict import ORDER, Verdict
 from ptxdiff.report import safe
 from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, Column, explanations, fuzzed_note, outputs_cell, timing_cell
 from ptxdiff.report.kernels import KernelLine, kernel_lines
@@ -86,7 +86,7 @@ def report_columns(report: Report, layout: Layout = PLAIN,
     several_specs = len({(r.kernel, r.target) for r in report.rows}) < len(report.rows)
     specs = dict(zip(map(id, report.rows), told_apart(report.rows))) \
         if layout.width is not None and not layout.wide else {}
-    compared = any(r.verdict != "-" for r in report.rows)
+    compared = any(r.verdict != Verdict.NEW for r in report.rows)
     verdict: list[TableColumn[Row]] = [
         TableColumn("verdict", lambda r: r.verdict + (" ✗" if r.blocking else ""), KEY,
                     style=lambda r: VERDICT_SGR.get(r.verdict))] if compared else []
