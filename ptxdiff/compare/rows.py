@@ -17,6 +17,7 @@ from ptxdiff.compare.results import Row
 from ptxdiff.compare.spec_result import SpecResult
 from ptxdiff.compare.verdict import Verdict, classify, delta, pair_label, reason, signature_change
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel
+from ptxdiff.specs.plan import SpecSource
 from ptxdiff.targets import target_name
 
 UNFIT = ("guessed values that do not fit: the same error on both sides while other specs compile "
@@ -79,7 +80,7 @@ def blocks(verdict: Verdict, source: str | None, cfg: repo_config.Config, error:
         return cfg.block_unmeasured or verdict in cfg.block
     if verdict not in cfg.block:
         return False
-    return source != "guessed" or cfg.block_guessed
+    return source != SpecSource.GUESSED or cfg.block_guessed
 
 
 def verdict_of(a: SpecResult | None, b: SpecResult | None, has_base: bool) -> tuple[Verdict, str | None]:
@@ -156,7 +157,7 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
         verdict, why = verdict_of(a, b, has_base)
         source = detail.get("source") if detail else None
         if has_base and o is not None and n is not None and (a is None or b is None) \
-                and (verdict != Verdict.FAILED or source == "guessed"):
+                and (verdict != Verdict.FAILED or source == SpecSource.GUESSED):
             verdict = Verdict.UNPAIRED   # a spec one side has: the function is on both sides, nothing to compare it with
         error = error_text(a, b, has_base)
         log = "\n".join(x.log for x in (a, b) if x and x.log) or None
@@ -164,12 +165,13 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
                                          pair.launch_paths())))
         transient = any(x.transient for x in (a, b) if x)
         blocking = has_base and not pair.unchanged and pair.role != gate_inputs.REPORT and blocks(verdict, source, cfg, error)
-        if verdict == Verdict.UNMEASURED and source == "guessed" and a is not b and a and b \
+        if verdict == Verdict.UNMEASURED and source == SpecSource.GUESSED and a is not b and a and b \
                 and same_failure(a.error, b.error):
             unfit[len(rows)] = UNFIT
-        elif verdict in (Verdict.ADDED, Verdict.REMOVED, Verdict.UNPAIRED) and has_base and source == "guessed" and failures:
+        elif verdict in (Verdict.ADDED, Verdict.REMOVED, Verdict.UNPAIRED) and has_base and source == SpecSource.GUESSED \
+                and failures:
             unfit[len(rows)] = UNFIT_ONE_SIDE
-        elif verdict == Verdict.FAILED and has_base and source == "guessed" and a and b and len(failures) == 1 \
+        elif verdict == Verdict.FAILED and has_base and source == SpecSource.GUESSED and a and b and len(failures) == 1 \
                 and _no_branch(o if a.error else n, failures[0]):
             unfit[len(rows)] = NO_BRANCH
         rows.append(Row(kernel_id, label, target_name(either_r.target or cc), verdict, blocking,

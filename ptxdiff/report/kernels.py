@@ -17,8 +17,9 @@ from dataclasses import dataclass
 
 from ptxdiff.compare.results import Row
 from ptxdiff.compare.verdict import ORDER, Verdict
+from ptxdiff.specs.plan import SOURCES
 
-TRUST = ("config", "recorded", "call-site", "guessed")   # the spec sources, most trusted first
+TRUST = SOURCES   # the spec sources, most trusted first
 NOT_COMPARED = (Verdict.FAILED, Verdict.UNMEASURED, Verdict.UNPAIRED)
 
 
