@@ -14,6 +14,7 @@ Pure: kernels, inputs and entries in, pins and lines out.
 from __future__ import annotations
 
 import dataclasses
+from enum import StrEnum
 
 from ptxdiff.compare.results import Row
 from ptxdiff.discovery.kernels import Kernel
@@ -21,7 +22,16 @@ from ptxdiff.record.launches import DEFAULT_PATH, Launch
 from ptxdiff.repo_config import KernelConfig, SpecConfig
 from ptxdiff.specs.launch import LaunchInputs
 
-GATE, REPORT, CALL_SITE, PIN = "gate", "report", "call-site", "pin"   # the roles of a compared pair
+
+class Role(StrEnum):
+    """What a compared pair's rows decide (see the module doc)."""
+
+    GATE = "gate"
+    REPORT = "report"
+    CALL_SITE = "call-site"
+    PIN = "pin"
+
+
 NOT_THE_GATE = "branch only, used for the report, not the gate"
 
 

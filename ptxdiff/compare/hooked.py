@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 
 from ptxdiff import repo_config
-from ptxdiff.compare import gate_inputs
+from ptxdiff.compare.gate_inputs import Role
 from ptxdiff.compare.pairing import Pair
 from ptxdiff.compare.results import Row
 from ptxdiff.compare.verdict import Verdict
@@ -33,7 +33,7 @@ def marked(rows: list[Row], pair: Pair, cfg: repo_config.Config) -> list[Row]:
     out = []
     for r in rows:
         if r.verdict in RAISED:
-            blocking = pair.role != gate_inputs.REPORT and Verdict.STRUCTURAL in cfg.block
+            blocking = pair.role != Role.REPORT and Verdict.STRUCTURAL in cfg.block
             out.append(dataclasses.replace(r, verdict=Verdict.STRUCTURAL, blocking=r.blocking or blocking,
                                            why=reason + (f"; the code: {r.verdict}" + (f" ({r.why})" if r.why else ""))))
         elif r.verdict == Verdict.STRUCTURAL:

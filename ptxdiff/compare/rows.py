@@ -11,6 +11,7 @@ import re
 
 from ptxdiff import repo_config
 from ptxdiff.compare import gate_inputs
+from ptxdiff.compare.gate_inputs import Role
 from ptxdiff.compare.pairing import Pair, pair_lone
 from ptxdiff.compare.replan import Need
 from ptxdiff.compare.results import Row
@@ -164,7 +165,7 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
         paths = tuple(sorted(set().union(*(k.paths | {k.path} for k in (o, n) if k is not None),
                                          pair.launch_paths())))
         transient = any(x.transient for x in (a, b) if x)
-        blocking = has_base and not pair.unchanged and pair.role != gate_inputs.REPORT and blocks(verdict, source, cfg, error)
+        blocking = has_base and not pair.unchanged and pair.role != Role.REPORT and blocks(verdict, source, cfg, error)
         if verdict == Verdict.UNMEASURED and source == SpecSource.GUESSED and a is not b and a and b \
                 and same_failure(a.error, b.error):
             unfit[len(rows)] = UNFIT
@@ -178,7 +179,7 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
                         old_m, new_m, delta(old_m, new_m), error, detail, old_kernel, log,
                         a.ptx if a else None, b.ptx if b else None, spec_source=source,
                         paths=paths, transient=transient, why=why,
-                        launch="; ".join(([gate_inputs.NOT_THE_GATE] if pair.role == gate_inputs.REPORT else [])
+                        launch="; ".join(([gate_inputs.NOT_THE_GATE] if pair.role == Role.REPORT else [])
                                          + changes) or None,
                         old_loc=a.loc if a else None, old_cubin=a.cubin if a else None,
                         new_loc=b.loc if b else None, new_cubin=b.cubin if b else None))
@@ -193,13 +194,13 @@ def _lone(rows: list[Row], pair: Pair, cfg: repo_config.Config, has_base: bool) 
     if not any(r.verdict == Verdict.UNPAIRED for r in rows):
         return rows
     compared = any(r.verdict not in (Verdict.UNPAIRED, Verdict.UNMEASURED) for r in rows)
-    stop = has_base and not compared and not pair.unchanged and pair.role != gate_inputs.REPORT and cfg.block_unmeasured
+    stop = has_base and not compared and not pair.unchanged and pair.role != Role.REPORT and cfg.block_unmeasured
     return [dataclasses.replace(r, blocking=r.blocking or stop, why=r.why or LONE_WHY) if r.verdict == Verdict.UNPAIRED
             else r for r in rows]
 
 
 def said_rows(pair: Pair, targets: list[int], cfg: repo_config.Config) -> list[Row]:
-    """A pair of the branch's pins that contradict its launch sites (gate_inputs.PIN): a failed row
+    """A pair of the branch's pins that contradict its launch sites (Role.PIN): a failed row
     per line and target, saying the pin."""
     return [Row(pair.kernel_id, "-", target_name(cc), Verdict.FAILED, blocks(Verdict.FAILED, None, cfg, line), None,
                 None, {}, line) for cc in targets for line in pair.said]

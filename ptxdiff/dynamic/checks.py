@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from ptxdiff import repo_config, user_settings
-from ptxdiff.compare import gate_inputs
+from ptxdiff.compare.gate_inputs import Role
 from ptxdiff.compare.notes import Note, NoteKind
 from ptxdiff.compare.pairing import Pair
 from ptxdiff.compare.results import Row
@@ -80,7 +80,7 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: repo_
     planning = _Planning(messages)
     for pair in pairs:
         o, n = pair.old, pair.new
-        if o is None or n is None or pair.unchanged or pair.role != gate_inputs.GATE:
+        if o is None or n is None or pair.unchanged or pair.role != Role.GATE:
             continue
         kernel_rows = by_kernel.get(n.id, [])
         check = outputs if outputs is not None else (
