@@ -19,7 +19,7 @@ from ptxdiff.compare.measure import Measurer
 from ptxdiff.compare.notes import Note, NoteKind, as_notes
 from ptxdiff.compare.pairing import Pair, launched, pair_kernels, path_matches, select
 from ptxdiff.compare.replan import Need
-from ptxdiff.compare.results import Report, Row
+from ptxdiff.compare.results import Provenance, Report, Row
 from ptxdiff.compare.rows import pair_rows, said_rows, tritons_own, unparsed_rows
 from ptxdiff.compare.spec_result import SpecResult
 from ptxdiff.compile import binaries, toolchains
@@ -149,10 +149,10 @@ class Engine(Measurer):
             for p in planned:
                 compiled = self.measure(list(p.needs.values()), p.cfg, p.targets)
                 claimed = [(need, cc) for need in p.needs.values() for cc, key in need.keys.items()
-                           if key in got and self._came_from.get(key) == "local"]
+                           if key in got and self._came_from.get(key) == Provenance.LOCAL]
                 for need, cc in claimed:
                     key = need.keys[cc]
-                    if got[key] == "compiled":
+                    if got[key] == Provenance.COMPILED:
                         self._came_from.pop(key, None)
                         compiled += sum(1 for r in need.results[cc] if r.key is not None)
                     else:
@@ -168,7 +168,7 @@ class Engine(Measurer):
                 self.cache = None
                 shutil.rmtree(scratch, ignore_errors=True)
 
-    def _prefetch(self, planned: list[_Planned]) -> dict[str, str]:
+    def _prefetch(self, planned: list[_Planned]) -> dict[str, Provenance]:
         """Measure the distinct needs of `planned` together (per python_path, timeout and targets,
         what a measurement depends on); returns the cache keys it compiled or fetched, and which."""
         groups: dict[tuple, tuple[_Planned, list[Need]]] = {}
@@ -182,13 +182,13 @@ class Engine(Measurer):
                     seen.add(same)
                     group.append(dataclasses.replace(need, pair=offset + need.pair, results={}, keys={}))
             offset += len(p.pairs)
-        got: dict[str, str] = {}
+        got: dict[str, Provenance] = {}
         for p, needs in groups.values():
             self.measure(needs, p.cfg, p.targets)
             for need in needs:
                 for key in need.keys.values():
-                    if self._came_from.get(key, "compiled") != "local":
-                        got[key] = self._came_from.get(key, "compiled")
+                    if self._came_from.get(key, Provenance.COMPILED) != Provenance.LOCAL:
+                        got[key] = self._came_from.get(key, Provenance.COMPILED)
         return got
 
     def _plan(self, old: Side | None, new: Side, pathspecs: list[str] | None, show_all: bool,

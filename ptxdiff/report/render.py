@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from ptxdiff.compare.notes import Note, NoteKind, as_notes
-from ptxdiff.compare.results import Report, Row, describe
+from ptxdiff.compare.results import Provenance, Report, Row, describe
 from ptxdiff.compare.verdict import ORDER, Verdict
 from ptxdiff.report import safe
 from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, Column, explanations, fuzzed_note, outputs_cell, timing_cell
@@ -212,9 +212,10 @@ def blocking_line(report: Report) -> list[Note]:
 
 def cache_counts(report: Report) -> list[Note]:
     """The footer: how many rows were compiled in this run and how many came from each cache."""
-    counts = {c: sum(r.cache == c for r in report.rows) for c in ("compiled", "local", "remote")}
-    parts = [f"{n} {what}" for n, what in ((counts["compiled"], "compiled"), (counts["local"], "from the local cache"),
-                                           (counts["remote"], "from the remote cache")) if n]
+    counts = {c: sum(r.cache == c for r in report.rows) for c in Provenance}
+    parts = [f"{n} {what}" for n, what in ((counts[Provenance.COMPILED], "compiled"),
+                                           (counts[Provenance.LOCAL], "from the local cache"),
+                                           (counts[Provenance.REMOTE], "from the remote cache")) if n]
     return [Note(NoteKind.CACHE, None, f"rows: {', '.join(parts)}")] if parts else []
 
 
