@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ptxdiff.discovery.callsites import Fact
+from ptxdiff.discovery.callsites import Fact, FactKind
 from ptxdiff.discovery.guards import changed_guards
 from ptxdiff.discovery.hints import Hint
 from ptxdiff.discovery.kernels import Kernel
@@ -193,14 +193,14 @@ def _unread(name: str, hint: Hint | None, kernels: list[Kernel], facts: list[Fac
     guesses), so a change under `if BLOCK == 1024:` or its `else` is compiled either way."""
     values: list = []
     guessed = _guess(name, hint, kernels).values if hint is not None else ()
-    for v in [*(f.value for f in facts if f.kind == "value"), *guessed]:
+    for v in [*(f.value for f in facts if f.kind == FactKind.VALUE), *guessed]:
         if v not in values:   # 0, 0.0 and False select the same branches: one of them is enough
             values.append(v)
     return Choice(name, tuple(values), SpecSource.GUESSED, "the launch site computes it: every branch of its comparisons")
 
 
 def _unread_facts(facts: tuple[Fact, ...] | None) -> bool:
-    return bool(facts) and any(f.kind in ("expr", "type") for f in facts or ())
+    return bool(facts) and any(f.kind in (FactKind.EXPR, FactKind.TYPE) for f in facts or ())
 
 
 def _across(this: Kernel, other: Kernel, kernels: list[Kernel], constexprs: dict[str, Choice],
@@ -220,7 +220,7 @@ def _across(this: Kernel, other: Kernel, kernels: list[Kernel], constexprs: dict
         hint = next((q.hint for q in other.params if q.name == p.name and q.constexpr), None) or p.hint
         if _unread_facts(a) or _unread_facts(b):
             values = _unread(p.name, hint, kernels, [*(a or ()), *b]).values if hint is not None else \
-                tuple(f.value for f in (*(a or ()), *b) if f.kind == "value")
+                tuple(f.value for f in (*(a or ()), *b) if f.kind == FactKind.VALUE)
             why = "a side's launch site computes it: every branch of its comparisons, on both sides"
         elif a and {f.value for f in a} & {f.value for f in b}:
             values, why = tuple(f.value for f in b), "a value the other side's launch site passes"
@@ -251,7 +251,7 @@ def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInp
     # a value means the default, a fact of its own.
     other = next((k for k in kernels if k is not this), None)
     borrowed = {name: f for name, f in (other.launch if other is not None else ())
-                if not facts or name in facts and not all(x.kind in ("value", "none") for x in facts[name])}
+                if not facts or name in facts and not all(x.kind in (FactKind.VALUE, FactKind.NONE) for x in facts[name])}
     constexprs: dict[str, Choice] = {}
     types: dict[str, Choice] = {}
     optional: list[str] = []
@@ -263,34 +263,34 @@ def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInp
             fact = facts.get(p.name) if p.name in own else None
             if p.constexpr:
                 lent = borrowed.get(p.name) if p.name in own else None
-                if fact and any(f.kind in ("expr", "type") for f in fact):   # a value we cannot tell
+                if fact and any(f.kind in (FactKind.EXPR, FactKind.TYPE) for f in fact):   # a value we cannot tell
                     unread.append(p.name)
                     constexprs[p.name] = _unread(p.name, p.hint, kernels, [*fact, *(lent or ())])
-                elif fact and all(f.kind in ("value", "none") for f in fact):
+                elif fact and all(f.kind in (FactKind.VALUE, FactKind.NONE) for f in fact):
                     constexprs[p.name] = Choice(p.name, tuple(f.value for f in fact), SpecSource.CALL_SITE,
                                                 "passed by the launch site")
-                elif lent and all(f.kind in ("value", "none") for f in lent):
+                elif lent and all(f.kind in (FactKind.VALUE, FactKind.NONE) for f in lent):
                     constexprs[p.name] = Choice(p.name, tuple(f.value for f in lent), SpecSource.GUESSED,
                                                 "as the other side's launch site passes it")
                 elif p.hint is not None:
                     constexprs[p.name] = _guess(p.name, p.hint, kernels)
                 continue
-            if p.kind == "constexpr1" and not (fact and any(f.kind == "value" for f in fact)):
+            if p.kind == "constexpr1" and not (fact and any(f.kind == FactKind.VALUE for f in fact)):
                 # `x.stride(-1)` at the launch site is 1 for the contiguous tensor a descriptor needs
                 types[p.name] = Choice(p.name, ("constexpr1",), SpecSource.GUESSED, "a descriptor's innermost stride: 1")
                 continue
             if fact and len(fact) == 1:
                 f = fact[0]
-                if f.kind == "none":
+                if f.kind == FactKind.NONE:
                     types[p.name] = Choice(p.name, ("constexpr",), SpecSource.CALL_SITE, "None passed")
                     continue
-                if f.kind == "type" and f.value:
+                if f.kind == FactKind.TYPE and f.value:
                     types[p.name] = Choice(p.name, (f.value,), SpecSource.CALL_SITE, "from the launch site")
                     continue
-                if f.kind == "value" and f.value == 1 and isinstance(f.value, int) and not isinstance(f.value, bool):
+                if f.kind == FactKind.VALUE and f.value == 1 and isinstance(f.value, int) and not isinstance(f.value, bool):
                     types[p.name] = Choice(p.name, ("constexpr1",), SpecSource.CALL_SITE, "1 passed (triton makes it a constant)")
                     continue
-                if f.kind == "value" and isinstance(f.value, (int, float)):
+                if f.kind == FactKind.VALUE and isinstance(f.value, (int, float)):
                     t = "fp32" if isinstance(f.value, float) else "u1" if isinstance(f.value, bool) else "i32"
                     types[p.name] = Choice(p.name, (t,), SpecSource.CALL_SITE, f"{f.value!r} passed")
                     continue
@@ -304,7 +304,7 @@ def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInp
                     for given, source, why in ((facts, SpecSource.CALL_SITE, "passed by the launch site"),
                                                (borrowed, SpecSource.GUESSED, "as the other side's launch site passes it"))
                     for name in ("num_warps", "num_stages") if name in given
-                    and all(f.kind == "value" and isinstance(f.value, int) for f in given[name]))
+                    and all(f.kind == FactKind.VALUE and isinstance(f.value, int) for f in given[name]))
     # a conversion (on either side) is a no-op under fp32 guesses: bf16 pointers (and fp64
     # scalars) too, so adding or dropping one shows
     families = _families(kernels)
