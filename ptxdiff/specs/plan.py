@@ -18,6 +18,7 @@ from ptxdiff.discovery.callsites import Fact, FactKind
 from ptxdiff.discovery.guards import changed_guards
 from ptxdiff.discovery.hints import Hint
 from ptxdiff.discovery.kernels import Kernel
+from ptxdiff.discovery.params import ParamMark
 from ptxdiff.record.launches import Launch
 from ptxdiff.specs.launch import LaunchInputs
 
@@ -275,9 +276,9 @@ def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInp
                 elif p.hint is not None:
                     constexprs[p.name] = _guess(p.name, p.hint, kernels)
                 continue
-            if p.kind == "constexpr1" and not (fact and any(f.kind == FactKind.VALUE for f in fact)):
+            if p.kind == ParamMark.CONSTEXPR1 and not (fact and any(f.kind == FactKind.VALUE for f in fact)):
                 # `x.stride(-1)` at the launch site is 1 for the contiguous tensor a descriptor needs
-                types[p.name] = Choice(p.name, ("constexpr1",), SpecSource.GUESSED, "a descriptor's innermost stride: 1")
+                types[p.name] = Choice(p.name, (ParamMark.CONSTEXPR1,), SpecSource.GUESSED, "a descriptor's innermost stride: 1")
                 continue
             if fact and len(fact) == 1:
                 f = fact[0]
@@ -288,7 +289,8 @@ def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInp
                     types[p.name] = Choice(p.name, (f.value,), SpecSource.CALL_SITE, "from the launch site")
                     continue
                 if f.kind == FactKind.VALUE and f.value == 1 and isinstance(f.value, int) and not isinstance(f.value, bool):
-                    types[p.name] = Choice(p.name, ("constexpr1",), SpecSource.CALL_SITE, "1 passed (triton makes it a constant)")
+                    types[p.name] = Choice(p.name, (ParamMark.CONSTEXPR1,), SpecSource.CALL_SITE,
+                                           "1 passed (triton makes it a constant)")
                     continue
                 if f.kind == FactKind.VALUE and isinstance(f.value, (int, float)):
                     t = "fp32" if isinstance(f.value, float) else "u1" if isinstance(f.value, bool) else "i32"

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from ptxdiff.discovery.kernels import Kernel
+from ptxdiff.discovery.params import ParamMark
 from ptxdiff.record.launches import Launch
 from ptxdiff.repo_config import KernelConfig, SpecConfig
 from ptxdiff.specs import guesses as guessmod
@@ -512,7 +513,7 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
         if sources[name] == SpecSource.GUESSED:
             guess(guessmod.value(name, value))
     for p in [*types]:
-        if types[p] == "constexpr1":  # a launch site passes 1: triton makes it the constant 1
+        if types[p] == ParamMark.CONSTEXPR1:  # a launch site passes 1: triton makes it the constant 1
             types[p] = "constexpr"
             constexprs[p] = 1
         elif "{" in types[p]:  # a descriptor whose block shape names constexprs
