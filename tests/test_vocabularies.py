@@ -11,12 +11,13 @@ from ptxdiff import repo_config
 from ptxdiff.compare.gate_inputs import Role
 from ptxdiff.compare.results import Provenance
 from ptxdiff.compare.verdict import DEFAULT_BLOCK, ORDER, Verdict
+from ptxdiff.corpus.labels import Label
 from ptxdiff.discovery.callsites import Fact, FactKind
 from ptxdiff.discovery.params import ParamMark
 from ptxdiff.errors import ConfigError
 from ptxdiff.specs.plan import SOURCES, SpecSource
 
-ENUMS = (Verdict, SpecSource, Role, Provenance, FactKind, ParamMark)
+ENUMS = (Verdict, SpecSource, Role, Provenance, FactKind, ParamMark, Label)
 
 
 @pytest.mark.parametrize("enum", ENUMS)
