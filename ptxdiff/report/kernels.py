@@ -19,7 +19,6 @@ from ptxdiff.compare.results import Row
 from ptxdiff.compare.verdict import ORDER, Verdict
 from ptxdiff.specs.plan import SOURCES
 
-TRUST = SOURCES   # the spec sources, most trusted first
 NOT_COMPARED = (Verdict.FAILED, Verdict.UNMEASURED, Verdict.UNPAIRED)
 
 
@@ -45,7 +44,7 @@ def trusted(rows: Sequence[Row]) -> Row:
 
     def key(ir: tuple[int, Row]) -> tuple:
         i, r = ir
-        source = TRUST.index(r.spec_source) if r.spec_source in TRUST else len(TRUST)
+        source = SOURCES.index(r.spec_source) if r.spec_source in SOURCES else len(SOURCES)   # most trusted first
         return source, rank(r.verdict), i
     return min(enumerate(pool), key=key)[1]
 
