@@ -21,16 +21,12 @@ from typing import Any
 from ptxdiff.errors import ConfigError
 from ptxdiff.source import nested
 from ptxdiff.targets import parse_target
+from ptxdiff.verdict import DEFAULT_BLOCK, ORDER, Verdict
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
-
-# the verdict vocabulary, strongest first, defined here once (compare/verdict.py says what each means)
-VERDICTS = ("failed", "unmeasured", "added", "removed", "structural", "reordered", "constants-only", "identical",
-            "unpaired")
-DEFAULT_BLOCK = ("structural", "failed")
 
 
 @dataclass(frozen=True)
@@ -156,11 +152,11 @@ def _targets(value: Any, where: str, key: str) -> tuple[int, ...]:
 
 def _block(value: Any, where: str, key: str) -> tuple[str, ...]:
     block = _str_list(value, where, key)
-    bad = [b for b in block if b not in VERDICTS + ("outputs-differ", "slower")]
-    _expect(not bad, where, key, f"names unknown verdicts {bad} (known: {', '.join(VERDICTS)})")
-    _expect("unmeasured" not in block, where, key,
+    bad = [b for b in block if b not in ORDER + ("outputs-differ", "slower")]
+    _expect(not bad, where, key, f"names unknown verdicts {bad} (known: {', '.join(ORDER)})")
+    _expect(Verdict.UNMEASURED not in block, where, key,
             "names 'unmeasured', which block_unmeasured = true|false decides (default true)")
-    return block
+    return tuple(Verdict(b) if b in ORDER else b for b in block)
 
 
 def _kernels(value: Any, where: str, key: str) -> dict[str, KernelConfig]:

@@ -108,6 +108,7 @@ STAGES = (
     "store",          # the one content-addressed store, written through fastio
     "source",         # parsed modules and AST helpers: nothing of ptxdiff below them
     "metrics",        # PTX and SASS parsing: pure
+    "verdict",        # the verdict vocabulary and how two compiles of one spec differ: metrics only
     "git",            # the one way into git: errors and fastio only
     "repo_config",    # the repository's [tool.ptxdiff], read with source's helpers
     "user_settings",  # the user's PTXDIFF_* variables and ptxdiff.* git config: reads git

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ptxdiff.errors import ConfigError
-from ptxdiff.repo_config import DEFAULT_BLOCK, Config, KernelConfig, SpecConfig, load, parse, unmatched_kernels
+from ptxdiff.repo_config import Config, KernelConfig, SpecConfig, load, parse, unmatched_kernels
+from ptxdiff.verdict import DEFAULT_BLOCK
 
 
 def load_files(files: dict[str, str]) -> Config:

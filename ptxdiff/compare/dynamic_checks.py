@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from ptxdiff import repo_config, user_settings
-from ptxdiff.compare import gate_inputs
+from ptxdiff.compare.gate_inputs import Role
 from ptxdiff.compare.notes import Note, NoteKind
 from ptxdiff.compare.pairing import Pair
 from ptxdiff.compare.results import Row
@@ -22,6 +22,8 @@ from ptxdiff.dynamic.synthesize import SHAPES, SynthPlan, plan_for, synth_spec
 from ptxdiff.git.repo import Repo, Side
 from ptxdiff.permissions import Permissions
 from ptxdiff.record.launches import DEFAULT_PATH
+from ptxdiff.specs.plan import SpecSource
+from ptxdiff.verdict import Verdict
 
 if TYPE_CHECKING:   # types only: replay is the run worker's (torch, triton); the pool, not imported for nothing
     from ptxdiff.compile.pool import Task
@@ -78,11 +80,11 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: repo_
     planning = _Planning(messages)
     for pair in pairs:
         o, n = pair.old, pair.new
-        if o is None or n is None or pair.unchanged or pair.role != gate_inputs.GATE:
+        if o is None or n is None or pair.unchanged or pair.role != Role.GATE:
             continue
         kernel_rows = by_kernel.get(n.id, [])
         check = outputs if outputs is not None else (
-            semantic == "always" or (semantic == "auto" and any(r.verdict == "constants-only" for r in kernel_rows)))
+            semantic == "always" or (semantic == "auto" and any(r.verdict == Verdict.CONSTANTS_ONLY for r in kernel_rows)))
         if check or want_time:
             tasks += _kernel_tasks(o, n, kernel_rows, check, want_time, (old, new), cfg, run_as, planning)
     results: dict[tuple[str, str], dict] = {}
@@ -108,7 +110,7 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: repo_
             t_res = None
         if kid in planning.report_only:   # the branch's own recording: said, never the gate's
             o_res, t_res = (dict(x, report_only=planning.report_only[kid]) if x else x for x in (o_res, t_res))
-        ran = planning.ran.get(kid) or ran_rows(kernel_rows, "config")
+        ran = planning.ran.get(kid) or ran_rows(kernel_rows, SpecSource.CONFIG)
         for i, r in enumerate(kernel_rows):
             if (o_res is not None or t_res is not None) and i in ran:
                 r = dataclasses.replace(r, outputs=o_res or r.outputs, timing=t_res or r.timing)
@@ -149,7 +151,7 @@ def _kernel_tasks(o: Kernel, n: Kernel, kernel_rows: list[Row], check: bool, wan
             tasks.append(Task(sides, "outputs", (plan,), f"{n.name} outputs", (n.id, "outputs")))
         if want_time:
             tasks.append(Task(sides, "time", (plan, cfg.min_effect), f"{n.name} timing", (n.id, "timing")))
-        planning.ran[n.id] = ran_rows(kernel_rows, "config")
+        planning.ran[n.id] = ran_rows(kernel_rows, SpecSource.CONFIG)
         return tasks
     if replay_said:
         planning.messages.append(Note(NoteKind.POLICY, n.id, replay_said))
@@ -160,7 +162,7 @@ def _kernel_tasks(o: Kernel, n: Kernel, kernel_rows: list[Row], check: bool, wan
             tasks.append(Task(sides, "replay_outputs", (replay,), f"{n.name} outputs", (n.id, "outputs")))
         if want_time:
             tasks.append(Task(sides, "replay_time", (replay, cfg.min_effect), f"{n.name} timing", (n.id, "timing")))
-        planning.ran[n.id] = ran_rows(kernel_rows, "recorded")
+        planning.ran[n.id] = ran_rows(kernel_rows, SpecSource.RECORDED)
         return tasks
     missing = {"result": "not-run", "reason": f'set [tool.ptxdiff.kernels."{n.id}"] wrapper = '
                                               '"path.py:function" and inputs = "path.py:function", '

@@ -22,7 +22,7 @@ from ptxdiff.compare.measure import Measurer
 from ptxdiff.compare.notes import Note, NoteKind, as_notes
 from ptxdiff.compare.pairing import Pair, launched, pair_kernels, path_matches, select
 from ptxdiff.compare.replan import Need
-from ptxdiff.compare.results import Report, Row
+from ptxdiff.compare.results import Provenance, Report, Row
 from ptxdiff.compare.rows import pair_rows, said_rows, tritons_own, unparsed_rows
 from ptxdiff.compare.spec_result import SpecResult
 from ptxdiff.compile import toolchains
@@ -187,11 +187,11 @@ class Engine:
             for p in planned:
                 compiled = measurer.measure(list(p.needs.values()), p.cfg, p.targets)
                 claimed = [(need, cc) for need in p.needs.values() for cc, key in need.keys.items()
-                           if key in got and measurer.origin(key) == "local"]
+                           if key in got and measurer.origin(key) == Provenance.LOCAL]
                 for need, cc in claimed:
                     key = need.keys[cc]
                     measurer.claim(key, got[key])
-                    if got[key] == "compiled":
+                    if got[key] == Provenance.COMPILED:
                         compiled += sum(1 for r in need.results[cc] if r.key is not None)
                 if not scratch:
                     for need, cc in claimed:
@@ -203,7 +203,7 @@ class Engine:
                 measurer.cache = None
                 shutil.rmtree(scratch, ignore_errors=True)
 
-    def _prefetch(self, planned: list[_Planned]) -> dict[str, str]:
+    def _prefetch(self, planned: list[_Planned]) -> dict[str, Provenance]:
         """Measure the distinct needs of `planned` together (per python_path, timeout and targets,
         what a measurement depends on); returns the cache keys it compiled or fetched, and which."""
         groups: dict[tuple, tuple[_Planned, list[Need]]] = {}
@@ -217,12 +217,12 @@ class Engine:
                     seen.add(same)
                     group.append(dataclasses.replace(need, pair=offset + need.pair, results={}, keys={}))
             offset += len(p.pairs)
-        got: dict[str, str] = {}
+        got: dict[str, Provenance] = {}
         for p, needs in groups.values():
             self.measurer.measure(needs, p.cfg, p.targets)
             for need in needs:
                 for key in need.keys.values():
-                    if self.measurer.origin(key) != "local":
+                    if self.measurer.origin(key) != Provenance.LOCAL:
                         got[key] = self.measurer.origin(key)
         return got
 

@@ -14,14 +14,25 @@ Pure: kernels, inputs and entries in, pins and lines out.
 from __future__ import annotations
 
 import dataclasses
+from enum import StrEnum
 
 from ptxdiff.compare.results import Row
+from ptxdiff.discovery.callsites import FactKind
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.record.launches import DEFAULT_PATH, Launch
 from ptxdiff.repo_config import KernelConfig, SpecConfig
 from ptxdiff.specs.launch import LaunchInputs
 
-GATE, REPORT, CALL_SITE, PIN = "gate", "report", "call-site", "pin"   # the roles of a compared pair
+
+class Role(StrEnum):
+    """What a compared pair's rows decide (see the module doc)."""
+
+    GATE = "gate"
+    REPORT = "report"
+    CALL_SITE = "call-site"
+    PIN = "pin"
+
+
 NOT_THE_GATE = "branch only, used for the report, not the gate"
 
 
@@ -50,7 +61,7 @@ def _literal(kernel: Kernel) -> dict[str, tuple]:
     """Constexprs every launch site of the kernel passes a literal value for: name -> facts."""
     constexprs = {p.name for p in kernel.params if p.constexpr}
     return {name: facts for name, facts in kernel.launch
-            if name in constexprs and facts and all(f.kind == "value" for f in facts)}
+            if name in constexprs and facts and all(f.kind == FactKind.VALUE for f in facts)}
 
 
 def _passes(facts: tuple, value: object) -> bool:

@@ -13,12 +13,13 @@ from __future__ import annotations
 import dataclasses
 
 from ptxdiff import repo_config
-from ptxdiff.compare import gate_inputs
+from ptxdiff.compare.gate_inputs import Role
 from ptxdiff.compare.pairing import Pair
 from ptxdiff.compare.results import Row
 from ptxdiff.discovery import hooks
+from ptxdiff.verdict import Verdict
 
-RAISED = ("identical", "reordered", "constants-only")   # verdicts a hook change makes structural
+RAISED = (Verdict.IDENTICAL, Verdict.REORDERED, Verdict.CONSTANTS_ONLY)   # verdicts a hook change makes structural
 
 
 def marked(rows: list[Row], pair: Pair, cfg: repo_config.Config) -> list[Row]:
@@ -32,10 +33,10 @@ def marked(rows: list[Row], pair: Pair, cfg: repo_config.Config) -> list[Row]:
     out = []
     for r in rows:
         if r.verdict in RAISED:
-            blocking = pair.role != gate_inputs.REPORT and "structural" in cfg.block
-            out.append(dataclasses.replace(r, verdict="structural", blocking=r.blocking or blocking,
+            blocking = pair.role != Role.REPORT and Verdict.STRUCTURAL in cfg.block
+            out.append(dataclasses.replace(r, verdict=Verdict.STRUCTURAL, blocking=r.blocking or blocking,
                                            why=reason + (f"; the code: {r.verdict}" + (f" ({r.why})" if r.why else ""))))
-        elif r.verdict == "structural":
+        elif r.verdict == Verdict.STRUCTURAL:
             out.append(dataclasses.replace(r, why=reason + (f"; {r.why}" if r.why else "")))
         else:
             out.append(r)

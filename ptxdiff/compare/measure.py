@@ -15,6 +15,7 @@ from ptxdiff import binaries, repo_config
 from ptxdiff.compare import remote as remotemod
 from ptxdiff.compare.cache import Cache, cache_dir, make_key, served, stamped
 from ptxdiff.compare.replan import REPLANS, Need, pairs_of
+from ptxdiff.compare.results import Provenance
 from ptxdiff.compare.spec_result import SpecResult, from_worker
 from ptxdiff.compile import toolchains
 from ptxdiff.git.repo import Repo, Side
@@ -139,7 +140,7 @@ class Measurer:
         # the shared tier behind it (the user's setting); its keys name the toolchain portably
         self.remote = remotemod.configured(self.cache)
         self._tool = remotemod.toolchain_id(self.cache.root) if self.remote and self.cache else binaries.fingerprint()
-        self._came_from: dict[str, str] = {}  # cache key -> "local" | "remote" (absent: compiled)
+        self._came_from: dict[str, Provenance] = {}  # cache key -> LOCAL | REMOTE (absent: compiled)
         self.compiles = 0  # specs compiled by this engine, over all its comparisons
         self.loaded_now = 0  # (kernel, target) pairs the last comparison had to load (not cached)
 
@@ -228,7 +229,7 @@ class Measurer:
                 hit = served(self.cache.get(key), need.kernel.fingerprint, need.kernel.id, cc) if self.cache else None
                 if hit is not None and not _outgrown(hit, bound):
                     need.results[cc] = hit
-                    self._came_from[key] = "local"
+                    self._came_from[key] = Provenance.LOCAL
                 else:
                     self._came_from.pop(key, None)
                     missing.append((need, cc))
@@ -244,28 +245,28 @@ class Measurer:
             hit = served(found.get(need.keys[cc]), need.kernel.fingerprint, need.kernel.id, cc)
             if hit is not None:
                 need.results[cc] = hit
-                self._came_from[need.keys[cc]] = "remote"
+                self._came_from[need.keys[cc]] = Provenance.REMOTE
             else:
                 rest.append((need, cc))
         return rest
 
-    def origin(self, key: str) -> str:
+    def origin(self, key: str) -> Provenance:
         """Where the last measure had a cache key's results: "local", "remote" or "compiled"."""
-        return self._came_from.get(key, "compiled")
+        return self._came_from.get(key, Provenance.COMPILED)
 
-    def claim(self, key: str, origin: str) -> None:
+    def claim(self, key: str, origin: Provenance) -> None:
         """A key the last measure found in the local cache counts as `origin` ("compiled" or
         "remote") and as loaded: a batch before it (`Engine.compare_many`) had it so."""
-        if origin == "compiled":
+        if origin == Provenance.COMPILED:
             self._came_from.pop(key, None)
         else:
             self._came_from[key] = origin
         self.loaded_now += 1
 
-    def came(self, cc: int, *needs: Need | None) -> str | None:
+    def came(self, cc: int, *needs: Need | None) -> Provenance | None:
         """Where a row's results came from: compiled when a side was, else remote, else local."""
-        got = {self._came_from.get(n.keys[cc], "compiled") for n in needs if n is not None and cc in n.keys}
-        return next((c for c in ("compiled", "remote", "local") if c in got), None)
+        got = {self._came_from.get(n.keys[cc], Provenance.COMPILED) for n in needs if n is not None and cc in n.keys}
+        return next((c for c in Provenance if c in got), None)
 
     def _cover_too(self, needs: list[Need], cfg: repo_config.Config, targets: list[int]) -> list[tuple[Need, int]]:
         """Give `needs` a plan that compiles a covering set, like their pair's other side; their

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from ptxdiff import repo_config
 from ptxdiff.compare import gate_inputs
+from ptxdiff.compare.gate_inputs import Role
 from ptxdiff.compare.spec_result import SpecResult
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, renamed_id
 from ptxdiff.git.repo import Snapshot
@@ -202,8 +203,8 @@ class Pair:
     old_config: KernelConfig | None
     new_config: KernelConfig | None
     retooled: bool = False   # the sides compile with different tritons: never unchanged
-    role: str = gate_inputs.GATE          # what its rows decide (compare/gate_inputs.py): the gate, or the report only
-    said: tuple[str, ...] = ()     # gate_inputs.PIN: pins that contradict the branch's launch sites
+    role: Role = Role.GATE         # what its rows decide (compare/gate_inputs.py): the gate, or the report only
+    said: tuple[str, ...] = ()     # Role.PIN: pins that contradict the branch's launch sites
 
     @property
     def kernel_id(self) -> str:
@@ -260,15 +261,15 @@ def gated(pair: Pair, base: repo_config.Config, base_launches: dict, source: str
     o_cfg, n_cfg = base.for_kernel(o.id), base.for_kernel(n.id)
     out = [Pair(o, n, o_in, n_in, o_cfg, n_cfg)]
     if (pair.old_inputs, pair.new_inputs, pair.old_config, pair.new_config) != (o_in, n_in, o_cfg, n_cfg):
-        out.append(dataclasses.replace(pair, role=gate_inputs.REPORT))
+        out.append(dataclasses.replace(pair, role=Role.REPORT))
     stale = {c.name for c in gate_inputs.contradictions(n, n_cfg, n_in.recorded, base.source)}
     if stale:
         o_un, n_un = gate_inputs.unpinned(o_cfg, stale), gate_inputs.unpinned(n_cfg, stale)
         out.append(Pair(o, n, gate_inputs.call_site_inputs(o_in, o_un), gate_inputs.call_site_inputs(n_in, n_un), o_un, n_un,
-                         role=gate_inputs.CALL_SITE))
+                         role=Role.CALL_SITE))
     was = {c.key for c in gate_inputs.contradictions(o, o_cfg, o_in.recorded, base.source)}   # the base's own, already there
     said = [c.line() for c in gate_inputs.contradictions(n, pair.new_config, pair.new_inputs.recorded, source)
             if c.key not in was]
     if said:
-        out.append(dataclasses.replace(pair, role=gate_inputs.PIN, said=tuple(said)))
+        out.append(dataclasses.replace(pair, role=Role.PIN, said=tuple(said)))
     return out

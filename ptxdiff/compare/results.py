@@ -7,6 +7,7 @@ the engine that makes them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from ptxdiff import repo_config
 from ptxdiff.compare.notes import Note, texts
@@ -14,6 +15,16 @@ from ptxdiff.git.repo import Side
 from ptxdiff.metrics.counts import Metrics
 from ptxdiff.metrics.ptx import SourceLines
 from ptxdiff.specs.detail import SpecDetail
+from ptxdiff.verdict import Verdict
+
+
+class Provenance(StrEnum):
+    """Where a row's results came from (its `cache`), in the order a row says it: compiled where
+    either side was, else remote, else local."""
+
+    COMPILED = "compiled"
+    REMOTE = "remote"
+    LOCAL = "local"
 
 
 @dataclass(frozen=True)
@@ -21,7 +32,7 @@ class Row:
     kernel: str
     spec: str
     target: str
-    verdict: str
+    verdict: Verdict
     blocking: bool
     old: Metrics | None
     new: Metrics | None
@@ -39,7 +50,7 @@ class Row:
     transient: bool = False             # failed for a reason that may not repeat (timeout, crash): not cached
     why: str | None = None              # why the verdict: the opcode delta, or the first differing PTX lines
     launch: str | None = None           # what changed in the launch: "BLOCK_SIZE 1024 -> 2048 (call site f.py:21)"
-    cache: str | None = None            # where its results came from: "local", "remote" (cache) or "compiled"
+    cache: Provenance | None = None     # where its results came from: the local or remote cache, or compiled
     toolchain: str | None = None        # where the sides compiled with different tritons: "triton 3.6.0 -> 3.9.0"
     old_loc: SourceLines | None = None  # the source line of each line of old_ptx / new_ptx (the HTML view)
     new_loc: SourceLines | None = None

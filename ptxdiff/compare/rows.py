@@ -11,19 +11,20 @@ import re
 
 from ptxdiff import repo_config
 from ptxdiff.compare import gate_inputs
+from ptxdiff.compare.gate_inputs import Role
 from ptxdiff.compare.pairing import Pair, pair_lone
 from ptxdiff.compare.replan import Need
 from ptxdiff.compare.results import Row
 from ptxdiff.compare.spec_result import SpecResult
-from ptxdiff.compare.verdict import classify, delta, pair_label, reason, signature_change
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel
+from ptxdiff.specs.plan import SpecSource
 from ptxdiff.targets import target_name
+from ptxdiff.verdict import Verdict, classify, delta, pair_label, reason, signature_change
 
 UNFIT = ("guessed values that do not fit: the same error on both sides while other specs compile "
          "(config or `ptxdiff record` give the real ones)")
 UNFIT_ONE_SIDE = ("guessed values that do not fit: this side's other specs compile "
                   "(config or `ptxdiff record` give the real ones)")
-UNPAIRED = "unpaired"
 LONE_WHY = ("a spec only this side has: no equal spec (the same types, None-ness and constexprs, "
             "warps, stages) on the other side to compare it with")
 NO_BRANCH = ("guessed values that do not fit: the failing side compares with none of them "
@@ -73,30 +74,30 @@ def _no_branch(kernel: Kernel | None, failed: SpecResult) -> bool:
     return False
 
 
-def blocks(verdict: str, source: str | None, cfg: repo_config.Config, error: str | None = None) -> bool:
+def blocks(verdict: Verdict, source: str | None, cfg: repo_config.Config, error: str | None = None) -> bool:
     """The block policy; the gate fails closed. A changed kernel that could not be measured on
     either side (`unmeasured`, or `added` with an error) blocks whatever its values' source
     (`block_unmeasured`). A row whose spec holds guesses blocks like any other (`block_guessed`):
     both sides got the same guesses, so a structural verdict is a change of the code."""
-    if verdict == "unmeasured" or (verdict == "added" and error):
+    if verdict == Verdict.UNMEASURED or (verdict == Verdict.ADDED and error):
         return cfg.block_unmeasured or verdict in cfg.block
     if verdict not in cfg.block:
         return False
-    return source != "guessed" or cfg.block_guessed
+    return source != SpecSource.GUESSED or cfg.block_guessed
 
 
-def verdict_of(a: SpecResult | None, b: SpecResult | None, has_base: bool) -> tuple[str, str | None]:
+def verdict_of(a: SpecResult | None, b: SpecResult | None, has_base: bool) -> tuple[Verdict, str | None]:
     """The verdict of an old and a new spec result (either may be missing, or be the same
     failure standing for both sides), and why where the code changed. Without a base every
     row is new: `-`, or `failed`."""
     failures = [x for x in (a, b) if x and x.error]
     if failures:
-        return ("failed" if not has_base else "added" if a is None else "removed" if b is None else
-                "unmeasured" if len(failures) == 2 or a is b else "failed"), None
+        return (Verdict.FAILED if not has_base else Verdict.ADDED if a is None else Verdict.REMOVED if b is None else
+                Verdict.UNMEASURED if len(failures) == 2 or a is b else Verdict.FAILED), None
     if a is None:
-        return ("added" if has_base else "-"), None
+        return (Verdict.ADDED if has_base else Verdict.NEW), None
     if b is None:
-        return "removed", None
+        return Verdict.REMOVED, None
     assert a.ptx is not None and b.ptx is not None and a.metrics is not None and b.metrics is not None
     verdict = classify(a.ptx, b.ptx, a.metrics, b.metrics)
     return verdict, reason(verdict, a.ptx, b.ptx, a.metrics, b.metrics, _signature_change(a, b))
@@ -159,27 +160,28 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
         verdict, why = verdict_of(a, b, has_base)
         source = detail.source if detail else None
         if has_base and o is not None and n is not None and (a is None or b is None) \
-                and (verdict != "failed" or source == "guessed"):
-            verdict = UNPAIRED   # a spec one side has: the function is on both sides, nothing to compare it with
+                and (verdict != Verdict.FAILED or source == SpecSource.GUESSED):
+            verdict = Verdict.UNPAIRED   # a spec one side has: the function is on both sides, nothing to compare it with
         error = error_text(a, b, has_base)
         log = "\n".join(x.log for x in (a, b) if x and x.log) or None
         paths = tuple(sorted(set().union(*(k.paths | {k.path} for k in (o, n) if k is not None),
                                          pair.launch_paths())))
         transient = any(x.transient for x in (a, b) if x)
-        blocking = has_base and not pair.unchanged and pair.role != gate_inputs.REPORT and blocks(verdict, source, cfg, error)
-        if verdict == "unmeasured" and source == "guessed" and a is not b and a and b \
+        blocking = has_base and not pair.unchanged and pair.role != Role.REPORT and blocks(verdict, source, cfg, error)
+        if verdict == Verdict.UNMEASURED and source == SpecSource.GUESSED and a is not b and a and b \
                 and same_failure(a.error, b.error):
             unfit[len(rows)] = UNFIT
-        elif verdict in ("added", "removed", UNPAIRED) and has_base and source == "guessed" and failures:
+        elif verdict in (Verdict.ADDED, Verdict.REMOVED, Verdict.UNPAIRED) and has_base and source == SpecSource.GUESSED \
+                and failures:
             unfit[len(rows)] = UNFIT_ONE_SIDE
-        elif verdict == "failed" and has_base and source == "guessed" and a and b and len(failures) == 1 \
+        elif verdict == Verdict.FAILED and has_base and source == SpecSource.GUESSED and a and b and len(failures) == 1 \
                 and _no_branch(o if a.error else n, failures[0]):
             unfit[len(rows)] = NO_BRANCH
         rows.append(Row(kernel_id, label, target_name(either_r.target or cc), verdict, blocking,
                         old_m, new_m, delta(old_m, new_m), error, detail, old_kernel, log,
                         a.ptx if a else None, b.ptx if b else None, spec_source=source,
                         paths=paths, transient=transient, why=why,
-                        launch="; ".join(([gate_inputs.NOT_THE_GATE] if pair.role == gate_inputs.REPORT else [])
+                        launch="; ".join(([gate_inputs.NOT_THE_GATE] if pair.role == Role.REPORT else [])
                                          + changes) or None,
                         old_loc=a.loc if a else None, old_cubin=a.cubin if a else None,
                         new_loc=b.loc if b else None, new_cubin=b.cubin if b else None))
@@ -191,18 +193,18 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
 def _lone(rows: list[Row], pair: Pair, cfg: repo_config.Config, has_base: bool) -> list[Row]:
     """Unpaired rows say so, and block only where the changed kernel has no compared row at all:
     the gate cannot tell what changed (`block_unmeasured`, as for `unmeasured`)."""
-    if not any(r.verdict == UNPAIRED for r in rows):
+    if not any(r.verdict == Verdict.UNPAIRED for r in rows):
         return rows
-    compared = any(r.verdict not in (UNPAIRED, "unmeasured") for r in rows)
-    stop = has_base and not compared and not pair.unchanged and pair.role != gate_inputs.REPORT and cfg.block_unmeasured
-    return [dataclasses.replace(r, blocking=r.blocking or stop, why=r.why or LONE_WHY) if r.verdict == UNPAIRED
+    compared = any(r.verdict not in (Verdict.UNPAIRED, Verdict.UNMEASURED) for r in rows)
+    stop = has_base and not compared and not pair.unchanged and pair.role != Role.REPORT and cfg.block_unmeasured
+    return [dataclasses.replace(r, blocking=r.blocking or stop, why=r.why or LONE_WHY) if r.verdict == Verdict.UNPAIRED
             else r for r in rows]
 
 
 def said_rows(pair: Pair, targets: list[int], cfg: repo_config.Config) -> list[Row]:
-    """A pair of the branch's pins that contradict its launch sites (gate_inputs.PIN): a failed row
+    """A pair of the branch's pins that contradict its launch sites (Role.PIN): a failed row
     per line and target, saying the pin."""
-    return [Row(pair.kernel_id, "-", target_name(cc), "failed", blocks("failed", None, cfg, line), None,
+    return [Row(pair.kernel_id, "-", target_name(cc), Verdict.FAILED, blocks(Verdict.FAILED, None, cfg, line), None,
                 None, {}, line) for cc in targets for line in pair.said]
 
 
@@ -216,7 +218,7 @@ def unparsed_rows(old_b: Broken | None, new_b: Broken | None, old_found: Discove
     names = set((new_b.names if new_b else ()) + (old_b.names if old_b else ()))
     for found in (old_found, new_found):
         names |= {k.name for k in found.kernels.values() if k.path == path}
-    verdict = "unmeasured" if old_b and new_b else "failed"
+    verdict = Verdict.UNMEASURED if old_b and new_b else Verdict.FAILED
     for name in sorted(names) or ["?"]:
         for cc in targets:
             error = (f"new: {new_b.error}" if new_b else "") + ("; " if new_b and old_b else "") + \

@@ -14,10 +14,19 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from enum import StrEnum
 
 from ptxdiff.discovery.kernels import discover
 from ptxdiff.source.modules import FileSet
 from ptxdiff.source.syntax import strip_docstrings
+
+
+class Label(StrEnum):
+    """What the source rule says a change is, in the evidence matrix's order."""
+
+    STRUCTURAL = "structural"
+    CONSTANT_ONLY = "constant-only"
+    REFACTOR = "refactor"
 
 
 def _parse(src: str) -> ast.Module:
@@ -213,7 +222,7 @@ def _relevant(src: str, kernel: str | None) -> ast.Module:
     return tree
 
 
-def label(old_src: str, new_src: str, kernel: str | None = None) -> str:
+def label(old_src: str, new_src: str, kernel: str | None = None) -> Label:
     """constant-only / structural / refactor for two versions of a module (see module doc)."""
     def tree(src: str, rename: bool = False) -> ast.Module:
         t = _FoldSigns().visit(_relevant(src, kernel))
@@ -221,9 +230,9 @@ def label(old_src: str, new_src: str, kernel: str | None = None) -> str:
         return commuted
     a, b = tree(old_src), tree(new_src)
     if _dump(a) == _dump(b) or _dump(tree(old_src, True)) == _dump(tree(new_src, True)):
-        return "refactor"
+        return Label.REFACTOR
     if _equal_up_to_reorder(a, b):
-        return "refactor"
+        return Label.REFACTOR
     if _dump(_Mask().visit(tree(old_src))) == _dump(_Mask().visit(tree(new_src))):
-        return "constant-only"
-    return "structural"
+        return Label.CONSTANT_ONLY
+    return Label.STRUCTURAL

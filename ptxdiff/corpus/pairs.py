@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING
 
 from ptxdiff import PACKAGE_DIR, user_settings
 from ptxdiff.compare.results import describe
+from ptxdiff.corpus.evidence import README_BEGIN, README_END, Evidence, headline, table_row
+from ptxdiff.corpus.evidence import evidence as evidence  # `corpus.evidence(ev)`: the report's text, re-exported
+from ptxdiff.corpus.labels import Label
 from ptxdiff.corpus.labels import label as source_label
 from ptxdiff.errors import UsageError
-from ptxdiff.report.evidence import README_BEGIN, README_END, Evidence, headline, table_row
-from ptxdiff.report.evidence import evidence as evidence  # `corpus.evidence(ev)`: the report's text, re-exported
 from ptxdiff.targets import target_name
+from ptxdiff.verdict import Verdict
 
 if TYPE_CHECKING:  # types only: the engine is imported where it runs
     from ptxdiff.compare.results import Report, Row
@@ -149,14 +151,14 @@ def collect(pairs: list[Pair], report: Report) -> Evidence:
         for r in (r for r in rows if r.target == primary):
             confusion[(r.verdict, lab)] += 1
             flagged = r.verdict in block
-            tp += flagged and lab == "structural"
-            fp += flagged and lab != "structural"
-            fn += (not flagged) and lab == "structural"
+            tp += flagged and lab == Label.STRUCTURAL
+            fp += flagged and lab != Label.STRUCTURAL
+            fn += (not flagged) and lab == Label.STRUCTURAL
             zero = all(not r.delta.get(k) for k in COUNTS)
-            if lab == "structural" and zero:
+            if lab == Label.STRUCTURAL and zero:
                 counter.append(f"{p.name}: structural by source, zero count delta on {r.target} "
                                f"(verdict {r.verdict}) - {p.description}")
-            if lab == "constant-only" and not zero and r.verdict != "failed":
+            if lab == Label.CONSTANT_ONLY and not zero and r.verdict != Verdict.FAILED:
                 counter.append(f"{p.name}: constant-only by source, count delta on {r.target} "
                                f"({', '.join(f'{k} {r.delta[k]:+}' for k in COUNTS if r.delta.get(k))}) "
                                f"- {p.description}")

@@ -13,6 +13,7 @@ import ast
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 
 from ptxdiff.source.syntax import last_name, literal
 
@@ -25,12 +26,20 @@ TENSOR_CASTS = {"float": "*fp32", "half": "*fp16", "bfloat16": "*bf16", "double"
 HostFunction = ast.FunctionDef | ast.AsyncFunctionDef
 
 
+class FactKind(StrEnum):
+    """What a launch site says of one argument (stored discoveries spell it so)."""
+
+    VALUE = "value"    # a value
+    TYPE = "type"      # a runtime type: an expression of that type is passed
+    NONE = "none"      # None passed
+    EXPR = "expr"      # an expression offline reading cannot tell
+
+
 @dataclass(frozen=True)
 class Fact:
-    """One argument at one launch site: a value (`kind` "value"), a runtime type ("type"), or
-    None passed ("none")."""
+    """One argument at one launch site: what it is (`kind`) and its value, type or None."""
 
-    kind: str
+    kind: FactKind
     value: object
     site: str = field(default="", compare=False)   # "path:line" of the launch site that says it
 
@@ -118,10 +127,10 @@ def classify(expr: ast.expr, fn: HostFunction | None, consts: Mapping[str, objec
     if depth > 4:
         return None
     if isinstance(expr, ast.Constant) and expr.value is None:
-        return Fact("none", None)
+        return Fact(FactKind.NONE, None)
     ok, value = literal(expr, consts)
     if ok and isinstance(value, (bool, int, float, str)):
-        return Fact("value", value)
+        return Fact(FactKind.VALUE, value)
     if isinstance(expr, ast.Name):
         assigned = _assignments(fn, expr.id)
         is_param, default = _param_default(fn, expr.id)
@@ -129,41 +138,41 @@ def classify(expr: ast.expr, fn: HostFunction | None, consts: Mapping[str, objec
             if assigned or default is None:
                 return None
             fact = classify(default, None, consts, depth + 1)
-            return Fact("type", _type_of(fact.value)) if fact and fact.kind == "value" else None
+            return Fact(FactKind.TYPE, _type_of(fact.value)) if fact and fact.kind == FactKind.VALUE else None
         if len(assigned) == 1 and assigned[0] is not None:
             return classify(assigned[0], fn, consts, depth + 1)
         return None
     if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in ("tl", "torch") \
             and expr.attr[:1].isalpha():
-        return Fact("value", f"tl.{expr.attr}") if expr.attr.startswith(("float", "bfloat", "int", "uint")) else None
+        return Fact(FactKind.VALUE, f"tl.{expr.attr}") if expr.attr.startswith(("float", "bfloat", "int", "uint")) else None
     if isinstance(expr, ast.Call):
         f = expr.func
         name = last_name(f)
         if isinstance(f, ast.Name) and name == "float":
-            return Fact("type", "fp32")
+            return Fact(FactKind.TYPE, "fp32")
         if isinstance(f, ast.Attribute) and name in TENSOR_CASTS and not expr.args:
-            return Fact("type", TENSOR_CASTS[name])
+            return Fact(FactKind.TYPE, TENSOR_CASTS[name])
         if isinstance(f, ast.Attribute) and name in INT_METHODS or name in INT_CALLS:
-            return Fact("type", "i32")
+            return Fact(FactKind.TYPE, "i32")
         return None
     if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) and expr.value.attr == "shape":
-        return Fact("type", "i32")
+        return Fact(FactKind.TYPE, "i32")
     if isinstance(expr, ast.IfExp):
         a, b = classify(expr.body, fn, consts, depth + 1), classify(expr.orelse, fn, consts, depth + 1)
-        if a and b and a.kind == b.kind == "type" and a.value == b.value:
+        if a and b and a.kind == b.kind == FactKind.TYPE and a.value == b.value:
             return a
-        if a and b and {a.kind, b.kind} <= {"type", "value"}:
-            ta = a.value if a.kind == "type" else _type_of(a.value)
-            tb = b.value if b.kind == "type" else _type_of(b.value)
-            return Fact("type", ta) if ta == tb else None
+        if a and b and {a.kind, b.kind} <= {FactKind.TYPE, FactKind.VALUE}:
+            ta = a.value if a.kind == FactKind.TYPE else _type_of(a.value)
+            tb = b.value if b.kind == FactKind.TYPE else _type_of(b.value)
+            return Fact(FactKind.TYPE, ta) if ta == tb else None
         return None
     if isinstance(expr, ast.BinOp):
         a, b = classify(expr.left, fn, consts, depth + 1), classify(expr.right, fn, consts, depth + 1)
-        types = {(x.value if x.kind == "type" else _type_of(x.value)) for x in (a, b) if x and x.kind != "none"}
+        types = {(x.value if x.kind == FactKind.TYPE else _type_of(x.value)) for x in (a, b) if x and x.kind != FactKind.NONE}
         if types == {"i32"} and not isinstance(expr.op, ast.Div):
-            return Fact("type", "i32")
+            return Fact(FactKind.TYPE, "i32")
         if "fp32" in types:
-            return Fact("type", "fp32")
+            return Fact(FactKind.TYPE, "fp32")
         return None
     return None
 
@@ -200,7 +209,7 @@ def facts(call: ast.Call, fn: HostFunction | None, params: list[str], consts: Ma
     for name, expr in arguments(call, params).items():
         fact = classify(expr, fn, consts)
         if fact is None and name in constexprs:
-            fact = Fact("expr", None)
+            fact = Fact(FactKind.EXPR, None)
         if fact is not None:
             out[name] = replace(fact, site=site)
     return out
@@ -234,7 +243,7 @@ def site_facts(call: ast.Call, fn: HostFunction | None, params: list[str], const
         options = {name: [_fact(alt, fn, consts, name in constexprs) for alt in _alternatives(expr, fn, consts)]
                    for name, expr in given.items()}
         if rest:
-            options.update({name: [Fact("expr", None)] for name in sorted(constexprs) if name not in given})
+            options.update({name: [Fact(FactKind.EXPR, None)] for name in sorted(constexprs) if name not in given})
         widest = max((len(v) for v in options.values()), default=1)
         for i in range(min(widest, MAX_ALTERNATIVES)):
             out.append({name: replace(fact, site=site) for name, alts in options.items()
@@ -244,7 +253,7 @@ def site_facts(call: ast.Call, fn: HostFunction | None, params: list[str], const
 
 def _fact(expr: ast.expr, fn: HostFunction | None, consts: Mapping[str, object], constexpr: bool) -> Fact | None:
     fact = classify(expr, fn, consts)
-    return Fact("expr", None) if fact is None and constexpr else fact
+    return Fact(FactKind.EXPR, None) if fact is None and constexpr else fact
 
 
 def _alternatives(expr: ast.expr, fn: HostFunction | None, consts: Mapping[str, object], depth: int = 0) -> list[ast.expr]:
@@ -341,11 +350,11 @@ def merge(sites: list[dict[str, Fact]], constexprs: frozenset[str] = frozenset()
     for name in sorted(names):
         if any(name not in s for s in sites):
             if name in constexprs:
-                merged[name] = list(dict.fromkeys([*(s[name] for s in sites if name in s), Fact("expr", None)]))
+                merged[name] = list(dict.fromkeys([*(s[name] for s in sites if name in s), Fact(FactKind.EXPR, None)]))
             continue
         got = [s[name] for s in sites]
         kinds = {g.kind for g in got}
-        if kinds == {"type"} and len({g.value for g in got}) > 1:
+        if kinds == {FactKind.TYPE} and len({g.value for g in got}) > 1:
             continue
         distinct = list(dict.fromkeys(got))
         merged[name] = distinct

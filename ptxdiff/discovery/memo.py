@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ptxdiff.binaries import fingerprint
-from ptxdiff.discovery.callsites import Fact
+from ptxdiff.discovery.callsites import Fact, FactKind
 from ptxdiff.discovery.hints import Hint
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover
 from ptxdiff.discovery.params import Param
@@ -53,7 +53,7 @@ def from_json(data: dict[str, Any]) -> Discovery:
     for k in data["kernels"]:
         params = tuple(Param(n, c, kind, Hint(tuple(h[0]), h[1], h[2]) if h else None, opt, written, converted)
                        for n, c, kind, h, opt, written, converted in k["params"])
-        launch = tuple((n, tuple(Fact(kind, value, site) for kind, value, site in facts)) for n, facts in k["launch"])
+        launch = tuple((n, tuple(Fact(FactKind(kind), value, site) for kind, value, site in facts)) for n, facts in k["launch"])
         kernels[k["id"]] = Kernel(id=k["id"], path=k["path"], name=k["name"], module=k["module"], lineno=k["lineno"],
                                   fingerprint=k["fingerprint"], params=params, paths=frozenset(k["paths"]),
                                   names=frozenset(k["names"]), launch=launch, harness=k["harness"],

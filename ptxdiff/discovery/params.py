@@ -12,9 +12,16 @@ import ast
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from ptxdiff.discovery.hints import Hint
 from ptxdiff.source.syntax import dotted_name, is_constexpr
+
+
+class ParamMark(StrEnum):
+    """A parameter kind that names no triton type but tells the spec planner what to compile."""
+
+    CONSTEXPR1 = "constexpr1"   # 1 (a descriptor's innermost stride, or what a launch site passes): triton's constant 1
 
 
 @dataclass(frozen=True)
@@ -468,7 +475,7 @@ def _kind(p: str, annotation: ast.expr | None, found: _Evidence) -> str | None:
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
         return annotation.value
     if p in found.descriptor_unit_strides:
-        return "constexpr1"
+        return ParamMark.CONSTEXPR1
     if p in found.element_types:
         return found.element_types[p]
     if p in found.indexed and p not in found.pointer_roots:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from ptxdiff.record.launches import Launch
 from ptxdiff.record.replay_format import Replay, TensorArg
 from ptxdiff.specs.detail import SpecDetail
+from ptxdiff.specs.plan import SpecSource
 
 SHAPES = 8                    # launches per kernel: the budget, a count (never a clock)
 MAX_SPECS = 4                 # distinct specs of a kernel the shapes are spread over
@@ -35,7 +36,7 @@ MAX_PROGRAMS = 2048           # programs of one synthesised launch (the interpre
 GUARD = 64                    # guard elements before and after a data region, at least
 PAD = 3                       # a row's pitch past its widest size
 ROWS = 3                      # programs on axis 0 at least, for a kernel with strides (a row each)
-SOURCES = ("recorded", "config", "call-site", "guessed")   # the spec to trust most first
+SOURCES = (SpecSource.RECORDED, SpecSource.CONFIG, SpecSource.CALL_SITE, SpecSource.GUESSED)   # the spec to trust most first
 
 # one size parameter: non-powers of two, a prime, 1, a large odd one; a block's edges replace some
 ONE_SIZE = (1000, 129, 7, 257, 1, 100, 513, 31)

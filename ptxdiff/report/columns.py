@@ -16,6 +16,7 @@ from typing import Any
 
 from ptxdiff.compare.results import Row
 from ptxdiff.metrics.counts import Metrics
+from ptxdiff.specs.plan import SpecSource
 
 
 def _spills(metrics: Metrics) -> int:
@@ -79,7 +80,8 @@ COLUMNS: tuple[Column, ...] = (
 HISTORY_COLUMNS: tuple[Column, ...] = tuple(c for c in COLUMNS if c.history)
 
 # where a spec's values came from (Row.spec_source), as the table's `from` column says it
-SOURCE_MARK = {"config": "config", "recorded": "recorded", "call-site": "call site", "guessed": "guessed"}
+SOURCE_MARK: dict[str, str] = {SpecSource.CONFIG: "config", SpecSource.RECORDED: "recorded",
+                               SpecSource.CALL_SITE: "call site", SpecSource.GUESSED: "guessed"}
 
 
 def outputs_cell(result: dict[str, Any] | None) -> str:

@@ -12,6 +12,7 @@ from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, outputs_cell, readable
 from ptxdiff.report.kernels import KernelLine, kernel_lines, short
 from ptxdiff.report.narrow import INDENT, WIDTH, fit
 from ptxdiff.report.style import DIM, RESET, VERDICT_SGR
+from ptxdiff.specs.plan import SpecSource
 
 __all__ = ["INDENT", "WIDTH", "block"]
 
@@ -98,7 +99,7 @@ def block(report: Report, colour: bool, specs: bool = False) -> str:
     for line in kernels:
         r = line.as_row(None if specs else SPEC_CAP)
         mark = SOURCE_MARK.get(r.spec_source or "")
-        source = f" ({mark})" if mark and r.spec_source != "config" else ""
+        source = f" ({mark})" if mark and r.spec_source != SpecSource.CONFIG else ""
         head = _words(f"ptxdiff {r.target} {r.kernel} [{r.spec}]{source}", DIM)
         agree = [(f"({line.agree})", DIM, "  ")] if len(line.rows) > 1 else []
         lines += _lines([*head, (r.verdict, VERDICT_SGR.get(r.verdict), " "), *_facts(r), *agree], colour)

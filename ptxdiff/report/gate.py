@@ -11,6 +11,7 @@ from ptxdiff.report.layout import FULL, KEY, PLAIN, Layout, TableColumn, grid, h
 from ptxdiff.report.render import SPEC_CAP, verdicts_found
 from ptxdiff.report.safe import shown
 from ptxdiff.report.style import VERDICT_SGR
+from ptxdiff.verdict import Verdict
 
 
 def _deltas(r: Row) -> str:
@@ -44,12 +45,12 @@ def render(outcome: Outcome, touched: dict[str, list[str]], layout: Layout = PLA
     # the errors of the blocking specs a kernel's line does not show (a pin, a failed guess)
     lines += [hanging(shown(f"{r.kernel} [{r.target} {r.spec}]: {r.error}"), layout.width)
               for k in kernels for r in k.rows if r.error and r is not k.row]
-    if any(r.verdict == "unpaired" for r in blocking):
+    if any(r.verdict == Verdict.UNPAIRED for r in blocking):
         lines.append(hanging("unpaired: no spec of the changed kernel has an equal spec on the other side (the same "
                              "types, None-ness, constexprs), so nothing could be compared and the push fails closed "
                              "(give the launch values in config or `ptxdiff record`, or set block_unmeasured = false "
                              "on the base branch)", layout.width))
-    if any(r.verdict == "unmeasured" or r.verdict == "added" and r.error for r in blocking):
+    if any(r.verdict == Verdict.UNMEASURED or r.verdict == Verdict.ADDED and r.error for r in blocking):
         lines.append(hanging("unmeasured: no side of the change could be compiled, so what it does to the kernel "
                              "cannot be told and the push fails closed (the errors say why; give the values in "
                              "[tool.ptxdiff.kernels.\"<id>\"], or set block_unmeasured = false on the base branch)",

@@ -42,6 +42,7 @@ from ptxdiff.report.html_view import Read, SourceTable, new_table, opcode_deltas
 from ptxdiff.report.kernels import counted, kernel_lines
 from ptxdiff.report.layout import TableColumn
 from ptxdiff.report.render import SPEC_WORDS, by_kernel, notes, report_columns
+from ptxdiff.verdict import Verdict
 
 T = TypeVar("T")
 
@@ -62,7 +63,7 @@ CHARTS: tuple[tuple[str, Column], ...] = (
     ("spilled bytes (stores + loads)", COLUMNS[3]),
     ("occupancy", COLUMNS[5]),
 )
-ASK = ("structural", "failed", "unmeasured")   # verdicts that ask for a look: marked on the charts
+ASK = (Verdict.STRUCTURAL, Verdict.FAILED, Verdict.UNMEASURED)   # verdicts that ask for a look: marked on the charts
 
 
 def _asset(name: str) -> str:

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ptxdiff.compare.results import Row
-from ptxdiff.compare.verdict import ORDER
+from ptxdiff.specs.plan import SOURCES
+from ptxdiff.verdict import ORDER, Verdict
 
-TRUST = ("config", "recorded", "call-site", "guessed")   # the spec sources, most trusted first
-NOT_COMPARED = ("failed", "unmeasured", "unpaired")
+NOT_COMPARED = (Verdict.FAILED, Verdict.UNMEASURED, Verdict.UNPAIRED)
 
 
 def rank(verdict: str) -> tuple[int, str]:
@@ -28,7 +28,7 @@ def rank(verdict: str) -> tuple[int, str]:
     return (ORDER.index(verdict) if verdict in ORDER else len(ORDER), verdict)
 
 
-def verdict_of(rows: Sequence[Row]) -> str:
+def verdict_of(rows: Sequence[Row]) -> Verdict:
     """A kernel's one verdict: the strongest of its blocking rows; with none, the strongest of
     the rows that compared old with new; else `failed`, `unmeasured`, `unpaired` in that order.
     One guessed spec that does not fit never hides four structural ones, nor reads as a change."""
@@ -45,7 +45,7 @@ def trusted(rows: Sequence[Row]) -> Row:
 
     def key(ir: tuple[int, Row]) -> tuple[int, tuple[int, str], int]:
         i, r = ir
-        source = TRUST.index(r.spec_source) if r.spec_source in TRUST else len(TRUST)
+        source = SOURCES.index(r.spec_source) if r.spec_source in SOURCES else len(SOURCES)   # most trusted first
         return source, rank(r.verdict), i
     return min(enumerate(pool), key=key)[1]
 
@@ -59,7 +59,7 @@ def counted(verdicts: Sequence[str]) -> str:
 @dataclass(frozen=True)
 class KernelLine:
     kernel: str
-    verdict: str
+    verdict: Verdict
     blocking: bool
     row: Row                 # the spec to trust most: its deltas are the line's
     rows: tuple[Row, ...]    # every spec row of the kernel (every target)

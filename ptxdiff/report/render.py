@@ -10,14 +10,14 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from ptxdiff.compare.notes import Note, NoteKind, as_notes
-from ptxdiff.compare.results import Report, Row, describe
-from ptxdiff.compare.verdict import ORDER
+from ptxdiff.compare.results import Provenance, Report, Row, describe
 from ptxdiff.report import safe
 from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, Column, explanations, fuzzed_note, outputs_cell, timing_cell
 from ptxdiff.report.kernels import KernelLine, kernel_lines
 from ptxdiff.report.layout import FOLD, FULL, KEY, PLAIN, Layout, TableColumn, grid, hanging, md_escape
 from ptxdiff.report.style import VERDICT_SGR
 from ptxdiff.specs.guesses import GuessKind
+from ptxdiff.verdict import ORDER, Verdict
 
 
 def _dynamic_columns(report: Report) -> list[TableColumn[Row]]:
@@ -85,7 +85,7 @@ def report_columns(report: Report, layout: Layout = PLAIN,
     several_specs = len({(r.kernel, r.target) for r in report.rows}) < len(report.rows)
     specs = dict(zip(map(id, report.rows), told_apart(report.rows))) \
         if layout.width is not None and not layout.wide else {}
-    compared = any(r.verdict != "-" for r in report.rows)
+    compared = any(r.verdict != Verdict.NEW for r in report.rows)
     verdict: list[TableColumn[Row]] = [
         TableColumn("verdict", lambda r: r.verdict + (" ✗" if r.blocking else ""), KEY,
                     style=lambda r: VERDICT_SGR.get(r.verdict))] if compared else []
@@ -212,9 +212,10 @@ def blocking_line(report: Report) -> list[Note]:
 
 def cache_counts(report: Report) -> list[Note]:
     """The footer: how many rows were compiled in this run and how many came from each cache."""
-    counts = {c: sum(r.cache == c for r in report.rows) for c in ("compiled", "local", "remote")}
-    parts = [f"{n} {what}" for n, what in ((counts["compiled"], "compiled"), (counts["local"], "from the local cache"),
-                                           (counts["remote"], "from the remote cache")) if n]
+    counts = {c: sum(r.cache == c for r in report.rows) for c in Provenance}
+    parts = [f"{n} {what}" for n, what in ((counts[Provenance.COMPILED], "compiled"),
+                                           (counts[Provenance.LOCAL], "from the local cache"),
+                                           (counts[Provenance.REMOTE], "from the remote cache")) if n]
     return [Note(NoteKind.CACHE, None, f"rows: {', '.join(parts)}")] if parts else []
 
 

@@ -6,18 +6,20 @@ Only SGR codes and the choice of them live here; whether to colour at all (a ter
 
 from __future__ import annotations
 
+from ptxdiff.verdict import Verdict
+
 RESET = "\x1b[m"
 DIM = "\x1b[2m"
 
 # structural, failed and unmeasured ask for a look (red), constants-only and reordered for a thought
 # (yellow: counts are blind there), identical for nothing (dim); added/removed stay plain
-VERDICT_SGR = {
-    "failed": "\x1b[1;31m",
-    "unmeasured": "\x1b[1;31m",
-    "structural": "\x1b[31m",
-    "reordered": "\x1b[33m",
-    "constants-only": "\x1b[33m",
-    "identical": DIM,
+VERDICT_SGR: dict[str, str] = {
+    Verdict.FAILED: "\x1b[1;31m",
+    Verdict.UNMEASURED: "\x1b[1;31m",
+    Verdict.STRUCTURAL: "\x1b[31m",
+    Verdict.REORDERED: "\x1b[33m",
+    Verdict.CONSTANTS_ONLY: "\x1b[33m",
+    Verdict.IDENTICAL: DIM,
 }
 
 

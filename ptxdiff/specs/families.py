@@ -8,7 +8,7 @@ from __future__ import annotations
 from ptxdiff.record.launches import Launch
 from ptxdiff.specs import guesses as guessmod
 from ptxdiff.specs.guesses import Guess
-from ptxdiff.specs.plan import Plan
+from ptxdiff.specs.plan import Plan, SpecSource
 
 SIZES = " (read by heuristics)"   # the combination variable of a runtime int a heuristic tests (no param has a space)
 
@@ -22,13 +22,13 @@ def size_variables(plan: Plan, types: dict[str, str], launch: Launch | None) -> 
             if types.get(name, "").startswith(("i", "u")) and len(values) > 1]
 
 
-def wide_scalars(types: dict[str, str], sources: dict[str, str]) -> list[str]:
+def wide_scalars(types: dict[str, str], sources: dict[str, SpecSource]) -> list[str]:
     """Float scalars a launcher may pass as fp64 (torch.compile does): fp32 by a guess or by what
     a launch site passes, not by config or a recording."""
-    return [p for p, t in types.items() if t == "fp32" and sources.get(p) in ("guessed", "call-site")]
+    return [p for p, t in types.items() if t == "fp32" and sources.get(p) in (SpecSource.GUESSED, SpecSource.CALL_SITE)]
 
 
-def family(value: str, types: dict[str, str], guessed_types: dict[str, str], sources: dict[str, str],
+def family(value: str, types: dict[str, str], guessed_types: dict[str, str], sources: dict[str, SpecSource],
             written: set[str]) -> list[Guess]:
     """One element-type family (`bf16`; `bf16/fp64`: fp64 float scalars too) given to the
     guessed fp32 pointers (and float scalars) in `types`; the guesses it makes. A pointer the

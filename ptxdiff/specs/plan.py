@@ -13,16 +13,28 @@ import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import cast
 
-from ptxdiff.discovery.callsites import Fact
+from ptxdiff.discovery.callsites import Fact, FactKind
 from ptxdiff.discovery.guards import changed_guards
 from ptxdiff.discovery.hints import Hint
 from ptxdiff.discovery.kernels import Kernel
+from ptxdiff.discovery.params import ParamMark
 from ptxdiff.record.launches import Launch
 from ptxdiff.specs.launch import LaunchInputs
 
-SOURCES = ("config", "recorded", "call-site", "guessed")
+
+class SpecSource(StrEnum):
+    """Where a spec's values come from, most trusted first (the JSON report's `spec_source`)."""
+
+    CONFIG = "config"
+    RECORDED = "recorded"
+    CALL_SITE = "call-site"
+    GUESSED = "guessed"
+
+
+SOURCES = tuple(SpecSource)   # most trusted first
 DEFAULT_MAX_SPECS = 6
 
 
@@ -32,7 +44,7 @@ class Choice:
 
     name: str
     values: tuple[object, ...]
-    source: str        # "call-site" | "guessed"
+    source: SpecSource        # CALL_SITE or GUESSED
     why: str = ""
 
 
@@ -94,7 +106,7 @@ class Plan:
             return self
         fit = {(name, new) for name, _, new in self.refits}   # what a refit found stays: smaller, it fails again
         constexprs = tuple(Choice(c.name, tuple(v if (c.name, v) in fit else smaller(v) for v in c.values),
-                                  c.source, c.why) if c.source == "guessed" else c for c in self.constexprs)
+                                  c.source, c.why) if c.source == SpecSource.GUESSED else c for c in self.constexprs)
         changed = constexprs != self.constexprs or heuristic_sizes
         return dataclasses.replace(self, constexprs=constexprs, shrink=SHRINK) if changed else self
 
@@ -105,8 +117,8 @@ class Plan:
         for name, values in facts.items():
             if name in self.unread and name in given:   # a computed launch value: the facts and every branch
                 values = list(dict.fromkeys([*values, *given[name].values]))
-            if name not in given or given[name].source == "guessed":
-                given[name] = Choice(name, tuple(values), "guessed", "as the other side's configs give it")
+            if name not in given or given[name].source == SpecSource.GUESSED:
+                given[name] = Choice(name, tuple(values), SpecSource.GUESSED, "as the other side's configs give it")
         constexprs = tuple(given.values())
         return dataclasses.replace(self, constexprs=constexprs) if constexprs != self.constexprs else self
 
@@ -128,7 +140,7 @@ class Plan:
         constexprs, refits = list(self.constexprs), list(self.refits)
         for name, (old, new) in found.items():
             for i, c in enumerate(constexprs):
-                if c.name == name and c.source == "guessed" and old in c.values:
+                if c.name == name and c.source == SpecSource.GUESSED and old in c.values:
                     constexprs[i] = dataclasses.replace(c, values=tuple(dict.fromkeys(new if v == old else v
                                                                                      for v in c.values)))
                     refits.append((name, old, new))
@@ -170,12 +182,12 @@ def _guess(name: str, hint: Hint, kernels: list[Kernel]) -> Choice:
     literals, every branch of either side is compiled (the values of both sides, united)."""
     hints = [q.hint for k in kernels for q in k.params if q.name == name and q.constexpr and q.hint is not None]
     if not any(h.branches for h in hints):
-        return Choice(name, hint.values, "guessed", hint.why)
+        return Choice(name, hint.values, SpecSource.GUESSED, hint.why)
     values: list[object] = []
     for h in hints:
         values += [v for v in h.values if not any(v == w and type(v) is type(w) for w in values)]
     whys = list(dict.fromkeys(h.why for h in hints))
-    return Choice(name, tuple(values), "guessed", " / ".join(whys))
+    return Choice(name, tuple(values), SpecSource.GUESSED, " / ".join(whys))
 
 
 def _unread(name: str, hint: Hint | None, kernels: list[Kernel], facts: list[Fact]) -> Choice:
@@ -184,14 +196,14 @@ def _unread(name: str, hint: Hint | None, kernels: list[Kernel], facts: list[Fac
     guesses), so a change under `if BLOCK == 1024:` or its `else` is compiled either way."""
     values: list[object] = []
     guessed = _guess(name, hint, kernels).values if hint is not None else ()
-    for v in [*(f.value for f in facts if f.kind == "value"), *guessed]:
+    for v in [*(f.value for f in facts if f.kind == FactKind.VALUE), *guessed]:
         if v not in values:   # 0, 0.0 and False select the same branches: one of them is enough
             values.append(v)
-    return Choice(name, tuple(values), "guessed", "the launch site computes it: every branch of its comparisons")
+    return Choice(name, tuple(values), SpecSource.GUESSED, "the launch site computes it: every branch of its comparisons")
 
 
 def _unread_facts(facts: tuple[Fact, ...] | None) -> bool:
-    return bool(facts) and any(f.kind in ("expr", "type") for f in facts or ())
+    return bool(facts) and any(f.kind in (FactKind.EXPR, FactKind.TYPE) for f in facts or ())
 
 
 def _across(this: Kernel, other: Kernel, kernels: list[Kernel], constexprs: dict[str, Choice],
@@ -211,7 +223,7 @@ def _across(this: Kernel, other: Kernel, kernels: list[Kernel], constexprs: dict
         hint = next((q.hint for q in other.params if q.name == p.name and q.constexpr), None) or p.hint
         if _unread_facts(a) or _unread_facts(b):
             values = _unread(p.name, hint, kernels, [*(a or ()), *b]).values if hint is not None else \
-                tuple(f.value for f in (*(a or ()), *b) if f.kind == "value")
+                tuple(f.value for f in (*(a or ()), *b) if f.kind == FactKind.VALUE)
             why = "a side's launch site computes it: every branch of its comparisons, on both sides"
         elif a and {f.value for f in a} & {f.value for f in b}:
             values, why = tuple(f.value for f in b), "a value the other side's launch site passes"
@@ -220,10 +232,10 @@ def _across(this: Kernel, other: Kernel, kernels: list[Kernel], constexprs: dict
         merged = tuple(dict.fromkeys([*choice.values, *values]))
         if merged == choice.values:
             continue
-        if choice.source == "call-site" and not _unread_facts(b):
-            constexprs[p.name] = Choice(p.name, merged, "call-site", f"{choice.why}; and {why}")
+        if choice.source == SpecSource.CALL_SITE and not _unread_facts(b):
+            constexprs[p.name] = Choice(p.name, merged, SpecSource.CALL_SITE, f"{choice.why}; and {why}")
             continue
-        constexprs[p.name] = Choice(p.name, merged, "guessed", why)
+        constexprs[p.name] = Choice(p.name, merged, SpecSource.GUESSED, why)
         if p.name not in unread:
             unread.append(p.name)
 
@@ -242,7 +254,7 @@ def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInp
     # a value means the default, a fact of its own.
     other = next((k for k in kernels if k is not this), None)
     borrowed = {name: f for name, f in (other.launch if other is not None else ())
-                if not facts or name in facts and not all(x.kind in ("value", "none") for x in facts[name])}
+                if not facts or name in facts and not all(x.kind in (FactKind.VALUE, FactKind.NONE) for x in facts[name])}
     constexprs: dict[str, Choice] = {}
     types: dict[str, Choice] = {}
     optional: list[str] = []
@@ -254,48 +266,49 @@ def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInp
             fact = facts.get(p.name) if p.name in own else None
             if p.constexpr:
                 lent = borrowed.get(p.name) if p.name in own else None
-                if fact and any(f.kind in ("expr", "type") for f in fact):   # a value we cannot tell
+                if fact and any(f.kind in (FactKind.EXPR, FactKind.TYPE) for f in fact):   # a value we cannot tell
                     unread.append(p.name)
                     constexprs[p.name] = _unread(p.name, p.hint, kernels, [*fact, *(lent or ())])
-                elif fact and all(f.kind in ("value", "none") for f in fact):
-                    constexprs[p.name] = Choice(p.name, tuple(f.value for f in fact), "call-site",
+                elif fact and all(f.kind in (FactKind.VALUE, FactKind.NONE) for f in fact):
+                    constexprs[p.name] = Choice(p.name, tuple(f.value for f in fact), SpecSource.CALL_SITE,
                                                 "passed by the launch site")
-                elif lent and all(f.kind in ("value", "none") for f in lent):
-                    constexprs[p.name] = Choice(p.name, tuple(f.value for f in lent), "guessed",
+                elif lent and all(f.kind in (FactKind.VALUE, FactKind.NONE) for f in lent):
+                    constexprs[p.name] = Choice(p.name, tuple(f.value for f in lent), SpecSource.GUESSED,
                                                 "as the other side's launch site passes it")
                 elif p.hint is not None:
                     constexprs[p.name] = _guess(p.name, p.hint, kernels)
                 continue
-            if p.kind == "constexpr1" and not (fact and any(f.kind == "value" for f in fact)):
+            if p.kind == ParamMark.CONSTEXPR1 and not (fact and any(f.kind == FactKind.VALUE for f in fact)):
                 # `x.stride(-1)` at the launch site is 1 for the contiguous tensor a descriptor needs
-                types[p.name] = Choice(p.name, ("constexpr1",), "guessed", "a descriptor's innermost stride: 1")
+                types[p.name] = Choice(p.name, (ParamMark.CONSTEXPR1,), SpecSource.GUESSED, "a descriptor's innermost stride: 1")
                 continue
             if fact and len(fact) == 1:
                 f = fact[0]
-                if f.kind == "none":
-                    types[p.name] = Choice(p.name, ("constexpr",), "call-site", "None passed")
+                if f.kind == FactKind.NONE:
+                    types[p.name] = Choice(p.name, ("constexpr",), SpecSource.CALL_SITE, "None passed")
                     continue
-                if f.kind == "type" and f.value:
-                    types[p.name] = Choice(p.name, (f.value,), "call-site", "from the launch site")
+                if f.kind == FactKind.TYPE and f.value:
+                    types[p.name] = Choice(p.name, (f.value,), SpecSource.CALL_SITE, "from the launch site")
                     continue
-                if f.kind == "value" and f.value == 1 and isinstance(f.value, int) and not isinstance(f.value, bool):
-                    types[p.name] = Choice(p.name, ("constexpr1",), "call-site", "1 passed (triton makes it a constant)")
+                if f.kind == FactKind.VALUE and f.value == 1 and isinstance(f.value, int) and not isinstance(f.value, bool):
+                    types[p.name] = Choice(p.name, (ParamMark.CONSTEXPR1,), SpecSource.CALL_SITE,
+                                           "1 passed (triton makes it a constant)")
                     continue
-                if f.kind == "value" and isinstance(f.value, (int, float)):
+                if f.kind == FactKind.VALUE and isinstance(f.value, (int, float)):
                     t = "fp32" if isinstance(f.value, float) else "u1" if isinstance(f.value, bool) else "i32"
-                    types[p.name] = Choice(p.name, (t,), "call-site", f"{f.value!r} passed")
+                    types[p.name] = Choice(p.name, (t,), SpecSource.CALL_SITE, f"{f.value!r} passed")
                     continue
             if p.optional:
                 optional.append(p.name)
-            types[p.name] = Choice(p.name, (p.kind or "i32",), "guessed",
+            types[p.name] = Choice(p.name, (p.kind or "i32",), SpecSource.GUESSED,
                                    "from its use in the kernel" if p.kind else "an integer (nothing says otherwise)")
     if other is not None:
         _across(this, other, kernels, constexprs, unread)
     options = tuple(Choice(name, tuple(f.value for f in given[name]), source, why)
-                    for given, source, why in ((facts, "call-site", "passed by the launch site"),
-                                               (borrowed, "guessed", "as the other side's launch site passes it"))
+                    for given, source, why in ((facts, SpecSource.CALL_SITE, "passed by the launch site"),
+                                               (borrowed, SpecSource.GUESSED, "as the other side's launch site passes it"))
                     for name in ("num_warps", "num_stages") if name in given
-                    and all(f.kind == "value" and isinstance(f.value, int) for f in given[name]))
+                    and all(f.kind == FactKind.VALUE and isinstance(f.value, int) for f in given[name]))
     # a conversion (on either side) is a no-op under fp32 guesses: bf16 pointers (and fp64
     # scalars) too, so adding or dropping one shows
     families = _families(kernels)

@@ -17,13 +17,14 @@ from dataclasses import dataclass, field, replace
 from typing import TypeVar, cast
 
 from ptxdiff.discovery.kernels import Kernel
+from ptxdiff.discovery.params import ParamMark
 from ptxdiff.record.launches import Launch
 from ptxdiff.repo_config import KernelConfig, SpecConfig
 from ptxdiff.specs import guesses as guessmod
 from ptxdiff.specs.detail import SpecDetail
 from ptxdiff.specs.families import SIZES, family, size_variables, wide_scalars
 from ptxdiff.specs.guesses import Guess, GuessKind
-from ptxdiff.specs.plan import FAMILY, SOURCES, WIDE, Plan, smaller
+from ptxdiff.specs.plan import FAMILY, SOURCES, WIDE, Plan, SpecSource, smaller
 
 DEFAULT_NUM_WARPS = 4
 DEFAULT_NUM_STAGES = 3
@@ -43,7 +44,7 @@ class Spec:
     num_warps: int
     num_stages: int
     divisible: tuple[str, ...] | None = None  # params triton marks divisible by 16; None: every pointer
-    source: str = "config"                    # the weakest source of its values (plan.SOURCES)
+    source: SpecSource = SpecSource.CONFIG    # the weakest source of its values (plan.SOURCES)
     guessed: tuple[Guess, ...] = ()           # values that are guesses (constexprs, types, a heuristic's inputs)
     notes: tuple[str, ...] = ()
     shown: tuple[str, ...] = ()               # signature entries its label shows (those that tell specs apart)
@@ -344,18 +345,18 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
     layers = [cfg.base] + ([variant.override] if variant.override else [])
     constexprs: dict[str, object] = dict(declared.defaults)
     constexprs.update(variant.tuned)
-    sources: dict[str, str] = {}
+    sources: dict[str, SpecSource] = {}
     signature_cfg: dict[str, str] = {}
     num_warps, num_stages = variant.warps, variant.stages
     launch = variant.launch
     if launch is not None:
         constexprs.update(launch.constexprs)
-        sources.update(dict.fromkeys(launch.constexprs, "recorded"))
+        sources.update(dict.fromkeys(launch.constexprs, SpecSource.RECORDED))
         num_warps, num_stages = launch.num_warps, launch.num_stages
     for layer in layers:
         signature_cfg.update(layer.signature)
         constexprs.update(layer.constexprs)
-        sources.update(dict.fromkeys(layer.constexprs, "config"))
+        sources.update(dict.fromkeys(layer.constexprs, SpecSource.CONFIG))
         num_warps = layer.num_warps or num_warps
         num_stages = layer.num_stages or num_stages
     unread = _launched_defaults(declared, plan, constexprs, {*variant.tuned, *sources})
@@ -378,19 +379,19 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
         if p in declared.constexpr_params:
             continue
         if p in signature_cfg:
-            types[p], sources[p] = signature_cfg[p], "config"
+            types[p], sources[p] = signature_cfg[p], SpecSource.CONFIG
         elif launch is not None and p in launch.signature:
-            types[p], sources[p] = launch.signature[p], "recorded"
+            types[p], sources[p] = launch.signature[p], SpecSource.RECORDED
         elif launch is not None and p in launch.constexprs:
             types[p] = "constexpr"
         else:
             choice = plan.choice(p, "types")
             if choice is not None:
                 types[p], sources[p] = cast(str, choice.values[0]), choice.source   # a types choice: type names
-                if choice.source == "guessed":
+                if choice.source == SpecSource.GUESSED:
                     guessed_types[p] = cast(str, choice.values[0])
             elif inferred.get(p):
-                types[p], sources[p] = cast(str, inferred[p]), "guessed"
+                types[p], sources[p] = cast(str, inferred[p]), SpecSource.GUESSED
                 guessed_types[p] = cast(str, inferred[p])
         if types.get(p) == "constexpr":  # None passed at the launch site: a constant None, as triton makes it
             constexprs.setdefault(p, None)
@@ -405,7 +406,7 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
     # both ways only on a side whose kernel tests the pointer against None (an older kernel that
     # always uses it gets no None variant: that spec is new, and reads `added`)
     tested = {p.name for p in kernel.params if p.optional}
-    optional = [p for p in plan.optional if p in tested and p in types and sources.get(p) in ("guessed", None)
+    optional = [p for p in plan.optional if p in tested and p in types and sources.get(p) in (SpecSource.GUESSED, None)
                 and types[p].startswith("*") and launch is None]
     for p in optional:
         variables.append((p, (types[p], None)))
@@ -435,7 +436,7 @@ def _launched_defaults(declared: Declared, plan: Plan, constexprs: dict[str, obj
         choice = plan.choice(p)
         if p in given or p not in constexprs or choice is None:
             continue
-        if p in plan.unread or choice.source == "call-site":
+        if p in plan.unread or choice.source == SpecSource.CALL_SITE:
             del constexprs[p]
             if p in plan.unread:
                 unread[p] = default
@@ -459,7 +460,7 @@ class _Shared:
 
     constexprs: dict[str, object]
     types: dict[str, str]
-    sources: dict[str, str]
+    sources: dict[str, SpecSource]
     guessed_types: dict[str, str]     # runtime param -> its type, where that type is a guess
     optional: tuple[str, ...]         # pointers compiled both ways (a pointer, and None)
     num_warps: int | None
@@ -517,11 +518,11 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
             continue
         constexprs[name] = value
         choice = plan.choice(name)
-        sources[name] = choice.source if choice else "guessed"
-        if sources[name] == "guessed":
+        sources[name] = choice.source if choice else SpecSource.GUESSED
+        if sources[name] == SpecSource.GUESSED:
             guess(guessmod.value(name, value))
     for p in [*types]:
-        if types[p] == "constexpr1":  # a launch site passes 1: triton makes it the constant 1
+        if types[p] == ParamMark.CONSTEXPR1:  # a launch site passes 1: triton makes it the constant 1
             types[p] = "constexpr"
             constexprs[p] = 1
         elif "{" in types[p]:  # a descriptor whose block shape names constexprs
@@ -570,8 +571,8 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
             guess(guessmod.type_of(p, t))
     used = {sources[k] for k in sources} & set(SOURCES)
     if guessed_types or guessed:
-        used.add("guessed")
-    source = max(used, key=SOURCES.index) if used else "config"
+        used.add(SpecSource.GUESSED)
+    source = max(used, key=SOURCES.index) if used else SpecSource.CONFIG
     divisible = tuple(launch.divisible) if launch is not None else tuple(
         p for p, t in signature if t and t.startswith("*"))
     return Spec(

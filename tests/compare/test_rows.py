@@ -153,7 +153,7 @@ def test_a_side_that_failed_before_specs_stands_against_every_spec_of_the_other(
 
 
 def test_rows_of_the_report_only_never_block_and_say_so() -> None:
-    (row,) = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b"), role=gate_inputs.REPORT), [A], [B], 90,
+    (row,) = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b"), role=gate_inputs.Role.REPORT), [A], [B], 90,
                        repo_config.Config(), True)
     assert (row.verdict, row.blocking, row.launch) == ("structural", False, gate_inputs.NOT_THE_GATE)
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from ptxdiff.cli.common import progress, target_list
 from ptxdiff.cli.options import Compiling, Shown, unpacked
 from ptxdiff.corpus import pairs as corpus
+from ptxdiff.corpus.evidence import evidence
 from ptxdiff.errors import EXIT_OK, UsageError
 from ptxdiff.report.console import clear_status
-from ptxdiff.report.evidence import evidence
 from ptxdiff.report.render import as_json
 
 

@@ -15,12 +15,31 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from enum import StrEnum
 
 from ptxdiff.metrics import ptx as ptxmod
 from ptxdiff.metrics.counts import Metrics
-from ptxdiff.repo_config import VERDICTS
 
-ORDER = VERDICTS   # strongest first: the one vocabulary, which config's `block` names too
+
+class Verdict(StrEnum):
+    """A row's verdict, spelled as the reports and config's `block` spell it (a str: the text is its value)."""
+
+    FAILED = "failed"
+    UNMEASURED = "unmeasured"
+    ADDED = "added"
+    REMOVED = "removed"
+    STRUCTURAL = "structural"
+    REORDERED = "reordered"
+    CONSTANTS_ONLY = "constants-only"
+    IDENTICAL = "identical"
+    UNPAIRED = "unpaired"
+    NEW = "-"          # no base to compare with: every row is new (not in ORDER, never blocks)
+
+
+# strongest first: the one vocabulary, which config's `block` names too
+ORDER = (Verdict.FAILED, Verdict.UNMEASURED, Verdict.ADDED, Verdict.REMOVED, Verdict.STRUCTURAL, Verdict.REORDERED,
+         Verdict.CONSTANTS_ONLY, Verdict.IDENTICAL, Verdict.UNPAIRED)
+DEFAULT_BLOCK = (Verdict.STRUCTURAL, Verdict.FAILED)   # what blocks without a `block` key
 
 # Counts (Metrics fields) that make a change structural when they move. sass_instrs is reported but not here:
 # ptxas schedules a mere reordering of PTX differently, which is not a structural change.
@@ -41,20 +60,20 @@ def delta(old: Metrics | None, new: Metrics | None) -> dict[str, int | float]:
     return out
 
 
-def classify(old_ptx: str, new_ptx: str, old: Metrics, new: Metrics) -> str:
+def classify(old_ptx: str, new_ptx: str, old: Metrics, new: Metrics) -> Verdict:
     """Verdict for two successful compiles (their metrics and normalised PTX)."""
     if old_ptx == new_ptx:
-        return "identical"
+        return Verdict.IDENTICAL
     if old.ptx_opcodes != new.ptx_opcodes or any(getattr(old, k) != getattr(new, k) for k in COUNTED):
-        return "structural"
+        return Verdict.STRUCTURAL
     plain_old, plain_new = ptxmod.value_numbers(old_ptx), ptxmod.value_numbers(new_ptx)
     if plain_old == plain_new:
-        return "identical"
+        return Verdict.IDENTICAL
     if ptxmod.value_numbers(old_ptx, mask_immediates=True) == ptxmod.value_numbers(new_ptx, mask_immediates=True):
-        return "constants-only"
+        return Verdict.CONSTANTS_ONLY
     if Counter(plain_old) == Counter(plain_new):
-        return "structural" if order_change(old_ptx, new_ptx) else "reordered"
-    return "structural"
+        return Verdict.STRUCTURAL if order_change(old_ptx, new_ptx) else Verdict.REORDERED
+    return Verdict.STRUCTURAL
 
 
 def order_change(old_ptx: str, new_ptx: str) -> str | None:
@@ -75,7 +94,7 @@ def _said(opcode: str) -> str:
     return "a branch target" if opcode == "label" else opcode
 
 
-def strongest(verdicts: Iterable[str]) -> str | None:
+def strongest(verdicts: Iterable[str]) -> Verdict | None:
     ranked = [v for v in ORDER if v in set(verdicts)]
     return ranked[0] if ranked else None
 
@@ -138,18 +157,18 @@ def _kind(typ: str) -> str:
     return typ if typ == "constexpr" else f"runtime {typ}"
 
 
-def reason(verdict: str, old_ptx: str, new_ptx: str, old: Metrics, new: Metrics,
+def reason(verdict: Verdict, old_ptx: str, new_ptx: str, old: Metrics, new: Metrics,
            signature: str | None = None) -> str | None:
     """Why two successful compiles got their verdict, in one line: the opcode delta of a
     structural change (or the counts that moved), the first differing line of a reordering or a
     constants-only change (static counts are blind there). The full PTX is behind --ptx.
     `signature` (signature_change) goes first; the `.param` lines it explains are not quoted."""
     if signature:
-        if verdict == "identical":
+        if verdict == Verdict.IDENTICAL:
             return signature
         rest = reason(verdict, _body(old_ptx), _body(new_ptx), old, new)
         return f"{signature}; {rest}" if rest else signature
-    if verdict == "structural":
+    if verdict == Verdict.STRUCTURAL:
         ops = opcode_delta(old.ptx_opcodes, new.ptx_opcodes)
         if ops:
             return ops
@@ -160,9 +179,9 @@ def reason(verdict: str, old_ptx: str, new_ptx: str, old: Metrics, new: Metrics,
             Counter(ptxmod.value_numbers(new_ptx)) else None
         return f"order of memory operations changed: {moved}" if moved else \
             "values computed differ: " + first_difference(old_ptx, new_ptx)
-    if verdict == "reordered":
+    if verdict == Verdict.REORDERED:
         return what_moved(old_ptx, new_ptx) or first_difference(old_ptx, new_ptx)
-    if verdict == "constants-only":
+    if verdict == Verdict.CONSTANTS_ONLY:
         return first_difference(old_ptx, new_ptx)
     return None
 

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from tabulate import tabulate
 
 from ptxdiff.compare.results import Row
-from ptxdiff.compare.verdict import ORDER
+from ptxdiff.corpus.labels import Label
 from ptxdiff.report.columns import outputs_cell
+from ptxdiff.verdict import ORDER
 
-LABELS = ("structural", "constant-only", "refactor")  # the source labels, in the matrix's order
+LABELS = tuple(Label)  # the source labels, in the matrix's order
 HEADERS = ["pair", "label (rule)", "hand", "target", "spec", "verdict", "Δptx_regs", "Δptx_instrs", "Δregs", "Δspills",
            "Δsass", "Δocc", "outputs"]
 

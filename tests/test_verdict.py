@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from helpers import DATA, metrics
-from ptxdiff.compare import verdict
+from ptxdiff import verdict
 from ptxdiff.metrics import ptx
 from ptxdiff.metrics.counts import Metrics
 
@@ -118,7 +118,7 @@ def test_strongest():
 def test_order_is_strongest_first():
     from ptxdiff import repo_config
 
-    assert verdict.ORDER is repo_config.VERDICTS   # one vocabulary: the verdicts `block` may name are these
+    assert repo_config.ORDER is verdict.ORDER   # one vocabulary: the verdicts `block` may name are these
     assert verdict.ORDER == ("failed", "unmeasured", "added", "removed", "structural", "reordered", "constants-only",
                              "identical", "unpaired")
 
