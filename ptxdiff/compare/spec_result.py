@@ -14,11 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ptxdiff.compile.protocol import CompileAnswer, Failure, SpecsAnswer, compile_failure
+from ptxdiff.compile.protocol import COMPILE_FAILED, CompileAnswer, Failure, SpecsAnswer, compile_failure
 from ptxdiff.metrics.counts import Metrics, is_count
 from ptxdiff.metrics.ptx import SourceLines
-
-COMPILE_FAILED = "compile failed:"   # how a compile error's text begins (compile_spec)
 
 
 def _opt(value: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:

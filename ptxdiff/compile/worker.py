@@ -29,7 +29,17 @@ from ptxdiff import targets
 from ptxdiff.compile import disassemble
 from ptxdiff.compile import printed as captured
 from ptxdiff.compile.binaries import pin_fp_fusion, run_tool, tool_path, tool_paths
-from ptxdiff.compile.protocol import Answer, CompileAnswer, Failure, Outcome, Request, SpecsAnswer, compile_failure, out_of_memory
+from ptxdiff.compile.protocol import (
+    COMPILE_FAILED,
+    Answer,
+    CompileAnswer,
+    Failure,
+    Outcome,
+    Request,
+    SpecsAnswer,
+    compile_failure,
+    out_of_memory,
+)
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.errors import SandboxError, ToolError
 from ptxdiff.metrics import ptx as ptxmod
@@ -240,7 +250,7 @@ def compile_spec(jit: Any, spec: Spec, cc: int, retype: bool = False) -> Compile
         # `ops/relu.py:12:44: NameError: ... (at: y = relu(x))`: the message whole, at the file's own line;
         # ptxas's own first error where ptxas refused the PTX (triton says only its exit status)
         said = ptxas_error(printed)
-        failed: dict = {"error": f"compile failed: {said or described(error, jit)}", "log": log[-20000:]}
+        failed: dict = {"error": f"{COMPILE_FAILED} {said or described(error, jit)}", "log": log[-20000:]}
         if retype:
             from ptxdiff.compile import refit
             from ptxdiff.compile import retype as retypemod
