@@ -274,7 +274,7 @@ class Measurer:
         again = _uncovered_partners(needs, got)
         if again:  # the other side of the pair compiles a covering set of guesses: so does this side
             got = [g for g in got if g[0] not in again] + self._specs(pool, self._cover_too(again, cfg, targets))
-        compile_tasks: list[Task] = []
+        compile_tasks: list[Task[tuple[Need, int, int]]] = []
         left: dict[tuple[int, int], int] = {}
         costly = _costly(got)
         # one compile per distinct specialisation: a spec that another need of this run compiles alike
@@ -302,13 +302,14 @@ class Measurer:
             left[(id(need), cc)] = len(specs)
         timed_out: dict[tuple[int, int], float] = {}   # (need, target) -> the bound a spec of it timed out under
 
-        def skip(task: Task) -> str | None:  # one spec that compiles past the timeout: the kernel's others would too
-            waiting, at, _ = cast("tuple[Need, int, int]", task.tag)
+        def skip(task: Task[tuple[Need, int, int]]) -> str | None:
+            # one spec that compiles past the timeout: the kernel's others would too
+            waiting, at, _ = task.tag
             return _not_compiled(waiting) if (id(waiting), at) in timed_out else None
 
         for reply in pool.run(compile_tasks, skip):
             task = reply.task
-            need, cc, i = cast("tuple[Need, int, int]", task.tag)
+            need, cc, i = task.tag
             pending = need.results[cc][i]
             if reply.outcome is Outcome.OK:
                 done = from_worker(pending, cast(CompileAnswer, reply.answer))
@@ -340,7 +341,7 @@ class Measurer:
                       (n, cc)) for n, cc in missing]
         got = []
         for reply in pool.run(tasks):
-            need, cc = cast("tuple[Need, int]", reply.task.tag)
+            need, cc = reply.task.tag
             answer = cast(SpecsAnswer, reply.answer)
             if reply.outcome is Outcome.TIMEOUT:  # cached for this bound, like a compile that timed out
                 need.results[cc] = [SpecResult(None, "-", error=str(reply.error), failure=Failure.TIMEOUT,

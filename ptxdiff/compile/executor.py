@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
-from ptxdiff.compile.pool import Pool, Reply, Task
+from ptxdiff.compile.pool import Pool, Reply, Tag, Task
 from ptxdiff.errors import UsageError
 
 LOCAL = "local"
@@ -25,7 +25,8 @@ class Executor(Protocol):
 
     def bound_of(self, task: Task) -> float: ...
 
-    def run(self, tasks: list[Task], skip: Callable[[Task], str | None] | None = None) -> Iterator[Reply]: ...
+    def run(self, tasks: list[Task[Tag]], skip: Callable[[Task[Tag]], str | None] | None = None
+            ) -> Iterator[Reply[Tag]]: ...
 
     def __enter__(self) -> Executor: ...
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
+from typing import Generic, TypeVar
 
 from ptxdiff.compile import cputime, printed
 from ptxdiff.compile import worker as compiler
@@ -59,12 +60,15 @@ def _python_of(side: object) -> str | None:
     return found.python
 
 
+Tag = TypeVar("Tag")
+
+
 @dataclass
-class Task:
+class Task(Generic[Tag]):
     side: object             # the git.Side this request runs against (an (old, new) pair: a run)
     request: Request
     label: str               # for progress lines
-    tag: object = None       # caller's bookkeeping
+    tag: Tag                 # caller's bookkeeping: what the reply is for
     timeout: float | None = None   # a tighter bound than the pool's for this task
     cost: float = 0.0        # its estimated cost (specs/cost.py): the costliest of a revision start first
     fresh: bool = False      # run it in a worker that has served nothing else (a retry, see `Pool.run`)
@@ -75,10 +79,10 @@ class Task:
 
 
 @dataclass(frozen=True)
-class Reply:
+class Reply(Generic[Tag]):
     """How a task ended: the worker's answer (`Outcome.OK`), else why there is none (`error`)."""
 
-    task: Task
+    task: Task[Tag]
     outcome: Outcome
     answer: Answer | None = None
     error: str | None = None
@@ -256,7 +260,8 @@ class Pool:
         return f"worker crashed ({how}) during {task.label}" + (f": {line}" if line else "") + (
             f"\n{text}" if text.strip() else "")
 
-    def run(self, tasks: list[Task], skip: Callable[[Task], str | None] | None = None) -> Iterator[Reply]:
+    def run(self, tasks: list[Task[Tag]], skip: Callable[[Task[Tag]], str | None] | None = None
+            ) -> Iterator[Reply[Tag]]:
         """Yield a `Reply` per task as results arrive, in any order. `skip`, asked just before a
         task would start, may give a reason not to run it (an error reply).
 

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from ptxdiff.compile import binaries, toolchains
-from ptxdiff.compile.pool import Pending, Pool, Reply, Task
+from ptxdiff.compile.pool import Pending, Pool, Reply, Tag, Task
 from ptxdiff.compile.protocol import Op, Outcome, Request
 from ptxdiff.errors import GitError, PtxdiffError, SandboxError, SetupError, UsageError
 from ptxdiff.git.repo import INDEX, Repo, Side
@@ -244,7 +244,8 @@ class RayExecutor:
         """The bound a node's pool holds the task to, as the local pool would (`Pool.bound_of`)."""
         return min(self.timeout, task.timeout) if task.timeout else self.timeout
 
-    def run(self, tasks: list[Task], skip: Callable[[Task], str | None] | None = None) -> Iterator[Reply]:
+    def run(self, tasks: list[Task[Tag]], skip: Callable[[Task[Tag]], str | None] | None = None
+            ) -> Iterator[Reply[Tag]]:
         """Yield a `Reply` per task as results arrive. Each actor has up to DEPTH tasks queued,
         of the revision it serves while that one has work (its worker stays warm, as a local
         pool's slot does), else of a revision no other actor serves. `skip` is asked just before
@@ -349,7 +350,7 @@ def execute(packs: list[Any], side: Side, request: Request, label: str, settings
     """A Ray task: one job in this node's sandboxed worker; its reply as the pool yields it, or
     one whose outcome is SANDBOX or SETUP (and why) when this node cannot run it as the driver's
     machine would."""
-    task = Task(side, request, label, timeout=timeout)
+    task = Task(side, request, label, None, timeout=timeout)
     here = tuple(sorted(binaries.versions().items()))
     if here != settings.versions:
         return Reply(task, Outcome.SETUP, error=f"Ray node {socket.gethostname()} has {_versions(here)}; this run "

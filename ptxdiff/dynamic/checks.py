@@ -75,7 +75,7 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: repo_
     by_kernel: dict[str, list[Row]] = {}
     for r in rows:
         by_kernel.setdefault(r.kernel, []).append(r)
-    tasks: list[Task] = []
+    tasks: list[Task[tuple[str, str]]] = []
     planning = _Planning(messages)
     for pair in pairs:
         o, n = pair.old, pair.new
@@ -92,7 +92,7 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: repo_
                 Pool(run_as.repo.workdir, cfg.python_path, run_as.jobs, cfg.timeout, run_as.progress) as pool:
             for reply in pool.run(tasks):
                 answer = cast("RunAnswer | None", reply.answer)
-                results[cast(tuple[str, str], reply.task.tag)] = {
+                results[reply.task.tag] = {
                     k: v for k, v in answer.result.items() if k != "cpu_s"} if answer is not None else {
                     "result": "not-run", "reason": str(reply.error)[:300]}
         _said_what_ran(tasks, messages)

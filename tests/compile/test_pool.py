@@ -144,7 +144,7 @@ def test_a_request_s_bound_is_its_worker_s_cpu_seconds_with_the_clock_as_a_backs
     from ptxdiff.compile.pool import WALL_FACTOR
 
     pool = Pool(str(tmp_path), (), 1, 10)
-    task = Task("side", cast(CompileRequest, None), "t")
+    task = Task("side", cast(CompileRequest, None), "t", None)
     slot = pool.slots[0]
 
     def fresh_request() -> object:
@@ -161,5 +161,5 @@ def test_a_request_s_bound_is_its_worker_s_cpu_seconds_with_the_clock_as_a_backs
     fresh_request()
     assert pool._past_bound(slot, task, 10.0, None)                     # no /proc: the clock
     fresh_request()
-    assert pool._past_bound(slot, Task("side", task.request, "t", timeout=0.5), 0.5, {42: 0.0})
+    assert pool._past_bound(slot, Task("side", task.request, "t", None, timeout=0.5), 0.5, {42: 0.0})
     slot.proc = None
