@@ -47,11 +47,6 @@ class SpecResult:
     target: int | None = None          # the target it was measured on, where not the row's own
 
     @property
-    def timed_out(self) -> float | None:
-        """The bound it ran past, None where it did not time out."""
-        return self.bound if self.failure is Failure.TIMEOUT else None
-
-    @property
     def transient(self) -> bool:
         """A failure that may not happen next time (a request that raised, a worker that did not
         start, an answer that was not valid): never cached."""

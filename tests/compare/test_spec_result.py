@@ -56,8 +56,8 @@ def test_a_result_of_the_wrong_types_is_refused(value: dict) -> None:
 
 def test_the_record_keeps_what_the_json_says() -> None:
     r = SpecResult.from_json({**failed(retype={"x_ptr": "*fp16"}, log="trace", timed_out=5, target=100)})
-    assert (r.key, r.label, r.error, r.retype, r.log, r.timed_out, r.target, r.transient) == (
-        "k", "x", "compile failed: boom", {"x_ptr": "*fp16"}, "trace", 5, 100, False)
+    assert (r.key, r.label, r.error, r.retype, r.log, r.failure, r.bound, r.target, r.transient) == (
+        "k", "x", "compile failed: boom", {"x_ptr": "*fp16"}, "trace", Failure.TIMEOUT, 5, 100, False)
     measured = SpecResult.from_json(MEASURED)
     assert (measured.metrics, measured.ptx, measured.loc, measured.error) == (
         metrics(ptx_instrs=3, ptx_opcodes={"ld": 1}, regs=8), ".entry k", SourceLines(("k.py",), ((2, 0, 7),)), None)
