@@ -67,7 +67,7 @@ class Failure(enum.Enum):
         return self not in (Failure.TOOL_ERROR, Failure.WORKER_ERROR)
 
 
-COMPILE_FAILED = "compile failed:"             # how the error of a compile that failed begins (compile_spec)
+COMPILE_FAILED = "compile failed:"           # how the error of a compile that failed begins (compile_spec)
 NOT_ON_TARGET = "not supported on .target"   # ptxas: an instruction this target does not have
 
 
