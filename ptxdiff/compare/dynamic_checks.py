@@ -27,6 +27,7 @@ from ptxdiff.verdict import Verdict
 
 if TYPE_CHECKING:   # types only: replay is the run worker's (torch, triton); the pool, not imported for nothing
     from ptxdiff.compile.pool import Task
+    from ptxdiff.compile.protocol import RunAnswer
     from ptxdiff.dynamic.replay import ReplayPlan
 
 
@@ -76,7 +77,7 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: repo_
     by_kernel: dict[str, list[Row]] = {}
     for r in rows:
         by_kernel.setdefault(r.kernel, []).append(r)
-    tasks: list[Task] = []
+    tasks: list[Task[tuple[str, str]]] = []
     planning = _Planning(messages)
     for pair in pairs:
         o, n = pair.old, pair.new
@@ -91,10 +92,11 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: repo_
     if tasks:
         with _no_cache_secret(), \
                 Pool(run_as.repo.workdir, cfg.python_path, run_as.jobs, cfg.timeout, run_as.progress) as pool:
-            for task, kind, payload in pool.run(tasks):
-                results[cast(tuple[str, str], task.tag)] = {
-                    k: v for k, v in cast(dict, payload).items() if k != "cpu_s"} if kind == "ok" else {
-                    "result": "not-run", "reason": str(payload)[:300]}
+            for reply in pool.run(tasks):
+                answer = cast("RunAnswer | None", reply.answer)
+                results[reply.task.tag] = {
+                    k: v for k, v in answer.result.items() if k != "cpu_s"} if answer is not None else {
+                    "result": "not-run", "reason": str(reply.error)[:300]}
         _said_what_ran(tasks, messages)
     no_gpu = [k for k, v in results.items() if k[1] == "timing" and "no GPU" in v.get("reason", "")]
     if no_gpu:
@@ -124,6 +126,7 @@ def _kernel_tasks(o: Kernel, n: Kernel, kernel_rows: list[Row], check: bool, wan
     """The runs of one compared kernel: its host wrapper (the base's entry decides), else the
     base's recorded launches replayed, else launches synthesised from its compiled specs."""
     from ptxdiff.compile.pool import Task
+    from ptxdiff.compile.protocol import OutputsRequest, ReplayOutputsRequest, ReplayTimeRequest, SynthOutputsRequest, TimeRequest
     from ptxdiff.dynamic.runner import RunPlan, sizes_around
     from ptxdiff.specs.launch import side_config, side_launches
 
@@ -148,9 +151,9 @@ def _kernel_tasks(o: Kernel, n: Kernel, kernel_rows: list[Row], check: bool, wan
                   if "BLOCK" in k.upper() and isinstance(v, int)]
         plan = RunPlan(n.id, run.wrapper, run.inputs, run.dtypes, sizes_around(blocks, run.sizes), run.time_size)
         if check:
-            tasks.append(Task(sides, "outputs", (plan,), f"{n.name} outputs", (n.id, "outputs")))
+            tasks.append(Task(sides, OutputsRequest(plan), f"{n.name} outputs", (n.id, "outputs")))
         if want_time:
-            tasks.append(Task(sides, "time", (plan, cfg.min_effect), f"{n.name} timing", (n.id, "timing")))
+            tasks.append(Task(sides, TimeRequest(plan, cfg.min_effect), f"{n.name} timing", (n.id, "timing")))
         planning.ran[n.id] = ran_rows(kernel_rows, SpecSource.CONFIG)
         return tasks
     if replay_said:
@@ -159,9 +162,9 @@ def _kernel_tasks(o: Kernel, n: Kernel, kernel_rows: list[Row], check: bool, wan
             planning.report_only[n.id] = replay_said
     if replay is not None:  # no wrapper: the recorded launches, replayed
         if check:
-            tasks.append(Task(sides, "replay_outputs", (replay,), f"{n.name} outputs", (n.id, "outputs")))
+            tasks.append(Task(sides, ReplayOutputsRequest(replay), f"{n.name} outputs", (n.id, "outputs")))
         if want_time:
-            tasks.append(Task(sides, "replay_time", (replay, cfg.min_effect), f"{n.name} timing", (n.id, "timing")))
+            tasks.append(Task(sides, ReplayTimeRequest(replay, cfg.min_effect), f"{n.name} timing", (n.id, "timing")))
         planning.ran[n.id] = ran_rows(kernel_rows, SpecSource.RECORDED)
         return tasks
     missing = {"result": "not-run", "reason": f'set [tool.ptxdiff.kernels."{n.id}"] wrapper = '
@@ -169,7 +172,7 @@ def _kernel_tasks(o: Kernel, n: Kernel, kernel_rows: list[Row], check: bool, wan
                                               'or record its launches (ptxdiff record -- CMD)'}
     synth = synthesized(o.id, n, kernel_rows) if check else None
     if isinstance(synth, SynthPlan):  # no wrapper, no recording: launches made from the spec
-        tasks.append(Task(sides, "synth_outputs", (synth,), f"{n.name} outputs (fuzzed)", (n.id, "outputs")))
+        tasks.append(Task(sides, SynthOutputsRequest(synth), f"{n.name} outputs (fuzzed)", (n.id, "outputs")))
         planning.ran[n.id] = ran_rows(kernel_rows, "fuzzed", synth)
     elif synth is not None:
         missing = {**missing, "reason": f"{missing['reason']} (no launch could be synthesised: {synth})"}

@@ -16,8 +16,9 @@ from ptxdiff.compare import remote as remotemod
 from ptxdiff.compare.cache import Cache, cache_dir, make_key, served, stamped
 from ptxdiff.compare.replan import REPLANS, Need, pairs_of
 from ptxdiff.compare.results import Provenance
-from ptxdiff.compare.spec_result import SpecResult, from_worker
+from ptxdiff.compare.spec_result import SpecResult, from_specs, from_worker
 from ptxdiff.compile import toolchains
+from ptxdiff.compile.protocol import CompileAnswer, CompileRequest, Failure, Outcome, SpecsAnswer, SpecsRequest
 from ptxdiff.git.repo import Repo, Side
 from ptxdiff.sandbox import limits
 from ptxdiff.specs import cost
@@ -31,18 +32,18 @@ if TYPE_CHECKING:  # types only: the compile pipeline is imported where it runs
 def _deterministic(result: SpecResult) -> bool:
     """A compile error, or specs that cannot be had from the kernel's effective source, are facts
     about the source, config and toolchain (the cache key); so is a compile that ran past its
-    bound, for that bound (`timed_out`: a warm re-run never compiles it again, a larger bound
-    does), and so is a compile that crashed its worker (`crashed`: out of memory, a signal). An
-    import failure or a worker that could not start may not happen next time: never cached."""
-    return result.deterministic or result.timed_out is not None or result.crashed is not None or (
-        result.key is not None and (result.error or "").startswith("compile failed:"))
+    bound, for that bound (a warm re-run never compiles it again, a larger bound does), and so is
+    a compile that crashed its worker (out of memory, a signal). An import failure, a worker that
+    could not start or a measurement's tool that failed may not happen next time: never cached
+    (`Failure.cached`)."""
+    return result.failure is not None and result.failure.cached
 
 
 def _crashed(pending: SpecResult, said: str, bound: float) -> SpecResult:
     """The result of a compile that crashed its worker: the pool's first line is the error, what
-    the worker printed the log; `crashed` holds the bound it ran under (cached like `timed_out`)."""
+    the worker printed the log; `bound` is the one it ran under (cached like a timeout)."""
     error, _, log = said.partition("\n")
-    return dataclasses.replace(pending, error=error, crashed=bound, log=log or None)
+    return dataclasses.replace(pending, error=error, failure=Failure.CRASH, bound=bound, log=log or None)
 
 
 ELSEWHERE = (100, 80, 120)   # targets a kernel absent at the default one is looked for on, in order
@@ -51,7 +52,7 @@ ELSEWHERE = (100, 80, 120)   # targets a kernel absent at the default one is loo
 def _not_here(result: SpecResult) -> bool:
     """A result that says the kernel is not for this target: its module does not define it here,
     or ptxas refuses an instruction this target does not have (Blackwell-only inline asm)."""
-    return result.absent or "not supported on .target" in (result.error or "")
+    return result.failure in (Failure.ABSENT, Failure.REFUSED)
 
 
 def _elsewhere_kernel(results: list[SpecResult]) -> bool:
@@ -63,7 +64,8 @@ def _elsewhere_kernel(results: list[SpecResult]) -> bool:
 def _outgrown(results: list[SpecResult], bound: float) -> bool:
     """Cached results that include a compile timed out (or crashed) under a smaller bound than
     today's: a larger bound compiles it again, the same or a smaller one never does."""
-    return any(ran is not None and ran < bound for r in results for ran in (r.timed_out, r.crashed))
+    return any(r.failure in (Failure.TIMEOUT, Failure.CRASH) and r.bound is not None and r.bound < bound
+               for r in results)
 
 
 def _costly(got: list[tuple[Need, int, list]]) -> set[int]:
@@ -90,9 +92,10 @@ def _withheld(need: Need, result: SpecResult, bound: float) -> SpecResult:
     """A spec of a kernel another spec of which timed out (the others would time out too): no
     result (one that timed out itself stays). Every spec of it so, not only those not yet started,
     so which ran beside the slow one (--jobs) decides nothing."""
-    if result.timed_out is not None:
+    if result.failure is Failure.TIMEOUT:
         return result
-    return SpecResult(result.key, result.label, result.spec, error=_not_compiled(need), timed_out=bound)
+    return SpecResult(result.key, result.label, result.spec, error=_not_compiled(need), failure=Failure.TIMEOUT,
+                      bound=bound)
 
 
 SHRINK_FIRST = "not compiled: guessed sizes over the cost rule (specs/cost.py); the pair compiles them shrunk"
@@ -285,7 +288,7 @@ class Measurer:
         again = _uncovered_partners(needs, got)
         if again:  # the other side of the pair compiles a covering set of guesses: so does this side
             got = [g for g in got if g[0] not in again] + self._specs(pool, self._cover_too(again, cfg, targets))
-        compile_tasks: list[Task] = []
+        compile_tasks: list[Task[tuple[Need, int, int]]] = []
         left: dict[tuple[int, int], int] = {}
         costly = _costly(got)
         # one compile per distinct specialisation: a spec that another need of this run compiles alike
@@ -296,7 +299,7 @@ class Measurer:
             # each spec's place holds its pending record (no result yet) until its compile answers
             need.results[cc] = [SpecResult(spec.key, spec.label, spec.detail()) for spec in specs]
             if id(need) in costly:   # a fact of the specs, stored like a result: a warm run shrinks at once
-                need.results[cc] = [dataclasses.replace(r, error=SHRINK_FIRST, guarded=True, deterministic=True)
+                need.results[cc] = [dataclasses.replace(r, error=SHRINK_FIRST, failure=Failure.OVER_COST)
                                     for r in need.results[cc]]
                 self._store(need, cc)
                 continue
@@ -307,33 +310,36 @@ class Measurer:
                     followers.setdefault((id(lead), lead_cc, lead_i), []).append((need, cc, i))
                     continue
                 leaders[same] = (need, cc, i)
-                compile_tasks.append(Task(need.side, "compile", (need.kernel, spec, cc),
+                compile_tasks.append(Task(need.side, CompileRequest(need.kernel, spec, cc),
                                           f"{need.kernel.name} {target_name(cc)} {spec.label}", (need, cc, i),
                                           cost=cost.estimate(spec)))
             left[(id(need), cc)] = len(specs)
         timed_out: dict[tuple[int, int], float] = {}   # (need, target) -> the bound a spec of it timed out under
 
-        def skip(task: Task) -> str | None:  # one spec that compiles past the timeout: the kernel's others would too
-            waiting, at, _ = cast("tuple[Need, int, int]", task.tag)
+        def skip(task: Task[tuple[Need, int, int]]) -> str | None:
+            # one spec that compiles past the timeout: the kernel's others would too
+            waiting, at, _ = task.tag
             return _not_compiled(waiting) if (id(waiting), at) in timed_out else None
 
-        for task, kind, payload in pool.run(compile_tasks, skip):
-            need, cc, i = cast("tuple[Need, int, int]", task.tag)
+        for reply in pool.run(compile_tasks, skip):
+            task = reply.task
+            need, cc, i = task.tag
             pending = need.results[cc][i]
-            if kind == "ok":
-                done = from_worker(pending, payload)
-            elif kind == "timeout" or (id(need), cc) in timed_out:
-                done = dataclasses.replace(pending, error=str(payload), timed_out=pool.bound_of(task))
+            if reply.outcome is Outcome.OK:
+                done = from_worker(pending, cast(CompileAnswer, reply.answer))
+            elif reply.outcome is Outcome.TIMEOUT or (id(need), cc) in timed_out:
+                done = dataclasses.replace(pending, error=str(reply.error), failure=Failure.TIMEOUT,
+                                           bound=pool.bound_of(task))
                 timed_out[(id(need), cc)] = pool.bound_of(task)
-            elif kind == "crash":  # remembered for this bound, like a timeout
-                done = _crashed(pending, str(payload), pool.bound_of(task))
+            elif reply.outcome is Outcome.CRASH:  # remembered for this bound, like a timeout
+                done = _crashed(pending, str(reply.error), pool.bound_of(task))
             else:
-                done = dataclasses.replace(pending, error=str(payload), transient=True)
+                done = dataclasses.replace(pending, error=str(reply.error), failure=Failure.WORKER_ERROR)
             for n, at, j in [(need, cc, i), *followers.get((id(need), cc, i), ())]:
                 mine = n.results[at][j]   # a follower keeps its own spec record (its plan's notes)
                 n.results[at][j] = dataclasses.replace(done, key=mine.key, label=mine.label, spec=mine.spec)
-                if done.timed_out is not None:
-                    timed_out[(id(n), at)] = done.timed_out
+                if done.failure is Failure.TIMEOUT and done.bound is not None:
+                    timed_out[(id(n), at)] = done.bound
                 left[(id(n), at)] -= 1
                 if not left[(id(n), at)]:
                     if (id(n), at) in timed_out:   # whatever finished beside it: the same rows at any --jobs
@@ -345,24 +351,26 @@ class Measurer:
         """The specs of each missing (kernel, target); failures to have them are results already."""
         from ptxdiff.compile.pool import Task
 
-        tasks = [Task(n.side, "specs", (n.kernel, n.kcfg, cc, n.plan), f"{n.kernel.name} {target_name(cc)} specs",
+        tasks = [Task(n.side, SpecsRequest(n.kernel, n.kcfg, cc, n.plan), f"{n.kernel.name} {target_name(cc)} specs",
                       (n, cc)) for n, cc in missing]
         got = []
-        for task, kind, payload in pool.run(tasks):
-            need, cc = cast("tuple[Need, int]", task.tag)
-            if kind == "timeout":  # cached for this bound, like a compile that timed out
-                need.results[cc] = [SpecResult(None, "-", error=str(payload), timed_out=pool.timeout)]
+        for reply in pool.run(tasks):
+            need, cc = reply.task.tag
+            answer = cast(SpecsAnswer, reply.answer)
+            if reply.outcome is Outcome.TIMEOUT:  # cached for this bound, like a compile that timed out
+                need.results[cc] = [SpecResult(None, "-", error=str(reply.error), failure=Failure.TIMEOUT,
+                                               bound=pool.timeout)]
                 self._store(need, cc)
-            elif kind == "crash":
-                need.results[cc] = [_crashed(SpecResult(None, "-"), str(payload), pool.timeout)]
+            elif reply.outcome is Outcome.CRASH:
+                need.results[cc] = [_crashed(SpecResult(None, "-"), str(reply.error), pool.timeout)]
                 self._store(need, cc)
-            elif kind != "ok":  # the worker could not start or crashed: not cached
-                need.results[cc] = [SpecResult(None, "-", error=str(payload), transient=True)]
-            elif isinstance(payload, dict):  # the specs cannot be had: a fact about source and config
-                need.results[cc] = [from_worker(SpecResult(None, "-"), payload)]
+            elif reply.outcome is not Outcome.OK:  # the worker could not start or the request raised: not cached
+                need.results[cc] = [SpecResult(None, "-", error=str(reply.error), failure=Failure.WORKER_ERROR)]
+            elif answer.error is not None:  # the specs cannot be had: a fact about source and config
+                need.results[cc] = [from_specs(answer)]
                 self._store(need, cc)
             else:
-                got.append((need, cc, cast(list, payload)))
+                got.append((need, cc, list(answer.specs)))
         return got
 
     def _store(self, need: Need, cc: int) -> None:

@@ -4,31 +4,20 @@ The compile workers and the cache speak JSON (one object per spec); everything b
 the rows holds records. `from_json` is where that JSON becomes a record: the cache's check of an
 entry (a value that is not a list of valid results is a miss) and, through `from_worker`, the
 check of what a worker sent; `as_json` is what the cache stores. A result either measured the
-spec (`Metrics` and normalised PTX) or failed, and a failure has a kind (`Failure`), read from
-the flags the worker and the engine set.
+spec (`Metrics` and normalised PTX) or failed, and a failure has a kind (`Failure`), set where it
+happened (the worker, the pool, the engine). The cache's JSON keeps the flags it has always had
+(`timed_out`, `crashed`, `transient`, ...): `from_json` and `as_json` alone translate them.
 """
 
 from __future__ import annotations
 
-import enum
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
+from ptxdiff.compile.protocol import COMPILE_FAILED, CompileAnswer, Failure, SpecsAnswer, compile_failure
 from ptxdiff.metrics.counts import Metrics, is_count
 from ptxdiff.metrics.ptx import SourceLines
 from ptxdiff.specs.detail import SpecDetail
-
-
-class Failure(enum.Enum):
-    """Why a spec has no measurement."""
-
-    COMPILE_ERROR = "compile error"            # triton or ptxas refused it: a fact about source and toolchain
-    TIMEOUT = "timeout"                        # it compiled past its bound (`timed_out`: that bound)
-    CRASH = "crash"                            # the worker died (`crashed`: its bound) or could not start
-    REFUSED = "refused"                        # ptxas has no such instruction on this target
-    NOT_THIS_TOOLCHAIN = "not this toolchain"  # the name is triton's own builtin under this triton
-    ABSENT = "absent"                          # the module does not define the kernel here
-    NO_SPECS = "no specs"                      # the specs could not be had from the source and config
 
 
 def _opt(value: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
@@ -51,35 +40,23 @@ class SpecResult:
     cubin: str | None = None           # the cubin, packed (compile/disassemble.py): the HTML report's SASS
     error: str | None = None
     log: str | None = None
-    timed_out: float | None = None     # the bound it compiled past
-    crashed: float | None = None       # the bound it crashed its worker under (a signal, out of memory)
-    guarded: bool = False              # guessed sizes over the cost rule (specs/cost.py): compiled shrunk instead
-    transient: bool = False            # a crash or a worker that did not start: never cached
-    deterministic: bool = False        # a failure that is a fact about source, config and toolchain
-    absent: bool = False
-    tritons_own: str | None = None     # the triton builtin the kernel's name is bound to
+    failure: Failure | None = None     # why there is no measurement (with `error`)
+    bound: float | None = None         # the bound it ran past (TIMEOUT) or crashed its worker under (CRASH)
+    tritons_own: str | None = None     # the triton builtin the kernel's name is bound to (NOT_THIS_TOOLCHAIN)
     retype: dict | None = None         # types a search found that compile (compile/retype.py)
     refit: dict | None = None          # sizes a search found that fit (compile/refit.py)
     target: int | None = None          # the target it was measured on, where not the row's own
 
     @property
-    def failure(self) -> Failure | None:
-        """The kind of failure, None where the spec was measured."""
-        if self.error is None:
-            return None
-        if self.timed_out is not None:
-            return Failure.TIMEOUT
-        if self.crashed is not None or self.transient:
-            return Failure.CRASH
-        if self.absent:
-            return Failure.ABSENT
-        if self.tritons_own:
-            return Failure.NOT_THIS_TOOLCHAIN
-        if "not supported on .target" in self.error:
-            return Failure.REFUSED
-        if self.key is None:
-            return Failure.NO_SPECS
-        return Failure.COMPILE_ERROR
+    def transient(self) -> bool:
+        """A failure that may not happen next time (a request that raised, a worker that did not
+        start, an answer that was not valid): never cached."""
+        return self.failure is Failure.WORKER_ERROR
+
+    @property
+    def guarded(self) -> bool:
+        """Guessed sizes over the cost rule (specs/cost.py): not compiled, the pair compiles them shrunk."""
+        return self.failure is Failure.OVER_COST
 
     @classmethod
     def from_json(cls, value: object) -> SpecResult:
@@ -100,21 +77,25 @@ class SpecResult:
         for name, kind in _TYPES.items():
             _opt(value, name, kind)
         spec = SpecDetail.from_json(value["spec"]) if value.get("spec") is not None else None
+        failure, bound = _failure_of(value) if error is not None else (None, None)
         return cls(key=value.get("key"), label=value["label"], spec=spec, metrics=metrics,
                    ptx=value.get("ptx"), loc=SourceLines.from_json(value.get("loc")), error=error,
-                   log=value.get("log"), timed_out=value.get("timed_out"), crashed=value.get("crashed"),
-                   guarded=bool(value.get("guarded")), transient=bool(value.get("transient")),
-                   deterministic=bool(value.get("deterministic")), absent=bool(value.get("absent")),
+                   log=value.get("log"), failure=failure, bound=bound,
                    tritons_own=value.get("tritons_own"), retype=value.get("retype"), refit=value.get("refit"),
                    target=value.get("target"), cubin=value.get("cubin"))
 
     def as_json(self) -> dict[str, Any]:
-        """The JSON `from_json` reads back: the fields that are set (None and False left out)."""
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name in ("key", "label") or (value is not None and value is not False):
-                out[f.name] = value.as_json() if isinstance(value, (Metrics, SourceLines, SpecDetail)) else value
+        """The JSON `from_json` reads back: the fields that are set, the failure as the flags the
+        cache has always held (in their old places, so an entry's bytes do not change)."""
+        measured = {"metrics": self.metrics.as_json() if self.metrics is not None else None, "ptx": self.ptx,
+                    "loc": self.loc.as_json() if self.loc is not None else None, "cubin": self.cubin, "error": self.error,
+                    "log": self.log}
+        out: dict[str, Any] = {"key": self.key, "label": self.label}
+        spec = self.spec.as_json() if self.spec is not None else None
+        out |= {k: v for k, v in {"spec": spec, **measured}.items() if v is not None}
+        out |= _flags(self.failure, self.bound)
+        out |= {k: v for k, v in {"tritons_own": self.tritons_own, "retype": self.retype, "refit": self.refit,
+                                  "target": self.target}.items() if v is not None}
         return out
 
 
@@ -123,16 +104,62 @@ _TYPES: dict[str, type | tuple[type, ...]] = {
     "target": int}
 
 
-def from_worker(pending: SpecResult, payload: object) -> SpecResult:
-    """A spec's result from what its compile worker sent (`compile_spec`'s JSON: metrics, PTX and
-    source lines, or an error) over the record of the spec it compiled; a payload that is not a
+def _failure_of(value: dict[str, Any]) -> tuple[Failure, float | None]:
+    """The kind of a failure (and its bound) from the cache's flags; where there are none, a compile
+    error's text says which (what the worker decided from the same text, `compile_failure`)."""
+    if value.get("timed_out") is not None:
+        return Failure.TIMEOUT, value["timed_out"]
+    if value.get("crashed") is not None:
+        return Failure.CRASH, value["crashed"]
+    for flag, failure in _FLAGGED:
+        if value.get(flag):
+            return failure, None
+    error = value["error"]
+    if value.get("key") is None:
+        return Failure.NO_SPECS, None
+    return compile_failure(error) if error.startswith(COMPILE_FAILED) else Failure.TOOL_ERROR, None
+
+
+# the flags that say a failure's kind, in the order they are read (the first one set decides)
+_FLAGGED = (("transient", Failure.WORKER_ERROR), ("absent", Failure.ABSENT), ("tritons_own", Failure.NOT_THIS_TOOLCHAIN),
+            ("guarded", Failure.OVER_COST), ("deterministic", Failure.NO_SPECS))
+
+
+def _flags(failure: Failure | None, bound: float | None) -> dict[str, Any]:
+    """The cache's flags of a failure's kind, in their JSON order (timed_out, crashed, guarded,
+    transient, deterministic, absent)."""
+    if failure is Failure.TIMEOUT:
+        return {"timed_out": bound}
+    if failure is Failure.CRASH:
+        return {"crashed": bound}
+    return {Failure.OVER_COST: {"guarded": True, "deterministic": True}, Failure.WORKER_ERROR: {"transient": True},
+            Failure.NO_SPECS: {"deterministic": True}, Failure.NOT_THIS_TOOLCHAIN: {"deterministic": True},
+            Failure.ABSENT: {"deterministic": True, "absent": True}}.get(failure, {}) if failure else {}
+
+
+def from_worker(pending: SpecResult, answer: CompileAnswer) -> SpecResult:
+    """A spec's result from what its compile worker answered (`compile_spec`'s JSON: metrics, PTX
+    and source lines, or an error, and its kind) over the record of the spec it compiled."""
+    return _answered(pending, answer.result, answer.failure)
+
+
+def from_specs(answer: SpecsAnswer) -> SpecResult:
+    """The one result of a kernel whose specs the worker could not have (a fact about the source
+    and config, its kind the worker's)."""
+    said = {"error": answer.error, **({"tritons_own": answer.tritons_own} if answer.tritons_own else {})}
+    return _answered(SpecResult(None, "-"), said, answer.failure)
+
+
+def _answered(pending: SpecResult, value: object, failure: Failure | None) -> SpecResult:
+    """`value` (a worker's JSON) over `pending`, failed as the worker said; a value that is not a
     valid result is a failure of its own, not cached (it may not happen again)."""
     try:
-        if not isinstance(payload, dict):
-            raise ValueError(f"not a result: {type(payload).__name__}")
-        return SpecResult.from_json({**pending.as_json(), **payload})
+        if not isinstance(value, dict):
+            raise ValueError(f"not a result: {type(value).__name__}")
+        got = SpecResult.from_json({**pending.as_json(), **value})
     except ValueError as e:
-        return replace(pending, error=f"the compile worker sent no valid result ({e})", transient=True)
+        return replace(pending, error=f"the compile worker sent no valid result ({e})", failure=Failure.WORKER_ERROR)
+    return replace(got, failure=failure or got.failure) if got.error is not None else got
 
 
 def results_from_json(value: object) -> list[SpecResult] | None:

@@ -1,8 +1,8 @@
 """Where compile jobs run: this machine's process pool (the default) or a Ray cluster.
 
 The engine hands its jobs (`pool.Task`s) to an executor and reads results back; it does not care
-where they ran. Every executor has the Pool's interface: `run(tasks, skip)` yields
-(task, "ok"|"error"|"timeout"|"crash", payload) in any order, `timeout` is the bound of one request,
+where they ran. Every executor has the Pool's interface: `run(tasks, skip)` yields a
+`pool.Reply` per task (protocol.py: its outcome, answer or error) in any order, `timeout` is the bound of one request,
 `bound_of(task)` the bound of that task (`Task.timeout` may make it tighter), and it
 is a context manager. Ray is imported only by ray_executor.py, and only when asked for.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
-from ptxdiff.compile.pool import Pool, Task
+from ptxdiff.compile.pool import Pool, Reply, Tag, Task
 from ptxdiff.errors import UsageError
 
 LOCAL = "local"
@@ -25,8 +25,8 @@ class Executor(Protocol):
 
     def bound_of(self, task: Task) -> float: ...
 
-    def run(self, tasks: list[Task], skip: Callable[[Task], str | None] | None = None
-            ) -> Iterator[tuple[Task, str, object]]: ...
+    def run(self, tasks: list[Task[Tag]], skip: Callable[[Task[Tag]], str | None] | None = None
+            ) -> Iterator[Reply[Tag]]: ...
 
     def __enter__(self) -> Executor: ...
 

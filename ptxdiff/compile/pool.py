@@ -17,19 +17,20 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import re
 import signal
 import tempfile
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
+from typing import Generic, TypeVar
 
 from ptxdiff.compile import cputime, printed
 from ptxdiff.compile import worker as compiler
+from ptxdiff.compile.protocol import Answer, Op, Outcome, Request
 from ptxdiff.errors import SandboxError
 from ptxdiff.sandbox import launcher, lifetime, limits, probe
 from ptxdiff.sandbox.policy import Policy
@@ -59,16 +60,33 @@ def _python_of(side: object) -> str | None:
     return found.python
 
 
+Tag = TypeVar("Tag")
+
+
 @dataclass
-class Task:
-    side: object             # the git.Side this request runs against
-    op: str                  # "specs" or "compile"
-    args: tuple
+class Task(Generic[Tag]):
+    side: object             # the git.Side this request runs against (an (old, new) pair: a run)
+    request: Request
     label: str               # for progress lines
-    tag: object = None       # caller's bookkeeping
+    tag: Tag                 # caller's bookkeeping: what the reply is for
     timeout: float | None = None   # a tighter bound than the pool's for this task
     cost: float = 0.0        # its estimated cost (specs/cost.py): the costliest of a revision start first
     fresh: bool = False      # run it in a worker that has served nothing else (a retry, see `Pool.run`)
+
+    @property
+    def op(self) -> Op:
+        return self.request.op
+
+
+@dataclass(frozen=True)
+class Reply(Generic[Tag]):
+    """How a task ended: the worker's answer (`Outcome.OK`), else why there is none (`error`)."""
+
+    task: Task[Tag]
+    outcome: Outcome
+    answer: Answer | None = None
+    error: str | None = None
+    out_of_memory: bool = False   # the request ran out of memory (the worker says; the pool retries it alone)
 
 
 class Pending:
@@ -212,9 +230,9 @@ class Pool:
         except EOFError:
             self._stop(slot, kill=True)
             return "worker died while starting"
-        if kind in ("fatal", "sandbox"):
+        if kind in (Outcome.FATAL, Outcome.SANDBOX):
             self._stop(slot, kill=True)
-            if kind == "sandbox":
+            if kind is Outcome.SANDBOX:
                 raise probe.refusal(msg)
             return msg
         self.sandbox = msg
@@ -242,10 +260,10 @@ class Pool:
         return f"worker crashed ({how}) during {task.label}" + (f": {line}" if line else "") + (
             f"\n{text}" if text.strip() else "")
 
-    def run(self, tasks: list[Task], skip: Callable[[Task], str | None] | None = None
-            ) -> Iterator[tuple[Task, str, object]]:
-        """Yield (task, "ok"|"error"|"timeout"|"crash", payload) as results arrive, in any order. `skip`, asked
-        just before a task would start, may give a reason not to run it (an error result).
+    def run(self, tasks: list[Task[Tag]], skip: Callable[[Task[Tag]], str | None] | None = None
+            ) -> Iterator[Reply[Tag]]:
+        """Yield a `Reply` per task as results arrive, in any order. `skip`, asked just before a
+        task would start, may give a reason not to run it (an error reply).
 
         No result depends on which tasks shared a worker (that depends on --jobs): a request that
         ran out of memory or crashed its worker after the worker had served others runs once more
@@ -265,19 +283,19 @@ class Pool:
                         if failure:
                             for t in pending.drop(side):
                                 done += 1
-                                yield t, "error", failure
+                                yield Reply(t, Outcome.ERROR, error=failure)
                             continue
                     task = pending.take(side)
                     reason = skip(task) if skip else None
                     if reason:
                         done += 1
-                        yield task, "error", reason
+                        yield Reply(task, Outcome.ERROR, error=reason)
                         continue
                     slot.task, slot.started, slot.cpu_base = task, time.monotonic(), None
                     slot.printed_from = printed.size(slot.home) if slot.home else 0
-                    if self.progress and task.op != "specs":
+                    if self.progress and task.op is not Op.SPECS:
                         self.progress(f"[{done + 1}/{total}] {task.label}")
-                    slot.channel().send((task.op, task.args))
+                    slot.channel().send(task.request)
                 busy = [(s, s.task) for s in self.slots if s.task is not None]
                 if not busy:
                     continue
@@ -285,41 +303,45 @@ class Pool:
                 now = time.monotonic()
                 trees = self._trees([s for s, _ in busy if s.conn not in ready], now)
                 for slot, task in busy:
-                    kind: str
-                    payload: object
+                    reply: Reply
                     served = slot.served
                     if slot.conn in ready:
                         try:
-                            kind, payload, slot.cpu, text, *said = slot.channel().recv()
-                            slot.memory = int(said[0]) if said else 0
-                            if kind == "ok" and task.op == "compile":
-                                payload = printed.attach(payload, text)
+                            reply = self._answered(slot, task)
                         except (EOFError, OSError, ValueError, TypeError):
-                            kind, payload = "crash", self._crashed(slot, task)
+                            reply = Reply(task, Outcome.CRASH, error=self._crashed(slot, task))
                     elif self._past_bound(slot, task, now, trees):
                         self._stop(slot, kill=True)
-                        kind, payload = "timeout", self.timed_out(task)
+                        reply = Reply(task, Outcome.TIMEOUT, error=self.timed_out(task))
                     else:
                         continue
                     slot.task = None
-                    if (kind == "crash" or out_of_memory(kind, payload)) and served and not task.fresh:
+                    if (reply.outcome is Outcome.CRASH or reply.out_of_memory) and served and not task.fresh:
                         self._stop(slot, kill=True)   # what its neighbours left may be why: once more, alone
                         task.fresh = True
                         pending.again(task)
                         continue
-                    if out_of_memory(kind, payload):
-                        payload = self._alone(payload)
+                    if reply.out_of_memory:
+                        reply = self._alone(reply)
                     slot.served += 1
                     if slot.proc is not None and (slot.cpu > self.limits.recycle_after(self.timeout)
                                                   or slot.memory > RECYCLE_SHARE * self.limits.address_space > 0):
                         self._stop(slot)   # a fresh worker before this one's CPU or memory rlimit could end a request
                     done += 1
-                    yield task, kind, payload
+                    yield reply
         finally:  # workers stay for the next run (the compiles after the specs) unless busy
             for slot in self.slots:
                 if slot.task is not None:
                     self._stop(slot, kill=True)
                     slot.task = None
+
+    @staticmethod
+    def _answered(slot: _Slot, task: Task) -> Reply:
+        """The reply a worker sent (`compiler.serve`): its answer, or the error its request raised."""
+        kind, body, memory_out, slot.cpu, slot.memory = slot.channel().recv()
+        if kind is Outcome.OK:
+            return Reply(task, Outcome.OK, answer=body, out_of_memory=memory_out)
+        return Reply(task, Outcome.ERROR, error=body, out_of_memory=memory_out)
 
     def _next_look(self, busy: list[tuple[_Slot, Task]]) -> float:
         """Seconds until a busy request's bound must be looked at: its bound (or LAZY_S) after it
@@ -354,14 +376,14 @@ class Pool:
             slot.cpu_base, slot.base_at = trees[pid], wall
         return trees[pid] - slot.cpu_base + slot.base_at >= bound
 
-    def _alone(self, payload: object) -> object:
+    def _alone(self, reply: Reply) -> Reply:
         """A memory failure of a fresh worker: the request alone needs more than a worker may take."""
         limit = self.limits.address_space
         said = f" (alone in a fresh worker: it needs more than the {limit / limits.GiB:g} GiB of address space " \
             "a compile worker may take)" if limit else " (alone in a fresh worker)"
-        if isinstance(payload, dict) and isinstance(payload.get("error"), str):
-            return {**payload, "error": payload["error"] + said}
-        return f"{payload}{said}" if isinstance(payload, str) else payload
+        if reply.answer is not None:
+            return replace(reply, answer=reply.answer.noting(said))
+        return replace(reply, error=f"{reply.error}{said}")
 
     def close(self) -> None:
         for slot in self.slots:
@@ -378,15 +400,6 @@ LAZY_S = 1.0          # a request's CPU is read from this many seconds on (most 
 POLL_S = 0.5          # and then this often
 WALL_FACTOR = 3.0     # the clock's backstop, in bounds (a worker's CPU rlimit is three bounds too)
 RECYCLE_SHARE = 0.5   # of a worker's address-space limit, past which it is replaced between requests
-OUT_OF_MEMORY = re.compile(r"MemoryError|[Oo]ut of memory|bad_alloc|Cannot allocate memory")
-
-
-def out_of_memory(kind: str, payload: object) -> bool:
-    """Whether an answer says the request ran out of memory (an error, or a compile's failure)."""
-    if kind == "ok" and isinstance(payload, dict):
-        text = f"{payload.get('error') or ''}\n{str(payload.get('log') or '')[-4000:]}"
-        return "error" in payload and bool(OUT_OF_MEMORY.search(text))
-    return kind == "error" and bool(OUT_OF_MEMORY.search(str(payload)))
 
 
 def _kill_group(proc: BaseProcess) -> None:
@@ -419,7 +432,7 @@ def sandboxed_call(fn: Callable, args: tuple, timeout: float = 120.0, namespaces
         if not parent.poll(timeout):
             raise SandboxError(f"the sandboxed call did not answer in {timeout:g}s")
         kind, active, result = parent.recv()
-        if kind == "sandbox":
+        if kind is Outcome.SANDBOX:
             raise probe.refusal(str(result))
         return active, result
     finally:

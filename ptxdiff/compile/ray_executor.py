@@ -40,12 +40,13 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from ptxdiff import binaries
 from ptxdiff.compile import toolchains
-from ptxdiff.compile.pool import Pending, Pool, Task
+from ptxdiff.compile.pool import Pending, Pool, Reply, Tag, Task
+from ptxdiff.compile.protocol import Op, Outcome, Request
 from ptxdiff.errors import PtxdiffError, SandboxError, SetupError, UsageError
 from ptxdiff.git import objects
 from ptxdiff.git.repo import INDEX, Repo, Side
@@ -222,9 +223,9 @@ class RayExecutor:
         """The bound a node's pool holds the task to, as the local pool would (`Pool.bound_of`)."""
         return min(self.timeout, task.timeout) if task.timeout else self.timeout
 
-    def run(self, tasks: list[Task], skip: Callable[[Task], str | None] | None = None
-            ) -> Iterator[tuple[Task, str, object]]:
-        """Yield (task, kind, payload) as results arrive. Each actor has up to DEPTH tasks queued,
+    def run(self, tasks: list[Task[Tag]], skip: Callable[[Task[Tag]], str | None] | None = None
+            ) -> Iterator[Reply[Tag]]:
+        """Yield a `Reply` per task as results arrive. Each actor has up to DEPTH tasks queued,
         of the revision it serves while that one has work (its worker stays warm, as a local
         pool's slot does), else of a revision no other actor serves. `skip` is asked just before
         a task is sent."""
@@ -244,14 +245,14 @@ class RayExecutor:
                         reason = skip(task) if skip else None
                         if reason:
                             done += 1
-                            yield task, "error", reason
+                            yield Reply(task, Outcome.ERROR, error=reason)
                             continue
                         slot.side = side
-                        ref = slot.actor.run.remote(self.shipper.packs_for(cast(Side, side)), side, task.op, task.args,
+                        ref = slot.actor.run.remote(self.shipper.packs_for(cast(Side, side)), side, task.request,
                                                     task.label, self.settings, task.timeout)
                         slot.flying.append(ref)
                         flying[ref] = (slot, task)
-                        if self.progress and task.op != "specs":
+                        if self.progress and task.op is not Op.SPECS:
                             self.progress(f"[{done + len(flying)}/{total}] {task.label}")
                 if not flying:
                     continue
@@ -259,9 +260,8 @@ class RayExecutor:
                 for ref in ready:
                     slot, task = flying.pop(ref)
                     slot.flying.remove(ref)
-                    kind, payload = _outcome(ray, ref, task)
                     done += 1
-                    yield task, kind, payload
+                    yield _outcome(ray, ref, task)
         finally:  # stopped early (an error, ^C): what is queued is not wanted (a running one ends at its bound)
             for ref, (slot, _) in flying.items():
                 slot.flying.remove(ref)
@@ -278,19 +278,20 @@ class RayExecutor:
         self.close()
 
 
-def _outcome(ray: Any, ref: Any, task: Task) -> tuple[str, object]:
-    """A task's result as the pool gives it; a node that cannot hold the sandbox or has another
+def _outcome(ray: Any, ref: Any, task: Task) -> Reply:
+    """A task's reply as the pool gives it; a node that cannot hold the sandbox or has another
     toolchain stops the run (one line), as this machine would."""
     try:
-        kind, payload = ray.get(ref)
+        reply: Reply = ray.get(ref)
     except ray.exceptions.RayError as e:
         lines = str(e).strip().splitlines()
-        return "error", f"ray task failed during {task.label}: {type(e).__name__}: {lines[0] if lines else ''}"[:400]
-    if kind == "sandbox":
-        raise SandboxError(str(payload))
-    if kind == "setup":
-        raise SetupError(str(payload))
-    return kind, payload
+        return Reply(task, Outcome.ERROR,
+                     error=f"ray task failed during {task.label}: {type(e).__name__}: {lines[0] if lines else ''}"[:400])
+    if reply.outcome is Outcome.SANDBOX:
+        raise SandboxError(str(reply.error))
+    if reply.outcome is Outcome.SETUP:
+        raise SetupError(str(reply.error))
+    return replace(reply, task=task)
 
 
 # -- on a node -----------------------------------------------------------------------------------
@@ -310,9 +311,9 @@ _node = _Node()
 class NodeWorker:
     """A Ray actor: one CPU of a node, running jobs one at a time (`execute`)."""
 
-    def run(self, packs: list[Any], side: Side, op: str, args: tuple, label: str, settings: NodeSettings,
-            timeout: float | None = None) -> tuple[str, object]:
-        return execute(packs, side, op, args, label, settings, timeout)
+    def run(self, packs: list[Any], side: Side, request: Request, label: str, settings: NodeSettings,
+            timeout: float | None = None) -> Reply:
+        return execute(packs, side, request, label, settings, timeout)
 
     def close(self) -> None:
         """Stop this process's worker and remove its private repository."""
@@ -323,26 +324,26 @@ class NodeWorker:
         _node.dir = _node.applied = _node.pool = _node.key = None
 
 
-def execute(packs: list[Any], side: Side, op: str, args: tuple, label: str, settings: NodeSettings,
-            timeout: float | None = None) -> tuple[str, object]:
-    """A Ray task: one job in this node's sandboxed worker; (kind, payload) as the pool yields
-    them, or ("sandbox"|"setup", why) when this node cannot run it as the driver's machine would."""
+def execute(packs: list[Any], side: Side, request: Request, label: str, settings: NodeSettings,
+            timeout: float | None = None) -> Reply:
+    """A Ray task: one job in this node's sandboxed worker; its reply as the pool yields it, or
+    one whose outcome is SANDBOX or SETUP (and why) when this node cannot run it as the driver's
+    machine would."""
+    task = Task(side, request, label, None, timeout=timeout)
     here = tuple(sorted(binaries.versions().items()))
     if here != settings.versions:
-        return "setup", (f"Ray node {socket.gethostname()} has {_versions(here)}; this run needs "
-                         f"{_versions(settings.versions)}: install the same versions on every node")
+        return Reply(task, Outcome.SETUP, error=f"Ray node {socket.gethostname()} has {_versions(here)}; this run "
+                                                f"needs {_versions(settings.versions)}: install the same versions on every node")
     if side.toolchain is not None:
         why = _toolchain_problem(side.toolchain)
         if why is not None:
-            return "setup", f"Ray node {socket.gethostname()}: {why}"
+            return Reply(task, Outcome.SETUP, error=f"Ray node {socket.gethostname()}: {why}")
     try:
         pool = _node_pool(_materialize(packs), settings)
-        result: tuple[str, object] = ("error", f"no result for {label}")
-        for _, kind, payload in pool.run([Task(side, op, args, label, timeout=timeout)]):
-            result = (kind, payload)
-        return result
+        replies = list(pool.run([task]))
+        return replies[-1] if replies else Reply(task, Outcome.ERROR, error=f"no result for {label}")
     except SandboxError as e:
-        return "sandbox", f"Ray node {socket.gethostname()}: {e}"
+        return Reply(task, Outcome.SANDBOX, error=f"Ray node {socket.gethostname()}: {e}")
 
 
 def _versions(items: tuple[tuple[str, str], ...]) -> str:

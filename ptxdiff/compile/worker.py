@@ -29,6 +29,17 @@ from ptxdiff import targets
 from ptxdiff.binaries import pin_fp_fusion, run_tool, tool_path, tool_paths
 from ptxdiff.compile import disassemble
 from ptxdiff.compile import printed as captured
+from ptxdiff.compile.protocol import (
+    COMPILE_FAILED,
+    Answer,
+    CompileAnswer,
+    Failure,
+    Outcome,
+    Request,
+    SpecsAnswer,
+    compile_failure,
+    out_of_memory,
+)
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.errors import SandboxError, ToolError
 from ptxdiff.metrics import ptx as ptxmod
@@ -228,10 +239,10 @@ def try_compile(jit: Any, spec: Spec, cc: int) -> tuple[Any, Exception | None, s
         return None, e, out.getvalue()
 
 
-def compile_spec(jit: Any, spec: Spec, cc: int, retype: bool = False) -> dict:
-    """Metrics of one spec, or its error; with `retype`, a type error under guessed types also
-    says which types compile (retype.py), and a shape error under guessed sizes which sizes fit
-    (refit.py), for the engine to compile both sides with."""
+def compile_spec(jit: Any, spec: Spec, cc: int, retype: bool = False) -> CompileAnswer:
+    """Metrics of one spec, or its error and its kind; with `retype`, a type error under guessed
+    types also says which types compile (retype.py), and a shape error under guessed sizes which
+    sizes fit (refit.py), for the engine to compile both sides with."""
     ck, error, printed = try_compile(jit, spec, cc)
     if error is not None:
         log = printed + "".join(traceback.format_exception_only(type(error), error))
@@ -239,7 +250,7 @@ def compile_spec(jit: Any, spec: Spec, cc: int, retype: bool = False) -> dict:
         # `ops/relu.py:12:44: NameError: ... (at: y = relu(x))`: the message whole, at the file's own line;
         # ptxas's own first error where ptxas refused the PTX (triton says only its exit status)
         said = ptxas_error(printed)
-        failed: dict = {"error": f"compile failed: {said or described(error, jit)}", "log": log[-20000:]}
+        failed: dict = {"error": f"{COMPILE_FAILED} {said or described(error, jit)}", "log": log[-20000:]}
         if retype:
             from ptxdiff.compile import refit
             from ptxdiff.compile import retype as retypemod
@@ -250,15 +261,15 @@ def compile_spec(jit: Any, spec: Spec, cc: int, retype: bool = False) -> dict:
                 sizes = refit.search(lambda s: try_compile(jit, s, cc)[1], spec, error, jit)
                 if sizes:
                     failed["refit"] = sizes
-        return failed
+        return CompileAnswer(failed, compile_failure(failed["error"]))
     ptx_text = ck.asm["ptx"]
     try:
         metrics = measure(ptx_text, ck.asm["cubin"], printed, spec, cc, int(ck.metadata.shared))
     except ToolError as e:
-        return {"error": str(e), "log": e.log}
+        return CompileAnswer({"error": str(e), "log": e.log}, Failure.TOOL_ERROR)
     kept = disassemble.pack(ck.asm["cubin"])    # disassembled only if an HTML page asks (disassemble.py)
-    return {"metrics": metrics.as_json(), "ptx": ptxmod.normalise(ptx_text),
-            "loc": ptxmod.source_lines(ptx_text).as_json(), **({"cubin": kept} if kept is not None else {})}
+    return CompileAnswer({"metrics": metrics.as_json(), "ptx": ptxmod.normalise(ptx_text),
+                          "loc": ptxmod.source_lines(ptx_text).as_json(), **({"cubin": kept} if kept is not None else {})})
 
 
 class Worker:
@@ -319,25 +330,29 @@ class Worker:
             raise SpecError(f"{kernel.module} has no attribute {kernel.name} after import")
         return _unwrap(obj)
 
-    def specs(self, kernel: Kernel, config: KernelConfig, cc: int, plan: Plan) -> list[Spec] | dict:
+    def specs(self, kernel: Kernel, config: KernelConfig, cc: int, plan: Plan) -> SpecsAnswer:
         """The kernel's specs; on the hermetic path a spec that cannot be had is a fact about the
-        effective source, config and plan (a dict with the error), cached like a result."""
+        effective source, config and plan (an answer with the error and its kind), cached like a result."""
         try:
             _, declared = self.load(kernel, cc)
-            return resolve(kernel, declared, config, plan)
+            return SpecsAnswer(tuple(resolve(kernel, declared, config, plan)))
         except SpecError as e:
             if self.imports:
                 raise
-            flag = {"absent": True} if isinstance(e, AbsentKernel) else {"tritons_own": e.dotted} \
-                if isinstance(e, TritonsOwn) else {}
-            return {"error": str(e), "deterministic": True, **flag}
+            if isinstance(e, AbsentKernel):
+                return SpecsAnswer(error=str(e), failure=Failure.ABSENT)
+            if isinstance(e, TritonsOwn):
+                return SpecsAnswer(error=str(e), failure=Failure.NOT_THIS_TOOLCHAIN, tritons_own=e.dotted)
+            return SpecsAnswer(error=str(e), failure=Failure.NO_SPECS)
 
-    def compile(self, kernel: Kernel, spec: Spec, cc: int) -> dict:
+    def compile(self, kernel: Kernel, spec: Spec, cc: int) -> CompileAnswer:
         jit, _ = self.load(kernel, cc)
-        result = compile_spec(jit, spec, cc, retype=not self.imports)
-        if "error" in result and not self.imports:
-            result["error"] = self._builder(cc).explain(result["error"])
-        return result
+        answer = compile_spec(jit, spec, cc, retype=not self.imports)
+        if answer.failure is not None and not self.imports:
+            error = self._builder(cc).explain(answer.result["error"])
+            failure = compile_failure(error) if answer.failure is not Failure.TOOL_ERROR else answer.failure
+            return CompileAnswer({**answer.result, "error": error}, failure)
+        return answer
 
 
 def _alternates(objects: str, depth: int = 0) -> list[str]:
@@ -437,12 +452,12 @@ def serve(conn: Connection, repo_dir: str, side: Side | tuple[Side, Side], roots
             if policy is not None and policy.seal and started is not None:
                 active = seal(policy, started, tool_paths(), worker.reads())
     except SandboxError as e:
-        conn.send(("sandbox", str(e)))
+        conn.send((Outcome.SANDBOX, str(e)))
         return
     except BaseException as e:
-        conn.send(("fatal", f"worker could not start: {type(e).__name__}: {e}"))
+        conn.send((Outcome.FATAL, f"worker could not start: {type(e).__name__}: {e}"))
         return
-    conn.send(("ready", active.describe() if active else None, active.started.fallback() if active else None))
+    conn.send((Outcome.READY, active.describe() if active else None, active.started.fallback() if active else None))
     mark = captured.since(out_fd, 0)[1] if out_fd is not None else 0
     while True:
         try:
@@ -451,18 +466,32 @@ def serve(conn: Connection, repo_dir: str, side: Side | tuple[Side, Side], roots
             return
         if request is None:
             return
-        op, args = request
-        try:
-            result = ("ok", getattr(worker, op)(*args))
-        except SpecError as e:
-            result = ("error", str(e))
-        except Exception as e:
-            result = ("error", f"{type(e).__name__}: {e}\n{traceback.format_exc()[-4000:]}")
+        said = _answer(worker, request)
         text, mark = captured.since(out_fd, mark) if out_fd is not None else ("", mark)
         # a replay that faulted on the GPU may have broken its CUDA context: reporting all the CPU
         # spent makes the pool start a fresh worker for the next request
-        conn.send((*result, math.inf if getattr(worker, "faulted", False) else cpu_seconds(), text,
+        conn.send((*_sent(said, text), math.inf if getattr(worker, "faulted", False) else cpu_seconds(),
                    memory_bytes(statm)))
+
+
+def _answer(worker: Worker | RunWorker, request: Request) -> tuple[Outcome, Answer | str]:
+    """The worker's answer to a request, or the error it raised."""
+    try:
+        return Outcome.OK, request.ask(worker)
+    except SpecError as e:
+        return Outcome.ERROR, str(e)
+    except Exception as e:
+        return Outcome.ERROR, f"{type(e).__name__}: {e}\n{traceback.format_exc()[-4000:]}"
+
+
+def _sent(said: tuple[Outcome, Answer | str], text: str) -> tuple[Outcome, Answer | str, bool]:
+    """(outcome, the answer with what its request printed or the error, whether it ran out of
+    memory): what the pool reads (`Pool._answered`)."""
+    kind, body = said
+    if isinstance(body, str):
+        return kind, body, out_of_memory(body)
+    answer = body.printing(text)
+    return kind, answer, answer.out_of_memory
 
 
 def call_sealed(conn: Connection, policy: Policy, fn: Callable[..., object], args: tuple) -> None:
@@ -473,10 +502,10 @@ def call_sealed(conn: Connection, policy: Policy, fn: Callable[..., object], arg
         started = begin(policy)
         active = seal(policy, started, tool_paths())
     except SandboxError as e:
-        conn.send(("sandbox", None, str(e)))
+        conn.send((Outcome.SANDBOX, None, str(e)))
         return
     try:
         result = fn(*args)
     except Exception as e:
         result = f"{type(e).__name__}: {e}"
-    conn.send(("ok", active.describe(), result))
+    conn.send((Outcome.OK, active.describe(), result))

@@ -31,6 +31,7 @@ from helpers import (
 )
 from ptxdiff.compare.engine import Engine
 from ptxdiff.compare.notes import NoteKind
+from ptxdiff.compile.protocol import CompileAnswer, Failure, Outcome
 from ptxdiff.git.repo import Repo
 from ptxdiff.permissions import Permissions
 
@@ -404,7 +405,7 @@ def tuned_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 @pytest.mark.integration
 def test_a_timeout_is_cached_for_its_bound(tmp_path, monkeypatch):
     """A warm re-run never compiles again what timed out; a larger bound does."""
-    from ptxdiff.compile.pool import Pool
+    from ptxdiff.compile.pool import Pool, Reply
     from ptxdiff.repo_config import Config
 
     original = Pool.run
@@ -414,7 +415,7 @@ def test_a_timeout_is_cached_for_its_bound(tmp_path, monkeypatch):
             yield from original(self, tasks, skip)
             return
         for t in tasks:
-            yield t, "timeout", self.timed_out()
+            yield Reply(t, Outcome.TIMEOUT, error=self.timed_out())
 
     monkeypatch.setattr(Pool, "run", compiles_time_out)
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
@@ -442,7 +443,7 @@ def test_guessed_sizes_over_the_cost_rule_are_shrunk_on_both_sides_before_any_co
     compiled = []
 
     def counting(self, tasks, skip=None):
-        compiled.extend(dict(t.args[1].constexprs)["BLOCK"] for t in tasks if t.op == "compile")
+        compiled.extend(dict(t.request.spec.constexprs)["BLOCK"] for t in tasks if t.op == "compile")
         yield from original(self, tasks, skip)
 
     monkeypatch.setattr(Pool, "run", counting)
@@ -474,24 +475,27 @@ def test_warm_show_compiles_nothing_that_timed_out_crashed_or_ran_out_of_memory(
     """`show` of one revision: a timeout, a crash and a memory failure are cached for their bound
     like results (here made by a fake pool, no clock): warm, nothing is compiled again; a larger
     bound compiles the timeout and the crash again, not the failure a fresh worker gave."""
-    from ptxdiff.compile.pool import Pool
+    from ptxdiff.compile.pool import Pool, Reply
     from ptxdiff.repo_config import Config
 
     original = Pool.run
     compiled: list[str] = []
-    said = {"slow_kernel": "timeout", "crashing_kernel": "crash"}
+    said = {"slow_kernel": Outcome.TIMEOUT, "crashing_kernel": Outcome.CRASH}
 
     def failing(self, tasks, skip=None):
         if not tasks or tasks[0].op != "compile":
             yield from original(self, tasks, skip)
             return
         for t in tasks:
-            name = t.args[0].name
+            name = t.request.kernel.name
             compiled.append(name)
             if name in said:
-                yield t, said[name], self.timed_out(t) if name == "slow_kernel" else "worker crashed (signal SIGKILL)"
+                yield Reply(t, said[name], error=self.timed_out(t) if name == "slow_kernel" else
+                            "worker crashed (signal SIGKILL)")
             else:
-                yield t, "ok", {"error": "compile failed: MemoryError (alone in a fresh worker)", "log": "MemoryError"}
+                yield Reply(t, Outcome.OK, answer=CompileAnswer({
+                    "error": "compile failed: MemoryError (alone in a fresh worker)", "log": "MemoryError"},
+                    Failure.COMPILE_ERROR))
 
     monkeypatch.setattr(Pool, "run", failing)
     repo = make_repo(tmp_path, {"ops/a.py": scale_kernel(name="slow_kernel"),
@@ -513,7 +517,7 @@ def test_warm_show_compiles_nothing_that_timed_out_crashed_or_ran_out_of_memory(
 def test_after_one_spec_times_out_the_kernel_s_other_specs_are_not_compiled(tmp_path, monkeypatch):
     """A spec that compiles past the timeout says the others would too: they are not started, and
     one that finished beside it (a larger --jobs) is withheld alike: the same rows either way."""
-    from ptxdiff.compile.pool import Pool
+    from ptxdiff.compile.pool import Pool, Reply
 
     src = HEADER + '''
 @triton.jit
@@ -530,16 +534,16 @@ def k(x_ptr, n, HAS_A: tl.constexpr, BLOCK: tl.constexpr):
         if not tasks or tasks[0].op != "compile":
             yield from original(self, tasks, skip)
             return
-        yield tasks[0], "timeout", "timed out after 1s (config key 'timeout')"
+        yield Reply(tasks[0], Outcome.TIMEOUT, error="timed out after 1s (config key 'timeout')")
         for t in tasks[1:]:
-            yield t, "error", skip(t) or "ran"
+            yield Reply(t, Outcome.ERROR, error=skip(t) or "ran")
 
     def the_other_finished_beside_it(self, tasks, skip=None):   # as at --jobs 2: it ran before the timeout
         if not tasks or tasks[0].op != "compile":
             yield from original(self, tasks, skip)
             return
         yield from original(self, tasks[1:])
-        yield tasks[0], "timeout", "timed out after 1s (config key 'timeout')"
+        yield Reply(tasks[0], Outcome.TIMEOUT, error="timed out after 1s (config key 'timeout')")
 
     monkeypatch.setattr(Pool, "run", first_compile_times_out)
     repo = make_repo(tmp_path, {"ops/k.py": src})
@@ -595,7 +599,7 @@ def test_a_spec_both_sides_compile_alike_is_compiled_once(tmp_path, monkeypatch)
     compiled = []
 
     def counting(self, tasks, skip=None):
-        compiled.extend(dict(t.args[1].constexprs)["BLOCK"] for t in tasks if t.op == "compile")
+        compiled.extend(dict(t.request.spec.constexprs)["BLOCK"] for t in tasks if t.op == "compile")
         yield from original(self, tasks, skip)
 
     monkeypatch.setattr(Pool, "run", counting)

@@ -8,8 +8,10 @@ from types import SimpleNamespace
 import pytest
 
 from ptxdiff.compare import replan
+from ptxdiff.compare.measure import SHRINK_FIRST
 from ptxdiff.compare.replan import Need
 from ptxdiff.compare.spec_result import SpecResult
+from ptxdiff.compile.protocol import Failure
 from ptxdiff.git.repo import Side
 from ptxdiff.repo_config import KernelConfig
 from ptxdiff.specs.detail import SpecDetail
@@ -46,7 +48,7 @@ def test_matched_gives_the_guessing_side_the_other_sides_facts():
 @pytest.mark.parametrize("old_results, new_results", [
     ([result({"BLOCK": 128}, {"BLOCK": 128})], [result({"BLOCK": 64}, {"BLOCK": 64})]),   # both guess
     ([result({"BLOCK": "big"})], [result({"BLOCK": 64}, {"BLOCK": 64})]),                   # not a number
-    ([SpecResult(None, "-", error="-", absent=True)], [result({"BLOCK": 64}, {"BLOCK": 64})]),  # no spec
+    ([SpecResult(None, "-", error="-", failure=Failure.ABSENT)], [result({"BLOCK": 64}, {"BLOCK": 64})]),  # no spec
 ])
 def test_matched_leaves_pairs_without_facts_for_a_guess(old_results, new_results):
     old, new = need("old", GUESSED, old_results), need("new", GUESSED, new_results)
@@ -61,7 +63,8 @@ def test_matched_needs_two_sides():
 
 def test_shrunk_replans_both_sides_when_either_is_over_the_cost_rule():
     big = Plan(constexprs=(Choice("BLOCK", (1024,), "guessed"),))
-    old, new = need("old", big, [result({"BLOCK": 1024}, guarded=True)]), need("new", big, [result({"BLOCK": 1024})])
+    over = result({"BLOCK": 1024}, error=SHRINK_FIRST, failure=Failure.OVER_COST)
+    old, new = need("old", big, [over]), need("new", big, [result({"BLOCK": 1024})])
     other = need("new", big, [result({"BLOCK": 1024})], pair=1)
     assert replan.shrunk([old, new, other]) == [old, new]
     assert old.plan == new.plan == big.shrunk() and old.plan.choice("BLOCK").values == (256,)
@@ -80,7 +83,8 @@ def test_shrunk_replans_sizes_a_heuristic_computed_from_a_stand_in():
     a pair none of whose results is over the cost rule (`guarded`) keeps its plan."""
     plan = Plan(constexprs=(Choice("act", ("relu",), "guessed"),))
     guessed = {"n (read by heuristic BLOCK)": 4096}
-    old, new = need("old", plan, [result({"BLOCK": 4096}, guessed, guarded=1)]), need("new", plan, [])
+    over = result({"BLOCK": 4096}, guessed, error=SHRINK_FIRST, failure=Failure.OVER_COST)
+    old, new = need("old", plan, [over]), need("new", plan, [])
     assert replan.shrunk([old, new]) == [old, new] and old.plan.shrink > 1
     alone = need("new", plan, [result({"BLOCK": 16}, {"n": 16})])
     assert replan.shrunk([alone]) == [] and alone.plan == plan

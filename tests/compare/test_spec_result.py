@@ -8,7 +8,8 @@ import pytest
 
 from helpers import metrics
 from ptxdiff.compare.cache import served, stamped
-from ptxdiff.compare.spec_result import Failure, SpecResult, from_worker, results_from_json
+from ptxdiff.compare.spec_result import SpecResult, from_specs, from_worker, results_from_json
+from ptxdiff.compile.protocol import CompileAnswer, Failure, SpecsAnswer
 from ptxdiff.metrics.ptx import SourceLines
 from ptxdiff.specs.detail import SpecDetail
 
@@ -25,15 +26,22 @@ def failed(**flags: object) -> dict:
 @pytest.mark.parametrize("value, failure", [
     (MEASURED, None),
     (failed(), Failure.COMPILE_ERROR),
-    (failed(timed_out=30.0, guarded=True), Failure.TIMEOUT),
-    (failed(transient=True), Failure.CRASH),
-    (failed(error="ptxas: Instruction 'tcgen05.mma' not supported on .target 'sm_90'"), Failure.REFUSED),
+    (failed(timed_out=30.0), Failure.TIMEOUT),
+    (failed(crashed=60.0), Failure.CRASH),
+    (failed(transient=True), Failure.WORKER_ERROR),
+    (failed(error="compile failed: ptxas: Instruction 'tcgen05.mma' not supported on .target 'sm_90'"), Failure.REFUSED),
+    (failed(error="ptxas -v printed no spill counts"), Failure.TOOL_ERROR),
+    (failed(error="not compiled: guessed sizes over the cost rule", guarded=True, deterministic=True), Failure.OVER_COST),
     (failed(key=None, deterministic=True, tritons_own="triton.language.sum"), Failure.NOT_THIS_TOOLCHAIN),
     (failed(key=None, deterministic=True, absent=True), Failure.ABSENT),
     (failed(key=None, error="no specs: BLOCK has no value", deterministic=True), Failure.NO_SPECS),
 ])
 def test_a_result_says_which_failure_it_is(value: dict, failure: Failure | None) -> None:
-    assert SpecResult.from_json(value).failure is failure
+    """The cache's flags (and, with none, a compile error's text) say the kind; the kind says the
+    same flags back, and whether a result is cached."""
+    record = SpecResult.from_json(value)
+    assert record.failure is failure and record.as_json() == value
+    assert failure is None or failure.cached is (failure not in (Failure.TOOL_ERROR, Failure.WORKER_ERROR))
 
 
 @pytest.mark.parametrize("value", [
@@ -49,8 +57,8 @@ def test_a_result_of_the_wrong_types_is_refused(value: dict) -> None:
 
 def test_the_record_keeps_what_the_json_says() -> None:
     r = SpecResult.from_json({**failed(retype={"x_ptr": "*fp16"}, log="trace", timed_out=5, target=100)})
-    assert (r.key, r.label, r.error, r.retype, r.log, r.timed_out, r.target, r.transient) == (
-        "k", "x", "compile failed: boom", {"x_ptr": "*fp16"}, "trace", 5, 100, False)
+    assert (r.key, r.label, r.error, r.retype, r.log, r.failure, r.bound, r.target, r.transient) == (
+        "k", "x", "compile failed: boom", {"x_ptr": "*fp16"}, "trace", Failure.TIMEOUT, 5, 100, False)
     measured = SpecResult.from_json(MEASURED)
     assert (measured.metrics, measured.ptx, measured.loc, measured.error) == (
         metrics(ptx_instrs=3, ptx_opcodes={"ld": 1}, regs=8), ".entry k", SourceLines(("k.py",), ((2, 0, 7),)), None)
@@ -65,8 +73,10 @@ def test_an_entry_is_its_records_or_none() -> None:
     MEASURED,
     {**MEASURED, "target": 100, "log": "ptxas info"},
     failed(),
-    failed(timed_out=30.0, guarded=True, log="the bound"),
-    failed(crashed=60.0, transient=True),
+    failed(timed_out=30.0, log="the bound"),
+    failed(crashed=60.0),
+    failed(transient=True),
+    failed(guarded=True, deterministic=True),
     failed(key=None, deterministic=True, absent=True),
     failed(key=None, deterministic=True, tritons_own="triton.language.sum"),
     failed(retype={"x_ptr": "*fp16"}, spec=SpecDetail(constexprs={"BLOCK": 128}).as_json()),
@@ -94,15 +104,35 @@ def test_an_entry_with_an_invalid_result_is_a_miss() -> None:
 PENDING = SpecResult("k", "BLOCK=128", SpecDetail(source="config"))
 
 
-@pytest.mark.parametrize("payload, failure", [
-    ({"metrics": METRICS, "ptx": ".entry k", "loc": LOC}, None),
-    ({"error": "compile failed: boom", "log": "trace", "retype": {"x_ptr": "*fp16"}}, Failure.COMPILE_ERROR),
-    ({"metrics": {**METRICS, "spill_store_bytes": None}, "ptx": ".entry k"}, Failure.CRASH),   # not a measurement
-    ({"ptx": ".entry k"}, Failure.CRASH),
-    ("a traceback", Failure.CRASH),
+@pytest.mark.parametrize("answer, failure", [
+    (CompileAnswer({"metrics": METRICS, "ptx": ".entry k", "loc": LOC}), None),
+    (CompileAnswer({"error": "compile failed: boom", "log": "trace", "retype": {"x_ptr": "*fp16"}}, Failure.COMPILE_ERROR),
+     Failure.COMPILE_ERROR),
+    (CompileAnswer({"error": "compile failed: ptxas: x not supported on .target"}, Failure.REFUSED), Failure.REFUSED),
+    (CompileAnswer({"error": "ptxas -v printed no spill counts", "log": "-"}, Failure.TOOL_ERROR), Failure.TOOL_ERROR),
+    (CompileAnswer({"metrics": {**METRICS, "spill_store_bytes": None}, "ptx": ".entry k"}),
+     Failure.WORKER_ERROR),   # not a measurement
+    (CompileAnswer({"ptx": ".entry k"}), Failure.WORKER_ERROR),
+    (CompileAnswer("a traceback"), Failure.WORKER_ERROR),   # type: ignore[arg-type]
 ])
-def test_what_a_worker_sent_is_read_over_the_spec_it_compiled(payload: object, failure: Failure | None) -> None:
-    got = from_worker(PENDING, payload)
+def test_what_a_worker_sent_is_read_over_the_spec_it_compiled(answer: CompileAnswer, failure: Failure | None) -> None:
+    got = from_worker(PENDING, answer)
     assert (got.key, got.label, got.spec, got.failure) == ("k", "BLOCK=128", PENDING.spec, failure)
-    if failure is Failure.CRASH:   # an invalid answer is never cached: it may not happen again
+    if failure is Failure.WORKER_ERROR:   # an invalid answer is never cached: it may not happen again
         assert got.transient and got.error and got.error.startswith("the compile worker sent no valid result")
+    else:   # the kind the worker said is the kind the cache's JSON says again
+        assert SpecResult.from_json(got.as_json()) == got
+
+
+@pytest.mark.parametrize("answer, flags", [
+    (SpecsAnswer(error="no specs: BLOCK has no value", failure=Failure.NO_SPECS), {"deterministic": True}),
+    (SpecsAnswer(error="not defined here", failure=Failure.ABSENT), {"deterministic": True, "absent": True}),
+    (SpecsAnswer(error="triton's own", failure=Failure.NOT_THIS_TOOLCHAIN, tritons_own="triton.language.sum"),
+     {"deterministic": True, "tritons_own": "triton.language.sum"}),
+    (SpecsAnswer(error="", failure=Failure.NO_SPECS), {"transient": True}),   # not a valid result
+])
+def test_specs_that_cannot_be_had_are_stored_with_the_flags_they_always_had(answer: SpecsAnswer, flags: dict) -> None:
+    got = from_specs(answer)
+    said = got.as_json()
+    assert said == {"key": None, "label": "-", "error": said["error"], **flags}
+    assert SpecResult.from_json(said) == got

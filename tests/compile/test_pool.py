@@ -3,10 +3,14 @@ and a timeout told apart from other errors (the engine stops a kernel's specs af
 
 from __future__ import annotations
 
+import dataclasses
+from typing import cast
+
 import pytest
 
 from helpers import make_repo, scale_kernel
 from ptxdiff.compile.pool import Pool, Task
+from ptxdiff.compile.protocol import CompileRequest, Failure, Outcome, SpecsRequest
 from ptxdiff.discovery.kernels import discover
 from ptxdiff.git.repo import Repo
 from ptxdiff.repo_config import Config
@@ -18,28 +22,30 @@ def spec_tasks(tmp_path, n):
     r = Repo(repo)
     side = r.side("HEAD")
     (kernel,) = discover(r.snapshot(side)).kernels.values()
-    return repo, [Task(side, "specs", (kernel, Config().for_kernel(kernel.id), 90, Plan()), f"specs {i}", i) for i in range(n)]
+    return repo, [Task(side, SpecsRequest(kernel, Config().for_kernel(kernel.id), 90, Plan()), f"specs {i}", i)
+                  for i in range(n)]
 
 
 @pytest.mark.integration
 def test_skip_gives_the_reason_instead_of_running(tmp_path):
     repo, tasks = spec_tasks(tmp_path, 3)
     with Pool(str(repo), (), 1, 300) as pool:
-        got = {t.tag: (kind, payload) for t, kind, payload in pool.run(tasks, lambda t: "no" if t.tag == 1 else None)}
-    assert got[1] == ("error", "no")
-    assert got[0][0] == got[2][0] == "ok" and got[0][1] and got[0][1][0].label
+        got = {r.task.tag: r for r in pool.run(tasks, lambda t: "no" if t.tag == 1 else None)}
+    assert (got[1].outcome, got[1].error, got[1].answer) == (Outcome.ERROR, "no", None)
+    assert got[0].outcome is got[2].outcome is Outcome.OK and got[0].answer.specs[0].label
 
 
 @pytest.mark.integration
 def test_a_timeout_is_its_own_kind(tmp_path):
     repo, tasks = spec_tasks(tmp_path, 1)
     with Pool(str(repo), (), 1, 300) as pool:
-        ((task, kind, specs),) = list(pool.run(tasks))   # the worker is up: now only the task can be slow
-        assert kind == "ok"
+        (reply,) = list(pool.run(tasks))   # the worker is up: now only the task can be slow
+        assert reply.outcome is Outcome.OK
         pool.timeout = 0   # a compile (ptxas included) takes far longer than no time at all
-        kernel = task.args[0]
-        ((_, kind, payload),) = list(pool.run([Task(task.side, "compile", (kernel, specs[0], 90), "compile", 0)]))
-    assert kind == "timeout" and "config key 'timeout'" in payload
+        kernel, spec = reply.task.request.kernel, reply.answer.specs[0]
+        (timed,) = list(pool.run([Task(reply.task.side, CompileRequest(kernel, spec, 90), "compile", 0)]))
+    assert timed.outcome is Outcome.TIMEOUT and "config key 'timeout'" in timed.error
+    assert timed.answer is None
 
 
 @pytest.mark.integration
@@ -67,7 +73,7 @@ def test_a_worker_near_its_cpu_rlimit_is_replaced_before_its_next_request(tmp_pa
     monkeypatch.setattr(Pool, "_start", counting)
     with Pool(str(repo), (), 1, 300) as pool:
         pool.limits = Limits(cpu_seconds=300)   # recycle_after(300) < 0: every answer is past it
-        kinds = [kind for _, kind, _ in pool.run(tasks)]
+        kinds = [r.outcome for r in pool.run(tasks)]
         assert "Landlock" in (pool.sandbox or "")
     assert kinds == ["ok"] * 3 and len(starts) == 3
 
@@ -75,21 +81,24 @@ def test_a_worker_near_its_cpu_rlimit_is_replaced_before_its_next_request(tmp_pa
 def test_each_revision_s_costliest_tasks_start_first_in_a_stable_order():
     from ptxdiff.compile.pool import Pending
 
-    tasks = [Task("a", "compile", (), f"t{i}", i, cost=c) for i, c in enumerate([1.0, 5.0, 1.0, 9.0])]
-    tasks.append(Task("b", "compile", (), "b", 9, cost=100.0))
+    request = cast(CompileRequest, None)   # never sent
+    tasks = [Task("a", request, f"t{i}", i, cost=c) for i, c in enumerate([1.0, 5.0, 1.0, 9.0])]
+    tasks.append(Task("b", request, "b", 9, cost=100.0))
     pending = Pending(tasks)
     assert [pending.take("a").tag for _ in range(4)] == [3, 1, 0, 2]
     assert pending.take("b").tag == 9 and not pending
 
 
 def test_out_of_memory_is_told_from_other_answers():
-    from ptxdiff.compile.pool import out_of_memory
+    from ptxdiff.compile.protocol import CompileAnswer, RunAnswer, SpecsAnswer, out_of_memory
 
-    assert out_of_memory("ok", {"error": "compile failed: x", "log": "... MemoryError: std::bad_alloc"})
-    assert out_of_memory("error", "MemoryError: Out of memory")
-    assert not out_of_memory("ok", {"metrics": {}, "log": "MemoryError"})   # a measurement is never a failure
-    assert not out_of_memory("ok", [])
-    assert not out_of_memory("timeout", "MemoryError")
+    assert CompileAnswer({"error": "compile failed: x", "log": "... MemoryError: std::bad_alloc"},
+                         Failure.COMPILE_ERROR).out_of_memory
+    assert out_of_memory("MemoryError: Out of memory")   # a request that raised
+    assert not CompileAnswer({"metrics": {}, "log": "MemoryError"}).out_of_memory   # a measurement is never a failure
+    assert not SpecsAnswer(()).out_of_memory
+    assert SpecsAnswer(error="MemoryError", failure=Failure.NO_SPECS).out_of_memory
+    assert not RunAnswer({"result": "not-run", "reason": "MemoryError"}).out_of_memory   # a run says it itself
 
 
 @pytest.mark.integration
@@ -112,17 +121,19 @@ def test_a_request_out_of_memory_in_a_used_worker_runs_again_alone_in_a_fresh_on
         running[0] = task.tag
         return task
 
-    def fake_out_of_memory(kind, payload):
-        if kind != "ok" or failures.get(running[0], 0) <= 0:
-            return False
+    def out_of_memory(slot, task):   # as the worker would say it
+        reply = original_answered(slot, task)
+        if reply.outcome is not Outcome.OK or failures.get(running[0], 0) <= 0:
+            return reply
         failures[running[0]] -= 1
-        return True
+        return dataclasses.replace(reply, out_of_memory=True)
 
+    original_answered = Pool._answered
     monkeypatch.setattr(Pool, "_start", counting)
     monkeypatch.setattr(poolmod.Pending, "take", take)
-    monkeypatch.setattr(poolmod, "out_of_memory", fake_out_of_memory)
+    monkeypatch.setattr(Pool, "_answered", staticmethod(out_of_memory))
     with Pool(str(repo), (), 1, 300) as pool:
-        answered = [(task.tag, kind, task.fresh) for task, kind, _ in pool.run(tasks)]
+        answered = [(r.task.tag, r.outcome, r.task.fresh) for r in pool.run(tasks)]
     assert answered == [(0, "ok", False), (1, "ok", False), (2, "ok", True)]   # task 2 ran again, alone
     assert len(starts) == 2   # the first worker, and the fresh one for task 2's second run
 
@@ -137,7 +148,7 @@ def test_a_request_s_bound_is_its_worker_s_cpu_seconds_with_the_clock_as_a_backs
     from ptxdiff.compile.pool import WALL_FACTOR
 
     pool = Pool(str(tmp_path), (), 1, 10)
-    task = Task("side", "compile", (), "t")
+    task = Task("side", cast(CompileRequest, None), "t", None)
     slot = pool.slots[0]
 
     def fresh_request() -> object:
@@ -154,5 +165,5 @@ def test_a_request_s_bound_is_its_worker_s_cpu_seconds_with_the_clock_as_a_backs
     fresh_request()
     assert pool._past_bound(slot, task, 10.0, None)                     # no /proc: the clock
     fresh_request()
-    assert pool._past_bound(slot, Task("side", "compile", (), "t", timeout=0.5), 0.5, {42: 0.0})
+    assert pool._past_bound(slot, Task("side", task.request, "t", None, timeout=0.5), 0.5, {42: 0.0})
     slot.proc = None

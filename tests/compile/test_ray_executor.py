@@ -14,14 +14,18 @@ import logging
 import shutil
 import tempfile
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from helpers import HEADER, commit, fake_toolchain, git, make_repo, run_main, scale_kernel
 from ptxdiff.compile import ray_executor
 from ptxdiff.compile.pool import Pool
+from ptxdiff.compile.protocol import Outcome, SpecsRequest
 from ptxdiff.compile.ray_executor import NodeSettings, execute, revision_objects
 from ptxdiff.git.repo import Repo, Side
+
+SPECS = cast(SpecsRequest, None)   # a request the node refuses before it reads it
 
 UTIL = HEADER + '''
 @triton.jit
@@ -172,8 +176,9 @@ def test_a_node_that_cannot_install_a_sides_toolchain_says_why_in_one_line(tmp_p
 
     monkeypatch.setattr(toolchains, "install", offline)
     settings = NodeSettings((), 300.0, None, False, None, tuple(sorted(binaries.versions().items())))
-    kind, why = execute([], Side("c", "0" * 40, toolchain="0.0.1"), "specs", (), "k sm_90 specs", settings)
-    assert kind == "setup" and asked == ["0.0.1"]
+    reply = execute([], Side("c", "0" * 40, toolchain="0.0.1"), SPECS, "k sm_90 specs", settings)
+    why = reply.error
+    assert reply.outcome is Outcome.SETUP and asked == ["0.0.1"]
     assert str(why).startswith("Ray node ") and str(why).endswith(
         ": installing triton 0.0.1 failed: No matching distribution found for triton==0.0.1")
 
@@ -190,8 +195,9 @@ def test_a_node_whose_toolchain_holds_another_triton_refuses(tmp_path, monkeypat
     site = Path(toolchains.Toolchain("3.1.0", prefix).site)
     (site / "triton-3.2.0.dist-info").mkdir()       # what the folder's triton says it is
     settings = NodeSettings((), 300.0, None, False, None, tuple(sorted(binaries.versions().items())))
-    kind, why = execute([], Side("c", "0" * 40, toolchain="3.1.0"), "specs", (), "k sm_90 specs", settings)
-    assert kind == "setup" and f"the toolchain in {prefix} holds triton 3.2.0, not 3.1.0" in str(why)
+    reply = execute([], Side("c", "0" * 40, toolchain="3.1.0"), SPECS, "k sm_90 specs", settings)
+    why = reply.error
+    assert reply.outcome is Outcome.SETUP and f"the toolchain in {prefix} holds triton 3.2.0, not 3.1.0" in str(why)
 
 
 @pytest.mark.integration
@@ -221,8 +227,9 @@ def test_the_work_tree_is_not_shipped(tmp_path):
 
 def test_a_node_with_another_toolchain_refuses_before_it_compiles(tmp_path):
     settings = NodeSettings((), 300.0, None, False, None, (("ptxdiff", "0.0"), ("python", "2.7"), ("triton", "1.0")))
-    kind, why = execute([], Side("c", "0" * 40), "specs", (), "k sm_90 specs", settings)
-    assert kind == "setup" and "this run needs ptxdiff 0.0, python 2.7, triton 1.0" in str(why)
+    reply = execute([], Side("c", "0" * 40), SPECS, "k sm_90 specs", settings)
+    why = reply.error
+    assert reply.outcome is Outcome.SETUP and "this run needs ptxdiff 0.0, python 2.7, triton 1.0" in str(why)
 
 
 @pytest.mark.integration
