@@ -15,10 +15,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
-from enum import StrEnum
 
 from ptxdiff.metrics import ptx as ptxmod
 from ptxdiff.metrics.counts import Metrics
+from ptxdiff.strenum import StrEnum
 
 
 class Verdict(StrEnum):

@@ -101,6 +101,7 @@ def test_the_cycle_check_finds_a_cycle():
 # The stages, lowest first: each imports only stages before it (imports inside functions too).
 # A stage is a sub-package of ptxdiff/ or one of its top-level modules.
 STAGES = (
+    "strenum",        # the base of every vocabulary: nothing of ptxdiff
     "errors",         # the one exception base: every stage raises it
     "fastio",         # the one atomic write: plain files, nothing of ptxdiff
     "targets",        # the GPU targets a compile is for: raises errors only

@@ -14,7 +14,6 @@ Pure: kernels, inputs and entries in, pins and lines out.
 from __future__ import annotations
 
 import dataclasses
-from enum import StrEnum
 
 from ptxdiff.compare.results import Row
 from ptxdiff.discovery.callsites import FactKind
@@ -22,6 +21,7 @@ from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.record.launches import DEFAULT_PATH, Launch
 from ptxdiff.repo_config import KernelConfig, SpecConfig
 from ptxdiff.specs.launch import LaunchInputs
+from ptxdiff.strenum import StrEnum
 
 
 class Role(StrEnum):

@@ -7,7 +7,6 @@ the engine that makes them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 
 from ptxdiff import repo_config
 from ptxdiff.compare.notes import Note, texts
@@ -15,6 +14,7 @@ from ptxdiff.git.repo import Side
 from ptxdiff.metrics.counts import Metrics
 from ptxdiff.metrics.ptx import SourceLines
 from ptxdiff.specs.detail import SpecDetail
+from ptxdiff.strenum import StrEnum
 from ptxdiff.verdict import Verdict
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from ptxdiff.compile import printed
+from ptxdiff.strenum import StrEnum
 
 if TYPE_CHECKING:
     from ptxdiff.discovery.kernels import Kernel
@@ -26,14 +27,7 @@ if TYPE_CHECKING:
     from ptxdiff.specs.resolve import Spec
 
 
-class _Named(str, enum.Enum):
-    """A str that is also an enum member (enum.StrEnum from Python 3.11 on; 3.10 is supported)."""
-
-    def __str__(self) -> str:
-        return str(self.value)
-
-
-class Outcome(_Named):
+class Outcome(StrEnum):
     """How a request ended, and a worker's first word."""
 
     OK = "ok"                # the worker answered (an answer may say that the compile failed)
@@ -154,7 +148,7 @@ class RunAnswer:
 Answer = SpecsAnswer | CompileAnswer | RunAnswer
 
 
-class Op(_Named):
+class Op(StrEnum):
     """A worker's operations: the method of the worker that serves a request."""
 
     SPECS = "specs"

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
-from enum import StrEnum
 
 from ptxdiff.discovery.kernels import discover
 from ptxdiff.source.modules import FileSet
 from ptxdiff.source.syntax import strip_docstrings
+from ptxdiff.strenum import StrEnum
 
 
 class Label(StrEnum):

@@ -13,9 +13,9 @@ import ast
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 
 from ptxdiff.source.syntax import last_name, literal
+from ptxdiff.strenum import StrEnum
 
 INT_METHODS = {"stride", "size", "numel", "dim", "element_size", "nelement", "data_ptr"}
 INT_CALLS = {"len", "int", "cdiv", "next_power_of_2", "min", "max", "prod"}

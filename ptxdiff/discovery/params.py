@@ -12,10 +12,10 @@ import ast
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from enum import StrEnum
 
 from ptxdiff.discovery.hints import Hint
 from ptxdiff.source.syntax import dotted_name, is_constexpr
+from ptxdiff.strenum import StrEnum
 
 
 class ParamMark(StrEnum):

@@ -13,7 +13,6 @@ import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import cast
 
 from ptxdiff.discovery.callsites import Fact, FactKind
@@ -23,6 +22,7 @@ from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.discovery.params import ParamMark
 from ptxdiff.record.launches import Launch
 from ptxdiff.specs.launch import LaunchInputs
+from ptxdiff.strenum import StrEnum
 
 
 class SpecSource(StrEnum):

@@ -16,6 +16,8 @@ from helpers import scale_kernel
 from ptxdiff.compare.measure import Measurer
 from ptxdiff.compare.replan import Need
 from ptxdiff.compile import executor
+from ptxdiff.compile.pool import Reply, Task
+from ptxdiff.compile.protocol import CompileAnswer, Failure, Op, Outcome, SpecsAnswer
 from ptxdiff.discovery.kernels import Kernel, discover
 from ptxdiff.git.values import Side
 from ptxdiff.repo_config import Config, KernelConfig
@@ -29,28 +31,28 @@ OLD, NEW = Side("HEAD", "c0ffee" * 6 + "c0ff"), Side("work tree", None)
 SPECS = [Spec((("x_ptr", "*fp32"), ("out_ptr", "*fp32"), ("n", "i32"), ("BLOCK", "constexpr")), (("BLOCK", block),), 4, 3)
          for block in (128, 256)]
 FAILED = {"error": "compile failed: stood in for"}   # a compile error: a fact, cached
+ANSWERS = {Op.SPECS: SpecsAnswer(tuple(SPECS)), Op.COMPILE: CompileAnswer(FAILED, Failure.COMPILE_ERROR)}
 
 
 class Workers:
     """The executor measuring opens: answers each task with `answer` and records every call."""
 
-    def __init__(self, answer: Callable[[object], tuple[str, object]]) -> None:
+    def __init__(self, answer: Callable[[Task[object]], Reply[object]]) -> None:
         self.answer = answer
         self.calls: list[list] = []   # one list of tasks per `run`
         self.timeout = 60.0
 
-    def run(self, tasks: list, skip: Callable | None = None) -> Iterator[tuple[object, str, object]]:
+    def run(self, tasks: list[Task[object]], skip: Callable[..., object] | None = None) -> Iterator[Reply[object]]:
         self.calls.append(list(tasks))
         for task in tasks:
-            kind, payload = self.answer(task)
-            yield task, kind, payload
+            yield self.answer(task)
 
     def bound_of(self, task: object) -> float:
         return self.timeout
 
 
-def compiles_fail(task: object) -> tuple[str, object]:
-    return ("ok", list(SPECS)) if task.op == "specs" else ("ok", dict(FAILED))
+def compiles_fail(task: Task[object]) -> Reply[object]:
+    return Reply(task, Outcome.OK, ANSWERS[task.op])
 
 
 @pytest.fixture
@@ -71,7 +73,8 @@ def kernel(expr: str = "x * 2.0", path: str = "ops/k.py") -> Kernel:
 
 def measurer(tmp_path: Path) -> Measurer:
     repo = SimpleNamespace(git_dir=str(tmp_path / ".git"), workdir=str(tmp_path))
-    return Measurer(repo, 1, None, None, use_cache=True, imports=False, executor="local")  # type: ignore[arg-type]
+    return Measurer(repo, jobs=1, targets=None, progress=None, use_cache=True, imports=False,  # type: ignore[arg-type]
+                    executor="local")
 
 
 def need(side: Side, k: Kernel, pair: int = 0, plan: Plan | None = None) -> Need:
@@ -98,17 +101,17 @@ def test_a_specialisation_two_needs_build_alike_compiles_once(tmp_path, workers)
 
 
 def test_a_spec_that_times_out_withholds_the_kernels_others(tmp_path, workers):
-    def first_times_out(task: object) -> tuple[str, object]:
-        if task.op == "specs":
-            return "ok", list(SPECS)
-        return ("timeout", "timed out") if "BLOCK=128" in task.label else ("ok", dict(FAILED))
+    def first_times_out(task: Task[object]) -> Reply[object]:
+        if task.op is Op.COMPILE and "BLOCK=128" in task.label:
+            return Reply(task, Outcome.TIMEOUT, error="timed out")
+        return compiles_fail(task)
     workers.append(Workers(first_times_out))   # the first executor opened answers so
     n = need(NEW, kernel())
     measurer(tmp_path).measure([n], Config(), TARGETS)
     timed, withheld = n.results[CC]
-    assert timed.error == "timed out" and timed.timed_out == 60.0
+    assert (timed.error, timed.failure, timed.bound) == ("timed out", Failure.TIMEOUT, 60.0)
     assert withheld.error == "not compiled: another spec of scale_kernel timed out (config key 'timeout')"
-    assert withheld.timed_out == 60.0
+    assert (withheld.failure, withheld.bound) == (Failure.TIMEOUT, 60.0)
 
 
 def test_facts_are_keyed_and_cached_so_a_second_engine_asks_no_worker(tmp_path, workers):
