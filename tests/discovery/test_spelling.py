@@ -196,6 +196,26 @@ def test_other_backends_and_gluon_are_marked() -> None:
         "ops/c.py::c": "Ascend (NPU)", "ops/g.py::g": "Gluon", "ops/plain.py::d": ""}
 
 
+def test_a_decorator_of_a_package_under_python_wrapping_jit_in_a_proxy() -> None:
+    """A repository whose package lives in `python/pkg/` (installed from there) and whose `pkg.jit`
+    returns its own proxy around `triton.jit(fn)`, re-exported by the package: kernels decorated
+    with it, called or not, at module level or inside a host function, are jit objects."""
+    jit = ("import triton\n\n\nclass Proxy:\n    def __init__(self, fn):\n        self.fn = fn\n\n\n"
+           "def jit(fn=None, *, debug=None):\n    def decorator(fn):\n        jitted = triton.jit(fn, debug=debug)\n"
+           "        return Proxy(jitted)\n    return decorator(fn) if fn is not None else decorator\n")
+    kernels = found({
+        "python/pkg/__init__.py": "from .jit import jit\n",
+        "python/pkg/jit.py": jit,
+        "python/pkg/kernels/k.py": "import triton.language as tl\nimport pkg\nfrom pkg.jit import jit as J\n\n"
+                                   "@pkg.jit(debug=False)\ndef a" + BODY + "\n@J\ndef b" + BODY +
+                                   "\ndef host(x):\n    @pkg.jit\n    def c" + BODY.replace("\n    ", "\n        ")
+                                   + "    c[(1,)](x, x, 1)\n",
+    })
+    assert {k: v.module for k, v in kernels.items()} == dict.fromkeys(
+        ["python/pkg/kernels/k.py::a", "python/pkg/kernels/k.py::b", "python/pkg/kernels/k.py::host.c"], "pkg.kernels.k")
+    assert not any(k.unresolved for k in kernels.values())
+
+
 def test_a_wrapper_given_jit_and_a_stub_for_machines_without_triton() -> None:
     init = '''try:
     import triton
