@@ -159,8 +159,10 @@ def _folder_packages(paths: frozenset[str], roots: tuple[str, ...],
     sys.path, as a repository's `python/` or `lib/` is when it is installed or run from there:
     `D/P/__init__.py` where `D` is a top-level folder that is no package itself nor an import root
     already, and `P` is found nowhere else (not at the root, under no other such folder, installed
-    by no package_dir, not `triton`, which is the toolchain's). Only imports of `P` and the names
-    of its files change: a package nobody imports is found as before."""
+    by no package_dir, not `triton`, which is the toolchain's). Only what an import of `P` finds
+    changes (it found nothing before); the files keep their names from the repository root, so
+    that a folder of namespace packages (`kernels/attention/` with no `kernels/__init__.py`,
+    imported as `kernels.attention`) climbs in relative imports as before."""
     taken = {name.split(".")[0] for name, _ in installed}
     at_root = {p.split("/")[0].removesuffix(".py") for p in paths}
     holders: dict[str, list[str]] = {}
@@ -205,8 +207,8 @@ class ModuleIndex:
     """Parsed modules of one snapshot, addressed by path or dotted name, parsed once each.
 
     Names follow the repository's own install (installs.py): a folder its `package_dir` installs
-    as package `P` holds `P`'s modules, and a `package_dir` root is found like src/; a package
-    one folder down that is found nowhere else (`python/P/`) is `P`, as with that folder on sys.path."""
+    as package `P` holds `P`'s modules, and a `package_dir` root is found like src/. An import of
+    a package found nowhere else finds it one folder down (`python/P/`), as with that folder on sys.path."""
 
     def __init__(self, snapshot: Files, roots: tuple[str, ...] = ()):
         self.snapshot = snapshot
@@ -221,7 +223,7 @@ class ModuleIndex:
         self._holders = sorted({p.split("/")[0] for p in snapshot.paths if p.count("/") > 1} - {*self.roots, "."}
                                - {p.split("/")[0] for p in snapshot.paths if p.endswith("/__init__.py") and p.count("/") == 1})
         # a file's name: the longest folder holding it, of the installed packages' and the roots'
-        self._prefixes = sorted([*((folder, name) for name, folder in self.packages),
+        self._prefixes = sorted([*((folder, name) for name, folder in self.installs.packages),
                                  *((r, "") for r in self.roots)], key=lambda fp: (-len(fp[0]), not fp[1]))
         # sys.path as Python could have it: the configured roots first, then the repository root
         # (the working directory of a script or test run there); an automatic src/ root is where

@@ -234,7 +234,7 @@ def test_a_decorator_of_a_package_under_python_wrapping_jit_in_a_proxy() -> None
                                    + "    c[(1,)](x, x, 1)\n",
     })
     assert {k: v.module for k, v in kernels.items()} == dict.fromkeys(
-        ["python/pkg/kernels/k.py::a", "python/pkg/kernels/k.py::b", "python/pkg/kernels/k.py::host.c"], "pkg.kernels.k")
+        ["python/pkg/kernels/k.py::a", "python/pkg/kernels/k.py::b", "python/pkg/kernels/k.py::host.c"], "python.pkg.kernels.k")
     assert not any(k.unresolved for k in kernels.values())
 
 
