@@ -165,29 +165,63 @@ def unresolved(spelling: Spelling, mod: ParsedModule, found: list[Found]) \
     return out
 
 
-# folders and modules of other backends than NVIDIA's: their kernels call that backend's intrinsics
-_BACKEND_PATH = re.compile(r"(?:^|[/_])(ascend|npu|xpu|mlu|musa|cann|rocm|amd|hip|metax|iluvatar)(?=[/_]|$)", re.IGNORECASE)
+# folders and modules of other backends than NVIDIA's whose triton is a fork of its own (Ascend's,
+# Cambricon's...): their kernels are written for it, whatever they call; AMD's names are no such
+# sign (a kernel in an `amd/` folder is often plain triton): what it uses decides (`_extension`)
+_BACKEND_PATH = re.compile(r"(?:^|[/_])(ascend|npu|xpu|mlu|musa|cann|metax|iluvatar)(?=[/_]|$)", re.IGNORECASE)
 _BACKEND_IMPORTS = {"torch_npu": "Ascend (NPU)", "triton_ascend": "Ascend (NPU)", "intel_extension_for_pytorch": "XPU",
                     "torch_mlu": "MLU", "torch_musa": "MUSA"}
+# AMD's host packages (hip-python, rocSHMEM, MoRI): imported unguarded, the module runs on AMD's only
+_AMD_IMPORTS = frozenset({"hip", "pyrocshmem", "mori"})
 _BACKEND_NAMES = {"ascend": "Ascend (NPU)", "npu": "Ascend (NPU)", "cann": "Ascend (NPU)", "xpu": "XPU",
                   "rocm": "ROCm (AMD)", "amd": "ROCm (AMD)", "hip": "ROCm (AMD)", "mlu": "MLU", "musa": "MUSA",
                   "metax": "MetaX", "iluvatar": "Iluvatar"}
 
 
+def _extension(chain: list[str]) -> str | None:
+    """The backend whose own language a dotted name reaches: its `extra.<backend>` part, as in
+    `triton.language.extra.hip` or a package's copy of that layout (`triton_dist.language.extra.hip`)."""
+    return next((_BACKEND_NAMES[b.lower()] for a, b in zip(chain, chain[1:])
+                 if a == "extra" and b.lower() in _BACKEND_NAMES), None)
+
+
 def backend_of(path: str, mod: ParsedModule) -> str:
     """The other backend a module is written for ("" for NVIDIA's, or any): named by its folders
-    or file (`backends/triton_ascend/`, `ops/npu/`, `_rocm.py`) or by what it imports (`torch_npu`)."""
+    or file for a backend with a triton of its own (`backends/triton_ascend/`, `ops/npu/`), or
+    by what it uses, whatever its path: a backend's package (`import torch_npu`, even under
+    `try:`), or, in a statement of the module's top level that no `if`/`try` guards (`elif
+    is_hip(): from ...extra.hip import ...` is the other machine's branch), AMD's host packages
+    (`from hip import hip`, `import pyrocshmem`) or a backend's language extension (`from
+    triton.language.extra.hip import libdevice`, `tl.extra.hip.libdevice.exp`) or is part of one
+    (`pkg/language/extra/hip/`). An `amd/`, `hip` or `rocm` folder alone says nothing: plain
+    triton there compiles for NVIDIA."""
     m = _BACKEND_PATH.search(path[:-3] if path.endswith(".py") else path)
     if m:
         return _BACKEND_NAMES[m.group(1).lower()]
+    if (own := _extension(path.split("/"))) is not None:   # the module is part of such an extension
+        return own
     assert mod.tree is not None
     for stmt in mod.tree.body:
-        for inner in nested_statements(stmt):
+        for inner in nested_statements(stmt):   # `try: import torch_npu` too: no NVIDIA machine has it
             roots = [a.name.split(".")[0] for a in inner.names] if isinstance(inner, ast.Import) else \
                 [(inner.module or "").split(".")[0]] if isinstance(inner, ast.ImportFrom) and not inner.level else []
             for root in roots:
                 if root in _BACKEND_IMPORTS:
                     return _BACKEND_IMPORTS[root]
+    for stmt in mod.tree.body:
+        if isinstance(stmt, ast.Import):
+            chains = [a.name.split(".") for a in stmt.names]
+        elif isinstance(stmt, ast.ImportFrom):
+            chains = [[*(stmt.module or "").split("."), a.name] for a in stmt.names] if not stmt.level else []
+        elif not isinstance(stmt, (ast.If, ast.Try)):
+            chains = [dotted_name(n) for n in ast.walk(stmt) if isinstance(n, ast.Attribute)]
+        else:
+            continue
+        for chain in chains:
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)) and chain[0] in _AMD_IMPORTS:
+                return "ROCm (AMD)"
+            if (found := _extension(chain)) is not None:
+                return found
     return ""
 
 

@@ -14,7 +14,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from ptxdiff.discovery.hints import Hint
-from ptxdiff.source.syntax import dotted_name, is_constexpr
+from ptxdiff.source.syntax import dotted_name, is_constexpr, signature_annotation
 from ptxdiff.strenum import StrEnum
 
 
@@ -470,10 +470,10 @@ def int_named(p: str) -> bool:
 
 
 def _kind(p: str, annotation: ast.expr | None, found: _Evidence) -> str | None:
-    """One parameter's type: its string annotation, else what its use says, else its name."""
+    """One parameter's type: its string or `tl.pointer_type(...)` annotation, else what its use says, else its name."""
     low = p.lower()
-    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-        return annotation.value
+    if (typed := signature_annotation(annotation)) is not None:
+        return typed
     if p in found.descriptor_unit_strides:
         return ParamMark.CONSTEXPR1
     if p in found.element_types:

@@ -4,9 +4,10 @@ whether an object is whatever `triton.jit` returned, however it is spelled.
 A decorator or a call is followed as Python would bind it: imports of triton under any alias
 (`import triton as tr`, `from triton import jit as J`), assignments (`J = triton.jit`),
 imports of the repository's own modules, and the repository's own functions, read for what
-they return: one that jits the function it is given (`def my_jit(fn): return triton.jit(fn)`) is
-a jit decorator, one that returns such a decorator (`def triton_jit(**kw): return
-triton.jit(**kw)`) a factory of them. Nothing is imported or run.
+they return: one that jits the function it is given (`def my_jit(fn): return triton.jit(fn)`, or
+a proxy of its own made of that jit object, `return MyJIT(triton.jit(fn))`) is a jit decorator,
+one that returns such a decorator (`def triton_jit(**kw): return triton.jit(**kw)`) a factory of
+them. Nothing is imported or run.
 
 Meanings: JIT, AUTOTUNE, HEURISTICS, GLUON (`triton.experimental.gluon.jit`), WRAPS (a function
 that returns a jit object made of its argument), FACTORY (a function that returns a decorator
@@ -75,7 +76,9 @@ class Spelling:
         if root.startswith("module:"):   # a repository module: its attribute
             path = root[len("module:"):]
             rest = chain[1:]
-            while rest and self.index.path_of(f"{self.index.module_name(path)}.{rest[0]}"):
+            # a name the package binds hides its submodule of that name (`from .jit import jit`)
+            while rest and not self.index.binds(path, rest[0]) and \
+                    self.index.path_of(f"{self.index.module_name(path)}.{rest[0]}"):
                 path = self.index.path_of(f"{self.index.module_name(path)}.{rest[0]}") or path
                 rest = rest[1:]
             if not rest:
@@ -222,6 +225,8 @@ class Spelling:
         one) or a decorator that makes one (FACTORY)."""
         if isinstance(expr, ast.Name) and expr.id in local:
             return local[expr.id]
+        if isinstance(expr, ast.IfExp):   # `decorator(fn) if fn is not None else decorator`
+            return self._made(mod, expr.body, local) or self._made(mod, expr.orelse, local)
         if not isinstance(expr, ast.Call):
             kind = self.callable_kind(mod, expr)
             return FACTORY if kind in (JIT, WRAPS) else kind if kind == FACTORY else None
@@ -236,6 +241,8 @@ class Spelling:
             return WRAPS if expr.args else FACTORY
         if kind in (AUTOTUNE, HEURISTICS):
             return FACTORY   # a decorator around a jit object
+        if kind is None and any(self._made(mod, a, local) == WRAPS for a in expr.args):
+            return WRAPS   # a proxy the repository wraps around the jit object (`return MyJIT(jitted)`)
         return None
 
     # -- decorators and call forms ---------------------------------------------------------------------

@@ -31,7 +31,7 @@ from ptxdiff.evaluator.values import Applied, Class, Constexpr, DType, External,
 from ptxdiff.git.values import printable
 from ptxdiff.instantiate import namespace
 from ptxdiff.instantiate.scan import describe, refusal
-from ptxdiff.source.syntax import call_args, dotted_name, is_constexpr, python_lines, strip_docstrings
+from ptxdiff.source.syntax import call_args, dotted_name, is_constexpr, python_lines, signature_annotation, strip_docstrings
 from ptxdiff.specs.declared import decorator_kind, kernel_function, read
 from ptxdiff.specs.resolve import Declared, SpecError
 
@@ -414,8 +414,8 @@ class Builder:
         for a in [*node.args.args, *node.args.kwonlyargs]:
             if is_constexpr(a.annotation):
                 annotations[a.arg] = tl.constexpr
-            elif isinstance(a.annotation, ast.Constant) and isinstance(a.annotation.value, str):
-                annotations[a.arg] = a.annotation.value
+            elif (typed := signature_annotation(a.annotation)) is not None:
+                annotations[a.arg] = typed   # `"*fp16"`, or what triton reads from `tl.pointer_type(tl.int64)`
             a.annotation = None
         defaults = [self._default(fn, d) for d in definition.args.defaults]
         node.args.defaults = [ast.copy_location(ast.Constant(None), d) for d in node.args.defaults]
@@ -492,11 +492,12 @@ _UNSET = object()  # a default the evaluator has not computed yet (keyword-only 
 
 
 def _plain_annotation(expr: ast.expr) -> bool:
-    """A constant, a name, a dotted name, or `tl.constexpr(tl.int1)` (a constexpr with a type
-    given in the call form): nothing that runs code, whatever the names are bound to."""
+    """A constant, a name, a dotted name, `tl.constexpr(tl.int1)` (a constexpr with a type given in the call
+    form) or `tl.pointer_type(tl.int64)`: nothing that runs code, whatever the names are bound to."""
     if isinstance(expr, ast.Call):
-        return not isinstance(expr.func, ast.Call) and _plain_annotation(expr.func) and is_constexpr(expr.func) \
-            and not expr.keywords and all(_plain_annotation(a) for a in expr.args)
+        return signature_annotation(expr) is not None or not isinstance(expr.func, ast.Call) and \
+            _plain_annotation(expr.func) and is_constexpr(expr.func) and not expr.keywords and \
+            all(_plain_annotation(a) for a in expr.args)
     return isinstance(expr, (ast.Name, ast.Constant)) or isinstance(expr, ast.Attribute) and bool(dotted_name(expr))
 
 

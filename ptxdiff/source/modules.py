@@ -153,6 +153,28 @@ def _src_layout(paths: frozenset[str]) -> bool:
                p.count("/") == 2 and p.endswith("/__init__.py")) for p in paths)
 
 
+def _folder_packages(paths: frozenset[str], roots: tuple[str, ...],
+                     installed: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """(name, folder) of each package one folder down that Python finds with that folder on
+    sys.path, as a repository's `python/` or `lib/` is when it is installed or run from there:
+    `D/P/__init__.py` where `D` is a top-level folder that is no package itself nor an import root
+    already, and `P` is found nowhere else (not at the root, under no other such folder, installed
+    by no package_dir, not `triton`, which is the toolchain's). Only what an import of `P` finds
+    changes (it found nothing before); the files keep their names from the repository root, so
+    that a folder of namespace packages (`kernels/attention/` with no `kernels/__init__.py`,
+    imported as `kernels.attention`) climbs in relative imports as before."""
+    taken = {name.split(".")[0] for name, _ in installed}
+    at_root = {p.split("/")[0].removesuffix(".py") for p in paths}
+    holders: dict[str, list[str]] = {}
+    for p in paths:
+        parts = p.split("/")
+        if len(parts) == 3 and parts[2] == "__init__.py" and parts[1].isidentifier() and \
+                not parts[0].startswith(".") and parts[0] not in roots and f"{parts[0]}/__init__.py" not in paths:
+            holders.setdefault(parts[1], []).append(parts[0])
+    return tuple(sorted((name, f"{folders[0]}/{name}") for name, folders in holders.items()
+                        if len(folders) == 1 and name != "triton" and name not in taken and name not in at_root))
+
+
 def _literal_all(mod: ParsedModule) -> set[str] | None:
     """The names of a module's `__all__` when it is a literal list or tuple of strings."""
     for stmt in mod.bindings.get("__all__", ()):
@@ -185,7 +207,8 @@ class ModuleIndex:
     """Parsed modules of one snapshot, addressed by path or dotted name, parsed once each.
 
     Names follow the repository's own install (installs.py): a folder its `package_dir` installs
-    as package `P` holds `P`'s modules, and a `package_dir` root is found like src/."""
+    as package `P` holds `P`'s modules, and a `package_dir` root is found like src/. An import of
+    a package found nowhere else finds it one folder down (`python/P/`), as with that folder on sys.path."""
 
     def __init__(self, snapshot: Files, roots: tuple[str, ...] = ()):
         self.snapshot = snapshot
@@ -195,6 +218,10 @@ class ModuleIndex:
         auto = tuple(r for r in auto if r and r not in configured)
         # longest root first, so src/pkg/x.py is "pkg.x" and not "src.pkg.x"
         self.roots = tuple(sorted({*configured, *auto, ""}, key=len, reverse=True))
+        self.packages = (*self.installs.packages, *_folder_packages(snapshot.paths, self.roots, self.installs.packages))
+        # the folders that could hold such a package: a new one there changes what a name is
+        self._holders = sorted({p.split("/")[0] for p in snapshot.paths if p.count("/") > 1} - {*self.roots, "."}
+                               - {p.split("/")[0] for p in snapshot.paths if p.endswith("/__init__.py") and p.count("/") == 1})
         # a file's name: the longest folder holding it, of the installed packages' and the roots'
         self._prefixes = sorted([*((folder, name) for name, folder in self.installs.packages),
                                  *((r, "") for r in self.roots)], key=lambda fp: (-len(fp[0]), not fp[1]))
@@ -226,7 +253,7 @@ class ModuleIndex:
     def _installed(self, dotted: str) -> tuple[str, list[str]] | None:
         """(folder, the parts after the package) when `dotted` is in a package the install puts
         in a folder of its own."""
-        for name, folder in sorted(self.installs.packages, key=lambda nf: -len(nf[0])):   # the innermost
+        for name, folder in sorted(self.packages, key=lambda nf: -len(nf[0])):   # the innermost
             if dotted == name or dotted.startswith(name + "."):
                 return folder, dotted[len(name) + 1:].split(".") if dotted != name else []
         return None
@@ -263,6 +290,8 @@ class ModuleIndex:
         if not dotted:             # the repository root as a package (absolute())
             probes.add("__init__.py")
             return "__init__.py" if "__init__.py" in self.snapshot else None
+        # a package one folder down is found where it is nowhere else (_folder_packages)
+        probes.update(f"{top}/{dotted.split('.')[0]}/__init__.py" for top in self._holders)
         installed = self._installed(dotted)
         if installed is not None:
             folder, rest = installed

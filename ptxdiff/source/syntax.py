@@ -75,6 +75,35 @@ def is_constexpr(annotation: ast.expr | None) -> bool:
     return bool(chain) and "constexpr" in chain[-1] and not chain[-1].startswith("constexpr_function")
 
 
+# triton's short names of its dtypes (runtime/jit.py's type_canonicalisation_dict), by dtype name
+_DTYPES = {**{f"int{n}": f"i{n}" for n in (1, 8, 16, 32, 64)}, **{f"uint{n}": f"u{n}" for n in (8, 16, 32, 64)},
+           **{f"float{n}": f"fp{n}" for n in (16, 32, 64)}, "bfloat16": "bf16",
+           **{f"float8{v}": f"fp8{v}" for v in ("e4nv", "e5", "e4b15", "e4b8", "e5b16")}}
+
+
+def pointer_annotation(annotation: ast.expr | None) -> str | None:
+    """`tl.pointer_type(tl.int64)` (a pointer type object as the annotation, under any module
+    alias, nested for pointers to pointers): the signature type triton reads from it ("*i64"; its
+    `const` and address space do not change it); None for any other annotation."""
+    if not (isinstance(annotation, ast.Call) and len(annotation.args) == 1 and dotted_name(annotation.func)[-1:] ==
+            ["pointer_type"] and all(k.arg in ("address_space", "const") for k in annotation.keywords)):
+        return None
+    element = annotation.args[0]
+    inner = pointer_annotation(element)
+    if inner is not None:
+        return "*" + inner
+    chain = dotted_name(element)
+    return "*" + _DTYPES[chain[-1]] if chain and chain[-1] in _DTYPES else None
+
+
+def signature_annotation(annotation: ast.expr | None) -> str | None:
+    """The signature type an annotation gives triton: a string's text (`"*fp16"`), or what it reads
+    from a pointer type object (pointer_annotation)."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        return annotation.value
+    return pointer_annotation(annotation)
+
+
 def literal(node: ast.expr, consts: Mapping[str, object]) -> tuple[bool, object]:
     """A constant's value: a literal, `-literal`, or a module constant with a literal value."""
     if isinstance(node, ast.Constant):

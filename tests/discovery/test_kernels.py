@@ -528,6 +528,14 @@ def test_infer_string_annotation_wins():
     ''') == {"x": "*fp16", "n": "i64"}
 
 
+def test_infer_a_pointer_type_annotation_is_its_pointer():
+    """torchtitan annotates `counts: tl.pointer_type(tl.int64)`: triton reads "*i64" from it."""
+    assert kinds_of('''
+        def k(counts: tl.pointer_type(tl.int64), out_ptr):
+            tl.store(out_ptr, tl.load(counts))
+    ''') == {"counts": "*i64", "out_ptr": "*fp32"}
+
+
 def test_load_base_beats_a_float_sounding_name():
     # `scale` is dereferenced: it is a pointer, not an fp32 scalar
     kinds = kinds_of('''

@@ -359,6 +359,23 @@ def test_a_constexpr_annotation_in_the_call_form_is_a_constexpr():
     assert [p.name for p in jit.params if p.is_constexpr] == ["FLAG", "SCALE"]
 
 
+def test_a_pointer_type_annotation_is_the_pointer_triton_reads_from_it():
+    """`counts: tl.pointer_type(tl.int64)` (torchtitan): triton reads "*i64" from the object; the
+    text triton parses names a placeholder, as for any annotation that is not a literal."""
+    files = {"m.py": """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(counts: tl.pointer_type(tl.int64), out_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(out_ptr + offs, tl.load(counts + offs).to(tl.float32))
+    """}
+    jit = _built(files, "k")
+    assert [(p.name, p.annotation) for p in jit.params] == [("counts", "*i64"), ("out_ptr", ""), ("BLOCK", "constexpr")]
+    assert "pointer_type" not in jit.src
+
+
 @pytest.mark.parametrize(("line", "refused"), [
     ("tl.core.builtins.exec('1')", "`triton.language.core.builtins`"),
     ("RUN('1')", "RUN`: `triton.language.core.builtins.exec`"),

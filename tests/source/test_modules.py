@@ -87,6 +87,31 @@ def test_an_automatic_src_root_is_one_only_when_python_would_import_from_it():
     assert spread.path_of("ops.k") == "src/ops/k.py" and not spread.ambiguous
 
 
+def test_a_package_one_folder_down_is_found_as_with_that_folder_on_sys_path():
+    """`python/pkg/` (Triton-distributed's layout: its setup.py installs from python/) is `pkg`
+    where `pkg` is found nowhere else; its files keep their names from the root."""
+    tree = index("python/pkg/__init__.py", "python/pkg/jit.py", "python/pkg/ops/k.py", "python/setup.py",
+                 "tests/test_k.py", "python/triton/__init__.py")
+    assert tree.path_of("pkg.jit") == "python/pkg/jit.py" and tree.module_name("python/pkg/ops/k.py") == "python.pkg.ops.k"
+    assert tree.path_of("pkg") == "python/pkg/__init__.py" and not tree.ambiguous
+    assert tree.path_of("setup") is None              # only the package, not every module of the folder
+    assert tree.path_of("triton") is None             # triton is the toolchain's, even in a fork's tree
+    assert "python/pkg/__init__.py" in tree.probed["pkg.jit"]
+    # found at the root too, or in two such folders, or the folder a package itself: as before
+    assert index("python/pkg/__init__.py", "pkg/__init__.py").path_of("pkg") == "pkg/__init__.py"
+    assert index("python/pkg/__init__.py", "lib/pkg/__init__.py").path_of("pkg") is None
+    assert index("python/__init__.py", "python/pkg/__init__.py").path_of("pkg") is None
+    # a new package in such a folder changes what the name is: its file is probed before it exists
+    # a folder of namespace packages keeps its names: `..` from kernels/attention/k.py is `kernels`
+    spaced = index("kernels/attention/__init__.py", "kernels/attention/k.py", "kernels/utils.py")
+    assert spaced.path_of("attention.k") == "kernels/attention/k.py" and spaced.module_name(
+        "kernels/attention/k.py") == "kernels.attention.k"
+    mod = spaced.parse("kernels/attention/k.py")
+    assert spaced.absolute(mod, ast.parse("from ..utils import f").body[0]) == "kernels.utils"
+    fresh = index("lib/other.py", "lib/x/y.py", "ops.py")
+    assert fresh.path_of("pkg") is None and "lib/pkg/__init__.py" in fresh.probed["pkg"]
+
+
 def test_star_imports_export_what_python_exports():
     files = {"a.py": b"__all__ = ['X']\nX = 1\nY = 2\n_Z = 3\n", "b.py": b"Y = 2\n_Z = 3\nfrom a import *\n"}
     idx = ModuleIndex(FileSet(files))

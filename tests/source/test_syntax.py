@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ptxdiff.source.syntax import is_constexpr, python_lines
+from ptxdiff.source.syntax import is_constexpr, pointer_annotation, python_lines
 
 
 def test_lines_end_where_python_ends_them():
@@ -27,3 +27,14 @@ def test_constexpr_as_triton_reads_it_the_annotation_text_holds_constexpr():
         assert is_constexpr(ann(text)), text
     for text in ("tl.tensor", "int", "'*fp32'", "tl.constexpr_function"):
         assert not is_constexpr(ann(text)), text
+
+
+def test_a_pointer_type_annotation_is_the_signature_type_triton_reads_from_it():
+    """Triton's `_normalize_ty` turns a `tl.pointer_type(...)` object into "*" and its element's name."""
+    def ann(text: str) -> ast.expr:
+        return ast.parse(text, mode="eval").body
+    assert pointer_annotation(ann("tl.pointer_type(tl.int64)")) == "*i64"
+    assert pointer_annotation(ann("triton.language.pointer_type(tl.bfloat16, const=True)")) == "*bf16"
+    assert pointer_annotation(ann("tl.pointer_type(tl.pointer_type(tl.float32))")) == "**fp32"
+    for text in ("tl.pointer_type(DTYPE)", "tl.int64", "'*i64'", "tl.pointer_type(tl.int64, print())", "f(tl.int64)"):
+        assert pointer_annotation(ann(text)) is None, text
