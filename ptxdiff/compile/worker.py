@@ -16,6 +16,7 @@ import inspect
 import io
 import math
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -220,13 +221,25 @@ def own_ptxas_log(ptx: str, cc: int) -> str:
 
 def ptxas_error(printed: str) -> str | None:
     """`ptxas: Feature 'cvt.e2m1x2.f32' not supported on .target 'sm_90a' (and 7 more)` from
-    what the compile printed, or None."""
-    errors = [line.split("error", 1)[1].lstrip(" :") for line in printed.splitlines()
+    what the compile printed, or None; where ptxas said no error but stopped (`ptxas fatal :
+    Memory allocation failure`), that."""
+    lines = printed.splitlines()
+    errors = [line.split("error", 1)[1].lstrip(" :") for line in lines
               if line.startswith("ptxas") and " error " in f" {line} " and "fatal" not in line]
     if not errors:
-        return None
+        fatal = [line.split("fatal", 1)[1].lstrip(" :") for line in lines
+                 if line.startswith("ptxas fatal") and "aborted due to errors" not in line]
+        return f"ptxas: {fatal[0]}" if fatal else None
     more = len(errors) - 1
     return f"ptxas: {errors[0]}" + (f" (and {more} more)" if more else "")
+
+
+def without_temporary_names(text: str) -> str:
+    """`text` with the worker's temporary folder and the random names of the files in it as
+    fixed words (`$TMPDIR/tmpXXXXXXXX.ptx`): a failure reads the same in every run, at any --jobs."""
+    folder = tempfile.gettempdir().rstrip("/")
+    text = text.replace(folder + "/", "$TMPDIR/")
+    return re.sub(r"\$TMPDIR/tmp[a-z0-9_]{8}", "$TMPDIR/tmpXXXXXXXX", text)
 
 
 def try_compile(jit: Any, spec: Spec, cc: int) -> tuple[Any, Exception | None, str]:
@@ -245,12 +258,13 @@ def compile_spec(jit: Any, spec: Spec, cc: int, retype: bool = False) -> Compile
     sizes fit (refit.py), for the engine to compile both sides with."""
     ck, error, printed = try_compile(jit, spec, cc)
     if error is not None:
-        log = printed + "".join(traceback.format_exception_only(type(error), error))
+        log = without_temporary_names(printed + "".join(traceback.format_exception_only(type(error), error)))
         from ptxdiff.instantiate.locate import described
         # `ops/relu.py:12:44: NameError: ... (at: y = relu(x))`: the message whole, at the file's own line;
         # ptxas's own first error where ptxas refused the PTX (triton says only its exit status)
-        said = ptxas_error(printed)
-        failed: dict = {"error": f"{COMPILE_FAILED} {said or described(error, jit)}", "log": log[-20000:]}
+        said = ptxas_error(log)
+        failed: dict = {"error": without_temporary_names(f"{COMPILE_FAILED} {said or described(error, jit)}"),
+                        "log": log[-20000:]}
         if retype:
             from ptxdiff.compile import refit
             from ptxdiff.compile import retype as retypemod
@@ -266,7 +280,8 @@ def compile_spec(jit: Any, spec: Spec, cc: int, retype: bool = False) -> Compile
     try:
         metrics = measure(ptx_text, ck.asm["cubin"], printed, spec, cc, int(ck.metadata.shared))
     except ToolError as e:
-        return CompileAnswer({"error": str(e), "log": e.log}, Failure.TOOL_ERROR)
+        return CompileAnswer({"error": without_temporary_names(str(e)), "log": without_temporary_names(e.log)},
+                             Failure.TOOL_ERROR)
     kept = disassemble.pack(ck.asm["cubin"])    # disassembled only if an HTML page asks (disassemble.py)
     return CompileAnswer({"metrics": metrics.as_json(), "ptx": ptxmod.normalise(ptx_text),
                           "loc": ptxmod.source_lines(ptx_text).as_json(), **({"cubin": kept} if kept is not None else {})})
