@@ -22,7 +22,6 @@ import datetime
 import hashlib
 import json
 import re
-import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from html import escape
@@ -32,7 +31,7 @@ from typing import TypeVar
 from ptxdiff.compare.history import Event
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.git.repo import Side
-from ptxdiff.report import safe
+from ptxdiff.report import html_texts, safe
 from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, Column, fmt, outputs_cell, timing_cell
 from ptxdiff.report.history import COLUMNS as HISTORY_TABLE
 from ptxdiff.report.history import shown_events
@@ -209,10 +208,9 @@ def _shared(view: dict | None, texts: dict[str, str] | None) -> dict | None:
 
 
 def _texts_blocks(texts: dict[str, str]) -> str:
-    """Each shared text once, deflated (PTX and SASS shrink about eightfold; the page's script
-    inflates a text when a row that shows it is opened)."""
-    return "".join(_data_block(ref, {"z": base64.b64encode(zlib.compress(t.encode("utf-8", "surrogateescape"), 9))
-                                     .decode("ascii")}) for t, ref in texts.items())
+    """Each shared text once, all in one deflated block (html_texts.py; the page's script
+    inflates it when the first row that shows a text is opened)."""
+    return _data_block("texts", html_texts.bundle(list(texts))) if texts else ""
 
 
 def _row_section(i: int, row: Row, sides: Sides, sources: SourceTable, title: str,

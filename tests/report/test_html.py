@@ -260,8 +260,9 @@ def test_a_long_log_page_keeps_each_ptx_and_sass_text_once():
     assert page.count('<details class="row"') == 294
     data = {m.group(1): m.group(2) for m in re.finditer(r'<script type="application/json" id="([^"]+)">(.*?)</script>',
                                                         page)}
-    texts = [k for k in data if k.startswith("t-")]
-    assert len(texts) == 4                                   # add and mul, PTX and SASS: once each
+    texts = json.loads(zlib.decompress(base64.b64decode(json.loads(data["texts"])["z"])))
+    assert len(texts) == 4                                   # add and mul, PTX and SASS: once each, one block
+    assert {s["ref"] for k, v in data.items() if k.startswith(("ptx-", "sass-")) for s in json.loads(v)["sides"]} \
+        == {"t-0", "t-1", "t-2", "t-3"}
     assert ".entry KERNEL" not in page                       # deflated: no PTX text inline
-    ptx_text = zlib.decompress(base64.b64decode(json.loads(data["t-0"])["z"])).decode()
-    assert ptx_text.startswith(".version") and len(data["t-0"]) < len(ptx_text)
+    assert texts[0].startswith(".version") and len(data["texts"]) < len(texts[0])

@@ -255,20 +255,34 @@
     all('td[data-at="' + at + '"]', root).forEach(function (td) { td.parentNode.classList.add("hl"); });
   }
 
-  // a log keeps each text once, deflated (`ref` names its block: {"z": base64 of zlib data})
-  var texts = {};
+  // a log keeps each text once, all in one deflated block ("texts": {"z": base64 of zlib data}):
+  // a JSON list whose item N (`ref` t-N) is the text, or {"b": an earlier item, "d": its delta}
+  var bundle = null;
+  function rebuilt(items) {
+    var out = [];
+    items.forEach(function (item) {
+      if (typeof item === "string") { out.push(item); return; }
+      var base = out[item.b].split("\n"), lines = [];
+      item.d.forEach(function (op) {
+        var k, end, own;
+        if (typeof op === "string") {
+          own = op.split("\n");
+          for (k = 0; k < own.length; k += 1) { lines.push(own[k]); }
+        } else {
+          for (k = op[0], end = op[0] + op[1]; k < end; k += 1) { lines.push(base[k]); }
+        }
+      });
+      out.push(lines.join("\n"));
+    });
+    return out;
+  }
   function textOf(ref) {
-    if (texts[ref] === undefined) {
-      var d = data(ref);
-      if (d.z === undefined) {
-        texts[ref] = Promise.resolve(d.text);
-      } else {
-        var bytes = Uint8Array.from(atob(d.z), function (c) { return c.charCodeAt(0); });
-        var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
-        texts[ref] = new Response(stream).text();
-      }
+    if (bundle === null) {
+      var bytes = Uint8Array.from(atob(data("texts").z), function (c) { return c.charCodeAt(0); });
+      var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
+      bundle = new Response(stream).text().then(function (t) { return rebuilt(JSON.parse(t)); });
     }
-    return texts[ref];
+    return bundle.then(function (all) { return all[+ref.slice(2)]; });
   }
 
   function renderView(box) {
