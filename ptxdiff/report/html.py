@@ -207,6 +207,14 @@ def _shared(view: dict | None, texts: dict[str, str] | None) -> dict | None:
     return {**view, "sides": sides}
 
 
+def _view_block(block_id: str, view: dict, texts: dict[str, str] | None) -> str:
+    """A row's view data; on a log page (`texts`) one more text of the shared block, as the
+    views of rows next to each other are alike and deflate together."""
+    if texts is None:
+        return _data_block(block_id, view)
+    return _data_block(block_id, {"ref": texts.setdefault(json.dumps(view, separators=(",", ":")), f"t-{len(texts)}")})
+
+
 def _texts_blocks(texts: dict[str, str]) -> str:
     """Each shared text once, all in one deflated block (html_texts.py; the page's script
     inflates it when the first row that shows a text is opened)."""
@@ -226,7 +234,7 @@ def _row_section(i: int, row: Row, sides: Sides, sources: SourceTable, title: st
     if view is not None:
         parts.append(f'<h3 class="dim">PTX</h3><div class="view" data-view="ptx-{i}">'
                      '<p class="nojs dim">The side-by-side PTX view needs JavaScript.</p></div>'
-                     + _data_block(f"ptx-{i}", view))
+                     + _view_block(f"ptx-{i}", view, texts))
         parts.append(_sass_section(i, row, sides.labels, texts))
     if row.log:
         parts.append(f"<details><summary>compile log</summary><pre>{text(row.log)}</pre></details>")
@@ -246,7 +254,7 @@ def _sass_section(i: int, row: Row, labels: tuple[str, str], texts: dict[str, st
     note = f'<p class="dim">no SASS on the {missing[0]} side</p>' if missing else ""
     return (f'<details class="sass"><summary>SASS</summary>{note}<div class="view" data-view="sass-{i}">'
             '<p class="nojs dim">The side-by-side SASS view needs JavaScript.</p></div>'
-            + _data_block(f"sass-{i}", view) + "</details>")
+            + _view_block(f"sass-{i}", view, texts) + "</details>")
 
 
 def _sources_blocks(sources: SourceTable) -> str:

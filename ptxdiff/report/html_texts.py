@@ -15,7 +15,7 @@ import json
 import zlib
 from collections.abc import Sequence
 
-BASES = 24   # how many of the texts before it a text is compared with, for its base
+BASES = 64   # how many of the texts before it a text is compared with, for its base
 
 
 def delta(base: str, new: str) -> list[list[int] | str]:

@@ -114,3 +114,17 @@ def long_lines() -> Report:
                   "old_sass": longer(first.old_sass, "1"), "new_sass": longer(first.new_sass, "2"),
                   "old_loc": loc(first.old_loc), "new_loc": loc(first.new_loc)})
     return Report(report.base, report.head, TOOLS, [wide, *report.rows[1:]], Config())
+
+
+def rebuilt(items: list) -> list[str]:
+    """What the page's script does with the block's list (report.js, `rebuilt`)."""
+    out: list[str] = []
+    for item in items:
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        base, lines = out[item["b"]].split("\n"), []
+        for op in item["d"]:
+            lines += op.split("\n") if isinstance(op, str) else base[op[0]:op[0] + op[1]]
+        out.append("\n".join(lines))
+    return out

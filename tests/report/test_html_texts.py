@@ -7,21 +7,9 @@ import base64
 import json
 import zlib
 
+from html_samples import rebuilt
+
 from ptxdiff.report.html_texts import bundle, encoded
-
-
-def rebuilt(items: list) -> list[str]:
-    """What the page's script does with the block's list (report.js, `rebuilt`)."""
-    out: list[str] = []
-    for item in items:
-        if isinstance(item, str):
-            out.append(item)
-            continue
-        base, lines = out[item["b"]].split("\n"), []
-        for op in item["d"]:
-            lines += op.split("\n") if isinstance(op, str) else base[op[0]:op[0] + op[1]]
-        out.append("\n".join(lines))
-    return out
 
 
 def ptx(n: int, extra: str = "") -> str:

@@ -288,12 +288,15 @@
   function renderView(box) {
     if (box.getAttribute("data-done")) { return; }
     box.setAttribute("data-done", "1");
-    var v = data(box.getAttribute("data-view"));
+    var given = data(box.getAttribute("data-view"));
     box.textContent = "";
-    if (!v) { return; }
-    Promise.all(v.sides.map(function (s) {
-      return s.ref ? textOf(s.ref).then(function (t) { s.text = t; }) : null;
-    })).then(function () { drawView(box, v); });
+    if (!given) { return; }
+    // a log's view is a text of the shared block too
+    (given.ref ? textOf(given.ref).then(JSON.parse) : Promise.resolve(given)).then(function (v) {
+      return Promise.all(v.sides.map(function (s) {
+        return s.ref ? textOf(s.ref).then(function (t) { s.text = t; }) : null;
+      })).then(function () { drawView(box, v); });
+    });
   }
 
   function drawView(box, v) {
