@@ -202,7 +202,7 @@ def _shared(view: dict | None, texts: dict[str, str] | None) -> dict | None:
         return view
     sides = []
     for side in view["sides"]:
-        ref = texts.setdefault(side["text"], f"t-{len(texts)}")
+        ref = _ref(texts, side["text"], "t")
         sides.append({**{k: v for k, v in side.items() if k != "text"}, "ref": ref})
     return {**view, "sides": sides}
 
@@ -212,13 +212,23 @@ def _view_block(block_id: str, view: dict, texts: dict[str, str] | None) -> str:
     views of rows next to each other are alike and deflate together."""
     if texts is None:
         return _data_block(block_id, view)
-    return _data_block(block_id, {"ref": texts.setdefault(json.dumps(view, separators=(",", ":")), f"t-{len(texts)}")})
+    return _data_block(block_id, {"ref": _ref(texts, json.dumps(view, separators=(",", ":")), "v")})
+
+
+def _ref(texts: dict[str, str], value: str, kind: str) -> str:
+    """`value`'s name in its block: `t-N` the Nth of the texts (PTX, SASS, source files), `v-N`
+    the Nth of the views."""
+    if value not in texts:
+        texts[value] = f"{kind}-{sum(r.startswith(kind) for r in texts.values())}"
+    return texts[value]
 
 
 def _texts_blocks(texts: dict[str, str]) -> str:
-    """Each shared text once, all in one deflated block (html_texts.py; the page's script
-    inflates it when the first row that shows a text is opened)."""
-    return _data_block("texts", html_texts.bundle(list(texts))) if texts else ""
+    """Each shared text once, in two deflated blocks (html_texts.py): the texts, and the views
+    apart, as they deflate best beside each other; the page's script inflates a block when the
+    first row that needs it is opened."""
+    return "".join(_data_block(name, html_texts.bundle([t for t, r in texts.items() if r.startswith(kind)]))
+                   for name, kind in (("texts", "t"), ("views", "v")) if any(r.startswith(kind) for r in texts.values()))
 
 
 def _row_section(i: int, row: Row, sides: Sides, sources: SourceTable, title: str,
@@ -257,8 +267,13 @@ def _sass_section(i: int, row: Row, labels: tuple[str, str], texts: dict[str, st
             + _view_block(f"sass-{i}", view, texts) + "</details>")
 
 
-def _sources_blocks(sources: SourceTable) -> str:
-    return "".join(_data_block(f["id"], f) for f in sources.files)
+def _sources_blocks(sources: SourceTable, texts: dict[str, str] | None = None) -> str:
+    """The source files, each a text of the shared block on a log page (`texts`): a file's
+    versions along history are alike."""
+    if texts is None:
+        return "".join(_data_block(f["id"], f) for f in sources.files)
+    return "".join(_data_block(f["id"], {**{k: v for k, v in f.items() if k != "text"}, "ref": _ref(texts, f["text"], "t")})
+                   for f in sources.files)
 
 
 def _kernel_counts(rows: Sequence[Row]) -> str:
@@ -442,7 +457,7 @@ def history_page(events: Sequence[Event], read: Read) -> str:
                                    f"<code>{text(e.commit.short[:7])}</code> {text(e.commit.subject[:80])} "
                                    f"<span class=dim>[{text(r.target)} {text(r.spec)}]</span>", extra, texts)
                       for k, r in enumerate(e.rows)]
+    parts.append(_sources_blocks(sources, texts))
     parts.append(_texts_blocks(texts))
-    parts.append(_sources_blocks(sources))
     return _page(f"ptxdiff log {kernel}", "diff", "\n".join(parts))
 

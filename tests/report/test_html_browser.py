@@ -145,6 +145,7 @@ def test_a_log_page_draws_its_charts_and_opens_a_row(tmp_path):
     out = dom(tmp_path, history_page(history(), read_source), "#r2", "--virtual-time-budget=5000")
     assert out.count("<svg") == 5 and 'data-ready="1"' in out
     assert '<table class="ptx two">' in out and "mul.f32" in out and "add.f32" in out
+    assert '<ol class="srclines">' in out and "tl.load" in out          # its source, a text of the block too
 
 
 def test_without_javascript_the_table_and_the_facts_still_read(tmp_path):

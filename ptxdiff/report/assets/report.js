@@ -229,7 +229,7 @@
       var c = choices[k];
       pick.value = String(k);
       if (!drawn[k]) {
-        var text = data(c.src).text.split("\n"), ol = el("ol", "srclines");
+        var text = sources[c.src].split("\n"), ol = el("ol", "srclines");
         text.forEach(function (t, i) {
           var li = el("li", null, t === "" ? " " : t);
           li.setAttribute("data-at", s + ":" + f + ":" + (i + 1));
@@ -257,7 +257,7 @@
 
   // a log keeps each text once, all in one deflated block ("texts": {"z": base64 of zlib data}):
   // a JSON list whose item N (`ref` t-N) is the text, or {"b": an earlier item, "d": its delta}
-  var bundle = null;
+  var bundles = {}, sources = {};
   function rebuilt(items) {
     var out = [];
     items.forEach(function (item) {
@@ -276,13 +276,19 @@
     });
     return out;
   }
-  function textOf(ref) {
-    if (bundle === null) {
-      var bytes = Uint8Array.from(atob(data("texts").z), function (c) { return c.charCodeAt(0); });
+  function textOf(ref) {     // t-N: the texts block's item N; v-N: the views block's
+    var name = ref.charAt(0) === "v" ? "views" : "texts";
+    if (bundles[name] === undefined) {
+      var bytes = Uint8Array.from(atob(data(name).z), function (c) { return c.charCodeAt(0); });
       var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
-      bundle = new Response(stream).text().then(function (t) { return rebuilt(JSON.parse(t)); });
+      bundles[name] = new Response(stream).text().then(function (t) { return rebuilt(JSON.parse(t)); });
     }
-    return bundle.then(function (all) { return all[+ref.slice(2)]; });
+    return bundles[name].then(function (all) { return all[+ref.slice(2)]; });
+  }
+  function sourceReady(id) {   // a source file's text, in `sources` before its view is drawn
+    var d = data(id);
+    if (!d || !d.ref) { sources[id] = d ? d.text : ""; return null; }
+    return textOf(d.ref).then(function (t) { sources[id] = t; });
   }
 
   function renderView(box) {
@@ -293,9 +299,11 @@
     if (!given) { return; }
     // a log's view is a text of the shared block too
     (given.ref ? textOf(given.ref).then(JSON.parse) : Promise.resolve(given)).then(function (v) {
+      var files = [];
+      v.sides.forEach(function (s) { s.files.forEach(function (f) { if (f.src) { files.push(sourceReady(f.src)); } }); });
       return Promise.all(v.sides.map(function (s) {
         return s.ref ? textOf(s.ref).then(function (t) { s.text = t; }) : null;
-      })).then(function () { drawView(box, v); });
+      }).concat(files)).then(function () { drawView(box, v); });
     });
   }
 
