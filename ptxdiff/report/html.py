@@ -22,7 +22,6 @@ import datetime
 import hashlib
 import json
 import re
-import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from html import escape
@@ -32,7 +31,7 @@ from typing import Any, TypeVar
 from ptxdiff.compare.history import Event
 from ptxdiff.compare.results import Report, Row
 from ptxdiff.git.values import Side
-from ptxdiff.report import safe
+from ptxdiff.report import html_texts, safe
 from ptxdiff.report.columns import COLUMNS, SOURCE_MARK, Column, fmt, outputs_cell, timing_cell
 from ptxdiff.report.history import COLUMNS as HISTORY_TABLE
 from ptxdiff.report.history import shown_events
@@ -204,16 +203,33 @@ def _shared(view: dict[str, Any] | None, texts: dict[str, str] | None) -> dict[s
         return view
     sides = []
     for side in view["sides"]:
-        ref = texts.setdefault(side["text"], f"t-{len(texts)}")
+        ref = _ref(texts, side["text"], "t")
         sides.append({**{k: v for k, v in side.items() if k != "text"}, "ref": ref})
     return {**view, "sides": sides}
 
 
+def _view_block(block_id: str, view: dict, texts: dict[str, str] | None) -> str:
+    """A row's view data; on a log page (`texts`) one more text of the shared block, as the
+    views of rows next to each other are alike and deflate together."""
+    if texts is None:
+        return _data_block(block_id, view)
+    return _data_block(block_id, {"ref": _ref(texts, json.dumps(view, separators=(",", ":")), "v")})
+
+
+def _ref(texts: dict[str, str], value: str, kind: str) -> str:
+    """`value`'s name in its block: `t-N` the Nth of the texts (PTX, SASS, source files), `v-N`
+    the Nth of the views."""
+    if value not in texts:
+        texts[value] = f"{kind}-{sum(r.startswith(kind) for r in texts.values())}"
+    return texts[value]
+
+
 def _texts_blocks(texts: dict[str, str]) -> str:
-    """Each shared text once, deflated (PTX and SASS shrink about eightfold; the page's script
-    inflates a text when a row that shows it is opened)."""
-    return "".join(_data_block(ref, {"z": base64.b64encode(zlib.compress(t.encode("utf-8", "surrogateescape"), 9))
-                                     .decode("ascii")}) for t, ref in texts.items())
+    """Each shared text once, in two deflated blocks (html_texts.py): the texts, and the views
+    apart, as they deflate best beside each other; the page's script inflates a block when the
+    first row that needs it is opened."""
+    return "".join(_data_block(name, html_texts.bundle([t for t, r in texts.items() if r.startswith(kind)]))
+                   for name, kind in (("texts", "t"), ("views", "v")) if any(r.startswith(kind) for r in texts.values()))
 
 
 def _row_section(i: int, row: Row, sides: Sides, sources: SourceTable, title: str,
@@ -229,7 +245,7 @@ def _row_section(i: int, row: Row, sides: Sides, sources: SourceTable, title: st
     if view is not None:
         parts.append(f'<h3 class="dim">PTX</h3><div class="view" data-view="ptx-{i}">'
                      '<p class="nojs dim">The side-by-side PTX view needs JavaScript.</p></div>'
-                     + _data_block(f"ptx-{i}", view))
+                     + _view_block(f"ptx-{i}", view, texts))
         parts.append(_sass_section(i, row, sides.labels, texts))
     if row.log:
         parts.append(f"<details><summary>compile log</summary><pre>{text(row.log)}</pre></details>")
@@ -249,11 +265,16 @@ def _sass_section(i: int, row: Row, labels: tuple[str, str], texts: dict[str, st
     note = f'<p class="dim">no SASS on the {missing[0]} side</p>' if missing else ""
     return (f'<details class="sass"><summary>SASS</summary>{note}<div class="view" data-view="sass-{i}">'
             '<p class="nojs dim">The side-by-side SASS view needs JavaScript.</p></div>'
-            + _data_block(f"sass-{i}", view) + "</details>")
+            + _view_block(f"sass-{i}", view, texts) + "</details>")
 
 
-def _sources_blocks(sources: SourceTable) -> str:
-    return "".join(_data_block(f["id"], f) for f in sources.files)
+def _sources_blocks(sources: SourceTable, texts: dict[str, str] | None = None) -> str:
+    """The source files, each a text of the shared block on a log page (`texts`): a file's
+    versions along history are alike."""
+    if texts is None:
+        return "".join(_data_block(f["id"], f) for f in sources.files)
+    return "".join(_data_block(f["id"], {**{k: v for k, v in f.items() if k != "text"}, "ref": _ref(texts, f["text"], "t")})
+                   for f in sources.files)
 
 
 def _kernel_counts(rows: Sequence[Row]) -> str:
@@ -437,7 +458,7 @@ def history_page(events: Sequence[Event], read: Read) -> str:
                                    f"<code>{text(e.commit.short[:7])}</code> {text(e.commit.subject[:80])} "
                                    f"<span class=dim>[{text(r.target)} {text(r.spec)}]</span>", extra, texts)
                       for k, r in enumerate(e.rows)]
+    parts.append(_sources_blocks(sources, texts))
     parts.append(_texts_blocks(texts))
-    parts.append(_sources_blocks(sources))
     return _page(f"ptxdiff log {kernel}", "diff", "\n".join(parts))
 

@@ -96,3 +96,35 @@ def many_kernels(kernels: int = 14, specs: int = 6) -> Report:
             r = row(name, "add", "mul" if s == 1 else "add", verdict, spec_source="guessed")
             rows.append(Row(**{**r.__dict__, "spec": f"{LONG_SPEC} MODE={s}"}))
     return Report(Side("HEAD~3", "a" * 40), Side("HEAD", "b" * 40), TOOLS, rows, Config())
+
+
+def long_lines() -> Report:
+    """`diff_report` whose structural row's first PTX and SASS lines are long and differ (a real
+    kernel's parameter names and vector loads run past half of a 1400 px screen)."""
+    report = diff_report()
+    first = report.rows[0]
+    names = ", ".join(f"%r{k}" for k in range(40))
+
+    def longer(text: str | None, tag: str) -> str | None:
+        return None if text is None else (f"\tld.global.L1::evict_last.v4.b32 {{ {names} }}, [ %rd{tag} + 0 ];"
+                                          f" // _fused_linear_cross_entropy_bwd_kernel_param_{tag}\n{text}")
+    def loc(lines: ptx.SourceLines | None) -> ptx.SourceLines | None:   # the new line from no source line
+        return None if lines is None else ptx.SourceLines(lines.files, ((1, -1, 0), *lines.runs))
+    wide = Row(**{**first.__dict__, "old_ptx": longer(first.old_ptx, "1"), "new_ptx": longer(first.new_ptx, "2"),
+                  "old_sass": longer(first.old_sass, "1"), "new_sass": longer(first.new_sass, "2"),
+                  "old_loc": loc(first.old_loc), "new_loc": loc(first.new_loc)})
+    return Report(report.base, report.head, TOOLS, [wide, *report.rows[1:]], Config())
+
+
+def rebuilt(items: list) -> list[str]:
+    """What the page's script does with the block's list (report.js, `rebuilt`)."""
+    out: list[str] = []
+    for item in items:
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        base, lines = out[item["b"]].split("\n"), []
+        for op in item["d"]:
+            lines += op.split("\n") if isinstance(op, str) else base[op[0]:op[0] + op[1]]
+        out.append("\n".join(lines))
+    return out

@@ -13,7 +13,7 @@ import zlib
 from html.parser import HTMLParser
 
 import pytest
-from html_samples import HOSTILE, diff_report, history, read_source, row, show_report
+from html_samples import HOSTILE, diff_report, history, read_source, rebuilt, row, show_report
 
 from ptxdiff.cli.htmlout import artifact_line, html_file
 from ptxdiff.report.html import history_page, report_page, script_json
@@ -261,8 +261,14 @@ def test_a_long_log_page_keeps_each_ptx_and_sass_text_once():
     assert page.count('<details class="row"') == 294
     data = {m.group(1): m.group(2) for m in re.finditer(r'<script type="application/json" id="([^"]+)">(.*?)</script>',
                                                         page)}
-    texts = [k for k in data if k.startswith("t-")]
-    assert len(texts) == 4                                   # add and mul, PTX and SASS: once each
+    def block(name: str) -> list[str]:
+        return rebuilt(json.loads(zlib.decompress(base64.b64decode(json.loads(data[name])["z"]))))
+    texts, views = block("texts"), block("views")
+    refs = [json.loads(v)["ref"] for k, v in data.items() if k.startswith(("ptx-", "sass-"))]
+    assert len(refs) == 2 * 294 and all(r.startswith("v-") for r in refs)    # the rows' views: in their own block
+    shared = {s["ref"] for r in refs for s in json.loads(views[int(r[2:])])["sides"]}
+    assert len(shared) == 4 and len(texts) == 6                  # add and mul, PTX and SASS; their source files
+    assert {json.loads(v)["ref"] for k, v in data.items() if k.startswith("src-")} == {"t-4", "t-5"}   # each once
+    assert "tl.load" in texts[4] and "tl.load" in texts[5]
     assert ".entry KERNEL" not in page                       # deflated: no PTX text inline
-    ptx_text = zlib.decompress(base64.b64decode(json.loads(data["t-0"])["z"])).decode()
-    assert ptx_text.startswith(".version") and len(data["t-0"]) < len(ptx_text)
+    assert texts[0].startswith(".version") and len(data["texts"]) < sum(map(len, texts)) / 2

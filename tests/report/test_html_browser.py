@@ -3,7 +3,8 @@ are there after the script ran, nothing is logged to the console (a script error
 the page's policy refused, would be), the page works with every host unresolvable and the proxy
 a dead port, a structural row's screenshot shows both sides (and its SASS view, opened, both
 sides), hostile names stay text, a 400-row
-`show` opens with no row expanded, and without JavaScript the table and facts still read."""
+`show` opens with no row expanded, without JavaScript the table and facts still read, and at
+1400 px a long PTX line leaves both sides on the screen."""
 
 from __future__ import annotations
 
@@ -144,6 +145,7 @@ def test_a_log_page_draws_its_charts_and_opens_a_row(tmp_path):
     out = dom(tmp_path, history_page(history(), read_source), "#r2", "--virtual-time-budget=5000")
     assert out.count("<svg") == 5 and 'data-ready="1"' in out
     assert '<table class="ptx two">' in out and "mul.f32" in out and "add.f32" in out
+    assert '<ol class="srclines">' in out and "tl.load" in out          # its source, a text of the block too
 
 
 def test_without_javascript_the_table_and_the_facts_still_read(tmp_path):
@@ -192,3 +194,48 @@ def test_at_1400_px_a_screen_shows_ten_kernels_names_break_at_folders_only_and_n
     assert fit["seen"] >= 10 and fit["broken"] == 0 and fit["overflow"] <= 0, fit
     assert out.count('<details class="specs">') == 20 and out.count('<details class="row"') == 120   # specs unfold
     assert '20 kernels: 20 structural (120 spec rows); <span class="blocks">20 blocking</span>' in out
+
+
+PANE_PROBE = """<script>
+setTimeout(function () {   // after the views are drawn
+  var w = window.innerWidth;
+  var views = Array.prototype.slice.call(document.querySelectorAll(".viewgrid")).map(function (grid) {
+    var code = grid.querySelector(".code"), box = code.getBoundingClientRect();
+    var heads = Array.prototype.slice.call(grid.querySelectorAll("table.ptx thead th")).map(function (th) {
+      var r = th.getBoundingClientRect(); return [r.left, r.right];
+    });
+    var cells = Array.prototype.slice.call(grid.querySelectorAll("table.ptx td.t"));
+    return {heads: heads, right: box.right, hidden: code.scrollWidth - code.clientWidth,
+            scrolls: getComputedStyle(code).overflowY,
+            cut: cells.filter(function (td) { return td.scrollWidth > td.clientWidth + 1; }).length,
+            reach: Math.max.apply(null, cells.map(function (td) { return td.getBoundingClientRect().right; })),
+            long: cells.filter(function (td) { return td.textContent.indexOf("bwd_kernel_param_") >= 0; }).length};
+  });
+  document.body.setAttribute("data-panes", JSON.stringify({width: w, views: views,
+    overflow: document.documentElement.scrollWidth - w}));
+}, 200);
+</script></body>"""
+
+
+def test_at_1400_px_the_old_and_new_panes_of_a_long_line_both_fit_side_by_side(tmp_path):
+    """Issue 38: a PTX (and SASS) line longer than half the screen wraps inside its own side, so
+    at 1400 px both sides are on the screen (no side pushed out of view behind a horizontal
+    scroll, no cell clipped), the source pane beside them, each view scrolling down on its own."""
+    import json
+
+    from html_samples import long_lines
+    page = report_page(long_lines(), read_source).replace('<details class="sass">', '<details class="sass" open>', 1)
+    page = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page, count=1)   # the probe's script
+    page = page.replace("</body>", PANE_PROBE, 1)
+    path = tmp_path / "page.html"
+    path.write_text(page, encoding="utf-8")
+    out, _ = chromium(tmp_path, path.as_uri() + "#r0", "--dump-dom", "--window-size=1400,1000", "--hide-scrollbars",
+                      "--virtual-time-budget=2000")
+    fit = json.loads(re.search(r'data-panes="([^"]*)"', out).group(1).replace("&quot;", '"'))
+    assert fit["width"] == 1400 and fit["overflow"] <= 0 and len(fit["views"]) == 2, fit   # the PTX and the SASS
+    for view in fit["views"]:
+        (old_left, old_right), (new_left, new_right) = view["heads"]
+        assert old_left < old_right <= new_left < new_right <= view["right"] <= 1400, view    # side by side, on screen
+        assert view["hidden"] <= 0 and view["cut"] == 0 and view["reach"] <= view["right"], view   # nothing cut
+        assert view["long"] == 2 and view["scrolls"] == "auto", view          # both long lines, wrapped in place
+    assert out.count('class="source"') == 1                                   # the PTX's source pane beside it

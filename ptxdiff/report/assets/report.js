@@ -229,7 +229,7 @@
       var c = choices[k];
       pick.value = String(k);
       if (!drawn[k]) {
-        var text = data(c.src).text.split("\n"), ol = el("ol", "srclines");
+        var text = sources[c.src].split("\n"), ol = el("ol", "srclines");
         text.forEach(function (t, i) {
           var li = el("li", null, t === "" ? " " : t);
           li.setAttribute("data-at", s + ":" + f + ":" + (i + 1));
@@ -255,31 +255,56 @@
     all('td[data-at="' + at + '"]', root).forEach(function (td) { td.parentNode.classList.add("hl"); });
   }
 
-  // a log keeps each text once, deflated (`ref` names its block: {"z": base64 of zlib data})
-  var texts = {};
-  function textOf(ref) {
-    if (texts[ref] === undefined) {
-      var d = data(ref);
-      if (d.z === undefined) {
-        texts[ref] = Promise.resolve(d.text);
-      } else {
-        var bytes = Uint8Array.from(atob(d.z), function (c) { return c.charCodeAt(0); });
-        var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
-        texts[ref] = new Response(stream).text();
-      }
+  // a log keeps each text once, all in one deflated block ("texts": {"z": base64 of zlib data}):
+  // a JSON list whose item N (`ref` t-N) is the text, or {"b": an earlier item, "d": its delta}
+  var bundles = {}, sources = {};
+  function rebuilt(items) {
+    var out = [];
+    items.forEach(function (item) {
+      if (typeof item === "string") { out.push(item); return; }
+      var base = out[item.b].split("\n"), lines = [];
+      item.d.forEach(function (op) {
+        var k, end, own;
+        if (typeof op === "string") {
+          own = op.split("\n");
+          for (k = 0; k < own.length; k += 1) { lines.push(own[k]); }
+        } else {
+          for (k = op[0], end = op[0] + op[1]; k < end; k += 1) { lines.push(base[k]); }
+        }
+      });
+      out.push(lines.join("\n"));
+    });
+    return out;
+  }
+  function textOf(ref) {     // t-N: the texts block's item N; v-N: the views block's
+    var name = ref.charAt(0) === "v" ? "views" : "texts";
+    if (bundles[name] === undefined) {
+      var bytes = Uint8Array.from(atob(data(name).z), function (c) { return c.charCodeAt(0); });
+      var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
+      bundles[name] = new Response(stream).text().then(function (t) { return rebuilt(JSON.parse(t)); });
     }
-    return texts[ref];
+    return bundles[name].then(function (all) { return all[+ref.slice(2)]; });
+  }
+  function sourceReady(id) {   // a source file's text, in `sources` before its view is drawn
+    var d = data(id);
+    if (!d || !d.ref) { sources[id] = d ? d.text : ""; return null; }
+    return textOf(d.ref).then(function (t) { sources[id] = t; });
   }
 
   function renderView(box) {
     if (box.getAttribute("data-done")) { return; }
     box.setAttribute("data-done", "1");
-    var v = data(box.getAttribute("data-view"));
+    var given = data(box.getAttribute("data-view"));
     box.textContent = "";
-    if (!v) { return; }
-    Promise.all(v.sides.map(function (s) {
-      return s.ref ? textOf(s.ref).then(function (t) { s.text = t; }) : null;
-    })).then(function () { drawView(box, v); });
+    if (!given) { return; }
+    // a log's view is a text of the shared block too
+    (given.ref ? textOf(given.ref).then(JSON.parse) : Promise.resolve(given)).then(function (v) {
+      var files = [];
+      v.sides.forEach(function (s) { s.files.forEach(function (f) { if (f.src) { files.push(sourceReady(f.src)); } }); });
+      return Promise.all(v.sides.map(function (s) {
+        return s.ref ? textOf(s.ref).then(function (t) { s.text = t; }) : null;
+      }).concat(files)).then(function () { drawView(box, v); });
+    });
   }
 
   function drawView(box, v) {
