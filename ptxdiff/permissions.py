@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from ptxdiff.repo_config import Config
 from ptxdiff.user_settings import Settings
+from ptxdiff.verdict import Outputs
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ def suggestions(cfg: Config, granted: Permissions) -> list[str]:
     """One line for each run-code setting the repository's config asks for and the user has not
     granted: the repository may suggest, not decide."""
     lines = []
-    asks_outputs = cfg.semantic != "off" or "outputs-differ" in cfg.block
+    asks_outputs = cfg.semantic != "off" or Outputs.DIFFER in cfg.block
     if asks_outputs and granted.semantic == "off":
         lines.append(f"{cfg.source} asks for output checks (they run the repository's code); to allow them: "
                      f"--outputs, or git config --global ptxdiff.semantic {cfg.semantic if cfg.semantic != 'off' else 'auto'}")

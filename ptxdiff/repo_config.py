@@ -21,7 +21,7 @@ from typing import Any
 from ptxdiff.errors import ConfigError
 from ptxdiff.source import nested
 from ptxdiff.targets import parse_target
-from ptxdiff.verdict import DEFAULT_BLOCK, ORDER, Verdict
+from ptxdiff.verdict import DEFAULT_BLOCK, DYNAMIC_BLOCK, ORDER, Verdict
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -152,7 +152,7 @@ def _targets(value: Any, where: str, key: str) -> tuple[int, ...]:
 
 def _block(value: Any, where: str, key: str) -> tuple[str, ...]:
     block = _str_list(value, where, key)
-    bad = [b for b in block if b not in ORDER + ("outputs-differ", "slower")]
+    bad = [b for b in block if b not in ORDER + DYNAMIC_BLOCK]
     _expect(not bad, where, key, f"names unknown verdicts {bad} (known: {', '.join(ORDER)})")
     _expect(Verdict.UNMEASURED not in block, where, key,
             "names 'unmeasured', which block_unmeasured = true|false decides (default true)")

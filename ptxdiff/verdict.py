@@ -41,6 +41,26 @@ ORDER = (Verdict.FAILED, Verdict.UNMEASURED, Verdict.ADDED, Verdict.REMOVED, Ver
          Verdict.CONSTANTS_ONLY, Verdict.IDENTICAL, Verdict.UNPAIRED)
 DEFAULT_BLOCK = (Verdict.STRUCTURAL, Verdict.FAILED)   # what blocks without a `block` key
 
+
+class Outputs(StrEnum):
+    """What running old and new on the same inputs said: a row's `outputs.result`."""
+
+    EQUAL = "outputs-equal"
+    DIFFER = "outputs-differ"
+    NONDETERMINISTIC = "nondeterministic"   # old against old differed: no verdict on new
+    NOT_RUN = "not-run"
+
+
+class Timing(StrEnum):
+    """New against old on the GPU, outside or inside the measured noise band: a row's `timing.verdict`."""
+
+    FASTER = "faster"
+    SLOWER = "slower"
+    WITHIN_NOISE = "within-noise"
+
+
+DYNAMIC_BLOCK = (Outputs.DIFFER, Timing.SLOWER)   # what config's `block` may name besides ORDER
+
 # Counts (Metrics fields) that make a change structural when they move. sass_instrs is reported but not here:
 # ptxas schedules a mere reordering of PTX differently, which is not a structural change.
 COUNTED = ("ptx_regs", "ptx_instrs", "ptx_local_bytes", "ptx_shared_bytes", "regs", "spill_store_bytes",

@@ -10,14 +10,15 @@ import pytest
 from ptxdiff import repo_config
 from ptxdiff.compare.gate_inputs import Role
 from ptxdiff.compare.results import Provenance
+from ptxdiff.compile.protocol import Op, Outcome
 from ptxdiff.corpus.labels import Label
 from ptxdiff.discovery.callsites import Fact, FactKind
 from ptxdiff.discovery.params import ParamMark
 from ptxdiff.errors import ConfigError
 from ptxdiff.specs.plan import SOURCES, SpecSource
-from ptxdiff.verdict import DEFAULT_BLOCK, ORDER, Verdict
+from ptxdiff.verdict import DEFAULT_BLOCK, DYNAMIC_BLOCK, ORDER, Outputs, Timing, Verdict
 
-ENUMS = (Verdict, SpecSource, Role, Provenance, FactKind, ParamMark, Label)
+ENUMS = (Verdict, SpecSource, Role, Provenance, FactKind, ParamMark, Label, Outputs, Timing, Outcome, Op)
 
 
 @pytest.mark.parametrize("enum", ENUMS)
@@ -62,3 +63,9 @@ def test_a_fact_of_either_spelling_is_the_same_fact():
     assert Fact(FactKind.VALUE, 1) == Fact("value", 1) and len({Fact(FactKind.TYPE, "i32"), Fact("type", "i32")}) == 1
     assert [str(k) for k in FactKind] == ["value", "type", "none", "expr"]
     assert [str(r) for r in Role] == ["gate", "report", "call-site", "pin"]
+
+
+def test_the_dynamic_results_a_block_list_may_name_are_spelled_as_the_report_spells_them():
+    assert DYNAMIC_BLOCK == ("outputs-differ", "slower")
+    assert [o.value for o in Outputs] == ["outputs-equal", "outputs-differ", "nondeterministic", "not-run"]
+    assert [t.value for t in Timing] == ["faster", "slower", "within-noise"]

@@ -23,7 +23,7 @@ from ptxdiff.git.repo import Repo, Side
 from ptxdiff.permissions import Permissions
 from ptxdiff.record.launches import DEFAULT_PATH
 from ptxdiff.specs.plan import SpecSource
-from ptxdiff.verdict import Verdict
+from ptxdiff.verdict import Outputs, Verdict
 
 if TYPE_CHECKING:   # types only: replay is the run worker's (torch, triton); the pool, not imported for nothing
     from ptxdiff.compile.pool import Task
@@ -96,7 +96,7 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: repo_
                 answer = cast("RunAnswer | None", reply.answer)
                 results[reply.task.tag] = {
                     k: v for k, v in answer.result.items() if k != "cpu_s"} if answer is not None else {
-                    "result": "not-run", "reason": str(reply.error)[:300]}
+                    "result": Outputs.NOT_RUN, "reason": str(reply.error)[:300]}
         _said_what_ran(tasks, messages)
     no_gpu = [k for k, v in results.items() if k[1] == "timing" and "no GPU" in v.get("reason", "")]
     if no_gpu:
@@ -167,7 +167,7 @@ def _kernel_tasks(o: Kernel, n: Kernel, kernel_rows: list[Row], check: bool, wan
             tasks.append(Task(sides, ReplayTimeRequest(replay, cfg.min_effect), f"{n.name} timing", (n.id, "timing")))
         planning.ran[n.id] = ran_rows(kernel_rows, SpecSource.RECORDED)
         return tasks
-    missing = {"result": "not-run", "reason": f'set [tool.ptxdiff.kernels."{n.id}"] wrapper = '
+    missing = {"result": Outputs.NOT_RUN, "reason": f'set [tool.ptxdiff.kernels."{n.id}"] wrapper = '
                                               '"path.py:function" and inputs = "path.py:function", '
                                               'or record its launches (ptxdiff record -- CMD)'}
     synth = synthesized(o.id, n, kernel_rows) if check else None

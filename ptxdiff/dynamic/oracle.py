@@ -19,10 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ptxdiff.dynamic.replay import Loaded, ReplayPlan, ReplayWorker, launch, load_kernels, make_args
-from ptxdiff.dynamic.runner import NOT_RUN, OUTPUTS_DIFFER, OUTPUTS_EQUAL, TOLERANCES, RunError
+from ptxdiff.dynamic.runner import TOLERANCES, RunError
 from ptxdiff.dynamic.synthesize import Shape, SynthPlan, Unsynthesisable, literals, program_axes, shape
-
-NONDETERMINISTIC = "nondeterministic"
+from ptxdiff.verdict import Outputs
 
 
 class OutOfBounds(Exception):
@@ -252,7 +251,7 @@ def _outputs(worker: ReplayWorker, plan: SynthPlan) -> dict:
     try:
         old_k, new_k = load_kernels(worker, ReplayPlan(plan.old_id, plan.new_id, ()))
     except RunError as e:
-        return {"result": NOT_RUN, "reason": str(e), "via": via, "fuzzed": True}
+        return {"result": Outputs.NOT_RUN, "reason": str(e), "via": via, "fuzzed": True}
     old_side, new_side = sides(plan, old_k, new_k)
     old_src, new_src = _sources(old_k), _sources(new_k)
     lits = sorted(set(literals(old_src)) | set(literals(new_src)))
@@ -262,32 +261,32 @@ def _outputs(worker: ReplayWorker, plan: SynthPlan) -> dict:
         try:
             s = shape(plan, index, lits, axes)
         except Unsynthesisable as e:
-            return {"result": NOT_RUN, "reason": str(e), "via": via, "fuzzed": True}
+            return {"result": Outputs.NOT_RUN, "reason": str(e), "via": via, "fuzzed": True}
         first, why = _run(old_side, s, device, worker.gpu)
         if why is not None and worker.gpu:   # a fault may leave the CUDA context unusable: stop here
             worker.faulted = True
-            return {"result": NOT_RUN, "reason": f"old could not run at {s.label}: {why}", "via": via, "fuzzed": True}
+            return {"result": Outputs.NOT_RUN, "reason": f"old could not run at {s.label}: {why}", "via": via, "fuzzed": True}
         if why is not None:
             skipped.append(f"{s.label}: old {why}")
             continue
         again, why = _run(old_side, s, device, worker.gpu)
         aa = _compare(first, again, s, exact=True) if why is None else {"why": why}
         if aa is not None:
-            return {"result": NONDETERMINISTIC, "via": via, "fuzzed": True, "shape": s.label, "device": device,
+            return {"result": Outputs.NONDETERMINISTIC, "via": via, "fuzzed": True, "shape": s.label, "device": device,
                     "reason": "old run twice on the same inputs gave different outputs "
                               + (f"({aa['why']})" if "why" in aa else
                                  f"({aa['buffer']}[{aa['index']}]: {_said(aa['old'])} then {_said(aa['new'])})")}
         new, why = _run(new_side, s, device, worker.gpu)
         worker.faulted = worker.gpu and why is not None and not why.startswith("out of bounds")
         if why is not None and not why.startswith("out of bounds"):
-            return {"result": NOT_RUN, "reason": f"new could not run where old ran, at {s.label}: {why}",
+            return {"result": Outputs.NOT_RUN, "reason": f"new could not run where old ran, at {s.label}: {why}",
                     "via": via, "fuzzed": True}
         found = {"buffer": "-", "index": None, "old": "ran", "new": why, "dtype": "-", "guard": None} \
             if why is not None else _compare(first, new, s, exact=False)
         checked += 1
         if found is not None:
             rtol, atol = TOLERANCES.get(str(found["dtype"]), (0.0, 0.0))
-            return {"result": OUTPUTS_DIFFER, "via": via, "fuzzed": True, "checked": checked, "device": device,
+            return {"result": Outputs.DIFFER, "via": via, "fuzzed": True, "checked": checked, "device": device,
                     "buffer": found["buffer"], "index": found["index"], "guard": found["guard"],
                     "old": _said(found["old"]), "new": _said(found["new"]), "dtype": found["dtype"],
                     "shape": s.label, "n": s.label, "seed": s.seed, "rtol": rtol, "atol": atol,
@@ -297,9 +296,9 @@ def _outputs(worker: ReplayWorker, plan: SynthPlan) -> dict:
                                "guard": s.guard}}
         labels.append(s.label)
     if not checked:
-        return {"result": NOT_RUN, "reason": "no synthesised launch ran on old: " + "; ".join(skipped)[:600],
+        return {"result": Outputs.NOT_RUN, "reason": "no synthesised launch ran on old: " + "; ".join(skipped)[:600],
                 "via": via, "fuzzed": True}
-    return {"result": OUTPUTS_EQUAL, "via": f"{checked} shapes, fuzzed", "fuzzed": True, "checked": checked,
+    return {"result": Outputs.EQUAL, "via": f"{checked} shapes, fuzzed", "fuzzed": True, "checked": checked,
             "device": device, "shapes": labels, **({"skipped": skipped} if skipped else {})}
 
 

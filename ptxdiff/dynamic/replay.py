@@ -17,9 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ptxdiff.dynamic.runner import (
-    NOT_RUN,
-    OUTPUTS_DIFFER,
-    OUTPUTS_EQUAL,
     TOLERANCES,
     RunError,
     RunWorker,
@@ -28,6 +25,7 @@ from ptxdiff.dynamic.runner import (
 from ptxdiff.record.launches import Launch, match
 from ptxdiff.record.replay_format import CAP, Replay, TensorArg, Unrecorded, is_float
 from ptxdiff.source.modules import ModuleIndex
+from ptxdiff.verdict import Outputs
 
 SEED = 0
 # what one side of one replayed launch may allocate, checked before anything is: its buffers, and
@@ -294,7 +292,7 @@ def outputs(worker: ReplayWorker, plan: ReplayPlan) -> dict:
     try:
         old_k, new_k = load_kernels(worker, plan)
     except RunError as e:
-        return {"result": NOT_RUN, "reason": str(e), "via": "replayed launch"}
+        return {"result": Outputs.NOT_RUN, "reason": str(e), "via": "replayed launch"}
     device = "cuda" if worker.gpu else "cpu"
     where = "the GPU" if worker.gpu else "the interpreter"
     checked, labels, skipped = 0, [], []
@@ -313,22 +311,22 @@ def outputs(worker: ReplayWorker, plan: ReplayPlan) -> dict:
             continue
         except Exception as e:  # one side failed where it ran: no claim of equal outputs
             worker.faulted = worker.gpu    # a fault may leave the CUDA context unusable: a fresh worker next
-            return {"result": NOT_RUN, "reason": f"replayed launch {label}: {_fault(e, where)}",
+            return {"result": Outputs.NOT_RUN, "reason": f"replayed launch {label}: {_fault(e, where)}",
                     "via": f"replayed launch {label}"}
         for name, old_t in _tensors(old_args):
             dtype = str(old_t.dtype).rpartition(".")[2]
             ok, max_abs, max_rel = compare_outputs(old_t, new_args[name], dtype)
             if not ok:
                 rtol, atol = TOLERANCES.get(dtype, (0.0, 0.0) if not is_float(dtype) else TOLERANCES["float32"])
-                return {"result": OUTPUTS_DIFFER, "n": label, "dtype": dtype, "argument": name, "max_abs": max_abs,
+                return {"result": Outputs.DIFFER, "n": label, "dtype": dtype, "argument": name, "max_abs": max_abs,
                         "max_rel": max_rel, "rtol": rtol, "atol": atol, "checked": checked + 1, "device": device,
                         "via": f"replayed launch {label}"}
         checked += 1
         labels.append(label)
     if not checked:
-        return {"result": NOT_RUN, "reason": "no recorded launch could be replayed: " + "; ".join(skipped),
+        return {"result": Outputs.NOT_RUN, "reason": "no recorded launch could be replayed: " + "; ".join(skipped),
                 "via": "replayed launch"}
-    return {"result": OUTPUTS_EQUAL, "checked": checked, "device": device, "launches": labels,
+    return {"result": Outputs.EQUAL, "checked": checked, "device": device, "launches": labels,
             "via": "replayed launch " + labels[0], **({"skipped": skipped} if skipped else {})}
 
 
@@ -338,11 +336,11 @@ def time(worker: ReplayWorker, plan: ReplayPlan, min_band: float) -> dict:
     from ptxdiff.dynamic import timing
 
     if not worker.gpu:
-        return {"result": NOT_RUN, "reason": "no GPU on this machine: timing needs one"}
+        return {"result": Outputs.NOT_RUN, "reason": "no GPU on this machine: timing needs one"}
     try:
         old_k, new_k = load_kernels(worker, plan)
     except RunError as e:
-        return {"result": NOT_RUN, "reason": str(e), "via": "replayed launch"}
+        return {"result": Outputs.NOT_RUN, "reason": str(e), "via": "replayed launch"}
     per_shape, skipped = [], []
     for recorded, r in plan.shapes():
         label = r.label()
@@ -360,7 +358,7 @@ def time(worker: ReplayWorker, plan: ReplayPlan, min_band: float) -> dict:
         per_shape.append({**result.as_dict(), "result": result.verdict, "summary": result.summary(),
                           "launch": label, "count": r.count})
     if not per_shape:
-        return {"result": NOT_RUN, "reason": "no recorded launch could be timed: " + "; ".join(skipped),
+        return {"result": Outputs.NOT_RUN, "reason": "no recorded launch could be timed: " + "; ".join(skipped),
                 "via": "replayed launch"}
     main = max(per_shape, key=lambda t: t["count"] * t["old_median_us"])
     more = f" (1 of {len(per_shape)} recorded launches, the most time)" if len(per_shape) > 1 else ""

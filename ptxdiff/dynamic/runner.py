@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ptxdiff.source.modules import ModuleIndex
+from ptxdiff.verdict import Outputs
 
 if TYPE_CHECKING:  # types only: the worker imports git where it starts
     from ptxdiff.git.repo import Side
@@ -31,7 +32,6 @@ if TYPE_CHECKING:  # types only: the worker imports git where it starts
 TOLERANCES = {"float64": (1e-7, 1e-7), "float32": (1.3e-6, 1e-5), "float16": (1e-3, 1e-5),
               "bfloat16": (1.6e-2, 1e-5)}
 DEFAULT_SIZES = (1, 2, 7, 31, 127, 128, 129, 257, 1000, 1021)
-OUTPUTS_EQUAL, OUTPUTS_DIFFER, NOT_RUN = "outputs-equal", "outputs-differ", "not-run"
 
 
 class RunError(Exception):
@@ -178,13 +178,13 @@ class RunWorker:
         try:
             old_wrapper, new_wrapper, make_inputs = self._load(plan)
         except RunError as e:
-            return {"result": NOT_RUN, "reason": str(e)}
+            return {"result": Outputs.NOT_RUN, "reason": str(e)}
         device = "cuda" if self.gpu else "cpu"
         checked = 0
         for dtype in plan.dtypes:
             torch_dtype = getattr(torch, dtype, None)
             if not isinstance(torch_dtype, torch.dtype):
-                return {"result": NOT_RUN, "reason": f"unknown dtype {dtype!r} (config key dtypes)"}
+                return {"result": Outputs.NOT_RUN, "reason": f"unknown dtype {dtype!r} (config key dtypes)"}
             for n in plan.sizes:
                 inputs = _on(device, make_inputs(n, torch_dtype, torch.Generator().manual_seed(n)))
                 try:  # each side gets its own copy, same strides and offsets (a wrapper may write)
@@ -193,28 +193,28 @@ class RunWorker:
                 except Exception as e:
                     where = "the interpreter" if not self.gpu else "the GPU"
                     first = str(e).strip().splitlines()[0] if str(e).strip() else ""
-                    return {"result": NOT_RUN, "reason": f"{where} could not run it at n={n}, {dtype}: "
+                    return {"result": Outputs.NOT_RUN, "reason": f"{where} could not run it at n={n}, {dtype}: "
                                                          f"{type(e).__name__}: {first}"[:300]}
                 ok, max_abs, max_rel = compare_outputs(old, new, dtype)
                 checked += 1
                 if not ok:
                     rtol, atol = TOLERANCES.get(dtype, TOLERANCES["float32"])
-                    return {"result": OUTPUTS_DIFFER, "n": n, "dtype": dtype, "max_abs": max_abs, "max_rel": max_rel,
+                    return {"result": Outputs.DIFFER, "n": n, "dtype": dtype, "max_abs": max_abs, "max_rel": max_rel,
                             "rtol": rtol, "atol": atol, "checked": checked, "device": device}
-        return {"result": OUTPUTS_EQUAL, "checked": checked, "device": device,
+        return {"result": Outputs.EQUAL, "checked": checked, "device": device,
                 "sizes": list(plan.sizes), "dtypes": list(plan.dtypes)}
 
     def time(self, plan: RunPlan, min_band: float) -> dict:
         from ptxdiff.dynamic import timing
 
         if not self.gpu:
-            return {"result": NOT_RUN, "reason": "no GPU on this machine: timing needs one"}
+            return {"result": Outputs.NOT_RUN, "reason": "no GPU on this machine: timing needs one"}
         import torch
 
         try:
             old_wrapper, new_wrapper, make_inputs = self._load(plan)
         except RunError as e:
-            return {"result": NOT_RUN, "reason": str(e)}
+            return {"result": Outputs.NOT_RUN, "reason": str(e)}
         dtype = getattr(torch, plan.dtypes[0])
         inputs = _on("cuda", make_inputs(plan.time_size, dtype, torch.Generator().manual_seed(0)))
         result = timing.measure(lambda: old_wrapper(*inputs), lambda: new_wrapper(*inputs), min_band=min_band,

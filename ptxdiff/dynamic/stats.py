@@ -35,10 +35,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
-FASTER = "faster"
-SLOWER = "slower"
-WITHIN_NOISE = "within-noise"
-VERDICTS = (FASTER, SLOWER, WITHIN_NOISE)
+from ptxdiff.verdict import Timing
 
 
 def median(xs: Sequence[float]) -> float:
@@ -123,10 +120,10 @@ def decide(ci: Sequence[float], band: float) -> str:
     if band < 0:
         raise ValueError("band must be >= 0")
     if lo > 1.0 + band:
-        return SLOWER
+        return Timing.SLOWER
     if hi < 1.0 - band:
-        return FASTER
-    return WITHIN_NOISE
+        return Timing.FASTER
+    return Timing.WITHIN_NOISE
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import Any
 from ptxdiff.compare.results import Row
 from ptxdiff.metrics.counts import Metrics
 from ptxdiff.specs.plan import SpecSource
+from ptxdiff.verdict import Outputs
 
 
 def _spills(metrics: Metrics) -> int:
@@ -91,28 +92,28 @@ def outputs_cell(result: dict[str, Any] | None) -> str:
     if result.get("fuzzed"):   # synthesised launches (dynamic/oracle.py)
         return fuzzed_cell(result)
     replayed = "launches" in result or "argument" in result   # recorded launches replayed (dynamic/replay.py)
-    if result["result"] == "outputs-equal":
+    if result["result"] == Outputs.EQUAL:
         return f"equal ({result['checked']} {'replayed launches' if replayed else 'runs'})"
-    if result["result"] == "outputs-differ":
+    if result["result"] == Outputs.DIFFER:
         at = f"replayed {result['n']} {result['argument']}" if replayed else f"n={result['n']} {result['dtype']}"
         return f"DIFFER {at} abs {result['max_abs']:.2g} rel {result['max_rel']:.2g}"
-    return "not-run"
+    return Outputs.NOT_RUN
 
 
 def fuzzed_cell(result: dict[str, Any]) -> str:
     """Synthesised launches: `equal (8 shapes, fuzzed)`, where it first differed, or the A/A's word."""
-    if result["result"] == "outputs-equal":
+    if result["result"] == Outputs.EQUAL:
         return f"equal ({result['via']})"
-    if result["result"] == "outputs-differ":
+    if result["result"] == Outputs.DIFFER:
         at = "" if result.get("index") is None else f"[{result['index']}]" + (
             f" ({result['guard']} guard)" if result.get("guard") else "")
         return f"DIFFER {result['buffer']}{at} {result['old']} -> {result['new']}"
-    return "nondeterministic" if result["result"] == "nondeterministic" else "not-run"
+    return Outputs.NONDETERMINISTIC if result["result"] == Outputs.NONDETERMINISTIC else Outputs.NOT_RUN
 
 
 def fuzzed_note(result: dict[str, Any]) -> str:
     """The line under the report for a synthesised launch's difference or nondeterminism."""
-    if result["result"] == "nondeterministic":
+    if result["result"] == Outputs.NONDETERMINISTIC:
         return f"nondeterministic at {result['shape']}: {result['reason']} ({result['device']})"
     return (f"differ ({result['via']}): first at {fuzzed_cell(result)[7:]}, input {result['shape']}, seed {result['seed']} "
             f"(rtol {result['rtol']:g}, atol {result['atol']:g}, {result['device']}; --repro DIR writes a script)")
@@ -122,8 +123,8 @@ def timing_cell(result: dict[str, Any] | None) -> str:
     """--time: new/old with its confidence interval and the A/A noise band."""
     if not result:
         return "-"
-    if result["result"] == "not-run":
-        return "not-run"
+    if result["result"] == Outputs.NOT_RUN:
+        return Outputs.NOT_RUN
     return (f"{(result['ratio'] - 1) * 100:+.2f}% [{(result['ci_lo'] - 1) * 100:+.2f}, {(result['ci_hi'] - 1) * 100:+.2f}]"
             f" ±{result['band'] * 100:.2f}%" + (f" min {result['floor'] * 100:g}%" if result.get("floor") else "")
             + f" {result['result']}")

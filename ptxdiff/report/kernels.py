@@ -18,7 +18,7 @@ from typing import Any
 
 from ptxdiff.compare.results import Row
 from ptxdiff.specs.plan import SOURCES
-from ptxdiff.verdict import ORDER, Verdict
+from ptxdiff.verdict import ORDER, Outputs, Verdict
 
 NOT_COMPARED = (Verdict.FAILED, Verdict.UNMEASURED, Verdict.UNPAIRED)
 
@@ -99,7 +99,7 @@ def short(spec: str, cap: int | None) -> str:
 
 
 def _ran(result: dict[str, Any] | None) -> bool:
-    return bool(result) and result.get("result") != "not-run"   # type: ignore[union-attr]
+    return bool(result) and result.get("result") != Outputs.NOT_RUN   # type: ignore[union-attr]
 
 
 def kernel_lines(rows: Sequence[Row]) -> list[KernelLine]:

@@ -17,7 +17,7 @@ from ptxdiff.report.kernels import KernelLine, kernel_lines
 from ptxdiff.report.layout import FOLD, FULL, KEY, PLAIN, Layout, TableColumn, grid, hanging, md_escape
 from ptxdiff.report.style import VERDICT_SGR
 from ptxdiff.specs.guesses import GuessKind
-from ptxdiff.verdict import ORDER, Verdict
+from ptxdiff.verdict import ORDER, Outputs, Verdict
 
 
 def _dynamic_columns(report: Report) -> list[TableColumn[Row]]:
@@ -145,11 +145,11 @@ def _errors(report: Report) -> list[Note]:
         for what, result in (("outputs", r.outputs), ("timing", r.timing)):
             if result and (r.kernel, what) not in seen:
                 seen.add((r.kernel, what))
-                if result["result"] == "not-run":
+                if result["result"] == Outputs.NOT_RUN:
                     said = f"{r.kernel}: {what} not run: {result['reason']}"
-                elif result.get("fuzzed") and result["result"] in ("outputs-differ", "nondeterministic"):
+                elif result.get("fuzzed") and result["result"] in (Outputs.DIFFER, Outputs.NONDETERMINISTIC):
                     said = f"{r.kernel}: outputs {fuzzed_note(result)}"
-                elif result["result"] == "outputs-differ":
+                elif result["result"] == Outputs.DIFFER:
                     at = (f"on the replayed launch {result['n']}, argument {result['argument']}"
                           if "argument" in result else f"first at n={result['n']} {result['dtype']}")
                     said = (f"{r.kernel}: outputs differ {at}: max abs "

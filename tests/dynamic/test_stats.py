@@ -12,6 +12,7 @@ import random
 import pytest
 
 from ptxdiff.dynamic import stats
+from ptxdiff.verdict import Timing
 
 
 def rounds(n=30, base=100.0, factor=1.0, noise=0.005, drift=0.02, seed=0):
@@ -60,13 +61,13 @@ def test_identical_distributions_are_within_noise():
     for seed in range(20):
         old, new, old2 = rounds(factor=1.0, noise=0.01, seed=seed)
         res = stats.compare(old, new, old2, n_boot=500, seed=seed)
-        assert res.verdict == stats.WITHIN_NOISE, (seed, res)
+        assert res.verdict == Timing.WITHIN_NOISE, (seed, res)
 
 
 def test_ten_percent_slower_with_small_noise_is_slower():
     old, new, old2 = rounds(factor=1.10, noise=0.01, seed=1)
     res = stats.compare(old, new, old2, n_boot=1000, seed=1)
-    assert res.verdict == stats.SLOWER
+    assert res.verdict == Timing.SLOWER
     assert res.ratio == pytest.approx(1.10, abs=0.01)
     assert res.ci_lo > 1.0 + res.band
     assert res.new_median_us > res.old_median_us
@@ -76,7 +77,7 @@ def test_ten_percent_slower_with_small_noise_is_slower():
 def test_ten_percent_faster_is_faster():
     old, new, old2 = rounds(factor=0.90, noise=0.01, seed=2)
     res = stats.compare(old, new, old2, n_boot=1000, seed=2)
-    assert res.verdict == stats.FASTER
+    assert res.verdict == Timing.FASTER
     assert res.ci_hi < 1.0 - res.band
 
 

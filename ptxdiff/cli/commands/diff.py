@@ -16,6 +16,7 @@ from ptxdiff.compare.results import Report
 from ptxdiff.errors import UsageError
 from ptxdiff.git.repo import Repo
 from ptxdiff.gitdiff.prepush import submodule_note
+from ptxdiff.verdict import Outputs
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ def reproducers(repo: Repo, report: Report, where: Path) -> list[Path]:
     written, seen = [], set()
     for r in report.rows:
         out = r.outputs or {}
-        if r.kernel in seen or not out.get("fuzzed") or out.get("result") != "outputs-differ" or "launch" not in out:
+        if r.kernel in seen or not out.get("fuzzed") or out.get("result") != Outputs.DIFFER or "launch" not in out:
             continue
         seen.add(r.kernel)
         old_id = r.old_kernel or r.kernel
