@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any
 
 from ptxdiff.metrics import ptx as ptxmod
 from ptxdiff.metrics.counts import Metrics
@@ -123,7 +124,7 @@ WHY_ITEMS = 6      # opcodes or counts named in a reason; the rest are counted
 WHY_WIDTH = 60     # characters of each PTX line a reason quotes
 
 
-def opcode_delta(old: dict, new: dict) -> str:
+def opcode_delta(old: dict[str, Any], new: dict[str, Any]) -> str:
     """`add.f32 -1, sub.f32 +1`: the opcodes whose counts moved, by name."""
     moved = sorted((op, new.get(op, 0) - old.get(op, 0)) for op in set(old) | set(new)
                    if new.get(op, 0) != old.get(op, 0))
@@ -146,7 +147,7 @@ def first_difference(old_ptx: str, new_ptx: str) -> str:
     return f"{extra}{_cut(longer[min(len(a), len(b))])}" if longer else ""
 
 
-def signature_change(old: dict, new: dict) -> str | None:
+def signature_change(old: dict[str, Any], new: dict[str, Any]) -> str | None:
     """What the kernel's parameters did, by name, from the two specs' signatures (param -> type,
     "constexpr" for a constexpr): `offset: runtime fp32 -> constexpr`, `n: removed`,
     `k: added (i32)`, `stride: i32 -> i64`, or the order they are passed in. None when equal or

@@ -25,6 +25,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ptxdiff import user_settings
 from ptxdiff.compare.spec_result import SpecResult, valid_results
@@ -52,7 +53,7 @@ def source_hash(fingerprint: str, kernel_id: str, target: int, key: object, spec
     return hashlib.sha256(f"{fingerprint}\0{said}".encode()).hexdigest()
 
 
-def stamped(results: list[SpecResult], fingerprint: str, kernel_id: str, target: int) -> list[dict]:
+def stamped(results: list[SpecResult], fingerprint: str, kernel_id: str, target: int) -> list[dict[str, Any]]:
     """Results as an entry stores them (their JSON): each with the hash of its built source."""
     return [{**r.as_json(), "source": source_hash(fingerprint, kernel_id, target, r.key, r.spec and r.spec.as_json())}
             for r in results]

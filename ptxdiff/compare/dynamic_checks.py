@@ -10,7 +10,7 @@ import dataclasses
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ptxdiff import repo_config, user_settings
 from ptxdiff.compare.gate_inputs import Role
@@ -19,7 +19,8 @@ from ptxdiff.compare.pairing import Pair
 from ptxdiff.compare.results import Row
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.dynamic.synthesize import SHAPES, SynthPlan, plan_for, synth_spec
-from ptxdiff.git.repo import Repo, Side
+from ptxdiff.git.repo import Repo
+from ptxdiff.git.values import Side
 from ptxdiff.permissions import Permissions
 from ptxdiff.record.launches import DEFAULT_PATH
 from ptxdiff.specs.plan import SpecSource
@@ -60,11 +61,11 @@ class _Planning:
     result only informs the report."""
 
     messages: list[Note]
-    recordings: list[dict] = dataclasses.field(default_factory=list)
+    recordings: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     base_cfg: repo_config.Config | None = None
     report_only: dict[str, str] = dataclasses.field(default_factory=dict)
     ran: dict[str, set[int]] = dataclasses.field(default_factory=dict)
-    missing: dict[str, tuple[dict | None, dict | None]] = dataclasses.field(default_factory=dict)
+    missing: dict[str, tuple[dict[str, Any] | None, dict[str, Any] | None]] = dataclasses.field(default_factory=dict[str, Any])
 
 
 def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: repo_config.Config,
@@ -88,7 +89,7 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: repo_
             semantic == "always" or (semantic == "auto" and any(r.verdict == Verdict.CONSTANTS_ONLY for r in kernel_rows)))
         if check or want_time:
             tasks += _kernel_tasks(o, n, kernel_rows, check, want_time, (old, new), cfg, run_as, planning)
-    results: dict[tuple[str, str], dict] = {}
+    results: dict[tuple[str, str], dict[str, Any]] = {}
     if tasks:
         with _no_cache_secret(), \
                 Pool(run_as.repo.workdir, cfg.python_path, run_as.jobs, cfg.timeout, run_as.progress) as pool:
@@ -122,7 +123,7 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: repo_
 
 
 def _kernel_tasks(o: Kernel, n: Kernel, kernel_rows: list[Row], check: bool, want_time: bool,
-                  sides: tuple[Side, Side], cfg: repo_config.Config, run_as: Runner, planning: _Planning) -> list[Task]:
+                  sides: tuple[Side, Side], cfg: repo_config.Config, run_as: Runner, planning: _Planning) -> list[Task[Any]]:
     """The runs of one compared kernel: its host wrapper (the base's entry decides), else the
     base's recorded launches replayed, else launches synthesised from its compiled specs."""
     from ptxdiff.compile.pool import Task
@@ -145,7 +146,7 @@ def _kernel_tasks(o: Kernel, n: Kernel, kernel_rows: list[Row], check: bool, wan
         planning.messages.append(Note(NoteKind.POLICY, n.id, said))
         if run is not base_entry:
             planning.report_only[n.id] = said
-    tasks: list[Task] = []
+    tasks: list[Task[Any]] = []
     if run.wrapper and run.inputs:
         blocks = [v for r in kernel_rows for k, v in (r.spec_detail.constexprs if r.spec_detail else {}).items()
                   if "BLOCK" in k.upper() and isinstance(v, int)]
@@ -180,7 +181,7 @@ def _kernel_tasks(o: Kernel, n: Kernel, kernel_rows: list[Row], check: bool, wan
     return tasks
 
 
-def _said_what_ran(tasks: list[Task], messages: list[Note]) -> None:
+def _said_what_ran(tasks: list[Task[Any]], messages: list[Note]) -> None:
     """The lines that say the revisions' code ran, and how."""
     replayed = any(t.op.startswith("replay_") for t in tasks)
     if any(t.op == "synth_outputs" for t in tasks):
@@ -221,7 +222,7 @@ def _no_cache_secret() -> Iterator[None]:
 
 
 def base_plan(old_id: str, new_id: str, params: list[str],
-              recordings: list[dict]) -> tuple[ReplayPlan | None, str | None, bool]:
+              recordings: list[dict[str, Any]]) -> tuple[ReplayPlan | None, str | None, bool]:
     """What the dynamic checks replay for a kernel, and the line that says where it came from when
     that is not simply the base's recording: the base side's recorded launches decide (the branch
     is data: a branch that re-records its own launches, with all-zero inputs say, cannot choose its
@@ -242,7 +243,7 @@ def base_plan(old_id: str, new_id: str, params: list[str],
     return None, None, False
 
 
-def _replays(plan: ReplayPlan) -> list:
+def _replays(plan: ReplayPlan) -> list[Any]:
     """What a plan replays, inputs included (a Launch's equality leaves its replay data out)."""
     return [(launch, [r.as_json() for r in launch.replay]) for launch in plan.launches]
 

@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ptxdiff import binaries, repo_config
 from ptxdiff.compare import gate_inputs, hooked
@@ -28,8 +28,9 @@ from ptxdiff.compare.spec_result import SpecResult
 from ptxdiff.compile import toolchains
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover, still_defined
 from ptxdiff.discovery.memo import Memo, changed_paths, update
-from ptxdiff.errors import UsageError
-from ptxdiff.git.repo import Repo, Side, Snapshot
+from ptxdiff.errors import ConfigError, UsageError
+from ptxdiff.git.repo import Repo, Snapshot
+from ptxdiff.git.values import Side
 from ptxdiff.permissions import Permissions, suggestions
 from ptxdiff.specs import launch
 from ptxdiff.specs import plan as planmod
@@ -206,8 +207,8 @@ class Engine:
     def _prefetch(self, planned: list[_Planned]) -> dict[str, Provenance]:
         """Measure the distinct needs of `planned` together (per python_path, timeout and targets,
         what a measurement depends on); returns the cache keys it compiled or fetched, and which."""
-        groups: dict[tuple, tuple[_Planned, list[Need]]] = {}
-        seen: set[tuple] = set()
+        groups: dict[tuple[Any, ...], tuple[_Planned, list[Need]]] = {}
+        seen: set[tuple[Any, ...]] = set()
         offset = 0
         for p in planned:
             group = groups.setdefault((tuple(p.cfg.python_path), p.cfg.timeout, tuple(p.targets)), (p, []))[1]
@@ -351,7 +352,7 @@ class Engine:
             return cfg, None
         try:
             base = repo_config.load(old_snap.read, old_snap.__contains__)
-        except repo_config.ConfigError as e:
+        except ConfigError as e:
             base = repo_config.Config(source=f"the defaults ({e})")
         return repo_config.governed(base, cfg)
 

@@ -14,6 +14,7 @@ Pure: kernels, inputs and entries in, pins and lines out.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from ptxdiff.compare.results import Row
 from ptxdiff.discovery.callsites import FactKind
@@ -42,12 +43,12 @@ class Contradiction:
 
     name: str
     pinned: object
-    passed: tuple
+    passed: tuple[Any, ...]
     by: str              # "config FILE" or the recording's path
     sites: tuple[str, ...]
 
     @property
-    def key(self) -> tuple:
+    def key(self) -> tuple[Any, ...]:
         """What the pin says, wherever its launch site is (a line number moves with an edit)."""
         return self.name, repr(self.pinned), self.passed
 
@@ -57,14 +58,14 @@ class Contradiction:
                 f"({', '.join(self.sites)}): the call site's values are compiled as well; update or drop the pin")
 
 
-def _literal(kernel: Kernel) -> dict[str, tuple]:
+def _literal(kernel: Kernel) -> dict[str, tuple[Any, ...]]:
     """Constexprs every launch site of the kernel passes a literal value for: name -> facts."""
     constexprs = {p.name for p in kernel.params if p.constexpr}
     return {name: facts for name, facts in kernel.launch
             if name in constexprs and facts and all(f.kind == FactKind.VALUE for f in facts)}
 
 
-def _passes(facts: tuple, value: object) -> bool:
+def _passes(facts: tuple[Any, ...], value: object) -> bool:
     return any(value == f.value and type(value) is type(f.value) for f in facts)
 
 
@@ -113,7 +114,7 @@ def branch_line(rows: list[Row]) -> str | None:
 
 def deduped(rows: list[Row]) -> list[Row]:
     """Rows without the report's that say what a gate row of the same kernel says already."""
-    def same(r: Row) -> tuple:
+    def same(r: Row) -> tuple[Any, ...]:
         return r.kernel, r.spec, r.target, r.verdict
     gate = {same(r) for r in rows if not (r.launch or "").startswith(NOT_THE_GATE)}
     return [r for r in rows if not (r.launch or "").startswith(NOT_THE_GATE) or same(r) not in gate]

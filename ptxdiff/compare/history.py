@@ -25,7 +25,8 @@ from ptxdiff.compare.results import Row
 from ptxdiff.discovery.kernels import Discovery, Kernel, discover
 from ptxdiff.discovery.memo import FileMemo, Memo
 from ptxdiff.errors import UsageError
-from ptxdiff.git.repo import CommitInfo, Repo, Side, Snapshot
+from ptxdiff.git.repo import Repo, Snapshot
+from ptxdiff.git.values import CommitInfo, Side
 from ptxdiff.specs import launch
 
 PROGRESS_EVERY_S = 0.25   # the walk's progress line is rewritten at most this often

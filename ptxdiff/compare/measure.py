@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ptxdiff import binaries, repo_config
 from ptxdiff.compare import remote as remotemod
@@ -19,7 +19,8 @@ from ptxdiff.compare.results import Provenance
 from ptxdiff.compare.spec_result import SpecResult, from_specs, from_worker
 from ptxdiff.compile import toolchains
 from ptxdiff.compile.protocol import CompileAnswer, CompileRequest, Failure, Outcome, SpecsAnswer, SpecsRequest
-from ptxdiff.git.repo import Repo, Side
+from ptxdiff.git.repo import Repo
+from ptxdiff.git.values import Side
 from ptxdiff.sandbox import limits
 from ptxdiff.specs import cost
 from ptxdiff.targets import target_name
@@ -68,7 +69,7 @@ def _outgrown(results: list[SpecResult], bound: float) -> bool:
                for r in results)
 
 
-def _costly(got: list[tuple[Need, int, list]]) -> set[int]:
+def _costly(got: list[tuple[Need, int, list[Any]]]) -> set[int]:
     """The needs (by id) whose specs are not compiled as planned: a spec of their pair has guessed
     sizes over the cost rule (specs/cost.py), so the pair compiles its guessed sizes shrunk on
     both sides (replan.shrunk); a plan already shrunk compiles what it has."""
@@ -76,7 +77,7 @@ def _costly(got: list[tuple[Need, int, list]]) -> set[int]:
     return {id(need) for need, _, _ in got if need.pair in over and need.plan.shrink == 1}
 
 
-def _build_of(need: Need, cc: int, spec: Spec) -> tuple:
+def _build_of(need: Need, cc: int, spec: Spec) -> tuple[Any, ...]:
     """What a compile's result depends on: the closure built (fingerprint, kernel, toolchain), the
     target, the spec's values and which of them are guesses (the searches after a failure try
     other values for those); not the plan or the side that asked."""
@@ -101,7 +102,7 @@ def _withheld(need: Need, result: SpecResult, bound: float) -> SpecResult:
 SHRINK_FIRST = "not compiled: guessed sizes over the cost rule (specs/cost.py); the pair compiles them shrunk"
 
 
-def _uncovered_partners(needs: list[Need], got: list[tuple[Need, int, list]]) -> list[Need]:
+def _uncovered_partners(needs: list[Need], got: list[tuple[Need, int, list[Any]]]) -> list[Need]:
     """Needs that compile every combination of guessed values while the other side of their pair
     compiles a covering set: an added optional parameter can tip one side over `max_specs`, and
     the two sides' specs must still pair up."""
@@ -293,7 +294,7 @@ class Measurer:
         costly = _costly(got)
         # one compile per distinct specialisation: a spec that another need of this run compiles alike
         # (a kernel whose launch alone changed, a history's version on both sides of two pairs) follows it
-        leaders: dict[tuple, tuple[Need, int, int]] = {}
+        leaders: dict[tuple[Any, ...], tuple[Need, int, int]] = {}
         followers: dict[tuple[int, int, int], list[tuple[Need, int, int]]] = {}
         for need, cc, specs in got:
             # each spec's place holds its pending record (no result yet) until its compile answers
@@ -347,7 +348,7 @@ class Measurer:
                     self._store(n, at)
         return len(compile_tasks)
 
-    def _specs(self, pool: Executor, missing: list[tuple[Need, int]]) -> list[tuple[Need, int, list]]:
+    def _specs(self, pool: Executor, missing: list[tuple[Need, int]]) -> list[tuple[Need, int, list[Any]]]:
         """The specs of each missing (kernel, target); failures to have them are results already."""
         from ptxdiff.compile.pool import Task
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 from dataclasses import dataclass
+from typing import Any
 
 from ptxdiff import repo_config
 from ptxdiff.compare import gate_inputs
@@ -52,7 +53,7 @@ def agree(old: SpecResult | None, new: SpecResult | None) -> bool:
     return all(a[k] == b[k] for k in a.keys() & b.keys())
 
 
-def _facts(result: SpecResult | None) -> tuple[dict, dict, tuple]:
+def _facts(result: SpecResult | None) -> tuple[dict[str, Any], dict[str, Any], tuple[Any, ...]]:
     """A spec result's signature (types, `constexpr` for a constexpr or a `None`), constexpr
     values as text, and warps, stages and the Config's other options."""
     spec = result.spec if result else None
@@ -98,7 +99,7 @@ def equal(old: SpecResult | None, new: SpecResult | None, launched: bool = False
     return all(va[k] == vb[k] for k in both)
 
 
-def pair_lone(by_key: dict[object, list], launched: bool = False) -> None:
+def pair_lone(by_key: dict[object, list[Any]], launched: bool = False) -> None:
     """Pair, in `by_key` (key -> [old result, new result]), specs that only one side has: each
     new one with the first old one left that is equal to it (`equal`); then what is still
     alone with an equal spec already paired (a side with a flag fewer compiles the projections
@@ -251,7 +252,7 @@ def launched(kernel_pairs: list[tuple[Kernel | None, Kernel | None]], new_snap: 
     return out
 
 
-def gated(pair: Pair, base: repo_config.Config, base_launches: dict, source: str) -> list[Pair]:
+def gated(pair: Pair, base: repo_config.Config, base_launches: dict[str, Any], source: str) -> list[Pair]:
     """A pair as the gate compiles it (both sides with the base's entries and recordings), the
     branch's own (for the report, where it differs), the launch sites' values where the gate's
     pins replace them, and the branch's pins that contradict its launch sites (they block)."""

@@ -202,11 +202,12 @@ def _why(e: BaseException) -> str:
     return f"{type(e).__name__}: {text[:160]}" if text else type(e).__name__
 
 
-def bounded(items: list, work: Callable, timeout: float) -> tuple[dict, BaseException | None, bool]:
+def bounded(items: list[Any], work: Callable[..., Any], timeout: float) \
+        -> tuple[dict[Any, Any], BaseException | None, bool]:
     """`work(item)` for every item on daemon threads, until all are done, one fails, or `timeout`
     seconds pass. Returns (item -> result of those done, the first failure, whether all finished
     in time). What finishes later is dropped: the caller has moved on."""
-    results: dict = {}
+    results: dict[Any, Any] = {}
     failures: list[BaseException] = []
     todo = list(reversed(items))
     lock, done = threading.Lock(), threading.Event()

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ptxdiff.compare.spec_result import SpecResult
 from ptxdiff.discovery.kernels import Kernel
-from ptxdiff.git.repo import Side
+from ptxdiff.git.values import Side
 from ptxdiff.repo_config import KernelConfig
 from ptxdiff.specs import plan as planmod
 from ptxdiff.specs.plan import Plan
@@ -73,7 +74,7 @@ def matched(needs: list[Need]) -> list[Need]:
         specs = [[r.spec for rs in n.results.values() for r in rs if r.spec is not None] for n in group]
         for need, mine, theirs in ((group[0], specs[0], specs[1]), (group[1], specs[1], specs[0])):
             guessed = {k for spec in mine for k in spec.guessed_values}
-            facts: dict[str, list] = {}
+            facts: dict[str, list[Any]] = {}
             for spec in theirs:
                 for k, v in spec.constexprs.items():
                     if k in guessed and k not in spec.guessed_values and isinstance(v, (int, float)) \

@@ -7,10 +7,11 @@ the engine that makes them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ptxdiff import repo_config
 from ptxdiff.compare.notes import Note, texts
-from ptxdiff.git.repo import Side
+from ptxdiff.git.values import Side
 from ptxdiff.metrics.counts import Metrics
 from ptxdiff.metrics.ptx import SourceLines
 from ptxdiff.specs.detail import SpecDetail
@@ -43,8 +44,8 @@ class Row:
     log: str | None = None
     old_ptx: str | None = None
     new_ptx: str | None = None
-    outputs: dict | None = None         # --outputs: the same inputs through old and new (per kernel)
-    timing: dict | None = None          # --time: new/old on a GPU with CI and A/A band (per kernel)
+    outputs: dict[str, Any] | None = None         # --outputs: the same inputs through old and new (per kernel)
+    timing: dict[str, Any] | None = None          # --time: new/old on a GPU with CI and A/A band (per kernel)
     spec_source: str | None = None      # where the spec's values came from: config, recorded, call-site, guessed
     paths: tuple[str, ...] = ()         # the files the kernel's effective source reads (either side)
     transient: bool = False             # failed for a reason that may not repeat (timeout, crash): not cached
@@ -59,7 +60,7 @@ class Row:
     old_sass: str | None = None         # its normalised SASS, read when an HTML page is rendered (listings.py)
     new_sass: str | None = None
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {"kernel": self.kernel, "spec": self.spec, "spec_source": self.spec_source, "target": self.target,
                 "verdict": self.verdict, "blocking": self.blocking, "old": _public(self.old), "new": _public(self.new),
                 "paths": list(self.paths), "transient": self.transient,
@@ -70,11 +71,11 @@ class Row:
                 "log": self.log}
 
 
-def _public(metrics: Metrics | None) -> dict | None:
+def _public(metrics: Metrics | None) -> dict[str, Any] | None:
     return metrics.as_json() if metrics is not None else None
 
 
-def describe(tools: dict) -> str:
+def describe(tools: dict[str, Any]) -> str:
     """A report's toolchain for people: `ptxdiff 0.1.0, triton 3.6.0 -> 3.9.0, python 3.11.7`
     (`triton_old`, the old side's triton, shows only where it differs)."""
     old, new = tools.get("triton_old"), tools.get("triton")
@@ -88,7 +89,7 @@ def describe(tools: dict) -> str:
 class Report:
     base: Side | None
     head: Side
-    toolchain: dict
+    toolchain: dict[str, Any]
     rows: list[Row]
     config: repo_config.Config
     compiled: int = 0                # specs compiled in this run (the rest came from the cache)
@@ -98,7 +99,7 @@ class Report:
     def blocking(self) -> list[Row]:
         return [r for r in self.rows if r.blocking]
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {"base": self.base.commit if self.base else None, "head": self.head.commit,
                 "toolchain": self.toolchain, "kernels": [r.as_json() for r in self.rows],
                 "messages": texts(self.messages)}

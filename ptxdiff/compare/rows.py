@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Any
 
 from ptxdiff import repo_config
 from ptxdiff.compare import gate_inputs
@@ -118,11 +119,11 @@ def error_text(a: SpecResult | None, b: SpecResult | None, has_base: bool) -> st
 
 
 def _by_key(old_res: list[SpecResult] | None, new_res: list[SpecResult] | None,
-            launched: bool = False) -> dict[object, list]:
+            launched: bool = False) -> dict[object, list[Any]]:
     """Old and new spec results paired: by key, a side's failure before specs with every spec of
     the other side, then equal specs whose keys differ (pairing.pair_lone; `launched`: the
     pair's launch changed, its facts may differ)."""
-    by_key: dict[object, list] = {}
+    by_key: dict[object, list[Any]] = {}
     for side, results in ((0, old_res), (1, new_res)):
         for r in results or ():
             by_key.setdefault(r.key, [None, None])[side] = r

@@ -43,8 +43,8 @@ class SpecResult:
     failure: Failure | None = None     # why there is no measurement (with `error`)
     bound: float | None = None         # the bound it ran past (TIMEOUT) or crashed its worker under (CRASH)
     tritons_own: str | None = None     # the triton builtin the kernel's name is bound to (NOT_THIS_TOOLCHAIN)
-    retype: dict | None = None         # types a search found that compile (compile/retype.py)
-    refit: dict | None = None          # sizes a search found that fit (compile/refit.py)
+    retype: dict[str, Any] | None = None         # types a search found that compile (compile/retype.py)
+    refit: dict[str, Any] | None = None          # sizes a search found that fit (compile/refit.py)
     target: int | None = None          # the target it was measured on, where not the row's own
 
     @property

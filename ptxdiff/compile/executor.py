@@ -10,7 +10,7 @@ is a context manager. Ray is imported only by ray_executor.py, and only when ask
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Protocol
+from typing import Any, Protocol
 
 from ptxdiff.compile.pool import Pool, Reply, Tag, Task
 from ptxdiff.errors import UsageError
@@ -23,7 +23,7 @@ RAY_CLIENT = "ray://"
 class Executor(Protocol):
     timeout: float
 
-    def bound_of(self, task: Task) -> float: ...
+    def bound_of(self, task: Task[Any]) -> float: ...
 
     def run(self, tasks: list[Task[Tag]], skip: Callable[[Task[Tag]], str | None] | None = None
             ) -> Iterator[Reply[Tag]]: ...

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ptxdiff.compile import cputime, printed
 from ptxdiff.compile import worker as compiler
@@ -96,34 +96,34 @@ class Pending:
     a revision no other worker serves (so two revisions compile in parallel), else the one with
     the most work left. Both executors schedule so."""
 
-    def __init__(self, tasks: list[Task]):
-        self.by_side: dict[object, deque[Task]] = {}
+    def __init__(self, tasks: list[Task[Any]]):
+        self.by_side: dict[object, deque[Task[Any]]] = {}
         for t in sorted(tasks, key=lambda t: -t.cost):
             self.by_side.setdefault(t.side, deque()).append(t)
 
     def __bool__(self) -> bool:
         return bool(self.by_side)
 
-    def side_for(self, current: object, served: set) -> object:
+    def side_for(self, current: object, served: set[Any]) -> object:
         """The revision a worker that served `current` takes next (`served`: the others' ones)."""
         if current in self.by_side:
             return current
         return max(self.by_side, key=lambda c: (c not in served, len(self.by_side[c])))
 
-    def next_of(self, side: object) -> Task:
+    def next_of(self, side: object) -> Task[Any]:
         return self.by_side[side][0]
 
-    def again(self, task: Task) -> None:
+    def again(self, task: Task[Any]) -> None:
         """A task to run once more, before the rest of its revision."""
         self.by_side.setdefault(task.side, deque()).appendleft(task)
 
-    def take(self, side: object) -> Task:
+    def take(self, side: object) -> Task[Any]:
         task = self.by_side[side].popleft()
         if not self.by_side[side]:
             del self.by_side[side]
         return task
 
-    def drop(self, side: object) -> deque[Task]:
+    def drop(self, side: object) -> deque[Task[Any]]:
         """Every task of a revision that cannot be served."""
         return self.by_side.pop(side)
 
@@ -133,7 +133,7 @@ class _Slot:
     proc: BaseProcess | None = None
     conn: Connection | None = None
     side: object = ...       # revision of the live worker; ... when none
-    task: Task | None = None
+    task: Task[Any] | None = None
     started: float = 0.0     # when the current request was sent (the clock)
     cpu_base: float | None = None   # the tree's CPU seconds at the first read during the request
     base_at: float = 0.0     # seconds of the request before that read, charged as CPU
@@ -162,13 +162,13 @@ class Pool:
         self.unsandboxed = unsandboxed   # the user's setting that turned the sandbox off, if any
         self.sandbox: str | None = None              # what holds in the workers, as the last one said
 
-    def timed_out(self, task: Task | None = None) -> str:
+    def timed_out(self, task: Task[Any] | None = None) -> str:
         if task is not None and self.bound_of(task) < self.timeout:
             return f"timed out after {self.bound_of(task):g}s (the bound of this request)"
         cap = f", capped by {self.bound.capped}" if self.bound.capped else ""
         return f"timed out after {self.timeout:g}s (config key 'timeout'{cap})"
 
-    def bound_of(self, task: Task) -> float:
+    def bound_of(self, task: Task[Any]) -> float:
         return min(self.timeout, task.timeout) if task.timeout else self.timeout
 
     def _sandboxed(self, side: object) -> bool:
@@ -234,13 +234,14 @@ class Pool:
             self._stop(slot, kill=True)
             if kind is Outcome.SANDBOX:
                 raise probe.refusal(msg)
-            return msg
+            said: str = msg
+            return said
         self.sandbox = msg
         if fallback and fallback[0]:
             probe.say_once(fallback[0])
         return None
 
-    def _crashed(self, slot: _Slot, task: Task) -> str:
+    def _crashed(self, slot: _Slot, task: Task[Any]) -> str:
         """Why a worker died during `task`, stopping what is left of it: a first line (how it died
         and the telling line of what it printed), then what it printed."""
         if slot.proc is not None:
@@ -303,7 +304,7 @@ class Pool:
                 now = time.monotonic()
                 trees = self._trees([s for s, _ in busy if s.conn not in ready], now)
                 for slot, task in busy:
-                    reply: Reply
+                    reply: Reply[Any]
                     served = slot.served
                     if slot.conn in ready:
                         try:
@@ -336,19 +337,19 @@ class Pool:
                     slot.task = None
 
     @staticmethod
-    def _answered(slot: _Slot, task: Task) -> Reply:
+    def _answered(slot: _Slot, task: Task[Any]) -> Reply[Any]:
         """The reply a worker sent (`compiler.serve`): its answer, or the error its request raised."""
         kind, body, memory_out, slot.cpu, slot.memory = slot.channel().recv()
         if kind is Outcome.OK:
             return Reply(task, Outcome.OK, answer=body, out_of_memory=memory_out)
         return Reply(task, Outcome.ERROR, error=body, out_of_memory=memory_out)
 
-    def _next_look(self, busy: list[tuple[_Slot, Task]]) -> float:
+    def _next_look(self, busy: list[tuple[_Slot, Task[Any]]]) -> float:
         """Seconds until a busy request's bound must be looked at: its bound (or LAZY_S) after it
         started, then every POLL_S."""
         now = time.monotonic()
 
-        def look(slot: _Slot, task: Task) -> float:
+        def look(slot: _Slot, task: Task[Any]) -> float:
             bound = self.bound_of(task)
             if bound <= LAZY_S:
                 return slot.started + bound - now
@@ -362,7 +363,7 @@ class Pool:
         late = [s.proc.pid for s in waiting if s.proc is not None and s.proc.pid and now - s.started >= LAZY_S]
         return cputime.of_trees(late) if late else None
 
-    def _past_bound(self, slot: _Slot, task: Task, now: float, trees: dict[int, float] | None) -> bool:
+    def _past_bound(self, slot: _Slot, task: Task[Any], now: float, trees: dict[int, float] | None) -> bool:
         """Whether a request has run past its bound: CPU seconds of its worker's tree (the wall
         seconds before the first read counted as CPU), or the clock at WALL_FACTOR times the bound;
         the clock alone for a bound of LAZY_S or less, or where /proc could not be read."""
@@ -376,7 +377,7 @@ class Pool:
             slot.cpu_base, slot.base_at = trees[pid], wall
         return trees[pid] - slot.cpu_base + slot.base_at >= bound
 
-    def _alone(self, reply: Reply) -> Reply:
+    def _alone(self, reply: Reply[Any]) -> Reply[Any]:
         """A memory failure of a fresh worker: the request alone needs more than a worker may take."""
         limit = self.limits.address_space
         said = f" (alone in a fresh worker: it needs more than the {limit / limits.GiB:g} GiB of address space " \
@@ -413,7 +414,8 @@ def _kill_group(proc: BaseProcess) -> None:
         pass
 
 
-def sandboxed_call(fn: Callable, args: tuple, timeout: float = 120.0, namespaces: bool = True) -> tuple[str, object]:
+def sandboxed_call(fn: Callable[..., Any], args: tuple[Any, ...], timeout: float = 120.0,
+                   namespaces: bool = True) -> tuple[str, object]:
     """Run `fn(*args)` (a module-level function) in a sealed compile worker, as the pool starts
     them, and return (what holds in the sandbox, the result). For `ptxdiff doctor` and the tests
     (`namespaces=False`: as on a kernel that refuses them)."""

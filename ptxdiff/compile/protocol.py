@@ -104,7 +104,7 @@ class CompileAnswer:
     """One spec compiled: `result` is the JSON of a result (metrics, PTX, source lines and the packed
     cubin; or error, log and what the searches found: compile_spec), `failure` its kind."""
 
-    result: dict
+    result: dict[str, Any]
     failure: Failure | None = None     # COMPILE_ERROR, REFUSED or TOOL_ERROR where the result is an error
 
     @property
@@ -116,7 +116,7 @@ class CompileAnswer:
     def printing(self, text: str) -> CompileAnswer:
         """The answer with what the compile printed (printed.attach): its telling line may say
         that ptxas refused the target."""
-        result = cast(dict, printed.attach(self.result, text))
+        result = cast(dict[str, Any], printed.attach(self.result, text))
         if self.failure is Failure.COMPILE_ERROR:
             return CompileAnswer(result, compile_failure(result["error"]))
         return replace(self, result=result)
@@ -131,7 +131,7 @@ class CompileAnswer:
 class RunAnswer:
     """What running old and new said (dynamic/): the row's `outputs` or `timing` value."""
 
-    result: dict
+    result: dict[str, Any]
     failure: ClassVar[None] = None     # a run that failed says so in its result
 
     @property
@@ -171,7 +171,8 @@ class SpecsRequest:
     plan: Plan
 
     def ask(self, worker: Any) -> SpecsAnswer:
-        return worker.specs(self.kernel, self.config, self.cc, self.plan)
+        answer: SpecsAnswer = worker.specs(self.kernel, self.config, self.cc, self.plan)
+        return answer
 
 
 @dataclass(frozen=True)
@@ -184,7 +185,8 @@ class CompileRequest:
     cc: int
 
     def ask(self, worker: Any) -> CompileAnswer:
-        return worker.compile(self.kernel, self.spec, self.cc)
+        answer: CompileAnswer = worker.compile(self.kernel, self.spec, self.cc)
+        return answer
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,8 @@ from ptxdiff.compile.pool import Pending, Pool, Reply, Tag, Task
 from ptxdiff.compile.protocol import Op, Outcome, Request
 from ptxdiff.errors import PtxdiffError, SandboxError, SetupError, UsageError
 from ptxdiff.git import objects
-from ptxdiff.git.repo import INDEX, Repo, Side
+from ptxdiff.git.repo import Repo
+from ptxdiff.git.values import INDEX, Side
 from ptxdiff.sandbox import limits
 
 MAX_SHIP = 256 << 20        # bytes of one revision's commit, trees and Python files
@@ -219,7 +220,7 @@ class RayExecutor:
         connect(spec)
         self.shipper = shipper(Repo(repo_dir))
 
-    def bound_of(self, task: Task) -> float:
+    def bound_of(self, task: Task[Any]) -> float:
         """The bound a node's pool holds the task to, as the local pool would (`Pool.bound_of`)."""
         return min(self.timeout, task.timeout) if task.timeout else self.timeout
 
@@ -234,7 +235,7 @@ class RayExecutor:
             raise UsageError("--executor ray runs compiles only, not --outputs or --time")
         pending = Pending(tasks)
         workers = slots()
-        flying: dict[Any, tuple[_Slot, Task]] = {}
+        flying: dict[Any, tuple[_Slot, Task[Any]]] = {}
         total, done = len(tasks), 0
         try:
             while pending or flying:
@@ -278,11 +279,11 @@ class RayExecutor:
         self.close()
 
 
-def _outcome(ray: Any, ref: Any, task: Task) -> Reply:
+def _outcome(ray: Any, ref: Any, task: Task[Any]) -> Reply[Any]:
     """A task's reply as the pool gives it; a node that cannot hold the sandbox or has another
     toolchain stops the run (one line), as this machine would."""
     try:
-        reply: Reply = ray.get(ref)
+        reply: Reply[Any] = ray.get(ref)
     except ray.exceptions.RayError as e:
         lines = str(e).strip().splitlines()
         return Reply(task, Outcome.ERROR,
@@ -302,7 +303,7 @@ class _Node:
     dir: str | None = None
     applied: set[str] | None = None
     pool: Pool | None = None
-    key: tuple | None = None
+    key: tuple[Any, ...] | None = None
 
 
 _node = _Node()
@@ -312,7 +313,7 @@ class NodeWorker:
     """A Ray actor: one CPU of a node, running jobs one at a time (`execute`)."""
 
     def run(self, packs: list[Any], side: Side, request: Request, label: str, settings: NodeSettings,
-            timeout: float | None = None) -> Reply:
+            timeout: float | None = None) -> Reply[Any]:
         return execute(packs, side, request, label, settings, timeout)
 
     def close(self) -> None:
@@ -325,7 +326,7 @@ class NodeWorker:
 
 
 def execute(packs: list[Any], side: Side, request: Request, label: str, settings: NodeSettings,
-            timeout: float | None = None) -> Reply:
+            timeout: float | None = None) -> Reply[Any]:
     """A Ray task: one job in this node's sandboxed worker; its reply as the pool yields it, or
     one whose outcome is SANDBOX or SETUP (and why) when this node cannot run it as the driver's
     machine would."""

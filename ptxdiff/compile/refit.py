@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable
+from typing import Any
 
 from ptxdiff.compile.retype import about_types
 from ptxdiff.compile.search import failing_names, function_of, message, walk
@@ -73,7 +74,7 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
     assert isinstance(src, str)
     constexprs = [name for name, kind in spec.signature if kind == "constexpr"]   # the built text hides annotations
 
-    def trials(changed: dict, error: BaseException) -> list[list[dict]]:
+    def trials(changed: dict[str, Any], error: BaseException) -> list[list[dict[str, Any]]]:
         """The sizes the error asks for, of a suspect whose guess is the size it got; then each
         suspect's other sizes."""
         suspects = [p for p in params_behind(fn, failing_names(error, src, all_params=True), constexprs)
@@ -82,7 +83,7 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
                  if changed.get(p, guessed[p]) == got for size in wanted]
         return [asked, [{**changed, p: size} for p in suspects for size in _sizes(changed.get(p, guessed[p]))]]
 
-    def sized(spec: Spec, trial: dict) -> Spec:
+    def sized(spec: Spec, trial: dict[str, Any]) -> Spec:
         return dataclasses.replace(spec, constexprs=tuple((k, trial.get(k, v)) for k, v in spec.constexprs))
 
     return walk(attempt, spec, error, src, trials, sized, lambda e: about_shapes(e) or about_types(e) or crashed(e),
@@ -94,6 +95,6 @@ def crashed(error: BaseException) -> bool:
     return bool(CRASH.search(message(error)))
 
 
-def _falsy_first(guessed: dict) -> list[str]:
+def _falsy_first(guessed: dict[str, Any]) -> list[str]:
     """The guesses a crash with no place in the kernel may come from: a 0 or False first."""
     return sorted(guessed, key=lambda p: bool(guessed[p]))

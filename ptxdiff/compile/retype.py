@@ -19,6 +19,7 @@ import ast
 import dataclasses
 import re
 from collections.abc import Callable
+from typing import Any
 
 from ptxdiff.compile.search import chain, failing_names, function_of, message, walk
 from ptxdiff.discovery.params import params_behind
@@ -120,7 +121,7 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
         return None
     assert isinstance(src, str)
 
-    def trials(changed: dict, error: BaseException) -> list[list[dict]]:
+    def trials(changed: dict[str, Any], error: BaseException) -> list[list[dict[str, Any]]]:
         """The types the error asks for (of suspects not changed yet first: the other operand of
         one just mended; one suspect at a time before all at once), then each suspect's usual
         others."""
@@ -131,7 +132,7 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
         usual = [{**changed, p: t} for p in suspects for t in ALTERNATIVES.get(guessed[p], ()) if t != current[p]]
         return [asked + _joint(suspects, current, text, changed), usual]
 
-    def typed(spec: Spec, trial: dict) -> Spec:
+    def typed(spec: Spec, trial: dict[str, Any]) -> Spec:
         return dataclasses.replace(spec, signature=tuple((name, trial.get(name, t)) for name, t in spec.signature))
 
     return walk(attempt, spec, error, src, trials, typed, about_types, MAX_TRIES, sideways_ok=True)

@@ -12,6 +12,7 @@ import ast
 import re
 import textwrap
 from collections.abc import Callable
+from typing import Any
 
 from ptxdiff.discovery.params import params_behind
 from ptxdiff.specs.resolve import Spec
@@ -98,13 +99,14 @@ def bare(error: BaseException) -> str:
     return re.sub(r"\d+", "N", message(error))
 
 
-def _key(trial: dict) -> tuple:
+def _key(trial: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(sorted(trial.items()))
 
 
 def walk(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: BaseException, src: str,
-         trials_for: Callable[[dict, BaseException], list[list[dict]]], apply: Callable[[Spec, dict], Spec],
-         relevant: Callable[[BaseException], bool], max_tries: int, sideways_ok: bool = False) -> dict | None:
+         trials_for: Callable[[dict[str, Any], BaseException], list[list[dict[str, Any]]]],
+         apply: Callable[[Spec, dict[str, Any]], Spec],
+         relevant: Callable[[BaseException], bool], max_tries: int, sideways_ok: bool = False) -> dict[str, Any] | None:
     """Changes to `spec` (`apply`) that make it compile: each round tries what `trials_for` gives
     for what is changed so far and the error it leaves, in tiers (a later tier once every trial
     of the earlier ones was tried: what the error asks for before the usual others). The first
@@ -115,11 +117,11 @@ def walk(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: Bas
     with `sideways_ok`, a step that changes the complaint at the same place (one of two
     operands mended) is taken. Else what was kept, or None. Bounded by count (`max_tries`
     compiles), never by a clock: a loaded machine finds what a quiet one finds."""
-    changed: dict = {}
-    tried: set[tuple] = set()
+    changed: dict[str, Any] = {}
+    tried: set[tuple[Any, ...]] = set()
     while len(tried) < max_tries:
-        sideways: tuple[dict, BaseException] | None = None
-        solved: dict | None = None
+        sideways: tuple[dict[str, Any], BaseException] | None = None
+        solved: dict[str, Any] | None = None
         tiers = [tier for tier in ([t for t in tier if _key(t) not in tried] for tier in trials_for(changed, error))
                  if tier]
         for trial in tiers[0] if tiers else []:

@@ -34,7 +34,8 @@ from ptxdiff.compile import triton_pin
 from ptxdiff.errors import PtxdiffError, SetupError, UsageError
 
 if TYPE_CHECKING:   # types only: the git layer is pygit2's
-    from ptxdiff.git.repo import Side, Snapshot
+    from ptxdiff.git.repo import Snapshot
+    from ptxdiff.git.values import Side
 
 ROOT_ENV, TRITON_ENV, GIT_KEY = user_settings.TOOLCHAINS, user_settings.TRITON, user_settings.GIT_TRITON
 INSTALLED = "installed"

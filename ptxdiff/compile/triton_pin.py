@@ -16,6 +16,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ptxdiff.compile.triton_pin_files import LOCKS, REQUIREMENTS
 from ptxdiff.errors import ConfigError, PtxdiffError
@@ -156,7 +157,7 @@ def _included(text: str, path: str) -> list[str]:
     return out
 
 
-def _toml(text: str) -> dict:
+def _toml(text: str) -> dict[str, Any]:
     try:
         data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError):
@@ -180,7 +181,8 @@ def _locked(name: str, text: str) -> str | None:
     packages = _toml(text).get("package")
     for pkg in packages if isinstance(packages, list) else []:
         if isinstance(pkg, dict) and str(pkg.get("name", "")).lower() == "triton" and isinstance(pkg.get("version"), str):
-            return pkg["version"]
+            found: str = pkg["version"]
+            return found
     return None
 
 

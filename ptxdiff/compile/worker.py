@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
     from ptxdiff.dynamic.runner import RunWorker
-    from ptxdiff.git.repo import Side
+    from ptxdiff.git.values import Side
     from ptxdiff.instantiate.builder import Builder
 
 WORKER_ENV = {
@@ -96,8 +96,8 @@ def defer_torch() -> None:
 
 def _unwrap(obj: Any) -> tuple[object, Declared]:
     """JITFunction behind autotune/heuristics wrappers, with what the wrappers add."""
-    autotune: tuple = ()
-    heuristics: dict = {}
+    autotune: tuple[Any, ...] = ()
+    heuristics: dict[str, Any] = {}
     seen = 0
     # Autotuner/Heuristics also carry `arg_names`; only the JITFunction has `params`
     while not hasattr(obj, "params") and hasattr(obj, "fn") and seen < 8:
@@ -263,7 +263,7 @@ def compile_spec(jit: Any, spec: Spec, cc: int, retype: bool = False) -> Compile
         # `ops/relu.py:12:44: NameError: ... (at: y = relu(x))`: the message whole, at the file's own line;
         # ptxas's own first error where ptxas refused the PTX (triton says only its exit status)
         said = ptxas_error(log)
-        failed: dict = {"error": without_temporary_names(f"{COMPILE_FAILED} {said or described(error, jit)}"),
+        failed: dict[str, Any] = {"error": without_temporary_names(f"{COMPILE_FAILED} {said or described(error, jit)}"),
                         "log": log[-20000:]}
         if retype:
             from ptxdiff.compile import refit
@@ -307,7 +307,7 @@ class Worker:
             defer_torch()
             importer.install(self.index, side.tag)
         self._builders: dict[int, Builder] = {}
-        self._loaded: dict[tuple, tuple[object, Declared]] = {}
+        self._loaded: dict[tuple[Any, ...], tuple[object, Declared]] = {}
 
     def reads(self) -> list[str]:
         """What of the repository a sealed worker may read: the object stores (blobs of commits
@@ -509,7 +509,7 @@ def _sent(said: tuple[Outcome, Answer | str], text: str) -> tuple[Outcome, Answe
     return kind, answer, answer.out_of_memory
 
 
-def call_sealed(conn: Connection, policy: Policy, fn: Callable[..., object], args: tuple) -> None:
+def call_sealed(conn: Connection, policy: Policy, fn: Callable[..., object], args: tuple[Any, ...]) -> None:
     """A sealed worker that runs one function (pool.sandboxed_call): what the sandbox holds is
     what the compile workers get, with no repository."""
     die_with_parent()

@@ -103,13 +103,13 @@ def bounded(buffers: list[Any]) -> Iterator[None]:
             setattr(builder, k, v)
 
 
-def _buffers(args: dict) -> list[tuple[str, Any]]:
+def _buffers(args: dict[str, Any]) -> list[tuple[str, Any]]:
     import torch
 
     return [(k, v) for k, v in args.items() if isinstance(v, torch.Tensor)]
 
 
-def _fill_guards(args: dict, s: Shape) -> None:
+def _fill_guards(args: dict[str, Any], s: Shape) -> None:
     """Each buffer's guard zones get a byte pattern of their own (0x7F, 0x7E, ...): a value read
     past one buffer and stored past another still differs from what was there."""
     import torch
@@ -131,7 +131,7 @@ def _whole(view: Any) -> Any:
         storage, 0, (storage.nbytes() // view.element_size(),), (1,))
 
 
-def first_difference(old: Any, new: Any, guard: int, exact: bool) -> dict | None:
+def first_difference(old: Any, new: Any, guard: int, exact: bool) -> dict[str, Any] | None:
     """Where two buffers (views of equal layout) first differ, or None: guards bit for bit, the
     data with `--outputs`' tolerances (exact for `exact` and for integers)."""
     import torch
@@ -168,7 +168,7 @@ class Side:
     names: dict[str, str]         # the plan's parameter name -> this side's
     own_defaults: frozenset[str]  # constexprs not passed: each side's own default applies
 
-    def launch(self, s: Shape, args: dict) -> None:
+    def launch(self, s: Shape, args: dict[str, Any]) -> None:
         consts = {self.names.get(k, k): v for k, v in s.launch.constexprs.items() if k not in self.own_defaults}
         launch(self.loaded, dataclasses.replace(s.launch, constexprs=consts), s.replay,
                {self.names.get(k, k): v for k, v in args.items()})
@@ -202,7 +202,7 @@ def sides(plan: SynthPlan, old: Loaded, new: Loaded) -> tuple[Side, Side]:
     return Side(old, old_names, own), Side(new, new_names, own)
 
 
-def _run(side: Side, s: Shape, device: str, gpu: bool) -> tuple[dict, str | None]:
+def _run(side: Side, s: Shape, device: str, gpu: bool) -> tuple[dict[str, Any], str | None]:
     """One side on a fresh copy of the shape's inputs: (its arguments after the launch, or why not)."""
     args = make_args(s.replay, device, seed=s.seed)
     _fill_guards(args, s)
@@ -220,7 +220,7 @@ def _run(side: Side, s: Shape, device: str, gpu: bool) -> tuple[dict, str | None
     return args, None
 
 
-def _compare(a: dict, b: dict, s: Shape, exact: bool) -> dict | None:
+def _compare(a: dict[str, Any], b: dict[str, Any], s: Shape, exact: bool) -> dict[str, Any] | None:
     for name, view in _buffers(a):
         found = first_difference(view, b[name], s.guard, exact)
         if found is not None:
@@ -232,7 +232,7 @@ def _said(value: object) -> object:
     return value if isinstance(value, (int, bool)) else float(f"{value:.6g}") if isinstance(value, float) else str(value)
 
 
-def outputs(worker: ReplayWorker, plan: SynthPlan) -> dict:
+def outputs(worker: ReplayWorker, plan: SynthPlan) -> dict[str, Any]:
     """Every synthesised shape: A/A (old twice, bit for bit), then old against new; with the CPU
     seconds it took (`cpu_s`, for benchmarks: the engine leaves it out of the row, whose results
     no clock may touch)."""
@@ -245,7 +245,7 @@ def outputs(worker: ReplayWorker, plan: SynthPlan) -> dict:
     return {**_outputs(worker, plan), "cpu_s": round(cpu() - start, 3)}
 
 
-def _outputs(worker: ReplayWorker, plan: SynthPlan) -> dict:
+def _outputs(worker: ReplayWorker, plan: SynthPlan) -> dict[str, Any]:
     device = "cuda" if worker.gpu else "cpu"
     via = f"{plan.shapes} shapes, fuzzed"
     try:
@@ -302,14 +302,14 @@ def _outputs(worker: ReplayWorker, plan: SynthPlan) -> dict:
             "device": device, "shapes": labels, **({"skipped": skipped} if skipped else {})}
 
 
-def _abs(found: dict) -> float:
+def _abs(found: dict[str, Any]) -> float:
     try:
         return abs(float(found["old"]) - float(found["new"]))
     except (TypeError, ValueError):
         return float("inf")
 
 
-def _rel(found: dict) -> float:
+def _rel(found: dict[str, Any]) -> float:
     try:
         return _abs(found) / max(abs(float(found["new"])), 1e-30)
     except (TypeError, ValueError):
@@ -319,5 +319,5 @@ def _rel(found: dict) -> float:
 class OracleWorker(ReplayWorker):
     """The run worker, with synthesised launches."""
 
-    def synth_outputs(self, plan: SynthPlan) -> dict:
+    def synth_outputs(self, plan: SynthPlan) -> dict[str, Any]:
         return outputs(self, plan)

@@ -49,7 +49,7 @@ class ReplayPlan:
         return [(launch, r) for launch in self.launches for r in launch.replay]
 
 
-def plan_for(old_id: str, new_id: str, params: list[str], recordings: list[dict]) -> ReplayPlan | None:
+def plan_for(old_id: str, new_id: str, params: list[str], recordings: list[dict[str, Any]]) -> ReplayPlan | None:
     """The recorded launches to replay for a kernel: the first recording (new side's, then old
     side's) whose launches of it fit its parameters and keep replayable launches; None if none."""
     for recording in recordings:
@@ -70,7 +70,7 @@ class Loaded:
     recorded launches pass as constexprs ({"jit": id} -> the side's own function)."""
 
     kernel: Any
-    jits: dict
+    jits: dict[str, Any]
 
 
 def load_kernels(worker: RunWorker, plan: ReplayPlan) -> tuple[Loaded, Loaded]:
@@ -129,7 +129,7 @@ def _launcher(obj: Any) -> Any:
     return obj
 
 
-def _constexpr(name: str, value: Any, jits: dict) -> Any:
+def _constexpr(name: str, value: Any, jits: dict[str, Any]) -> Any:
     import triton.language as tl
 
     if "[" in name:
@@ -148,7 +148,7 @@ def _constexpr(name: str, value: Any, jits: dict) -> Any:
     return value
 
 
-def make_args(r: Replay, device: str, seed: int = SEED) -> dict:
+def make_args(r: Replay, device: str, seed: int = SEED) -> dict[str, Any]:
     """The run-time arguments of a recorded launch: buffers of the recorded sizes, the recorded
     views into them, values of the recorded kind from one seeded generator (the same bytes every
     call, so both sides get the same inputs)."""
@@ -264,7 +264,7 @@ def _values(a: TensorArg, dtype: Any, n: int, gen: Any) -> Any:
     return out.to(dtype)
 
 
-def launch(side: Loaded, recorded: Launch, r: Replay, args: dict) -> None:
+def launch(side: Loaded, recorded: Launch, r: Replay, args: dict[str, Any]) -> None:
     """One launch of a side's kernel as recorded: grid, arguments, constexprs, num_warps/stages,
     options."""
     constexprs = {k: _constexpr(k, v, side.jits) for k, v in recorded.constexprs.items()}
@@ -272,7 +272,7 @@ def launch(side: Loaded, recorded: Launch, r: Replay, args: dict) -> None:
     side.kernel[r.grid](**args, **constexprs, num_warps=recorded.num_warps, num_stages=recorded.num_stages, **options)
 
 
-def _bound(side: Loaded, recorded: Launch, r: Replay, args: dict) -> Callable[[], None]:
+def _bound(side: Loaded, recorded: Launch, r: Replay, args: dict[str, Any]) -> Callable[[], None]:
     return lambda: launch(side, recorded, r, args)
 
 
@@ -281,13 +281,13 @@ def _fault(e: BaseException, where: str) -> str:
     return f"{where} could not run it: {type(e).__name__}: {first}"[:300]
 
 
-def _tensors(args: dict) -> list[tuple[str, Any]]:
+def _tensors(args: dict[str, Any]) -> list[tuple[str, Any]]:
     import torch
 
     return [(k, v) for k, v in args.items() if isinstance(v, torch.Tensor)]
 
 
-def outputs(worker: ReplayWorker, plan: ReplayPlan) -> dict:
+def outputs(worker: ReplayWorker, plan: ReplayPlan) -> dict[str, Any]:
     """Every recorded launch, old and new on the same inputs; every tensor argument compared."""
     try:
         old_k, new_k = load_kernels(worker, plan)
@@ -330,7 +330,7 @@ def outputs(worker: ReplayWorker, plan: ReplayPlan) -> dict:
             "via": "replayed launch " + labels[0], **({"skipped": skipped} if skipped else {})}
 
 
-def time(worker: ReplayWorker, plan: ReplayPlan, min_band: float) -> dict:
+def time(worker: ReplayWorker, plan: ReplayPlan, min_band: float) -> dict[str, Any]:
     """Each recorded launch shape timed old against new (timing.measure); the row's result is
     the shape where the most time goes (launch count x old median), JSON has them all."""
     from ptxdiff.dynamic import timing
@@ -373,8 +373,8 @@ class ReplayWorker(RunWorker):
 
     faulted = False
 
-    def replay_outputs(self, plan: ReplayPlan) -> dict:
+    def replay_outputs(self, plan: ReplayPlan) -> dict[str, Any]:
         return outputs(self, plan)
 
-    def replay_time(self, plan: ReplayPlan, min_band: float) -> dict:
+    def replay_time(self, plan: ReplayPlan, min_band: float) -> dict[str, Any]:
         return time(self, plan, min_band)

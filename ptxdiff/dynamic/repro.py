@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 TEMPLATE = r'''#!/usr/bin/env python3
 """ptxdiff reproducer: {kernel}, old {old_rev} against new {new_rev}.
@@ -151,7 +152,7 @@ def file_name(kernel: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", kernel.replace("::", "__").replace("/", "_")) + ".py"
 
 
-def script(kernel: str, old_kernel: str, result: dict, old_src: str, new_src: str, revs: tuple[str, str]) -> str:
+def script(kernel: str, old_kernel: str, result: dict[str, Any], old_src: str, new_src: str, revs: tuple[str, str]) -> str:
     """The reproducer of one fuzzed `outputs-differ` result."""
     launch = result["launch"]
     where = f"{result['buffer']}[{result['index']}]: old {result['old']}, new {result['new']}"
@@ -161,7 +162,7 @@ def script(kernel: str, old_kernel: str, result: dict, old_src: str, new_src: st
                            new_name=kernel.partition("::")[2], launch_literal=repr(launch))
 
 
-def write(where: Path, kernel: str, old_kernel: str, result: dict, old_src: str, new_src: str,
+def write(where: Path, kernel: str, old_kernel: str, result: dict[str, Any], old_src: str, new_src: str,
           revs: tuple[str, str]) -> Path:
     where.mkdir(parents=True, exist_ok=True)
     path = where / file_name(kernel)

@@ -25,7 +25,7 @@ from ptxdiff.source.modules import ModuleIndex
 from ptxdiff.verdict import Outputs
 
 if TYPE_CHECKING:  # types only: the worker imports git where it starts
-    from ptxdiff.git.repo import Side
+    from ptxdiff.git.values import Side
 
 # Tolerances per dtype (torch.testing's defaults). Old and new run the same inputs on the same
 # backend, so unchanged code gives bit-identical outputs; tolerance only forgives reassociation.
@@ -89,7 +89,7 @@ def compare_outputs(old: Any, new: Any, dtype: str) -> tuple[bool, float, float]
     return ok, max_abs, max_rel
 
 
-def _on(device: str, inputs: tuple) -> tuple:
+def _on(device: str, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
     """Inputs on `device` with their exact layout: a column slice stays a strided view (a
     `.to()` would make it contiguous and hide every stride bug)."""
     import torch
@@ -131,9 +131,9 @@ class RunWorker:
         self.pair = pair
         self.roots = roots
         sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") not in (self.repo.workdir, os.getcwd())]
-        self._loaded: dict[tuple, tuple] = {}
+        self._loaded: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
-    def _load(self, plan: RunPlan) -> tuple:
+    def _load(self, plan: RunPlan) -> tuple[Any, ...]:
         """(old wrapper, new wrapper, the base's inputs generator), each side imported from its own blobs."""
         key = (plan.wrapper, plan.inputs)
         if key in self._loaded:
@@ -172,7 +172,7 @@ class RunWorker:
         except AttributeError:
             raise RunError(f"{path} has no {attr} (config key {key})") from None
 
-    def outputs(self, plan: RunPlan) -> dict:
+    def outputs(self, plan: RunPlan) -> dict[str, Any]:
         import torch
 
         try:
@@ -204,7 +204,7 @@ class RunWorker:
         return {"result": Outputs.EQUAL, "checked": checked, "device": device,
                 "sizes": list(plan.sizes), "dtypes": list(plan.dtypes)}
 
-    def time(self, plan: RunPlan, min_band: float) -> dict:
+    def time(self, plan: RunPlan, min_band: float) -> dict[str, Any]:
         from ptxdiff.dynamic import timing
 
         if not self.gpu:

@@ -34,6 +34,7 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from ptxdiff.verdict import Timing
 
@@ -149,9 +150,9 @@ class TimingResult:
     l2: str = ""                     # L2 state during timing, e.g. "warm"
     floor: float = 0.0               # the smallest change called faster/slower (min_effect), beside the band
     method: str = ""                 # how samples were taken, in words
-    extra: dict = field(default_factory=dict, compare=False)
+    extra: dict[str, Any] = field(default_factory=dict[str, Any], compare=False)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def summary(self) -> str:
@@ -166,7 +167,7 @@ class TimingResult:
 
 def compare(old: Sequence[float], new: Sequence[float], old2: Sequence[float], n_boot: int = 2000, seed: int = 0,
             level: float = 0.95, paired: bool = True, min_band: float = 0.0, l2: str = "", method: str = "",
-            extra: dict | None = None) -> TimingResult:
+            extra: dict[str, Any] | None = None) -> TimingResult:
     """Everything from three sample lists (times in us, one per round): new/old CI, band from
     old2/old, verdict. The two bootstraps use different seeds derived from ``seed``."""
     ratio, lo, hi = bootstrap_ratio_ci(new, old, n_boot=n_boot, seed=seed, level=level, paired=paired)

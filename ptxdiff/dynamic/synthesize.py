@@ -22,6 +22,7 @@ import ast
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from ptxdiff.record.launches import Launch
 from ptxdiff.record.replay_format import Replay, TensorArg
@@ -167,7 +168,7 @@ def _family(name: str) -> str:
     return head if head and len(tail) == 1 else name[:-1]
 
 
-def _blocks(constexprs: dict) -> list[tuple[str, int]]:
+def _blocks(constexprs: dict[str, Any]) -> list[tuple[str, int]]:
     return [(k, v) for k, v in constexprs.items()
             if "BLOCK" in k.upper() and isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 1 << 16]
 

@@ -119,7 +119,8 @@ def _time_replays(torch: ModuleType, g: Any, reps: int) -> float:
         g.replay()
     end.record()
     end.synchronize()
-    return start.elapsed_time(end)
+    ms: float = start.elapsed_time(end)
+    return ms
 
 
 def measure(old_fn: Callable[[], object], new_fn: Callable[[], object], rounds: int = 30, reps: int | None = None, *,
@@ -163,7 +164,7 @@ def measure(old_fn: Callable[[], object], new_fn: Callable[[], object], rounds: 
     per_call = 1000.0 / (reps * launches)  # ms per batch -> us per call
     ev = {k: (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for k in fns}
     say(f"timing: {rounds} rounds of old/new/old2 (A/A), CUDA graphs of {launches} launches, {reps} replays each")
-    graphs: dict = {}
+    graphs: dict[str, Any] = {}
     for r in range(rounds):
         if recapture or not graphs:
             rng.shuffle(names)

@@ -208,7 +208,7 @@ def _shared(view: dict[str, Any] | None, texts: dict[str, str] | None) -> dict[s
     return {**view, "sides": sides}
 
 
-def _view_block(block_id: str, view: dict, texts: dict[str, str] | None) -> str:
+def _view_block(block_id: str, view: dict[str, Any], texts: dict[str, str] | None) -> str:
     """A row's view data; on a log page (`texts`) one more text of the shared block, as the
     views of rows next to each other are alike and deflate together."""
     if texts is None:
