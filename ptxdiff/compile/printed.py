@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import tempfile
 
 LOG_CHARS = 20000        # what is kept of one request's output (its end: where the error is)
 
@@ -99,3 +100,11 @@ def attach(payload: object, text: str) -> object:
             out["error"] = f"{out['error']} ({line})"
     out["log"] = (text + str(out.get("log") or ""))[-LOG_CHARS:]
     return out
+
+
+def without_temporary_names(text: str) -> str:
+    """`text` with the worker's temporary folder and the random names of the files in it as
+    fixed words (`$TMPDIR/tmpXXXXXXXX.ptx`): a failure reads the same in every run, at any --jobs."""
+    folder = tempfile.gettempdir().rstrip("/")
+    text = text.replace(folder + "/", "$TMPDIR/")
+    return re.sub(r"\$TMPDIR/tmp[a-z0-9_]{8}", "$TMPDIR/tmpXXXXXXXX", text)

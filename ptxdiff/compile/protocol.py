@@ -117,6 +117,9 @@ class CompileAnswer:
         """The answer with what the compile printed (printed.attach): its telling line may say
         that ptxas refused the target."""
         result = cast(dict[str, Any], printed.attach(self.result, text))
+        if self.failure is not None:   # what leaves the worker reads the same in every run
+            result = {**result, **{k: printed.without_temporary_names(result[k]) for k in ("error", "log")
+                                   if isinstance(result.get(k), str)}}
         if self.failure is Failure.COMPILE_ERROR:
             return CompileAnswer(result, compile_failure(result["error"]))
         return replace(self, result=result)

@@ -199,7 +199,6 @@ def own_ptxas_log(ptx: str, cc: int) -> str:
     """ptxas -v's report on `ptx`, from the toolchain's ptxas, where triton did not print it
     (before TRITON_DUMP_PTXAS_LOG: triton 3.2 deletes it): the spill counts come from there.
     The wheel's ptxas first, else its newer ptxas-blackwell (a PTX ISA the first does not know)."""
-    import re
     found = re.search(r"^\.target\s+(sm_\w+)", ptx, re.MULTILINE)   # sm_90a where triton asked for it
     gpu = found.group(1) if found else f"sm_{cc}"
     said = ""
@@ -234,14 +233,6 @@ def ptxas_error(printed: str) -> str | None:
     return f"ptxas: {errors[0]}" + (f" (and {more} more)" if more else "")
 
 
-def without_temporary_names(text: str) -> str:
-    """`text` with the worker's temporary folder and the random names of the files in it as
-    fixed words (`$TMPDIR/tmpXXXXXXXX.ptx`): a failure reads the same in every run, at any --jobs."""
-    folder = tempfile.gettempdir().rstrip("/")
-    text = text.replace(folder + "/", "$TMPDIR/")
-    return re.sub(r"\$TMPDIR/tmp[a-z0-9_]{8}", "$TMPDIR/tmpXXXXXXXX", text)
-
-
 def try_compile(jit: Any, spec: Spec, cc: int) -> tuple[Any, Exception | None, str]:
     """(compiled kernel or None, the exception, what the compile printed)."""
     out = io.StringIO()
@@ -258,12 +249,12 @@ def compile_spec(jit: Any, spec: Spec, cc: int, retype: bool = False) -> Compile
     sizes fit (refit.py), for the engine to compile both sides with."""
     ck, error, printed = try_compile(jit, spec, cc)
     if error is not None:
-        log = without_temporary_names(printed + "".join(traceback.format_exception_only(type(error), error)))
+        log = printed + "".join(traceback.format_exception_only(type(error), error))
         from ptxdiff.instantiate.locate import described
         # `ops/relu.py:12:44: NameError: ... (at: y = relu(x))`: the message whole, at the file's own line;
         # ptxas's own first error where ptxas refused the PTX (triton says only its exit status)
         said = ptxas_error(log)
-        failed: dict[str, Any] = {"error": without_temporary_names(f"{COMPILE_FAILED} {said or described(error, jit)}"),
+        failed: dict[str, Any] = {"error": f"{COMPILE_FAILED} {said or described(error, jit)}",
                         "log": log[-20000:]}
         if retype:
             from ptxdiff.compile import refit
@@ -280,8 +271,7 @@ def compile_spec(jit: Any, spec: Spec, cc: int, retype: bool = False) -> Compile
     try:
         metrics = measure(ptx_text, ck.asm["cubin"], printed, spec, cc, int(ck.metadata.shared))
     except ToolError as e:
-        return CompileAnswer({"error": without_temporary_names(str(e)), "log": without_temporary_names(e.log)},
-                             Failure.TOOL_ERROR)
+        return CompileAnswer({"error": str(e), "log": e.log}, Failure.TOOL_ERROR)
     kept = disassemble.pack(ck.asm["cubin"])    # disassembled only if an HTML page asks (disassemble.py)
     return CompileAnswer({"metrics": metrics.as_json(), "ptx": ptxmod.normalise(ptx_text),
                           "loc": ptxmod.source_lines(ptx_text).as_json(), **({"cubin": kept} if kept is not None else {})})

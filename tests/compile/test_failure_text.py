@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import tempfile
 
-from ptxdiff.compile.worker import ptxas_error, without_temporary_names
+from ptxdiff.compile.printed import without_temporary_names
+from ptxdiff.compile.worker import ptxas_error
 
 FATAL = ("ptxas fatal   : Memory allocation failure\n"
          "ptxas fatal   : Ptx assembly aborted due to errors\n")
