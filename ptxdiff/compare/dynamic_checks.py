@@ -18,6 +18,7 @@ from ptxdiff.compare.notes import Note, NoteKind
 from ptxdiff.compare.pairing import Pair
 from ptxdiff.compare.results import Row
 from ptxdiff.discovery.kernels import Kernel
+from ptxdiff.dynamic.runner import runs_on_gpu
 from ptxdiff.dynamic.synthesize import SHAPES, SynthPlan, plan_for, synth_spec
 from ptxdiff.git.repo import Repo
 from ptxdiff.git.values import Side
@@ -92,13 +93,15 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: repo_
     results: dict[tuple[str, str], dict[str, Any]] = {}
     if tasks:
         with _no_cache_secret(), \
-                Pool(run_as.repo.workdir, cfg.python_path, run_as.jobs, cfg.timeout, run_as.progress) as pool:
+                Pool(run_as.repo.workdir, cfg.python_path, run_as.jobs, cfg.timeout, run_as.progress,
+                     unsandboxed=run_as.permissions.unsandboxed) as pool:
             for reply in pool.run(tasks):
                 answer = cast("RunAnswer | None", reply.answer)
                 results[reply.task.tag] = {
                     k: v for k, v in answer.result.items() if k != "cpu_s"} if answer is not None else {
                     "result": Outputs.NOT_RUN, "reason": str(reply.error)[:300]}
         _said_what_ran(tasks, messages)
+        messages.append(Note(NoteKind.DYNAMIC, None, held(pool.sandbox, run_as.permissions.unsandboxed)))
     no_gpu = [k for k, v in results.items() if k[1] == "timing" and "no GPU" in v.get("reason", "")]
     if no_gpu:
         messages.append(Note(NoteKind.DYNAMIC, None,
@@ -191,6 +194,18 @@ def _said_what_ran(tasks: list[Task[Any]], messages: list[Note]) -> None:
         messages.append(Note(NoteKind.DYNAMIC, None, "replayed recorded launches of old and new to check "
                              "outputs/timing (you asked for it)" if replayed else
                              "ran the revisions' host wrappers to check outputs/timing (you asked for it)"))
+
+
+def held(sealed: str | None, unsandboxed: str | None) -> str:
+    """The line that says how the run workers were confined: sealed on the CPU (what held, as
+    the worker said), not sealed where the user turned the sandbox off, or bounded on the GPU."""
+    if unsandboxed:
+        return f"the run workers were not sandboxed ({unsandboxed}): bounded by the timeout only"
+    if sealed:
+        return f"the run workers ran sealed on the CPU (triton's interpreter; writes in a private folder only): {sealed}"
+    if runs_on_gpu():
+        return "the run workers ran on the GPU: bounded by the timeout, not sealed (the GPU's driver needs its devices)"
+    return "the run workers did not start: nothing of the revisions ran"
 
 
 def base_run(branch: repo_config.RunConfig, base: repo_config.RunConfig,

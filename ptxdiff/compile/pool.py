@@ -31,6 +31,7 @@ from typing import Any, Generic, TypeVar
 from ptxdiff.compile import cputime, printed
 from ptxdiff.compile import worker as compiler
 from ptxdiff.compile.protocol import Answer, Op, Outcome, Request
+from ptxdiff.dynamic.runner import runs_on_gpu
 from ptxdiff.errors import SandboxError
 from ptxdiff.sandbox import launcher, lifetime, limits, probe
 from ptxdiff.sandbox.policy import Policy
@@ -172,10 +173,11 @@ class Pool:
         return min(self.timeout, task.timeout) if task.timeout else self.timeout
 
     def _sandboxed(self, side: object) -> bool:
-        """Whether a worker for `side` is sealed: every compile worker unless the user opted out;
-        not a run worker (--outputs/--time run the repository's code because the user asked, on
-        the GPU). Raises the one-line refusal where the sandbox cannot be set up."""
-        if isinstance(side, tuple) or self.unsandboxed:
+        """Whether a worker for `side` is sealed: every compile worker unless the user opted out,
+        and a run worker (--outputs/--time) where it runs on the CPU (triton's interpreter needs
+        no device); not one that runs on the GPU (its driver needs the devices: bounded, not
+        sealed). Raises the one-line refusal where the sandbox cannot be set up."""
+        if self.unsandboxed or (isinstance(side, tuple) and runs_on_gpu()):
             return False
         why = probe.unavailable()
         if why:
@@ -212,13 +214,18 @@ class Pool:
         sealed = self._sandboxed(side)
         slot.home = tempfile.mkdtemp(prefix="ptxdiff-worker-")
         # an importing worker runs the modules' top level because the user asked: bounded, not sealed
-        policy = Policy(slot.home, self.limits, namespaces=not self.imports, seal=not self.imports) if sealed else None
+        # a run worker's launches are checked against the replay budget (dynamic/replay.py, GiBs a
+        # side) before anything is allocated: no address-space limit there, the other rlimits hold
+        bounds = replace(self.limits, address_space=0) if isinstance(side, tuple) else self.limits
+        policy = Policy(slot.home, bounds, namespaces=not self.imports, seal=not self.imports) if sealed else None
         parent, child = ctx.Pipe()
         proc = ctx.Process(target=compiler.serve, args=(child, self.repo_dir, side, self.roots, self.imports, slot.home,
                                                         policy), daemon=True)
         # the forkserver is shared by sealed and unsealed compile workers: it always starts clean;
         # a side that compiles with another triton gets that toolchain's interpreter and forkserver
-        with launcher.clean_start(None if isinstance(side, tuple) else os.environ, _python_of(side), PRELOAD):
+        # an unsealed run worker (on the GPU) keeps the user's environment
+        with launcher.clean_start(os.environ if sealed or not isinstance(side, tuple) else None, _python_of(side),
+                                  PRELOAD):
             proc.start()
         child.close()
         slot.proc, slot.conn, slot.side = proc, parent, side

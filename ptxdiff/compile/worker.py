@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
     from ptxdiff.dynamic.runner import RunWorker
+    from ptxdiff.git.repo import Repo
     from ptxdiff.git.values import Side
     from ptxdiff.instantiate.builder import Builder
 
@@ -300,14 +301,7 @@ class Worker:
         self._loaded: dict[tuple[Any, ...], tuple[object, Declared]] = {}
 
     def reads(self) -> list[str]:
-        """What of the repository a sealed worker may read: the object stores (blobs of commits
-        and the index) and, for the work tree, its Python files one by one (not .git, not the
-        other files)."""
-        objects = os.path.join(self.repo.common_dir, "objects")
-        out = [objects, *_alternates(objects)]
-        if self.side.commit is None:
-            out += [os.path.join(self.repo.workdir, p) for p in sorted(self.index.snapshot.paths) if p.endswith(".py")]
-        return out
+        return repository_reads(self.repo, [(self.side, self.index)])
 
     def _builder(self, cc: int) -> Builder:
         if cc not in self._builders:
@@ -358,6 +352,18 @@ class Worker:
             failure = compile_failure(error) if answer.failure is not Failure.TOOL_ERROR else answer.failure
             return CompileAnswer({**answer.result, "error": error}, failure)
         return answer
+
+
+def repository_reads(repo: Repo, sides: list[tuple[Side, ModuleIndex]]) -> list[str]:
+    """What of the repository a sealed worker may read: the object stores (blobs of commits
+    and the index) and, for a side that is the work tree, its Python files one by one (not .git,
+    not the other files)."""
+    objects = os.path.join(repo.common_dir, "objects")
+    out = [objects, *_alternates(objects)]
+    for side, index in sides:
+        if side.commit is None:
+            out += [os.path.join(repo.workdir, p) for p in sorted(index.snapshot.paths) if p.endswith(".py")]
+    return out
 
 
 def _alternates(objects: str, depth: int = 0) -> list[str]:
@@ -451,7 +457,12 @@ def serve(conn: Connection, repo_dir: str, side: Side | tuple[Side, Side], roots
         active = None
         if isinstance(side, tuple):  # an (old, new) pair: run and time both in one process
             from ptxdiff.dynamic.oracle import OracleWorker
-            worker = OracleWorker(repo_dir, side, roots)   # replays, and synthesised launches
+            # replays, and synthesised launches; sealed (on the CPU) before torch and triton come in
+            run = OracleWorker(repo_dir, side, roots, sealed=policy is not None and policy.seal)
+            if policy is not None and policy.seal and started is not None:
+                active = seal(policy, started, (), repository_reads(run.repo, list(zip(run.pair, run.indexes))))
+            run.start()
+            worker = run
         else:
             worker = Worker(repo_dir, side, roots, imports)
             if policy is not None and policy.seal and started is not None:

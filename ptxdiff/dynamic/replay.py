@@ -80,8 +80,7 @@ def load_kernels(worker: RunWorker, plan: ReplayPlan) -> tuple[Loaded, Loaded]:
 
     got = []
     wanted = sorted({j for launch in plan.launches for v in launch.constexprs.values() for j in _jit_ids(v)})
-    for side, kid in zip(worker.pair, (plan.old_id, plan.new_id)):
-        index = ModuleIndex(worker.repo.snapshot(side), worker.roots)
+    for side, index, kid in zip(worker.pair, worker.indexes, (plan.old_id, plan.new_id)):
         finder = importer.install(index, side.tag)
         try:
             path, _, name = kid.partition("::")

@@ -9,7 +9,8 @@ before the new one's are imported, so both sets of functions live side by side. 
 from the newer side's generator and are fed to both wrappers.
 
 Where there is no GPU the kernels run on the CPU through triton's interpreter
-(TRITON_INTERPRET=1), which must be set before the kernel modules are imported.
+(TRITON_INTERPRET=1), which must be set before the kernel modules are imported; there the run
+worker is sealed like a compile worker (compile/pool.py), since nothing it runs needs a device.
 """
 
 from __future__ import annotations
@@ -32,6 +33,33 @@ if TYPE_CHECKING:  # types only: the worker imports git where it starts
 TOLERANCES = {"float64": (1e-7, 1e-7), "float32": (1.3e-6, 1e-5), "float16": (1e-3, 1e-5),
               "bfloat16": (1.6e-2, 1e-5)}
 DEFAULT_SIZES = (1, 2, 7, 31, 127, 128, 129, 257, 1000, 1021)
+
+
+GPU_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd")
+_gpu: bool | None = None
+
+
+def runs_on_gpu() -> bool:
+    """Whether a run worker started here would use a GPU: RunWorker's own test,
+    torch.cuda.is_available(), asked once in a process of its own (this one imports no torch,
+    and the pool must know before a worker starts whether to seal it); without a GPU device
+    node, or with CUDA_VISIBLE_DEVICES empty, torch finds none and is not asked."""
+    global _gpu
+    if _gpu is None:
+        hidden = os.environ.get("CUDA_VISIBLE_DEVICES") in ("", "-1")
+        _gpu = not hidden and any(os.path.exists(p) for p in GPU_NODES) and _torch_sees_gpu()
+    return _gpu
+
+
+def _torch_sees_gpu() -> bool:
+    import subprocess
+
+    try:
+        said = subprocess.run([sys.executable, "-I", "-c", "import torch; print(torch.cuda.is_available())"],
+                              capture_output=True, text=True, timeout=300, cwd="/").stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return said.strip().endswith("True")
 
 
 class RunError(Exception):
@@ -115,23 +143,33 @@ def _tensors(value: Any) -> list[Any]:
 class RunWorker:
     """A worker holding an (old, new) pair of revisions."""
 
-    def __init__(self, repo_dir: str, pair: tuple[Side, Side], roots: tuple[str, ...]) -> None:
-        from ptxdiff.binaries import pin_fp_fusion
+    def __init__(self, repo_dir: str, pair: tuple[Side, Side], roots: tuple[str, ...], sealed: bool = False) -> None:
+        """Opens the repository and lists both sides' files (before a seal: the work tree's listing
+        reads git metadata); torch and triton come in `start`, after it."""
         from ptxdiff.git import repo as git
+
+        self.repo = git.Repo(repo_dir, fetches=not sealed)   # sealed: the parent fetched what both sides need
+        self.pair = pair
+        self.roots = roots
+        self.sealed = sealed
+        self.indexes = (ModuleIndex(self.repo.snapshot(pair[0]), roots), ModuleIndex(self.repo.snapshot(pair[1]), roots))
+        sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") not in (self.repo.workdir, os.getcwd())]
+        self._loaded: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self.gpu = False
+
+    def start(self) -> None:
+        """Choose the device: the GPU where torch sees one and the worker is not sealed (a sealed
+        worker reaches no device), else triton's interpreter, chosen before triton is imported."""
+        from ptxdiff.binaries import pin_fp_fusion
 
         pin_fp_fusion()  # and nothing else of the compile worker's env: these launches are real
         import torch
 
-        self.gpu = torch.cuda.is_available()
+        self.gpu = not self.sealed and torch.cuda.is_available()
         if not self.gpu:
             if "triton" in sys.modules:  # its own @jit library functions would not be interpretable
                 raise RunError("triton was imported before the interpreter could be chosen")
             os.environ["TRITON_INTERPRET"] = "1"
-        self.repo = git.Repo(repo_dir)
-        self.pair = pair
-        self.roots = roots
-        sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") not in (self.repo.workdir, os.getcwd())]
-        self._loaded: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
     def _load(self, plan: RunPlan) -> tuple[Any, ...]:
         """(old wrapper, new wrapper, the base's inputs generator), each side imported from its own blobs."""
@@ -141,8 +179,7 @@ class RunWorker:
         from ptxdiff.instantiate import importer
 
         got = []
-        for side in self.pair:
-            index = ModuleIndex(self.repo.snapshot(side), self.roots)
+        for side, index in zip(self.pair, self.indexes):
             finder = importer.install(index, side.tag)
             try:
                 got.append((self._resolve(index, plan.wrapper, "wrapper"), self._resolve(index, plan.inputs, "inputs")))

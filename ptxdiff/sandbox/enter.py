@@ -55,7 +55,8 @@ class Active:
                  else f"no namespaces ({self.started.namespaces})" if self.started.fallback() is None
                  else f"no namespaces (this kernel refuses them: {self.started.namespaces}; sockets refused by seccomp)"]
         lim = self.started.limits
-        parts.append(f"rlimits as {lim.get('as', 0) >> 30} GiB, cpu {lim.get('cpu')} s, fsize {lim.get('fsize', 0) >> 20} MiB, "
+        space = f"{lim['as'] >> 30} GiB" if "as" in lim else "unlimited"
+        parts.append(f"rlimits as {space}, cpu {lim.get('cpu')} s, fsize {lim.get('fsize', 0) >> 20} MiB, "
                      f"nproc {lim.get('nproc')}" + (" (not applied to root)" if os.getuid() == 0 else ""))
         return "; ".join(parts)
 

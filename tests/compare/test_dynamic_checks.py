@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from helpers import row_metrics
-from ptxdiff.compare.dynamic_checks import ran_rows
+from ptxdiff.compare.dynamic_checks import held, ran_rows
 from ptxdiff.compare.results import Row
 from ptxdiff.dynamic.synthesize import SynthPlan, plan_for
 from ptxdiff.report.kernels import kernel_lines
@@ -43,3 +43,14 @@ def test_the_kernels_line_says_which_specs_ran():
     (line,) = kernel_lines(rows)
     assert line.ran == "outputs run on 1 of 3 specs: BLOCK=1024 w4 s3 (recorded)"
     assert [r.outputs for r in rows].count(None) == 2
+
+
+def test_the_report_says_how_the_run_workers_were_confined(monkeypatch):
+    from ptxdiff.compare import dynamic_checks
+
+    assert held("Landlock ABI 7 (files)", None).startswith("the run workers ran sealed on the CPU")
+    assert held(None, "--no-sandbox") == "the run workers were not sandboxed (--no-sandbox): bounded by the timeout only"
+    monkeypatch.setattr(dynamic_checks, "runs_on_gpu", lambda: True)
+    assert held(None, None).startswith("the run workers ran on the GPU: bounded by the timeout, not sealed")
+    monkeypatch.setattr(dynamic_checks, "runs_on_gpu", lambda: False)
+    assert held(None, None) == "the run workers did not start: nothing of the revisions ran"

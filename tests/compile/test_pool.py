@@ -167,3 +167,17 @@ def test_a_request_s_bound_is_its_worker_s_cpu_seconds_with_the_clock_as_a_backs
     fresh_request()
     assert pool._past_bound(slot, Task("side", task.request, "t", None, timeout=0.5), 0.5, {42: 0.0})
     slot.proc = None
+
+
+def test_a_run_worker_is_sealed_where_it_runs_on_the_cpu(monkeypatch):
+    """Issue 39: the run worker of an (old, new) pair is sealed like a compile worker unless it
+    runs on the GPU or the user turned the sandbox off."""
+    from ptxdiff.compile import pool as poolmod
+
+    monkeypatch.setattr(poolmod.probe, "unavailable", lambda: None)
+    pair = ("old", "new")
+    monkeypatch.setattr(poolmod, "runs_on_gpu", lambda: False)
+    assert Pool("/nowhere", (), 1, 60)._sandboxed(pair) and Pool("/nowhere", (), 1, 60)._sandboxed("old")
+    assert not Pool("/nowhere", (), 1, 60, unsandboxed="--no-sandbox")._sandboxed(pair)
+    monkeypatch.setattr(poolmod, "runs_on_gpu", lambda: True)
+    assert not Pool("/nowhere", (), 1, 60)._sandboxed(pair) and Pool("/nowhere", (), 1, 60)._sandboxed("old")

@@ -121,15 +121,16 @@ WRAPPER_CONFIG = '[tool.ptxdiff.kernels."ops/k.py::scale_kernel"]\nwrapper = "op
 def test_the_run_workers_never_see_the_shared_cache_s_secret(tmp_path, capsys, monkeypatch):
     """A wrapper reads the environment: in a job that holds the signing secret, the new side's
     wrapper adds its length to the output; it reads nothing (outputs equal), where the control, a
-    variable of no secret, is seen (outputs differ)."""
+    variable of no secret, is seen (outputs differ; a name the allow-list of the sealed run
+    worker keeps, sandbox/environment.py)."""
     repo = make_repo(tmp_path, {"ops/__init__.py": "", "pyproject.toml": WRAPPER_CONFIG,
                                 "ops/k.py": WRAPPED.format(body="x * 2.0", leak="0.0")})
     base = head(repo)
-    leaky = 'float(len(os.environ.get("PTXDIFF_REMOTE_CACHE_SECRET", "") + os.environ.get("SEEN", "")))'
+    leaky = 'float(len(os.environ.get("PTXDIFF_REMOTE_CACHE_SECRET", "") + os.environ.get("TRITON_SEEN", "")))'
     change = commit(repo, "leak", {"ops/k.py": WRAPPED.format(body="x + x", leak=leaky)})
     monkeypatch.setenv("PTXDIFF_REMOTE_CACHE_SECRET", "the-protected-branch-secret")
     for seen, want in (("", "outputs-equal"), ("visible", "outputs-differ")):
-        monkeypatch.setenv("SEEN", seen)
+        monkeypatch.setenv("TRITON_SEEN", seen)
         rc, out, err = run_main(["-C", str(repo), "diff", "--outputs", "--format", "json", "-q", "--target", "sm_90",
                                  base, change], capsys)
         assert rc == 0, err

@@ -200,3 +200,32 @@ def test_a_kernel_the_interpreter_cannot_run_is_not_run_with_the_reason(tmp_path
     row = json.loads(out)["kernels"][0]
     assert row["outputs"]["result"] == "not-run"
     assert "interpreter could not run it" in row["outputs"]["reason"]
+
+
+def test_the_device_is_decided_before_any_run_worker_starts(monkeypatch):
+    """Issue 39: the pool seals a run worker that will run on the CPU, so it must know first: no
+    GPU device node (or CUDA_VISIBLE_DEVICES empty) is the CPU without asking torch; else torch
+    is asked once (in a process of its own), and its answer kept."""
+    from ptxdiff.dynamic import runner
+
+    asked: list[bool] = []
+
+    def torch_says(answer: bool):
+        def ask() -> bool:
+            asked.append(answer)
+            return answer
+        return ask
+    monkeypatch.setattr(runner, "_gpu", None)
+    monkeypatch.setattr(runner, "_torch_sees_gpu", torch_says(True))
+    monkeypatch.setattr(runner.os.path, "exists", lambda p: False)
+    assert runner.runs_on_gpu() is False and asked == []
+    monkeypatch.setattr(runner, "_gpu", None)
+    monkeypatch.setattr(runner.os.path, "exists", lambda p: p == "/dev/nvidia0")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert runner.runs_on_gpu() is False and asked == []
+    monkeypatch.setattr(runner, "_gpu", None)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    assert runner.runs_on_gpu() is True and runner.runs_on_gpu() is True and asked == [True]
+    monkeypatch.setattr(runner, "_gpu", None)
+    monkeypatch.setattr(runner, "_torch_sees_gpu", torch_says(False))   # a CPU-only torch, or no driver
+    assert runner.runs_on_gpu() is False and asked == [True, False]
