@@ -33,6 +33,13 @@ ATTRIBUTE_BUILTINS = ("getattr", "hasattr", "setattr", "delattr")
 FORMAT_METHODS = ("format", "format_map")
 
 
+def dunder(name: str) -> bool:
+    """`__x__`: the names Python gives its own internals (`__builtins__`, `__class__`, `__import__`).
+    A name that only starts with two underscores (CUDA's `__syncthreads`, `__shfl_sync`, as a
+    repository's language extension names its intrinsics) is an ordinary global."""
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
 def _snippet(node: ast.AST) -> str:
     lines = ast.unparse(node).splitlines()
     text = lines[0] if lines else type(node).__name__
@@ -102,20 +109,20 @@ def _refusal(node: ast.AST, parents: dict[int, ast.AST], denied: frozenset[str],
     """Why `node` is refused, or None."""
     if isinstance(node, ast.Attribute):
         if isinstance(node.value, ast.Name) and node.value.id in modules and node.attr.startswith("_") \
-                and not node.attr.startswith("__"):
+                and not dunder(node.attr):
             return None
-        if node.attr in helpers and not node.attr.startswith("__"):
+        if node.attr in helpers and not dunder(node.attr):
             return None
         return _attribute_name(node.attr, denied)
     if isinstance(node, ast.Name):
-        if node.id.startswith("__"):
-            return "a name starting with __ reaches Python internals"
+        if dunder(node.id):
+            return "a name of the form __x__ reaches Python internals"
         parent = parents.get(id(node))
         if node.id in ATTRIBUTE_BUILTINS and not (isinstance(parent, ast.Call) and parent.func is node):
             return f"{node.id} used as a value: only a direct call with a string literal is read"
         return None
-    if isinstance(node, ast.arg) and node.arg.startswith("__"):
-        return "a name starting with __ reaches Python internals"
+    if isinstance(node, ast.arg) and dunder(node.arg):
+        return "a name of the form __x__ reaches Python internals"
     if isinstance(node, ast.keyword) and node.arg and node.arg.startswith("_"):
         return "a keyword starting with _ is one of triton's own (_semantic, _generator, _builder)"
     if isinstance(node, ast.Call):
