@@ -28,6 +28,9 @@ JIT_INTERNALS = frozenset({
 # a kernel written for the older triton reads the new name's builtin under ours, as the shims of
 # repositories that support both do (`tl._experimental_make_tensor_descriptor`, triton 3.3).
 RENAMED = {"_experimental_make_tensor_descriptor": "make_tensor_descriptor"}
+# Language modules an older triton had on `tl` that a newer one moved, old name -> its module now:
+# triton 2.x's `tl.libdevice.erf(x)` is 3.x's `triton.language.extra.libdevice.erf(x)`.
+MOVED = {"libdevice": "triton.language.extra.libdevice"}
 
 ATTRIBUTE_BUILTINS = ("getattr", "hasattr", "setattr", "delattr")
 FORMAT_METHODS = ("format", "format_map")
