@@ -141,6 +141,8 @@ def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | Non
         is_launched = bool(own_sites) if obj.nested else last in launched
         if (mod.path, obj.name) in helpers and not is_launched and not obj.kinds & {"autotune", "heuristics"}:
             continue
+        if obj.nested and not is_launched and instance_method(obj.fn) and id(obj.fn) in _methods(tree):
+            continue   # an aggregate's method (`state.advance()` in a kernel): a helper of the kernels that call it
         kernel = _kernel(index, snapshot, mod, tree, obj, closure, is_launched, own_sites)
         backend = "Gluon" if "gluon" in obj.kinds else backends.get(mod.path, "")
         kernels[kernel.id] = dataclasses.replace(kernel, backend=backend) if backend else kernel
@@ -172,6 +174,14 @@ def still_defined(snapshot: Files, kernel: Kernel, roots: tuple[str, ...] = ()) 
     return Kernel(id=kernel.id, path=kernel.path, name=kernel.name, module=mod.name, lineno=fn.lineno,
                   fingerprint="defined:" + hashlib.sha256(text).hexdigest(), params=(),
                   paths=frozenset({kernel.path}), function=name, unresolved=why)
+
+
+def instance_method(fn: ast.FunctionDef) -> bool:
+    """A def that takes its instance first (`def advance(self)`, no `@staticmethod`): in a class
+    body it is a method triton calls on a value of the class (an `@aggregate`'s), never launched."""
+    args = [*fn.args.posonlyargs, *fn.args.args]
+    return bool(args) and args[0].arg == "self" and not any(
+        dotted_name(d) in (["staticmethod"], ["classmethod"]) for d in fn.decorator_list)
 
 
 def _nested_helpers(objects: list[Found]) -> set[str]:

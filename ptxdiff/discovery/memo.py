@@ -27,7 +27,7 @@ from ptxdiff.store import Store
 if TYPE_CHECKING:  # types only: pygit2 stays out of discovery
     from ptxdiff.git.repo import Snapshot
 
-FORMAT = 13
+FORMAT = 14
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 

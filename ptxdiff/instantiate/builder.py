@@ -342,7 +342,7 @@ class Builder:
                     self._fill_class(module, chain[1])
                 if (dotted := namespace.withheld(module, chain[1:])) is not None:
                     raise SpecError(describe(fn.env.mod.path, sub, f"`{dotted}` {namespace.WITHHELD}"))
-                if len(chain) == 2 and (note := namespace.renamed_note(chain, module)):
+                if len(chain) >= 2 and (note := namespace.renamed_note(chain, module)) and note not in self.interp.used:
                     self.interp.used.append(note)
             pyfn, expected = self._function(fn, ns)
             import triton

@@ -20,7 +20,7 @@ import sys
 import types
 
 from ptxdiff.instantiate import torch_standin
-from ptxdiff.instantiate.scan import JIT_INTERNALS, RENAMED
+from ptxdiff.instantiate.scan import JIT_INTERNALS, MOVED, RENAMED
 
 # What kernel bodies use from `triton` itself (`triton.cdiv(N, BLOCK)`, `triton.language.x`).
 TRITON_TOP = ("language", "cdiv", "next_power_of_2", "constexpr")
@@ -141,19 +141,24 @@ def proxy(real: types.ModuleType) -> types.ModuleType:
         value = vars(mapped).get(old, vars(stand_in).get(new))   # this triton's own, else the renamed one
         if value is not None and allowed(value):
             setattr(stand_in, old, value)
+    for old, dotted in MOVED.items() if name == "triton.language" else ():
+        moved = sys.modules.get(dotted)
+        if old not in vars(stand_in) and moved is not None:
+            setattr(stand_in, old, proxy(moved))
     return stand_in
 
 
 def renamed_note(dotted: list[str], stand_in: object) -> str | None:
-    """What a kernel's `tl._experimental_make_tensor_descriptor` is compiled as, when this triton
-    has only the newer name; None for any other name."""
-    old = dotted[-1] if dotted else ""
-    if old not in RENAMED or not isinstance(stand_in, types.ModuleType) or stand_in.__name__ != "triton.language":
+    """What a kernel's `tl._experimental_make_tensor_descriptor` (or `tl.libdevice.erf`) is compiled
+    as, when this triton has only the newer name (or place); None for any other name."""
+    old = dotted[1] if len(dotted) > 1 else ""
+    now = RENAMED.get(old) or MOVED.get(old)
+    if now is None or not isinstance(stand_in, types.ModuleType) or stand_in.__name__ != "triton.language":
         return None
     import triton.language as tl
 
     return None if hasattr(tl, old) else \
-        f"`{'.'.join(dotted)}` compiled as `{RENAMED[old]}`, its name in this triton"
+        f"`{'.'.join(dotted[:2])}` compiled as `{now}`, its {'name' if old in RENAMED else 'place'} in this triton"
 
 
 def triton_top() -> types.ModuleType:

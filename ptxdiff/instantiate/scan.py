@@ -28,9 +28,19 @@ JIT_INTERNALS = frozenset({
 # a kernel written for the older triton reads the new name's builtin under ours, as the shims of
 # repositories that support both do (`tl._experimental_make_tensor_descriptor`, triton 3.3).
 RENAMED = {"_experimental_make_tensor_descriptor": "make_tensor_descriptor"}
+# Language modules an older triton had on `tl` that a newer one moved, old name -> its module now:
+# triton 2.x's `tl.libdevice.erf(x)` is 3.x's `triton.language.extra.libdevice.erf(x)`.
+MOVED = {"libdevice": "triton.language.extra.libdevice"}
 
 ATTRIBUTE_BUILTINS = ("getattr", "hasattr", "setattr", "delattr")
 FORMAT_METHODS = ("format", "format_map")
+
+
+def dunder(name: str) -> bool:
+    """`__x__`: the names Python gives its own internals (`__builtins__`, `__class__`, `__import__`).
+    A name that only starts with two underscores (CUDA's `__syncthreads`, `__shfl_sync`, as a
+    repository's language extension names its intrinsics) is an ordinary global."""
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
 def _snippet(node: ast.AST) -> str:
@@ -102,20 +112,20 @@ def _refusal(node: ast.AST, parents: dict[int, ast.AST], denied: frozenset[str],
     """Why `node` is refused, or None."""
     if isinstance(node, ast.Attribute):
         if isinstance(node.value, ast.Name) and node.value.id in modules and node.attr.startswith("_") \
-                and not node.attr.startswith("__"):
+                and not dunder(node.attr):
             return None
-        if node.attr in helpers and not node.attr.startswith("__"):
+        if node.attr in helpers and not dunder(node.attr):
             return None
         return _attribute_name(node.attr, denied)
     if isinstance(node, ast.Name):
-        if node.id.startswith("__"):
-            return "a name starting with __ reaches Python internals"
+        if dunder(node.id):
+            return "a name of the form __x__ reaches Python internals"
         parent = parents.get(id(node))
         if node.id in ATTRIBUTE_BUILTINS and not (isinstance(parent, ast.Call) and parent.func is node):
             return f"{node.id} used as a value: only a direct call with a string literal is read"
         return None
-    if isinstance(node, ast.arg) and node.arg.startswith("__"):
-        return "a name starting with __ reaches Python internals"
+    if isinstance(node, ast.arg) and dunder(node.arg):
+        return "a name of the form __x__ reaches Python internals"
     if isinstance(node, ast.keyword) and node.arg and node.arg.startswith("_"):
         return "a keyword starting with _ is one of triton's own (_semantic, _generator, _builder)"
     if isinstance(node, ast.Call):

@@ -154,6 +154,33 @@ class Ops:
     assert set(found({"ops/k.py": text})) == {"ops/k.py::Ops.k"}
 
 
+def test_an_aggregate_s_methods_are_helpers_of_the_kernels_that_call_them() -> None:
+    """`@aggregate` classes (triton 3.4+) carry jit methods that take `self`: triton calls them on
+    a value inside a kernel (`state.advance()`), never launches them; the kernel is the row."""
+    text = HEAD + """from triton.language.core import _aggregate as aggregate
+
+
+@aggregate
+class State:
+    index: tl.tensor
+
+    @triton.constexpr_function
+    def __init__(self, index):
+        self.index = index
+
+    @triton.jit
+    def advance(self):
+        return State(self.index + 1)
+
+
+@triton.jit
+def k(x_ptr, n):
+    state = State(tl.program_id(0)).advance()
+    tl.store(x_ptr + state.index, 1.0)
+"""
+    assert set(found({"ops/k.py": text})) == {"ops/k.py::k"}
+
+
 def test_init_module() -> None:
     assert set(found({"pkg/__init__.py": HEAD + "\n\n@triton.jit\ndef k" + BODY})) == {"pkg/__init__.py::k"}
 

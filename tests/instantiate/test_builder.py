@@ -495,6 +495,29 @@ def test_a_language_name_triton_renamed_is_read_as_its_new_name():
         _built(private, "k")
 
 
+def test_a_language_module_triton_moved_is_read_at_its_new_place():
+    """triton 2.x's `tl.libdevice.erf(x)` is `triton.language.extra.libdevice.erf` in 3.x: a kernel
+    written for the older triton compiles, and the notes say where the name was read."""
+    import triton.language as tl
+
+    files = {"m.py": """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x_ptr):
+            x = tl.load(x_ptr)
+            tl.store(x_ptr, x * 0.5 * (1.0 + tl.libdevice.erf(x * 0.7071067811865476)))
+    """}
+    builder = _builder(files)
+    jit = _built(files, "k", builder=builder)
+    moved = jit.fn.__globals__["tl"].libdevice
+    assert callable(moved.erf)
+    if not hasattr(tl, "libdevice"):
+        assert builder.interp.used == ["`tl.libdevice` compiled as `triton.language.extra.libdevice`, "
+                                       "its place in this triton"]
+
+
 PRIVATE_HELPER = {"ops/quant.py": """
     import os
     import triton

@@ -29,7 +29,7 @@ def _why(body: str, params: str = "x_ptr, n, BLOCK: tl.constexpr") -> str | None
     ("y = x_ptr.__class__", "ops/k.py:2: refused `x_ptr.__class__`: an attribute starting with _"),
     ("tl.core._unwrap_if_constexpr(n)", "refused `tl.core._unwrap_if_constexpr`: an attribute starting with _"),
     ("f = k.fn.__globals__", "refused `k.fn.__globals__`"),
-    ("y = __builtins__", "refused `__builtins__`: a name starting with __"),
+    ("y = __builtins__", "refused `__builtins__`: a name of the form __x__"),
     ("__import__('os')", "refused `__import__`"),
     ("g = tl.sum.get_capture_scope()", "`.get_capture_scope` of triton's jit-function objects"),
     ("g = tl.sum.used_global_vals", "`.used_global_vals`"),
@@ -63,7 +63,7 @@ def test_what_reaches_python_internals_is_refused_with_its_place(body, said):
 def test_an_annotation_is_read_too_and_the_line_is_the_files():
     why = _why("pass", params="x_ptr, BLOCK: tl.__class__")
     assert why == "ops/k.py:1: refused `tl.__class__`: an attribute starting with _ reaches Python internals"
-    assert _why("pass", params="x_ptr, *, __k: tl.constexpr") is not None
+    assert _why("pass", params="x_ptr, *, __class__: tl.constexpr") is not None
 
 
 def test_what_kernels_write_passes():
@@ -105,3 +105,14 @@ def test_triton_s_own_private_jit_helpers_may_be_called():
     found = refusal(_fn("y = tl.core._unwrap_if_constexpr(n)"), helpers=helpers)
     assert found is not None and "starting with _" in found[1]
     assert refusal(_fn("y = x_ptr.__class__"), helpers=helpers) is not None
+
+
+def test_a_name_that_only_starts_with_two_underscores_is_an_ordinary_global():
+    """CUDA-style intrinsics a repository's language extension defines (`from ext import
+    __syncthreads`, `ext.__shfl_sync(x)`) are read like any name; `__x__` names stay refused."""
+    ext = frozenset({"ext"})
+    assert refusal(_fn("__syncthreads()\nx = ext.__shfl_sync(x_ptr)\n__k = 1"), modules=ext) is None
+    assert _why("pass", params="x_ptr, __n") is None
+    assert "__x__" in (_why("y = __spec__") or "")
+    found = refusal(_fn("y = ext.__dict__"), modules=ext)
+    assert found is not None and "starting with _" in found[1]
