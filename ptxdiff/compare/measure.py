@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ptxdiff import binaries, repo_config
 from ptxdiff.compare import remote as remotemod
 from ptxdiff.compare.cache import Cache, cache_dir, make_key, served, stamped
-from ptxdiff.compare.replan import REPLANS, Need, pairs_of
+from ptxdiff.compare.replan import REPLANS, Need, pairs_of, shrunk
 from ptxdiff.compare.results import Provenance
 from ptxdiff.compare.spec_result import SpecResult, from_specs, from_worker
 from ptxdiff.compile import toolchains
@@ -23,6 +23,7 @@ from ptxdiff.git.repo import Repo
 from ptxdiff.git.values import Side
 from ptxdiff.sandbox import limits
 from ptxdiff.specs import cost
+from ptxdiff.specs.plan import MAX_SHRINK
 from ptxdiff.targets import target_name
 
 if TYPE_CHECKING:  # types only: the compile pipeline is imported where it runs
@@ -73,8 +74,9 @@ def _costly(got: list[tuple[Need, int, list[Any]]]) -> set[int]:
     """The needs (by id) whose specs are not compiled as planned: a spec of their pair has guessed
     sizes over the cost rule (specs/cost.py), so the pair compiles its guessed sizes shrunk on
     both sides (replan.shrunk); a plan already shrunk compiles what it has."""
-    over = {need.pair for need, _, specs in got if need.plan.shrink == 1 and any(cost.too_costly(s) for s in specs)}
-    return {id(need) for need, _, _ in got if need.pair in over and need.plan.shrink == 1}
+    over = {need.pair for need, _, specs in got if need.plan.shrink < MAX_SHRINK and
+            any(cost.too_costly(s, need.kernel.tiles) for s in specs)}
+    return {id(need) for need, _, _ in got if need.pair in over and need.plan.shrink < MAX_SHRINK}
 
 
 def _build_of(need: Need, cc: int, spec: Spec) -> tuple[Any, ...]:
@@ -192,6 +194,7 @@ class Measurer:
         again = _uncovered_partners(needs, [])
         if again:  # the other side's cached specs are a covering set: look this side up covered too
             missing = [m for m in missing if m[0] not in again] + self._cover_too(again, cfg, targets)
+        missing = self._shrunk_now(needs, missing, cfg, targets)   # cached over the rule: a warm run shrinks at once
         self.loaded_now += len(missing)
         if not missing:
             return 0
@@ -272,6 +275,17 @@ class Measurer:
         got = {self._came_from.get(n.keys[cc], Provenance.COMPILED) for n in needs if n is not None and cc in n.keys}
         return next((c for c in Provenance if c in got), None)
 
+    def _shrunk_now(self, needs: list[Need], missing: list[tuple[Need, int]], cfg: repo_config.Config,
+                    targets: list[int]) -> list[tuple[Need, int]]:
+        """Pairs with results over the cost rule (guarded: just decided from their specs, or read
+        from the cache) take their shrunk plan now, in this round, and are looked up again: their
+        compiles start beside the round's others, never in a round of their own after every other
+        round (the tail that decided the wall time). Returns `missing` with theirs replaced."""
+        while again := {id(n) for n in shrunk(needs)}:   # plan.MAX_SHRINK ends it
+            missing = [m for m in missing if id(m[0]) not in again] + \
+                self._lookup([n for n in needs if id(n) in again], cfg, targets)
+        return missing
+
     def _cover_too(self, needs: list[Need], cfg: repo_config.Config, targets: list[int]) -> list[tuple[Need, int]]:
         """Give `needs` a plan that compiles a covering set, like their pair's other side; their
         results are looked up again under it (what is still missing is returned)."""
@@ -289,9 +303,17 @@ class Measurer:
         again = _uncovered_partners(needs, got)
         if again:  # the other side of the pair compiles a covering set of guesses: so does this side
             got = [g for g in got if g[0] not in again] + self._specs(pool, self._cover_too(again, cfg, targets))
+        while costly := _costly(got):   # their shrunk specs join this round's compiles (plan.MAX_SHRINK ends it)
+            for need, cc, specs in got:
+                if id(need) in costly:   # a fact of the specs, stored like a result: a warm run shrinks at once
+                    need.results[cc] = [SpecResult(spec.key, spec.label, spec.detail(), error=SHRINK_FIRST,
+                                                   failure=Failure.OVER_COST) for spec in specs]
+                    self._store(need, cc)
+            fresh = self._shrunk_now(needs, [], cfg, targets)
+            self.loaded_now += len(fresh)
+            got = [g for g in got if id(g[0]) not in costly] + self._specs(pool, fresh)
         compile_tasks: list[Task[tuple[Need, int, int]]] = []
         left: dict[tuple[int, int], int] = {}
-        costly = _costly(got)
         # one compile per distinct specialisation: a spec that another need of this run compiles alike
         # (a kernel whose launch alone changed, a history's version on both sides of two pairs) follows it
         leaders: dict[tuple[Any, ...], tuple[Need, int, int]] = {}
@@ -299,11 +321,6 @@ class Measurer:
         for need, cc, specs in got:
             # each spec's place holds its pending record (no result yet) until its compile answers
             need.results[cc] = [SpecResult(spec.key, spec.label, spec.detail()) for spec in specs]
-            if id(need) in costly:   # a fact of the specs, stored like a result: a warm run shrinks at once
-                need.results[cc] = [dataclasses.replace(r, error=SHRINK_FIRST, failure=Failure.OVER_COST)
-                                    for r in need.results[cc]]
-                self._store(need, cc)
-                continue
             for i, spec in enumerate(specs):
                 same = _build_of(need, cc, spec)
                 if same in leaders:
@@ -313,7 +330,7 @@ class Measurer:
                 leaders[same] = (need, cc, i)
                 compile_tasks.append(Task(need.side, CompileRequest(need.kernel, spec, cc),
                                           f"{need.kernel.name} {target_name(cc)} {spec.label}", (need, cc, i),
-                                          cost=cost.estimate(spec)))
+                                          cost=cost.estimate(spec, need.kernel.tiles)))
             left[(id(need), cc)] = len(specs)
         timed_out: dict[tuple[int, int], float] = {}   # (need, target) -> the bound a spec of it timed out under
 

@@ -126,5 +126,6 @@ def refitted(needs: list[Need]) -> list[Need]:
 
 
 # in order: each sees the results the ones before compiled again
+# (`shrunk` is no round of its own: measure.py shrinks a pair in the round that finds it over the rule)
 REPLANS: tuple[Callable[[list[Need]], list[Need]], ...] = (
-    matched, *[retyped] * RETYPE_ROUNDS, refitted, retyped, shrunk)
+    matched, *[retyped] * RETYPE_ROUNDS, refitted, retyped)

@@ -26,6 +26,7 @@ from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, module_co
 from ptxdiff.discovery.hooks import Hooks, kernel_hooks
 from ptxdiff.discovery.params import Param, infer_param_kinds, kinds_through_helpers, written_only
 from ptxdiff.discovery.spelling import Spelling
+from ptxdiff.discovery.tiles import Tiles, kernel_tiles
 from ptxdiff.source.bounds import size_error
 from ptxdiff.source.modules import AboveTop, Files, ModuleIndex, ParsedModule, nested_statements, submodule
 from ptxdiff.source.syntax import dotted_name, is_constexpr
@@ -70,6 +71,8 @@ class Kernel:
     # the other backend it is written for ("Ascend (NPU)", "ROCm (AMD)"...; "Gluon" for
     # `@gluon.jit`): not compiled for NVIDIA targets, said in one line
     backend: str = ""
+    # the constexpr sizes that meet in one 2-D tile of its body (discovery/tiles.py): the cost rule
+    tiles: Tiles = ()
 
 
 @dataclass(frozen=True)
@@ -237,7 +240,8 @@ def _kernel(index: ModuleIndex, snapshot: Files, mod: ParsedModule, tree: ast.Mo
                   probes=frozenset(closure.probes - closure.paths),
                   guards=kernel_guards(fn, constexprs, helper_defs),
                   hooks=kernel_hooks(index, mod, fn),
-                  function=fn.name if fn.name != obj.name.rsplit(".", 1)[-1] else "")
+                  function=fn.name if fn.name != obj.name.rsplit(".", 1)[-1] else "",
+                  tiles=kernel_tiles(fn, constexprs))
 
 
 def _helper_defs(index: ModuleIndex, closure: Closure) -> dict[str, ast.FunctionDef]:

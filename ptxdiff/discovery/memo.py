@@ -27,7 +27,7 @@ from ptxdiff.store import Store
 if TYPE_CHECKING:  # types only: pygit2 stays out of discovery
     from ptxdiff.git.repo import Snapshot
 
-FORMAT = 14
+FORMAT = 15
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 
@@ -41,7 +41,7 @@ def to_json(found: Discovery) -> dict[str, Any]:
          "names": sorted(k.names), "launch": [[n, [[f.kind, f.value, f.site] for f in facts]] for n, facts in k.launch],
          "harness": k.harness, "harness_rank": k.harness_rank, "element_casts": k.element_casts, "probes": sorted(k.probes),
          "guards": [[d, list(names)] for d, names in k.guards], "hooks": [list(h) for h in k.hooks],
-         "function": k.function, "unresolved": k.unresolved, "backend": k.backend}
+         "function": k.function, "unresolved": k.unresolved, "backend": k.backend, "tiles": [list(t) for t in k.tiles]}
         for k in found.kernels.values()],
         "broken": [[b.path, b.error, list(b.names)] for b in found.broken.values()]}
 
@@ -61,7 +61,8 @@ def from_json(data: dict[str, Any]) -> Discovery:
                                   element_casts=k["element_casts"], probes=frozenset(k["probes"]),
                                   guards=tuple((d, tuple(names)) for d, names in k["guards"]),
                                   hooks=tuple((setting, text, digest) for setting, text, digest in k["hooks"]),
-                                  function=k["function"], unresolved=k["unresolved"], backend=k["backend"])
+                                  function=k["function"], unresolved=k["unresolved"], backend=k["backend"],
+                                  tiles=tuple((a, b) for a, b in k["tiles"]))
     broken = {p: Broken(p, e, tuple(n)) for p, e, n in data["broken"]}
     return Discovery(kernels, broken)
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from ptxdiff.specs.guesses import GuessKind
 
 if TYPE_CHECKING:
+    from ptxdiff.discovery.tiles import Tiles
     from ptxdiff.specs.resolve import Spec
 
 GUESSED_SIZE = 32      # a guessed size the shrink rule divides (plan.smaller) is a power of two from here
@@ -31,19 +32,25 @@ def _is_size(value: object) -> bool:
     return type(value) is int and value >= 2 and value & (value - 1) == 0
 
 
-def per_thread(spec: Spec) -> float:
-    """Elements per thread of the tile of the spec's two largest sizes."""
+def per_thread(spec: Spec, tiles: Tiles = ()) -> float:
+    """Elements per thread of the spec's largest tile: the tile of its two largest sizes, or a tile
+    the kernel's body shapes (`tiles`, discovery/tiles.py: a square one of one size) if larger."""
     sizes = sorted((int(v) for _, v in spec.constexprs if _is_size(v)), reverse=True)   # type: ignore[call-overload]
     tile = 1
     for size in sizes[:2]:
         tile *= size
+    values = dict(spec.constexprs)
+    for rows, cols in tiles:
+        a, b = values.get(rows), values.get(cols)
+        if _is_size(a) and _is_size(b):
+            tile = max(tile, int(a) * int(b))   # type: ignore[call-overload]
     return tile / (max(1, spec.num_warps) * 32)
 
 
-def estimate(spec: Spec) -> float:
+def estimate(spec: Spec, tiles: Tiles = ()) -> float:
     """A relative compile cost: the per-thread tile, once per pipeline stage, plus the cost every
     compile has (a spec of tiny blocks still runs the whole pass pipeline)."""
-    return 64.0 + per_thread(spec) * max(1, spec.num_stages)
+    return 64.0 + per_thread(spec, tiles) * max(1, spec.num_stages)
 
 
 def guessed_sizes(spec: Spec) -> bool:
@@ -54,6 +61,6 @@ def guessed_sizes(spec: Spec) -> bool:
                and int(values[g.name]) >= GUESSED_SIZE for g in spec.guessed)   # type: ignore[call-overload]
 
 
-def too_costly(spec: Spec) -> bool:
+def too_costly(spec: Spec, tiles: Tiles = ()) -> bool:
     """The shrink rule: guessed sizes whose largest tile is over LIMIT elements per thread."""
-    return per_thread(spec) > LIMIT and guessed_sizes(spec)
+    return per_thread(spec, tiles) > LIMIT and guessed_sizes(spec)

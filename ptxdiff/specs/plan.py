@@ -99,16 +99,24 @@ class Plan:
 
     def shrunk(self, heuristic_sizes: bool = False) -> Plan:
         """This plan with its guessed sizes (powers of two from 32) divided by SHRINK, at least
-        MIN_SIZE: the guesses are over the cost rule (specs/cost.py). Once only; facts stay. With
+        MIN_SIZE: the guesses are over the cost rule (specs/cost.py). Up to MAX_SHRINK in all
+        (a rule of the specs, never a loop); facts stay. With
         `heuristic_sizes` (a heuristic computed sizes from representative ints) the sizes it
         computes are divided too (specs/resolve.py)."""
-        if self.shrink > 1:
+        if self.shrink >= MAX_SHRINK:
             return self
         fit = {(name, new) for name, _, new in self.refits}   # what a refit found stays: smaller, it fails again
         constexprs = tuple(Choice(c.name, tuple(v if (c.name, v) in fit else smaller(v) for v in c.values),
                                   c.source, c.why) if c.source == SpecSource.GUESSED else c for c in self.constexprs)
         changed = constexprs != self.constexprs or heuristic_sizes
-        return dataclasses.replace(self, constexprs=constexprs, shrink=SHRINK) if changed else self
+        return dataclasses.replace(self, constexprs=constexprs, shrink=self.shrink * SHRINK) if changed else self
+
+    def shrunk_size(self, value: object) -> object:
+        """A size a heuristic computed from stand-ins, divided as often as this plan's guessed sizes were."""
+        factor = 1
+        while factor < self.shrink:
+            value, factor = smaller(value), factor * SHRINK
+        return value
 
     def matched(self, facts: dict[str, list[object]]) -> Plan:
         """This plan with the guessed constexprs that the other side of the pair has as facts
@@ -163,6 +171,7 @@ def combo_key(constexprs: Mapping[str, object]) -> str:
 
 
 SHRINK = 4
+MAX_SHRINK = SHRINK * SHRINK   # guessed sizes shrink twice at most: a square tile of 1024 ends at 64
 FAMILIES = ("fp32", "bf16")
 # bf16 pointers with fp64 float scalars: what torch.compile's generated code launches a kernel
 # with (Inductor passes Python floats as fp64; eager launches pass fp32)

@@ -24,7 +24,7 @@ from ptxdiff.specs import guesses as guessmod
 from ptxdiff.specs.detail import SpecDetail
 from ptxdiff.specs.families import SIZES, family, size_variables, wide_scalars
 from ptxdiff.specs.guesses import Guess, GuessKind
-from ptxdiff.specs.plan import FAMILY, SOURCES, WIDE, Plan, SpecSource, smaller
+from ptxdiff.specs.plan import FAMILY, SOURCES, WIDE, Plan, SpecSource
 
 DEFAULT_NUM_WARPS = 4
 DEFAULT_NUM_STAGES = 3
@@ -558,8 +558,8 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
             raise SpecError(f"heuristic for {name} failed ({type(e).__name__}: {e}); set "
                             + _key(kernel, f"constexprs.{name}")) from None
         ints = [v for v in args.stood_in.values() if type(v) is int]
-        if ints and plan.shrink > 1:   # sizes computed from stand-ins: shrunk like guessed ones
-            constexprs[name] = smaller(constexprs[name])
+        if ints:   # sizes computed from stand-ins: shrunk like guessed ones
+            constexprs[name] = plan.shrunk_size(constexprs[name])
         for arg, value in args.stood_in.items():
             if not isinstance(value, TensorArg) and value is not None:
                 guess(guessmod.read_by(arg, name, value))

@@ -431,6 +431,47 @@ def test_a_timeout_is_cached_for_its_bound(tmp_path, monkeypatch):
 
 
 @pytest.mark.integration
+def test_a_pair_over_the_cost_rule_compiles_shrunk_in_the_same_round_as_the_others(tmp_path, monkeypatch):
+    """The shrink is decided from the specs, before any compile: the shrunk compiles start beside
+    the round's other compiles (costliest first), not in a round of their own after every other
+    round has finished (where the longest compile of each round adds to the wall time)."""
+    from ptxdiff.compile.pool import Pool
+    from ptxdiff.specs import cost
+
+    monkeypatch.setattr(cost, "LIMIT", 4)   # BLOCK=1024 at 4 warps: 8 elements per thread
+    original = Pool.run
+    rounds: list[list[object]] = []
+
+    def counting(self, tasks, skip=None):
+        compiles = [dict(t.request.spec.constexprs).get("BLOCK", t.request.kernel.name) for t in tasks
+                    if t.op == "compile"]
+        if compiles:
+            rounds.append(sorted(compiles, key=str))
+        yield from original(self, tasks, skip)
+
+    monkeypatch.setattr(Pool, "run", counting)
+    src = HEADER + """
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) SCALE, mask=offs < n)
+
+
+@triton.jit
+def small(x_ptr, n):
+    offs = tl.arange(0, 16)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) SCALE, mask=offs < n)
+"""
+    repo = make_repo(tmp_path, {"ops/k.py": src.replace(" SCALE", " * 2.0")})
+    commit(repo, "v2", {"ops/k.py": src.replace(" SCALE", " * 3.0 + 1.0")})
+    r = Repo(repo)
+    report = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD"))
+    assert rounds == [[256, 256, "small", "small"]]
+    assert sorted((row.kernel, row.verdict) for row in report.rows) == [
+        ("ops/k.py::k", "structural"), ("ops/k.py::small", "structural")]
+
+
+@pytest.mark.integration
 def test_guessed_sizes_over_the_cost_rule_are_shrunk_on_both_sides_before_any_compile(tmp_path, monkeypatch):
     """Guessed sizes whose tile is over the cost rule (specs/cost.py; its limit made tiny here) are
     never compiled: both sides compile the guesses shrunk and the row says so, whatever the clock;

@@ -122,4 +122,4 @@ def test_refitted_ignores_a_refit_of_a_value_that_is_not_a_number():
 
 def test_the_replans_run_in_order():
     names = [f.__name__ for f in replan.REPLANS]
-    assert names == ["matched", *["retyped"] * replan.RETYPE_ROUNDS, "refitted", "retyped", "shrunk"]
+    assert names == ["matched", *["retyped"] * replan.RETYPE_ROUNDS, "refitted", "retyped"]

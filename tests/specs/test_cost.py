@@ -38,3 +38,13 @@ def test_the_order_puts_larger_tiles_and_more_stages_first_and_is_deterministic(
     small, tile, staged = spec({"BLOCK": 128}), spec({"M": 64, "N": 64}, stages=1), spec({"M": 64, "N": 64}, stages=4)
     assert cost.estimate(small) < cost.estimate(tile) < cost.estimate(staged)
     assert [cost.estimate(s) for s in (small, tile, staged)] == [cost.estimate(s) for s in (small, tile, staged)]
+
+
+def test_a_tile_the_kernel_s_body_shapes_counts_when_larger_than_the_two_largest_sizes():
+    """`tl.arange(0, HC)[:, None]` against `tl.arange(0, HC)[None, :]`: an HC x HC tile, which the
+    two largest sizes (HC x 16) miss; a tile of sizes the spec does not have is read as absent."""
+    square = spec({"HC": 256, "N": 16, "M": 16}, guessed=("HC",))
+    assert cost.per_thread(square) == 256 * 16 / 128 and not cost.too_costly(square)
+    assert cost.per_thread(square, (("HC", "HC"),)) == 256 * 256 / 128 and cost.too_costly(square, (("HC", "HC"),))
+    assert cost.per_thread(square, (("HC", "NOPE"),)) == 256 * 16 / 128
+    assert cost.estimate(square, (("HC", "HC"),)) > cost.estimate(square)

@@ -10,7 +10,7 @@ from helpers import HEADER
 from ptxdiff.discovery.kernels import Kernel, discover
 from ptxdiff.repo_config import Config
 from ptxdiff.source.modules import FileSet
-from ptxdiff.specs.plan import FAMILIES, SHRINK, Choice, Plan, combo_key, make, smaller
+from ptxdiff.specs.plan import FAMILIES, MAX_SHRINK, SHRINK, Choice, Plan, combo_key, make, smaller
 
 KERNEL = HEADER + '''
 @triton.jit
@@ -87,11 +87,14 @@ def test_smaller_divides_powers_of_two_from_32_and_leaves_everything_else():
     assert [smaller(v) for v in (16, 48, 0.5, True, "64")] == [16, 48, 0.5, True, "64"]
 
 
-def test_shrunk_divides_guessed_sizes_once_and_keeps_facts():
+def test_shrunk_divides_guessed_sizes_at_most_twice_and_keeps_facts():
     shrunk = GUESSED_SIZES.shrunk()
     assert by_name(shrunk.constexprs) == {"BLOCK": ((256, 16, 48), "guessed"), "N": ((256,), "call-site")}
     assert shrunk.shrink == SHRINK and f"divided by {SHRINK}" in (shrunk.shrunk_note() or "")
-    assert shrunk.shrunk() is shrunk and GUESSED_SIZES.shrunk_note() is None
+    twice = shrunk.shrunk()
+    assert by_name(twice.constexprs)["BLOCK"] == ((64, 16, 48), "guessed") and twice.shrink == MAX_SHRINK
+    assert twice.shrunk() is twice and GUESSED_SIZES.shrunk_note() is None
+    assert [p.shrunk_size(1024) for p in (GUESSED_SIZES, shrunk, twice)] == [1024, 256, 64]   # a heuristic's size
     facts_only = Plan(constexprs=(Choice("N", (256,), "call-site"),))
     assert facts_only.shrunk() is facts_only                      # nothing to shrink: the same plan
     assert facts_only.shrunk(heuristic_sizes=True).shrink == SHRINK   # a heuristic's sizes shrink

@@ -1,0 +1,33 @@
+"""The constexpr sizes that meet in one 2-D tile of a kernel, read from its body (the cost rule's input)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from ptxdiff.discovery.tiles import kernel_tiles
+
+
+def tiles(body: str, sizes: tuple[str, ...] = ("HC", "BLOCK_M", "BLOCK_N", "N")) -> tuple[tuple[str, str], ...]:
+    fn = ast.parse("def k(x_ptr, HC, BLOCK_M, BLOCK_N, N):\n" + textwrap.indent(textwrap.dedent(body), "    ")).body[0]
+    assert isinstance(fn, ast.FunctionDef)
+    return kernel_tiles(fn, frozenset(sizes))
+
+
+def test_a_square_tile_of_one_size_and_an_outer_product_of_two():
+    assert tiles("""
+        rows = tl.arange(0, HC)[:, None]
+        cols = tl.arange(0, HC)[None, :]
+        x = tl.load(x_ptr + rows * HC + cols)
+    """) == (("HC", "HC"),)
+    assert tiles("""
+        offs_m = pid * BLOCK_M + tl.arange(0, BLOCK_M)
+        a = tl.load(x_ptr + tl.arange(0, BLOCK_M)[:, None] * N + tl.arange(0, BLOCK_N)[None, :])
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    """) == (("BLOCK_M", "BLOCK_N"),)
+
+
+def test_one_dimensional_blocks_and_sizes_that_are_not_constexprs_make_no_tile():
+    assert tiles("offs = tl.arange(0, BLOCK_M)\nx = tl.load(x_ptr + offs)") == ()
+    assert tiles("x = tl.arange(0, HC)[:, None] + tl.arange(0, n)[None, :]", sizes=("HC",)) == ()
+    assert tiles("acc = tl.zeros((BLOCK_M, 16), dtype=tl.float32)") == ()
