@@ -20,7 +20,7 @@ import sys
 import types
 
 from ptxdiff.instantiate import torch_standin
-from ptxdiff.instantiate.scan import JIT_INTERNALS, MOVED, RENAMED
+from ptxdiff.instantiate.scan import JIT_INTERNALS, MOVED, MOVED_INTO, RENAMED
 
 # What kernel bodies use from `triton` itself (`triton.cdiv(N, BLOCK)`, `triton.language.x`).
 TRITON_TOP = ("language", "cdiv", "next_power_of_2", "constexpr")
@@ -145,20 +145,30 @@ def proxy(real: types.ModuleType) -> types.ModuleType:
         moved = sys.modules.get(dotted)
         if old not in vars(stand_in) and moved is not None:
             setattr(stand_in, old, proxy(moved))
+    donor = sys.modules.get(MOVED_INTO.get(name, ""))
+    for attr, value in sorted(vars(proxy(donor)).items()) if donor is not None else ():
+        if not attr.startswith("_") and attr not in vars(stand_in):
+            setattr(stand_in, attr, value)
     return stand_in
 
 
 def renamed_note(dotted: list[str], stand_in: object) -> str | None:
-    """What a kernel's `tl._experimental_make_tensor_descriptor` (or `tl.libdevice.erf`) is compiled
-    as, when this triton has only the newer name (or place); None for any other name."""
-    old = dotted[1] if len(dotted) > 1 else ""
-    now = RENAMED.get(old) or MOVED.get(old)
-    if now is None or not isinstance(stand_in, types.ModuleType) or stand_in.__name__ != "triton.language":
+    """What a kernel's `tl._experimental_make_tensor_descriptor`, `tl.libdevice.erf` or
+    `tl.math.fast_expf` is compiled as, when this triton has only the newer name or place (scan.py's
+    RENAMED, MOVED, MOVED_INTO); None for any other name."""
+    name = stand_in.__name__ if isinstance(stand_in, types.ModuleType) else ""
+    if name == "triton.language" and len(dotted) > 2 and f"{name}.{dotted[1]}" in MOVED_INTO:
+        name, dotted = f"{name}.{dotted[1]}", [".".join(dotted[:2]), *dotted[2:]]   # `tl.math.round`
+    real, old = sys.modules.get(name), dotted[1] if len(dotted) > 1 else ""
+    if real is None or not old or hasattr(real, old):
         return None
-    import triton.language as tl
-
-    return None if hasattr(tl, old) else \
-        f"`{'.'.join(dotted[:2])}` compiled as `{now}`, its {'name' if old in RENAMED else 'place'} in this triton"
+    if name in MOVED_INTO and hasattr(sys.modules.get(MOVED_INTO[name]), old):
+        now, what = f"{MOVED_INTO[name]}.{old}", "place"
+    elif name == "triton.language" and old in {**RENAMED, **MOVED}:
+        now, what = RENAMED.get(old) or MOVED[old], "name" if old in RENAMED else "place"
+    else:
+        return None
+    return f"`{'.'.join(dotted[:2])}` compiled as `{now}`, its {what} in this triton"
 
 
 def triton_top() -> types.ModuleType:

@@ -31,6 +31,9 @@ RENAMED = {"_experimental_make_tensor_descriptor": "make_tensor_descriptor"}
 # Language modules an older triton had on `tl` that a newer one moved, old name -> its module now:
 # triton 2.x's `tl.libdevice.erf(x)` is 3.x's `triton.language.extra.libdevice.erf(x)`.
 MOVED = {"libdevice": "triton.language.extra.libdevice"}
+# Language modules whose names an older triton had that a newer one keeps in another module: triton
+# 2.x's `tl.math` was libdevice (`tl.math.fast_expf`, `tl.math.round`), 3.x keeps those there.
+MOVED_INTO = {"triton.language.math": "triton.language.extra.libdevice"}
 
 ATTRIBUTE_BUILTINS = ("getattr", "hasattr", "setattr", "delattr")
 FORMAT_METHODS = ("format", "format_map")

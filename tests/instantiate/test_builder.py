@@ -518,6 +518,29 @@ def test_a_language_module_triton_moved_is_read_at_its_new_place():
                                        "its place in this triton"]
 
 
+def test_triton_2_s_libdevice_functions_of_tl_math_are_read_from_libdevice():
+    """triton 2.x's `tl.math` was libdevice (`tl.math.fast_expf`, `tl.math.round`): under a triton
+    whose `tl.math` lacks a name, it is read from libdevice and the notes say so."""
+    import triton.language as tl
+
+    files = {"m.py": """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x_ptr):
+            x = tl.load(x_ptr)
+            tl.store(x_ptr, tl.math.fast_expf(x) + tl.math.round(x) + tl.math.exp(x))
+    """}
+    builder = _builder(files)
+    jit = _built(files, "k", builder=builder)
+    math = jit.fn.__globals__["tl"].math
+    assert callable(math.fast_expf) and callable(math.round) and callable(math.exp)
+    expected = [f"`tl.math.{n}` compiled as `triton.language.extra.libdevice.{n}`, its place in this triton"
+                for n in ("fast_expf", "round") if not hasattr(tl.math, n)]
+    assert sorted(builder.interp.used) == sorted(expected)
+
+
 PRIVATE_HELPER = {"ops/quant.py": """
     import os
     import triton
