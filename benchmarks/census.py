@@ -240,7 +240,8 @@ def ground_truth(mods: dict[str, ModuleFacts]) -> tuple[list[dict], list[dict], 
                 continue
             where = "class body" if "class" in ctx else "nested def" if "def" in ctx else "module"
             found.append({"path": path, "name": fn.name, "line": fn.lineno, "spelling": spell, "where": where,
-                          "kinds": sorted(kinds), "parse_error": None, "gluon": gluon})
+                          "kinds": sorted(kinds), "parse_error": None, "gluon": gluon,
+                          "method": where == "class body" and bool(fn.args.args) and fn.args.args[0].arg == "self"})
     # helpers: called by name inside another jit function, never launched, not autotuned
     jit_names = {f["name"] for f in found}
     called_in_jit: set[str] = set()
@@ -262,8 +263,8 @@ def ground_truth(mods: dict[str, ModuleFacts]) -> tuple[list[dict], list[dict], 
                 if c:
                     launched.add(c[-1])
     for f in found:
-        f["helper"] = f["name"] in called_in_jit and f["name"] not in launched and \
-            not {"autotune", "heuristics"} & set(f["kinds"])
+        f["helper"] = f.get("method", False) or f["name"] in called_in_jit and f["name"] not in launched and \
+            not {"autotune", "heuristics"} & set(f["kinds"])   # a method (`self`): an aggregate's, never launched
     return found, liberal, factories
 
 
@@ -312,6 +313,28 @@ def recognized(snapshot, files: set[str]) -> set[str]:
         if mod.error or mod.tree is None:
             continue
         out |= {f"{path}::{name}" for name in _jit_defs(index, mod)}
+    return out
+
+
+def short_id(kernel: str) -> tuple[str, str]:
+    """(path, name) of a kernel id: ptxdiff names a kernel defined in a function or a class by its
+    qualified name (`test_fn.simple_kernel`, `Op.forward`), the counter by its def's name."""
+    path, _, name = kernel.partition("::")
+    return path, name.rsplit(".", 1)[-1]
+
+
+def helpers_of(clone: str, rev: str, files: set[str]) -> set[tuple[str, str]]:
+    """(path, name) of the defs of `files` that ptxdiff's discovery of either side takes for jit
+    helpers (recognized as jit, not a kernel): a changed helper shows on the kernels that call it,
+    so the counter calling it a kernel is no silence of ptxdiff's."""
+    from ptxdiff.discovery.kernels import discover
+    from ptxdiff.git.repo import Repo
+    r = Repo(clone, fetches=False)
+    out: set[tuple[str, str]] = set()
+    for side in (f"{rev}^", rev):
+        snap = r.snapshot(r.side(side))
+        kernels = {short_id(k) for k in discover(snap, paths=files).kernels}
+        out |= {short_id(k) for k in recognized(snap, files)} - kernels
     return out
 
 
@@ -501,8 +524,11 @@ def diff(clone: str, commits: int, box: float, per_commit: float, factories: set
         verdicts = real_repos.kernel_verdicts(report)
         broken = real_repos.broken_source(report)
         nvidia = {k: v for k, v in verdicts.items() if not other_backend(k.partition("::")[0]) and k not in broken}
-        listed = set(verdicts)
-        silent = sorted(k for k in ck if k not in listed)
+        listed = {short_id(k) for k in verdicts}
+        files = {f for f in _git(clone, "diff-tree", "--no-commit-id", "-r", "--name-only", f"{rev}^", rev).split("\n")
+                 if f.endswith(".py")}
+        seen = listed | helpers_of(clone, rev, files)
+        silent = sorted(k for k in ck if short_id(k) not in seen)
         timed = bool(report.get("error"))   # timed out, or ptxdiff exited with an error (refused the command)
         # such a commit: its counter-changed kernels count as changed and not measured, not as silence
         n_kernels = len(set(nvidia) | set(ck)) if timed else len(nvidia) + len(silent)
