@@ -255,23 +255,49 @@
     all('td[data-at="' + at + '"]', root).forEach(function (td) { td.parentNode.classList.add("hl"); });
   }
 
-  // a log keeps each text once, all in one deflated block ("texts": {"z": base64 of zlib data}):
-  // a JSON list whose item N (`ref` t-N) is the text, or {"b": an earlier item, "d": its delta}
+  // a log keeps each text once, all in one deflated block ("texts": {"z": base64 of zlib data}) of
+  // JSON (html_texts.py): the distinct lines with their numbers masked ("forms", "mark"), and per
+  // text its base and its lines ("texts": the base's runs `-1 - k, n`, or an own line's form) and
+  // what its numbers add to their guesses ("nums": `zeros, residual` pairs)
   var bundles = {}, sources = {};
-  function rebuilt(items) {
-    var out = [];
-    items.forEach(function (item) {
-      if (typeof item === "string") { out.push(item); return; }
-      var base = out[item.b].split("\n"), lines = [];
-      item.d.forEach(function (op) {
-        var k, end, own;
-        if (typeof op === "string") {
-          own = op.split("\n");
-          for (k = 0; k < own.length; k += 1) { lines.push(own[k]); }
-        } else {
-          for (k = op[0], end = op[0] + op[1]; k < end; k += 1) { lines.push(base[k]); }
+  function rebuilt(block) {
+    var forms = block.forms.map(function (f) { return f.split(block.mark); }), kept = [], out = [];
+    var seen = forms.map(function () { return []; });   // the number last seen at each place of each form
+    block.texts.forEach(function (item, i) {
+      var base = item[0] >= 0 ? kept[item[0]] : null, ops = item[1], nums = block.nums[i], p = 0, zeros = -1;
+      var ids = [], values = [], lines = [], shift = new Map();
+      function residual() {   // zeros at the end are left out
+        if (zeros < 0) { zeros = p < nums.length ? nums[p++] : Infinity; }
+        if (zeros > 0) { zeros -= 1; return 0; }
+        zeros = -1;
+        return nums[p++];
+      }
+      // a line of form `id`: on a line shared with the base (`from`: its numbers) a number's guess
+      // is the base's shifted as the last of its kind was; on an own line, the last seen at its place
+      function line(id, from) {
+        var parts = forms[id], own = [], text = parts[0];
+        for (var k = 0; k + 1 < parts.length; k += 1) {
+          var what = parts[k].slice(-2), n;
+          if (from) {
+            n = from[k] + (shift.get(what) || 0) + residual();
+            shift.set(what, n - from[k]);
+          } else {
+            n = (seen[id][k] || 0) + residual();
+          }
+          seen[id][k] = n;
+          own.push(n);
+          text += n + parts[k + 1];
         }
-      });
+        ids.push(id);
+        values.push(own);
+        lines.push(text);
+      }
+      for (var q = 0; q < ops.length; q += 1) {
+        if (ops[q] >= 0) { line(ops[q], null); continue; }
+        for (var k = -1 - ops[q], end = k + ops[q + 1]; k < end; k += 1) { line(base.ids[k], base.values[k]); }
+        q += 1;
+      }
+      kept.push({ ids: ids, values: values });
       out.push(lines.join("\n"));
     });
     return out;
