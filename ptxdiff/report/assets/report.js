@@ -261,11 +261,20 @@
   // what its numbers add to their guesses ("nums": `zeros, residual` pairs)
   var bundles = {}, sources = {};
   function rebuilt(block) {
-    var forms = block.forms.map(function (f) { return f.split(block.mark); }), kept = [], out = [];
-    var seen = forms.map(function () { return []; });   // the number last seen at each place of each form
+    var kinds = new Map(), kept = [], out = [];
+    var forms = block.forms.map(function (f) {   // its parts between numbers, and each number's kind
+      var parts = f.split(block.mark), kind = [];
+      for (var k = 0; k + 1 < parts.length; k += 1) {
+        var what = parts[k].slice(-2);
+        if (!kinds.has(what)) { kinds.set(what, kinds.size); }
+        kind.push(kinds.get(what));
+      }
+      return { parts: parts, kind: kind };
+    });
+    var seen = forms.map(function (f) { return new Array(f.kind.length).fill(0); });   // the last number at each place
     block.texts.forEach(function (item, i) {
       var base = item[0] >= 0 ? kept[item[0]] : null, ops = item[1], nums = block.nums[i], p = 0, zeros = -1;
-      var ids = [], values = [], lines = [], shift = new Map();
+      var ids = [], values = [], lines = [], shift = new Array(kinds.size).fill(0);
       function residual() {   // zeros at the end are left out
         if (zeros < 0) { zeros = p < nums.length ? nums[p++] : Infinity; }
         if (zeros > 0) { zeros -= 1; return 0; }
@@ -275,16 +284,16 @@
       // a line of form `id`: on a line shared with the base (`from`: its numbers) a number's guess
       // is the base's shifted as the last of its kind was; on an own line, the last seen at its place
       function line(id, from) {
-        var parts = forms[id], own = [], text = parts[0];
-        for (var k = 0; k + 1 < parts.length; k += 1) {
-          var what = parts[k].slice(-2), n;
+        var form = forms[id], parts = form.parts, last = seen[id], own = [], text = parts[0];
+        for (var k = 0; k < last.length; k += 1) {
+          var n, what = form.kind[k];
           if (from) {
-            n = from[k] + (shift.get(what) || 0) + residual();
-            shift.set(what, n - from[k]);
+            n = from[k] + shift[what] + residual();
+            shift[what] = n - from[k];
           } else {
-            n = (seen[id][k] || 0) + residual();
+            n = last[k] + residual();
           }
-          seen[id][k] = n;
+          last[k] = n;
           own.push(n);
           text += n + parts[k + 1];
         }
