@@ -4,6 +4,8 @@ and its kernels' source: real PTX, real `.loc` lines, nothing compiled."""
 from __future__ import annotations
 
 import functools
+import itertools
+from collections.abc import Iterator
 
 from helpers import DATA, metrics
 from ptxdiff.compare.history import Event
@@ -116,15 +118,59 @@ def long_lines() -> Report:
     return Report(report.base, report.head, TOOLS, [wide, *report.rows[1:]], Config())
 
 
-def rebuilt(items: list) -> list[str]:
-    """What the page's script does with the block's list (report.js, `rebuilt`)."""
+def residuals(nums: list[int]) -> Iterator[int]:
+    """A text's numbers' residuals from their `zeros, residual` pairs, zeros after the last."""
+    for k in range(0, len(nums), 2):
+        yield from [0] * nums[k]
+        yield nums[k + 1]
+    yield from itertools.repeat(0)
+
+
+def rebuilt_one(forms: list[list[str]], seen: list[dict[int, int]], base: tuple[list[int], list[list[int]]] | None,
+                ops: list[int], nums: list[int]) -> tuple[list[int], list[list[int]], str]:
+    """One text of the block as the script rebuilds it: its lines' forms, their numbers, its text."""
+    ids: list[int] = []
+    values: list[list[int]] = []
+    lines: list[str] = []
+    shift: dict[str, int] = {}
+    left = residuals(nums)
+    todo: list[tuple[int, list[int] | None]] = []
+    q = 0
+    while q < len(ops):
+        if ops[q] >= 0:
+            todo.append((ops[q], None))
+        else:
+            assert base is not None
+            todo += [(base[0][k], base[1][k]) for k in range(-1 - ops[q], -1 - ops[q] + ops[q + 1])]
+            q += 1
+        q += 1
+    for form, from_base in todo:
+        parts, own, text = forms[form], [], forms[form][0]
+        for k in range(len(parts) - 1):
+            what = parts[k].encode("utf-16-le", "surrogatepass")[-4:].decode("utf-16-le", "surrogatepass")
+            if from_base is not None:
+                n = from_base[k] + shift.get(what, 0) + next(left)
+                shift[what] = n - from_base[k]
+            else:
+                n = seen[form].get(k, 0) + next(left)
+            seen[form][k] = n
+            own.append(n)
+            text += str(n) + parts[k + 1]
+        ids.append(form)
+        values.append(own)
+        lines.append(text)
+    return ids, values, "\n".join(lines)
+
+
+def rebuilt(block: dict) -> list[str]:
+    """What the page's script does with the block's data (report.js, `rebuilt`), step for step:
+    numbers kind by the last two UTF-16 units before them, as `slice(-2)` does."""
+    forms = [f.split(block["mark"]) for f in block["forms"]]
+    seen: list[dict[int, int]] = [{} for _ in forms]
+    kept: list[tuple[list[int], list[list[int]]]] = []
     out: list[str] = []
-    for item in items:
-        if isinstance(item, str):
-            out.append(item)
-            continue
-        base, lines = out[item["b"]].split("\n"), []
-        for op in item["d"]:
-            lines += op.split("\n") if isinstance(op, str) else base[op[0]:op[0] + op[1]]
-        out.append("\n".join(lines))
+    for (b, ops), nums in zip(block["texts"], block["nums"]):
+        ids, values, text = rebuilt_one(forms, seen, kept[b] if b >= 0 else None, ops, nums)
+        kept.append((ids, values))
+        out.append(text)
     return out

@@ -96,7 +96,8 @@ def test_the_policy_allows_only_the_pages_own_script_and_no_network():
     assert f"script-src 'sha256-{digest}'" in policy
     assert "unsafe-inline" not in policy.split("script-src")[1].split(";")[0]
     for each in (page, history_page(history(), read_source), report_page(show_report(3), read_source)):
-        assert not re.search(r"https?://|//[a-z]", each)
+        markup = re.sub(r'<script type="application/json"[^>]*>.*?</script>', "", each)   # inert base64 may spell `//b`
+        assert not re.search(r"https?://|//[a-z]", markup)
         assert not [a for t, a in parse(each).tags if "src" in a or t in ("link", "iframe", "object")]
 
 

@@ -239,3 +239,51 @@ def test_at_1400_px_the_old_and_new_panes_of_a_long_line_both_fit_side_by_side(t
         assert view["hidden"] <= 0 and view["cut"] == 0 and view["reach"] <= view["right"], view   # nothing cut
         assert view["long"] == 2 and view["scrolls"] == "auto", view          # both long lines, wrapped in place
     assert out.count('class="source"') == 1                                   # the PTX's source pane beside it
+
+
+SIDES_PROBE = """<script>
+(function wait() {   // once the row's view is drawn: every fold opened, then each side's lines by number
+  var table = document.querySelector("#r2 table.ptx");
+  if (!table) { setTimeout(wait, 50); return; }
+  var fold;
+  while ((fold = table.querySelector("tr.fold button"))) { fold.click(); }
+  var sides = [[], []];
+  Array.prototype.slice.call(table.querySelectorAll("tbody tr")).forEach(function (tr) {
+    [0, 1].forEach(function (s) {
+      var n = tr.cells[3 * s].textContent;
+      if (n) { sides[s][+n - 1] = tr.cells[3 * s + 2].textContent; }
+    });
+  });
+  document.body.setAttribute("data-sides", JSON.stringify(sides));
+})();
+</script></body>"""
+
+
+def test_a_log_rows_old_and_new_ptx_come_back_exactly_from_the_block(tmp_path):
+    """Issue 38: a log's texts are kept as masked lines and numbers against a base (html_texts.py);
+    the script rebuilds them: a commit whose registers all renumber, with a line that has the
+    marks, a long number, leading zeros and an astral character before a number, shows both sides'
+    PTX line for line, exactly."""
+    import dataclasses
+    import html
+    import json
+
+    from html_samples import side
+
+    from ptxdiff.report.safe import shown
+    old = side("add")[1]
+    new = re.sub(r"%r(\d+)", lambda m: f"%r{int(m.group(1)) + 3}", old).replace(
+        "\n", "\n\tmov.u32 %r1, 0x0007; // ~^`|# 12345678901234 \U0001F6007 \u0663\n", 1)
+    events = history()
+    last = events[2].rows[0]
+    events[2] = dataclasses.replace(events[2], rows=[dataclasses.replace(last, old_ptx=old, new_ptx=new, old_loc=None,
+                                                                         new_loc=None)])
+    page = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", history_page(events, read_source), count=1)
+    page = page.replace("</body>", SIDES_PROBE, 1)
+    assert "KERNEL_param_0" not in page                               # the texts are in the deflated block only
+    path = tmp_path / "page.html"
+    path.write_text(page, encoding="utf-8")
+    out, console = chromium(tmp_path, path.as_uri() + "#r2", "--dump-dom", "--virtual-time-budget=5000")
+    assert console == []
+    sides = json.loads(html.unescape(re.search(r'data-sides="([^"]*)"', out).group(1)))
+    assert sides == [shown(old, lines=True).split("\n")[:-1], shown(new, lines=True).split("\n")[:-1]]

@@ -255,23 +255,58 @@
     all('td[data-at="' + at + '"]', root).forEach(function (td) { td.parentNode.classList.add("hl"); });
   }
 
-  // a log keeps each text once, all in one deflated block ("texts": {"z": base64 of zlib data}):
-  // a JSON list whose item N (`ref` t-N) is the text, or {"b": an earlier item, "d": its delta}
+  // a log keeps each text once, all in one deflated block ("texts": {"z": base64 of zlib data}) of
+  // JSON (html_texts.py): the distinct lines with their numbers masked ("forms", "mark"), and per
+  // text its base and its lines ("texts": the base's runs `-1 - k, n`, or an own line's form) and
+  // what its numbers add to their guesses ("nums": `zeros, residual` pairs)
   var bundles = {}, sources = {};
-  function rebuilt(items) {
-    var out = [];
-    items.forEach(function (item) {
-      if (typeof item === "string") { out.push(item); return; }
-      var base = out[item.b].split("\n"), lines = [];
-      item.d.forEach(function (op) {
-        var k, end, own;
-        if (typeof op === "string") {
-          own = op.split("\n");
-          for (k = 0; k < own.length; k += 1) { lines.push(own[k]); }
-        } else {
-          for (k = op[0], end = op[0] + op[1]; k < end; k += 1) { lines.push(base[k]); }
+  function rebuilt(block) {
+    var kinds = new Map(), kept = [], out = [];
+    var forms = block.forms.map(function (f) {   // its parts between numbers, and each number's kind
+      var parts = f.split(block.mark), kind = [];
+      for (var k = 0; k + 1 < parts.length; k += 1) {
+        var what = parts[k].slice(-2);
+        if (!kinds.has(what)) { kinds.set(what, kinds.size); }
+        kind.push(kinds.get(what));
+      }
+      return { parts: parts, kind: kind };
+    });
+    var seen = forms.map(function (f) { return new Array(f.kind.length).fill(0); });   // the last number at each place
+    block.texts.forEach(function (item, i) {
+      var base = item[0] >= 0 ? kept[item[0]] : null, ops = item[1], nums = block.nums[i], p = 0, zeros = -1;
+      var ids = [], values = [], lines = [], shift = new Array(kinds.size).fill(0);
+      function residual() {   // zeros at the end are left out
+        if (zeros < 0) { zeros = p < nums.length ? nums[p++] : Infinity; }
+        if (zeros > 0) { zeros -= 1; return 0; }
+        zeros = -1;
+        return nums[p++];
+      }
+      // a line of form `id`: on a line shared with the base (`from`: its numbers) a number's guess
+      // is the base's shifted as the last of its kind was; on an own line, the last seen at its place
+      function line(id, from) {
+        var form = forms[id], parts = form.parts, last = seen[id], own = [], text = parts[0];
+        for (var k = 0; k < last.length; k += 1) {
+          var n, what = form.kind[k];
+          if (from) {
+            n = from[k] + shift[what] + residual();
+            shift[what] = n - from[k];
+          } else {
+            n = last[k] + residual();
+          }
+          last[k] = n;
+          own.push(n);
+          text += n + parts[k + 1];
         }
-      });
+        ids.push(id);
+        values.push(own);
+        lines.push(text);
+      }
+      for (var q = 0; q < ops.length; q += 1) {
+        if (ops[q] >= 0) { line(ops[q], null); continue; }
+        for (var k = -1 - ops[q], end = k + ops[q + 1]; k < end; k += 1) { line(base.ids[k], base.values[k]); }
+        q += 1;
+      }
+      kept.push({ ids: ids, values: values });
       out.push(lines.join("\n"));
     });
     return out;
