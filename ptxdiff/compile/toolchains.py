@@ -290,8 +290,8 @@ def choose(wanted: str | None, said_by: str, pin: triton_pin.Pin | None, dated: 
         version = None if wanted in (INSTALLED, here) else wanted
         return Chosen(version, said_by)
     era, when = current(dated)
-    if pin is None or not triton_pin.clauses_of(pin.spec):
-        return Chosen(None if era == here else era, f"no triton pin: {when}")
+    if pin is None or not triton_pin.clauses_of(pin.spec):   # no triton here: the line that says to install it
+        return Chosen(None if era == here or here is None else era, f"no triton pin: {when}")
     if pin.exact is None and triton_pin.satisfies(era, pin.spec):
         return Chosen(None if era == here else era, f"{pin.source}: triton{pin.spec}, {when}")
     if pin.exact is not None and here is not None and triton_pin.satisfies(here, pin.spec):

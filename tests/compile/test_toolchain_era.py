@@ -87,6 +87,13 @@ def test_older_than_the_first_release_is_the_first_said_on_the_line(installed: l
     assert toolchains.choose(None, "", None, toolchains.Dated("x", 10**15)).version is None       # forged, far ahead
 
 
+def test_without_an_installed_triton_an_unpinned_revision_downloads_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No triton beside ptxdiff: the run stops with the one line that says how to install it."""
+    monkeypatch.setattr(toolchains, "triton_version", lambda: None)
+    assert toolchains.choose(None, "", None, at("2025-02-03")).version is None
+    assert toolchains.choose(None, "", triton_pin.Pin(">=3.0", "r.txt"), at("2025-02-03")).version == "3.2.0"
+
+
 def test_a_side_with_no_commit_is_today_s() -> None:
     assert toolchains.current(toolchains.TODAY) == ("3.9.0", "the release current today")
 
