@@ -47,7 +47,7 @@ def synthetic(path: Path, commits: int, files: int, every: int) -> None:
 
     for i in range(commits):
         message = f"commit {i}"
-        lines += [b"commit refs/heads/main", b"committer a <a@b> %d +0000" % (1_700_000_000 + 60 * i)]
+        lines += [b"commit refs/heads/main", b"committer a <a@b> %d +0000" % (1_794_000_000 + 60 * i)]
         blob(message)
         if i == 0:
             lines.append(b"M 100644 inline pkg/kernel.py")

@@ -66,8 +66,8 @@ def children_cpu() -> float:
 
 def git(repo: Path, *args: str) -> str:
     env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
-           "GIT_COMMITTER_EMAIL": "b@b", "GIT_AUTHOR_DATE": "1700000000 +0000",
-           "GIT_COMMITTER_DATE": "1700000000 +0000"}
+           "GIT_COMMITTER_EMAIL": "b@b", "GIT_AUTHOR_DATE": "1794000000 +0000",
+           "GIT_COMMITTER_DATE": "1794000000 +0000"}
     return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True, env=env).stdout.strip()
 
 

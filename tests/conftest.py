@@ -24,7 +24,10 @@ def cache(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mo
     done once and read by every test)."""
     if request.node.get_closest_marker("module_env"):
         return None
-    return isolate(tmp_path, monkeypatch)
+    found = isolate(tmp_path, monkeypatch)
+    if request.node.get_closest_marker("network"):   # a test that installs a toolchain from the package index
+        monkeypatch.delenv("PIP_NO_INDEX")
+    return found
 
 
 # what starts a process: a program (subprocess, git, ptxdiff, ptxas, chromium) or a multiprocessing

@@ -29,7 +29,9 @@ CORPUS = ROOT / "corpus" / "pairs"
 
 AUTHOR_NAME = "Test Author"
 AUTHOR_EMAIL = "author@example.com"
-_EPOCH = 1_700_000_000
+# 2026-11-06, after the newest triton release ptxdiff knows: an unpinned test repository compiles
+# with the release current at its commits' date, the installed one, never a download (toolchains.RELEASES)
+_EPOCH = 1_794_000_000
 _tick = itertools.count()
 
 # Variables a test run must not inherit (they change what ptxdiff or git does): every PTXDIFF_
@@ -59,6 +61,7 @@ def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", AUTHOR_EMAIL)
     monkeypatch.setenv("TERM", "dumb")
     monkeypatch.setenv("PTXDIFF_CACHE_DIR", str(cache))
+    monkeypatch.setenv("PIP_NO_INDEX", "1")   # a toolchain install fails at once, never a download (but `network`)
     return cache
 
 

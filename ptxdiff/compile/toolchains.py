@@ -10,12 +10,16 @@ side run that environment's interpreter with ptxdiff's own source put on their i
 
 Which triton: `--triton` on the command line, else PTXDIFF_TRITON, else the user's git config
 `ptxdiff.triton`, else the repository's pin (triton_pin.py; the base side's for the gate), else the
-installed one. `installed` names the installed one anywhere a version goes.
+release current at the revision's date (its commit's committer time; the base's for the gate),
+so a revision compiles with the same triton on any machine and an old one with the triton of its
+day. `installed` names the installed one anywhere a version goes.
 """
 
 from __future__ import annotations
 
+import calendar
 import contextlib
+import datetime
 import fcntl
 import os
 import shutil
@@ -32,6 +36,7 @@ from ptxdiff import user_settings
 from ptxdiff.binaries import triton_version
 from ptxdiff.compile import triton_pin
 from ptxdiff.errors import PtxdiffError, SetupError, UsageError
+from ptxdiff.git.values import INDEX
 
 if TYPE_CHECKING:   # types only: the git layer is pygit2's
     from ptxdiff.git.repo import Snapshot
@@ -40,9 +45,30 @@ if TYPE_CHECKING:   # types only: the git layer is pygit2's
 ROOT_ENV, TRITON_ENV, GIT_KEY = user_settings.TOOLCHAINS, user_settings.TRITON, user_settings.GIT_TRITON
 INSTALLED = "installed"
 PREFIX = "triton-"
-# releases with a wheel for some CPython on Linux x86-64: what a range pin the installed triton
-# does not meet is resolved against (its newest, as pip would install)
-KNOWN = ("3.0.0", "3.1.0", "3.2.0", "3.3.0", "3.3.1", "3.4.0", "3.5.0", "3.5.1", "3.6.0", "3.7.0", "3.7.1", "3.8.0", "3.9.0")
+
+
+@dataclass(frozen=True)
+class Release:
+    """A triton release ptxdiff compiles with, and the day it came out (its first upload to PyPI,
+    UTC): an unpinned revision compiles with the release current on its commit's day."""
+
+    version: str
+    day: datetime.date
+
+    @property
+    def out(self) -> int:
+        """The start of its day in UTC seconds: a commit made from then on was made in its time."""
+        return calendar.timegm(self.day.timetuple())
+
+
+# releases with a wheel for some CPython on Linux x86-64, oldest first: what a range pin is resolved
+# against (its newest, as pip would install) and what a revision's date picks from
+RELEASES = tuple(Release(v, datetime.date.fromisoformat(d)) for v, d in (
+    ("3.0.0", "2024-07-19"), ("3.1.0", "2024-10-14"), ("3.2.0", "2025-01-22"), ("3.3.0", "2025-04-09"),
+    ("3.3.1", "2025-05-29"), ("3.4.0", "2025-07-30"), ("3.5.0", "2025-10-13"), ("3.5.1", "2025-11-11"),
+    ("3.6.0", "2026-01-20"), ("3.7.0", "2026-05-07"), ("3.7.1", "2026-06-17"), ("3.8.0", "2026-08-28"),
+    ("3.9.0", "2026-10-27")))
+KNOWN = tuple(r.version for r in RELEASES)
 
 
 def root() -> Path:
@@ -228,20 +254,52 @@ class Chosen:
         return self.version or triton_version() or "missing"
 
 
-def choose(wanted: str | None, said_by: str, pin: triton_pin.Pin | None) -> Chosen:
-    """One side's triton, from what the user asked (`wanted`), else the repository's pin."""
+@dataclass(frozen=True)
+class Dated:
+    """When a side's revision was made: its short commit id and committer time (UTC seconds);
+    no time for a side with no commit (the work tree, the index), which is today's."""
+
+    name: str = ""
+    time: int | None = None
+
+
+TODAY = Dated()
+
+
+def current(dated: Dated) -> tuple[str, str]:
+    """The release current at a side's date (the newest out on or before its day; before the first,
+    the first; today's: the newest), and the words that say so."""
+    if dated.time is None:
+        return KNOWN[-1], "the release current today"
+    when = dated.time
+    try:
+        day = datetime.datetime.fromtimestamp(when, datetime.timezone.utc).date().isoformat()
+    except (OverflowError, OSError, ValueError):   # a forged date past what a calendar holds
+        day = f"{when} seconds"
+    out = [r for r in RELEASES if r.out <= when]
+    if not out:
+        return KNOWN[0], f"{dated.name}'s date, {day}, is before triton {KNOWN[0]}, the oldest release ptxdiff compiles with"
+    return out[-1].version, f"the release current at {dated.name}'s date, {day}"
+
+
+def choose(wanted: str | None, said_by: str, pin: triton_pin.Pin | None, dated: Dated) -> Chosen:
+    """One side's triton, from what the user asked (`wanted`), else the repository's pin, else the
+    release current at the side's date (`dated`; also within a range pin that it meets)."""
     here = triton_version()
     if wanted is not None:
         version = None if wanted in (INSTALLED, here) else wanted
         return Chosen(version, said_by)
-    if pin is None or not triton_pin.clauses_of(pin.spec):
-        return Chosen(None, "installed")
-    if here is not None and triton_pin.satisfies(here, pin.spec):
+    era, when = current(dated)
+    if pin is None or not triton_pin.clauses_of(pin.spec):   # no triton here: the line that says to install it
+        return Chosen(None if era == here or here is None else era, f"no triton pin: {when}")
+    if pin.exact is None and triton_pin.satisfies(era, pin.spec):
+        return Chosen(None if era == here else era, f"{pin.source}: triton{pin.spec}, {when}")
+    if pin.exact is not None and here is not None and triton_pin.satisfies(here, pin.spec):
         return Chosen(None, f"installed, meets {pin.source}'s triton{pin.spec}")
     exact = release(pin.exact, pin.source) if pin.exact else None   # `==3.3` is 3.3.0, as pip reads it
     version = exact if exact in KNOWN else triton_pin.best(pin.spec, KNOWN)   # never what this machine happens to
     if version is not None:                                             # have: the same triton everywhere
-        return Chosen(version, f"{pin.source}: triton{pin.spec}")
+        return Chosen(None if version == here else version, f"{pin.source}: triton{pin.spec}")
     # outside what ptxdiff compiles with (`triton==2.0.0.dev...`, `>=4`): never an install that cannot
     # work, never a refused command; the nearest release, said on the report's line
     version = triton_pin.nearest(pin.spec, KNOWN) or KNOWN[-1]   # every clause names a version (clauses_of)
@@ -251,8 +309,8 @@ def choose(wanted: str | None, said_by: str, pin: triton_pin.Pin | None) -> Chos
 
 @dataclass(frozen=True)
 class Policy:
-    """How an engine chooses each side's triton: what the user asked, else the pins; `gate`:
-    both sides take the base side's pin (the branch is data: it cannot choose its compiler)."""
+    """How an engine chooses each side's triton: what the user asked, else the pins and dates; `gate`:
+    both sides take the base side's pin and date (the branch is data: it cannot choose its compiler)."""
 
     asked: Asked = Asked()
     gate: bool = False
@@ -261,11 +319,18 @@ class Policy:
 
 
 def for_sides(policy: Policy, old_pin: triton_pin.Pin | None, new_pin: triton_pin.Pin | None,
-              has_old: bool) -> tuple[Chosen | None, Chosen]:
-    """The triton of each side (None for a comparison with one side)."""
-    new = choose(policy.asked.new, policy.asked.said_by, old_pin if policy.gate and has_old else new_pin)
-    old = choose(policy.asked.old, policy.asked.said_by, old_pin) if has_old else None
-    return old, new
+              old: Dated | None, new: Dated) -> tuple[Chosen | None, Chosen]:
+    """The triton of each side (None for a comparison with one side: `old` None). Sides that pin
+    alike compile with one triton, of the new side's date (a change is judged against its own day);
+    the gate's of the base's pin and date, never the branch's (it can forge its commit dates)."""
+    gated = policy.gate and old is not None
+    new_pin = old_pin if gated else new_pin
+    new = old if gated and old is not None else TODAY if policy.gate else new
+    alike = (old_pin.spec if old_pin else "") == (new_pin.spec if new_pin else "")
+    chosen = choose(policy.asked.new, policy.asked.said_by, new_pin, new)
+    if old is None:
+        return None, chosen
+    return choose(policy.asked.old, policy.asked.said_by, old_pin, new if alike else old), chosen
 
 
 def note(old: Chosen | None, new: Chosen) -> str | None:
@@ -288,7 +353,8 @@ def apply(policy: Policy, old: Side | None, new: Side, old_snap: Snapshot | None
     if old_snap is not None:   # the files the diff is about use what a release removed: an older triton
         removed = triton_pin.removed_in(_changed_sources(old_snap, new_snap))
         old_pin, new_pin = triton_pin.capped(old_pin, removed), triton_pin.capped(new_pin, removed)
-    o, n = for_sides(policy, old_pin, new_pin, old is not None)
+    old_date = _dated(old, old_snap) if old is not None and old_snap is not None else None
+    o, n = for_sides(policy, old_pin, new_pin, old_date, _dated(new, new_snap))
     ignored = branch_pin(policy, old_pin, new_pin) if old is not None else None
     absent = [] if policy.install else [c for c in dict.fromkeys((o, n))
                                         if c is not None and c.version and find(c.version) is None]
@@ -301,6 +367,14 @@ def apply(policy: Policy, old: Side | None, new: Side, old_snap: Snapshot | None
     old = dataclasses.replace(old, toolchain=o.version) if old is not None and o is not None else old
     return old, dataclasses.replace(new, toolchain=n.version), \
         "; ".join(filter(None, [note(o, n), ignored, *lines])) or None
+
+
+def _dated(side: Side, snap: Snapshot) -> Dated:
+    """A side's date: its commit's committer time, read through the git facade; today's for a side
+    with no commit (the work tree, the index, nothing)."""
+    if not side.commit or side.commit == INDEX:
+        return TODAY
+    return Dated(side.short, snap.repo.commit_info(side.commit).time)
 
 
 def branch_pin(policy: Policy, old_pin: triton_pin.Pin | None, new_pin: triton_pin.Pin | None) -> str | None:

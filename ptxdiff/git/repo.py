@@ -570,7 +570,8 @@ def commit_tree(path: str, files: dict[str, bytes], message: str, parent: str | 
     for name, data in sorted(files.items()):
         index.add(pygit2.IndexEntry(name, repo.create_blob(data), pygit2.enums.FileMode.BLOB))
     tree = index.write_tree(repo)
-    sig = pygit2.Signature("ptxdiff", "ptxdiff@localhost", 1700000000, 0)
+    # 2026-11-06, after the newest triton release: unpinned, it compiles with that one (compile/toolchains.py)
+    sig = pygit2.Signature("ptxdiff", "ptxdiff@localhost", 1_794_000_000, 0)
     oid = repo.create_commit(branch, sig, sig, message, tree, [parent] if parent else [])
     return str(oid)
 

@@ -8,6 +8,7 @@ import pytest
 
 from ptxdiff.compile import toolchains, triton_pin
 from ptxdiff.errors import UsageError
+from ptxdiff.git.values import CommitInfo
 
 
 def pin_of(files: dict[str, str]) -> triton_pin.Pin | None:
@@ -108,14 +109,14 @@ def test_choose_follows_user_then_pin_then_installed(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(toolchains, "triton_version", lambda: "3.9.0")
     # a range is the newest release that meets it, whatever toolchains this machine holds
     monkeypatch.setattr(toolchains, "listed", lambda: [toolchains.Toolchain("3.2.0", Path("/t/triton-3.2.0"))])
-    assert toolchains.choose("3.6.0", "--triton", triton_pin.Pin("==3.3.1", "r.txt")).version == "3.6.0"
-    assert toolchains.choose("installed", "--triton", triton_pin.Pin("==3.3.1", "r.txt")).version is None
-    assert toolchains.choose("3.9.0", "--triton", None).version is None           # the installed one
-    assert toolchains.choose(None, "", triton_pin.Pin("==3.3.1", "r.txt")).version == "3.3.1"
-    assert toolchains.choose(None, "", triton_pin.Pin("==3.3", "r.txt")).version == "3.3.0"
-    assert toolchains.choose(None, "", triton_pin.Pin(">=3.6", "r.txt")).version is None  # installed meets it
-    assert toolchains.choose(None, "", triton_pin.Pin(">=3.2,<3.4", "r.txt")).version == "3.3.1"
-    assert toolchains.choose(None, "", None).version is None
+    assert toolchains.choose("3.6.0", "--triton", triton_pin.Pin("==3.3.1", "r.txt"), toolchains.TODAY).version == "3.6.0"
+    assert toolchains.choose("installed", "--triton", triton_pin.Pin("==3.3.1", "r.txt"), toolchains.TODAY).version is None
+    assert toolchains.choose("3.9.0", "--triton", None, toolchains.TODAY).version is None           # the installed one
+    assert toolchains.choose(None, "", triton_pin.Pin("==3.3.1", "r.txt"), toolchains.TODAY).version == "3.3.1"
+    assert toolchains.choose(None, "", triton_pin.Pin("==3.3", "r.txt"), toolchains.TODAY).version == "3.3.0"
+    assert toolchains.choose(None, "", triton_pin.Pin(">=3.6", "r.txt"), toolchains.TODAY).version is None  # today's: installed
+    assert toolchains.choose(None, "", triton_pin.Pin(">=3.2,<3.4", "r.txt"), toolchains.TODAY).version == "3.3.1"
+    assert toolchains.choose(None, "", None, toolchains.TODAY).version is None
 
 
 
@@ -131,7 +132,7 @@ def test_choose_follows_user_then_pin_then_installed(monkeypatch: pytest.MonkeyP
 def test_a_pin_outside_the_supported_releases_takes_the_nearest(monkeypatch: pytest.MonkeyPatch, spec: str,
                                                                  version: str) -> None:
     monkeypatch.setattr(toolchains, "triton_version", lambda: "3.9.0")
-    chosen = toolchains.choose(None, "", triton_pin.Pin(spec, "requirements.txt"))
+    chosen = toolchains.choose(None, "", triton_pin.Pin(spec, "requirements.txt"), toolchains.TODAY)
     assert chosen.version == version and f"requirements.txt: triton{spec} is outside" in chosen.why
     assert "\n" not in (toolchains.note(None, chosen) or "")
 
@@ -140,9 +141,9 @@ def test_a_pin_outside_the_supported_releases_takes_the_nearest(monkeypatch: pyt
 def test_the_gate_takes_the_base_sides_pin(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(toolchains, "triton_version", lambda: "3.9.0")
     base, branch = triton_pin.Pin("==3.6.0", "requirements.txt"), triton_pin.Pin("==3.3.1", "requirements.txt")
-    old, new = toolchains.for_sides(toolchains.Policy(gate=True), base, branch, True)
+    old, new = toolchains.for_sides(toolchains.Policy(gate=True), base, branch, toolchains.TODAY, toolchains.TODAY)
     assert old is not None and (old.version, new.version) == ("3.6.0", "3.6.0")
-    old, new = toolchains.for_sides(toolchains.Policy(), base, branch, True)
+    old, new = toolchains.for_sides(toolchains.Policy(), base, branch, toolchains.TODAY, toolchains.TODAY)
     assert old is not None and (old.version, new.version) == ("3.6.0", "3.3.1")
 
 
@@ -160,11 +161,16 @@ def test_option_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 class Files:
-    """What toolchains.apply reads of a snapshot: paths, read, `in`, content_id."""
+    """What toolchains.apply reads of a snapshot: paths, read, `in`, content_id, and the date of
+    its commit (`repo.commit_info`, here the snapshot itself)."""
 
-    def __init__(self, files: dict[str, str]):
+    def __init__(self, files: dict[str, str], time: int = 1_794_000_000):
         self.files = files
         self.paths = frozenset(files)
+        self.repo, self.time = self, time
+
+    def commit_info(self, commit: str) -> CommitInfo:
+        return CommitInfo(commit, commit[:10], "A", self.time, "s", "s", ())
 
     def __contains__(self, path: str) -> bool:
         return path in self.files
@@ -223,4 +229,5 @@ def test_the_earliest_removal_bounds_the_pin(monkeypatch: pytest.MonkeyPatch) ->
     files = [("a.py", BLOCK_PTR.encode()), ("b.py", b"tl._experimental_descriptor_store(desc, acc, [0, 0])\n")]
     found = triton_pin.removed_in(files)
     assert found is not None and (found.release, found.path) == ("3.4", "b.py")
-    assert toolchains.choose(None, "", triton_pin.capped(triton_pin.Pin(">=3.0", "setup.py"), found)).version == "3.3.1"
+    pin = triton_pin.capped(triton_pin.Pin(">=3.0", "setup.py"), found)
+    assert toolchains.choose(None, "", pin, toolchains.TODAY).version == "3.3.1"

@@ -81,7 +81,8 @@ def toolchains_check(repo: Repo) -> tuple[bool, str, str]:
     try:
         snap = repo.snapshot(Side("work tree", None))
         asked = toolchains.asked(None, repo.config_get(toolchains.GIT_KEY))
-        chosen = toolchains.choose(asked.new, asked.said_by, triton_pin.read_pin(snap.read, snap.paths))
+        chosen = toolchains.choose(asked.new, asked.said_by, triton_pin.read_pin(snap.read, snap.paths),
+                                   toolchains.TODAY)   # the work tree is today's
     except PtxdiffError as e:
         return False, f"{listed}; this repository: {e}", "ptxdiff diff --triton VERSION, or PTXDIFF_TRITON"
     ready = chosen.version is None or chosen.version in here
