@@ -18,10 +18,11 @@ run worker uses the device when torch sees one).
             a cache of its own and a per-commit bound (--commit-timeout): rows by static verdict,
             what the oracle said of the constants-only/reordered rows (and of the structural ones),
             the not-run reasons, CPU seconds (ptxdiff and its workers) per commit and per kernel run;
-            the clone is only read (ptxdiff runs with it as cwd)
+            the clone is only read (ptxdiff runs with it as cwd); --skip K passes over the newest K
+            such commits first (to go on where an earlier run stopped)
 
     python benchmarks/oracle.py [--cases] [--corpus [--each]] [--aa [--sides old,new]] [--pairs a,b] [--json FILE]
-    python benchmarks/oracle.py --range CLONE N [--jobs 2] [--commit-timeout 600] [--json FILE]
+    python benchmarks/oracle.py --range CLONE N [--skip K] [--jobs 2] [--commit-timeout 600] [--json FILE]
 Default: the first three. Exit status 0 when every expectation held (cases pass, no A/A differs).
 """
 
@@ -331,10 +332,12 @@ def range_commit(rev: str, subject: str, report: dict, cpu: float, wall: float) 
             "said": sorted(set(reasons)), "not_run": dict(causes)}
 
 
-def real_range(tmp: Path, clone: Path, n: int, jobs: int, timeout: float) -> list[dict]:
-    """The newest `n` kernel-changing first-parent commits of a clone, each diffed with --outputs."""
+def real_range(tmp: Path, clone: Path, n: int, skip: int, jobs: int, timeout: float) -> list[dict]:
+    """The newest `n` kernel-changing first-parent commits of a clone (after the newest `skip`),
+    each diffed with --outputs."""
     out = []
-    for rev in itertools.islice((r for r in kernel_commits(clone, 10 * n) if changes_a_kernel(clone, r)), n):
+    revs = (r for r in kernel_commits(clone, 10 * (skip + n)) if changes_a_kernel(clone, r))
+    for rev in itertools.islice(revs, skip, skip + n):
         subject = subprocess.run(["git", "-C", str(clone), "log", "-1", "--format=%s", rev], capture_output=True,
                                  text=True, check=True).stdout.strip()
         report, cpu, wall = bounded_diff(clone, rev, tmp / f"range-cache-{rev[:10]}", jobs, timeout)
@@ -388,6 +391,7 @@ def main() -> int:
     ap.add_argument("--each", action="store_true", help="--corpus: a cold diff per pair (CPU s each)")
     ap.add_argument("--sides", default="old,new", help="--aa: which sides' kernels (default: old,new)")
     ap.add_argument("--range", nargs=2, metavar=("CLONE", "N"), help="N kernel-changing commits of a clone")
+    ap.add_argument("--skip", type=int, default=0, help="--range: pass over the newest K commits first")
     ap.add_argument("--jobs", type=int, default=2, help="--range: ptxdiff's --jobs (default: 2)")
     ap.add_argument("--commit-timeout", type=float, default=600.0, help="--range: seconds per commit (default: 600)")
     ap.add_argument("--json", help="write every result here")
@@ -407,7 +411,7 @@ def main() -> int:
             results["aa"] = aa(Path(tmp), names, args.sides.split(","))
             ok &= all(o["result"] not in ("outputs-differ", "nondeterministic") for o in results["aa"])
         if args.range:
-            results["range"] = real_range(Path(tmp), Path(args.range[0]).resolve(), int(args.range[1]), args.jobs,
+            results["range"] = real_range(Path(tmp), Path(args.range[0]).resolve(), int(args.range[1]), args.skip, args.jobs,
                                           args.commit_timeout)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
