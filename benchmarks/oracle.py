@@ -11,17 +11,30 @@ run worker uses the device when torch sees one).
             (ptxdiff and its workers) per changed kernel; --each: a repository per pair
   --aa      A/A: every corpus kernel (old and new side) against itself through the oracle:
             must never be outputs-differ (nor nondeterministic)
+  --range CLONE N
+            a real repository's history: the newest N first-parent commits that change a Triton
+            kernel on an NVIDIA path, one that both sides hold (real_repos.kernel_commits, then
+            census.changed_kernels: its ASTs compared), `ptxdiff diff C^ C --outputs` each with no config,
+            a cache of its own and a per-commit bound (--commit-timeout): rows by static verdict,
+            what the oracle said of the constants-only/reordered rows (and of the structural ones),
+            the not-run reasons, CPU seconds (ptxdiff and its workers) per commit and per kernel run;
+            the clone is only read (ptxdiff runs with it as cwd); --skip K passes over the newest K
+            such commits first (to go on where an earlier run stopped)
 
     python benchmarks/oracle.py [--cases] [--corpus [--each]] [--aa [--sides old,new]] [--pairs a,b] [--json FILE]
-Default: all three. Exit status 0 when every expectation held (cases pass, no A/A differs).
+    python benchmarks/oracle.py --range CLONE N [--skip K] [--jobs 2] [--commit-timeout 600] [--json FILE]
+Default: the first three. Exit status 0 when every expectation held (cases pass, no A/A differs).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
+import re
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -33,9 +46,12 @@ import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "dynamic"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 
+from census import changed_kernels  # noqa: E402
 from oracle_kernels import CASES, files, kernel_id  # noqa: E402
+from real_repos import kernel_commits  # noqa: E402
 
 from ptxdiff.corpus.labels import label as source_label  # noqa: E402
 
@@ -237,6 +253,135 @@ def aa(tmp: Path, names: list[str] | None, which: list[str]) -> list[dict]:
     return out
 
 
+STATIC = ("structural", "constants-only", "reordered", "identical", "failed")
+RESULTS = ("outputs-differ", "outputs-equal", "nondeterministic", "not-run")
+
+
+def bounded_diff(clone: Path, rev: str, cache: Path, jobs: int, timeout: float) -> tuple[dict, float, float]:
+    """`ptxdiff diff rev^ rev --outputs` in the clone as a new user runs it (no config, `-I`: nothing
+    of the clone's own imported by ours), its own cache, killed (its whole group) past `timeout`:
+    (the JSON report, or {"error"}, CPU seconds of it and its workers, wall seconds)."""
+    env = {**os.environ, "PTXDIFF_CACHE_DIR": str(cache)}
+    cmd = [sys.executable, "-I", "-m", "ptxdiff", "diff", f"{rev}^", rev, "--outputs", "--format", "json", "-q",
+           "--jobs", str(jobs)]
+    before, t0 = children_cpu(), time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=clone, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)   # the forkserver and the workers die with it (PDEATHSIG)
+        proc.communicate()
+        out, err = "", f"timed out after {timeout:.0f} s (this benchmark's bound)"
+    reap()
+    cpu, wall = children_cpu() - before, time.perf_counter() - t0
+    try:
+        if proc.returncode in (0, 1):
+            return json.loads(out), cpu, wall
+    except json.JSONDecodeError:
+        pass
+    return {"error": (err.strip().splitlines() or [f"exit {proc.returncode}"])[-1], "kernels": []}, cpu, wall
+
+
+def changes_a_kernel(clone: Path, rev: str) -> bool:
+    """Whether `rev` changes a kernel on an NVIDIA path that its parent has too (one only added or
+    removed gets no run of old against new)."""
+    try:
+        ids = changed_kernels(str(clone), rev, set())[0]
+    except subprocess.CalledProcessError:
+        return False   # a root commit
+    for kid in ids:
+        path, _, name = kid.partition("::")
+        sides = [subprocess.run(["git", "-C", str(clone), "show", f"{r}:{path}"], capture_output=True, text=True)
+                 for r in (f"{rev}^", rev)]
+        if all(p.returncode == 0 and f"def {name}(" in p.stdout for p in sides):
+            return True
+    return False
+
+
+def not_run_cause(reason: str) -> str:
+    """A not-run row's reason, shapes left out: which side, and the error (the first)."""
+    side = "old: " if "ran on old" in reason else "new: " if "new could not run" in reason else ""
+    found = re.search(r"\b(\w+Error: [^;]*|out of bounds[^;]*)", reason)
+    return side + (found.group(1) if found else reason)[:140]
+
+
+def range_commit(rev: str, subject: str, report: dict, cpu: float, wall: float) -> dict:
+    """One commit's rows by static verdict, and per static verdict what the oracle said (a row with
+    no `outputs`: its kernel's run was of other specs, or the kernel is added or removed: `-`)."""
+    rows = report["kernels"]
+    by: dict[str, Counter] = {}
+    reasons: list[str] = []
+    causes: Counter = Counter()
+    for row in rows:
+        verdict = row["verdict"]
+        o = row.get("outputs") or {}
+        got = o.get("result", "-")
+        by.setdefault(verdict, Counter())[got] += 1
+        if got not in ("outputs-equal", "-"):
+            where = f"{o.get('buffer')}[{o.get('index')}] {o.get('old')} -> {o.get('new')} at {o.get('shape')}" \
+                if got == "outputs-differ" else o.get("reason", "")
+            reasons.append(f"{row['kernel']} [{verdict}] {got}: {where}")
+        if got == "not-run":
+            causes[not_run_cause(o.get("reason", ""))] += 1
+    run = {row["kernel"] for row in rows if (row.get("outputs") or {}).get("result") in RESULTS}
+    return {"rev": rev, "subject": subject, "error": report.get("error"), "rows": len(rows),
+            "kernels": len({row["kernel"] for row in rows}), "kernels_run": len(run),
+            "static": {v: sum(c.values()) for v, c in by.items()}, "oracle": {v: dict(c) for v, c in by.items()},
+            "cpu_s": round(cpu, 1), "wall_s": round(wall, 1), "cpu_per_run_kernel": round(cpu / len(run), 2) if run else None,
+            "said": sorted(set(reasons)), "not_run": dict(causes)}
+
+
+def real_range(tmp: Path, clone: Path, n: int, skip: int, jobs: int, timeout: float) -> list[dict]:
+    """The newest `n` kernel-changing first-parent commits of a clone (after the newest `skip`),
+    each diffed with --outputs."""
+    out = []
+    revs = (r for r in kernel_commits(clone, 10 * (skip + n)) if changes_a_kernel(clone, r))
+    for rev in itertools.islice(revs, skip, skip + n):
+        subject = subprocess.run(["git", "-C", str(clone), "log", "-1", "--format=%s", rev], capture_output=True,
+                                 text=True, check=True).stdout.strip()
+        report, cpu, wall = bounded_diff(clone, rev, tmp / f"range-cache-{rev[:10]}", jobs, timeout)
+        c = range_commit(rev, subject, report, cpu, wall)
+        out.append(c)
+        cells = "; ".join(f"{v} {c['static'][v]} ({', '.join(f'{k} {x}' for k, x in c['oracle'][v].items())})"
+                          for v in ordered(c["static"]))
+        print(f"{rev[:10]} {subject[:70]}\n  {c['rows']} rows of {c['kernels']} kernels, {c['kernels_run']} run: "
+              f"{cells or 'no rows'}; {cpu:.1f} CPU s ({c['cpu_per_run_kernel'] or '-'} per kernel run), {wall:.0f} s wall"
+              + (f"\n  error: {c['error'][:300]}" if c["error"] else ""), flush=True)
+        for line in c["said"]:
+            print(f"    {line[:400]}")
+    range_total(out)
+    return out
+
+
+def ordered(verdicts: dict) -> list[str]:
+    return [v for v in STATIC if v in verdicts] + sorted(v for v in verdicts if v not in STATIC)
+
+
+def range_total(out: list[dict]) -> None:
+    """The range's rows by static verdict and what the oracle said of each, and the cost."""
+    total: dict[str, Counter] = {}
+    for c in out:
+        for v, counts in c["oracle"].items():
+            total.setdefault(v, Counter()).update(counts)
+    cpu, wall = sum(c["cpu_s"] for c in out), sum(c["wall_s"] for c in out)
+    run = sum(c["kernels_run"] for c in out)
+    causes: Counter = Counter()
+    for c in out:
+        causes.update(c["not_run"])
+    print(f"total: {len(out)} commits, {sum(c['rows'] for c in out)} rows, {run} kernels run, "
+          f"{sum(bool(c['error']) for c in out)} commits with an error or timed out")
+    print(f"{'static verdict':15} {'rows':>5} " + " ".join(f"{r:>16}" for r in (*RESULTS, "-")))
+    for v in ordered(total):
+        print(f"{v:15} {sum(total[v].values()):5} " + " ".join(f"{total[v][r]:16}" for r in (*RESULTS, "-")))
+    print("not-run rows by cause (the first error of the side that could not run):")
+    for cause, k in causes.most_common():
+        print(f"  {k:4} {cause}")
+    print(f"cost: {cpu:.0f} CPU s ({cpu / max(run, 1):.1f} per kernel run, compiles included), {wall:.0f} s wall; "
+          f"per commit CPU s: median {sorted(c['cpu_s'] for c in out)[len(out) // 2] if out else 0:.1f}, "
+          f"max {max((c['cpu_s'] for c in out), default=0):.1f}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", action="store_true")
@@ -245,9 +390,13 @@ def main() -> int:
     ap.add_argument("--pairs", help="comma-separated corpus pair names (default: all)")
     ap.add_argument("--each", action="store_true", help="--corpus: a cold diff per pair (CPU s each)")
     ap.add_argument("--sides", default="old,new", help="--aa: which sides' kernels (default: old,new)")
+    ap.add_argument("--range", nargs=2, metavar=("CLONE", "N"), help="N kernel-changing commits of a clone")
+    ap.add_argument("--skip", type=int, default=0, help="--range: pass over the newest K commits first")
+    ap.add_argument("--jobs", type=int, default=2, help="--range: ptxdiff's --jobs (default: 2)")
+    ap.add_argument("--commit-timeout", type=float, default=600.0, help="--range: seconds per commit (default: 600)")
     ap.add_argument("--json", help="write every result here")
     args = ap.parse_args()
-    every = not (args.cases or args.corpus or args.aa)
+    every = not (args.cases or args.corpus or args.aa or args.range)
     names = args.pairs.split(",") if args.pairs else None
     results: dict = {}
     ok = True
@@ -261,6 +410,9 @@ def main() -> int:
         if every or args.aa:
             results["aa"] = aa(Path(tmp), names, args.sides.split(","))
             ok &= all(o["result"] not in ("outputs-differ", "nondeterministic") for o in results["aa"])
+        if args.range:
+            results["range"] = real_range(Path(tmp), Path(args.range[0]).resolve(), int(args.range[1]), args.skip, args.jobs,
+                                          args.commit_timeout)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
     print("PASS" if ok else "FAIL")

@@ -173,6 +173,13 @@ def _blocks(constexprs: dict[str, Any]) -> list[tuple[str, int]]:
             if "BLOCK" in k.upper() and isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 1 << 16]
 
 
+def _fixed_sizes(constexprs: dict[str, Any], cap: int) -> list[int]:
+    """The sizes a spec fixes at compile time (`H_dim: tl.constexpr`, a block aside), at most `cap`:
+    a kernel whose widths are constexprs reads that far into its buffers."""
+    return [min(v, cap) for k, v in constexprs.items() if isinstance(v, int) and not isinstance(v, bool)
+            and v > 1 and "BLOCK" not in k.upper() and _role(k) == "size"]
+
+
 def _sizes(names: list[str], index: int, blocks: list[int], cap: int) -> dict[str, int]:
     """Each size parameter's value at shape `index`: block edges (partial blocks) on some shapes."""
     out = {}
@@ -250,8 +257,9 @@ def shape(plan: SynthPlan, index: int, lits: list[float], axes: set[int]) -> Sha
     # taken from the grid), so sizes shrink until that fits MAX_ELEMENTS
     cap = MAX_ELEMENTS if not stride_names else int(MAX_ELEMENTS ** (1 / (depth + 1))) - PAD
     sizes = _sizes(ints, index, [b for _, b in blocks], cap)
-    # a row's pitch is wider than any size (rows padded): a stride taken for a width shows
-    pitch = max(sizes.values(), default=1) + (PAD if stride_names else 0)
+    # a row's pitch is wider than any size, the spec's fixed ones too (rows padded): a stride
+    # taken for a width shows, and a width the kernel reads from a constexpr fits its buffers
+    pitch = max([*sizes.values(), *_fixed_sizes(consts, cap)], default=1) + (PAD if stride_names else 0)
     strides = {}
     for members in families.values():
         for pos, n in enumerate(members):   # row-major: (.., pitch, 1); a lone stride is a row's

@@ -85,3 +85,18 @@ def test_a_lone_stride_is_a_rows_pitch_and_a_kernel_with_strides_gets_several_ro
     assert args["stride_x"] == args["n_cols"] + 3 and s.replay.grid[0] >= 3
     x = args["x_ptr"]
     assert isinstance(x, TensorArg) and x.shape[0] >= 3 * args["stride_x"]
+
+
+def test_a_width_fixed_by_a_constexpr_fits_the_buffers():
+    # Liger's _token_gather_weighted_sum_kernel: no run-time size, `H_dim: tl.constexpr` the row's
+    # width, a lone row stride; its buffers were 16 elements and every load of a row ran past them
+    params = ["y_ptr", "out_ptr", "stride_y", "stride_out", "H_dim", "BLOCK_H"]
+    signature = {"y_ptr": "*fp32", "out_ptr": "*fp32", "stride_y": "i32", "stride_out": "i32",
+                 "H_dim": "constexpr", "BLOCK_H": "constexpr"}
+    got = plan_for("k.py::k", "k.py::k", params,
+                   [("guessed", SpecDetail(signature, {"H_dim": 300, "BLOCK_H": 64}, num_warps=4, num_stages=3))])
+    assert isinstance(got, SynthPlan)
+    args = dict(shape(got, 0, [], {0}).replay.args)
+    assert args["stride_y"] == args["stride_out"] == 303          # a row's pitch past the fixed width
+    y = args["y_ptr"]
+    assert isinstance(y, TensorArg) and y.shape[0] >= 300
