@@ -294,7 +294,7 @@ class Builder:
         path = env.mod.path
         if path not in self._ns:
             self._ns[path] = {"__name__": _module_name(env.mod.name), "__builtins__": {},
-                              "__file__": self.filename(path)}
+                              "__file__": self.filename(path), **namespace.constexpr_annotations(env.mod.tree)}
         return self._ns[path]
 
     def filename(self, path: str) -> str:

@@ -11,6 +11,7 @@ what kernel bodies use. Worker side: imports triton.
 
 from __future__ import annotations
 
+import ast
 import functools
 import importlib
 import inspect
@@ -18,9 +19,11 @@ import math
 import pkgutil
 import sys
 import types
+from typing import Any
 
 from ptxdiff.instantiate import torch_standin
 from ptxdiff.instantiate.scan import JIT_INTERNALS, MOVED, MOVED_INTO, RENAMED
+from ptxdiff.source.syntax import is_constexpr
 
 # What kernel bodies use from `triton` itself (`triton.cdiv(N, BLOCK)`, `triton.language.x`).
 TRITON_TOP = ("language", "cdiv", "next_power_of_2", "constexpr")
@@ -268,3 +271,14 @@ def language_helpers() -> frozenset[str]:
 def reserved(name: str) -> bool:
     """A module name triton's code generator would swap for a real module (backend_modules)."""
     return name in backend_modules()
+
+
+def constexpr_annotations(tree: ast.Module | None) -> dict[str, Any]:
+    """`__annotations__` of a module's globals annotated constexpr (`NUM: tl.constexpr = 1`): triton
+    3.0 to 3.5 read a kernel's global as a constant where the module annotates it so (later ones
+    refuse it, as they would the repository's own import); none: no key, as Python leaves it."""
+    import triton.language as tl
+
+    found = {stmt.target.id: tl.constexpr for stmt in (tree.body if tree is not None else ())
+             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and is_constexpr(stmt.annotation)}
+    return {"__annotations__": found} if found else {}

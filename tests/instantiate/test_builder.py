@@ -541,6 +541,29 @@ def test_triton_2_s_libdevice_functions_of_tl_math_are_read_from_libdevice():
     assert sorted(builder.interp.used) == sorted(expected)
 
 
+def test_a_global_the_module_annotates_constexpr_is_annotated_so_in_the_kernel_s_globals():
+    """`SCALE: tl.constexpr = 2.0` at module level: triton 3.0 to 3.5 read the global in a kernel as
+    a constant because the module's `__annotations__` say constexpr (later tritons refuse it, as they
+    would the repository's own import): the kernel's globals carry those annotations, and only those."""
+    import triton.language as tl
+
+    files = {"m.py": """
+        import triton
+        import triton.language as tl
+
+        SCALE: tl.constexpr = 2.0
+        OTHER: float = 3.0
+
+        @triton.jit
+        def k(x_ptr):
+            tl.store(x_ptr, tl.load(x_ptr) * SCALE)
+    """}
+    jit = _built(files, "k")
+    assert jit.fn.__globals__["__annotations__"] == {"SCALE": tl.constexpr}
+    plain = {"m.py": files["m.py"].replace("SCALE: tl.constexpr = 2.0", "SCALE = tl.constexpr(2.0)")}
+    assert "__annotations__" not in _built(plain, "k").fn.__globals__
+
+
 PRIVATE_HELPER = {"ops/quant.py": """
     import os
     import triton
