@@ -381,3 +381,25 @@ def k(X, Out, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
         x = tl.load(X + offs, mask=offs < n, other=0.0)
     tl.store(Out + offs, x * 2.0, mask=offs < n)
 '''
+
+
+class SnapshotFiles:
+    """What toolchains.apply reads of a snapshot: paths, read, `in`, content_id, and the date of
+    its commit (`repo.commit_info`, here the snapshot itself; UTC seconds, 2026-11-06 by default)."""
+
+    def __init__(self, files: dict[str, str], time: int = 1_794_000_000):
+        self.files, self.paths, self.repo, self.time = files, frozenset(files), self, time
+
+    def __contains__(self, path: str) -> bool:
+        return path in self.files
+
+    def read(self, path: str) -> bytes:
+        return self.files[path].encode()
+
+    def content_id(self, path: str) -> str:
+        return str(hash(self.files[path]))
+
+    def commit_info(self, commit: str) -> Any:
+        from ptxdiff.git.values import CommitInfo
+
+        return CommitInfo(commit, commit[:10], "A", self.time, "s", "s", ())

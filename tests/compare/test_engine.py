@@ -430,6 +430,15 @@ def test_a_timeout_is_cached_for_its_bound(tmp_path, monkeypatch):
     assert runs[2] == (2, ["structural"])
 
 
+# a kernel whose one size is a guess (1024), and SCALE the change between two commits
+GUESSED_BLOCK = HEADER + """
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) SCALE, mask=offs < n)
+"""
+
+
 @pytest.mark.integration
 def test_a_pair_over_the_cost_rule_compiles_shrunk_in_the_same_round_as_the_others(tmp_path, monkeypatch):
     """The shrink is decided from the specs, before any compile: the shrunk compiles start beside
@@ -450,12 +459,7 @@ def test_a_pair_over_the_cost_rule_compiles_shrunk_in_the_same_round_as_the_othe
         yield from original(self, tasks, skip)
 
     monkeypatch.setattr(Pool, "run", counting)
-    src = HEADER + """
-@triton.jit
-def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) SCALE, mask=offs < n)
-
+    src = GUESSED_BLOCK + """
 
 @triton.jit
 def small(x_ptr, n):
@@ -488,12 +492,7 @@ def test_guessed_sizes_over_the_cost_rule_are_shrunk_on_both_sides_before_any_co
         yield from original(self, tasks, skip)
 
     monkeypatch.setattr(Pool, "run", counting)
-    src = HEADER + """
-@triton.jit
-def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) SCALE, mask=offs < n)
-"""
+    src = GUESSED_BLOCK
     repo = make_repo(tmp_path, {"ops/k.py": src.replace(" SCALE", " * 2.0")})
     commit(repo, "v2", {"ops/k.py": src.replace(" SCALE", " * 3.0 + 1.0")})
     r = Repo(repo)

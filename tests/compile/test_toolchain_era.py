@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from helpers import commit, git, head, make_repo, ptxdiff, run_main, scale_kernel, write
+from helpers import SnapshotFiles, commit, git, head, make_repo, ptxdiff, run_main, scale_kernel, write
 from ptxdiff import binaries
 from ptxdiff.compile import toolchains, triton_pin
 from ptxdiff.errors import SetupError
-from ptxdiff.git.values import CommitInfo, Side
+from ptxdiff.git.values import Side
 
 HERE = "3.9.0"   # the installed triton, as these tests see it
 # where toolchains live for the user running the tests (read before a test isolates HOME): one that
@@ -30,6 +30,11 @@ USER_TOOLCHAINS = Path(os.environ.get("PTXDIFF_TOOLCHAINS") or Path(os.environ.g
 def seconds(day: str) -> int:
     """Noon UTC of `day` (YYYY-MM-DD) in seconds."""
     return calendar.timegm(time.strptime(day, "%Y-%m-%d")) + 12 * 3600
+
+
+def dated(files: dict[str, str], day: str) -> SnapshotFiles:
+    """A snapshot whose commit was made on `day`."""
+    return SnapshotFiles(files, seconds(day))
 
 
 def at(day: str) -> toolchains.Dated:
@@ -151,26 +156,7 @@ def test_the_gate_takes_the_base_s_day_never_the_branch_s(installed: list[str]) 
 BLOCK_PTR = "p = tl.make_block_ptr(x, (M, K), (K, 1), (0, 0), (16, 16), (1, 0))\n"
 
 
-class Files:
-    """What toolchains.apply reads of a snapshot, its commit's date included (`repo.commit_info`)."""
-
-    def __init__(self, files: dict[str, str], day: str):
-        self.files, self.paths, self.repo, self.time = files, frozenset(files), self, seconds(day)
-
-    def __contains__(self, path: str) -> bool:
-        return path in self.files
-
-    def read(self, path: str) -> bytes:
-        return self.files[path].encode()
-
-    def content_id(self, path: str) -> str:
-        return str(hash(self.files[path]))
-
-    def commit_info(self, commit: str) -> CommitInfo:
-        return CommitInfo(commit, commit[:10], "A", self.time, "s", "s", ())
-
-
-def applied(policy: toolchains.Policy, old: Files, new: Files,
+def applied(policy: toolchains.Policy, old: SnapshotFiles, new: SnapshotFiles,
             new_side: Side | None = None) -> tuple[str | None, str | None, str | None]:
     o, n, note = toolchains.apply(policy, Side("a", "a" * 40), new_side or Side("b", "b" * 40),
                                   old, new)  # type: ignore[arg-type]
@@ -184,24 +170,24 @@ def test_apply_reads_each_side_s_date_and_the_cap_still_holds(installed: list[st
     wanted: list[str] = []
     monkeypatch.setattr(toolchains, "install", lambda version, progress=None: wanted.append(version))
     files = {"ops/k.py": "q = 1\n"}
-    o, n, note = applied(toolchains.Policy(), Files(files, "2024-08-01"), Files({"ops/k.py": "q = 2\n"}, "2025-02-03"))
+    o, n, note = applied(toolchains.Policy(), dated(files, "2024-08-01"), dated({"ops/k.py": "q = 2\n"}, "2025-02-03"))
     assert (o, n, wanted) == ("3.2.0", "3.2.0", ["3.2.0"])
     assert note == "compiled with triton 3.2.0 (no triton pin: the release current at bbbbbbbbbb's date, 2025-02-03)"
     # the work tree: today's, the installed one, nothing installed and nothing said
     wanted.clear()
-    assert applied(toolchains.Policy(), Files(files, "2024-08-01"), Files({"ops/k.py": "q = 2\n"}, "2024-08-01"),
+    assert applied(toolchains.Policy(), dated(files, "2024-08-01"), dated({"ops/k.py": "q = 2\n"}, "2024-08-01"),
                    Side("work tree", None)) == (None, None, None) and wanted == []
     # block pointers, gone in 3.9: below it, the release of the day where it is below (3.2.0), else 3.8.0
-    assert applied(toolchains.Policy(), Files(files, "2024-08-01"), Files({"ops/k.py": BLOCK_PTR}, "2025-02-03"))[:2] \
+    assert applied(toolchains.Policy(), dated(files, "2024-08-01"), dated({"ops/k.py": BLOCK_PTR}, "2025-02-03"))[:2] \
         == ("3.2.0", "3.2.0")
-    o, n, note = applied(toolchains.Policy(), Files(files, "2026-11-06"), Files({"ops/k.py": BLOCK_PTR}, "2026-11-06"))
+    o, n, note = applied(toolchains.Policy(), dated(files, "2026-11-06"), dated({"ops/k.py": BLOCK_PTR}, "2026-11-06"))
     assert (o, n) == ("3.8.0", "3.8.0") and note is not None and "ops/k.py uses block pointers" in note
 
 
 def test_the_diff_driver_s_policy_never_installs(installed: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(toolchains, "find", lambda version: None)
-    o, n, note = applied(toolchains.Policy(install=False), Files({"ops/k.py": "q = 1\n"}, "2024-08-01"),
-                         Files({"ops/k.py": "q = 2\n"}, "2025-02-03"))
+    o, n, note = applied(toolchains.Policy(install=False), dated({"ops/k.py": "q = 1\n"}, "2024-08-01"),
+                         dated({"ops/k.py": "q = 2\n"}, "2025-02-03"))
     assert (o, n, installed) == (None, None, [])
     assert note == ("no triton pin: the release current at bbbbbbbbbb's date, 2025-02-03 asks for triton 3.2.0, not installed: "
                     f"compiled with triton {HERE}; `ptxdiff toolchain add 3.2.0` to compile with it")

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers import SnapshotFiles
 from ptxdiff.compile import toolchains, triton_pin
 from ptxdiff.errors import UsageError
-from ptxdiff.git.values import CommitInfo
 
 
 def pin_of(files: dict[str, str]) -> triton_pin.Pin | None:
@@ -160,28 +160,6 @@ def test_option_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
             toolchains.parse_option(bad)
 
 
-class Files:
-    """What toolchains.apply reads of a snapshot: paths, read, `in`, content_id, and the date of
-    its commit (`repo.commit_info`, here the snapshot itself)."""
-
-    def __init__(self, files: dict[str, str], time: int = 1_794_000_000):
-        self.files = files
-        self.paths = frozenset(files)
-        self.repo, self.time = self, time
-
-    def commit_info(self, commit: str) -> CommitInfo:
-        return CommitInfo(commit, commit[:10], "A", self.time, "s", "s", ())
-
-    def __contains__(self, path: str) -> bool:
-        return path in self.files
-
-    def read(self, path: str) -> bytes:
-        return self.files[path].encode()
-
-    def content_id(self, path: str) -> str:
-        return str(hash(self.files[path]))
-
-
 BLOCK_PTR = "p = tl.make_block_ptr(x, (M, K), (K, 1), (0, 0), (16, 16), (1, 0))\n"
 
 
@@ -197,7 +175,7 @@ def test_block_pointers_in_a_changed_file_cap_the_pin(monkeypatch: pytest.Monkey
 
     def sides(old_files: dict[str, str], new_files: dict[str, str]) -> tuple[str | None, str | None, str | None]:
         old, new, note = toolchains.apply(toolchains.Policy(), Side("a", "a" * 40), Side("b", "b" * 40),
-                                          Files(old_files), Files(new_files))  # type: ignore[arg-type]
+                                          SnapshotFiles(old_files), SnapshotFiles(new_files))  # type: ignore[arg-type]
         assert old is not None
         return old.toolchain, new.toolchain, note
 

@@ -1,0 +1,63 @@
+"""Where the wall time of a cold run goes (issue 40): each round of the compile pool (`Pool.run`:
+specs, compiles) and each task's start and duration, as JSON lines, for any ptxdiff command.
+
+    TRACE_OUT=trace.jsonl python benchmarks/pool_trace.py show HEAD --format json --jobs 16 -q
+
+A round starts when the one before has ended, so the longest task of each round adds to the wall
+time; the trace shows which tasks those are. Only the process that runs the command writes it
+(the pool's workers re-import this file under another name).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def traced(out: Any, start: float) -> None:
+    """Wrap the pool's scheduling so each task's start and each reply's arrival are written."""
+    from ptxdiff.compile import pool
+
+    take: Callable[..., Any] = pool.Pending.take
+    run: Callable[..., Iterator[Any]] = pool.Pool.run
+    started: dict[int, float] = {}
+    rounds = [0]
+
+    def timed_take(self: Any, side: object) -> Any:
+        task = take(self, side)
+        started[id(task)] = time.monotonic()
+        return task
+
+    def timed_run(self: Any, tasks: list[Any], skip: Any = None) -> Iterator[Any]:
+        rounds[0] += 1
+        n = rounds[0]
+        out.write(json.dumps({"round": n, "start": round(time.monotonic() - start, 2), "tasks": len(tasks),
+                              "ops": sorted({str(t.op) for t in tasks})}) + "\n")
+        for reply in run(self, tasks, skip):
+            now = time.monotonic()
+            began = started.get(id(reply.task), now)
+            out.write(json.dumps({"round": n, "op": str(reply.task.op), "label": reply.task.label,
+                                  "cost": reply.task.cost, "outcome": str(reply.outcome),
+                                  "start": round(began - start, 2), "seconds": round(now - began, 2)}) + "\n")
+            yield reply
+        out.write(json.dumps({"round_end": n, "at": round(time.monotonic() - start, 2)}) + "\n")
+
+    pool.Pending.take = timed_take   # type: ignore[method-assign]
+    pool.Pool.run = timed_run        # type: ignore[method-assign]
+
+
+if __name__ == "__main__":
+    began = time.monotonic()
+    with open(os.environ["TRACE_OUT"], "w", buffering=1, encoding="utf-8") as log:
+        traced(log, began)
+        from ptxdiff.cli.main import main
+        code = main()
+        log.write(json.dumps({"end": round(time.monotonic() - began, 2), "exit": code}) + "\n")
+    sys.exit(code)
