@@ -21,8 +21,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ptxdiff.compile.search import chain, failing_names, function_of, message, walk
-from ptxdiff.discovery.params import params_behind
+from ptxdiff.compile.search import DISAGREE, chain, failing_names, function_of, message, walk
+from ptxdiff.discovery.params import addressed, params_behind
 from ptxdiff.specs.guesses import GuessKind
 from ptxdiff.specs.resolve import Spec
 
@@ -30,8 +30,8 @@ TYPE_ERROR = re.compile(r"TypeError|IncompatibleType|dtype|\btypes?\b|pointer|pt
                         r"|unsupported tensor index|cannot cast|scalar", re.IGNORECASE)
 # each guessed type's other candidates, the likelier first
 ALTERNATIVES = {"*fp32": ("*i32", "i32", "*bf16", "*fp8e4nv", "*i8", "*u8"), "*i32": ("*fp32", "i32", "*i64"),
-                "i32": ("*fp32", "*i32", "fp32"), "fp32": ("i32", "*fp32"), "*fp16": ("*i32", "i32"),
-                "*bf16": ("*i32", "i32")}
+                "i32": ("*fp32", "*i32", "fp32"), "fp32": ("i32", "*fp32"), "*fp16": ("*i32", "*fp32", "i32"),
+                "*bf16": ("*i32", "*fp32", "i32")}
 # element types an error says it wanted (`Expected dtype ['fp32', 'fp64']`, `tl.dot_scaled`'s
 # `Unexpected dtype for e4m3`): tried first
 WANTED = (("e4m3", "fp8e4nv"), ("fp8e4nv", "fp8e4nv"), ("e5m2", "fp8e5"), ("e2m1", "u8"), ("bf16", "bf16"),
@@ -60,6 +60,17 @@ def _dot_asks(text: str) -> dict[str, str]:
     return {}
 
 
+def _agree_asks(text: str) -> dict[str, str]:
+    """What a complaint that two values disagree asks of a value's element type, by the type it
+    has now: each side the other's (`dloss = tl.load(dloss_ptr)` in one branch and `0.0` in the
+    other: a bf16 pointer there is an fp32 one)."""
+    m = DISAGREE.search(text)
+    if m is None:
+        return {}
+    a, b = (_short(t) for t in ((m[1], m[2]) if m[1] else (m[3], m[4])))
+    return {a: b, b: a} if a != b else {}
+
+
 def _wanted(text: str) -> list[str]:
     """The element types the message asks for, in its order."""
     asked = " ".join(re.findall(r"Expected dtype \[([^\]]*)\]|Unexpected dtype for (\w+)", text)[0]) \
@@ -81,6 +92,9 @@ def _asked(current: str, text: str) -> list[str]:
         kind = current.lstrip("*")
         want = asks.get(kind) or (asks.get(ANY) if kind != asks.get(ANY) else None)
         return [f"*{want}"] if current.startswith("*") and want else []
+    if agree := _agree_asks(text):
+        want = agree.get(current.lstrip("*"))
+        return [("*" if current.startswith("*") else "") + want] if want else []
     got = _got(text)
     if got is not None and current.lstrip("*") != got:
         return []
@@ -120,6 +134,7 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
     if not guessed or fn is None or not about_types(error):
         return None
     assert isinstance(src, str)
+    pointers = addressed(fn)   # what the kernel loads from or stores to stays a pointer
 
     def trials(changed: dict[str, Any], error: BaseException) -> list[list[dict[str, Any]]]:
         """The types the error asks for (of suspects not changed yet first: the other operand of
@@ -130,7 +145,8 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
         asked = [{**changed, p: t} for p in sorted(suspects, key=lambda p: p in changed)
                  for t in _asked(current[p], text) if t != current[p]]
         usual = [{**changed, p: t} for p in suspects for t in ALTERNATIVES.get(guessed[p], ()) if t != current[p]]
-        return [asked + _joint(suspects, current, text, changed), usual]
+        return [[t for t in tier if all(t[p].startswith("*") for p in pointers & t.keys())]
+                for tier in (asked + _joint(suspects, current, text, changed), usual)]
 
     def typed(spec: Spec, trial: dict[str, Any]) -> Spec:
         return dataclasses.replace(spec, signature=tuple((name, trial.get(name, t)) for name, t in spec.signature))

@@ -72,13 +72,24 @@ def failing_names(error: BaseException, kernel_src: str, all_params: bool = Fals
     return needed if needed is not None else _names(levels[0][0])
 
 
+# two values that must agree and do not: an `if`'s branches, a loop-carried value (triton's
+# words, element types last: `(bf16)`, `(<['128'], int32>)`, `initial type fp32 but is re-assigned
+# to fp64`). Triton says so once the whole statement is compiled, at its first line.
+DISAGREE = re.compile(r"then block \((?:<\[[^\]]*\], )?(\w+)>?\) and else block \((?:<\[[^\]]*\], )?(\w+)>?\)"
+                      r"|initial type (?:<\[[^\]]*\], )?(\w+)>? but is re-assigned to (?:<\[[^\]]*\], )?(\w+)")
+
+
 def position(error: BaseException, kernel_src: str) -> list[tuple[str, int]]:
-    """Where an error is: the kernel's line, then the line of each helper it fails inside."""
+    """Where an error is: the kernel's line, then the line of each helper it fails inside. Two
+    values that disagree after an `if` or a loop are a complaint about its end (its last line): a
+    failure inside its body comes before it, however much later its line reads."""
     out: list[tuple[str, int]] = []
+    joined = DISAGREE.search(message(error)) is not None
     for e in chain(error):
         node, src = getattr(e, "node", None), getattr(e, "src", None)
         if node is not None and isinstance(src, str) and (out or src == kernel_src):
-            out.append((src, int(getattr(node, "lineno", 0) or 0)))
+            end = joined and isinstance(node, (ast.If, ast.For, ast.While))
+            out.append((src, int(getattr(node, "end_lineno" if end else "lineno", 0) or 0)))
     return out
 
 

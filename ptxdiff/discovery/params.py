@@ -538,6 +538,18 @@ def kinds_through_helpers(fn: ast.FunctionDef, kinds: dict[str, str | None],
     return out
 
 
+def addressed(fn: ast.FunctionDef) -> frozenset[str]:
+    """Runtime params a load, store or atomic takes as its address's pointer term (through the
+    kernel's locals: `tl.load(dloss_ptr + row * stride)`) and no use says are ints: pointers
+    whatever a guess says, so a type search never tries them as scalars (a scalar there fails
+    further down the kernel, which is no nearer to compiling)."""
+    params = [a.arg for a in fn.args.args if not is_constexpr(a.annotation)]
+    nodes = list(ast.walk(fn))
+    flow = _locals(params, nodes)
+    found = _evidence(flow, nodes, _loaded_from(flow, nodes))
+    return frozenset(p for p in params if p in found.pointer_roots and p not in found.ints | found.compared)
+
+
 def params_behind(fn: ast.FunctionDef, names: set[str], among: Collection[str] | None = None) -> list[str]:
     """The kernel's runtime params (or those of `among`) that the values of `names` are computed
     from (through its assignments), nearest first: the suspects when a line of the kernel fails

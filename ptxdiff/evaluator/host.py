@@ -93,6 +93,14 @@ _ANSWERS: dict[str, object] = {
 }
 
 
+# `shutil.which` of a vendor's device tool is a probe of the machine (`def is_cuda(): return
+# shutil.which("nvidia-smi") is not None`): answered for the machine the compile target is, an
+# NVIDIA one; any other program is host code
+_NVIDIA_TOOLS = frozenset({"nvidia-smi", "nvcc", "ptxas", "cuobjdump", "nvdisasm", "ncu", "nsys"})
+_OTHER_VENDORS_TOOLS = frozenset({"rocm-smi", "amd-smi", "rocminfo", "hipcc", "hipconfig", "mx-smi", "npu-smi",
+                                  "xpu-smi", "sycl-ls", "cnmon", "ixsmi", "mthreads-gmi", "hl-smi"})
+
+
 def _host_code(dotted: str) -> Refused:
     return Refused(f"calling {dotted}, which is host code", host_call=True)
 
@@ -173,6 +181,14 @@ class HostMixin(InterpCore):
 
     def _getenv(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         return args[1] if len(args) > 1 else kwargs.get("default")  # the environment reads as empty
+
+    def _which(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        name = args[0] if args and isinstance(args[0], str) else None
+        if name in _NVIDIA_TOOLS:
+            return f"/usr/bin/{name}"
+        if name in _OTHER_VENDORS_TOOLS:
+            return None
+        raise _host_code(dotted)
 
     def _parse_version(self, dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         return parse_version(args[0])
@@ -302,6 +318,7 @@ _CALLS: dict[str, _Handler] = {
     **_each((f"re.{name}" for name in regex.FUNCTIONS), HostMixin._regex),
     **_each((f"re.Match.{name}" for name in regex.MATCH_METHODS), HostMixin._regex_match),
     **_each(("os.getenv", "os.environ.get"), HostMixin._getenv),
+    "shutil.which": HostMixin._which,
     **_each(("packaging.version.parse", "packaging.version.Version", "pkg_resources.parse_version",
              "distutils.version.LooseVersion"), HostMixin._parse_version),
     "importlib.util.find_spec": HostMixin._find_spec,

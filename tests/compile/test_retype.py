@@ -3,12 +3,13 @@ that make a fake compile pass."""
 
 from __future__ import annotations
 
+import ast
 from types import SimpleNamespace
 
 import pytest
 
 from ptxdiff.compile import retype
-from ptxdiff.compile.search import function_of
+from ptxdiff.compile.search import function_of, further
 from ptxdiff.specs.guesses import type_of
 from ptxdiff.specs.resolve import Spec
 
@@ -29,7 +30,7 @@ class Located(Exception):
         fn = function_of(src)
         assert fn is not None
         self.src, self.error_message = src, text
-        self.node = next(s for s in fn.body if s.lineno == line)
+        self.node = next(s for s in ast.walk(fn) if isinstance(s, ast.stmt) and s.lineno == line)
 
 
 class CompileTimeAssertionFailure(Located):
@@ -94,14 +95,14 @@ def test_search_declines(case):
     ("*fp16", "*fp8e4nv", "Unsupported rhs dtype fp8e4nv", [{"a": "*fp8e4nv"}, {"a": "*i32"}]),
     # the operands must agree: each takes the other's, and together the type the error got
     ("*i32", "*i32", "Both operands must be same dtype. Got int32 and float32",
-     [{"a": "*fp32"}, {"b": "*fp32"}, {"a": "*fp32", "b": "*fp32"}, {"a": "i32"}]),
+     [{"a": "*fp32"}, {"b": "*fp32"}, {"a": "*fp32", "b": "*fp32"}, {"a": "*i64"}]),
     # the types asked for, in the search's order, pointers staying pointers
     ("*fp32", "*fp32", "Expected dtype ['fp16', 'bf16']", [{"a": "*bf16"}, {"a": "*fp16"}, {"b": "*bf16"}]),
     ("*fp32", "*fp32", "Unexpected dtype for e4m3", [{"a": "*fp8e4nv"}, {"b": "*fp8e4nv"}, {"a": "*i32"}]),
     # the error got another type than a's: it is about b
     ("*fp32", "*i32", "Expected dtype ['fp16']. Got int32", [{"b": "*fp16"}, {"a": "*i32"}]),
-    # nothing asked: each suspect's usual others, the likelier first
-    ("*fp32", "*i32", "invalid operands of type pointer<fp32>", [{"a": "*i32"}, {"a": "i32"}, {"a": "*bf16"}]),
+    # nothing asked: each suspect's usual others, the likelier first; a loaded-from pointer stays a pointer
+    ("*fp32", "*i32", "invalid operands of type pointer<fp32>", [{"a": "*i32"}, {"a": "*bf16"}, {"a": "*fp8e4nv"}]),
 ])
 def test_what_the_error_asks_is_tried_first(a, b, text, first):
     error = Located(text, DOT, 2)
@@ -113,3 +114,50 @@ def test_what_the_error_asks_is_tried_first(a, b, text, first):
 
     assert retype.search(attempt, spec(a=a, b=b, out="*fp32"), error, SimpleNamespace(src=DOT)) is None
     assert tried[:len(first)] == first
+
+
+BRANCHES = """\
+def k(out, dloss_ptr, labels, ignored, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    if tl.load(labels + row) != ignored:
+        dloss = tl.load(dloss_ptr + row * stride)
+    else:
+        dloss = 0.0
+    tl.store(out + tl.arange(0, BLOCK), dloss)
+"""
+
+
+@pytest.mark.parametrize("text, wanted", [
+    ("Mismatched type for dloss between then block (bf16) and else block (fp32)", "*fp32"),
+    ("mismatched type for dloss between then block (<['128'], bf16>) and else block (<['128'], fp32>)", "*fp32"),
+    ("Loop-carried variable dloss has initial type fp32 but is re-assigned to bf16 in loop", "*fp32"),
+])
+def test_values_that_must_agree_ask_for_the_other_sides_type(text, wanted):
+    """A loaded value meeting a float literal in the other branch (or around a loop): the pointer
+    takes the literal's type. The scalar a pointer could also be (`i32`: `Unsupported ptr type`,
+    one line further down) is never tried for what the kernel loads from."""
+    mismatch = Located(text, BRANCHES, 3)
+    further_down = Located("Unsupported ptr type triton.language.int32 in `tl.load`", BRANCHES, 7)
+    tried: list[str] = []
+
+    def attempt(s: Spec) -> BaseException | None:
+        kind = dict(s.signature)["dloss_ptr"]
+        tried.append(kind)
+        return None if kind == wanted else further_down if not kind.startswith("*") else mismatch
+
+    found = retype.search(attempt, spec(out="*fp32", dloss_ptr="*bf16", labels="*bf16", ignored="i32", stride="i32",
+                                        BLOCK="constexpr"), mismatch, SimpleNamespace(src=BRANCHES))
+    assert found == {"dloss_ptr": wanted}
+    assert tried[0] == wanted and all(t.startswith("*") for t in tried)
+
+
+def test_a_failure_inside_an_if_comes_before_its_branches_disagree():
+    """Triton compares the branches' types once both are compiled and blames the `if`'s first
+    line: an error inside a branch (a later line) is no step further than that."""
+    mismatch = Located("Mismatched type for dloss between then block (bf16) and else block (fp32)", BRANCHES, 3)
+    inside = Located("Unsupported ptr type triton.language.int32 in `tl.load`", BRANCHES, 4)
+    after = Located("invalid operands of type pointer<fp32>", BRANCHES, 7)
+    assert not further(inside, mismatch, BRANCHES)
+    assert further(after, mismatch, BRANCHES)
+    loop_bounds = Located("For loop bounds and step must all be ints", KERNEL, 2)   # said before the body
+    assert further(Located("invalid operands", KERNEL, 3), loop_bounds, KERNEL)

@@ -89,6 +89,25 @@ def test_device_questions_are_answered_for_the_target():
     assert value(files, "TARGET", cc=120) == 120
 
 
+def test_a_probe_for_a_vendor_s_tool_answers_for_an_nvidia_machine():
+    """`is_cuda()` written as `shutil.which("nvidia-smi")`, its siblings for other vendors, and a
+    proxy that wants exactly one of them: the compile target is an NVIDIA machine. Any other
+    program on PATH stays a question of the reviewer's machine, refused."""
+    src = """
+        import shutil
+        def is_cuda():
+            return shutil.which("nvidia-smi") is not None
+        def is_hip():
+            return bool(shutil.which("rocm-smi"))
+        def is_ascend():
+            return shutil.which("npu-smi") is not None
+        ACTIVE = [name for probe, name in [(is_cuda, "cuda"), (is_hip, "hip"), (is_ascend, "ascend")] if probe()]
+    """
+    assert value({"m.py": src}, "ACTIVE") == ["cuda"]
+    with pytest.raises(Refused, match="shutil.which, which is host code"):
+        value({"m.py": "import shutil\nGIT = shutil.which('git')\n"}, "GIT")
+
+
 def test_enum_classmethod_and_try_except_as_real_repos_write_them():
     # the shape of flash-linear-attention's check_shared_mem(): an Enum, a classmethod, KeyError caught
     src = """
