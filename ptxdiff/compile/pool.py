@@ -162,6 +162,7 @@ class Pool:
         self.slots = [_Slot() for _ in range(self.jobs)]
         self.unsandboxed = unsandboxed   # the user's setting that turned the sandbox off, if any
         self.sandbox: str | None = None              # what holds in the workers, as the last one said
+        self.homes: lifetime.Homes | None = None     # the workers' private folders (made at the first start)
 
     def timed_out(self, task: Task[Any] | None = None) -> str:
         if task is not None and self.bound_of(task) < self.timeout:
@@ -212,7 +213,9 @@ class Pool:
         # interpreter, so they start fresh instead of forking from the triton-preloaded server.
         ctx = mp.get_context("spawn") if isinstance(side, tuple) else _ctx()
         sealed = self._sandboxed(side)
-        slot.home = tempfile.mkdtemp(prefix="ptxdiff-worker-")
+        if self.homes is None:
+            self.homes = lifetime.Homes()   # removed even if ptxdiff is killed while a worker starts
+        slot.home = self.homes.home()
         # an importing worker runs the modules' top level because the user asked: bounded, not sealed
         # a run worker's launches are checked against the replay budget (dynamic/replay.py, GiBs a
         # side) before anything is allocated: no address-space limit there, the other rlimits hold
@@ -394,8 +397,13 @@ class Pool:
         return replace(reply, error=f"{reply.error}{said}")
 
     def close(self) -> None:
-        for slot in self.slots:
-            self._stop(slot)
+        try:
+            for slot in self.slots:
+                self._stop(slot)
+        finally:
+            if self.homes is not None:
+                self.homes.close()
+                self.homes = None
 
     def __enter__(self) -> Pool:
         return self

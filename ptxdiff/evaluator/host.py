@@ -54,7 +54,12 @@ IDENTITY_DECORATORS = {"functools.cache", "functools.lru_cache", "functools.wrap
 _OPERATOR_BINOPS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
                     "floordiv": operator.floordiv, "mod": operator.mod, "and_": operator.and_, "or_": operator.or_,
                     "xor": operator.xor}
-_IGNORED_CALLS = {"warnings.warn", "warnings.filterwarnings", "builtins.print", "logging.basicConfig"}
+# calls made for their effect on the host process only (a message, a seed, the allocator triton's
+# runtime uses for TMA descriptors): what triton compiles does not depend on them; they answer None
+_IGNORED_CALLS = {"warnings.warn", "warnings.filterwarnings", "builtins.print", "logging.basicConfig",
+                  "triton.set_allocator", "triton.runtime._allocation.set_allocator", "torch.manual_seed",
+                  "torch.cuda.manual_seed", "torch.cuda.manual_seed_all", "torch.set_float32_matmul_precision",
+                  "torch.cuda.set_device"}
 _VERSION_WRAPPERS = ("Version", "parse_version", "version_parse")
 
 

@@ -16,6 +16,11 @@ last process holding its pipe (ptxdiff, the forkserver, the workers) is gone, so
 may wait on anything outside its bound; the cleaner below waits for its group's live members
 only (a killed process stays a zombie until some ancestor reaps it, which a container's PID 1
 may never do) and for CLEAN_UP_WAIT seconds at most.
+
+A worker killed before its supervisor is up (ptxdiff went while it started: the parent-death
+signal ends it at once) cleans nothing: its folder is held by the pool's `Homes`, a folder of
+all its workers' folders that a small keeper process made and removes when its pipe from
+ptxdiff closes, when the pool closes or when ptxdiff is killed.
 """
 
 from __future__ import annotations
@@ -26,11 +31,48 @@ import os
 import select
 import shutil
 import signal
+import subprocess
+import sys
+import tempfile
 import time
 
 from ptxdiff.sandbox.syscalls import PR_SET_PDEATHSIG, prctl
 
 CLEAN_UP_WAIT = 30.0   # seconds the cleaner waits for a killed group to go before it gives up
+
+# the keeper: it makes the folder, says where, and removes it when ptxdiff closes its stdin or goes
+_KEEPER = ("import shutil, sys, tempfile\n"
+           "root = tempfile.mkdtemp(prefix='ptxdiff-pool-')\n"
+           "print(root, flush=True)\n"
+           "sys.stdin.buffer.read()\n"
+           "shutil.rmtree(root, ignore_errors=True)\n")
+
+
+class Homes:
+    """The folder of one pool's worker homes, made and removed by a keeper process that outlives
+    ptxdiff (its own session: a Ctrl-C to ptxdiff's group does not stop it before it cleans).
+    Made by the keeper, so no moment exists where the folder is there and nobody will remove it."""
+
+    def __init__(self) -> None:
+        self._keeper = subprocess.Popen([sys.executable, "-I", "-S", "-c", _KEEPER], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, start_new_session=True)
+        assert self._keeper.stdout is not None
+        self.root = self._keeper.stdout.readline().decode().strip()
+        if not self.root:
+            self._keeper.wait()
+            raise OSError(f"the worker folders' keeper did not start (exit code {self._keeper.returncode})")
+
+    def home(self) -> str:
+        """A new worker's private folder."""
+        return tempfile.mkdtemp(prefix="ptxdiff-worker-", dir=self.root)
+
+    def close(self) -> None:
+        """Every worker's folder removed (the keeper told to go, and waited for)."""
+        if self._keeper.stdin is not None and not self._keeper.stdin.closed:
+            self._keeper.stdin.close()
+        self._keeper.wait()
+        if self._keeper.stdout is not None:
+            self._keeper.stdout.close()
 
 
 def ptxdiff_sentinel() -> int | None:

@@ -108,6 +108,24 @@ def test_a_probe_for_a_vendor_s_tool_answers_for_an_nvidia_machine():
         value({"m.py": "import shutil\nGIT = shutil.which('git')\n"}, "GIT")
 
 
+def test_calls_made_for_their_effect_on_the_host_answer_none():
+    """A module that sets triton's allocator for TMA descriptors (or a seed) at import: nothing of
+    what triton compiles depends on it, so the module's names still resolve."""
+    src = """
+        import torch
+        import triton
+        import triton.language as tl
+        TMA = hasattr(tl, "make_tensor_descriptor")
+        if TMA:
+            def alloc_fn(size, alignment, stream):
+                return torch.empty(size, dtype=torch.int8)
+            triton.set_allocator(alloc_fn)
+        torch.manual_seed(0)
+        BLOCK = 128
+    """
+    assert value({"m.py": src}, "BLOCK") == 128
+
+
 def test_enum_classmethod_and_try_except_as_real_repos_write_them():
     # the shape of flash-linear-attention's check_shared_mem(): an Enum, a classmethod, KeyError caught
     src = """

@@ -54,10 +54,14 @@ def below():
 def comm_running(name):
     return any(open(f"/proc/{p}/comm").read().strip() == name for p in below() if os.path.exists(f"/proc/{p}/comm"))
 
+def workers():   # a pool's worker folders sit in its folder (ptxdiff-pool-*), sandboxed_call's alone
+    pools = [os.path.join(tmp, n) for n in os.listdir(tmp) if n.startswith("ptxdiff-pool-")]
+    return [n for d in [tmp, *pools] if os.path.isdir(d) for n in os.listdir(d) if n.startswith("ptxdiff-worker-")]
+
 def ready():
     if "comm" in spec:
         return comm_running(spec["comm"])
-    return any(n.startswith("ptxdiff-worker-") for n in os.listdir(tmp)) and len(below()) >= 4
+    return bool(workers()) and len(below()) >= 4
 
 deadline = time.monotonic() + 300
 while not ready() and child.poll() is None and time.monotonic() < deadline:
@@ -72,10 +76,10 @@ while any(state != "Z" for _, state, _ in below().values()) and time.monotonic()
     time.sleep(0.1)
 left = [[pid, state, cmd] for pid, (_, state, cmd) in below().items() if state != "Z"]
 deadline = time.monotonic() + 60
-while any(n.startswith("ptxdiff-worker-") for n in os.listdir(tmp)) and time.monotonic() < deadline:
+while any(n.startswith("ptxdiff-") for n in os.listdir(tmp)) and time.monotonic() < deadline:
     time.sleep(0.1)
 print(json.dumps({"ran": ran, "below": count, "left": left,
-                  "folders": [n for n in os.listdir(tmp) if n.startswith("ptxdiff-worker-")]}))
+                  "folders": [n for n in os.listdir(tmp) if n.startswith("ptxdiff-")]}))
 for pid, _, _ in left:
     os.kill(pid, signal.SIGKILL)
 '''
@@ -143,3 +147,32 @@ def test_a_ptxdiff_diff_killed_while_it_compiles_leaves_no_process(tmp_path):
     assert got["ran"], got            # killed while a compile worker was under way
     assert got["left"] == [], got     # no worker, forkserver, resource tracker or cleaner
     assert got["folders"] == [], got  # and the workers' private folders are removed
+
+
+def test_a_pool_s_worker_folders_go_when_ptxdiff_is_killed_before_any_worker_could_clean(tmp_path):
+    """The folders of workers that never reached their supervisor (ptxdiff killed while they
+    started): the keeper made their parent folder and removes it when ptxdiff's pipe closes."""
+    script = tmp_path / "pool_owner.py"
+    script.write_text(textwrap.dedent(f"""
+        import os, sys, time
+        sys.path.insert(0, {str(ROOT)!r})
+        from ptxdiff.sandbox.lifetime import Homes
+        homes = Homes()
+        home = homes.home()
+        open(os.path.join(home, "scratch"), "w").write("x")
+        print(homes.root, flush=True)
+        time.sleep(600)
+    """))
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "TMPDIR": str(temp)})
+    assert proc.stdout is not None
+    root = proc.stdout.readline().strip()
+    assert root.startswith(str(temp)) and os.listdir(root)
+    proc.kill()   # SIGKILL: no cleanup code of the owner runs
+    proc.wait()
+    deadline = time.monotonic() + 30
+    while os.path.exists(root) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(root) and os.listdir(temp) == []
