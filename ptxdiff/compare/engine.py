@@ -213,7 +213,7 @@ class Engine:
         for p in planned:
             group = groups.setdefault((tuple(p.cfg.python_path), p.cfg.timeout, tuple(p.targets)), (p, []))[1]
             for need in p.needs.values():
-                same = (need.kernel.id, need.kernel.fingerprint, need.kcfg.key(), need.plan.key(), need.side.toolchain)
+                same = (need.kernel.id, need.kernel.fingerprint, need.kcfg.key(), need.plan.key(), need.side.compiled_as)
                 if same not in seen:  # pair ids stay apart: a pair's two sides are looked at together
                     seen.add(same)
                     group.append(dataclasses.replace(need, pair=offset + need.pair, results={}, keys={}))

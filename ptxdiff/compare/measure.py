@@ -83,7 +83,7 @@ def _build_of(need: Need, cc: int, spec: Spec) -> tuple[Any, ...]:
     """What a compile's result depends on: the closure built (fingerprint, kernel, toolchain), the
     target, the spec's values and which of them are guesses (the searches after a failure try
     other values for those); not the plan or the side that asked."""
-    return (need.kernel.fingerprint, need.kernel.id, need.side.toolchain, cc, spec.key,
+    return (need.kernel.fingerprint, need.kernel.id, need.side.compiled_as, cc, spec.key,
             tuple(sorted(g.key for g in spec.guessed)))
 
 
@@ -211,13 +211,16 @@ class Measurer:
         return compiled
 
     def _tool_of(self, side: Side) -> dict[str, str]:
-        """The toolchain part of a side's cache keys: the installed triton's, or its toolchain's."""
+        """The toolchain part of a side's cache keys: the installed triton's, or its toolchain's, and
+        whether it reads module globals as triton 2.x did."""
         if side.toolchain is None:
-            return self._tool
-        if side.toolchain not in self._tools:
-            found = toolchains.find(side.toolchain)
-            self._tools[side.toolchain] = binaries.fingerprint(found.site if found else None)
-        return self._tools[side.toolchain]
+            tool = self._tool
+        else:
+            if side.toolchain not in self._tools:
+                found = toolchains.find(side.toolchain)
+                self._tools[side.toolchain] = binaries.fingerprint(found.site if found else None)
+            tool = self._tools[side.toolchain]
+        return {**tool, "globals": "as constants"} if side.old_globals else tool
 
     def _lookup(self, needs: list[Need], cfg: repo_config.Config, targets: list[int]) -> list[tuple[Need, int]]:
         """Key every (need, target) and take what the cache has; returns the rest."""

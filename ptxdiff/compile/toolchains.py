@@ -242,12 +242,18 @@ def asked(option: str | None, git_config: str | None) -> Asked:
     return Asked()
 
 
+# a release standing in for a triton before 3.0 reads a kernel's module globals as that triton
+# did (2.x took `sqrt2 = math.sqrt(2)` as a constant; 3.x refuses it): said on the report's line
+OLD_GLOBALS = "module globals read as constants, as triton 2.x did"
+
+
 @dataclass(frozen=True)
 class Chosen:
     """The triton of one side: None is the installed one; `why` says where the choice came from."""
 
     version: str | None
     why: str
+    older: bool = False   # stands in for a triton before 3.0 (Side.old_globals)
 
     @property
     def name(self) -> str:
@@ -290,10 +296,13 @@ def choose(wanted: str | None, said_by: str, pin: triton_pin.Pin | None, dated: 
         version = None if wanted in (INSTALLED, here) else wanted
         return Chosen(version, said_by)
     era, when = current(dated)
+    # a revision from before every release ptxdiff compiles with: the oldest stands in, reading globals as 2.x did
+    older = dated.time is not None and dated.time < RELEASES[0].out
+    since = f"; {OLD_GLOBALS}" if older else ""
     if pin is None or not triton_pin.clauses_of(pin.spec):   # no triton here: the line that says to install it
-        return Chosen(None if era == here or here is None else era, f"no triton pin: {when}")
+        return Chosen(None if era == here or here is None else era, f"no triton pin: {when}{since}", older)
     if pin.exact is None and triton_pin.satisfies(era, pin.spec):
-        return Chosen(None if era == here else era, f"{pin.source}: triton{pin.spec}, {when}")
+        return Chosen(None if era == here else era, f"{pin.source}: triton{pin.spec}, {when}{since}", older)
     if pin.exact is not None and here is not None and triton_pin.satisfies(here, pin.spec):
         return Chosen(None, f"installed, meets {pin.source}'s triton{pin.spec}")
     exact = release(pin.exact, pin.source) if pin.exact else None   # `==3.3` is 3.3.0, as pip reads it
@@ -303,8 +312,10 @@ def choose(wanted: str | None, said_by: str, pin: triton_pin.Pin | None, dated: 
     # outside what ptxdiff compiles with (`triton==2.0.0.dev...`, `>=4`): never an install that cannot
     # work, never a refused command; the nearest release, said on the report's line
     version = triton_pin.nearest(pin.spec, KNOWN) or KNOWN[-1]   # every clause names a version (clauses_of)
+    below = triton_pin.below_all(pin.spec, KNOWN)   # a pin of a triton before them all (`triton==2.3.0`)
     return Chosen(version, f"{pin.source}: triton{pin.spec} is outside the releases ptxdiff compiles with "
-                           f"({KNOWN[0]} to {KNOWN[-1]}): the nearest")
+                           f"({KNOWN[0]} to {KNOWN[-1]}): the nearest" + (f"; {OLD_GLOBALS}" if below else ""),
+                  below)
 
 
 @dataclass(frozen=True)
@@ -364,8 +375,9 @@ def apply(policy: Policy, old: Side | None, new: Side, old_snap: Snapshot | None
     n = Chosen(None, "installed") if n in absent else n
     for version in dict.fromkeys(c.version for c in (o, n) if c is not None and c.version):
         install(version)
-    old = dataclasses.replace(old, toolchain=o.version) if old is not None and o is not None else old
-    return old, dataclasses.replace(new, toolchain=n.version), \
+    old = dataclasses.replace(old, toolchain=o.version, old_globals=o.older) if old is not None and o is not None \
+        else old
+    return old, dataclasses.replace(new, toolchain=n.version, old_globals=n.older), \
         "; ".join(filter(None, [note(o, n), ignored, *lines])) or None
 
 

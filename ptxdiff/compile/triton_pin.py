@@ -126,6 +126,19 @@ def nearest(spec: str, versions: Iterable[str]) -> str | None:
     return below[-1] if below else ordered[0]
 
 
+def below_all(spec: str, versions: Iterable[str]) -> bool:
+    """Whether `spec` asks only for releases older than all of `versions`, its bounds read as
+    `nearest` reads them: `==2.3.0`, `==2.0.0.dev20221105`, `<3` (none of them meets it, and what it
+    names is older than the oldest, or an upper bound at or below it)."""
+    numeric = [(op, m.group(0).rstrip(".")) for op, target in clauses_of(spec) for m in [_NUMERIC.match(target)] if m]
+    ordered = sorted(versions, key=version_tuple)
+    if not numeric or not ordered or best(",".join(f"{op}{target}" for op, target in numeric), ordered) is not None:
+        return False
+    oldest = version_tuple(ordered[0])
+    return all(_compare(version_tuple(t), oldest) < 0 or op in ("<", "<=") and _compare(version_tuple(t), oldest) <= 0
+               for op, t in numeric)
+
+
 def requirement(text: str) -> str | None:
     """The specifier of a requirement string on triton (`triton==3.3.1 ; sys_platform == "linux"`
     -> `==3.3.1`, `triton` -> ``), or None when it is not about triton or names a URL."""

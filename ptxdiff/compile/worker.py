@@ -68,6 +68,10 @@ WORKER_ENV = {
 }
 
 
+# triton's own switch (3.0 and later) to read a kernel's plain module globals as constants
+OLD_GLOBALS_ENV = "TRITON_ALLOW_NON_CONSTEXPR_GLOBALS"
+
+
 def prepare_env() -> None:
     for k, v in WORKER_ENV.items():
         os.environ[k] = v
@@ -286,6 +290,8 @@ class Worker:
         from ptxdiff.git import repo as git
 
         prepare_env()
+        if side.old_globals:   # a release standing in for a triton before 3.0 reads globals as that one did
+            os.environ[OLD_GLOBALS_ENV] = "1"
         git.bound_mapped_memory()
         repo = git.Repo(repo_dir, fetches=False)
         sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") not in (repo.workdir, os.getcwd())]

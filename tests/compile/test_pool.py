@@ -181,3 +181,38 @@ def test_a_run_worker_is_sealed_where_it_runs_on_the_cpu(monkeypatch):
     assert not Pool("/nowhere", (), 1, 60, unsandboxed="--no-sandbox")._sandboxed(pair)
     monkeypatch.setattr(poolmod, "runs_on_gpu", lambda: True)
     assert not Pool("/nowhere", (), 1, 60)._sandboxed(pair) and Pool("/nowhere", (), 1, 60)._sandboxed("old")
+
+
+GLOBAL_READ = '''\
+import triton
+import triton.language as tl
+
+SCALE = 2.0   # a plain module global: triton 2.x read it as a constant, 3.x refuses it
+
+
+@triton.jit
+def scaled(x_ptr, n, BLOCK: tl.constexpr = 128):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * SCALE, mask=offs < n)
+'''
+
+
+@pytest.mark.integration
+def test_a_side_standing_in_for_triton_2_reads_module_globals_as_constants(tmp_path):
+    """The same kernel and spec: refused as triton 3.x refuses a plain global, compiled where the
+    side stands in for a triton before 3.0 (Side.old_globals), in a worker of its own."""
+    repo = make_repo(tmp_path, {"ops/k.py": GLOBAL_READ})
+    r = Repo(repo)
+    side = r.side("HEAD")
+    (kernel,) = discover(r.snapshot(side)).kernels.values()
+    old = dataclasses.replace(side, old_globals=True)
+    with Pool(str(repo), (), 1, 300) as pool:
+        specs = {t.tag: reply for t, reply in ((reply.task, reply) for reply in pool.run(
+            [Task(s, SpecsRequest(kernel, Config().for_kernel(kernel.id), 90, Plan()), "specs", i)
+             for i, s in enumerate((side, old))]))}
+        spec = specs[0].answer.specs[0]
+        got = {reply.task.tag: reply for reply in pool.run(
+            [Task(s, CompileRequest(kernel, spec, 90), "compile", i) for i, s in enumerate((side, old))])}
+    refused, read = got[0].answer.result, got[1].answer.result
+    assert "Cannot access global variable SCALE" in (refused.get("error") or "")
+    assert not read.get("error") and read.get("ptx")

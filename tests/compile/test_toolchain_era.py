@@ -85,11 +85,32 @@ def test_an_unpinned_revision_compiles_with_the_release_of_its_day(installed: li
 
 def test_older_than_the_first_release_is_the_first_said_on_the_line(installed: list[str]) -> None:
     chosen = toolchains.choose(None, "", None, at("2023-11-14"))
-    assert chosen.version == "3.0.0"
+    assert chosen.version == "3.0.0" and chosen.older
     assert toolchains.note(None, chosen) == ("compiled with triton 3.0.0 (no triton pin: 1a2b3c4d5e's date, 2023-11-14, "
-                                             "is before triton 3.0.0, the oldest release ptxdiff compiles with)")
+                                             "is before triton 3.0.0, the oldest release ptxdiff compiles with; "
+                                             "module globals read as constants, as triton 2.x did)")
     assert toolchains.choose(None, "", None, toolchains.Dated("x", -10**15)).version == "3.0.0"   # forged, far back
     assert toolchains.choose(None, "", None, toolchains.Dated("x", 10**15)).version is None       # forged, far ahead
+
+
+@pytest.mark.parametrize("spec, day, older", [
+    ("", "2024-03-05", True),            # unpinned, before 3.0.0 came out
+    (">=2.0", "2024-03-05", True),       # a range the stand-in meets, on a day before it
+    ("==2.3.0", "2025-06-01", True),     # a pin below every release ptxdiff compiles with
+    ("<3", "2025-06-01", True),
+    ("==2.0.0.dev20221105", "2023-01-10", True),
+    ("", "2024-07-19", False),           # 3.0.0's own day: it is the triton of the day
+    (">=2.0", "2025-06-01", False),
+    ("==3.0.5", "2025-06-01", False),    # in a gap, not below: the nearest is no stand-in for 2.x
+    (">=4", "2025-06-01", False),
+])
+def test_a_release_standing_in_for_a_triton_before_3_reads_globals_as_2_x_did(installed: list[str], spec: str,
+                                                                                day: str, older: bool) -> None:
+    """Triton 2.x read a kernel's module globals (`sqrt2 = math.sqrt(2)`) as constants; 3.x refuses
+    them. The oldest release standing in for a triton before it compiles as that triton did."""
+    pin = triton_pin.Pin(spec, "requirements.txt") if spec else None
+    chosen = toolchains.choose(None, "", pin, at(day))
+    assert chosen.older is older and ("as triton 2.x did" in chosen.why) is older
 
 
 def test_without_an_installed_triton_an_unpinned_revision_downloads_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
