@@ -275,8 +275,8 @@ def reserved(name: str) -> bool:
 
 def constexpr_annotations(tree: ast.Module | None) -> dict[str, Any]:
     """`__annotations__` of a module's globals annotated constexpr (`NUM: tl.constexpr = 1`): triton
-    3.0 to 3.5 read a kernel's global as a constant where the module annotates it so (later ones
-    refuse it, as they would the repository's own import); none: no key, as Python leaves it."""
+    3.0 reads a kernel's global as a constant where the module annotates it so (3.3 and later refuse
+    it, as they would the repository's own import); none: no key, as Python leaves it."""
     import triton.language as tl
 
     found = {stmt.target.id: tl.constexpr for stmt in (tree.body if tree is not None else ())
