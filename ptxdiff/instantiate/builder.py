@@ -39,6 +39,10 @@ CONSTEXPR_FUNCTIONS = {"triton.language.constexpr", "triton.language.core.conste
                        "triton.language.constexpr_function", "triton.language.core.constexpr_function"}
 NOT_THE_TEXT = "the source triton would compile is not the kernel's text"
 NOT_FINGERPRINTED = "the source built is not the source its fingerprint names"
+# a repository's own triton builtins: Python that triton's code generator runs while it compiles
+# (`@builtin def rank(axis, _semantic=None): return tl.tensor(_semantic.builder.create_...)`)
+BUILTIN_DECORATORS = {"triton.language.core.builtin", "triton.language.builtin", "triton.language.core.extern",
+                      "triton.language.extern"}
 _REFUSED = object()  # a value that must not reach a kernel (convert records why)
 
 
@@ -149,6 +153,10 @@ class Builder:
                 return self.jit(value)   # a jit function as discovery reads it (one resolver), however spelled
             if any(isinstance(d, External) and d.dotted in CONSTEXPR_FUNCTIONS for d in value.decorators):
                 return self._constexpr_function(value)
+            if any(isinstance(d, External) and d.dotted in BUILTIN_DECORATORS for d in value.decorators):
+                self.refused.setdefault(name, f"a triton builtin of the repository ({value.env.mod.path}): Python "
+                                              "that triton runs while it compiles, which ptxdiff builds from source "
+                                              "and never runs (`--import` runs the revision's modules)")
             return None
         if isinstance(value, Module):
             return self._module(value)

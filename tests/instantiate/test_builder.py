@@ -469,6 +469,30 @@ def test_a_name_this_triton_lacks_is_left_to_triton_not_refused():
     assert "no_such_function" not in _built(files, "k").fn.__globals__
 
 
+def test_a_builtin_of_the_repository_stays_out_and_says_why():
+    """`@builtin` functions of the repository (a fork's ops: `dl.rank()`) are Python triton runs
+    while it compiles: never built from source; triton's NameError then carries the reason."""
+    files = {"dist/ops.py": """
+        from triton.language.core import builtin
+
+        @builtin
+        def rank(axis=-1, _semantic=None):
+            return _semantic.builder.create_rank(axis)
+    """, "m.py": """
+        import triton
+        import triton.language as tl
+        from dist.ops import rank
+
+        @triton.jit
+        def k(x_ptr):
+            tl.store(x_ptr, rank())
+    """}
+    builder = _builder(files)
+    assert "rank" not in _built(files, "k", builder=builder).fn.__globals__
+    said = builder.explain("NameError: rank is not defined")
+    assert "a triton builtin of the repository (dist/ops.py)" in said and "never runs" in said
+
+
 def test_a_language_name_triton_renamed_is_read_as_its_new_name():
     """`tl._experimental_make_tensor_descriptor` (triton 3.3) is `tl.make_tensor_descriptor` under a
     triton that renamed it, and the notes say so; other private names stay refused."""
