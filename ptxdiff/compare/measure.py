@@ -220,7 +220,7 @@ class Measurer:
                 found = toolchains.find(side.toolchain)
                 self._tools[side.toolchain] = binaries.fingerprint(found.site if found else None)
             tool = self._tools[side.toolchain]
-        return {**tool, "globals": "as constants"} if side.old_globals else tool
+        return {**tool, "read as": "triton 2.x"} if side.triton2 else tool
 
     def _lookup(self, needs: list[Need], cfg: repo_config.Config, targets: list[int]) -> list[tuple[Need, int]]:
         """Key every (need, target) and take what the cache has; returns the rest."""

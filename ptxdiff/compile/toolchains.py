@@ -242,9 +242,10 @@ def asked(option: str | None, git_config: str | None) -> Asked:
     return Asked()
 
 
-# a release standing in for a triton before 3.0 reads a kernel's module globals as that triton
-# did (2.x took `sqrt2 = math.sqrt(2)` as a constant; 3.x refuses it): said on the report's line
-OLD_GLOBALS = "module globals read as constants, as triton 2.x did"
+# a release standing in for a triton before 3.0 reads kernels as that triton did (2.x took
+# `sqrt2 = math.sqrt(2)` as a constant and `tl.dot(a, b, trans_b=True)`; 3.x refuses both): said on
+# the report's line
+TRITON2_READ = "read as triton 2.x read kernels (module globals as constants, tl.dot's trans_a/trans_b)"
 
 
 @dataclass(frozen=True)
@@ -253,7 +254,7 @@ class Chosen:
 
     version: str | None
     why: str
-    older: bool = False   # stands in for a triton before 3.0 (Side.old_globals)
+    older: bool = False   # stands in for a triton before 3.0 (Side.triton2)
 
     @property
     def name(self) -> str:
@@ -298,7 +299,7 @@ def choose(wanted: str | None, said_by: str, pin: triton_pin.Pin | None, dated: 
     era, when = current(dated)
     # a revision from before every release ptxdiff compiles with: the oldest stands in, reading globals as 2.x did
     older = dated.time is not None and dated.time < RELEASES[0].out
-    since = f"; {OLD_GLOBALS}" if older else ""
+    since = f"; {TRITON2_READ}" if older else ""
     if pin is None or not triton_pin.clauses_of(pin.spec):   # no triton here: the line that says to install it
         return Chosen(None if era == here or here is None else era, f"no triton pin: {when}{since}", older)
     if pin.exact is None and triton_pin.satisfies(era, pin.spec):
@@ -314,7 +315,7 @@ def choose(wanted: str | None, said_by: str, pin: triton_pin.Pin | None, dated: 
     version = triton_pin.nearest(pin.spec, KNOWN) or KNOWN[-1]   # every clause names a version (clauses_of)
     below = triton_pin.below_all(pin.spec, KNOWN)   # a pin of a triton before them all (`triton==2.3.0`)
     return Chosen(version, f"{pin.source}: triton{pin.spec} is outside the releases ptxdiff compiles with "
-                           f"({KNOWN[0]} to {KNOWN[-1]}): the nearest" + (f"; {OLD_GLOBALS}" if below else ""),
+                           f"({KNOWN[0]} to {KNOWN[-1]}): the nearest" + (f"; {TRITON2_READ}" if below else ""),
                   below)
 
 
@@ -375,9 +376,9 @@ def apply(policy: Policy, old: Side | None, new: Side, old_snap: Snapshot | None
     n = Chosen(None, "installed") if n in absent else n
     for version in dict.fromkeys(c.version for c in (o, n) if c is not None and c.version):
         install(version)
-    old = dataclasses.replace(old, toolchain=o.version, old_globals=o.older) if old is not None and o is not None \
+    old = dataclasses.replace(old, toolchain=o.version, triton2=o.older) if old is not None and o is not None \
         else old
-    return old, dataclasses.replace(new, toolchain=n.version, old_globals=n.older), \
+    return old, dataclasses.replace(new, toolchain=n.version, triton2=n.older), \
         "; ".join(filter(None, [note(o, n), ignored, *lines])) or None
 
 

@@ -68,10 +68,6 @@ WORKER_ENV = {
 }
 
 
-# triton's own switch (3.0 and later) to read a kernel's plain module globals as constants
-OLD_GLOBALS_ENV = "TRITON_ALLOW_NON_CONSTEXPR_GLOBALS"
-
-
 def prepare_env() -> None:
     for k, v in WORKER_ENV.items():
         os.environ[k] = v
@@ -290,8 +286,9 @@ class Worker:
         from ptxdiff.git import repo as git
 
         prepare_env()
-        if side.old_globals:   # a release standing in for a triton before 3.0 reads globals as that one did
-            os.environ[OLD_GLOBALS_ENV] = "1"
+        if side.triton2:   # a release standing in for a triton before 3.0 reads kernels as that one did
+            from ptxdiff.instantiate import namespace
+            namespace.read_as_triton2()
         git.bound_mapped_memory()
         repo = git.Repo(repo_dir, fetches=False)
         sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") not in (repo.workdir, os.getcwd())]

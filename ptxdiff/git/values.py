@@ -24,14 +24,14 @@ class Side:
     # An empty blob id removes the path (the old name of a renamed file).
     overlay: tuple[tuple[str, str], ...] = ()
     toolchain: str | None = None   # the triton release it compiles with (compile/toolchains.py); None: the installed
-    # that release stands in for an older triton (a revision before 3.0): module globals a kernel
-    # reads are constants, as triton 2.x read them (TRITON_ALLOW_NON_CONSTEXPR_GLOBALS)
-    old_globals: bool = False
+    # that release stands in for an older triton (a revision before 3.0): kernels are read as triton
+    # 2.x read them (module globals as constants, tl.dot's trans_a/trans_b: instantiate/namespace.py)
+    triton2: bool = False
 
     @property
     def compiled_as(self) -> tuple[str | None, bool]:
         """What a compile of this side depends on besides the source: its triton, and how it reads globals."""
-        return self.toolchain, self.old_globals
+        return self.toolchain, self.triton2
 
     @property
     def tag(self) -> str:

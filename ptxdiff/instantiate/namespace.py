@@ -16,6 +16,7 @@ import functools
 import importlib
 import inspect
 import math
+import os
 import pkgutil
 import sys
 import types
@@ -36,6 +37,34 @@ PURE_HELPERS = ("get_int_dtype", "is_negative_zero", "_log2")
 WITHHELD = "is not a name of triton's language that a kernel may use"
 
 _PROXIES: dict[str, types.ModuleType] = {}
+# this process compiles a side whose triton stands in for one before 3.0 (Side.triton2; a worker
+# serves one side): set once, at the worker's start, by read_as_triton2
+_AS_TRITON2 = False
+# triton's own switch (3.0 and later) that reads a kernel's plain module globals as constants
+GLOBALS_SWITCH = "TRITON_ALLOW_NON_CONSTEXPR_GLOBALS"
+
+
+def read_as_triton2() -> None:
+    """Compile in this process as triton 2.x read kernels: module globals a kernel reads are
+    constants (`sqrt2 = math.sqrt(2)`; 3.x refuses them) and `tl.dot` takes 2.0's `trans_a` and
+    `trans_b` (gone in 2.1). For a side whose release stands in for a triton before 3.0."""
+    global _AS_TRITON2
+    os.environ[GLOBALS_SWITCH] = "1"
+    _AS_TRITON2 = True
+    _PROXIES.clear()
+
+
+def _dot_with_transposes(dot: Any, trans: Any) -> Any:
+    """Triton 2.0's `tl.dot(a, b, trans_a=..., trans_b=...)`: the operands transposed with this
+    triton's `tl.trans`, then its `tl.dot` (a builtin like it: the code generator passes both its
+    private arguments, `_builder` or `_semantic`)."""
+    @functools.wraps(dot)
+    def wrapper(a: Any, b: Any, *args: Any, trans_a: bool = False, trans_b: bool = False, **kwargs: Any) -> Any:
+        private = {k: v for k, v in kwargs.items() if k.startswith("_")}
+        a = trans(a, **private) if trans_a else a
+        b = trans(b, **private) if trans_b else b
+        return dot(a, b, *args, **kwargs)
+    return wrapper
 
 
 def _language_module(name: str) -> bool:
@@ -148,6 +177,8 @@ def proxy(real: types.ModuleType) -> types.ModuleType:
         moved = sys.modules.get(dotted)
         if old not in vars(stand_in) and moved is not None:
             setattr(stand_in, old, proxy(moved))
+    if _AS_TRITON2 and name == "triton.language":
+        stand_in.dot = _dot_with_transposes(mapped.dot, mapped.trans)  # type: ignore[attr-defined]
     donor = sys.modules.get(MOVED_INTO.get(name, ""))
     for attr, value in sorted(vars(proxy(donor)).items()) if donor is not None else ():
         if not attr.startswith("_") and attr not in vars(stand_in):

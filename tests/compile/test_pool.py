@@ -191,21 +191,23 @@ SCALE = 2.0   # a plain module global: triton 2.x read it as a constant, 3.x ref
 
 
 @triton.jit
-def scaled(x_ptr, n, BLOCK: tl.constexpr = 128):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * SCALE, mask=offs < n)
+def scaled(x_ptr, y_ptr, BLOCK: tl.constexpr = 16):
+    offs = tl.arange(0, BLOCK)
+    tile = offs[:, None] * BLOCK + offs[None, :]
+    c = tl.dot(tl.load(x_ptr + tile), tl.load(y_ptr + tile), trans_b=True)   # triton 2.0's dot
+    tl.store(x_ptr + tile, c * SCALE)
 '''
 
 
 @pytest.mark.integration
 def test_a_side_standing_in_for_triton_2_reads_module_globals_as_constants(tmp_path):
-    """The same kernel and spec: refused as triton 3.x refuses a plain global, compiled where the
-    side stands in for a triton before 3.0 (Side.old_globals), in a worker of its own."""
+    """The same kernel and spec: refused as triton 3.x refuses 2.0's `trans_b` and a plain global,
+    compiled where the side stands in for a triton before 3.0 (Side.triton2), in a worker of its own."""
     repo = make_repo(tmp_path, {"ops/k.py": GLOBAL_READ})
     r = Repo(repo)
     side = r.side("HEAD")
     (kernel,) = discover(r.snapshot(side)).kernels.values()
-    old = dataclasses.replace(side, old_globals=True)
+    old = dataclasses.replace(side, triton2=True)
     with Pool(str(repo), (), 1, 300) as pool:
         specs = {t.tag: reply for t, reply in ((reply.task, reply) for reply in pool.run(
             [Task(s, SpecsRequest(kernel, Config().for_kernel(kernel.id), 90, Plan()), "specs", i)
@@ -214,5 +216,5 @@ def test_a_side_standing_in_for_triton_2_reads_module_globals_as_constants(tmp_p
         got = {reply.task.tag: reply for reply in pool.run(
             [Task(s, CompileRequest(kernel, spec, 90), "compile", i) for i, s in enumerate((side, old))])}
     refused, read = got[0].answer.result, got[1].answer.result
-    assert "Cannot access global variable SCALE" in (refused.get("error") or "")
+    assert "unexpected keyword argument 'trans_b'" in (refused.get("error") or "")
     assert not read.get("error") and read.get("ptx")
