@@ -30,19 +30,13 @@ from ptxdiff.evaluator.scope import Function, Module, ModuleEnv
 from ptxdiff.evaluator.values import Applied, Class, Constexpr, DType, External, Raised, Refused
 from ptxdiff.git.values import printable
 from ptxdiff.instantiate import namespace
-from ptxdiff.instantiate.scan import describe, refusal
+from ptxdiff.instantiate.scan import BUILTIN_DECORATORS, CONSTEXPR_FUNCTIONS, describe, refusal
 from ptxdiff.source.syntax import call_args, dotted_name, is_constexpr, python_lines, signature_annotation, strip_docstrings
 from ptxdiff.specs.declared import decorator_kind, kernel_function, read
 from ptxdiff.specs.resolve import Declared, SpecError
 
-CONSTEXPR_FUNCTIONS = {"triton.language.constexpr", "triton.language.core.constexpr", "triton.constexpr_function",
-                       "triton.language.constexpr_function", "triton.language.core.constexpr_function"}
 NOT_THE_TEXT = "the source triton would compile is not the kernel's text"
 NOT_FINGERPRINTED = "the source built is not the source its fingerprint names"
-# a repository's own triton builtins: Python that triton's code generator runs while it compiles
-# (`@builtin def rank(axis, _semantic=None): return tl.tensor(_semantic.builder.create_...)`)
-BUILTIN_DECORATORS = {"triton.language.core.builtin", "triton.language.builtin", "triton.language.core.extern",
-                      "triton.language.extern"}
 _REFUSED = object()  # a value that must not reach a kernel (convert records why)
 
 

@@ -35,6 +35,14 @@ MOVED = {"libdevice": "triton.language.extra.libdevice"}
 # 2.x's `tl.math` was libdevice (`tl.math.fast_expf`, `tl.math.round`), 3.x keeps those there.
 MOVED_INTO = {"triton.language.math": "triton.language.extra.libdevice"}
 
+# Decorators of triton's that make a function Python its code generator runs while it compiles: a
+# constexpr function (interpreted by the builder), and a builtin or extern (the repository's own ops,
+# `@builtin def rank(axis, _semantic=None)`: never built from source).
+CONSTEXPR_FUNCTIONS = frozenset({"triton.language.constexpr", "triton.language.core.constexpr", "triton.constexpr_function",
+                                 "triton.language.constexpr_function", "triton.language.core.constexpr_function"})
+BUILTIN_DECORATORS = frozenset({"triton.language.core.builtin", "triton.language.builtin",
+                                "triton.language.core.extern", "triton.language.extern"})
+
 ATTRIBUTE_BUILTINS = ("getattr", "hasattr", "setattr", "delattr")
 FORMAT_METHODS = ("format", "format_map")
 
