@@ -212,14 +212,11 @@ class Measurer:
 
     def _tool_of(self, side: Side) -> dict[str, str]:
         """The toolchain part of a side's cache keys: the installed triton's, or its toolchain's, and
-        whether it reads module globals as triton 2.x did."""
-        if side.toolchain is None:
-            tool = self._tool
-        else:
-            if side.toolchain not in self._tools:
-                found = toolchains.find(side.toolchain)
-                self._tools[side.toolchain] = binaries.fingerprint(found.site if found else None)
-            tool = self._tools[side.toolchain]
+        whether it reads kernels as triton 2.x did."""
+        if side.toolchain is not None and side.toolchain not in self._tools:
+            found = toolchains.find(side.toolchain)
+            self._tools[side.toolchain] = binaries.fingerprint(found.site if found else None)
+        tool = self._tool if side.toolchain is None else self._tools[side.toolchain]
         return {**tool, "read as": "triton 2.x"} if side.triton2 else tool
 
     def _lookup(self, needs: list[Need], cfg: repo_config.Config, targets: list[int]) -> list[tuple[Need, int]]:

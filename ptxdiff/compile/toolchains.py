@@ -254,7 +254,7 @@ class Chosen:
 
     version: str | None
     why: str
-    older: bool = False   # stands in for a triton before 3.0 (Side.triton2)
+    triton2: bool = False   # stands in for a triton before 3.0: kernels read as 2.x read them (Side.triton2)
 
     @property
     def name(self) -> str:
@@ -298,12 +298,12 @@ def choose(wanted: str | None, said_by: str, pin: triton_pin.Pin | None, dated: 
         return Chosen(version, said_by)
     era, when = current(dated)
     # a revision from before every release ptxdiff compiles with: the oldest stands in, reading globals as 2.x did
-    older = dated.time is not None and dated.time < RELEASES[0].out
-    since = f"; {TRITON2_READ}" if older else ""
+    triton2 = dated.time is not None and dated.time < RELEASES[0].out
+    since = f"; {TRITON2_READ}" if triton2 else ""
     if pin is None or not triton_pin.clauses_of(pin.spec):   # no triton here: the line that says to install it
-        return Chosen(None if era == here or here is None else era, f"no triton pin: {when}{since}", older)
+        return Chosen(None if era == here or here is None else era, f"no triton pin: {when}{since}", triton2)
     if pin.exact is None and triton_pin.satisfies(era, pin.spec):
-        return Chosen(None if era == here else era, f"{pin.source}: triton{pin.spec}, {when}{since}", older)
+        return Chosen(None if era == here else era, f"{pin.source}: triton{pin.spec}, {when}{since}", triton2)
     if pin.exact is not None and here is not None and triton_pin.satisfies(here, pin.spec):
         return Chosen(None, f"installed, meets {pin.source}'s triton{pin.spec}")
     exact = release(pin.exact, pin.source) if pin.exact else None   # `==3.3` is 3.3.0, as pip reads it
@@ -376,9 +376,9 @@ def apply(policy: Policy, old: Side | None, new: Side, old_snap: Snapshot | None
     n = Chosen(None, "installed") if n in absent else n
     for version in dict.fromkeys(c.version for c in (o, n) if c is not None and c.version):
         install(version)
-    old = dataclasses.replace(old, toolchain=o.version, triton2=o.older) if old is not None and o is not None \
+    old = dataclasses.replace(old, toolchain=o.version, triton2=o.triton2) if old is not None and o is not None \
         else old
-    return old, dataclasses.replace(new, toolchain=n.version, triton2=n.older), \
+    return old, dataclasses.replace(new, toolchain=n.version, triton2=n.triton2), \
         "; ".join(filter(None, [note(o, n), ignored, *lines])) or None
 
 

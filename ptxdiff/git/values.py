@@ -30,7 +30,8 @@ class Side:
 
     @property
     def compiled_as(self) -> tuple[str | None, bool]:
-        """What a compile of this side depends on besides the source: its triton, and how it reads globals."""
+        """What a compile of this side depends on besides the source: its triton, and whether it reads
+        kernels as triton 2.x did."""
         return self.toolchain, self.triton2
 
     @property

@@ -85,7 +85,7 @@ def test_an_unpinned_revision_compiles_with_the_release_of_its_day(installed: li
 
 def test_older_than_the_first_release_is_the_first_said_on_the_line(installed: list[str]) -> None:
     chosen = toolchains.choose(None, "", None, at("2023-11-14"))
-    assert chosen.version == "3.0.0" and chosen.older
+    assert chosen.version == "3.0.0" and chosen.triton2
     assert toolchains.note(None, chosen) == ("compiled with triton 3.0.0 (no triton pin: 1a2b3c4d5e's date, 2023-11-14, "
                                              "is before triton 3.0.0, the oldest release ptxdiff compiles with; "
                                              "read as triton 2.x read kernels (module globals as constants, "
@@ -111,7 +111,7 @@ def test_a_release_standing_in_for_a_triton_before_3_reads_globals_as_2_x_did(in
     them. The oldest release standing in for a triton before it compiles as that triton did."""
     pin = triton_pin.Pin(spec, "requirements.txt") if spec else None
     chosen = toolchains.choose(None, "", pin, at(day))
-    assert chosen.older is older and ("as triton 2.x read kernels" in chosen.why) is older
+    assert chosen.triton2 is older and ("as triton 2.x read kernels" in chosen.why) is older
 
 
 def test_without_an_installed_triton_an_unpinned_revision_downloads_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
