@@ -2,7 +2,8 @@
 
 A guessed size can be one the kernel's shapes cannot take (`tl.reshape(x, (n_group, group_size))`
 of a block whose size is neither's product, `BLOCK // 128` of a guess of 64 making a shape of 0),
-or one its own `tl.static_assert` refuses (`K % BLOCK_SIZE_K == 0` of a guessed K).
+or one its own `tl.static_assert` refuses (`K % BLOCK_SIZE_K == 0` of a guessed K), or one its
+constant arithmetic cannot take (`0xFF >> (8 - bit)` of a guessed bit of 64).
 When triton rejects a spec on a shape, the guessed integer constexprs behind the failing line
 (through the kernel's assignments and the helpers it fails inside) take other sizes one at a
 time, a few compiles at most (on a type error that the type search could not mend, a guessed
@@ -26,7 +27,10 @@ from ptxdiff.specs.resolve import Spec
 
 SHAPE_ERROR = re.compile(r"cannot change total number of elements|must be a power of 2|arange's end argument must be "
                          r"greater|arange's range must be|Shape element|incompatible dimensions|shape mismatch"
-                         r"|scale factor must be|CompileTimeAssertionFailure",   # `tl.static_assert(K % BLOCK == 0)`
+                         r"|scale factor must be|CompileTimeAssertionFailure"   # `tl.static_assert(K % BLOCK == 0)`
+                         # constant arithmetic the guess makes impossible (`0xFF >> (8 - bit)` of a guessed bit
+                         # over 8; `math.log2` of 0)
+                         r"|negative shift count|math domain error|OverflowError",
                          re.IGNORECASE)
 # the compiler itself failing (an MLIR pass, its reproducer dump; a division by a constant 0): a
 # guess it could not take (`k % SAVE_EVERY` of a guessed False), searched like a misfit (issue 37)

@@ -34,6 +34,7 @@ class Located(Exception):
     ("cannot change total number of elements in tensor", True),
     ("arange's range must be a power of 2", True),
     ("For loop bounds and step must all be ints", False),
+    ("ValueError: negative shift count", True),   # `0xFF >> (8 - bit)` of a guessed bit of 64
 ])
 def test_about_shapes(text, about):
     assert refit.about_shapes(Located(text, 2)) is about

@@ -259,3 +259,19 @@ def test_a_heuristic_made_constant_shows_at_a_size_it_separated(tmp_path, capsys
                  capsys)
     assert _verdicts(rows) == verdicts
     assert any("n=4097" in r["spec"] for r in rows)
+
+
+@pytest.mark.integration
+def test_a_guess_that_makes_constant_arithmetic_impossible_is_searched(tmp_path, capsys):
+    """`0xFF >> (8 - BITS)` of a guessed BITS of 64 is a negative shift: Python's ValueError while
+    triton folds constants, a misfit like a shape's, searched to a size that fits (KIVI)."""
+    repo = make_repo(tmp_path, {"ops/k.py": HEADER + """
+@triton.jit
+def unpack(Q, Out, BITS: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = 0xFF >> (8 - BITS)
+    tl.store(Out + offs, tl.load(Q + offs) & mask)
+"""})
+    rows = run_json(["show", "-C", str(repo), "HEAD"], capsys)["kernels"]
+    assert [r["error"] for r in rows] == [None]
+    assert 1 <= dict(rows[0]["spec_detail"]["constexprs"])["BITS"] <= 8
