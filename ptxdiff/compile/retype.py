@@ -46,17 +46,28 @@ def _short(kind: str) -> str:
     return SHORT.get(kind, kind)
 
 
+# two element types that must agree, in each triton's words (3.1+; 3.0 and 2.x twice), each asking
+# for the other's; a block pointer's store asks of the pointer alone: it takes the value's type
+AGREE_WORDS = (re.compile(r"Both operands must be same dtype\. Got (\w+) and (\w+)"),
+               re.compile(r"Both operands must be same type\. First operand \((\w+)\) and second operand \((\w+)\)"),
+               re.compile(r"First input \((\w+)\) and second input \((\w+)\) must have the same dtype"))
+BLOCK_STORE = re.compile(r"Block element type\((\w+)\) and value element type\((\w+)\) mismatch")
+
+
 def _dot_asks(text: str) -> dict[str, str]:
     """What `tl.dot`'s complaints ask of an operand's element type, by the type it has now: its
     operands must agree, so an integer dot takes 8-bit ints (`Unsupported lhs dtype int32`), an
     operand beside fp8 takes that fp8 (`Unsupported rhs dtype fp8e4nv`: fp8 goes with fp8
-    only), and `Both operands must be same dtype. Got int8 and fp32` gives each the other's."""
+    only), and `Both operands must be same dtype. Got int8 and fp32` (AGREE_WORDS) gives each
+    the other's; a block pointer stored to takes the stored value's (BLOCK_STORE)."""
     if m := re.search(r"Unsupported [lr]hs dtype (u?int(?:16|32|64))\b", text):
         return {_short(m[1]): "i8"}
     if m := re.search(r"Unsupported [lr]hs dtype (fp8\w+)", text):
         return {ANY: m[1]}
-    if m := re.search(r"Both operands must be same dtype\. Got (\w+) and (\w+)", text):
+    if m := next(filter(None, (w.search(text) for w in AGREE_WORDS)), None):
         return {_short(m[1]): _short(m[2]), _short(m[2]): _short(m[1])}
+    if m := BLOCK_STORE.search(text):
+        return {_short(m[1]): _short(m[2])}
     return {}
 
 
@@ -138,12 +149,15 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
 
     def trials(changed: dict[str, Any], error: BaseException) -> list[list[dict[str, Any]]]:
         """The types the error asks for (of suspects not changed yet first: the other operand of
-        one just mended; one suspect at a time before all at once), then each suspect's usual
-        others."""
+        one just mended; then the type more of the other guesses have already: of two operands
+        that must agree, the odd one out changes; one suspect at a time before all at once), then
+        each suspect's usual others."""
         suspects = [p for p in params_behind(fn, failing_names(error, src)) if p in guessed]
         current, text = {**guessed, **changed}, message(error)
-        asked = [{**changed, p: t} for p in sorted(suspects, key=lambda p: p in changed)
-                 for t in _asked(current[p], text) if t != current[p]]
+        steps = sorted(((p, t) for p in suspects for t in _asked(current[p], text) if t != current[p]),
+                       key=lambda step: (step[0] in changed, -sum(t == step[1] for q, t in current.items()
+                                                                   if q != step[0])))
+        asked = [{**changed, p: t} for p, t in steps]
         usual = [{**changed, p: t} for p in suspects for t in ALTERNATIVES.get(guessed[p], ()) if t != current[p]]
         return [[t for t in tier if all(t[p].startswith("*") for p in pointers & t.keys())]
                 for tier in (asked + _joint(suspects, current, text, changed), usual)]

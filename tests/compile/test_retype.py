@@ -96,6 +96,16 @@ def test_search_declines(case):
     # the operands must agree: each takes the other's, and together the type the error got
     ("*i32", "*i32", "Both operands must be same dtype. Got int32 and float32",
      [{"a": "*fp32"}, {"b": "*fp32"}, {"a": "*fp32", "b": "*fp32"}, {"a": "*i64"}]),
+    # ... in triton 3.0's words (its two asserts), and 2.x's
+    ("*i32", "*i32", "Both operands must be same type. First operand (int32) and second operand (fp32)",
+     [{"a": "*fp32"}, {"b": "*fp32"}, {"a": "*fp32", "b": "*fp32"}]),
+    ("*i32", "*i32", "First input (int32) and second input (fp32) must have the same dtype!",
+     [{"a": "*fp32"}, {"b": "*fp32"}, {"a": "*fp32", "b": "*fp32"}]),
+    # of two operands that disagree, the odd one out takes the type the other guesses have (`out`'s)
+    ("*fp16", "*fp32", "Both operands must be same dtype. Got fp16 and fp32", [{"b": "*fp16"}, {"a": "*fp32"}]),
+    ("*fp32", "*fp16", "Both operands must be same dtype. Got fp32 and fp16", [{"a": "*fp16"}, {"b": "*fp32"}]),
+    # a block pointer stored to takes the value's type; the value's operands are not asked
+    ("*fp32", "*fp16", "Block element type(fp32) and value element type(fp16) mismatch", [{"a": "*fp16"}, {"a": "*i32"}]),
     # the types asked for, in the search's order, pointers staying pointers
     ("*fp32", "*fp32", "Expected dtype ['fp16', 'bf16']", [{"a": "*bf16"}, {"a": "*fp16"}, {"b": "*bf16"}]),
     ("*fp32", "*fp32", "Unexpected dtype for e4m3", [{"a": "*fp8e4nv"}, {"b": "*fp8e4nv"}, {"a": "*i32"}]),
@@ -112,7 +122,8 @@ def test_what_the_error_asks_is_tried_first(a, b, text, first):
         tried.append({k: v for k, v in s.signature if k in "ab" and v != {"a": a, "b": b}[k]})
         return error
 
-    assert retype.search(attempt, spec(a=a, b=b, out="*fp32"), error, SimpleNamespace(src=DOT)) is None
+    out = "*fp16" if "fp16" in a + b else "*fp32"
+    assert retype.search(attempt, spec(a=a, b=b, out=out), error, SimpleNamespace(src=DOT)) is None
     assert tried[:len(first)] == first
 
 

@@ -275,3 +275,27 @@ def unpack(Q, Out, BITS: tl.constexpr, BLOCK: tl.constexpr):
     rows = run_json(["show", "-C", str(repo), "HEAD"], capsys)["kernels"]
     assert [r["error"] for r in rows] == [None]
     assert 1 <= dict(rows[0]["spec_detail"]["constexprs"])["BITS"] <= 8
+
+
+
+DOT_PAIR = HEADER + """
+@triton.jit
+def attend(Q, K, V, Out, BLOCK: tl.constexpr):
+    idx = tl.arange(0, BLOCK)[:, None] * BLOCK + tl.arange(0, BLOCK)[None, :]
+    q = tl.load(Q + idx)
+    k = tl.load(K + idx)
+    v = tl.load(V + idx)
+    p = tl.dot(EXPR, k)
+    tl.store(Out + idx, tl.dot(p.to(tl.float16), v))
+"""
+
+
+@pytest.mark.integration
+def test_of_two_operands_that_disagree_the_odd_one_out_changes(tmp_path, capsys):
+    """K and V are guessed fp16 (the dots' other operands are fp16); the old side's `tl.dot(q, k)`
+    has Q (fp32, or bf16) against K and asks each for the other's type: Q, the odd one out,
+    takes fp16; K taking fp32 would break the new side's `tl.dot(q.to(tl.float16), k)`, and
+    every row failed (DeepSpeed's attention kernel, on triton 3.0's words for the same error)."""
+    rows = _rows(tmp_path, DOT_PAIR.replace("EXPR", "q"), DOT_PAIR.replace("EXPR", "q.to(tl.float16)"), capsys)
+    assert _verdicts(rows) == {"identical"}   # with Q fp16 the cast is no change
+    assert {(r["spec_detail"]["signature"]["Q"], r["spec_detail"]["signature"]["K"]) for r in rows} == {("*fp16", "*fp16")}
