@@ -209,3 +209,15 @@ def test_the_earliest_removal_bounds_the_pin(monkeypatch: pytest.MonkeyPatch) ->
     assert found is not None and (found.release, found.path) == ("3.4", "b.py")
     pin = triton_pin.capped(triton_pin.Pin(">=3.0", "setup.py"), found)
     assert toolchains.choose(None, "", pin, toolchains.TODAY).version == "3.3.1"
+
+
+@pytest.mark.parametrize("text, release", [
+    (b"asm_str: tl.constexpr = _generate_asm(1)\n", "3.3"),          # flame's softplus: a kernel reads it
+    (b"NUM: triton.language.constexpr = 1\n", "3.3"),
+    (b"class C:\n    N: tl.constexpr = 1\n", None),                   # a class body's: not a module global
+    (b"def k(N: tl.constexpr = 1):\n    pass\n", None),                # a parameter's
+    (b"N = tl.constexpr(1)\n", None),                                 # a constexpr object: every triton reads it
+])
+def test_module_globals_annotated_constexpr_were_read_until_3_3(text: bytes, release: str | None) -> None:
+    found = triton_pin.removed_in([("ops/softplus.py", text)])
+    assert (found.release if found else None) == release
