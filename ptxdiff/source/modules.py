@@ -17,6 +17,7 @@ from typing import Protocol
 from ptxdiff.source.bounds import parse_module, size_error
 from ptxdiff.source.installs import DECLARING, declared
 from ptxdiff.source.syntax import attribute_chains, strip_docstrings
+from ptxdiff.source.triton1 import meta_as_params
 
 
 class FileSet:
@@ -375,8 +376,9 @@ class ModuleIndex:
         return self._summaries[key]
 
     def text(self, path: str) -> str:
-        """A module's source as Python reads it: UTF-8, or the encoding its coding cookie names."""
-        return _decode(self.snapshot.read(path))
+        """A module's source as Python reads it: UTF-8, or the encoding its coding cookie names;
+        a triton 1.x kernel's `**meta` read as the constexpr parameters it meant (triton1.py)."""
+        return meta_as_params(_decode(self.snapshot.read(path)))
 
     def parse(self, path: str) -> ParsedModule:
         """A module's tree, or why there is none: it does not parse, or it is over a bound on what
@@ -392,7 +394,7 @@ class ModuleIndex:
             except (UnicodeDecodeError, LookupError):
                 mod.error = f"{path}: not text in UTF-8 or in the encoding its coding line names"
             else:
-                mod.tree, mod.error = parse_module(text, path)
+                mod.tree, mod.error = parse_module(meta_as_params(text), path)
         if mod.tree is not None:
             strip_docstrings(mod.tree)
             _collect_bindings(mod, mod.tree.body)
