@@ -248,26 +248,52 @@ def _targets(stmt: ast.Assign | ast.AnnAssign) -> list[str]:
     return [t.id for t in targets if isinstance(t, ast.Name)]
 
 
-def closure_reads(mod: ParsedModule, qualname: str, fn: ast.FunctionDef) -> list[tuple[str, str]]:
-    """(name, function) for each name a jit function defined inside a function reads from that
-    function's locals (its parameters and what its body binds): values triton takes from the
-    closure when the host function runs, which no reading of the source can give."""
+def enclosing(mod: ParsedModule, qualname: str) -> list[ast.ClassDef | ast.FunctionDef]:
+    """The class and function bodies a nested jit object's qualified name goes through, outermost
+    first."""
     assert mod.tree is not None
     flat = [s for top in mod.tree.body for s in nested_statements(top)]
-    bound: dict[str, str] = {}
+    out: list[ast.ClassDef | ast.FunctionDef] = []
     for part in qualname.split(".")[:-1]:
         holder = next((s for s in flat if isinstance(s, (ast.ClassDef, ast.FunctionDef)) and s.name == part), None)
         if holder is None:
             break
+        out.append(holder)
+        flat = [s for top in holder.body for s in nested_statements(top)]
+    return out
+
+
+def static_locals(host: ast.FunctionDef) -> list[ast.stmt]:
+    """The statements of a function's own body (not inside a block) that bind a name the same way
+    whenever it runs, and that the name has no other binding in the body: imports (`import
+    triton.language as tl` inside the function that defines the kernels) and `def`s. A kernel
+    defined there reads these from its closure as reading the source gives them."""
+    flat = [s for top in host.body for s in nested_statements(top)]
+    counts: dict[str, int] = {}
+    for stmt in flat:
+        for name in names_bound(stmt):
+            counts[name] = counts.get(name, 0) + 1
+    return [s for s in host.body if isinstance(s, (ast.Import, ast.ImportFrom, ast.FunctionDef))
+            and all(counts.get(name) == 1 for name in names_bound(s))]
+
+
+def closure_reads(mod: ParsedModule, qualname: str, fn: ast.FunctionDef) -> list[tuple[str, str]]:
+    """(name, function) for each name a jit function defined inside a function reads from that
+    function's locals (its parameters and what its body binds, but its `static_locals`): values
+    triton takes from the closure when the host function runs, which no reading of the source
+    can give."""
+    bound: dict[str, str] = {}
+    for holder in enclosing(mod, qualname):
         flat = [s for top in holder.body for s in nested_statements(top)]
         if isinstance(holder, ast.FunctionDef):
             args = holder.args
             for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
                 if a is not None:
                     bound[a.arg] = holder.name
+            static = {name for s in static_locals(holder) for name in names_bound(s)}
             for stmt in flat:
                 if stmt is not fn:
-                    bound.update(dict.fromkeys(names_bound(stmt), holder.name))
+                    bound.update(dict.fromkeys((n for n in names_bound(stmt) if n not in static), holder.name))
     own = {a.arg for a in [*fn.args.args, *fn.args.kwonlyargs]} | {
         n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
     reads = dict.fromkeys(n.id for stmt in fn.body for n in ast.walk(stmt)

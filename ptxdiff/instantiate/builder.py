@@ -325,7 +325,7 @@ class Builder:
                 if name in ns:
                     continue
                 try:
-                    value = fn.env.resolve(name)
+                    value = fn.defining_scope().lookup(name)   # a kernel defined in a function: its closure too
                 except Raised:
                     continue  # not defined: triton says so if the kernel really reaches it
                 except Refused as e:

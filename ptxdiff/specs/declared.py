@@ -13,12 +13,13 @@ import ast
 from collections.abc import Callable, Iterable
 from typing import cast
 
-from ptxdiff.discovery.decorators import closure_reads, locate
+from ptxdiff.discovery.decorators import closure_reads, enclosing, locate, static_locals
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.discovery.spelling import FACTORY, WRAPS
 from ptxdiff.evaluator.interp import Interp
 from ptxdiff.evaluator.scope import Function, Scope
 from ptxdiff.evaluator.values import Applied, Constexpr, External, Raised, Refused, TritonConfig
+from ptxdiff.source.modules import ParsedModule, names_bound
 from ptxdiff.source.syntax import call_args, is_constexpr
 from ptxdiff.specs.resolve import Autotuned, Declared, SpecError
 from ptxdiff.targets import target_name
@@ -83,11 +84,28 @@ def _nested(interp: Interp, kernel: Kernel) -> object:
             raise SpecError(f"{kernel.path}:{stmt.lineno}: {kernel.name} reads `{name}`, a local of {host}(): triton "
                             "takes it from the closure when that function runs, which reading the source cannot "
                             "give (pass it as a parameter, or define it at module level)")
-        return interp.function(stmt, scope)
+        return interp.function(stmt, _closure(interp, env.mod, kernel.name, stmt, scope))
     assert isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None  # locate() finds these
     value = stmt.value
     scope.vars.update({s.name: interp.function(s, scope) for s in flat if isinstance(s, ast.FunctionDef)})
     return interp.eval(value, scope)
+
+
+def _closure(interp: Interp, mod: ParsedModule, qualname: str, fn: ast.FunctionDef, scope: Scope) -> Scope:
+    """The scope a kernel defined inside functions is made in: each function's `static_locals`
+    that the kernel reads (its imports of triton, the jit helpers beside it), bound as Python
+    binds them; one the evaluator cannot take is left out (triton names it if the kernel needs it)."""
+    reads = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    for host in enclosing(mod, qualname):
+        if isinstance(host, ast.FunctionDef):
+            scope = Scope(scope.env, scope.before, {}, outer=scope)
+            for stmt in static_locals(host):
+                if reads & set(names_bound(stmt)) and stmt is not fn:
+                    try:
+                        interp.exec_stmt(stmt, scope)
+                    except (Raised, Refused):
+                        continue
+    return scope
 
 
 def decorator_kind(value: object) -> str | None:

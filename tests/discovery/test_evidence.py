@@ -299,3 +299,28 @@ def test_of_two_operands_that_disagree_the_odd_one_out_changes(tmp_path, capsys)
     rows = _rows(tmp_path, DOT_PAIR.replace("EXPR", "q"), DOT_PAIR.replace("EXPR", "q.to(tl.float16)"), capsys)
     assert _verdicts(rows) == {"identical"}   # with Q fp16 the cast is no change
     assert {(r["spec_detail"]["signature"]["Q"], r["spec_detail"]["signature"]["K"]) for r in rows} == {("*fp16", "*fp16")}
+
+
+@pytest.mark.integration
+def test_kernels_built_inside_a_function_that_imports_triton_compile(tmp_path, capsys):
+    """pytorch/ao: kernels and their helper defined in a function whose own body imports triton;
+    every row read `reads tl, a local of _build()`."""
+    repo = make_repo(tmp_path, {"ops/k.py": """
+def _build():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def twice(x):
+        return x * 2.0
+
+    @triton.jit
+    def scale(X, Y, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(Y + offs, twice(tl.load(X + offs)))
+
+    return scale
+"""})
+    rows = run_json(["show", "-C", str(repo), "HEAD"], capsys)["kernels"]
+    assert [r["kernel"] for r in rows] == ["ops/k.py::_build.scale"]
+    assert [r["error"] for r in rows] == [None]

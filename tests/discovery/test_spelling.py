@@ -313,6 +313,30 @@ def launch(x, factor):
     assert closure_reads(mod, "launch.plain", defs["plain"]) == []
 
 
+def test_a_kernel_inside_a_function_reads_that_function_s_imports_and_helpers() -> None:
+    """Imports and defs of the host function's own body, bound once, are what reading the source
+    gives (pytorch/ao builds its kernels inside a function that imports triton)."""
+    text = """
+
+def build(flag):
+    import triton
+    import triton.language as tl
+    if flag:
+        tl = None
+    from triton import language as lang
+    @triton.jit
+    def helper(x):
+        return x * 2.0
+    @triton.jit
+    def k(x_ptr):
+        tl.store(x_ptr, helper(lang.load(x_ptr)))
+"""
+    mod = ModuleIndex(FileSet({"ops/k.py": text.encode()})).parse("ops/k.py")
+    assert mod.tree is not None
+    defs = {n.name: n for n in ast.walk(mod.tree) if isinstance(n, ast.FunctionDef)}
+    assert closure_reads(mod, "build.k", defs["k"]) == [("tl", "build")]   # bound twice: a closure value
+
+
 def test_unresolved_through_the_full_language_name() -> None:
     text = "import triton\n\n\ndef f(x_ptr):\n    triton.language.store(x_ptr, 1.0)\n"
     kernels = found({"ops/k.py": text})
