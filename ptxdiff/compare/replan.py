@@ -97,21 +97,26 @@ def retyped(needs: list[Need]) -> list[Need]:
     """Pairs where a side's compile found types that compile in place of failing guesses
     (`retype`, compile/retype.py): one set of types for both sides, whichever side failed."""
     def replan(plan: Plan, results: list[SpecResult]) -> Plan:
-        specs = [(r, r.spec) for r in results if r.spec is not None]
-        found = {planmod.combo_key(spec.constexprs): r.retype for r, spec in specs if r.retype}
+        specs = [(r, r.spec, planmod.sixteen_bit(r.spec.guessed)) for r in results if r.spec is not None]
+        found = {planmod.retype_key(spec.constexprs, spec.guessed): (r.retype, bf16) for r, spec, bf16 in specs
+                 if r.retype}
         if not found:
             return plan
         # a combination that failed without finding types of its own borrows those found for the
         # others (a pointer's element type seldom follows a constexpr; its search may have stopped
-        # at a later error that only its values have)
-        lent: dict[str, str] = {}
-        for types in found.values():
-            for param, kind in types.items():
-                lent.setdefault(param, kind)
-        for r, spec in specs:
+        # at a later error that only its values have), its own family's first; the bf16 family
+        # borrows the fp32 family's pointers as bf16
+        def lent(to_bf16: bool) -> dict[str, str]:
+            out: dict[str, str] = {}
+            for types, bf16 in sorted(found.values(), key=lambda f: f[1] is not to_bf16):
+                for param, kind in types.items():
+                    out.setdefault(param, "*bf16" if to_bf16 and not bf16 and kind == "*fp32" else kind)
+            return out
+        kept = {key: types for key, (types, _) in found.items()}
+        for r, spec, bf16 in specs:
             if r.error:
-                found.setdefault(planmod.combo_key(spec.constexprs), lent)
-        return plan.retyped(found)
+                kept.setdefault(planmod.retype_key(spec.constexprs, spec.guessed), lent(bf16))
+        return plan.retyped(kept)
     return _replanned(needs, replan)
 
 

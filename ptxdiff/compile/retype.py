@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ptxdiff.compile.search import DISAGREE, chain, failing_names, function_of, message, walk
-from ptxdiff.discovery.params import addressed, params_behind
+from ptxdiff.discovery.params import addressed, params_behind, written_only
 from ptxdiff.specs.guesses import GuessKind
 from ptxdiff.specs.resolve import Spec
 
@@ -146,17 +146,18 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
         return None
     assert isinstance(src, str)
     pointers = addressed(fn)   # what the kernel loads from or stores to stays a pointer
+    outputs = written_only(fn)   # guessed fp32 whatever the inputs are: no evidence of their type
 
     def trials(changed: dict[str, Any], error: BaseException) -> list[list[dict[str, Any]]]:
         """The types the error asks for (of suspects not changed yet first: the other operand of
-        one just mended; then the type more of the other guesses have already: of two operands
-        that must agree, the odd one out changes; one suspect at a time before all at once), then
-        each suspect's usual others."""
+        one just mended; then the type more of the kernel's other inputs have already: of two
+        operands that must agree, the odd one out changes; one suspect at a time before all at
+        once), then each suspect's usual others."""
         suspects = [p for p in params_behind(fn, failing_names(error, src)) if p in guessed]
         current, text = {**guessed, **changed}, message(error)
         steps = sorted(((p, t) for p in suspects for t in _asked(current[p], text) if t != current[p]),
                        key=lambda step: (step[0] in changed, -sum(t == step[1] for q, t in current.items()
-                                                                   if q != step[0])))
+                                                                   if q != step[0] and q not in outputs)))
         asked = [{**changed, p: t} for p, t in steps]
         usual = [{**changed, p: t} for p in suspects for t in ALTERNATIVES.get(guessed[p], ()) if t != current[p]]
         return [[t for t in tier if all(t[p].startswith("*") for p in pointers & t.keys())]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import cast
 
@@ -21,6 +21,8 @@ from ptxdiff.discovery.hints import Hint
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.discovery.params import ParamMark
 from ptxdiff.record.launches import Launch
+from ptxdiff.specs import guesses as guessmod
+from ptxdiff.specs.guesses import Guess, GuessKind
 from ptxdiff.specs.launch import LaunchInputs
 from ptxdiff.strenum import StrEnum
 
@@ -160,14 +162,26 @@ class Plan:
         return [f"{name}: guessed {old}, which does not fit the kernel; {new} does"
                 for name, old, new in self.refits]
 
-    def retype_for(self, constexprs: Mapping[str, object]) -> dict[str, str]:
-        """The searched types of the spec with these constexprs (as `SpecDetail` holds them)."""
-        return dict(dict(self.retypes).get(combo_key(constexprs), ()))
+    def retype_for(self, constexprs: Mapping[str, object], guessed: Iterable[Guess]) -> dict[str, str]:
+        """The searched types of the spec with these constexprs and guesses (as `SpecDetail`
+        holds them)."""
+        return dict(dict(self.retypes).get(retype_key(constexprs, guessed), ()))
 
 
 def combo_key(constexprs: Mapping[str, object]) -> str:
     """One spec's constexpr values as both sides and the cache see them (`SpecDetail` form)."""
     return json.dumps(sorted(constexprs.items()), default=repr)
+
+
+def sixteen_bit(guessed: Iterable[Guess]) -> bool:
+    """Whether a spec is of the bf16 family: a guessed pointer of its is bf16."""
+    return "*bf16" in guessmod.of_kind(guessed, GuessKind.TYPE).values()
+
+
+def retype_key(constexprs: Mapping[str, object], guessed: Iterable[Guess]) -> str:
+    """Where a compile search's types are kept: per combination of constexpr values and family,
+    so that a type the bf16 family needs (`tl.div_rn` takes fp32 only) stays its own."""
+    return combo_key(constexprs) + (" bf16" if sixteen_bit(guessed) else "")
 
 
 SHRINK = 4

@@ -309,11 +309,9 @@ def resolve(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan = 
 
 def _retyped(spec: Spec, plan: Plan, notes: set[str]) -> Spec:
     """A spec with the types a compile search found for its constexpr values, said in the notes."""
-    found = plan.retype_for(spec.detail().constexprs)
+    found = plan.retype_for(spec.detail().constexprs, spec.guessed)
     sig = dict(spec.signature)
     types = guessmod.of_kind(spec.guessed, GuessKind.TYPE)
-    if "*bf16" in types.values():   # a spec of the bf16 family
-        found = {p: "*bf16" if t == "*fp32" else t for p, t in found.items()}
     found = {p: t for p, t in found.items() if p in sig and sig[p] != t and types.get(p) == sig[p]}
     if not found:
         return spec

@@ -97,9 +97,26 @@ def test_retyped_lends_found_types_to_combinations_that_failed_without_their_own
     old, new = need("old", GUESSED, [found, failed]), need("new", GUESSED, [fine])
     assert replan.retyped([old, new]) == [old, new]
     assert old.plan == new.plan
-    assert old.plan.retype_for({"BLOCK": 64}) == old.plan.retype_for({"BLOCK": 128}) == {"x": "*i32"}
-    assert old.plan.retype_for({"BLOCK": 256}) == {}
+    assert old.plan.retype_for({"BLOCK": 64}, ()) == old.plan.retype_for({"BLOCK": 128}, ()) == {"x": "*i32"}
+    assert old.plan.retype_for({"BLOCK": 256}, ()) == {}
     assert combo_key({"BLOCK": 64}) in dict(old.plan.retypes)
+
+
+def test_the_bf16_family_keeps_the_types_its_own_search_found():
+    """ao's `tl.div_rn(x, amax)` takes fp32 only: under the bf16 family the search gives the
+    pointer fp32, which used to be read back as bf16 (the fp32 family's types were mapped onto
+    it), so the row could never compile. A bf16 spec that failed without a search of its own
+    borrows the fp32 family's types, its fp32 pointers as bf16."""
+    bf16 = {"x:": "*bf16", "y:": "*bf16"}
+    own = result({"BLOCK": 64}, bf16, retype={"x": "*fp32"}, error="TypeError")
+    fp32 = result({"BLOCK": 64}, {"x:": "*fp32", "y:": "*fp32"}, retype={"y": "*fp32", "z": "*i32"}, error="TypeError")
+    borrower = result({"BLOCK": 128}, bf16, error="TypeError")
+    old = need("old", GUESSED, [own, fp32, borrower])
+    assert replan.retyped([old]) == [old]
+    guesses = SpecDetail.from_json({"guessed": bf16}).guessed
+    assert old.plan.retype_for({"BLOCK": 64}, guesses) == {"x": "*fp32"}
+    assert old.plan.retype_for({"BLOCK": 64}, ()) == {"y": "*fp32", "z": "*i32"}
+    assert old.plan.retype_for({"BLOCK": 128}, guesses) == {"x": "*fp32", "y": "*bf16", "z": "*i32"}
 
 
 def test_retyped_without_a_search_result_changes_nothing():

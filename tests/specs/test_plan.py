@@ -10,6 +10,7 @@ from helpers import HEADER
 from ptxdiff.discovery.kernels import Kernel, discover
 from ptxdiff.repo_config import Config
 from ptxdiff.source.modules import FileSet
+from ptxdiff.specs.guesses import type_of
 from ptxdiff.specs.plan import FAMILIES, MAX_SHRINK, SHRINK, Choice, Plan, combo_key, make, smaller
 
 KERNEL = HEADER + '''
@@ -123,7 +124,8 @@ def test_retyped_adds_what_a_later_search_finds_and_keeps_what_was_found():
     combo = {"BLOCK": 64, "HAS_B": True}
     first = Plan().retyped({combo_key(combo): {"x_ptr": "*i32"}})
     later = first.retyped({combo_key(combo): {"x_ptr": "*fp16", "n": "i64"}})
-    assert later.retype_for(combo) == {"x_ptr": "*i32", "n": "i64"}
-    assert later.retype_for({"BLOCK": 64, "HAS_B": False}) == {}
+    assert later.retype_for(combo, ()) == {"x_ptr": "*i32", "n": "i64"}
+    assert later.retype_for({"BLOCK": 64, "HAS_B": False}, ()) == {}
+    assert later.retype_for(combo, (type_of("x_ptr", "*bf16"),)) == {}   # the bf16 family's are its own
     assert first.retyped({combo_key(combo): {"x_ptr": "*i32"}}) is first
     assert combo_key({"b": 1, "a": 2}) == combo_key({"a": 2, "b": 1})   # the order of the dict is not the key's
