@@ -30,6 +30,8 @@ _NAME = re.compile(r"^\s*triton\s*(?:\[[^\]]*\])?\s*(\(?\s*[<>=!~][^;#]*)?(?:;.*
 _CLAUSE = re.compile(r"^(===|==|!=|~=|>=|<=|>|<)\s*([0-9][0-9a-zA-Z.*+!-]*)$")
 # a release is a few short numbers: a longer one is no version (and `int()` of 5,000 digits raises)
 RELEASE = re.compile(r"^\d{1,9}(?:\.\d{1,9}){0,5}$")
+# a pre-release (`1.0.1dev`, `2.0.0.dev20221105`, `3.1rc1`): the release it comes before, group 1
+PRE_RELEASE = re.compile(r"^(\d{1,9}(?:\.\d{1,9}){0,5})[.-]?(?:dev|a|b|c|rc|alpha|beta|pre|preview)\d*(?:\.?dev\d*)?$")
 MAX_PIN = 120   # characters of one pin's specifier: real ones are under 40 (`>=3.2,<3.4,!=3.3.0`)
 
 
@@ -90,7 +92,14 @@ def satisfies(version: str, spec: str) -> bool:
                 return False
             continue
         if not RELEASE.match(target):
-            return False   # a pre-release or local version bound: no release we choose meets it exactly
+            pre = PRE_RELEASE.match(target)
+            if pre is None:
+                return False   # a local or post-release bound: no release we choose meets it exactly
+            # a release is above a pre-release of X (`>=1.0.1dev`) exactly where it is X or above
+            c = _compare(v, version_tuple(pre.group(1)))
+            if not {">=": c >= 0, ">": c >= 0, "<": c < 0, "<=": c < 0, "!=": True}.get(op, False):
+                return False
+            continue
         t = version_tuple(target)
         c = _compare(v, t)
         ok = {"==": c == 0, "===": c == 0, "!=": c != 0, ">=": c >= 0, "<=": c <= 0, ">": c > 0, "<": c < 0,

@@ -24,12 +24,11 @@ from typing import Any, cast
 from ptxdiff.discovery.fingerprint import Closure, kernel_closure
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.discovery.spelling import JIT
-from ptxdiff.evaluator.installed import from_triton
 from ptxdiff.evaluator.interp import Interp
 from ptxdiff.evaluator.scope import Function, Module, ModuleEnv
 from ptxdiff.evaluator.values import Applied, Class, Constexpr, DType, External, Raised, Refused
 from ptxdiff.git.values import printable
-from ptxdiff.instantiate import namespace
+from ptxdiff.instantiate import host_calls, namespace
 from ptxdiff.instantiate.scan import BUILTIN_DECORATORS, CONSTEXPR_FUNCTIONS, describe, refusal
 from ptxdiff.source.syntax import call_args, dotted_name, is_constexpr, python_lines, signature_annotation, strip_docstrings
 from ptxdiff.specs.declared import decorator_kind, kernel_function, read
@@ -146,11 +145,13 @@ class Builder:
                     and JIT in self.interp.spelling.decorator_kinds(value.env.mod, value.node):
                 return self.jit(value)   # a jit function as discovery reads it (one resolver), however spelled
             if any(isinstance(d, External) and d.dotted in CONSTEXPR_FUNCTIONS for d in value.decorators):
-                return self._constexpr_function(value)
+                return host_calls.constexpr_function(self.interp, value, self.convert)
             if any(isinstance(d, External) and d.dotted in BUILTIN_DECORATORS for d in value.decorators):
                 self.refused.setdefault(name, f"a triton builtin of the repository ({value.env.mod.path}): Python "
                                               "that triton runs while it compiles, which ptxdiff builds from source "
                                               "and never runs (`--import` runs the revision's modules)")
+            elif not value.decorators and isinstance(value.node, ast.FunctionDef) and namespace.reading_as_triton2():
+                return host_calls.interpreted(self.interp, value, self.convert)   # triton 2.x called it as it compiled
             return None
         if isinstance(value, Module):
             return self._module(value)
@@ -227,28 +228,6 @@ class Builder:
                           notes=declared.notes + ("compiled in an elementwise harness (a device function, never "
                                                   "launched itself)",))
         return triton.jit(pyfn), harness
-
-    def _constexpr_function(self, fn: Function) -> Any:
-        """`@tl.constexpr def f(dtype): ...` (or `@triton.constexpr_function`): host code that
-        triton calls while compiling. It is interpreted by the evaluator, never executed: the
-        kernel gets a callable that runs the evaluator on triton's arguments."""
-        import triton.language as tl
-
-        plain = dataclasses.replace(fn, decorators=())
-        interp, convert = self.interp, self.convert
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            try:
-                result = interp.call_function(plain, [from_triton(a) for a in args],
-                                              {k: from_triton(v) for k, v in kwargs.items()})
-            except (Refused, Raised) as e:
-                raise RuntimeError(f"{fn.name}: {e}") from None
-            return convert(result, fn.name)
-        call.__name__ = call.__qualname__ = fn.name
-        if any(isinstance(d, External) and d.dotted.endswith("constexpr_function") for d in fn.decorators):
-            import triton
-            return triton.constexpr_function(call) if hasattr(triton, "constexpr_function") else tl.constexpr(call)
-        return tl.constexpr(call)
 
     def _module(self, value: Module) -> types.ModuleType:
         """A repository module used as `alias.helper` inside a kernel: a plain module object that

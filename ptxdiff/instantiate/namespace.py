@@ -54,6 +54,11 @@ def read_as_triton2() -> None:
     _PROXIES.clear()
 
 
+def reading_as_triton2() -> bool:
+    """Whether this process reads kernels as triton 2.x did (read_as_triton2)."""
+    return _AS_TRITON2
+
+
 def _dot_with_transposes(dot: Any, trans: Any) -> Any:
     """Triton 2.0's `tl.dot(a, b, trans_a=..., trans_b=...)`: the operands transposed with this
     triton's `tl.trans`, then its `tl.dot` (a builtin like it: the code generator passes both its

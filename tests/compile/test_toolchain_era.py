@@ -100,6 +100,7 @@ def test_older_than_the_first_release_is_the_first_said_on_the_line(installed: l
     ("==2.3.0", "2025-06-01", True),     # a pin below every release ptxdiff compiles with
     ("<3", "2025-06-01", True),
     ("==2.0.0.dev20221105", "2023-01-10", True),
+    (">=1.0.1dev", "2021-09-29", True),   # a range every release meets, on a day before 3.0.0 (lucidrains)
     ("", "2024-07-19", False),           # 3.0.0's own day: it is the triton of the day
     (">=2.0", "2025-06-01", False),
     ("==3.0.5", "2025-06-01", False),    # in a gap, not below: the nearest is no stand-in for 2.x

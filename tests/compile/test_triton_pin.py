@@ -38,7 +38,7 @@ def test_requirement_lines(text: str, spec: str | None) -> None:
     ("3.3.0", ">=3.2,<3.4", True), ("3.4.0", ">=3.2,<3.4", False),
     ("3.5.1", "~=3.5.0", True), ("3.6.0", "~=3.5.0", False), ("3.9.0", "~=3.5", True),
     ("3.2", "==3.2.0", True), ("3.9.0", ">3.9", False), ("3.9.0", "<=3.9", True),
-    ("3.4.0", ">=3.4.0rc1", False),   # a pre-release bound: nothing is chosen to meet it exactly
+    ("3.4.0", ">=3.4.0rc1", True), ("3.3.1", ">=3.4.0rc1", False),   # a pre-release orders just below its release
 ])
 def test_satisfies(version: str, spec: str, ok: bool) -> None:
     assert triton_pin.satisfies(version, spec) is ok
@@ -124,7 +124,6 @@ def test_choose_follows_user_then_pin_then_installed(monkeypatch: pytest.MonkeyP
     (">=4", "3.9.0"),                        # above every release ptxdiff compiles with: the newest
     ("==2.3.0", "3.0.0"),                    # below them all: the oldest (never a 2.x install that cannot work)
     ("==2.0.0.dev20221105", "3.0.0"),        # a pre-release pin
-    (">=1.0.1dev", "3.9.0"),                 # a pre-release bound that every release meets
     ("==1.0.0", "3.0.0"),
     ("==3.4.5", "3.4.0"),                    # no such release: the newest below it
     ("==3.10.0", "3.9.0"),                   # newer than ptxdiff knows
@@ -221,3 +220,14 @@ def test_the_earliest_removal_bounds_the_pin(monkeypatch: pytest.MonkeyPatch) ->
 def test_module_globals_annotated_constexpr_were_read_until_3_3(text: bytes, release: str | None) -> None:
     found = triton_pin.removed_in([("ops/softplus.py", text)])
     assert (found.release if found else None) == release
+
+
+@pytest.mark.parametrize("spec, meets", [
+    (">=1.0.1dev", ["3.0.0", "3.2.0", "3.9.0"]),   # lucidrains' setup.py: every release is above it
+    (">=3.2rc1", ["3.2.0", "3.9.0"]),
+    ("<3.2.0.dev0", ["3.0.0"]),
+    ("==2.0.0.dev20221105", []),                 # a pre-release itself: no release is it
+    ("!=3.2.0a1", ["3.0.0", "3.2.0", "3.9.0"]),
+])
+def test_a_pre_release_bound_orders_just_below_its_release(spec: str, meets: list[str]) -> None:
+    assert [v for v in ("3.0.0", "3.2.0", "3.9.0") if triton_pin.satisfies(v, spec)] == meets

@@ -1,0 +1,42 @@
+"""The repository's host code that triton calls while compiling a kernel: interpreted by the
+evaluator on triton's arguments, never executed (`@tl.constexpr_function`s; under a revision
+read as triton 2.x, any plain function a kernel calls, as 2.x called it)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from ptxdiff.evaluator.installed import from_triton
+from ptxdiff.evaluator.interp import Interp
+from ptxdiff.evaluator.scope import Function
+from ptxdiff.evaluator.values import External, Raised, Refused
+
+
+def interpreted(interp: Interp, fn: Function, convert: Callable[[Any, str], Any]) -> Callable[..., Any]:
+    """A callable that runs the evaluator on `fn` with triton's arguments, its result converted
+    for triton (`convert`, the builder's)."""
+    plain = dataclasses.replace(fn, decorators=())
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            result = interp.call_function(plain, [from_triton(a) for a in args],
+                                          {k: from_triton(v) for k, v in kwargs.items()})
+        except (Refused, Raised) as e:
+            raise RuntimeError(f"{fn.name}: {e}") from None
+        return convert(result, fn.name)
+    call.__name__ = call.__qualname__ = fn.name
+    return call
+
+
+def constexpr_function(interp: Interp, fn: Function, convert: Callable[[Any, str], Any]) -> Any:
+    """`@tl.constexpr def f(dtype): ...` (or `@triton.constexpr_function`): the kernel gets the
+    interpreted callable as triton takes such a function."""
+    import triton
+    import triton.language as tl
+
+    call = interpreted(interp, fn, convert)
+    if any(isinstance(d, External) and d.dotted.endswith("constexpr_function") for d in fn.decorators):
+        return triton.constexpr_function(call) if hasattr(triton, "constexpr_function") else tl.constexpr(call)
+    return tl.constexpr(call)
