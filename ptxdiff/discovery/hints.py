@@ -138,7 +138,9 @@ def constexpr_hints(fn: ast.FunctionDef, consts: Mapping[str, object], kinds: Ma
     domains = enum_domains(fn, set(names), consts)
     for n in names:
         u = uses[n]
-        if "dtype" in u or n.lower().endswith("dtype"):
+        if "called" in u:   # `ACTIVATION(x)`: a jit function, which no launch here names
+            hints[n] = Hint((None,), "a function the kernel calls (none: the kernel's path without it)")
+        elif "dtype" in u or n.lower().endswith("dtype"):
             hints[n] = Hint(("tl.float32",), "a dtype (the pointers' guessed element type)")
         elif (option := _option_values(u, compared[n])) is not None:
             hints[n] = Hint(option, "passed as " + ", ".join(sorted(x[len(OPTION):] for x in u if x.startswith(OPTION)))
@@ -189,8 +191,8 @@ def constexpr_hints(fn: ast.FunctionDef, consts: Mapping[str, object], kinds: Ma
 
 def _constexpr_uses(fn: ast.FunctionDef, names: list[str], consts: Mapping[str, object]
                     ) -> tuple[dict[str, set[str]], dict[str, list[object]]]:
-    """How the kernel uses each constexpr ("block", "loop", "unrolled", "dtype", "flag"), and the
-    constants it is compared with by == or !=."""
+    """How the kernel uses each constexpr ("block", "loop", "unrolled", "dtype", "flag", "called"),
+    and the constants it is compared with by == or !=."""
     uses: dict[str, set[str]] = {n: set() for n in names}
     compared: dict[str, list[object]] = {n: [] for n in names}
     for node in ast.walk(fn):
@@ -288,7 +290,9 @@ def _add_compared(found: list[object], values: list[object]) -> None:
 
 
 def _call_uses(node: ast.Call, uses: dict[str, set[str]]) -> None:
-    """What one call says of the constexprs among its arguments."""
+    """What one call says of the constexprs among its arguments, and of one it calls."""
+    if isinstance(node.func, ast.Name) and node.func.id in uses:
+        uses[node.func.id].add("called")
     callee = last_name(node.func)
     if callee == "arange":
         for n in _names(node.args) & uses.keys():

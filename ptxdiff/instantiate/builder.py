@@ -151,7 +151,7 @@ class Builder:
                                               "that triton runs while it compiles, which ptxdiff builds from source "
                                               "and never runs (`--import` runs the revision's modules)")
             elif not value.decorators and isinstance(value.node, ast.FunctionDef) and namespace.reading_as_triton2():
-                return host_calls.interpreted(self.interp, value, self.convert)   # triton 2.x called it as it compiled
+                return host_calls.plain_function(self.interp, value, self.convert)
             return None
         if isinstance(value, Module):
             return self._module(value)

@@ -40,3 +40,12 @@ def constexpr_function(interp: Interp, fn: Function, convert: Callable[[Any, str
     if any(isinstance(d, External) and d.dotted.endswith("constexpr_function") for d in fn.decorators):
         return triton.constexpr_function(call) if hasattr(triton, "constexpr_function") else tl.constexpr(call)
     return tl.constexpr(call)
+
+
+def plain_function(interp: Interp, fn: Function, convert: Callable[[Any, str], Any]) -> Any:
+    """A plain function a kernel calls, under a revision read as triton 2.x (which called it while
+    compiling): the interpreted callable held as a constexpr, which the stand-in's code generator
+    unwraps and calls, and its dependency finder passes as triton's own."""
+    import triton.language as tl
+
+    return tl.constexpr(interpreted(interp, fn, convert))

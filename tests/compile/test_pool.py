@@ -190,11 +190,17 @@ import triton.language as tl
 SCALE = 2.0   # a plain module global: triton 2.x read it as a constant, 3.x refuses it
 
 
+def exists(value):   # a plain function: triton 2.x called it while compiling
+    return value is not None
+
+
 @triton.jit
-def scaled(x_ptr, y_ptr, BLOCK: tl.constexpr = 16):
+def scaled(x_ptr, y_ptr, ACTIVATION: tl.constexpr = None, BLOCK: tl.constexpr = 16):
     offs = tl.arange(0, BLOCK)
     tile = offs[:, None] * BLOCK + offs[None, :]
     c = tl.dot(tl.load(x_ptr + tile), tl.load(y_ptr + tile), trans_b=True)   # triton 2.0's dot
+    if exists(ACTIVATION):
+        c = ACTIVATION(c)
     tl.store(x_ptr + tile, c * SCALE)
 '''
 
@@ -202,7 +208,8 @@ def scaled(x_ptr, y_ptr, BLOCK: tl.constexpr = 16):
 @pytest.mark.integration
 def test_a_side_standing_in_for_triton_2_reads_module_globals_as_constants(tmp_path):
     """The same kernel and spec: refused as triton 3.x refuses 2.0's `trans_b` and a plain global,
-    compiled where the side stands in for a triton before 3.0 (Side.triton2), in a worker of its own."""
+    compiled where the side stands in for a triton before 3.0 (Side.triton2), in a worker of its own,
+    the repository's plain function interpreted where the kernel calls it (lucidrains)."""
     repo = make_repo(tmp_path, {"ops/k.py": GLOBAL_READ})
     r = Repo(repo)
     side = r.side("HEAD")

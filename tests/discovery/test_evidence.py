@@ -117,6 +117,19 @@ def test_a_static_assert_names_the_value():
     assert hints["N"] == (4,) and hints["M"] == (2, 8)
 
 
+def test_a_constexpr_the_kernel_calls_is_a_function_guessed_none():
+    """`if exists(ACTIVATION): o = ACTIVATION(o)`: no size is a function (lucidrains' bmm read
+    `'int' object is not callable` under the guess 64)."""
+    hints = hints_of("""
+        def k(X, ACTIVATION: tl.constexpr, BLOCK: tl.constexpr):
+            o = tl.load(X + tl.arange(0, BLOCK))
+            if ACTIVATION is not None:
+                o = ACTIVATION(o)
+            tl.store(X + tl.arange(0, BLOCK), o)
+    """)
+    assert hints["ACTIVATION"] == (None,) and hints["BLOCK"] != (None,)
+
+
 def test_options_take_tritons_strings_never_a_size():
     hints = hints_of("""
         def k(A, B, C, PREC: tl.constexpr, EVICT: tl.constexpr, CACHE: tl.constexpr, P2: tl.constexpr):
