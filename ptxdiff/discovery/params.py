@@ -323,6 +323,7 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
                     found.index_pointers.update(loaded_from[name])
     found.descriptor_unit_strides = _unit_strides(nodes, flow.params)
     found.element_types = _compared_element_types(nodes, flow.params)
+    _integer_dot_operands(nodes, set(flow.params), loaded_from, found)
     # `tl.dot(a, b)` takes operands of one type: a pointer whose element type is known gives it
     # to the pointer the other operand is loaded from (not to one whose values are shifted or
     # masked: packed ints that the kernel dequantizes). A boolean mask is never a dot operand: an
@@ -380,6 +381,58 @@ def _cast_to(node: ast.expr, casts: dict[str, str]) -> str | None:
             and node.args and dotted_name(node.args[0])[-1:] and dotted_name(node.args[0])[-1] in SIGNATURE_TYPES:
         return "*" + SIGNATURE_TYPES[dotted_name(node.args[0])[-1]]
     return None
+
+
+def _int32(node: ast.expr | None, names: Collection[str] = ()) -> bool:
+    """`tl.int32`, or a name that is (a constexpr whose default is `tl.int32`: `ACC_TYPE`)."""
+    return node is not None and (dotted_name(node)[-1:] == ["int32"] or isinstance(node, ast.Name) and node.id in names)
+
+
+def _integer_dot_operands(nodes: list[ast.AST], params: set[str], loaded_from: dict[str, set[str]],
+                          found: _Evidence) -> None:
+    """An integer `tl.dot`, one that accumulates into `tl.zeros(..., dtype=tl.int32)` (`acc +=
+    tl.dot(a, b)`, `acc = tl.dot(a, b, acc)`) or says `out_dtype=tl.int32`, takes 8-bit ints:
+    the pointers its operands are loaded from are `*i8` (an int8 GEMM's accumulator under fp32
+    guesses never compiled: the loop-carried value changed type)."""
+    fn = next((n for n in nodes if isinstance(n, ast.FunctionDef)), None)
+    args = fn.args.args if fn is not None else []
+    ints = {a.arg for a, d in zip(args[len(args) - len(fn.args.defaults):], fn.args.defaults) if _int32(d)} \
+        if fn is not None else set()
+    accumulators: set[str] = set()
+    for node in nodes:
+        target, value = _assigned(node)
+        if isinstance(target, ast.Name) and isinstance(value, ast.Call) and \
+                dotted_name(value.func)[-1:] in (["zeros"], ["full"]) and \
+                (_int32(next((k.value for k in value.keywords if k.arg == "dtype"), None), ints)
+                 or len(value.args) == 2 and _int32(value.args[1], ints) or len(value.args) == 3 and _int32(value.args[2], ints)):
+            accumulators.add(target.id)
+    dots: list[ast.Call] = []
+    for node in nodes:
+        target, value = (node.target, node.value) if isinstance(node, ast.AugAssign) else _assigned(node)
+        into = isinstance(target, ast.Name) and target.id in accumulators
+        for call in (n for n in ast.walk(value) if isinstance(n, ast.Call)) if value is not None else ():
+            if dotted_name(call.func)[-1:] == ["dot"] and len(call.args) >= 2 and (
+                    into or any(k.arg == "out_dtype" and _int32(k.value) for k in call.keywords)):
+                dots.append(call)
+    # a load through a block pointer (`tl.load(a_block_ptr)`): the param its `base=` names
+    bases: dict[str, set[str]] = {}
+    for node in nodes:
+        target, value = _assigned(node)
+        if isinstance(target, ast.Name) and isinstance(value, ast.Call) and \
+                dotted_name(value.func)[-1:] == ["make_block_ptr"]:
+            base = next((k.value for k in value.keywords if k.arg == "base"), value.args[0] if value.args else None)
+            bases.setdefault(target.id, set()).update(_names_in(base) & params if base is not None else set())
+    through: dict[str, set[str]] = {}
+    for node in nodes:
+        target, value = _assigned(node)
+        if isinstance(target, ast.Name) and isinstance(value, ast.Call) and dotted_name(value.func)[-1:] == ["load"] \
+                and value.args and isinstance(value.args[0], ast.Name) and value.args[0].id in bases:
+            through[target.id] = bases[value.args[0].id]
+    for call in dots:
+        for operand in call.args[:2]:
+            pointers = {q for n in _names_in(operand) for q in loaded_from.get(n, set()) | through.get(n, set())}
+            for q in pointers - found.index_pointers:
+                found.element_types.setdefault(q, "*i8")
 
 
 def _cast_dot_operands(nodes: list[ast.AST], loaded_from: dict[str, set[str]], found: _Evidence) -> None:

@@ -197,6 +197,36 @@ def test_a_loaded_dot_operand_takes_the_other_operands_type_never_i32():
     assert kinds["A"] == "*fp16" and kinds["S"] == "*fp16"
 
 
+@pytest.mark.parametrize("accumulate", [
+    "acc = tl.zeros((BLOCK, BLOCK), dtype=tl.int32)\n    acc += tl.dot(a, b)",
+    "acc = tl.zeros((BLOCK, BLOCK), tl.int32)\n    acc = tl.dot(a, b, acc)",
+    "acc = tl.dot(a, b, out_dtype=tl.int32)",
+    "acc = tl.zeros((BLOCK, BLOCK), dtype=ACC)\n    acc += tl.dot(a, b)",   # a constexpr whose default says so
+])
+def test_an_integer_dot_takes_8_bit_operands(accumulate):
+    """ao's int8 matmul: under fp32 guesses the int32 accumulator changed type in its loop."""
+    kinds = infer_param_kinds(parsed(f"""
+def k(A, B, C, BLOCK: tl.constexpr, ACC: tl.constexpr = tl.int32):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(A + offs[:, None] * BLOCK + offs[None, :])
+    b = tl.load(B + offs[:, None] * BLOCK + offs[None, :])
+    {accumulate}
+    tl.store(C + offs[:, None] * BLOCK + offs[None, :], acc)
+""")[0])
+    assert (kinds["A"], kinds["B"], kinds["C"]) == ("*i8", "*i8", "*fp32")
+
+
+def test_a_float_dot_s_operands_stay_as_they_were():
+    kinds = infer_param_kinds(parsed("""
+def k(A, B, C, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    acc += tl.dot(tl.load(A + offs[:, None] * BLOCK + offs[None, :]), tl.load(B + offs[:, None] * BLOCK + offs[None, :]))
+    tl.store(C + offs[:, None] * BLOCK + offs[None, :], acc)
+""")[0])
+    assert kinds["A"] == kinds["B"] == "*fp32"
+
+
 # --- a compiler crash under a guess is a misfit, searched --------------------------------
 
 def test_a_compiler_crash_under_a_guessed_zero_is_searched():
