@@ -13,8 +13,9 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
+from ptxdiff.discovery.dot_operands import SIGNATURE_TYPES, cast_dot_operands, integer_dot_operands, loaded_dot_operands
 from ptxdiff.discovery.hints import Hint
-from ptxdiff.source.syntax import dotted_name, is_constexpr, signature_annotation
+from ptxdiff.source.syntax import assigned_value, dotted_name, is_constexpr, names_in, signature_annotation
 from ptxdiff.strenum import StrEnum
 
 
@@ -92,10 +93,6 @@ def _uncast(node: ast.expr) -> ast.expr:
     return node
 
 
-def _names_in(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-
-
 @dataclass
 class _Locals:
     """How a kernel's locals relate to its params (assignments only, read once)."""
@@ -115,29 +112,19 @@ class _Locals:
         return seen, {n for n in seen if n in self.params and "ptr" in n.lower()}
 
 
-def _assigned(node: ast.AST) -> tuple[ast.expr | None, ast.expr | None]:
-    """The target and value of a single-target assignment, annotated ones included
-    (`out_dtype: tl.constexpr = out_ptr.dtype.element_ty`)."""
-    if isinstance(node, ast.Assign) and len(node.targets) == 1:
-        return node.targets[0], node.value
-    if isinstance(node, ast.AnnAssign):
-        return node.target, node.value
-    return None, None
-
-
 def _locals(params: list[str], nodes: list[ast.AST]) -> _Locals:
     derived: dict[str, set[str]] = {}
     uses: dict[str, set[str]] = {}
     for node in nodes:
-        target, value = _assigned(node)
+        target, value = assigned_value(node)
         if isinstance(target, ast.Name) and value is not None:
             derived.setdefault(target.id, set()).update(_pointer_terms(value))
-            uses.setdefault(target.id, set()).update(_names_in(value))
+            uses.setdefault(target.id, set()).update(names_in(value))
         elif isinstance(target, (ast.Tuple, ast.List)) and value is not None:  # `lo, hi = tl.split(out)`
-            for name in _names_in(target):
-                uses.setdefault(name, set()).update(_names_in(value))
+            for name in names_in(target):
+                uses.setdefault(name, set()).update(names_in(value))
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):  # `k_len += nxt - cur`
-            uses.setdefault(node.target.id, set()).update(_names_in(node.value))
+            uses.setdefault(node.target.id, set()).update(names_in(node.value))
     return _Locals(params, derived, uses)
 
 
@@ -202,7 +189,7 @@ class _Evidence:
     def address(self, arg: ast.expr, flow: _Locals, loaded_from: dict[str, set[str]]) -> None:
         """The address a load, store or atomic is given: its pointer term, and the offsets beside it."""
         seen, named = flow.roots(arg)
-        inner = _names_in(arg)
+        inner = names_in(arg)
         # a loaded value is never the pointer term: `X + tl.load(Y)` offsets X by ints
         offsets = {n for n in seen | inner | set().union(*(flow.uses.get(t, ()) for t in seen))
                    if n in loaded_from}
@@ -233,12 +220,6 @@ class _Evidence:
 
 # `tl.dot_scaled` formats -> the element type of an operand in that format (e2m1: two per byte)
 SCALED_FORMATS = {"e4m3": "*fp8e4nv", "e5m2": "*fp8e5", "e2m1": "*u8", "bf16": "*bf16", "fp16": "*fp16"}
-
-# triton dtype names as a signature writes them
-SIGNATURE_TYPES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64", "float8e4nv": "fp8e4nv",
-                   "float8e5": "fp8e5", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
-                   "uint16": "u16", "uint32": "u32", "uint64": "u64", "int1": "i1"}
-
 
 def _element_of(node: ast.expr, aliases: dict[str, str]) -> str | None:
     """The param whose element type an expression is: `P.dtype.element_ty`, or a local holding it."""
@@ -302,7 +283,7 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
                 if arg is not None:
                     found.address(arg, flow, loaded_from)
             if name in _INT_CALLS:
-                found.ints |= {n for a in node.args for n in _names_in(a)}
+                found.ints |= {n for a in node.args for n in names_in(a)}
         elif isinstance(node, ast.Compare):
             found.comparison(node)
     # values used in //, %, shifts or bit operations, as loop bounds or as random seeds are
@@ -323,22 +304,22 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
                     found.index_pointers.update(loaded_from[name])
     found.descriptor_unit_strides = _unit_strides(nodes, flow.params)
     found.element_types = _compared_element_types(nodes, flow.params)
-    _integer_dot_operands(nodes, set(flow.params), loaded_from, found)
+    integer_dot_operands(nodes, set(flow.params), loaded_from, found.element_types, found.index_pointers)
     # `tl.dot(a, b)` takes operands of one type: a pointer whose element type is known gives it
     # to the pointer the other operand is loaded from (not to one whose values are shifted or
     # masked: packed ints that the kernel dequantizes). A boolean mask is never a dot operand: an
     # operand computed with a mask's values (`qk + tl.where(mask_block, 0, -inf)`) is not typed by it
     for node in nodes:
         if isinstance(node, ast.Call) and dotted_name(node.func)[-1:] == ["dot"] and len(node.args) >= 2:
-            operands = [{q for n in _names_in(a) for q in loaded_from.get(n, ())} for a in node.args[:2]]
+            operands = [{q for n in names_in(a) for q in loaded_from.get(n, ())} for a in node.args[:2]]
             for mine, theirs in (operands, operands[::-1]):
                 known = {found.element_types[q] for q in theirs if found.element_types.get(q, "*i1") != "*i1"}
                 if len(known) == 1:
                     for q in mine - found.index_pointers:
                         found.element_types.setdefault(q, next(iter(known)))
     _float_dot_operands(nodes, loaded_from, found)
-    _loaded_dot_operands(nodes, loaded_from, found)
-    _cast_dot_operands(nodes, loaded_from, found)
+    loaded_dot_operands(nodes, loaded_from, found.element_types)
+    cast_dot_operands(nodes, loaded_from, found.element_types, found.index_pointers)
     # `tl.load(ptrs + g).to(tl.pointer_type(dtype))`: the values are addresses, 64-bit ints
     for node in nodes:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to" and \
@@ -357,7 +338,7 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
                     fmt.value, str) else None
                 for part, typed in ((f"{role}_scale", "*u8"), (role, kind)):
                     if part in args and typed:
-                        for q in {q for n in _names_in(args[part]) for q in loaded_from.get(n, ())}:
+                        for q in {q for n in names_in(args[part]) for q in loaded_from.get(n, ())}:
                             found.element_types.setdefault(q, typed)
     for node in nodes:   # a tuple argument (`x.stride()` passed whole) read by constant index
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in flow.params \
@@ -373,121 +354,6 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
     return found
 
 
-def _cast_to(node: ast.expr, casts: dict[str, str]) -> str | None:
-    """The signature type a value is cast to (`p.to(tl.float16)`, or a local assigned so), or None."""
-    if isinstance(node, ast.Name):
-        return casts.get(node.id)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cast") \
-            and node.args and dotted_name(node.args[0])[-1:] and dotted_name(node.args[0])[-1] in SIGNATURE_TYPES:
-        return "*" + SIGNATURE_TYPES[dotted_name(node.args[0])[-1]]
-    return None
-
-
-def _int32(node: ast.expr | None, names: Collection[str] = ()) -> bool:
-    """`tl.int32`, or a name that is (a constexpr whose default is `tl.int32`: `ACC_TYPE`)."""
-    return node is not None and (dotted_name(node)[-1:] == ["int32"] or isinstance(node, ast.Name) and node.id in names)
-
-
-def _integer_dot_operands(nodes: list[ast.AST], params: set[str], loaded_from: dict[str, set[str]],
-                          found: _Evidence) -> None:
-    """An integer `tl.dot`, one that accumulates into `tl.zeros(..., dtype=tl.int32)` (`acc +=
-    tl.dot(a, b)`, `acc = tl.dot(a, b, acc)`) or says `out_dtype=tl.int32`, takes 8-bit ints:
-    the pointers its operands are loaded from are `*i8` (an int8 GEMM's accumulator under fp32
-    guesses never compiled: the loop-carried value changed type)."""
-    fn = next((n for n in nodes if isinstance(n, ast.FunctionDef)), None)
-    args = fn.args.args if fn is not None else []
-    ints = {a.arg for a, d in zip(args[len(args) - len(fn.args.defaults):], fn.args.defaults) if _int32(d)} \
-        if fn is not None else set()
-    accumulators: set[str] = set()
-    for node in nodes:
-        target, value = _assigned(node)
-        if isinstance(target, ast.Name) and isinstance(value, ast.Call) and \
-                dotted_name(value.func)[-1:] in (["zeros"], ["full"]) and \
-                (_int32(next((k.value for k in value.keywords if k.arg == "dtype"), None), ints)
-                 or len(value.args) == 2 and _int32(value.args[1], ints) or len(value.args) == 3 and _int32(value.args[2], ints)):
-            accumulators.add(target.id)
-    dots: list[ast.Call] = []
-    for node in nodes:
-        target, value = (node.target, node.value) if isinstance(node, ast.AugAssign) else _assigned(node)
-        into = isinstance(target, ast.Name) and target.id in accumulators
-        for call in (n for n in ast.walk(value) if isinstance(n, ast.Call)) if value is not None else ():
-            if dotted_name(call.func)[-1:] == ["dot"] and len(call.args) >= 2 and (
-                    into or any(k.arg == "out_dtype" and _int32(k.value) for k in call.keywords)):
-                dots.append(call)
-    # a load through a block pointer (`tl.load(a_block_ptr)`): the param its `base=` names
-    bases: dict[str, set[str]] = {}
-    for node in nodes:
-        target, value = _assigned(node)
-        if isinstance(target, ast.Name) and isinstance(value, ast.Call) and \
-                dotted_name(value.func)[-1:] == ["make_block_ptr"]:
-            base = next((k.value for k in value.keywords if k.arg == "base"), value.args[0] if value.args else None)
-            bases.setdefault(target.id, set()).update(_names_in(base) & params if base is not None else set())
-    through: dict[str, set[str]] = {}
-    for node in nodes:
-        target, value = _assigned(node)
-        if isinstance(target, ast.Name) and isinstance(value, ast.Call) and dotted_name(value.func)[-1:] == ["load"] \
-                and value.args and isinstance(value.args[0], ast.Name) and value.args[0].id in bases:
-            through[target.id] = bases[value.args[0].id]
-    for call in dots:
-        for operand in call.args[:2]:
-            pointers = {q for n in _names_in(operand) for q in loaded_from.get(n, set()) | through.get(n, set())}
-            for q in pointers - found.index_pointers:
-                found.element_types.setdefault(q, "*i8")
-
-
-def _cast_dot_operands(nodes: list[ast.AST], loaded_from: dict[str, set[str]], found: _Evidence) -> None:
-    """An operand of `tl.dot` cast to a dtype (`p = p.to(tl.float16)`; `tl.dot(p, v)`) gives that
-    type to the pointers the other operand is loaded from (`v = tl.load(V_ptrs)`, not values
-    computed from loads): `tl.dot` takes operands of one type."""
-    casts: dict[str, str] = {}
-    loaded: set[str] = set()   # locals that are one load's values
-    for node in nodes:
-        target, value = _assigned(node)
-        if isinstance(target, ast.Name) and value is not None and (cast := _cast_to(value, {})) is not None:
-            casts[target.id] = cast
-        if isinstance(target, ast.Name) and isinstance(value, ast.Call) and dotted_name(value.func)[-1:] == ["load"]:
-            loaded.add(target.id)
-    for node in nodes:
-        if isinstance(node, ast.Call) and dotted_name(node.func)[-1:] == ["dot"] and len(node.args) >= 2:
-            for mine, theirs in (node.args[:2], node.args[1::-1]):
-                cast = _cast_to(theirs, casts)
-                if cast is None:
-                    continue
-                pointers = {q for n in _names_in(mine) & loaded for q in loaded_from.get(n, ())}
-                for q in pointers - found.index_pointers:
-                    found.element_types.setdefault(q, cast)
-
-
-def _loaded_dot_operands(nodes: list[ast.AST], loaded_from: dict[str, set[str]], found: _Evidence) -> None:
-    """An operand of `tl.dot` that is one load's values as loaded (`b = tl.load(B + offs)`;
-    `tl.dot(a, b)`) takes the other operand's known element type even where its values also
-    index or meet integer operators elsewhere: `tl.dot` takes operands of one type, so a `*i32`
-    beside an fp16 operand never compiles (issue 37)."""
-    plain: dict[str, set[str]] = {}   # a local bound once, to one plain load -> its pointers
-    bound: dict[str, int] = {}
-    for node in nodes:
-        target, value = _assigned(node)
-        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            target = node.target
-        for name in _names_in(target) if target is not None and not isinstance(node, (ast.For,)) else ():
-            bound[name] = bound.get(name, 0) + 1
-        if isinstance(target, ast.Name) and isinstance(value, ast.Call) and dotted_name(value.func)[-1:] == ["load"]:
-            plain[target.id] = loaded_from.get(target.id, set())
-    plain = {n: q for n, q in plain.items() if bound.get(n) == 1}
-    for node in nodes:
-        if not (isinstance(node, ast.Call) and dotted_name(node.func)[-1:] == ["dot"] and len(node.args) >= 2):
-            continue
-        operands = [{q for n in _names_in(a) for q in loaded_from.get(n, ())} for a in node.args[:2]]
-        for arg, theirs in ((node.args[0], operands[1]), (node.args[1], operands[0])):
-            if not (isinstance(arg, ast.Name) and arg.id in plain):
-                continue
-            known = {found.element_types[q] for q in theirs if found.element_types.get(q, "*i1") not in ("*i1", "*i32")}
-            if len(known) == 1:
-                for q in plain[arg.id]:
-                    if found.element_types.get(q) in (None, "*i32"):
-                        found.element_types[q] = next(iter(known))
-
-
 def _float_dot_operands(nodes: list[ast.AST], loaded_from: dict[str, set[str]], found: _Evidence) -> None:
     """A pointer named for a float (`scales`, `w_scale_ptr`) whose values feed an operand of a
     float `tl.dot` (the other operand loaded from a pointer that is not an index) is a float
@@ -496,7 +362,7 @@ def _float_dot_operands(nodes: list[ast.AST], loaded_from: dict[str, set[str]], 
     for node in nodes:
         if not (isinstance(node, ast.Call) and dotted_name(node.func)[-1:] == ["dot"] and len(node.args) >= 2):
             continue
-        operands = [{q for n in _names_in(a) for q in loaded_from.get(n, ())} for a in node.args[:2]]
+        operands = [{q for n in names_in(a) for q in loaded_from.get(n, ())} for a in node.args[:2]]
         for mine, theirs in (operands, operands[::-1]):
             floats = theirs - found.index_pointers
             if not floats:

@@ -141,3 +141,18 @@ def strip_docstrings(tree: ast.AST) -> None:
         for block in ("orelse", "finalbody"):
             todo.extend(getattr(node, block, []) or [])
         todo.extend(getattr(node, "handlers", []) or [])
+
+
+def names_in(node: ast.AST) -> set[str]:
+    """Every name an expression or statement reads or binds."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def assigned_value(node: ast.AST) -> tuple[ast.expr | None, ast.expr | None]:
+    """The target and value of a single-target assignment, annotated ones included
+    (`out_dtype: tl.constexpr = out_ptr.dtype.element_ty`)."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        return node.targets[0], node.value
+    if isinstance(node, ast.AnnAssign):
+        return node.target, node.value
+    return None, None
