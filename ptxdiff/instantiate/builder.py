@@ -152,6 +152,10 @@ class Builder:
                                               "and never runs (`--import` runs the revision's modules)")
             elif not value.decorators and isinstance(value.node, ast.FunctionDef) and namespace.reading_as_triton2():
                 return host_calls.plain_function(self.interp, value, self.convert)
+            elif value.decorators:   # `@_extra_module.dispatch`: what it makes is known only by running it
+                self.refused.setdefault(name, f"made by a decorator of the repository ({value.env.mod.path}) that is "
+                                              "no triton decorator: what it returns (often a triton builtin, Python "
+                                              "that triton runs while it compiles) is known only by running it")
             return None
         if isinstance(value, Module):
             return self._module(value)

@@ -493,6 +493,40 @@ def test_a_builtin_of_the_repository_stays_out_and_says_why():
     assert "a triton builtin of the repository (dist/ops.py)" in said and "never runs" in said
 
 
+def test_a_function_made_by_the_repository_s_own_decorator_says_why():
+    """Triton-distributed's `@_extra_module.dispatch def __syncthreads(): ...` (a proxy that makes a
+    triton builtin at import): the NameError names the decorator, never silence."""
+    files = {"dist/extra.py": """
+        from triton.language import core
+
+        class ModuleProxy:
+            def dispatch(self, func):
+                @core.builtin
+                def wrapper(*args, **kwargs):
+                    return func(*args, **kwargs)
+                return wrapper
+
+        _extra = ModuleProxy()
+
+        @_extra.dispatch
+        def __syncthreads():
+            ...
+    """, "m.py": """
+        import triton
+        import triton.language as tl
+        from dist.extra import __syncthreads
+
+        @triton.jit
+        def k(x_ptr):
+            __syncthreads()
+            tl.store(x_ptr, 1.0)
+    """}
+    builder = _builder(files)
+    assert "__syncthreads" not in _built(files, "k", builder=builder).fn.__globals__
+    said = builder.explain("NameError: __syncthreads is not defined")
+    assert "made by a decorator of the repository (dist/extra.py)" in said
+
+
 def test_a_language_name_triton_renamed_is_read_as_its_new_name():
     """`tl._experimental_make_tensor_descriptor` (triton 3.3) is `tl.make_tensor_descriptor` under a
     triton that renamed it, and the notes say so; other private names stay refused."""
