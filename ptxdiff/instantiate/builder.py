@@ -308,7 +308,7 @@ class Builder:
                 if name in ns:
                     continue
                 try:
-                    value = fn.defining_scope().lookup(name)   # a kernel defined in a function: its closure too
+                    value = _global_or_closure(fn, name)
                 except Raised:
                     continue  # not defined: triton says so if the kernel really reaches it
                 except Refused as e:
@@ -471,6 +471,18 @@ class Builder:
             if re.search(rf"\b{re.escape(name)}\b", error):
                 return f"{error} ({name}: {why})"
         return error
+
+
+def _global_or_closure(fn: Function, name: str) -> object:
+    """A name a kernel reads, as Python finds it when the kernel runs: a module global as the whole
+    module binds it (a helper defined below the kernel), else from the functions the kernel is
+    defined in (their imports and defs)."""
+    try:
+        return fn.env.resolve(name)
+    except Raised:
+        if fn.outer is None:
+            raise
+        return fn.defining_scope().lookup(name)
 
 
 _UNSET = object()  # a default the evaluator has not computed yet (keyword-only ones)

@@ -684,3 +684,21 @@ def test_the_builder_builds_only_what_the_fingerprint_names():
         _built(files, "other", builder=builder)            # read by no statement of k's closure
     with pytest.raises(SpecError, match=NOT_FINGERPRINTED):
         _builder(files).kernel(dataclasses.replace(kernel, fingerprint="0" * 64))
+
+
+def test_a_helper_defined_below_the_kernel_is_found():
+    """Python reads a kernel's globals when it runs: a jit helper the module defines after the
+    kernel is there (flame's `_backward` calls `_backward_one_row`, defined below it)."""
+    files = {"m.py": """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x_ptr):
+            tl.store(x_ptr, below(1.0))
+
+        @triton.jit
+        def below(x):
+            return x * 2.0
+    """}
+    assert "below" in _built(files, "k").fn.__globals__
