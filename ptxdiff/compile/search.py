@@ -95,8 +95,13 @@ def position(error: BaseException, kernel_src: str) -> list[tuple[str, int]]:
 
 def further(after: BaseException, before: BaseException, kernel_src: str) -> bool:
     """Whether `after` fails further down than `before`: a later line of the kernel, or at the
-    same call a later line inside the same helper (a fix inside a helper moves only there)."""
-    for (src_a, line_a), (src_b, line_b) in zip(position(after, kernel_src), position(before, kernel_src)):
+    same call a later line inside the same helper (a fix inside a helper moves only there), or
+    past triton's front end altogether (ptxas refusing an instruction for the target: no line of
+    the kernel is to blame, every line was read)."""
+    at, was = position(after, kernel_src), position(before, kernel_src)
+    if was and not at:
+        return True
+    for (src_a, line_a), (src_b, line_b) in zip(at, was):
         if src_a != src_b or line_a != line_b:
             return src_a == src_b and line_a > line_b
     return False

@@ -80,6 +80,10 @@ def test_position_and_further():
     assert not search.further(early, at(KERNEL, 2), KERNEL)
     # at the same call, a later line inside the same helper is further
     assert search.further(at(KERNEL, 3, cause=at(HELPER, 3)), at(KERNEL, 3, cause=at(HELPER, 2)), KERNEL)
+    # past the front end (ptxas refusing an instruction on this target: ao's fp4 kernels on sm_90)
+    ptxas = RuntimeError("ptxas: Feature 'cvt.e2m1x2.f32' not supported on .target 'sm_90a'")
+    assert search.further(ptxas, late, KERNEL) and not search.further(late, ptxas, KERNEL)
+    assert not search.further(ptxas, RuntimeError("another with no line"), KERNEL)
 
 
 def test_message_and_bare():
