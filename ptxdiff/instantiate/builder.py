@@ -84,6 +84,7 @@ class Builder:
         self._language_helpers: frozenset[str] | None = None
         self._closure: Closure | None = None
         self._held: dict[str, frozenset[int]] = {}
+        self._assumed: dict[tuple[str, str], tuple[str, ...]] = {}   # (module, global): assumptions behind it
 
     def kernel(self, kernel: Kernel) -> tuple[object, Declared]:
         self.interp.used = []
@@ -305,8 +306,10 @@ class Builder:
         try:
             ns = self.namespace(fn.env)
             for name in sorted(reads):
-                if name in ns:
+                if name in ns:   # built for another kernel of the module: its assumptions are this one's too
+                    self.interp.used.extend(self._assumed.get((fn.env.mod.path, name), ()))
                     continue
+                start = len(self.interp.used)
                 try:
                     value = _global_or_closure(fn, name)
                 except Raised:
@@ -314,6 +317,7 @@ class Builder:
                 except Refused as e:
                     self.refused[name] = str(e)
                     continue
+                self._assumed[(fn.env.mod.path, name)] = tuple(self.interp.used[start:])
                 converted = self._convert(value, name)
                 if converted is _REFUSED:
                     raise SpecError(describe(fn.env.mod.path, _first_use(node, name), self.refused[name]))

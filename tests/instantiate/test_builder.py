@@ -702,3 +702,39 @@ def test_a_helper_defined_below_the_kernel_is_found():
             return x * 2.0
     """}
     assert "below" in _built(files, "k").fn.__globals__
+
+
+def test_every_kernel_that_reads_a_global_carries_the_assumptions_behind_it():
+    """Two kernels of one module read `tanh`, chosen under an assumption (an optional package
+    taken as not installed): both say so, whichever was built first in the process (Liger's dyt
+    kernels said it at --jobs 2 and not at --jobs 1)."""
+    files = {"m.py": """
+        import triton
+        import triton.language as tl
+
+        def has_npu():
+            try:
+                import vendor_npu
+                return True
+            except ImportError:
+                return False
+
+        if not has_npu():
+            from triton.language.extra.libdevice import tanh
+
+        @triton.jit
+        def fwd(x_ptr):
+            tl.store(x_ptr, tanh(tl.load(x_ptr)))
+
+        @triton.jit
+        def bwd(x_ptr):
+            t = tanh(tl.load(x_ptr))
+            tl.store(x_ptr, 1.0 - t * t)
+    """}
+    from ptxdiff.discovery.kernels import discover
+    from ptxdiff.source.modules import FileSet
+    kernels = discover(FileSet({p: textwrap.dedent(t).encode() for p, t in files.items()})).kernels
+    for order in (("fwd", "bwd"), ("bwd", "fwd")):
+        builder = _builder(files)
+        notes = {name: builder.kernel(kernels[f"m.py::{name}"])[1].notes for name in order}
+        assert all(any("vendor_npu: assumed not installed" in n for n in said) for said in notes.values()), notes
