@@ -22,6 +22,7 @@ from ptxdiff.evaluator.values import (
     LoopContinue,
     Raised,
     Refused,
+    Unreadable,
 )
 from ptxdiff.source.modules import ParsedModule, mutated_name
 
@@ -101,6 +102,8 @@ class Scope:
                 value = scope.vars[name]
                 if isinstance(value, Lazy):
                     value = scope.vars[name] = value.force()
+                if isinstance(value, Unreadable):
+                    raise value.refused
                 return value
             scope = scope.outer
         return self.env.resolve(name, self.before)
@@ -216,6 +219,8 @@ class ModuleEnv:
                     value = out[name] = value.force()
                 if isinstance(value, BaseException):
                     raise value
+                if isinstance(value, Unreadable):
+                    raise value.refused
                 self._apply_mutations(name, i, end)
                 self.interp.used.extend(self._notes.get(i, ()))
                 return value

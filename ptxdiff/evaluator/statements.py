@@ -26,6 +26,7 @@ from ptxdiff.evaluator.values import (
     LoopContinue,
     Raised,
     Refused,
+    Unreadable,
     is_subclass,
 )
 from ptxdiff.source.modules import submodule
@@ -170,7 +171,14 @@ class StatementsMixin(InterpCore):
         scope.vars[stmt.name] = self.function(stmt, scope)
 
     def _exec_class(self, stmt: ast.ClassDef, scope: Scope) -> None:
-        scope.vars[stmt.name] = self.klass(stmt, scope)
+        try:
+            scope.vars[stmt.name] = self.klass(stmt, scope)
+        except Refused as e:
+            if not scope.is_module:
+                raise
+            # at module level (an `if HAS_TRITON:` block too) the refusal is the name's value, raised
+            # where it is read: a `torch.autograd.Function` beside the kernels does not sink them
+            scope.vars[stmt.name] = Unreadable(e)
 
     def _exec_global(self, stmt: ast.Global | ast.Nonlocal, scope: Scope) -> None:
         raise Refused("global/nonlocal state is not interpreted", self.where(scope.env, stmt))

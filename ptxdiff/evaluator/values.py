@@ -34,6 +34,14 @@ class Refused(Exception):
         return f"{self.where}: {self.reason}" if self.where else self.reason
 
 
+@dataclass(frozen=True)
+class Unreadable:
+    """A name bound to what the evaluator refused to compute (a class with an unknown base): the
+    refusal is raised where the name is read, not where it was bound, so its neighbours stand."""
+
+    refused: Refused
+
+
 class Raised(Exception):
     """An exception the interpreted code raises; its own `try/except` may catch it."""
 

@@ -569,3 +569,25 @@ def test_a_package_importing_its_own_submodule():
     files = {"pkg/__init__.py": "from . import sub\nfrom .sub import *\n", "pkg/sub.py": "X = 3\n",
              "m.py": "import pkg\nY = pkg.sub.X + pkg.X\n"}
     assert value(files, "Y") == 6
+
+
+def test_a_class_the_evaluator_refuses_does_not_sink_its_neighbours():
+    """ColossalAI defines its kernels in `if HAS_TRITON:` beside a `torch.autograd.Function`: the
+    class is refused where it is read, and the kernels and constants of the block stand."""
+    src = """
+        import torch
+        HAS_TRITON = True
+        if HAS_TRITON:
+            BLOCK = 128
+
+            class Combine(torch.autograd.Function):
+                pass
+
+            SIZE = BLOCK * 2
+    """
+    assert value({"m.py": src}, "SIZE") == 256
+    with pytest.raises(Refused, match="a class with a base the evaluator does not know"):
+        value({"m.py": src}, "Combine")
+    inside = src + "\n            ALIAS = Combine\n"
+    with pytest.raises(Refused, match="a class with a base"):   # read within the block, still refused
+        value({"m.py": inside}, "ALIAS")
