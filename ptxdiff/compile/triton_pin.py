@@ -330,8 +330,10 @@ def _read_pin(read: Callable[[str], bytes], paths: Iterable[str]) -> Pin | None:
 REMOVED = ((re.compile(rb"\bmake_block_ptr\s*\("), "3.9", "block pointers (`tl.make_block_ptr`)"),
            (re.compile(rb"\b_experimental_descriptor_(?:load|store)\s*\("), "3.4",
             "the experimental descriptor API (`tl._experimental_descriptor_load`)"),
-           # a kernel read such a global as a constant through 3.2; 3.3 refuses it
-           (re.compile(rb"(?m)^[A-Za-z_]\w*\s*:\s*(?:[\w.]+\.)?constexpr\s*="), "3.3",
+           # a kernel read such a global as a constant through 3.2; 3.3 refuses it, unless its value
+           # is a constexpr object itself (`X: tl.constexpr = tl.constexpr(1)`, which every triton reads)
+           (re.compile(rb"(?m)^[A-Za-z_]\w*\s*:\s*(?:[\w.]+\.)?constexpr\s*=(?!\s*(?:[\w.]+\.)?constexpr\s*\()"),
+            "3.3",
             "module globals annotated constexpr (`X: tl.constexpr = ...`)"))
 
 

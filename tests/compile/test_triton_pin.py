@@ -216,6 +216,7 @@ def test_the_earliest_removal_bounds_the_pin(monkeypatch: pytest.MonkeyPatch) ->
     (b"class C:\n    N: tl.constexpr = 1\n", None),                   # a class body's: not a module global
     (b"def k(N: tl.constexpr = 1):\n    pass\n", None),                # a parameter's
     (b"N = tl.constexpr(1)\n", None),                                 # a constexpr object: every triton reads it
+    (b"_MODE: tl.constexpr = tl.constexpr(-1)\n", None),              # annotated too (Liger): still one
 ])
 def test_module_globals_annotated_constexpr_were_read_until_3_3(text: bytes, release: str | None) -> None:
     found = triton_pin.removed_in([("ops/softplus.py", text)])
