@@ -113,9 +113,10 @@ def retyped(needs: list[Need]) -> list[Need]:
                     out.setdefault(param, "*bf16" if to_bf16 and not bf16 and kind == "*fp32" else kind)
             return out
         kept = {key: types for key, (types, _) in found.items()}
+        lent_to = {bf16: lent(bf16) for bf16 in (False, True)}
         for r, spec, bf16 in specs:
             if r.error:
-                kept.setdefault(planmod.retype_key(spec.constexprs, spec.guessed), lent(bf16))
+                kept.setdefault(planmod.retype_key(spec.constexprs, spec.guessed), lent_to[bf16])
         return plan.retyped(kept)
     return _replanned(needs, replan)
 
