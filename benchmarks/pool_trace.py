@@ -1,10 +1,11 @@
-"""Where the wall time of a cold run goes (issue 40): each round of the compile pool (`Pool.run`:
-specs, compiles) and each task's start and duration, as JSON lines, for any ptxdiff command.
+"""Where the wall time of a cold run goes (issue 40): each session of the compile pool (`Pool.run`:
+a measure's specs, compiles and replans, fed as answers arrive; an ELSEWHERE target or a dynamic
+check gets its own) and each task's start and duration, as JSON lines, for any ptxdiff command.
 
     TRACE_OUT=trace.jsonl python benchmarks/pool_trace.py show HEAD --format json --jobs 16 -q
 
-A round starts when the one before has ended, so the longest task of each round adds to the wall
-time; the trace shows which tasks those are. Only the process that runs the command writes it
+A round (session) starts when the one before has ended, so the longest chain of tasks of one pair
+in it adds to the wall time; the trace shows which tasks those are. Only the process that runs the command writes it
 (the pool's workers re-import this file under another name).
 """
 
@@ -35,11 +36,12 @@ def traced(out: Any, start: float) -> None:
         started[id(task)] = time.monotonic()
         return task
 
-    def timed_run(self: Any, tasks: list[Any], skip: Any = None) -> Iterator[Any]:
+    def timed_run(self: Any, tasks: Any, skip: Any = None) -> Iterator[Any]:
         rounds[0] += 1
         n = rounds[0]
-        out.write(json.dumps({"round": n, "start": round(time.monotonic() - start, 2), "tasks": len(tasks),
-                              "ops": sorted({str(t.op) for t in tasks})}) + "\n")
+        queued = [t for ts in tasks.by_side.values() for t in ts] if isinstance(tasks, pool.Pending) else tasks
+        out.write(json.dumps({"round": n, "start": round(time.monotonic() - start, 2), "tasks": len(queued),
+                              "ops": sorted({str(t.op) for t in queued})}) + "\n")   # a session's first tasks
         for reply in run(self, tasks, skip):
             now = time.monotonic()
             began = started.get(id(reply.task), now)

@@ -1,6 +1,6 @@
 """Measuring: each (side, kernel, target) a comparison needs gets its spec results, from the
-local cache, the remote tier, or compiled in workers (specs first, then their compiles), and the
-results that are facts go into the cache. Pairs are measured alike on both sides: a side whose
+local cache, the remote tier, or compiled in workers (session.py: specs, then compiles, pair by
+pair as answers arrive), and the results that are facts go into the cache. Pairs are measured alike on both sides: a side whose
 partner compiles a covering set of guesses compiles one too, a kernel only for other targets is
 measured where it is (ELSEWHERE), and replans (replan.py) measure a pair once more.
 """
@@ -9,26 +9,19 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
 
 from ptxdiff import binaries, repo_config
 from ptxdiff.compare import remote as remotemod
 from ptxdiff.compare.cache import Cache, cache_dir, make_key, served, stamped
 from ptxdiff.compare.replan import REPLANS, Need, pairs_of, shrunk
 from ptxdiff.compare.results import Provenance
-from ptxdiff.compare.spec_result import SpecResult, from_specs, from_worker
+from ptxdiff.compare.session import Session
+from ptxdiff.compare.spec_result import SpecResult
 from ptxdiff.compile import toolchains
-from ptxdiff.compile.protocol import CompileAnswer, CompileRequest, Failure, Outcome, SpecsAnswer, SpecsRequest
+from ptxdiff.compile.protocol import Failure
 from ptxdiff.git.repo import Repo
 from ptxdiff.git.values import Side
 from ptxdiff.sandbox import limits
-from ptxdiff.specs import cost
-from ptxdiff.specs.plan import MAX_SHRINK
-from ptxdiff.targets import target_name
-
-if TYPE_CHECKING:  # types only: the compile pipeline is imported where it runs
-    from ptxdiff.compile.executor import Executor
-    from ptxdiff.specs.resolve import Spec
 
 
 def _deterministic(result: SpecResult) -> bool:
@@ -39,13 +32,6 @@ def _deterministic(result: SpecResult) -> bool:
     could not start or a measurement's tool that failed may not happen next time: never cached
     (`Failure.cached`)."""
     return result.failure is not None and result.failure.cached
-
-
-def _crashed(pending: SpecResult, said: str, bound: float) -> SpecResult:
-    """The result of a compile that crashed its worker: the pool's first line is the error, what
-    the worker printed the log; `bound` is the one it ran under (cached like a timeout)."""
-    error, _, log = said.partition("\n")
-    return dataclasses.replace(pending, error=error, failure=Failure.CRASH, bound=bound, log=log or None)
 
 
 ELSEWHERE = (100, 80, 120)   # targets a kernel absent at the default one is looked for on, in order
@@ -68,62 +54,6 @@ def _outgrown(results: list[SpecResult], bound: float) -> bool:
     today's: a larger bound compiles it again, the same or a smaller one never does."""
     return any(r.failure in (Failure.TIMEOUT, Failure.CRASH) and r.bound is not None and r.bound < bound
                for r in results)
-
-
-def _costly(got: list[tuple[Need, int, list[Any]]]) -> set[int]:
-    """The needs (by id) whose specs are not compiled as planned: a spec of their pair has guessed
-    sizes over the cost rule (specs/cost.py), so the pair compiles its guessed sizes shrunk on
-    both sides (replan.shrunk); a plan already shrunk compiles what it has."""
-    over = {need.pair for need, _, specs in got if need.plan.shrink < MAX_SHRINK and
-            any(cost.too_costly(s, need.kernel.tiles) for s in specs)}
-    return {id(need) for need, _, _ in got if need.pair in over and need.plan.shrink < MAX_SHRINK}
-
-
-def _build_of(need: Need, cc: int, spec: Spec) -> tuple[Any, ...]:
-    """What a compile's result depends on: the closure built (fingerprint, kernel, toolchain), the
-    target, the spec's values and which of them are guesses (the searches after a failure try
-    other values for those); not the plan or the side that asked."""
-    return (need.kernel.fingerprint, need.kernel.id, need.side.compiled_as, cc, spec.key,
-            tuple(sorted(g.key for g in spec.guessed)))
-
-
-def _not_compiled(need: Need) -> str:
-    return f"not compiled: another spec of {need.kernel.name} timed out (config key 'timeout')"
-
-
-def _withheld(need: Need, result: SpecResult, bound: float) -> SpecResult:
-    """A spec of a kernel another spec of which timed out (the others would time out too): no
-    result (one that timed out itself stays). Every spec of it so, not only those not yet started,
-    so which ran beside the slow one (--jobs) decides nothing."""
-    if result.failure is Failure.TIMEOUT:
-        return result
-    return SpecResult(result.key, result.label, result.spec, error=_not_compiled(need), failure=Failure.TIMEOUT,
-                      bound=bound)
-
-
-SHRINK_FIRST = "not compiled: guessed sizes over the cost rule (specs/cost.py); the pair compiles them shrunk"
-
-
-def _uncovered_partners(needs: list[Need], got: list[tuple[Need, int, list[Any]]]) -> list[Need]:
-    """Needs that compile every combination of guessed values while the other side of their pair
-    compiles a covering set: an added optional parameter can tip one side over `max_specs`, and
-    the two sides' specs must still pair up."""
-    from ptxdiff.specs.resolve import covered_notes
-
-    notes: dict[int, list[str]] = {}
-    for need in needs:
-        for results in need.results.values():
-            for r in results:
-                notes.setdefault(id(need), []).extend(r.spec.notes if r.spec else ())
-    for need, _, specs in got:
-        notes.setdefault(id(need), []).extend(note for spec in specs for note in spec.notes)
-    out = []
-    for group in pairs_of(needs):
-        if len(group) == 2 and not any(n.plan.cover for n in group):
-            flags = [covered_notes(notes.get(id(n), ())) for n in group]
-            if flags[0] != flags[1]:
-                out.append(group[flags.index(False)])
-    return out
 
 
 class Measurer:
@@ -155,13 +85,9 @@ class Measurer:
         Each (kernel, target) goes into the cache the moment its last spec is compiled, so a run
         that is stopped keeps everything it finished. A pair whose guessed types failed to compile
         on either side, where a search found types that compile, is measured once more with
-        those types on both sides."""
+        those types on both sides (REPLANS), the moment its own compiles are in."""
         self.loaded_now = 0
-        compiled = self._measure_once(needs, cfg, targets)
-        for replan in REPLANS:
-            again = replan(needs)
-            if again:
-                compiled += self._measure_once(again, cfg, targets)
+        compiled = self._session(needs, cfg, targets, REPLANS)
         if not cfg.targets_given and not self.targets_override and targets == list(repo_config.Config().targets):
             compiled += self._elsewhere(needs, cfg, targets[0])
         return compiled
@@ -177,7 +103,7 @@ class Measurer:
         for alt in ELSEWHERE:
             if not todo:
                 break
-            compiled += self._measure_once(todo, cfg, [alt])
+            compiled += self._session(todo, cfg, [alt], ())
             # a need with no results there (none measured) is as absent there as one that says so
             found = {n.pair for n in todo if alt in n.results and not _elsewhere_kernel(n.results[alt])}
             for need in todo:
@@ -187,28 +113,27 @@ class Measurer:
             todo = [n for n in todo if n.pair not in found]
         return compiled
 
-    def _measure_once(self, needs: list[Need], cfg: repo_config.Config, targets: list[int]) -> int:
+    def _session(self, needs: list[Need], cfg: repo_config.Config, targets: list[int],
+                 replans: tuple[Callable[[list[Need]], list[Need]], ...]) -> int:
+        """Measure `needs` in one session of the executor (opened only if something compiles)."""
         from ptxdiff.compile.executor import open_executor
 
-        missing = self._lookup(needs, cfg, targets)
-        again = _uncovered_partners(needs, [])
-        if again:  # the other side's cached specs are a covering set: look this side up covered too
-            missing = [m for m in missing if m[0] not in again] + self._cover_too(again, cfg, targets)
-        missing = self._shrunk_now(needs, missing, cfg, targets)   # cached over the rule: a warm run shrinks at once
-        self.loaded_now += len(missing)
-        if not missing:
+        session = Session(self, cfg, targets, replans)
+        for group in pairs_of(needs):
+            session.start(group)
+        if not session.pending:
             return 0
-        if any(not need.side.toolchain for need, _ in missing):   # a toolchain side needs its own triton only
+        if session.installed_triton:   # a side that compiles with a toolchain needs that triton only
             binaries.require_triton()
         with open_executor(self.executor, self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout,
                            self.progress, imports=self.imports, unsandboxed=self.unsandboxed) as pool:
-            compiled = self._run(pool, missing, needs, cfg, targets)
+            session.serve(pool)
         if self.remote:
             self.remote.push()
         if self.cache:
             self.cache.prune()
-        self.compiles += compiled
-        return compiled
+        self.compiles += session.compiled
+        return session.compiled
 
     def _tool_of(self, side: Side) -> dict[str, str]:
         """The toolchain part of a side's cache keys: the installed triton's, or its toolchain's, and
@@ -219,7 +144,7 @@ class Measurer:
         tool = self._tool if side.toolchain is None else self._tools[side.toolchain]
         return {**tool, "read as": "triton 2.x"} if side.triton2 else tool
 
-    def _lookup(self, needs: list[Need], cfg: repo_config.Config, targets: list[int]) -> list[tuple[Need, int]]:
+    def lookup(self, needs: list[Need], cfg: repo_config.Config, targets: list[int]) -> list[tuple[Need, int]]:
         """Key every (need, target) and take what the cache has; returns the rest."""
         missing: list[tuple[Need, int]] = []
         bound = limits.bound(cfg.timeout).seconds
@@ -275,7 +200,7 @@ class Measurer:
         got = {self._came_from.get(n.keys[cc], Provenance.COMPILED) for n in needs if n is not None and cc in n.keys}
         return next((c for c in Provenance if c in got), None)
 
-    def _shrunk_now(self, needs: list[Need], missing: list[tuple[Need, int]], cfg: repo_config.Config,
+    def shrunk_now(self, needs: list[Need], missing: list[tuple[Need, int]], cfg: repo_config.Config,
                     targets: list[int]) -> list[tuple[Need, int]]:
         """Pairs with results over the cost rule (guarded: just decided from their specs, or read
         from the cache) take their shrunk plan now, in this round, and are looked up again: their
@@ -283,115 +208,18 @@ class Measurer:
         round (the tail that decided the wall time). Returns `missing` with theirs replaced."""
         while again := {id(n) for n in shrunk(needs)}:   # plan.MAX_SHRINK ends it
             missing = [m for m in missing if id(m[0]) not in again] + \
-                self._lookup([n for n in needs if id(n) in again], cfg, targets)
+                self.lookup([n for n in needs if id(n) in again], cfg, targets)
         return missing
 
-    def _cover_too(self, needs: list[Need], cfg: repo_config.Config, targets: list[int]) -> list[tuple[Need, int]]:
+    def cover_too(self, needs: list[Need], cfg: repo_config.Config, targets: list[int]) -> list[tuple[Need, int]]:
         """Give `needs` a plan that compiles a covering set, like their pair's other side; their
         results are looked up again under it (what is still missing is returned)."""
         for need in needs:
             need.plan = dataclasses.replace(need.plan, cover=True)
             need.results.clear()
-        return self._lookup(needs, cfg, targets)
+        return self.lookup(needs, cfg, targets)
 
-    def _run(self, pool: Executor, missing: list[tuple[Need, int]], needs: list[Need], cfg: repo_config.Config,
-             targets: list[int]) -> int:
-        """Specs for every missing (kernel, target), then their compiles, in the same workers."""
-        from ptxdiff.compile.pool import Task
-
-        got = self._specs(pool, missing)
-        again = _uncovered_partners(needs, got)
-        if again:  # the other side of the pair compiles a covering set of guesses: so does this side
-            got = [g for g in got if g[0] not in again] + self._specs(pool, self._cover_too(again, cfg, targets))
-        while costly := _costly(got):   # their shrunk specs join this round's compiles (plan.MAX_SHRINK ends it)
-            for need, cc, specs in got:
-                if id(need) in costly:   # a fact of the specs, stored like a result: a warm run shrinks at once
-                    need.results[cc] = [SpecResult(spec.key, spec.label, spec.detail(), error=SHRINK_FIRST,
-                                                   failure=Failure.OVER_COST) for spec in specs]
-                    self._store(need, cc)
-            fresh = self._shrunk_now(needs, [], cfg, targets)
-            self.loaded_now += len(fresh)
-            got = [g for g in got if id(g[0]) not in costly] + self._specs(pool, fresh)
-        compile_tasks: list[Task[tuple[Need, int, int]]] = []
-        left: dict[tuple[int, int], int] = {}
-        # one compile per distinct specialisation: a spec that another need of this run compiles alike
-        # (a kernel whose launch alone changed, a history's version on both sides of two pairs) follows it
-        leaders: dict[tuple[Any, ...], tuple[Need, int, int]] = {}
-        followers: dict[tuple[int, int, int], list[tuple[Need, int, int]]] = {}
-        for need, cc, specs in got:
-            # each spec's place holds its pending record (no result yet) until its compile answers
-            need.results[cc] = [SpecResult(spec.key, spec.label, spec.detail()) for spec in specs]
-            for i, spec in enumerate(specs):
-                same = _build_of(need, cc, spec)
-                if same in leaders:
-                    lead, lead_cc, lead_i = leaders[same]
-                    followers.setdefault((id(lead), lead_cc, lead_i), []).append((need, cc, i))
-                    continue
-                leaders[same] = (need, cc, i)
-                compile_tasks.append(Task(need.side, CompileRequest(need.kernel, spec, cc),
-                                          f"{need.kernel.name} {target_name(cc)} {spec.label}", (need, cc, i),
-                                          cost=cost.estimate(spec, need.kernel.tiles)))
-            left[(id(need), cc)] = len(specs)
-        timed_out: dict[tuple[int, int], float] = {}   # (need, target) -> the bound a spec of it timed out under
-
-        def skip(task: Task[tuple[Need, int, int]]) -> str | None:
-            # one spec that compiles past the timeout: the kernel's others would too
-            waiting, at, _ = task.tag
-            return _not_compiled(waiting) if (id(waiting), at) in timed_out else None
-
-        for reply in pool.run(compile_tasks, skip):
-            task = reply.task
-            need, cc, i = task.tag
-            pending = need.results[cc][i]
-            if reply.outcome is Outcome.OK:
-                done = from_worker(pending, cast(CompileAnswer, reply.answer))
-            elif reply.outcome is Outcome.TIMEOUT or (id(need), cc) in timed_out:
-                done = dataclasses.replace(pending, error=str(reply.error), failure=Failure.TIMEOUT,
-                                           bound=pool.bound_of(task))
-                timed_out[(id(need), cc)] = pool.bound_of(task)
-            elif reply.outcome is Outcome.CRASH:  # remembered for this bound, like a timeout
-                done = _crashed(pending, str(reply.error), pool.bound_of(task))
-            else:
-                done = dataclasses.replace(pending, error=str(reply.error), failure=Failure.WORKER_ERROR)
-            for n, at, j in [(need, cc, i), *followers.get((id(need), cc, i), ())]:
-                mine = n.results[at][j]   # a follower keeps its own spec record (its plan's notes)
-                n.results[at][j] = dataclasses.replace(done, key=mine.key, label=mine.label, spec=mine.spec)
-                if done.failure is Failure.TIMEOUT and done.bound is not None:
-                    timed_out[(id(n), at)] = done.bound
-                left[(id(n), at)] -= 1
-                if not left[(id(n), at)]:
-                    if (id(n), at) in timed_out:   # whatever finished beside it: the same rows at any --jobs
-                        n.results[at] = [_withheld(n, r, timed_out[(id(n), at)]) for r in n.results[at]]
-                    self._store(n, at)
-        return len(compile_tasks)
-
-    def _specs(self, pool: Executor, missing: list[tuple[Need, int]]) -> list[tuple[Need, int, list[Any]]]:
-        """The specs of each missing (kernel, target); failures to have them are results already."""
-        from ptxdiff.compile.pool import Task
-
-        tasks = [Task(n.side, SpecsRequest(n.kernel, n.kcfg, cc, n.plan), f"{n.kernel.name} {target_name(cc)} specs",
-                      (n, cc)) for n, cc in missing]
-        got = []
-        for reply in pool.run(tasks):
-            need, cc = reply.task.tag
-            answer = cast(SpecsAnswer, reply.answer)
-            if reply.outcome is Outcome.TIMEOUT:  # cached for this bound, like a compile that timed out
-                need.results[cc] = [SpecResult(None, "-", error=str(reply.error), failure=Failure.TIMEOUT,
-                                               bound=pool.timeout)]
-                self._store(need, cc)
-            elif reply.outcome is Outcome.CRASH:
-                need.results[cc] = [_crashed(SpecResult(None, "-"), str(reply.error), pool.timeout)]
-                self._store(need, cc)
-            elif reply.outcome is not Outcome.OK:  # the worker could not start or the request raised: not cached
-                need.results[cc] = [SpecResult(None, "-", error=str(reply.error), failure=Failure.WORKER_ERROR)]
-            elif answer.error is not None:  # the specs cannot be had: a fact about source and config
-                need.results[cc] = [from_specs(answer)]
-                self._store(need, cc)
-            else:
-                got.append((need, cc, list(answer.specs)))
-        return got
-
-    def _store(self, need: Need, cc: int) -> None:
+    def store(self, need: Need, cc: int) -> None:
         results = need.results[cc]
         if self.cache and results and all(r.metrics is not None or _deterministic(r) for r in results):
             entry = stamped(results, need.kernel.fingerprint, need.kernel.id, cc)

@@ -2,8 +2,9 @@
 
 The engine hands its jobs (`pool.Task`s) to an executor and reads results back; it does not care
 where they ran. Every executor has the Pool's interface: `run(tasks, skip)` yields a
-`pool.Reply` per task (protocol.py: its outcome, answer or error) in any order, `timeout` is the bound of one request,
-`bound_of(task)` the bound of that task (`Task.timeout` may make it tighter), and it
+`pool.Reply` per task (protocol.py: its outcome, answer or error) in any order, `tasks` a list or
+a `pool.Pending` the engine adds to while it reads the replies; `timeout` is the bound of one
+request, `bound_of(task)` the bound of that task (`Task.timeout` may make it tighter), and it
 is a context manager. Ray is imported only by ray_executor.py, and only when asked for.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
-from ptxdiff.compile.pool import Pool, Reply, Tag, Task
+from ptxdiff.compile.pool import Pending, Pool, Reply, Tag, Task
 from ptxdiff.errors import UsageError
 
 LOCAL = "local"
@@ -25,7 +26,7 @@ class Executor(Protocol):
 
     def bound_of(self, task: Task[Any]) -> float: ...
 
-    def run(self, tasks: list[Task[Tag]], skip: Callable[[Task[Tag]], str | None] | None = None
+    def run(self, tasks: list[Task[Tag]] | Pending, skip: Callable[[Task[Tag]], str | None] | None = None
             ) -> Iterator[Reply[Tag]]: ...
 
     def __enter__(self) -> Executor: ...

@@ -15,13 +15,13 @@ machine where the sandbox cannot hold gets SandboxError (one line: why, and how 
 
 from __future__ import annotations
 
+import bisect
 import multiprocessing as mp
 import os
 import signal
 import tempfile
 import time
-from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import ForkServerContext
@@ -91,16 +91,23 @@ class Reply(Generic[Tag]):
 
 
 class Pending:
-    """Tasks not yet started, by revision, each revision's costliest first (`Task.cost`; equal
-    costs in the order given), so a long compile does not start last and decide the wall time.
-    A worker keeps its revision while that one has work (its worker stays warm); a free one takes
+    """Tasks not yet started, by revision: each revision's specs first (they decide what compiles),
+    then its costliest compiles (`Task.cost`; equal costs in the order given), so a long compile
+    does not start last and decide the wall time. Tasks may be added while a run serves it (a
+    pair's compiles the moment its specs are in, its replans the moment its compiles are). A
+    worker keeps its revision while that one has work (its worker stays warm); a free one takes
     a revision no other worker serves (so two revisions compile in parallel), else the one with
     the most work left. Both executors schedule so."""
 
-    def __init__(self, tasks: list[Task[Any]]):
-        self.by_side: dict[object, deque[Task[Any]]] = {}
-        for t in sorted(tasks, key=lambda t: -t.cost):
-            self.by_side.setdefault(t.side, deque()).append(t)
+    def __init__(self, tasks: Iterable[Task[Any]] = ()):
+        self.by_side: dict[object, list[Task[Any]]] = {}
+        self.added = 0   # tasks ever added: the progress lines' total
+        self.add(tasks)
+
+    def add(self, tasks: Iterable[Task[Any]]) -> None:
+        for t in tasks:
+            bisect.insort(self.by_side.setdefault(t.side, []), t, key=_order)
+            self.added += 1
 
     def __bool__(self) -> bool:
         return bool(self.by_side)
@@ -116,17 +123,27 @@ class Pending:
 
     def again(self, task: Task[Any]) -> None:
         """A task to run once more, before the rest of its revision."""
-        self.by_side.setdefault(task.side, deque()).appendleft(task)
+        self.by_side.setdefault(task.side, []).insert(0, task)
 
     def take(self, side: object) -> Task[Any]:
-        task = self.by_side[side].popleft()
+        task = self.by_side[side].pop(0)
         if not self.by_side[side]:
             del self.by_side[side]
         return task
 
-    def drop(self, side: object) -> deque[Task[Any]]:
+    def drop(self, side: object) -> list[Task[Any]]:
         """Every task of a revision that cannot be served."""
         return self.by_side.pop(side)
+
+
+def _order(task: Task[Any]) -> tuple[bool, float]:
+    return task.op is not Op.SPECS, -task.cost
+
+
+def pending_of(tasks: list[Task[Tag]] | Pending) -> Pending:
+    """What an executor's `run` serves: the caller's Pending (which it may add to while the run
+    goes), or a list's tasks."""
+    return tasks if isinstance(tasks, Pending) else Pending(tasks)
 
 
 @dataclass
@@ -271,17 +288,18 @@ class Pool:
         return f"worker crashed ({how}) during {task.label}" + (f": {line}" if line else "") + (
             f"\n{text}" if text.strip() else "")
 
-    def run(self, tasks: list[Task[Tag]], skip: Callable[[Task[Tag]], str | None] | None = None
+    def run(self, tasks: list[Task[Tag]] | Pending, skip: Callable[[Task[Tag]], str | None] | None = None
             ) -> Iterator[Reply[Tag]]:
-        """Yield a `Reply` per task as results arrive, in any order. `skip`, asked just before a
-        task would start, may give a reason not to run it (an error reply).
+        """Yield a `Reply` per task as results arrive, in any order; given a Pending, until it is
+        empty and nothing runs, so tasks the caller adds while it reads the replies run too.
+        `skip`, asked just before a task would start, may give a reason not to run it (an error reply).
 
         No result depends on which tasks shared a worker (that depends on --jobs): a request that
         ran out of memory or crashed its worker after the worker had served others runs once more
         in a fresh worker, whose answer is the result; a worker whose address space has grown past
         RECYCLE_SHARE of its limit is replaced between requests."""
-        pending = Pending(tasks)
-        total, done = len(tasks), 0
+        pending = pending_of(tasks)
+        done = 0
         try:
             while pending or any(s.task for s in self.slots):
                 for slot in self.slots:
@@ -305,7 +323,7 @@ class Pool:
                     slot.task, slot.started, slot.cpu_base = task, time.monotonic(), None
                     slot.printed_from = printed.size(slot.home) if slot.home else 0
                     if self.progress and task.op is not Op.SPECS:
-                        self.progress(f"[{done + 1}/{total}] {task.label}")
+                        self.progress(f"[{done + 1}/{pending.added}] {task.label}")
                     slot.channel().send(task.request)
                 busy = [(s, s.task) for s in self.slots if s.task is not None]
                 if not busy:

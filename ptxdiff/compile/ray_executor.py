@@ -45,7 +45,7 @@ from typing import Any, cast
 
 from ptxdiff import binaries
 from ptxdiff.compile import toolchains
-from ptxdiff.compile.pool import Pending, Pool, Reply, Tag, Task
+from ptxdiff.compile.pool import Pending, Pool, Reply, Tag, Task, pending_of
 from ptxdiff.compile.protocol import Op, Outcome, Request
 from ptxdiff.errors import PtxdiffError, SandboxError, SetupError, UsageError
 from ptxdiff.git import objects
@@ -224,19 +224,19 @@ class RayExecutor:
         """The bound a node's pool holds the task to, as the local pool would (`Pool.bound_of`)."""
         return min(self.timeout, task.timeout) if task.timeout else self.timeout
 
-    def run(self, tasks: list[Task[Tag]], skip: Callable[[Task[Tag]], str | None] | None = None
+    def run(self, tasks: list[Task[Tag]] | Pending, skip: Callable[[Task[Tag]], str | None] | None = None
             ) -> Iterator[Reply[Tag]]:
         """Yield a `Reply` per task as results arrive. Each actor has up to DEPTH tasks queued,
         of the revision it serves while that one has work (its worker stays warm, as a local
         pool's slot does), else of a revision no other actor serves. `skip` is asked just before
         a task is sent."""
         ray = require_ray()
-        if any(not isinstance(t.side, Side) for t in tasks):  # an (old, new) pair: --outputs/--time run here
+        pending = pending_of(tasks)
+        if any(not isinstance(side, Side) for side in pending.by_side):  # an (old, new) pair: --outputs/--time here
             raise UsageError("--executor ray runs compiles only, not --outputs or --time")
-        pending = Pending(tasks)
         workers = slots()
         flying: dict[Any, tuple[_Slot, Task[Any]]] = {}
-        total, done = len(tasks), 0
+        done = 0
         try:
             while pending or flying:
                 for slot in workers:
@@ -254,7 +254,7 @@ class RayExecutor:
                         slot.flying.append(ref)
                         flying[ref] = (slot, task)
                         if self.progress and task.op is not Op.SPECS:
-                            self.progress(f"[{done + len(flying)}/{total}] {task.label}")
+                            self.progress(f"[{done + len(flying)}/{pending.added}] {task.label}")
                 if not flying:
                     continue
                 ready, _ = ray.wait(list(flying), num_returns=1)

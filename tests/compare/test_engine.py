@@ -402,6 +402,31 @@ def tuned_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     assert row.spec.endswith("maxnreg=128") and row.spec_detail.as_json()["maxnreg"] == 128
 
 
+def batches(tasks):
+    """What a patched `Pool.run` serves, a batch at a time: every task queued now. A measuring
+    session queues more as it reads the replies (a pair's compiles once its specs are in): they
+    are the next batch."""
+    from ptxdiff.compile.pool import pending_of
+
+    pending = pending_of(tasks)
+    while pending:
+        batch = [t for queued in pending.by_side.values() for t in queued]
+        pending.by_side.clear()
+        yield batch
+
+
+def compiled_in(original, sessions):
+    """`Pool.run` that records, per session, what each compile task built (its BLOCK, or its
+    kernel's name), as the replies come."""
+    def counting(self, tasks, skip=None):
+        sessions.append([])
+        for reply in original(self, tasks, skip):
+            if reply.task.op == "compile":
+                sessions[-1].append(dict(reply.task.request.spec.constexprs).get("BLOCK", reply.task.request.kernel.name))
+            yield reply
+    return counting
+
+
 @pytest.mark.integration
 def test_a_timeout_is_cached_for_its_bound(tmp_path, monkeypatch):
     """A warm re-run never compiles again what timed out; a larger bound does."""
@@ -411,11 +436,11 @@ def test_a_timeout_is_cached_for_its_bound(tmp_path, monkeypatch):
     original = Pool.run
 
     def compiles_time_out(self, tasks, skip=None):
-        if not tasks or tasks[0].op != "compile" or self.timeout > 100:
-            yield from original(self, tasks, skip)
-            return
-        for t in tasks:
-            yield Reply(t, Outcome.TIMEOUT, error=self.timed_out())
+        for batch in batches(tasks):
+            compiles = [t for t in batch if t.op == "compile" and self.timeout <= 100]
+            yield from original(self, [t for t in batch if t not in compiles], skip)
+            for t in compiles:
+                yield Reply(t, Outcome.TIMEOUT, error=self.timed_out())
 
     monkeypatch.setattr(Pool, "run", compiles_time_out)
     repo = make_repo(tmp_path, {"ops/k.py": scale_kernel()})
@@ -440,25 +465,16 @@ def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 @pytest.mark.integration
-def test_a_pair_over_the_cost_rule_compiles_shrunk_in_the_same_round_as_the_others(tmp_path, monkeypatch):
+def test_a_pair_over_the_cost_rule_compiles_shrunk_beside_the_other_pairs_compiles(tmp_path, monkeypatch):
     """The shrink is decided from the specs, before any compile: the shrunk compiles start beside
-    the round's other compiles (costliest first), not in a round of their own after every other
-    round has finished (where the longest compile of each round adds to the wall time)."""
+    the other pairs' compiles, in the same session of the pool, not in a round of their own after
+    every other has finished (where the longest compile of each round adds to the wall time)."""
     from ptxdiff.compile.pool import Pool
     from ptxdiff.specs import cost
 
     monkeypatch.setattr(cost, "LIMIT", 4)   # BLOCK=1024 at 4 warps: 8 elements per thread
-    original = Pool.run
-    rounds: list[list[object]] = []
-
-    def counting(self, tasks, skip=None):
-        compiles = [dict(t.request.spec.constexprs).get("BLOCK", t.request.kernel.name) for t in tasks
-                    if t.op == "compile"]
-        if compiles:
-            rounds.append(sorted(compiles, key=str))
-        yield from original(self, tasks, skip)
-
-    monkeypatch.setattr(Pool, "run", counting)
+    sessions: list[list[object]] = []
+    monkeypatch.setattr(Pool, "run", compiled_in(Pool.run, sessions))
     src = GUESSED_BLOCK + """
 
 @triton.jit
@@ -470,7 +486,7 @@ def small(x_ptr, n):
     commit(repo, "v2", {"ops/k.py": src.replace(" SCALE", " * 3.0 + 1.0")})
     r = Repo(repo)
     report = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD"))
-    assert rounds == [[256, 256, "small", "small"]]
+    assert [sorted(built, key=str) for built in sessions] == [[256, 256, "small", "small"]]   # one session
     assert sorted((row.kernel, row.verdict) for row in report.rows) == [
         ("ops/k.py::k", "structural"), ("ops/k.py::small", "structural")]
 
@@ -484,29 +500,23 @@ def test_guessed_sizes_over_the_cost_rule_are_shrunk_on_both_sides_before_any_co
     from ptxdiff.specs import cost
 
     monkeypatch.setattr(cost, "LIMIT", 4)   # BLOCK=1024 at 4 warps: 8 elements per thread
-    original = Pool.run
-    compiled = []
-
-    def counting(self, tasks, skip=None):
-        compiled.extend(dict(t.request.spec.constexprs)["BLOCK"] for t in tasks if t.op == "compile")
-        yield from original(self, tasks, skip)
-
-    monkeypatch.setattr(Pool, "run", counting)
+    sessions: list[list[object]] = []
+    monkeypatch.setattr(Pool, "run", compiled_in(Pool.run, sessions))
     src = GUESSED_BLOCK
     repo = make_repo(tmp_path, {"ops/k.py": src.replace(" SCALE", " * 2.0")})
     commit(repo, "v2", {"ops/k.py": src.replace(" SCALE", " * 3.0 + 1.0")})
     r = Repo(repo)
     eng = Engine(r, jobs=2)
     report = eng.compare(r.side("HEAD~1"), r.side("HEAD"))
-    assert compiled == [256, 256]   # the guess of 1024 is over the rule: never compiled, on either side
+    assert sessions == [[256, 256]]   # the guess of 1024 is over the rule: never compiled, on either side
     assert [row.verdict for row in report.rows] == ["structural"], [row.error for row in report.rows]
     notes = report.rows[0].spec_detail.notes
     assert any("guessed sizes divided by 4: the guesses' largest tile is over the cost rule" in n for n in notes)
     assert report.rows[0].spec_detail.constexprs["BLOCK"] == 256
-    compiled.clear()
+    sessions.clear()
     again = Engine(r, jobs=2)
     warm = again.compare(r.side("HEAD~1"), r.side("HEAD"))
-    assert compiled == [] and again.measurer.loaded_now == 0
+    assert sessions == [] and again.measurer.loaded_now == 0
     assert [(row.verdict, row.spec_detail.constexprs["BLOCK"]) for row in warm.rows] == [("structural", 256)]
 
 
@@ -523,10 +533,12 @@ def test_warm_show_compiles_nothing_that_timed_out_crashed_or_ran_out_of_memory(
     said = {"slow_kernel": Outcome.TIMEOUT, "crashing_kernel": Outcome.CRASH}
 
     def failing(self, tasks, skip=None):
-        if not tasks or tasks[0].op != "compile":
-            yield from original(self, tasks, skip)
-            return
-        for t in tasks:
+        for batch in batches(tasks):
+            yield from original(self, [t for t in batch if t.op != "compile"], skip)
+            yield from answered(self, [t for t in batch if t.op == "compile"])
+
+    def answered(self, compiles):
+        for t in compiles:
             name = t.request.kernel.name
             compiled.append(name)
             if name in said:
@@ -571,19 +583,21 @@ def k(x_ptr, n, HAS_A: tl.constexpr, BLOCK: tl.constexpr):
     original = Pool.run
 
     def first_compile_times_out(self, tasks, skip=None):
-        if not tasks or tasks[0].op != "compile":
-            yield from original(self, tasks, skip)
-            return
-        yield Reply(tasks[0], Outcome.TIMEOUT, error="timed out after 1s (config key 'timeout')")
-        for t in tasks[1:]:
-            yield Reply(t, Outcome.ERROR, error=skip(t) or "ran")
+        for batch in batches(tasks):
+            compiles = [t for t in batch if t.op == "compile"]
+            yield from original(self, [t for t in batch if t.op != "compile"], skip)
+            if compiles:
+                yield Reply(compiles[0], Outcome.TIMEOUT, error="timed out after 1s (config key 'timeout')")
+            for t in compiles[1:]:
+                yield Reply(t, Outcome.ERROR, error=skip(t) or "ran")
 
     def the_other_finished_beside_it(self, tasks, skip=None):   # as at --jobs 2: it ran before the timeout
-        if not tasks or tasks[0].op != "compile":
-            yield from original(self, tasks, skip)
-            return
-        yield from original(self, tasks[1:])
-        yield Reply(tasks[0], Outcome.TIMEOUT, error="timed out after 1s (config key 'timeout')")
+        for batch in batches(tasks):
+            compiles = [t for t in batch if t.op == "compile"]
+            yield from original(self, [t for t in batch if t.op != "compile"], skip)
+            if compiles:
+                yield from original(self, compiles[1:])
+                yield Reply(compiles[0], Outcome.TIMEOUT, error="timed out after 1s (config key 'timeout')")
 
     monkeypatch.setattr(Pool, "run", first_compile_times_out)
     repo = make_repo(tmp_path, {"ops/k.py": src})
@@ -635,14 +649,8 @@ def test_a_spec_both_sides_compile_alike_is_compiled_once(tmp_path, monkeypatch)
     kernel's closure as it was, so its spec of BLOCK=128 is the same build on both sides."""
     from ptxdiff.compile.pool import Pool
 
-    original = Pool.run
-    compiled = []
-
-    def counting(self, tasks, skip=None):
-        compiled.extend(dict(t.request.spec.constexprs)["BLOCK"] for t in tasks if t.op == "compile")
-        yield from original(self, tasks, skip)
-
-    monkeypatch.setattr(Pool, "run", counting)
+    sessions: list[list[object]] = []
+    monkeypatch.setattr(Pool, "run", compiled_in(Pool.run, sessions))
     src = HEADER + """
 @triton.jit
 def k(x_ptr, n, BLOCK: tl.constexpr):
@@ -656,7 +664,7 @@ def launch(x, n):
     repo = make_repo(tmp_path, {"ops/k.py": src})
     commit(repo, "another launch", {"ops/k.py": src + "    k[(1,)](x, n, BLOCK=256)\n"})
     report = compare(repo, "HEAD~1", "HEAD", show_all=True)
-    assert sorted(compiled) == [128, 256]
+    assert [sorted(built) for built in sessions] == [[128, 256]]
     by_block = {row.spec_detail.constexprs["BLOCK"]: row for row in report.rows}
     assert by_block[128].verdict == "identical" and by_block[128].old == by_block[128].new
     assert by_block[256].new is not None

@@ -16,7 +16,7 @@ from helpers import scale_kernel
 from ptxdiff.compare.measure import Measurer
 from ptxdiff.compare.replan import Need
 from ptxdiff.compile import executor
-from ptxdiff.compile.pool import Reply, Task
+from ptxdiff.compile.pool import Pending, Reply, Task, pending_of
 from ptxdiff.compile.protocol import CompileAnswer, Failure, Op, Outcome, SpecsAnswer
 from ptxdiff.discovery.kernels import Kernel, discover
 from ptxdiff.git.values import Side
@@ -35,17 +35,25 @@ ANSWERS = {Op.SPECS: SpecsAnswer(tuple(SPECS)), Op.COMPILE: CompileAnswer(FAILED
 
 
 class Workers:
-    """The executor measuring opens: answers each task with `answer` and records every call."""
+    """The executor measuring opens: one worker that serves the queue as the pool does (tasks the
+    engine adds while it reads are served too), answers each task with `answer` and records
+    every task it served."""
 
     def __init__(self, answer: Callable[[Task[object]], Reply[object]]) -> None:
         self.answer = answer
-        self.calls: list[list] = []   # one list of tasks per `run`
+        self.calls: list[list] = []   # the tasks served, one list per `run`
         self.timeout = 60.0
 
-    def run(self, tasks: list[Task[object]], skip: Callable[..., object] | None = None) -> Iterator[Reply[object]]:
-        self.calls.append(list(tasks))
-        for task in tasks:
-            yield self.answer(task)
+    def run(self, tasks: list[Task[object]] | Pending, skip: Callable[..., str | None] | None = None
+            ) -> Iterator[Reply[object]]:
+        pending = pending_of(tasks)
+        served: list[Task[object]] = []
+        self.calls.append(served)
+        while pending:
+            task = pending.take(next(iter(pending.by_side)))
+            served.append(task)
+            reason = skip(task) if skip else None
+            yield Reply(task, Outcome.ERROR, error=reason) if reason else self.answer(task)
 
     def bound_of(self, task: object) -> float:
         return self.timeout
@@ -84,10 +92,13 @@ def need(side: Side, k: Kernel, pair: int = 0, plan: Plan | None = None) -> Need
 def test_each_sides_specs_then_its_compiles_go_to_that_sides_workers(tmp_path, workers):
     old, new = need(OLD, kernel("x * 2.0")), need(NEW, kernel("x * 3.0"))
     assert measurer(tmp_path).measure([old, new], Config(), TARGETS) == 4
-    (specs, compiles), = [w.calls for w in workers]
+    (served,), = [w.calls for w in workers]
+    specs, compiles = [t for t in served if t.op is Op.SPECS], [t for t in served if t.op is Op.COMPILE]
+    assert served == specs + compiles   # one session: the pair's specs, then its compiles
     assert [(t.op, t.side) for t in specs] == [("specs", OLD), ("specs", NEW)]
     assert [(t.op, t.side) for t in compiles] == [("compile", OLD)] * 2 + [("compile", NEW)] * 2
-    assert [t.label for t in compiles[:2]] == [f"scale_kernel sm_{CC} {s.label}" for s in SPECS]
+    # costliest first (BLOCK=256 before 128), as the pool's queue orders a revision's compiles
+    assert [t.label for t in compiles[:2]] == [f"scale_kernel sm_{CC} {s.label}" for s in reversed(SPECS)]
     for n in (old, new):
         assert [(r.key, r.error) for r in n.results[CC]] == [(s.key, FAILED["error"]) for s in SPECS]
 
@@ -96,7 +107,7 @@ def test_a_specialisation_two_needs_build_alike_compiles_once(tmp_path, workers)
     same = kernel()
     old, new = need(OLD, same), need(NEW, same)   # a launch-only change: one closure on both sides
     assert measurer(tmp_path).measure([old, new], Config(), TARGETS) == 2
-    assert [t.side for t in workers[0].calls[1]] == [OLD, OLD]
+    assert [t.side for t in workers[0].calls[0] if t.op is Op.COMPILE] == [OLD, OLD]
     assert old.results[CC] == new.results[CC] and len(new.results[CC]) == 2
 
 

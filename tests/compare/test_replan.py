@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import pytest
 
 from ptxdiff.compare import replan
-from ptxdiff.compare.measure import SHRINK_FIRST
 from ptxdiff.compare.replan import Need
+from ptxdiff.compare.session import SHRINK_FIRST
 from ptxdiff.compare.spec_result import SpecResult
 from ptxdiff.compile.protocol import Failure
 from ptxdiff.git.repo import Side

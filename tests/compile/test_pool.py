@@ -4,13 +4,14 @@ and a timeout told apart from other errors (the engine stops a kernel's specs af
 from __future__ import annotations
 
 import dataclasses
+from types import SimpleNamespace
 from typing import cast
 
 import pytest
 
 from helpers import make_repo, scale_kernel
 from ptxdiff.compile.pool import Pool, Task
-from ptxdiff.compile.protocol import CompileRequest, Failure, Outcome, SpecsRequest
+from ptxdiff.compile.protocol import CompileRequest, Failure, Op, Outcome, SpecsRequest
 from ptxdiff.discovery.kernels import discover
 from ptxdiff.git.repo import Repo
 from ptxdiff.repo_config import Config
@@ -78,15 +79,19 @@ def test_a_worker_near_its_cpu_rlimit_is_replaced_before_its_next_request(tmp_pa
     assert kinds == ["ok"] * 3 and len(starts) == 3
 
 
-def test_each_revision_s_costliest_tasks_start_first_in_a_stable_order():
+def test_each_revision_s_specs_then_its_costliest_tasks_start_first_in_a_stable_order():
     from ptxdiff.compile.pool import Pending
 
-    request = cast(CompileRequest, None)   # never sent
+    request = cast(CompileRequest, SimpleNamespace(op=Op.COMPILE))   # never sent
     tasks = [Task("a", request, f"t{i}", i, cost=c) for i, c in enumerate([1.0, 5.0, 1.0, 9.0])]
     tasks.append(Task("b", request, "b", 9, cost=100.0))
     pending = Pending(tasks)
     assert [pending.take("a").tag for _ in range(4)] == [3, 1, 0, 2]
     assert pending.take("b").tag == 9 and not pending
+    # tasks added while a run serves the queue take their place: a pair's specs before any compile
+    pending.add(tasks[:2])
+    pending.add([Task("a", cast(SpecsRequest, SimpleNamespace(op=Op.SPECS)), "specs", 7)])
+    assert [pending.take("a").tag for _ in range(3)] == [7, 1, 0] and pending.added == 8
 
 
 def test_out_of_memory_is_told_from_other_answers():
