@@ -14,7 +14,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from ptxdiff.source.syntax import last_name, literal
+from ptxdiff.source.syntax import last_name, literal, walk
 from ptxdiff.strenum import StrEnum
 
 INT_METHODS = {"stride", "size", "numel", "dim", "element_size", "nelement", "data_ptr"}
@@ -93,19 +93,19 @@ def _assignments(fn: HostFunction | None, name: str) -> list[ast.expr | None]:
 @functools.lru_cache(maxsize=64)
 def _all_assignments(fn: HostFunction) -> dict[str, list[ast.expr | None]]:
     found: dict[str, list[ast.expr | None]] = {}
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.Assign):
             for t in node.targets:
                 if isinstance(t, ast.Name):
                     found.setdefault(t.id, []).append(node.value)
                 else:
-                    for n in ast.walk(t):
+                    for n in walk(t):
                         if isinstance(n, ast.Name):
                             found.setdefault(n.id, []).append(None)
         elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
             found.setdefault(node.target.id, []).append(node.value if isinstance(node, ast.AnnAssign) else None)
         elif isinstance(node, (ast.For, ast.comprehension)):
-            for n in ast.walk(node.target):
+            for n in walk(node.target):
                 if isinstance(n, ast.Name):
                     found.setdefault(n.id, []).append(None)
     return found
@@ -330,14 +330,14 @@ def module_dicts(tree: ast.Module) -> dict[str, ast.expr]:
     if not out:
         return out
     changed: set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)) \
                 or isinstance(node, ast.Attribute) and node.attr in _MUTATORS:
-            changed |= {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+            changed |= {n.id for n in walk(node.value) if isinstance(n, ast.Name)}
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             changed |= set(node.names)
         elif isinstance(node, ast.AugAssign):
-            changed |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+            changed |= {n.id for n in walk(node.target) if isinstance(n, ast.Name)}
     return {k: v for k, v in out.items() if k not in changed}
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ptxdiff.discovery.spelling import GLUON, JIT, TRITON_DECORATORS, Spelling
 from ptxdiff.source.modules import ParsedModule, names_bound, nested_statements
-from ptxdiff.source.syntax import dotted_name, single_assignment
+from ptxdiff.source.syntax import dotted_name, single_assignment, walk
 
 __all__ = ["TRITON_DECORATORS", "Found", "backend_of", "closure_reads", "jit_objects", "locate", "unresolved"]
 
@@ -125,7 +125,7 @@ def _kernel_calls(mod: ParsedModule) -> list[tuple[int, int, list[str]]]:
     imported = {a.asname or a.name for top in mod.tree.body for s in nested_statements(top)
                 if isinstance(s, ast.ImportFrom) and not s.level and (s.module or "").startswith("triton.language")
                 for a in s.names if a.name in _KERNEL_CALLS}
-    return [(n.lineno, n.col_offset, chain) for n in ast.walk(mod.tree) if isinstance(n, ast.Call)
+    return [(n.lineno, n.col_offset, chain) for n in walk(mod.tree) if isinstance(n, ast.Call)
             and (len(chain := dotted_name(n.func)) >= 2 and chain[-1] in _KERNEL_CALLS or chain[:1] == chain
                  and chain and chain[0] in imported)]
 
@@ -214,7 +214,7 @@ def backend_of(path: str, mod: ParsedModule) -> str:
         elif isinstance(stmt, ast.ImportFrom):
             chains = [[*(stmt.module or "").split("."), a.name] for a in stmt.names] if not stmt.level else []
         elif not isinstance(stmt, (ast.If, ast.Try)):
-            chains = [dotted_name(n) for n in ast.walk(stmt) if isinstance(n, ast.Attribute)]
+            chains = [dotted_name(n) for n in walk(stmt) if isinstance(n, ast.Attribute)]
         else:
             continue
         for chain in chains:
@@ -295,7 +295,7 @@ def closure_reads(mod: ParsedModule, qualname: str, fn: ast.FunctionDef) -> list
                 if stmt is not fn:
                     bound.update(dict.fromkeys((n for n in names_bound(stmt) if n not in static), holder.name))
     own = {a.arg for a in [*fn.args.args, *fn.args.kwonlyargs]} | {
-        n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-    reads = dict.fromkeys(n.id for stmt in fn.body for n in ast.walk(stmt)
+        n.id for n in walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    reads = dict.fromkeys(n.id for stmt in fn.body for n in walk(stmt)
                           if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in own)
     return [(name, bound[name]) for name in reads if name in bound and name != fn.name]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Collection
 
-from ptxdiff.source.syntax import assigned_value, dotted_name, names_in
+from ptxdiff.source.syntax import assigned_value, dotted_name, names_in, walk
 
 # triton dtype names as a signature writes them
 SIGNATURE_TYPES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64", "float8e4nv": "fp8e4nv",
@@ -52,7 +52,7 @@ def integer_dot_operands(nodes: list[ast.AST], params: set[str], loaded_from: di
     for node in nodes:
         target, value = (node.target, node.value) if isinstance(node, ast.AugAssign) else assigned_value(node)
         into = isinstance(target, ast.Name) and target.id in accumulators
-        for call in (n for n in ast.walk(value) if isinstance(n, ast.Call)) if value is not None else ():
+        for call in (n for n in walk(value) if isinstance(n, ast.Call)) if value is not None else ():
             if dotted_name(call.func)[-1:] == ["dot"] and len(call.args) >= 2 and (
                     into or any(k.arg == "out_dtype" and _int32(k.value) for k in call.keywords)):
                 dots.append(call)

@@ -9,7 +9,7 @@ import ast
 from collections.abc import Mapping
 
 from ptxdiff.discovery.hints import LARGEST_SIZE, ORDERED, Hint, boundary
-from ptxdiff.source.syntax import dotted_name, is_constexpr, last_name, literal
+from ptxdiff.source.syntax import dotted_name, is_constexpr, last_name, literal, walk
 
 # element types a conversion to which makes the launch's element types matter (issue 41)
 _FLOAT_TYPES = {"float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5", "float8e4b15"}
@@ -27,9 +27,9 @@ def converts_values(fn: ast.FunctionDef, helpers: dict[str, ast.FunctionDef] | N
     pointer's element type: under the guessed fp32 pointers (and fp32 scalars) such a conversion
     is a no-op, so adding or dropping one reads `identical` unless 16-bit pointers and fp64
     scalars (torch.compile's Python floats) are compiled too (specs/plan.py)."""
-    called = {n.func.id for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    called = {n.func.id for n in walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
     for f in [fn, *(h for name, h in (helpers or {}).items() if name in called and h is not fn)]:
-        for node in ast.walk(f):
+        for node in walk(f):
             if isinstance(node, ast.Attribute) and node.attr == "element_ty":
                 return True
             if not isinstance(node, ast.Call) or any(k.arg == "bitcast" for k in node.keywords):
@@ -82,9 +82,9 @@ def _heuristic_tests(body: ast.expr, args: str, runtime: set[str], consts: Mappi
     def add(name: str, *values: int) -> None:
         have = found.setdefault(name, [HEURISTIC_INT])
         have += [v for v in values if v not in have and 1 <= v <= LARGEST_SIZE]
-    for node in ast.walk(body):
+    for node in walk(body):
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mod, ast.FloorDiv)):
-            for side in ast.walk(node.left):
+            for side in walk(node.left):
                 if isinstance(side, ast.expr) and (name := _read_arg(side, args, runtime)) is not None:
                     add(name, HEURISTIC_INT + 1)   # not a multiple of any block: the remainder is nonzero
         elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ORDERED):
@@ -105,7 +105,7 @@ def converted_scalars(fn: ast.FunctionDef) -> frozenset[str]:
     float scalar pinned to fp32 against a launcher that passes fp64 (torch.compile), the fix whose
     every row reads `identical` under fp32 scalars alone (specs/plan.py compiles fp64 ones too)."""
     params = {a.arg for a in fn.args.args if not is_constexpr(a.annotation)}
-    alias = {node.targets[0].id: node.value.id for node in ast.walk(fn)
+    alias = {node.targets[0].id: node.value.id for node in walk(fn)
              if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
              and isinstance(node.value, ast.Name) and node.value.id in params}
 
@@ -113,7 +113,7 @@ def converted_scalars(fn: ast.FunctionDef) -> frozenset[str]:
         name = node.id if isinstance(node, ast.Name) else None
         return name if name in params else alias.get(name or "")
     found: set[str] = set()
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if not isinstance(node, ast.Call):
             continue
         callee = dotted_name(node.func)[-1:]

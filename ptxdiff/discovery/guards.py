@@ -16,6 +16,8 @@ import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ptxdiff.source.syntax import walk
+
 MAX_DEPTH = 4          # helpers of helpers followed this deep
 MAX_ENTRIES = 4096     # guarded statements kept per kernel (a larger kernel keeps the first)
 
@@ -101,19 +103,19 @@ def _digest(scope: str, stmt: ast.stmt, exprs: list[ast.AST]) -> str:
 
 def _names(expr: ast.AST, scope: _Scope) -> frozenset[str]:
     """The kernel's constexprs an expression reads, through the scope's parameters."""
-    return frozenset().union(*(scope.names.get(n.id, frozenset()) for n in ast.walk(expr) if isinstance(n, ast.Name)))
+    return frozenset().union(*(scope.names.get(n.id, frozenset()) for n in walk(expr) if isinstance(n, ast.Name)))
 
 
 def _inline_guards(expr: ast.AST, scope: _Scope) -> frozenset[str]:
     """Conditions inside one statement: `a if C else b`, `tl.where(C, a, b)`."""
-    tests = [n.test for n in ast.walk(expr) if isinstance(n, ast.IfExp)]
-    tests += [n.args[0] for n in ast.walk(expr) if isinstance(n, ast.Call) and n.args
+    tests = [n.test for n in walk(expr) if isinstance(n, ast.IfExp)]
+    tests += [n.args[0] for n in walk(expr) if isinstance(n, ast.Call) and n.args
               and isinstance(n.func, (ast.Attribute, ast.Name)) and _callee(n) == "where"]
     return frozenset().union(*(_names(t, scope) for t in tests)) if tests else frozenset()
 
 
 def _calls(expr: ast.AST) -> list[ast.Call]:
-    return [n for n in ast.walk(expr) if isinstance(n, ast.Call)]
+    return [n for n in walk(expr) if isinstance(n, ast.Call)]
 
 
 def _callee(call: ast.Call) -> str | None:

@@ -13,7 +13,7 @@ import ast
 from ptxdiff.discovery.decorators import TRITON_DECORATORS
 from ptxdiff.discovery.hints import Hint
 from ptxdiff.discovery.params import INTEGER_OPS, Param
-from ptxdiff.source.syntax import dotted_name
+from ptxdiff.source.syntax import dotted_name, walk
 
 
 def _wrapped(fn: ast.FunctionDef) -> bool:
@@ -29,15 +29,15 @@ def _wrapped(fn: ast.FunctionDef) -> bool:
 def _outputs(fn: ast.FunctionDef) -> int:
     """How many values a device function returns (a tuple of k, or one; 0 when none)."""
     counts = {len(r.value.elts) if isinstance(r.value, ast.Tuple) else 1
-              for r in ast.walk(fn) if isinstance(r, ast.Return) and r.value is not None}
+              for r in walk(fn) if isinstance(r, ast.Return) and r.value is not None}
     return max(counts) if counts else 0
 
 
 def _integer_operands(fn: ast.FunctionDef) -> set[str]:
     """Names used in shifts, bit operations, // or %: integer values."""
-    return {side.id for n in ast.walk(fn) if isinstance(n, ast.BinOp) and isinstance(n.op, INTEGER_OPS)
+    return {side.id for n in walk(fn) if isinstance(n, ast.BinOp) and isinstance(n.op, INTEGER_OPS)
             for side in (n.left, n.right) if isinstance(side, ast.Name)} | {
-        n.operand.id for n in ast.walk(fn) if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Invert)
+        n.operand.id for n in walk(fn) if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Invert)
         and isinstance(n.operand, ast.Name)}
 
 
@@ -49,8 +49,8 @@ BLOCK_2D = 64   # each side of a two-dimensional harness's block
 def harness_rank(fn: ast.FunctionDef) -> int:
     """How many dimensions the harness's blocks have: 2 where the function reduces along axis 1
     (`tl.max(x, axis=1)[:, None]`: a row softmax takes tiles), else 1."""
-    axes = [k.value for n in ast.walk(fn) if isinstance(n, ast.Call) for k in n.keywords if k.arg == "axis"]
-    axes += [n.args[1] for n in ast.walk(fn) if isinstance(n, ast.Call) and len(n.args) > 1
+    axes = [k.value for n in walk(fn) if isinstance(n, ast.Call) for k in n.keywords if k.arg == "axis"]
+    axes += [n.args[1] for n in walk(fn) if isinstance(n, ast.Call) and len(n.args) > 1
              and dotted_name(n.func)[-1:] and dotted_name(n.func)[-1] in REDUCTIONS]
     return 2 if any(isinstance(a, ast.Constant) and a.value == 1 for a in axes) else 1
 
@@ -76,7 +76,7 @@ def device_harness(fn: ast.FunctionDef, params: tuple[Param, ...]) -> tuple[int 
     param, no program_id);
     else (None, its own params)."""
     if not (_wrapped(fn) or _outputs(fn)) or any((p.kind or "").startswith("*") for p in params) \
-            or any(isinstance(n, ast.Attribute) and n.attr == "program_id" for n in ast.walk(fn)):
+            or any(isinstance(n, ast.Attribute) and n.attr == "program_id" for n in walk(fn)):
         return None, params
     outputs = _outputs(fn)
     return outputs, harness_params(params, outputs, _integer_operands(fn), harness_rank(fn))

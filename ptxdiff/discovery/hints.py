@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import cast
 
-from ptxdiff.source.syntax import is_constexpr, last_name, literal, single_assignment
+from ptxdiff.source.syntax import is_constexpr, last_name, literal, single_assignment, walk
 
 SHAPE_CALLS = {"zeros", "full", "empty", "reshape", "view", "broadcast_to", "expand_dims", "make_block_ptr",
                "make_tensor_descriptor", "zeros_like", "full_like", "permute", "trans"}
@@ -67,7 +67,7 @@ def _branch_values(values: tuple[object, ...], block: bool = False) -> tuple[obj
 
 
 def _names(nodes: Iterable[ast.AST]) -> set[str]:
-    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return {n.id for node in nodes for n in walk(node) if isinstance(n, ast.Name)}
 
 
 def module_constants(tree: ast.Module) -> dict[str, object]:
@@ -195,7 +195,7 @@ def _constexpr_uses(fn: ast.FunctionDef, names: list[str], consts: Mapping[str, 
     and the constants it is compared with by == or !=."""
     uses: dict[str, set[str]] = {n: set() for n in names}
     compared: dict[str, list[object]] = {n: [] for n in names}
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.Call):
             _call_uses(node, uses)
         elif isinstance(node, (ast.If, ast.IfExp, ast.While)) or isinstance(node, ast.UnaryOp) and \
@@ -257,7 +257,7 @@ def _passed_on(fn: ast.FunctionDef, names: set[str], helpers: dict[str, ast.Func
     unchanged (`helper(x, MODE)`, `helper(x, mode=MODE)`), through `depth` levels of calls."""
     if depth <= 0:
         return
-    for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
+    for call in (n for n in walk(fn) if isinstance(n, ast.Call)):
         helper = helpers.get(call.func.id) if isinstance(call.func, ast.Name) else None
         if helper is None or helper is fn:
             continue
@@ -275,7 +275,7 @@ def _divisors(fn: ast.FunctionDef, names: set[str]) -> dict[str, int]:
     """The largest literal each of `names` is floor-divided by (`BLOCK // 128`): a guess below it
     makes a shape of 0."""
     found: dict[str, int] = {}
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv) and isinstance(node.left, ast.Name) \
                 and node.left.id in names and isinstance(node.right, ast.Constant) \
                 and type(node.right.value) is int and node.right.value > 1:
@@ -348,7 +348,7 @@ def enum_domains(fn: ast.FunctionDef, names: set[str], consts: Mapping[str, obje
     (`Mode.SUM`), or module constants of one prefix (`MODE_A = tl.constexpr(0)`, `MODE_B`): the
     enum's values are the values a launch passes (issue 37)."""
     found: dict[str, list[object]] = {}
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq))):
             continue
         for a, b in ((node.left, node.comparators[0]), (node.comparators[0], node.left)):
@@ -369,7 +369,7 @@ def asserted(fn: ast.FunctionDef, names: set[str], consts: Mapping[str, object])
     """Values `tl.static_assert` demands of constexprs (`tl.static_assert(N == 4)`, `N in (2,
     4)`, joined by `and`): the kernel names them, and no other value compiles (issue 37)."""
     found: dict[str, list[object]] = {}
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if not (isinstance(node, ast.Call) and last_name(node.func) == "static_assert" and node.args):
             continue
         test = node.args[0]
@@ -434,15 +434,15 @@ def _square_blocks(fn: ast.FunctionDef, names: set[str]) -> set[str]:
     """Block constexprs whose aranges are spread over two axes (`offs_m[:, None]`, `offs_n[None, :]`):
     one name on both sides of a tile holds B x B elements, so it is a tile side, not a row's 1024."""
     from_arange: dict[str, set[str]] = {}  # local -> the block names of the aranges its value holds
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            blocks = {b for call in ast.walk(node.value)
+            blocks = {b for call in walk(node.value)
                       if isinstance(call, ast.Call) and last_name(call.func) == "arange"
                       for b in _names(call.args) & names}
             if blocks:
                 from_arange.setdefault(node.targets[0].id, set()).update(blocks)
     axes: dict[str, set[int]] = {}
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in from_arange \
                 and isinstance(node.slice, ast.Tuple) and len(node.slice.elts) == 2:
             nones = [i for i, e in enumerate(node.slice.elts) if isinstance(e, ast.Constant) and e.value is None]
@@ -458,7 +458,7 @@ def optional_params(fn: ast.FunctionDef) -> frozenset[str]:
     runtime = {a.arg for a in fn.args.args if not is_constexpr(a.annotation)}
     found: set[str] = set()
     for node in [*fn.decorator_list, *fn.body]:
-        for sub in ast.walk(node):
+        for sub in walk(node):
             if isinstance(sub, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot)) for op in sub.ops) and any(
                     isinstance(c, ast.Constant) and c.value is None for c in [sub.left, *sub.comparators]):
                 for side in [sub.left, *sub.comparators]:
@@ -482,7 +482,7 @@ def descriptor_types(fn: ast.FunctionDef, tree: ast.Module) -> dict[str, str]:
     runtime = {a.arg for a in fn.args.args if not is_constexpr(a.annotation)}
     constexprs = {a.arg for a in fn.args.args if is_constexpr(a.annotation)}
     offsets: dict[str, list[ast.expr]] = {}
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 node.func.attr in DESCRIPTOR_METHODS and isinstance(node.func.value, ast.Name) and \
                 node.func.value.id in runtime and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
@@ -503,14 +503,14 @@ def _block_steps(fn: ast.FunctionDef, constexprs: set[str]) -> dict[str, str]:
     """Offset expressions of a descriptor access whose stride is one constexpr: `pid * BLOCK_M`
     (directly or through one local), a loop `for k in range(0, K, BLOCK_K)`: dump -> "{BLOCK_M}"."""
     assigned: dict[str, ast.expr] = {}
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             assigned[node.targets[0].id] = node.value
         elif isinstance(node, ast.For) and isinstance(node.target, ast.Name) and isinstance(node.iter, ast.Call) \
                 and last_name(node.iter.func) in ("range", "static_range") and len(node.iter.args) == 3:
             assigned[node.target.id] = node.iter.args[2]
     out: dict[str, str] = {}
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if not isinstance(node, ast.expr):
             continue
         exprs = [node] + ([assigned[node.id]] if isinstance(node, ast.Name) and node.id in assigned else [])
@@ -522,7 +522,7 @@ def _block_steps(fn: ast.FunctionDef, constexprs: set[str]) -> dict[str, str]:
 
 def _pre_hook_shapes(fn: ast.FunctionDef, tree: ast.Module) -> dict[str, list[str]]:
     """`nargs["desc_x"].block_shape = [...]` in the functions the autotune configs name as pre_hook."""
-    hooks = {k.value.id for dec in fn.decorator_list for node in ast.walk(dec) if isinstance(node, ast.Call)
+    hooks = {k.value.id for dec in fn.decorator_list for node in walk(dec) if isinstance(node, ast.Call)
              for k in node.keywords if k.arg == "pre_hook" and isinstance(k.value, ast.Name)}
     shapes: dict[str, list[str]] = {}
     for stmt in tree.body:

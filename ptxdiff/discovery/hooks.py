@@ -19,7 +19,7 @@ import hashlib
 
 from ptxdiff.discovery.fingerprint import Closure
 from ptxdiff.source.modules import ModuleIndex, ParsedModule
-from ptxdiff.source.syntax import last_name
+from ptxdiff.source.syntax import last_name, walk
 
 # triton.autotune's parameters in order (positional arguments map by place)
 AUTOTUNE_PARAMS = ("configs", "key", "prune_configs_by", "reset_to_zero", "restore_value", "pre_hook", "post_hook",
@@ -66,7 +66,7 @@ def _config_hooks(mod: ParsedModule, configs: ast.expr | None) -> list[ast.expr]
         nodes += [s for s in mod.bindings.get(configs.id, ()) if isinstance(s, (ast.Assign, ast.AnnAssign))]
     out = []
     for node in nodes:
-        for call in ast.walk(node):
+        for call in walk(node):
             if isinstance(call, ast.Call) and last_name(call.func) == "Config":
                 out += [k.value for k in call.keywords if k.arg == "pre_hook"]
     return out
@@ -79,7 +79,7 @@ def _written(index: ModuleIndex, mod: ParsedModule, values: list[ast.expr], orde
     text = ", ".join(texts if ordered else sorted(set(texts)))
     closure = Closure(index)
     closure.root = mod.path
-    closure.add_names(mod, sorted({n.id for v in values for n in ast.walk(v) if isinstance(n, ast.Name)}))
+    closure.add_names(mod, sorted({n.id for v in values for n in walk(v) if isinstance(n, ast.Name)}))
     digest = hashlib.blake2b((text + "\0" + closure.fingerprint()).encode(), digest_size=8).hexdigest()
     return text, digest
 

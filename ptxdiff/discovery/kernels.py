@@ -29,7 +29,7 @@ from ptxdiff.discovery.spelling import Spelling
 from ptxdiff.discovery.tiles import Tiles, kernel_tiles
 from ptxdiff.source.bounds import size_error
 from ptxdiff.source.modules import AboveTop, Files, ModuleIndex, ParsedModule, nested_statements, submodule
-from ptxdiff.source.syntax import dotted_name, is_constexpr
+from ptxdiff.source.syntax import dotted_name, is_constexpr, walk
 
 
 @dataclass(frozen=True)
@@ -167,7 +167,7 @@ def still_defined(snapshot: Files, kernel: Kernel, roots: tuple[str, ...] = ()) 
         return Kernel(id=kernel.id, path=kernel.path, name=kernel.name, module=mod.name, lineno=kernel.lineno,
                       fingerprint="unread:" + hashlib.sha256(why.encode(errors="surrogateescape")).hexdigest(),
                       params=(), paths=frozenset({kernel.path}), function=name, unresolved=why)
-    fn = next((n for n in ast.walk(mod.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name),
+    fn = next((n for n in walk(mod.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name),
               None)
     if fn is None:
         return None
@@ -199,7 +199,7 @@ def _nested_helpers(objects: list[Found]) -> set[str]:
             if other is obj:
                 continue
             same = other.name.split(".")[:-1] == parts[:-1]
-            for node in ast.walk(other.fn):
+            for node in walk(other.fn):
                 if isinstance(node, ast.Call):
                     chain = dotted_name(node.func)
                     if chain == parts or same and chain == parts[-1:]:
@@ -258,10 +258,10 @@ def _helper_defs(index: ModuleIndex, closure: Closure) -> dict[str, ast.Function
 
 def casts_to_element_types(fn: ast.FunctionDef) -> bool:
     """Whether the kernel casts values to a pointer's element type (`x.to(Y.dtype.element_ty)`)."""
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cast"):
             for arg in [*node.args, *(k.value for k in node.keywords if k.arg == "dtype")]:
-                if any(isinstance(n, ast.Attribute) and n.attr == "element_ty" for n in ast.walk(arg)):
+                if any(isinstance(n, ast.Attribute) and n.attr == "element_ty" for n in walk(arg)):
                     return True
     return False
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from ptxdiff.discovery.dot_operands import SIGNATURE_TYPES, cast_dot_operands, integer_dot_operands, loaded_dot_operands
 from ptxdiff.discovery.hints import Hint
-from ptxdiff.source.syntax import assigned_value, dotted_name, is_constexpr, names_in, signature_annotation
+from ptxdiff.source.syntax import assigned_value, dotted_name, is_constexpr, names_in, signature_annotation, walk
 from ptxdiff.strenum import StrEnum
 
 
@@ -416,7 +416,7 @@ def infer_param_kinds(fn: ast.FunctionDef, constexprs: bool = False) -> dict[str
     """Signature types for runtime params (and constexprs too, when asked) from names and use;
     None where it cannot be told."""
     params = [a.arg for a in fn.args.args if constexprs or not is_constexpr(a.annotation)]
-    nodes = list(ast.walk(fn))
+    nodes = list(walk(fn))
     flow = _locals(params, nodes)
     loaded_from = _loaded_from(flow, nodes)
     found = _evidence(flow, nodes, loaded_from)
@@ -432,8 +432,8 @@ def kinds_through_helpers(fn: ast.FunctionDef, kinds: dict[str, str | None],
     default `*fp32`. What the kernel's own use says otherwise stands."""
     out = dict(kinds)
     said: dict[str, dict[str, str | None]] = {}   # per helper, however often it is called
-    flow = _locals(list(out), list(ast.walk(fn)))
-    for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
+    flow = _locals(list(out), list(walk(fn)))
+    for call in (n for n in walk(fn) if isinstance(n, ast.Call)):
         helper = helpers.get(call.func.id) if isinstance(call.func, ast.Name) else None
         if helper is None or helper is fn or depth <= 0:
             continue
@@ -463,7 +463,7 @@ def addressed(fn: ast.FunctionDef) -> frozenset[str]:
     whatever a guess says, so a type search never tries them as scalars (a scalar there fails
     further down the kernel, which is no nearer to compiling)."""
     params = [a.arg for a in fn.args.args if not is_constexpr(a.annotation)]
-    nodes = list(ast.walk(fn))
+    nodes = list(walk(fn))
     flow = _locals(params, nodes)
     found = _evidence(flow, nodes, _loaded_from(flow, nodes))
     return frozenset(p for p in params if p in found.pointer_roots and p not in found.ints | found.compared)
@@ -474,7 +474,7 @@ def params_behind(fn: ast.FunctionDef, names: set[str], among: Collection[str] |
     from (through its assignments), nearest first: the suspects when a line of the kernel fails
     on a type (or on a shape)."""
     params = [a.arg for a in fn.args.args if (a.arg in among if among is not None else not is_constexpr(a.annotation))]
-    flow = _locals(params, list(ast.walk(fn)))
+    flow = _locals(params, list(walk(fn)))
     order: list[str] = []
     todo, seen = sorted(names), set(names)
     while todo:
@@ -497,7 +497,7 @@ def written_only(fn: ast.FunctionDef) -> frozenset[str]:
     output, whose element type a real launch often keeps at fp32 while the inputs are 16-bit
     (the bf16 family leaves it so, and a conversion dropped before the store then shows)."""
     params = [a.arg for a in fn.args.args if not is_constexpr(a.annotation)]
-    nodes = list(ast.walk(fn))
+    nodes = list(walk(fn))
     flow = _locals(params, nodes)
     read: set[str] = set()
     written: set[str] = set()

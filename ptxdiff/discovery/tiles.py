@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 
-from ptxdiff.source.syntax import dotted_name
+from ptxdiff.source.syntax import dotted_name, walk
 
 Tiles = tuple[tuple[str, str], ...]
 
@@ -35,7 +35,7 @@ def kernel_tiles(fn: ast.FunctionDef, sizes: frozenset[str]) -> Tiles:
     rows: set[str] = set()
     cols: set[str] = set()
     pairs: set[tuple[str, str]] = set()
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.Subscript) and (name := _arange_size(node.value, sizes)) is not None \
                 and isinstance(node.slice, ast.Tuple) and len(node.slice.elts) == 2:
             first, second = node.slice.elts

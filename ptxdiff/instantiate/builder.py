@@ -30,7 +30,7 @@ from ptxdiff.evaluator.values import Applied, Class, Constexpr, DType, External,
 from ptxdiff.git.values import printable
 from ptxdiff.instantiate import host_calls, namespace
 from ptxdiff.instantiate.scan import BUILTIN_DECORATORS, CONSTEXPR_FUNCTIONS, describe, refusal
-from ptxdiff.source.syntax import call_args, dotted_name, is_constexpr, python_lines, signature_annotation, strip_docstrings
+from ptxdiff.source.syntax import call_args, dotted_name, is_constexpr, python_lines, signature_annotation, strip_docstrings, walk
 from ptxdiff.specs.declared import decorator_kind, kernel_function, read
 from ptxdiff.specs.resolve import Declared, SpecError
 
@@ -44,7 +44,7 @@ def _body_names(fn: ast.FunctionDef) -> set[str]:
     loads: set[str] = set()
     stores = {a.arg for a in [*fn.args.args, *fn.args.kwonlyargs]}
     for stmt in fn.body:
-        for sub in ast.walk(stmt):
+        for sub in walk(stmt):
             if isinstance(sub, ast.Name):
                 (loads if isinstance(sub.ctx, ast.Load) else stores).add(sub.id)
     return loads - stores
@@ -52,12 +52,12 @@ def _body_names(fn: ast.FunctionDef) -> set[str]:
 
 def _first_use(fn: ast.FunctionDef, name: str) -> ast.AST:
     """Where a function body first reads a name (for the line of a refusal)."""
-    return next((sub for stmt in fn.body for sub in ast.walk(stmt) if isinstance(sub, ast.Name) and sub.id == name), fn)
+    return next((sub for stmt in fn.body for sub in walk(stmt) if isinstance(sub, ast.Name) and sub.id == name), fn)
 
 
 def _chains(fn: ast.FunctionDef) -> list[tuple[list[str], ast.Attribute]]:
     """Every dotted name `a.b.c` of a function body (with its prefixes), with its node."""
-    return [(c, sub) for stmt in fn.body for sub in ast.walk(stmt) if isinstance(sub, ast.Attribute)
+    return [(c, sub) for stmt in fn.body for sub in walk(stmt) if isinstance(sub, ast.Attribute)
             and (c := dotted_name(sub))]
 
 
@@ -116,7 +116,7 @@ class Builder:
             tree = self.interp.index.parse(path).tree
             body = tree.body if tree is not None else []
             self._held[path] = frozenset(id(node) for i in self._closure.statements.get(path, ())
-                                         for node in ast.walk(body[i]))
+                                         for node in walk(body[i]))
         return id(fn.node) in self._held[path]
 
     # -- values for triton's code generator --------------------------------------------------------
@@ -569,7 +569,7 @@ def _replace(lines: list[str], spans: list[tuple[ast.expr, str]]) -> None:
 def _unindent_strings(tree: ast.AST) -> None:
     """Multi-line strings with each line's indentation dropped: triton dedents a nested
     function's text, and with it the inside of its strings (an inline asm block)."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and "\n" in node.value:
             node.value = "\n".join(line.lstrip() for line in node.value.split("\n"))
 

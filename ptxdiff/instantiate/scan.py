@@ -15,6 +15,8 @@ import ast
 import string
 from collections.abc import Iterator
 
+from ptxdiff.source.syntax import walk
+
 # Public attributes of triton's jit-function objects (JITFunction, ConstexprFunction) that hand out
 # their module's globals, their Python function, caches, hooks or a launcher. A kernel never reads
 # them; the builder adds the ones the installed triton has (namespace.jit_internals).
@@ -155,7 +157,7 @@ def _nodes(fn: ast.FunctionDef) -> Iterator[tuple[ast.AST, dict[int, ast.AST]]]:
     if fn.returns is not None:
         roots.append(fn.returns)
     for root in roots:
-        for node in ast.walk(root):
+        for node in walk(root):
             for child in ast.iter_child_nodes(node):
                 parents[id(child)] = node
             yield node, parents

@@ -16,7 +16,7 @@ from typing import Protocol
 
 from ptxdiff.source.bounds import parse_module, size_error
 from ptxdiff.source.installs import DECLARING, declared
-from ptxdiff.source.syntax import attribute_chains, strip_docstrings
+from ptxdiff.source.syntax import attribute_chains, strip_docstrings, walk
 from ptxdiff.source.triton1 import meta_as_params
 
 
@@ -64,7 +64,7 @@ def names_bound(stmt: ast.stmt) -> list[str]:
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return [stmt.name]
     if isinstance(stmt, ast.Assign):
-        return [n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+        return [n.id for t in stmt.targets for n in walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
     if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and isinstance(stmt.target, ast.Name):
         return [stmt.target.id]
     if isinstance(stmt, ast.Import):
@@ -72,7 +72,7 @@ def names_bound(stmt: ast.stmt) -> list[str]:
     if isinstance(stmt, ast.ImportFrom):
         return [(a.asname or a.name) for a in stmt.names if a.name != "*"]
     if isinstance(stmt, (ast.For, ast.AsyncFor)):
-        return [n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)]
+        return [n.id for n in walk(stmt.target) if isinstance(n, ast.Name)]
     return []
 
 
@@ -131,7 +131,7 @@ def _free_names(node: ast.AST) -> set[str]:
     """Names a definition reads from its enclosing module."""
     loads: set[str] = set()
     stores: set[str] = set()
-    for sub in ast.walk(node):
+    for sub in walk(node):
         if isinstance(sub, ast.Name):
             (loads if isinstance(sub.ctx, ast.Load) else stores).add(sub.id)
         elif isinstance(sub, ast.arg):
@@ -141,7 +141,7 @@ def _free_names(node: ast.AST) -> set[str]:
         outer = set()
         for expr in [*node.decorator_list, *node.args.defaults, *node.args.kw_defaults]:
             if expr is not None:
-                outer |= {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+                outer |= {n.id for n in walk(expr) if isinstance(n, ast.Name)}
         return (loads - stores) | outer
     return loads - stores
 

@@ -7,9 +7,27 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping
+import weakref
+from collections.abc import Iterable, Mapping
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
+
+# the nodes of each module, class and function walked so far, while its tree lives
+_WALKED: weakref.WeakKeyDictionary[ast.AST, tuple[ast.AST, ...]] = weakref.WeakKeyDictionary()
+_SCOPES = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def walk(node: ast.AST) -> Iterable[ast.AST]:
+    """`ast.walk`, in its order, kept for a module, class or function: discovery asks some forty
+    questions of each kernel's body (and of its module), and walking it again for each was most
+    of a cold run's time before the first compile. Trees are not changed once parsed
+    (`strip_docstrings` runs first)."""
+    if not isinstance(node, _SCOPES):
+        return ast.walk(node)
+    nodes = _WALKED.get(node)
+    if nodes is None:
+        nodes = _WALKED[node] = tuple(ast.walk(node))
+    return nodes
 
 
 def python_lines(text: str) -> list[str]:
@@ -58,7 +76,7 @@ def last_name(node: ast.expr) -> str:
 
 def attribute_chains(node: ast.AST) -> list[list[str]]:
     """Every dotted name `a.b.c` under `node` (with its prefixes `a.b`), in walk order."""
-    return [c for sub in ast.walk(node) if isinstance(sub, ast.Attribute) and (c := dotted_name(sub))]
+    return [c for sub in walk(node) if isinstance(sub, ast.Attribute) and (c := dotted_name(sub))]
 
 
 def is_constexpr(annotation: ast.expr | None) -> bool:
@@ -145,7 +163,7 @@ def strip_docstrings(tree: ast.AST) -> None:
 
 def names_in(node: ast.AST) -> set[str]:
     """Every name an expression or statement reads or binds."""
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name)}
 
 
 def assigned_value(node: ast.AST) -> tuple[ast.expr | None, ast.expr | None]:

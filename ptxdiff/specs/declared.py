@@ -20,7 +20,7 @@ from ptxdiff.evaluator.interp import Interp
 from ptxdiff.evaluator.scope import Function, Scope
 from ptxdiff.evaluator.values import Applied, Constexpr, External, Raised, Refused, TritonConfig
 from ptxdiff.source.modules import ParsedModule, names_bound
-from ptxdiff.source.syntax import call_args, is_constexpr
+from ptxdiff.source.syntax import call_args, is_constexpr, walk
 from ptxdiff.specs.resolve import Autotuned, Declared, SpecError
 from ptxdiff.targets import target_name
 
@@ -95,7 +95,7 @@ def _closure(interp: Interp, mod: ParsedModule, qualname: str, fn: ast.FunctionD
     """The scope a kernel defined inside functions is made in: each function's `static_locals`
     that the kernel reads (its imports of triton, the jit helpers beside it), bound as Python
     binds them; one the evaluator cannot take is left out (triton names it if the kernel needs it)."""
-    reads = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    reads = {n.id for n in walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     for host in enclosing(mod, qualname):
         if isinstance(host, ast.FunctionDef):
             scope = Scope(scope.env, scope.before, {}, outer=scope)
