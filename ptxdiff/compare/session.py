@@ -233,7 +233,7 @@ class Session:
                     tag = self.leaders[build] = CompileOf(need, cc, i, build)
                     tasks.append(Task(need.side, CompileRequest(need.kernel, spec, cc),
                                       f"{need.kernel.name} {target_name(cc)} {spec.label}", tag,
-                                      cost=cost.estimate(spec, need.kernel.tiles)))
+                                      cost=cost.estimate(spec, need.kernel.tiles, need.kernel.unrolled)))
         self.compiled += len(tasks)
         self.pending.add(tasks)
         if not step.waiting:

@@ -26,7 +26,7 @@ from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, module_co
 from ptxdiff.discovery.hooks import Hooks, kernel_hooks
 from ptxdiff.discovery.params import Param, infer_param_kinds, kinds_through_helpers, written_only
 from ptxdiff.discovery.spelling import Spelling
-from ptxdiff.discovery.tiles import Tiles, kernel_tiles
+from ptxdiff.discovery.tiles import Tiles, Unrolled, kernel_tiles, unrolled_loops
 from ptxdiff.source.bounds import size_error
 from ptxdiff.source.modules import AboveTop, Files, ModuleIndex, ParsedModule, nested_statements, submodule
 from ptxdiff.source.syntax import dotted_name, is_constexpr, walk
@@ -73,6 +73,8 @@ class Kernel:
     backend: str = ""
     # the constexpr sizes that meet in one 2-D tile of its body (discovery/tiles.py): the cost rule
     tiles: Tiles = ()
+    # its `tl.static_range` loops (discovery/tiles.py): compiled once per trip, the cost estimate's
+    unrolled: Unrolled = ()
 
 
 @dataclass(frozen=True)
@@ -241,7 +243,7 @@ def _kernel(index: ModuleIndex, snapshot: Files, mod: ParsedModule, tree: ast.Mo
                   guards=kernel_guards(fn, constexprs, helper_defs),
                   hooks=kernel_hooks(index, mod, fn),
                   function=fn.name if fn.name != obj.name.rsplit(".", 1)[-1] else "",
-                  tiles=kernel_tiles(fn, constexprs))
+                  tiles=kernel_tiles(fn, constexprs), unrolled=unrolled_loops(fn, constexprs))
 
 
 def _helper_defs(index: ModuleIndex, closure: Closure) -> dict[str, ast.FunctionDef]:

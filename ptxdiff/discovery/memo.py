@@ -27,7 +27,7 @@ from ptxdiff.store import Store
 if TYPE_CHECKING:  # types only: pygit2 stays out of discovery
     from ptxdiff.git.repo import Snapshot
 
-FORMAT = 15
+FORMAT = 16
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 
@@ -41,7 +41,8 @@ def to_json(found: Discovery) -> dict[str, Any]:
          "names": sorted(k.names), "launch": [[n, [[f.kind, f.value, f.site] for f in facts]] for n, facts in k.launch],
          "harness": k.harness, "harness_rank": k.harness_rank, "element_casts": k.element_casts, "probes": sorted(k.probes),
          "guards": [[d, list(names)] for d, names in k.guards], "hooks": [list(h) for h in k.hooks],
-         "function": k.function, "unresolved": k.unresolved, "backend": k.backend, "tiles": [list(t) for t in k.tiles]}
+         "function": k.function, "unresolved": k.unresolved, "backend": k.backend, "tiles": [list(t) for t in k.tiles],
+         "unrolled": [[[list(b) for b in loop] for loop in chain] for chain in k.unrolled]}
         for k in found.kernels.values()],
         "broken": [[b.path, b.error, list(b.names)] for b in found.broken.values()]}
 
@@ -62,7 +63,9 @@ def from_json(data: dict[str, Any]) -> Discovery:
                                   guards=tuple((d, tuple(names)) for d, names in k["guards"]),
                                   hooks=tuple((setting, text, digest) for setting, text, digest in k["hooks"]),
                                   function=k["function"], unresolved=k["unresolved"], backend=k["backend"],
-                                  tiles=tuple((a, b) for a, b in k["tiles"]))
+                                  tiles=tuple((a, b) for a, b in k["tiles"]),
+                                  unrolled=tuple(tuple((tuple(start), tuple(stop), tuple(step))
+                                                       for start, stop, step in chain) for chain in k["unrolled"]))
     broken = {p: Broken(p, e, tuple(n)) for p, e, n in data["broken"]}
     return Discovery(kernels, broken)
 

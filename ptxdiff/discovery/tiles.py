@@ -1,7 +1,7 @@
-"""Which constexpr sizes meet in one 2-D tile of a kernel, read from its body: the compile cost
-rule (specs/cost.py) weighs a spec by its largest tile, and the two largest sizes alone miss a
-square tile of one size (`tl.arange(0, HC)[:, None]` against `tl.arange(0, HC)[None, :]`: HC x HC).
-Pure AST work."""
+"""What makes a kernel's compile long, read from its body (specs/cost.py weighs each spec by it):
+which constexpr sizes meet in one 2-D tile (the two largest sizes alone miss a square tile of one
+size: `tl.arange(0, HC)[:, None]` against `tl.arange(0, HC)[None, :]`, HC x HC), and the loops
+triton unrolls (`tl.static_range`), whose bodies it compiles once per trip. Pure AST work."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ import ast
 from ptxdiff.source.syntax import dotted_name, walk
 
 Tiles = tuple[tuple[str, str], ...]
+Bound = tuple[str, int]             # a constexpr's value (by name; "" for none) plus a constant
+Loop = tuple[Bound, Bound, Bound]   # a `tl.static_range`'s start, stop and step
+Unrolled = tuple[tuple[Loop, ...], ...]   # each unrolled loop, with the unrolled loops around it (outermost first)
 
 
 def _arange_size(node: ast.expr, sizes: frozenset[str]) -> str | None:
@@ -52,3 +55,51 @@ def kernel_tiles(fn: ast.FunctionDef, sizes: frozenset[str]) -> Tiles:
                 pairs.add((a.id, b.id))
     pairs |= {(r, c) for r in rows for c in cols}
     return tuple(sorted(pairs))
+
+
+def _bound(node: ast.expr, sizes: frozenset[str]) -> Bound | None:
+    """An integer literal, a constexpr, or a constexpr plus or minus a literal (`TMAX - 1`)."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return "", node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and (inner := _bound(node.operand, sizes)) \
+            and not inner[0]:
+        return "", -inner[1]
+    if isinstance(node, ast.Name) and node.id in sizes:
+        return node.id, 0
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and isinstance(node.left, ast.Name) \
+            and node.left.id in sizes and isinstance(node.right, ast.Constant) and type(node.right.value) is int:
+        return node.left.id, node.right.value if isinstance(node.op, ast.Add) else -node.right.value
+    return None
+
+
+def _static_loop(stmt: ast.stmt, sizes: frozenset[str]) -> Loop | None:
+    """The bounds of `for _ in tl.static_range(...)` where each one can be read, else None."""
+    if not isinstance(stmt, ast.For) or not isinstance(stmt.iter, ast.Call) or \
+            dotted_name(stmt.iter.func)[-1:] != ["static_range"] or stmt.iter.keywords:
+        return None
+    bounds = [_bound(a, sizes) for a in stmt.iter.args]
+    if not 1 <= len(bounds) <= 3 or any(b is None for b in bounds):
+        return None
+    got = [b for b in bounds if b is not None]
+    start, stop, step = (("", 0), got[0], ("", 1)) if len(got) == 1 else (got[0], got[1], ("", 1)) \
+        if len(got) == 2 else (got[0], got[1], got[2])
+    return start, stop, step
+
+
+def unrolled_loops(fn: ast.FunctionDef, sizes: frozenset[str]) -> Unrolled:
+    """Each `tl.static_range` loop of `fn` whose bounds are literals or constexprs, with the
+    unrolled loops it is nested in: its body is compiled once per trip of each."""
+    out: list[tuple[Loop, ...]] = []
+
+    def visit(body: list[ast.stmt], chain: tuple[Loop, ...]) -> None:
+        for stmt in body:
+            loop = _static_loop(stmt, sizes)
+            inner = chain if loop is None else (*chain, loop)
+            if loop is not None:
+                out.append(inner)
+            for block in ("body", "orelse", "finalbody"):
+                visit(getattr(stmt, block, None) or [], inner if block == "body" else chain)
+            for handler in getattr(stmt, "handlers", None) or []:
+                visit(handler.body, chain)
+    visit(fn.body, ())
+    return tuple(out)

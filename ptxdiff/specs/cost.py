@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from ptxdiff.specs.guesses import GuessKind
 
 if TYPE_CHECKING:
-    from ptxdiff.discovery.tiles import Tiles
+    from ptxdiff.discovery.tiles import Bound, Tiles, Unrolled
     from ptxdiff.specs.resolve import Spec
 
 GUESSED_SIZE = 32      # a guessed size the shrink rule divides (plan.smaller) is a power of two from here
@@ -47,10 +47,34 @@ def per_thread(spec: Spec, tiles: Tiles = ()) -> float:
     return tile / (max(1, spec.num_warps) * 32)
 
 
-def estimate(spec: Spec, tiles: Tiles = ()) -> float:
+def estimate(spec: Spec, tiles: Tiles = (), unrolled: Unrolled = ()) -> float:
     """A relative compile cost: the per-thread tile, once per pipeline stage, plus the cost every
-    compile has (a spec of tiny blocks still runs the whole pass pipeline)."""
-    return 64.0 + per_thread(spec, tiles) * max(1, spec.num_stages)
+    compile has (a spec of tiny blocks still runs the whole pass pipeline), once more for each
+    trip of each loop triton unrolls (`tl.static_range(TMAX - 1)` inside another: TMAX squared
+    copies of the inner body). It orders compiles only: the shrink rule reads the tile alone."""
+    return (64.0 + per_thread(spec, tiles) * max(1, spec.num_stages)) * (1 + unrolled_copies(spec, unrolled))
+
+
+def unrolled_copies(spec: Spec, unrolled: Unrolled) -> float:
+    """The bodies of the kernel's unrolled loops triton compiles under `spec`'s values: the trips of
+    each loop times those of the unrolled loops around it (a bound the spec does not give: one)."""
+    values = dict(spec.constexprs)
+
+    def value(bound: Bound) -> int | None:
+        name, offset = bound
+        if not name:
+            return offset
+        v = values.get(name)
+        return v + offset if type(v) is int else None
+
+    total = 0.0
+    for chain in unrolled:
+        copies = 1.0
+        for loop in chain:
+            start, stop, step = (value(b) for b in loop)
+            copies *= len(range(start, stop, step)) if start is not None and stop is not None and step else 1
+        total += copies
+    return total
 
 
 def guessed_sizes(spec: Spec) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from ptxdiff.discovery.tiles import kernel_tiles
+from ptxdiff.discovery.tiles import kernel_tiles, unrolled_loops
 
 
 def tiles(body: str, sizes: tuple[str, ...] = ("HC", "BLOCK_M", "BLOCK_N", "N")) -> tuple[tuple[str, str], ...]:
@@ -31,3 +31,31 @@ def test_one_dimensional_blocks_and_sizes_that_are_not_constexprs_make_no_tile()
     assert tiles("offs = tl.arange(0, BLOCK_M)\nx = tl.load(x_ptr + offs)") == ()
     assert tiles("x = tl.arange(0, HC)[:, None] + tl.arange(0, n)[None, :]", sizes=("HC",)) == ()
     assert tiles("acc = tl.zeros((BLOCK_M, 16), dtype=tl.float32)") == ()
+
+
+def unrolled(body: str, sizes: tuple[str, ...] = ("TMAX", "K", "BLOCK_K")):
+    fn = ast.parse("def k(x_ptr, n, TMAX, K, BLOCK_K):\n" + textwrap.indent(textwrap.dedent(body), "    ")).body[0]
+    assert isinstance(fn, ast.FunctionDef)
+    return unrolled_loops(fn, frozenset(sizes))
+
+
+def test_static_range_loops_are_read_with_the_unrolled_loops_around_them():
+    outer, inner, tiled = (("TMAX", -1), ("", 0), ("", -1)), (("", 1), ("TMAX", 0), ("", 1)), \
+        (("", 0), ("K", 0), ("BLOCK_K", 0))
+    assert unrolled("""
+        for t in tl.static_range(TMAX - 1, 0, -1):
+            if t > 0:
+                for s in tl.static_range(1, TMAX):
+                    x = x + s
+        for k0 in tl.static_range(0, K, BLOCK_K):
+            x = x + k0
+    """) == ((outer,), (outer, inner), (tiled,))
+    # a loop triton does not unroll, or bounds that are not literals or constexprs: not counted,
+    # while what it holds still is, with the unrolled loops around it
+    assert unrolled("""
+        for i in range(0, n):
+            for j in tl.static_range(4):
+                x = x + j
+        for i in tl.static_range(n):
+            x = x + i
+    """) == (((("", 0), ("", 4), ("", 1)),),)

@@ -48,3 +48,17 @@ def test_a_tile_the_kernel_s_body_shapes_counts_when_larger_than_the_two_largest
     assert cost.per_thread(square, (("HC", "HC"),)) == 256 * 256 / 128 and cost.too_costly(square, (("HC", "HC"),))
     assert cost.per_thread(square, (("HC", "NOPE"),)) == 256 * 16 / 128
     assert cost.estimate(square, (("HC", "HC"),)) > cost.estimate(square)
+
+
+def test_unrolled_loops_put_a_kernel_first_by_their_trips_and_decide_no_shrink():
+    """A small tile whose body triton unrolls TMAX x TMAX times compiles longer than a large tile
+    with no loop (Liger-Kernel's sinkhorn backward: 6 s against matmul's 3 s): it starts first.
+    The estimate orders compiles only; the shrink rule reads the tile alone."""
+    outer, inner = (("TMAX", -1), ("", 0), ("", -1)), (("", 1), ("TMAX", 0), ("", 1))
+    loops = ((outer,), (outer, inner))
+    small = spec({"HC": 4, "TMAX": 20}, guessed=("TMAX",))
+    assert cost.unrolled_copies(small, loops) == 19 + 19 * 19
+    assert cost.estimate(small, (("HC", "HC"),), loops) > cost.estimate(spec({"BLOCK_M": 128, "BLOCK_N": 128}))
+    assert cost.too_costly(small) is False
+    # a bound the spec does not give (a runtime value) counts one trip
+    assert cost.unrolled_copies(spec({"HC": 4}), loops) == 2
