@@ -297,12 +297,12 @@ class Engine:
             if pair.said:
                 rows += said_rows(pair, targets, cfg)
                 continue
-            backend = next((k.backend for k in (n, o) if k is not None and k.backend), "")
-            if backend:
-                why = "ptxdiff builds Triton-language kernels only" if backend == "Gluon" else \
-                    "ptxdiff compiles for NVIDIA targets"
+            other = next((k for k in (n, o) if k is not None and k.backend), None)
+            if other is not None:
+                why = other.fork or ("ptxdiff builds Triton-language kernels only" if other.backend == "Gluon" else
+                                     "ptxdiff compiles for NVIDIA targets")
                 messages.append(Note(NoteKind.OTHER_BACKEND, pair.kernel_id,
-                                     f"{pair.kernel_id}: {backend} kernel: not compiled ({why})"))
+                                     f"{pair.kernel_id}: {other.backend} kernel: not compiled ({why})"))
                 continue
             new_need = needs.get(NeedKey.of(new, n, pair)) if n else None
             old_need = new_need if pair.unchanged else needs.get(NeedKey.of(old, o, pair)) if o else None

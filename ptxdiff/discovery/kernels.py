@@ -20,6 +20,7 @@ from ptxdiff.discovery.decorators import Found, backend_of, jit_objects, unresol
 from ptxdiff.discovery.documented import documented_types
 from ptxdiff.discovery.evidence import converted_scalars, converts_values, heuristic_sizes
 from ptxdiff.discovery.fingerprint import Closure, kernel_closure
+from ptxdiff.discovery.forks import FORK, fork_note, own_triton, repository_builtins
 from ptxdiff.discovery.guards import Guards, kernel_guards
 from ptxdiff.discovery.harness import device_harness, harness_rank
 from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, module_constants, module_functions, optional_params
@@ -69,8 +70,10 @@ class Kernel:
     # can resolve): its rows fail with this, so a change to it is never silent
     unresolved: str = ""
     # the other backend it is written for ("Ascend (NPU)", "ROCm (AMD)"...; "Gluon" for
-    # `@gluon.jit`): not compiled for NVIDIA targets, said in one line
+    # `@gluon.jit`; forks.FORK for a triton of the repository's own): not compiled, said in one line
     backend: str = ""
+    # why a kernel of forks.FORK is: the fork and the repository's builtins over it that it calls
+    fork: str = ""
     # the constexpr sizes that meet in one 2-D tile of its body (discovery/tiles.py): the cost rule
     tiles: Tiles = ()
     # its `tl.static_range` loops (discovery/tiles.py): compiled once per trip, the cost estimate's
@@ -109,6 +112,7 @@ def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | Non
     """
     index = ModuleIndex(snapshot, roots)
     spelling = Spelling(index)
+    fork = own_triton(snapshot)
     candidates = sorted(p for p in snapshot.paths if p.endswith(".py") and (paths is None or p in paths))
     found: list[tuple[ParsedModule, ast.Module, Found, Closure]] = []
     broken: dict[str, Broken] = {}
@@ -150,6 +154,9 @@ def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | Non
             continue   # an aggregate's method (`state.advance()` in a kernel): a helper of the kernels that call it
         kernel = _kernel(index, snapshot, mod, tree, obj, closure, is_launched, own_sites)
         backend = "Gluon" if "gluon" in obj.kinds else backends.get(mod.path, "")
+        if not backend and fork and (builtins := repository_builtins(index, spelling, mod, obj.fn)):
+            kernel = dataclasses.replace(kernel, fork=fork_note(fork, builtins))
+            backend = FORK
         kernels[kernel.id] = dataclasses.replace(kernel, backend=backend) if backend else kernel
     for kernel in odd:
         kernels.setdefault(kernel.id, kernel)

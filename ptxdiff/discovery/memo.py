@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ptxdiff.binaries import fingerprint
 from ptxdiff.discovery.callsites import Fact, FactKind
+from ptxdiff.discovery.forks import GITMODULES
 from ptxdiff.discovery.hints import Hint
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover
 from ptxdiff.discovery.params import Param
@@ -27,7 +28,7 @@ from ptxdiff.store import Store
 if TYPE_CHECKING:  # types only: pygit2 stays out of discovery
     from ptxdiff.git.repo import Snapshot
 
-FORMAT = 16
+FORMAT = 17
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 
@@ -41,7 +42,8 @@ def to_json(found: Discovery) -> dict[str, Any]:
          "names": sorted(k.names), "launch": [[n, [[f.kind, f.value, f.site] for f in facts]] for n, facts in k.launch],
          "harness": k.harness, "harness_rank": k.harness_rank, "element_casts": k.element_casts, "probes": sorted(k.probes),
          "guards": [[d, list(names)] for d, names in k.guards], "hooks": [list(h) for h in k.hooks],
-         "function": k.function, "unresolved": k.unresolved, "backend": k.backend, "tiles": [list(t) for t in k.tiles],
+         "function": k.function, "unresolved": k.unresolved, "backend": k.backend, "fork": k.fork,
+         "tiles": [list(t) for t in k.tiles],
          "unrolled": [[[list(b) for b in loop] for loop in chain] for chain in k.unrolled]}
         for k in found.kernels.values()],
         "broken": [[b.path, b.error, list(b.names)] for b in found.broken.values()]}
@@ -62,7 +64,7 @@ def from_json(data: dict[str, Any]) -> Discovery:
                                   element_casts=k["element_casts"], probes=frozenset(k["probes"]),
                                   guards=tuple((d, tuple(names)) for d, names in k["guards"]),
                                   hooks=tuple((setting, text, digest) for setting, text, digest in k["hooks"]),
-                                  function=k["function"], unresolved=k["unresolved"], backend=k["backend"],
+                                  function=k["function"], unresolved=k["unresolved"], backend=k["backend"], fork=k["fork"],
                                   tiles=tuple((a, b) for a, b in k["tiles"]),
                                   unrolled=tuple(tuple((tuple(start), tuple(stop), tuple(step))
                                                        for start, stop, step in chain) for chain in k["unrolled"]))
@@ -71,9 +73,10 @@ def from_json(data: dict[str, Any]) -> Discovery:
 
 
 def changed_paths(a: Snapshot, b: Snapshot) -> set[str]:
-    """Python files, and the files that declare the install (installs.py), that differ between two
-    snapshots (added, removed or edited): blob ids for commits, content hashes for the work tree."""
-    paths = {p for p in a.paths | b.paths if p.endswith(".py") or p in DECLARING}
+    """Python files, the files that declare the install (installs.py) and `.gitmodules` (a triton
+    fork: forks.py), that differ between two snapshots (added, removed or edited): blob ids for
+    commits, content hashes for the work tree."""
+    paths = {p for p in a.paths | b.paths if p.endswith(".py") or p in DECLARING or p == GITMODULES}
     return {p for p in paths if p not in a or p not in b or a.content_id(p) != b.content_id(p)}
 
 
@@ -83,6 +86,8 @@ def update(base: Discovery, snapshot: Files, roots: tuple[str, ...], changed: se
     are discovered again; the rest are `base`'s, unchanged by construction."""
     if not changed:
         return base
+    if GITMODULES in changed:   # whether the repository builds a triton of its own: any kernel may be its
+        return discover(snapshot, roots)
     stale_files = {k.path for k in base.kernels.values() if (k.paths | k.probes) & changed} | {
         p for p in changed if p.endswith(".py")} | {p for p in base.broken if p in changed}
     # a changed launch site changes what the kernel is given (call-site values)

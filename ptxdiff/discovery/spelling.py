@@ -34,6 +34,10 @@ _TRITON = {
     **dict.fromkeys(("triton.experimental.gluon.jit", "triton.experimental.gluon._runtime.jit",
                      "triton.experimental.gluon.language.jit"), GLUON),
 }
+# decorators of triton's that make a function a builtin (`@builtin def rank(axis, _semantic=None)`),
+# Python triton's code generator runs while it compiles: a repository's own are never built from source
+TRITON_BUILTINS = frozenset({"triton.language.core.builtin", "triton.language.builtin",
+                             "triton.language.core.extern", "triton.language.extern"})
 _MAX_DEPTH = 24   # imports and assignments followed for one name (a chain of re-exports)
 
 

@@ -15,6 +15,7 @@ import ast
 import string
 from collections.abc import Iterator
 
+from ptxdiff.discovery.spelling import TRITON_BUILTINS
 from ptxdiff.source.syntax import walk
 
 # Public attributes of triton's jit-function objects (JITFunction, ConstexprFunction) that hand out
@@ -42,8 +43,7 @@ MOVED_INTO = {"triton.language.math": "triton.language.extra.libdevice"}
 # `@builtin def rank(axis, _semantic=None)`: never built from source).
 CONSTEXPR_FUNCTIONS = frozenset({"triton.language.constexpr", "triton.language.core.constexpr", "triton.constexpr_function",
                                  "triton.language.constexpr_function", "triton.language.core.constexpr_function"})
-BUILTIN_DECORATORS = frozenset({"triton.language.core.builtin", "triton.language.builtin",
-                                "triton.language.core.extern", "triton.language.extern"})
+BUILTIN_DECORATORS = TRITON_BUILTINS
 
 ATTRIBUTE_BUILTINS = ("getattr", "hasattr", "setattr", "delattr")
 FORMAT_METHODS = ("format", "format_map")

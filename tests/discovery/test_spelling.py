@@ -364,3 +364,67 @@ def test_a_class_kernel_launched_from_its_own_methods() -> None:
         "\n    def run(self, x, out):\n        self._k[(1,)](x, out, x.numel(), BLOCK=64)\n"
     kernel = found({"ops/k.py": text})["ops/k.py::Op._k"]
     assert dict(kernel.launch)["BLOCK"][0].value == 64
+
+
+FORK_MODULES = '''[submodule "3rdparty/triton"]
+\tpath = 3rdparty/triton
+\turl = https://github.com/example/triton-dist-fork.git
+'''
+# a repository's language over its own triton: a builtin its compiler runs, and a proxy whose
+# decorator makes one at import (each a pattern of a real repository, written here from scratch)
+FORK_LANGUAGE = '''from triton.language import core
+from triton.language.core import builtin
+
+
+@builtin
+def rank(axis=-1, _semantic=None):
+    return core.tensor(_semantic.builder.create_get_rank(axis), core.int32)
+
+
+class Proxy:
+    def dispatch(self, func):
+        @core.builtin
+        def wrapper(*args, **kwargs):
+            return func(*args, **kwargs)
+        return wrapper
+
+
+_proxy = Proxy()
+
+
+@_proxy.dispatch
+def tid(axis):
+    ...
+'''
+
+
+def test_kernels_that_call_the_builtins_of_the_repository_s_own_triton_fork_are_marked() -> None:
+    files = {
+        "pkg/lang.py": FORK_LANGUAGE,
+        "pkg/k.py": HEAD + "from pkg.lang import rank, tid\nimport pkg.lang as dl\n\n"
+                           "@triton.jit\ndef helper(x_ptr):\n    tl.store(x_ptr, dl.rank())\n\n"
+                           "@triton.jit\ndef by_helper(x_ptr):\n    helper(x_ptr)\n\n"
+                           "@triton.jit\ndef by_proxy(x_ptr):\n    tl.store(x_ptr, tid(0))\n\n"
+                           "@triton.jit\ndef plain" + BODY,
+    }
+    marked = {k: (v.backend, v.fork) for k, v in found({**files, ".gitmodules": FORK_MODULES}).items()}
+    assert {k: b for k, (b, _) in marked.items()} == {
+        "pkg/k.py::by_helper": "Triton fork", "pkg/k.py::by_proxy": "Triton fork", "pkg/k.py::plain": ""}
+    assert "3rdparty/triton: https://github.com/example/triton-dist-fork.git" in marked["pkg/k.py::by_helper"][1]
+    assert "(rank)" in marked["pkg/k.py::by_helper"][1] and "(tid)" in marked["pkg/k.py::by_proxy"][1]
+    # triton itself as a submodule, or no submodule: a repository builtin is no sign of a fork (the
+    # rows fail saying why, as before)
+    upstream = FORK_MODULES.replace("example/triton-dist-fork", "triton-lang/triton")
+    for other in ({**files, ".gitmodules": upstream}, files):
+        assert all(not k.backend and not k.fork for k in found(other).values())
+
+
+def test_a_stored_discovery_brought_up_to_date_sees_a_gitmodules_that_now_names_a_fork() -> None:
+    from ptxdiff.discovery.memo import update
+
+    files = {"pkg/lang.py": FORK_LANGUAGE,
+             "pkg/k.py": HEAD + "from pkg.lang import rank\n\n@triton.jit\ndef k(x_ptr):\n    tl.store(x_ptr, rank())\n"}
+    base = discover(FileSet({p: t.encode() for p, t in files.items()}))
+    after = FileSet({p: t.encode() for p, t in {**files, ".gitmodules": FORK_MODULES}.items()})
+    assert base.kernels["pkg/k.py::k"].backend == ""
+    assert update(base, after, (), {".gitmodules"}).kernels["pkg/k.py::k"].backend == "Triton fork"

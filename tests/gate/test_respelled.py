@@ -149,3 +149,22 @@ def test_other_backend_and_gluon_are_lines_not_failed_rows(tmp_path, capsys) -> 
     assert rc == 0, out + err
     assert "Ascend (NPU) kernel: not compiled" in out + err and "Gluon kernel: not compiled" in out + err
     assert "failed" not in out
+
+
+def test_a_kernel_written_for_the_repository_s_own_triton_fork_is_a_line_not_a_failed_row(tmp_path, capsys) -> None:
+    """A repository that builds its own triton (a submodule that is not triton's) and a kernel that
+    calls a builtin it defines over that triton: no release compiles it, so the diff says so in a
+    line; its plain kernel beside it is compiled and compared as any other."""
+    gitmodules = '[submodule "3rdparty/triton"]\n\tpath = 3rdparty/triton\n\turl = https://github.com/example/fork.git\n'
+    lang = ("from triton.language import core\nfrom triton.language.core import builtin\n\n\n@builtin\n"
+            "def rank(axis=-1, _semantic=None):\n    return core.tensor(_semantic.builder.create_get_rank(axis), core.int32)\n")
+    ops = HEADER + ("from pkg.lang import rank\n\n\n@triton.jit\ndef ranked(x_ptr):\n    tl.store(x_ptr, rank() {op} 1)\n"
+                    "\n\n@triton.jit\ndef k" + BODY.replace("{expr}", "x {op} 2.0"))
+    repo = make_repo(tmp_path, {".gitmodules": gitmodules, "pkg/__init__.py": "", "pkg/lang.py": lang,
+                                "pkg/ops.py": ops.format(op="+")})
+    commit(repo, "change", {"pkg/ops.py": ops.format(op="*")})
+    rc, out, err = run_main(["-C", str(repo), "diff", "--format", "json", "HEAD~1", "HEAD"], capsys)
+    report = json.loads(out)
+    assert [(r["kernel"], r["verdict"]) for r in report["kernels"]] == [("pkg/ops.py::k", "structural")], out
+    assert any(m.startswith("pkg/ops.py::ranked: Triton fork kernel: not compiled (written for the repository's "
+                            "own triton (3rdparty/triton: https://github.com/example/fork.git)") for m in report["messages"])

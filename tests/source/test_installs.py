@@ -132,8 +132,9 @@ class Snapshot(FileSet):
 
 def test_an_edited_install_file_is_a_changed_path_and_other_files_are_not():
     before = Snapshot({"k.py": b"", "pyproject.toml": b"", "setup.cfg": b"", "README.md": b""})
-    after = Snapshot({"k.py": b"", "pyproject.toml": b"[tool]", "setup.py": b"", "README.md": b"new"})
-    assert changed_paths(before, after) == {"pyproject.toml", "setup.cfg", "setup.py"}
+    after = Snapshot({"k.py": b"", "pyproject.toml": b"[tool]", "setup.py": b"", "README.md": b"new",
+                      ".gitmodules": b"[submodule]"})   # a triton fork's submodule: discovery/forks.py
+    assert changed_paths(before, after) == {"pyproject.toml", "setup.cfg", "setup.py", ".gitmodules"}
 
 
 @pytest.mark.integration

@@ -1,0 +1,94 @@
+"""Kernels written for a triton of the repository's own: a fork it builds (a git submodule such as
+`3rdparty/triton` whose URL is not triton's) and whose compiler the kernel needs, because it calls
+builtins the repository defines over that fork (`@builtin def rank(axis, _semantic=None):
+_semantic.builder.create_get_rank(...)`, `@core.extern def tid(...)`, or a decorator of the
+repository that makes them), from its body or its jit helpers'. Triton runs a builtin as Python while it compiles, against its own
+builder and dialect: no release of triton compiles such a kernel, and ptxdiff never runs a
+revision's code, so the kernel is shown as written for that fork, like another backend's, never
+as a failed NVIDIA row. The repository's plain triton kernels compile as any other. Pure AST work.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from ptxdiff.discovery.spelling import GLUON, JIT, TRITON_BUILTINS, Spelling
+from ptxdiff.source.modules import Files, ModuleIndex, ParsedModule, nested_statements
+from ptxdiff.source.syntax import walk
+
+FORK = "Triton fork"   # the backend such a kernel is shown as written for
+GITMODULES = ".gitmodules"
+
+# triton's own repositories: a submodule of one of them is triton itself, built from source
+_UPSTREAM = re.compile(r"[:/](triton-lang|openai)/triton(\.git)?/*$", re.IGNORECASE)
+_SECTION = re.compile(r"^\s*\[submodule\s+\"([^\"]*)\"\s*\]\s*$")
+_KEY = re.compile(r"^\s*(path|url)\s*=\s*(.*?)\s*$")
+
+
+def own_triton(files: Files) -> str | None:
+    """The fork of triton the repository builds (`3rdparty/triton: <url>`), from its `.gitmodules`:
+    a submodule whose folder is named triton and whose URL is not triton's own; None if none."""
+    if GITMODULES not in files:
+        return None
+    entries: list[dict[str, str]] = []
+    for line in files.read(GITMODULES).decode("utf-8", "replace").splitlines():
+        if _SECTION.match(line):
+            entries.append({})
+        elif entries and (m := _KEY.match(line)):
+            entries[-1][m.group(1)] = m.group(2)
+    for entry in entries:
+        path, url = entry.get("path", "").rstrip("/"), entry.get("url", "")
+        if path.rsplit("/", 1)[-1].lower() == "triton" and url and not _UPSTREAM.search(url):
+            return f"{path}: {url}"
+    return None
+
+
+def _definition(index: ModuleIndex, meaning: str) -> tuple[ParsedModule, ast.FunctionDef] | None:
+    """The repository `def` a meaning names (`def:path:line`)."""
+    path, _, line = meaning[len("def:"):].rpartition(":")
+    mod = index.parse(path)
+    if mod.tree is None:
+        return None
+    found = next((s for top in mod.tree.body for s in nested_statements(top)
+                  if isinstance(s, ast.FunctionDef) and str(s.lineno) == line), None)
+    return (mod, found) if found is not None else None
+
+
+def _builtin(spelling: Spelling, mod: ParsedModule, fn: ast.FunctionDef) -> bool:
+    """A `def` triton runs as Python while it compiles: under `@builtin`/`@extern`, or under a
+    decorator of the repository's own that is neither a triton one nor one that jits (a proxy's
+    `@_extra_module.dispatch`, which makes a builtin at import)."""
+    meanings = [spelling.meaning(mod, d.func if isinstance(d, ast.Call) else d) for d in fn.decorator_list]
+    return any(m in TRITON_BUILTINS for m in meanings) or bool(meanings) and all(
+        m is None or m.startswith(("def:", "module:")) for m in meanings) and not spelling.decorator_kinds(mod, fn)
+
+
+def repository_builtins(index: ModuleIndex, spelling: Spelling, mod: ParsedModule, fn: ast.FunctionDef) -> list[str]:
+    """The repository's own triton builtins a kernel calls, from its body or the bodies of the jit
+    functions it calls (transitively)."""
+    todo: list[tuple[ParsedModule, ast.FunctionDef]] = [(mod, fn)]
+    seen = {id(fn)}
+    names: set[str] = set()
+    while todo:
+        where, body = todo.pop()
+        for node in walk(body):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, (ast.Name, ast.Attribute)):
+                continue
+            meaning = spelling.meaning(where, node.func)
+            found = _definition(index, meaning) if meaning is not None and meaning.startswith("def:") else None
+            if found is None or id(found[1]) in seen:
+                continue
+            seen.add(id(found[1]))
+            if spelling.decorator_kinds(*found) & {JIT, GLUON}:
+                todo.append(found)
+            elif _builtin(spelling, *found):
+                names.add(found[1].name)
+    return sorted(names)
+
+
+def fork_note(fork: str, builtins: list[str]) -> str:
+    """Why a kernel is not compiled: the fork it is written for, and the builtins that need it."""
+    shown = ", ".join(builtins[:4]) + (f" and {len(builtins) - 4} more" if len(builtins) > 4 else "")
+    return (f"written for the repository's own triton ({fork}): it calls builtins the repository defines "
+            f"over that triton ({shown}), Python its compiler runs; ptxdiff compiles with triton's releases")
