@@ -26,7 +26,7 @@ from ptxdiff.compare.results import Provenance, Report, Row
 from ptxdiff.compare.rows import pair_rows, said_rows, tritons_own, unparsed_rows
 from ptxdiff.compare.spec_result import SpecResult
 from ptxdiff.compile import toolchains
-from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover, still_defined
+from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, agreed_forks, discover, still_defined
 from ptxdiff.discovery.memo import Memo, changed_paths, update
 from ptxdiff.errors import ConfigError, UsageError
 from ptxdiff.git.repo import Repo, Snapshot
@@ -254,6 +254,7 @@ class Engine:
             # a kernel whose function is still defined on the new side is never `removed` (issue 41)
             kernel_pairs = [(o, n or still_defined(new_snap, o, cfg.python_path)) if o is not None else (o, n)
                             for o, n in kernel_pairs]
+            kernel_pairs = [agreed_forks(o, n) for o, n in kernel_pairs]
         # kernel entries: a config the user gives describes both sides, unless EntrySource.OWN (history:
         # the newest config's settings, each commit's own entries)
         own = config is not None and source is EntrySource.OWN

@@ -92,3 +92,4 @@ def fork_note(fork: str, builtins: list[str]) -> str:
     shown = ", ".join(builtins[:4]) + (f" and {len(builtins) - 4} more" if len(builtins) > 4 else "")
     return (f"written for the repository's own triton ({fork}): it calls builtins the repository defines "
             f"over that triton ({shown}), Python its compiler runs; ptxdiff compiles with triton's releases")
+

@@ -163,6 +163,18 @@ def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | Non
     return Discovery(kernels, broken)
 
 
+def agreed_forks(old: Kernel | None, new: Kernel | None) -> tuple[Kernel | None, Kernel | None]:
+    """A compared pair is written for a triton fork (forks.py) only where both sides say so: a branch
+    that adds a `.gitmodules` fork (or drops one) is compiled as any change, and fails and blocks
+    where its builtins cannot be built, never passes as a line the gate does not read."""
+    if old is None or new is None or (old.backend == FORK) == (new.backend == FORK):
+        return old, new
+
+    def unforked(k: Kernel) -> Kernel:
+        return dataclasses.replace(k, backend="", fork="") if k.backend == FORK else k
+    return unforked(old), unforked(new)
+
+
 def still_defined(snapshot: Files, kernel: Kernel, roots: tuple[str, ...] = ()) -> Kernel | None:
     """The other side's stand-in for a kernel it no longer has but whose `def` it still has in
     the same file (at any depth): a kernel that fails saying so, never a removal (issue 41). None

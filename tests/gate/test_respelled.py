@@ -168,3 +168,12 @@ def test_a_kernel_written_for_the_repository_s_own_triton_fork_is_a_line_not_a_f
     assert [(r["kernel"], r["verdict"]) for r in report["kernels"]] == [("pkg/ops.py::k", "structural")], out
     assert any(m.startswith("pkg/ops.py::ranked: Triton fork kernel: not compiled (written for the repository's "
                             "own triton (3rdparty/triton: https://github.com/example/fork.git)") for m in report["messages"])
+
+    # a branch that declares the fork itself (the base does not): compiled as any change, so the
+    # builtin it cannot build fails and blocks, never a line the gate does not read
+    plain = make_repo(tmp_path / "plain", {"pkg/__init__.py": "", "pkg/lang.py": lang, "pkg/ops.py": ops.format(op="+")})
+    commit(plain, "claim a fork", {".gitmodules": gitmodules, "pkg/ops.py": ops.format(op="*")})
+    rc, out, err = run_main(["-C", str(plain), "diff", "--format", "json", "HEAD~1", "HEAD"], capsys)
+    rows = {r["kernel"]: r for r in json.loads(out)["kernels"]}
+    assert rows["pkg/ops.py::ranked"]["verdict"] == "unmeasured" and rows["pkg/ops.py::ranked"]["blocking"], out
+    assert "a triton builtin of the repository" in rows["pkg/ops.py::ranked"]["error"]
