@@ -326,6 +326,11 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
                 node.args and dotted_name(getattr(node.args[0], "func", node.args[0]))[-1:] == ["pointer_type"]:
             for load in _loads_in(node.func.value):
                 found.element_types.update(dict.fromkeys(flow.roots(load.args[0])[0] & set(flow.params), "*i64"))
+    # `tl.cast(p, tl.pointer_type(T))`, `p.to(tl.pointer_type(T))` of a parameter used as no pointer
+    # otherwise: an address (`x.data_ptr()`), which triton's int-to-pointer cast takes as 64-bit only
+    for node in nodes:
+        if (cast := _pointer_cast_of(node)) in flow.params and cast not in found.pointer_roots:
+            found.element_types.setdefault(cast, "i64")
     # `tl.dot_scaled(a, a_scale, "e4m3", b, b_scale, fmt, ...)`: the scales are e8m0 bytes, an
     # operand given a literal format is that type
     for node in nodes:
@@ -386,6 +391,21 @@ def int_named(p: str) -> bool:
     low = p.lower()
     return any(s in low for s in _INT_NAMES) or bool(_INT_WORD_PREFIXES.search(low)) \
         or len(p) == 1 and p in _DIMENSIONS
+
+
+def _pointer_cast_of(node: ast.AST) -> str | None:
+    """The name cast to a pointer type by `tl.cast(name, tl.pointer_type(T))` or
+    `name.to(tl.pointer_type(T))`, else None."""
+    if not isinstance(node, ast.Call):
+        return None
+    if dotted_name(node.func)[-1:] == ["cast"] and len(node.args) == 2:
+        value, to = node.args
+    elif isinstance(node.func, ast.Attribute) and node.func.attr == "to" and node.args:
+        value, to = node.func.value, node.args[0]
+    else:
+        return None
+    typed = dotted_name(to.func)[-1:] == ["pointer_type"] if isinstance(to, ast.Call) else False
+    return value.id if typed and isinstance(value, ast.Name) else None
 
 
 def _kind(p: str, annotation: ast.expr | None, found: _Evidence) -> str | None:

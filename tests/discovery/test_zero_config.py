@@ -1052,3 +1052,27 @@ def test_a_dot_operand_beside_an_fp8_one_takes_fp8(tmp_path):
     (row,) = _pair_rows(tmp_path, FP8_BESIDE, " * 2.0", jobs=1)
     assert row.error is None and row.verdict == "structural", row.error
     assert row.spec_detail.signature["a_ptr"] == "*fp8e4nv", row.spec_detail.signature
+
+
+@pytest.mark.integration
+def test_a_parameter_cast_to_a_pointer_type_is_a_64_bit_address_and_compiles(tmp_path):
+    """`tl.cast(inp, tl.pointer_type(tl.float8e4nv))` and `addr.to(tl.pointer_type(tl.float16))` of
+    parameters used as nothing else: triton's int-to-pointer cast takes 64-bit integers only (an
+    i32 guess failed in triton's verifier: `'tt.int_to_ptr' op operand #0 must be 64-bit`)."""
+    from ptxdiff.compare.engine import Engine
+    from ptxdiff.git.repo import Repo
+
+    src = HEADER + '''
+@triton.jit
+def deq(out, inp, addr, m, BM: tl.constexpr = 16):
+    off = tl.arange(0, BM)
+    x = tl.load(tl.cast(inp, tl.pointer_type(tl.float8e4nv)) + off, off < m).to(tl.float32)
+    y = tl.load(addr.to(tl.pointer_type(tl.float16)) + off, off < m).to(tl.float32)
+    tl.store(out + off, x SCALE y, off < m)
+'''
+    repo = make_repo(tmp_path, {"ops/k.py": src.replace("SCALE", "+")})
+    commit(repo, "v2", {"ops/k.py": src.replace("SCALE", "*")})
+    r = Repo(repo)
+    report = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD"))
+    assert [row.verdict for row in report.rows] == ["structural"], [row.error for row in report.rows]
+    assert report.rows[0].spec_detail.signature["inp"] == report.rows[0].spec_detail.signature["addr"] == "i64"
