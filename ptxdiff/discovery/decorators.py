@@ -149,7 +149,10 @@ def unresolved(spelling: Spelling, mod: ParsedModule, found: list[Found]) \
         if not around:
             continue
         inner = max(around, key=lambda d: d.lineno)
-        if id(inner) not in jitted and id(inner) not in first and _language(spelling, mod, chain, cache):
+        # a def under a jit decorator is a jit function, also where another binding of its name is
+        # the one found (`if IS_BLACKWELL: @triton.jit def safe_dot` ... `else: @triton.jit def safe_dot`)
+        if id(inner) not in jitted and id(inner) not in first and not spelling.decorator_kinds(mod, inner) & \
+                {JIT, GLUON} and _language(spelling, mod, chain, cache):
             first[id(inner)] = chain
     out = []
     for name, stmt, top in defs:

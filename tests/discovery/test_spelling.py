@@ -428,3 +428,30 @@ def test_a_stored_discovery_brought_up_to_date_sees_a_gitmodules_that_now_names_
     after = FileSet({p: t.encode() for p, t in {**files, ".gitmodules": FORK_MODULES}.items()})
     assert base.kernels["pkg/k.py::k"].backend == ""
     assert update(base, after, (), {".gitmodules"}).kernels["pkg/k.py::k"].backend == "Triton fork"
+
+
+def test_a_jit_function_defined_in_both_branches_of_an_if_is_no_unresolved_function() -> None:
+    """`if IS_BLACKWELL: @triton.jit def safe_dot` ... `else: @triton.jit def safe_dot`: one binding
+    is the jit object found, the other is a jit function too, never a row that fails as unresolved."""
+    text = HEAD + '''from pkg.flags import IS_BLACKWELL
+
+if IS_BLACKWELL:
+    """A docstring-like string first in the branch."""
+    @triton.jit
+    def safe_dot(a, b):
+        return tl.inline_asm_elementwise("mov.f32 $0, $1;", "=r,r", [tl.dot(a, b)], dtype=tl.float32,
+                                         is_pure=True, pack=1)
+else:
+    @triton.jit
+    def safe_dot(a, b):
+        return tl.dot(a, b)
+
+
+@triton.jit
+def k(a_ptr, b_ptr, c_ptr):
+    offs = tl.arange(0, 16)
+    a = tl.load(a_ptr + offs[:, None] * 16 + offs[None, :])
+    tl.store(c_ptr + offs[:, None] * 16 + offs[None, :], safe_dot(a, a))
+'''
+    kernels = found({"pkg/flags.py": "IS_BLACKWELL = False\n", "pkg/k.py": text})
+    assert {k: v.unresolved for k, v in kernels.items()} == {"pkg/k.py::k": ""}
