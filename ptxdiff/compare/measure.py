@@ -77,6 +77,9 @@ class Measurer:
         self.remote = remotemod.configured(self.cache)
         self._tool = remotemod.toolchain_id(self.cache.root) if self.remote and self.cache else binaries.fingerprint()
         self._came_from: dict[str, Provenance] = {}  # cache key -> LOCAL | REMOTE (absent: compiled)
+        # cache keys this measure stored: a pair's later step that looks one up compiles it like the
+        # first (served from the session's builds), whether or not the other pair stored it yet
+        self._stored_now: set[str] = set()
         self.compiles = 0  # specs compiled by this engine, over all its comparisons
         self.loaded_now = 0  # (kernel, target) pairs the last comparison had to load (not cached)
 
@@ -87,6 +90,7 @@ class Measurer:
         on either side, where a search found types that compile, is measured once more with
         those types on both sides (REPLANS), the moment its own compiles are in."""
         self.loaded_now = 0
+        self._stored_now.clear()
         compiled = self._session(needs, cfg, targets, REPLANS)
         if not cfg.targets_given and not self.targets_override and targets == list(repo_config.Config().targets):
             compiled += self._elsewhere(needs, cfg, targets[0])
@@ -123,8 +127,6 @@ class Measurer:
             session.start(group)
         if not session.pending:
             return 0
-        if session.installed_triton:   # a side that compiles with a toolchain needs that triton only
-            binaries.require_triton()
         with open_executor(self.executor, self.repo.workdir, cfg.python_path, self.jobs, cfg.timeout,
                            self.progress, imports=self.imports, unsandboxed=self.unsandboxed) as pool:
             session.serve(pool)
@@ -158,7 +160,8 @@ class Measurer:
                                roots=cfg.python_path, imports=self.imports, plan=need.plan.key(),
                                params=[(p.name, p.constexpr, p.kind) for p in need.kernel.params])
                 need.keys[cc] = key
-                hit = served(self.cache.get(key), need.kernel.fingerprint, need.kernel.id, cc) if self.cache else None
+                hit = served(self.cache.get(key), need.kernel.fingerprint, need.kernel.id, cc) \
+                    if self.cache and key not in self._stored_now else None
                 if hit is not None and not _outgrown(hit, bound):
                     need.results[cc] = hit
                     self._came_from[key] = Provenance.LOCAL
@@ -171,7 +174,7 @@ class Measurer:
         """What the remote tier has of `missing` (read concurrently, bounded); returns the rest."""
         if not self.remote or not missing:
             return missing
-        found = self.remote.fetch([need.keys[cc] for need, cc in missing])
+        found = self.remote.fetch([need.keys[cc] for need, cc in missing if need.keys[cc] not in self._stored_now])
         rest = []
         for need, cc in missing:
             hit = served(found.get(need.keys[cc]), need.kernel.fingerprint, need.kernel.id, cc)
@@ -224,5 +227,6 @@ class Measurer:
         if self.cache and results and all(r.metrics is not None or _deterministic(r) for r in results):
             entry = stamped(results, need.kernel.fingerprint, need.kernel.id, cc)
             self.cache.put(need.keys[cc], entry)
+            self._stored_now.add(need.keys[cc])
             if self.remote:
                 self.remote.stage(need.keys[cc], entry)

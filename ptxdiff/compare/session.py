@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
-from ptxdiff import repo_config
+from ptxdiff import binaries, repo_config
 from ptxdiff.compare.replan import Need
 from ptxdiff.compare.spec_result import SpecResult, from_specs, from_worker
 from ptxdiff.compile.pool import Pending, Reply, Task
@@ -50,6 +50,7 @@ class CompileOf(NamedTuple):
     cc: int
     i: int
     build: tuple[Any, ...]
+    spec: Spec
 
 
 @dataclass
@@ -149,8 +150,9 @@ class Session:
         self.followers: dict[tuple[Any, ...], list[tuple[Need, int, int]]] = {}
         self.left: dict[tuple[int, int], int] = {}    # (need, target) -> its specs not yet answered
         self.timed_out: dict[tuple[int, int], float] = {}   # (need, target) -> the bound a spec of it timed out under
+        self.skipped: set[int] = set()                # compile tasks `_skip` did not start (by id)
         self.compiled = 0
-        self.installed_triton = False   # a spec was asked of a side that compiles with the installed triton
+        self.triton_checked = False
         self.pool: Executor | None = None
 
     # -- steps of a pair -------------------------------------------------------------------------
@@ -179,8 +181,10 @@ class Session:
             self._done(pair)
 
     def _ask_specs(self, step: PairStep, missing: list[tuple[Need, int]]) -> None:
+        if not self.triton_checked and any(not n.side.toolchain for n, _ in missing):
+            binaries.require_triton()   # a side that compiles with a toolchain needs that triton only
+            self.triton_checked = True
         step.waiting += len(missing)
-        self.installed_triton |= any(not n.side.toolchain for n, _ in missing)
         self.pending.add(Task(n.side, SpecsRequest(n.kernel, n.kcfg, cc, n.plan),
                               f"{n.kernel.name} {target_name(cc)} specs", SpecsOf(n, cc)) for n, cc in missing)
 
@@ -230,14 +234,18 @@ class Session:
                 elif build in self.leaders:
                     self.followers.setdefault(build, []).append((need, cc, i))
                 else:
-                    tag = self.leaders[build] = CompileOf(need, cc, i, build)
-                    tasks.append(Task(need.side, CompileRequest(need.kernel, spec, cc),
-                                      f"{need.kernel.name} {target_name(cc)} {spec.label}", tag,
-                                      cost=cost.estimate(spec, need.kernel.tiles, need.kernel.unrolled)))
+                    tasks.append(self._lead(CompileOf(need, cc, i, build, spec)))
         self.compiled += len(tasks)
         self.pending.add(tasks)
         if not step.waiting:
             self._done(pair)
+
+    def _lead(self, tag: CompileOf) -> Task[CompileOf]:
+        """The task that compiles a build, for the spec `tag` names (the others follow it)."""
+        self.leaders[tag.build] = tag
+        return Task(tag.need.side, CompileRequest(tag.need.kernel, tag.spec, tag.cc),
+                    f"{tag.need.kernel.name} {target_name(tag.cc)} {tag.spec.label}", tag,
+                    cost=cost.estimate(tag.spec, tag.need.kernel.tiles, tag.need.kernel.unrolled))
 
     def _done(self, pair: int) -> None:
         """The pair's step is measured: the next replan that gives it a new plan measures it once
@@ -262,8 +270,10 @@ class Session:
     def _skip(self, task: Task[Any]) -> str | None:
         # one spec that compiles past the timeout: the kernel's others would too
         tag = task.tag
-        return _not_compiled(tag.need) if isinstance(tag, CompileOf) and (id(tag.need), tag.cc) in self.timed_out \
-            else None
+        if isinstance(tag, CompileOf) and (id(tag.need), tag.cc) in self.timed_out:
+            self.skipped.add(id(task))
+            return _not_compiled(tag.need)
+        return None
 
     def _specs_answer(self, reply: Reply[SpecsOf]) -> None:
         """The specs of one (need, target), or a result that says why there are none."""
@@ -290,23 +300,37 @@ class Session:
             self._specs_in(need.pair)
 
     def _compile_answer(self, reply: Reply[CompileOf]) -> None:
-        """One build's result, for the spec that asked and every one that follows it."""
+        """One build's result, for the spec that asked and every one that follows it. A build not
+        started because its need timed out is no result of the build: the followers whose need did
+        not time out have it compiled by the first of them."""
         assert self.pool is not None
         task = reply.task
-        need, cc, i, build = task.tag
+        tag = task.tag
+        need, cc, i, build, _ = tag
         pending = need.results[cc][i]
-        if reply.outcome is Outcome.OK:
+        group = [(need, cc, i), *self.followers.pop(build, ())]
+        if id(task) in self.skipped:
+            self.skipped.discard(id(task))
+            self.leaders.pop(build, None)
+            waiting = [(n, at, j) for n, at, j in group if (id(n), at) not in self.timed_out]
+            group = [g for g in group if g not in waiting]
+            done = dataclasses.replace(pending, error=str(reply.error), failure=Failure.WORKER_ERROR)
+            if waiting:   # (withheld below as its need's other specs are)
+                (first, at, j), rest = waiting[0], waiting[1:]
+                self.pending.add([self._lead(CompileOf(first, at, j, build, tag.spec))])
+                self.followers[build] = rest
+        elif reply.outcome is Outcome.OK:
             done = from_worker(pending, cast(CompileAnswer, reply.answer))
-        elif reply.outcome is Outcome.TIMEOUT or (id(need), cc) in self.timed_out:
+        elif reply.outcome is Outcome.TIMEOUT:
             done = dataclasses.replace(pending, error=str(reply.error), failure=Failure.TIMEOUT,
                                        bound=self.pool.bound_of(task))
         elif reply.outcome is Outcome.CRASH:  # remembered for this bound, like a timeout
             done = crashed(pending, str(reply.error), self.pool.bound_of(task))
-        else:
+        else:   # the request raised or its worker did not start: no fact of the build
             done = dataclasses.replace(pending, error=str(reply.error), failure=Failure.WORKER_ERROR)
-        self.answered[build] = done
-        finished = {pair for n, at, j in [(need, cc, i), *self.followers.pop(build, ())]
-                    if (pair := self._fill(n, at, j, done)) is not None}
+        if done.failure is not Failure.WORKER_ERROR:   # a skip, a request that raised: not the build's
+            self.answered[build] = done
+        finished = {pair for n, at, j in group if (pair := self._fill(n, at, j, done)) is not None}
         for pair in sorted(finished):
             self._done(pair)
 

@@ -6,13 +6,14 @@ Pure AST work: nothing is imported or evaluated.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 import weakref
 from collections.abc import Iterable, Mapping
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
-# the nodes of each module, class and function walked so far, while its tree lives
+# the nodes below each module, class and function walked so far, while its tree lives
 _WALKED: weakref.WeakKeyDictionary[ast.AST, tuple[ast.AST, ...]] = weakref.WeakKeyDictionary()
 _SCOPES = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -24,10 +25,10 @@ def walk(node: ast.AST) -> Iterable[ast.AST]:
     (`strip_docstrings` runs first)."""
     if not isinstance(node, _SCOPES):
         return ast.walk(node)
-    nodes = _WALKED.get(node)
-    if nodes is None:
-        nodes = _WALKED[node] = tuple(ast.walk(node))
-    return nodes
+    below = _WALKED.get(node)
+    if below is None:   # the node itself is not kept: the weak key would never be let go
+        below = _WALKED[node] = tuple(ast.walk(node))[1:]
+    return itertools.chain((node,), below)
 
 
 def python_lines(text: str) -> list[str]:

@@ -147,3 +147,23 @@ def test_the_key_changes_with_the_plan_the_source_and_the_target(tmp_path, worke
     others = {key(need(NEW, kernel(), plan=guessed), TARGETS), key(need(NEW, kernel("x * 3.0")), TARGETS),
               key(need(NEW, kernel()), [80])}
     assert base not in others and len(others) == 3
+
+
+def test_a_build_not_started_because_its_need_timed_out_is_compiled_for_the_needs_that_follow_it(tmp_path, workers):
+    """The new side leads both builds (its specs answered first); its costlier spec times out, so its
+    other build is not started: that skip is no result of the build, and the old side, which
+    follows it there, gets the build compiled for it, as it would at any --jobs and reply order."""
+    def answer(task: Task[object]) -> Reply[object]:
+        if task.op is Op.SPECS:
+            return Reply(task, Outcome.OK, SpecsAnswer(tuple(SPECS) if task.side == NEW else (SPECS[0],)))
+        if "BLOCK=256" in task.label:
+            return Reply(task, Outcome.TIMEOUT, error="timed out")
+        return compiles_fail(task)
+    workers.append(Workers(answer))
+    same = kernel()
+    new, old = need(NEW, same), need(OLD, same)
+    measurer(tmp_path).measure([new, old], Config(), TARGETS)
+    assert [r.failure for r in new.results[CC]] == [Failure.TIMEOUT, Failure.TIMEOUT]   # one timed out, one withheld
+    assert [(r.error, r.failure) for r in old.results[CC]] == [(FAILED["error"], Failure.COMPILE_ERROR)]
+    served = [t.label.split()[2] for t in workers[-1].calls[0] if t.op is Op.COMPILE]
+    assert served == ["BLOCK=256", "BLOCK=128", "BLOCK=128"]   # the skip, then the old side's own

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from ptxdiff.source import syntax
 from ptxdiff.source.syntax import is_constexpr, pointer_annotation, python_lines
 
 
@@ -38,3 +39,17 @@ def test_a_pointer_type_annotation_is_the_signature_type_triton_reads_from_it():
     assert pointer_annotation(ann("tl.pointer_type(tl.pointer_type(tl.float32))")) == "**fp32"
     for text in ("tl.pointer_type(DTYPE)", "tl.int64", "'*i64'", "tl.pointer_type(tl.int64, print())", "f(tl.int64)"):
         assert pointer_annotation(ann(text)) is None, text
+
+
+def test_walk_is_ast_walk_kept_per_function_while_its_tree_lives():
+    import gc
+    import weakref
+
+    tree = ast.parse("def f(x):\n    if x:\n        return x + 1\n    return [y for y in x]\n")
+    fn = tree.body[0]
+    assert list(syntax.walk(fn)) == list(syntax.walk(fn)) == list(ast.walk(fn))   # in ast.walk's order, each time
+    assert list(syntax.walk(tree)) == list(ast.walk(tree))
+    gone = weakref.ref(fn)
+    del tree, fn
+    gc.collect()
+    assert gone() is None   # what is kept of a walk does not keep its tree alive
