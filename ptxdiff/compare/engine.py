@@ -26,6 +26,7 @@ from ptxdiff.compare.results import Provenance, Report, Row
 from ptxdiff.compare.rows import pair_rows, said_rows, tritons_own, unparsed_rows
 from ptxdiff.compare.spec_result import SpecResult
 from ptxdiff.compile import toolchains
+from ptxdiff.discovery.forks import fork_note, own_triton
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, agreed_forks, discover, still_defined
 from ptxdiff.discovery.memo import Memo, changed_paths, update
 from ptxdiff.errors import ConfigError, UsageError
@@ -254,7 +255,8 @@ class Engine:
             # a kernel whose function is still defined on the new side is never `removed` (issue 41)
             kernel_pairs = [(o, n or still_defined(new_snap, o, cfg.python_path)) if o is not None else (o, n)
                             for o, n in kernel_pairs]
-            kernel_pairs = [agreed_forks(o, n) for o, n in kernel_pairs]
+            base_fork = own_triton(old_snap) if old_snap is not None else None
+            kernel_pairs = [agreed_forks(o, n, base_fork) for o, n in kernel_pairs]
         # kernel entries: a config the user gives describes both sides, unless EntrySource.OWN (history:
         # the newest config's settings, each commit's own entries)
         own = config is not None and source is EntrySource.OWN
@@ -300,8 +302,9 @@ class Engine:
                 continue
             other = next((k for k in (n, o) if k is not None and k.backend), None)
             if other is not None:
-                why = other.fork or ("ptxdiff builds Triton-language kernels only" if other.backend == "Gluon" else
-                                     "ptxdiff compiles for NVIDIA targets")
+                why = fork_note(other.fork, other.fork_builtins) if other.fork else (
+                    "ptxdiff builds Triton-language kernels only" if other.backend == "Gluon" else
+                    "ptxdiff compiles for NVIDIA targets")
                 messages.append(Note(NoteKind.OTHER_BACKEND, pair.kernel_id,
                                      f"{pair.kernel_id}: {other.backend} kernel: not compiled ({why})"))
                 continue

@@ -1,11 +1,12 @@
 """Kernels written for a triton of the repository's own: a fork it builds (a git submodule such as
-`3rdparty/triton` whose URL is not triton's) and whose compiler the kernel needs, because it calls
-builtins the repository defines over that fork (`@builtin def rank(axis, _semantic=None):
-_semantic.builder.create_get_rank(...)`, `@core.extern def tid(...)`, or a decorator of the
-repository that makes them), from its body or its jit helpers'. Triton runs a builtin as Python while it compiles, against its own
-builder and dialect: no release of triton compiles such a kernel, and ptxdiff never runs a
-revision's code, so the kernel is shown as written for that fork, like another backend's, never
-as a failed NVIDIA row. The repository's plain triton kernels compile as any other. Pure AST work.
+`3rdparty/triton` whose URL is not triton's) and whose compiler the kernel needs, because it calls,
+from its body or its jit helpers', builtins the repository defines over a part of that fork's
+compiler that no release of triton has (`from triton._C.libtriton.distributed import ir`, then
+`@builtin def rank(axis, _semantic=None): ... _semantic.builder.create_get_rank(...)`). Triton runs
+a builtin as Python while it compiles, against its own builder and dialect: no release of triton
+compiles such a kernel, and ptxdiff never runs a revision's code, so the kernel is shown as written
+for that fork, like another backend's, never as a failed NVIDIA row. The repository's plain triton
+kernels compile as any other. Pure AST work.
 """
 
 from __future__ import annotations
@@ -55,13 +56,38 @@ def _definition(index: ModuleIndex, meaning: str) -> tuple[ParsedModule, ast.Fun
     return (mod, found) if found is not None else None
 
 
+# the submodules of `triton._C.libtriton` of triton's releases 3.0-3.9 (tests check the installed one's)
+UPSTREAM_LIBTRITON = frozenset({"amd", "gluon_ir", "gsan_testing", "interpreter", "ir", "linear_layout", "llvm",
+                                "nvidia", "passes", "proton"})
+
+
+def fork_dialect(mod: ParsedModule) -> str | None:
+    """A part of a fork's compiler the module imports (`from triton._C.libtriton.distributed import
+    ir`: "distributed"), one no release of triton has; None if it imports none."""
+    assert mod.tree is not None
+    for top in mod.tree.body:
+        for stmt in nested_statements(top):
+            if isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
+                parts = stmt.module.split(".")
+                subs = [parts[3]] if parts[:3] == ["triton", "_C", "libtriton"] and len(parts) > 3 else \
+                    [a.name for a in stmt.names] if parts == ["triton", "_C", "libtriton"] else []
+            elif isinstance(stmt, ast.Import):
+                subs = [a.name.split(".")[3] for a in stmt.names if a.name.startswith("triton._C.libtriton.")]
+            else:
+                continue
+            for sub in subs:
+                if sub not in UPSTREAM_LIBTRITON:
+                    return sub
+    return None
+
+
 def _builtin(spelling: Spelling, mod: ParsedModule, fn: ast.FunctionDef) -> bool:
-    """A `def` triton runs as Python while it compiles: under `@builtin`/`@extern`, or under a
-    decorator of the repository's own that is neither a triton one nor one that jits (a proxy's
-    `@_extra_module.dispatch`, which makes a builtin at import)."""
-    meanings = [spelling.meaning(mod, d.func if isinstance(d, ast.Call) else d) for d in fn.decorator_list]
-    return any(m in TRITON_BUILTINS for m in meanings) or bool(meanings) and all(
-        m is None or m.startswith(("def:", "module:")) for m in meanings) and not spelling.decorator_kinds(mod, fn)
+    """A builtin of the fork's own: a `def` under `@builtin`/`@extern` (Python triton runs while it
+    compiles) in a module over a part of the fork's compiler that no release has. A builtin over
+    what every triton has (inline asm, `extern_elementwise`) is no sign of the fork: its rows say
+    that ptxdiff does not run it."""
+    return any(spelling.meaning(mod, d.func if isinstance(d, ast.Call) else d) in TRITON_BUILTINS
+               for d in fn.decorator_list) and fork_dialect(mod) is not None
 
 
 def repository_builtins(index: ModuleIndex, spelling: Spelling, mod: ParsedModule, fn: ast.FunctionDef) -> list[str]:
@@ -87,7 +113,7 @@ def repository_builtins(index: ModuleIndex, spelling: Spelling, mod: ParsedModul
     return sorted(names)
 
 
-def fork_note(fork: str, builtins: list[str]) -> str:
+def fork_note(fork: str, builtins: tuple[str, ...]) -> str:
     """Why a kernel is not compiled: the fork it is written for, and the builtins that need it."""
     shown = ", ".join(builtins[:4]) + (f" and {len(builtins) - 4} more" if len(builtins) > 4 else "")
     return (f"written for the repository's own triton ({fork}): it calls builtins the repository defines "

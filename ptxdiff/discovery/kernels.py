@@ -20,7 +20,7 @@ from ptxdiff.discovery.decorators import Found, backend_of, jit_objects, unresol
 from ptxdiff.discovery.documented import documented_types
 from ptxdiff.discovery.evidence import converted_scalars, converts_values, heuristic_sizes
 from ptxdiff.discovery.fingerprint import Closure, kernel_closure
-from ptxdiff.discovery.forks import FORK, fork_note, own_triton, repository_builtins
+from ptxdiff.discovery.forks import FORK, own_triton, repository_builtins
 from ptxdiff.discovery.guards import Guards, kernel_guards
 from ptxdiff.discovery.harness import device_harness, harness_rank
 from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, module_constants, module_functions, optional_params
@@ -72,8 +72,9 @@ class Kernel:
     # the other backend it is written for ("Ascend (NPU)", "ROCm (AMD)"...; "Gluon" for
     # `@gluon.jit`; forks.FORK for a triton of the repository's own): not compiled, said in one line
     backend: str = ""
-    # why a kernel of forks.FORK is: the fork and the repository's builtins over it that it calls
+    # a kernel of forks.FORK: the fork (`3rdparty/triton: URL`) and the builtins over it that it calls
     fork: str = ""
+    fork_builtins: tuple[str, ...] = ()
     # the constexpr sizes that meet in one 2-D tile of its body (discovery/tiles.py): the cost rule
     tiles: Tiles = ()
     # its `tl.static_range` loops (discovery/tiles.py): compiled once per trip, the cost estimate's
@@ -155,7 +156,7 @@ def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | Non
         kernel = _kernel(index, snapshot, mod, tree, obj, closure, is_launched, own_sites)
         backend = "Gluon" if "gluon" in obj.kinds else backends.get(mod.path, "")
         if not backend and fork and (builtins := repository_builtins(index, spelling, mod, obj.fn)):
-            kernel = dataclasses.replace(kernel, fork=fork_note(fork, builtins))
+            kernel = dataclasses.replace(kernel, fork=fork, fork_builtins=tuple(builtins))
             backend = FORK
         kernels[kernel.id] = dataclasses.replace(kernel, backend=backend) if backend else kernel
     for kernel in odd:
@@ -163,15 +164,17 @@ def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | Non
     return Discovery(kernels, broken)
 
 
-def agreed_forks(old: Kernel | None, new: Kernel | None) -> tuple[Kernel | None, Kernel | None]:
-    """A compared pair is written for a triton fork (forks.py) only where both sides say so: a branch
-    that adds a `.gitmodules` fork (or drops one) is compiled as any change, and fails and blocks
-    where its builtins cannot be built, never passes as a line the gate does not read."""
-    if old is None or new is None or (old.backend == FORK) == (new.backend == FORK):
+def agreed_forks(old: Kernel | None, new: Kernel | None, base_fork: str | None) -> tuple[Kernel | None, Kernel | None]:
+    """A compared kernel is written for a triton fork (forks.py) only where the base revision builds
+    that fork (`base_fork`, its `.gitmodules`) and every side it has says so: a branch that declares a
+    fork, or adds a kernel over one its base does not build, is compiled as any change, and fails
+    and blocks where its builtins cannot be built, never passes as a line the gate does not read."""
+    sides = [k for k in (old, new) if k is not None]
+    if all(k.backend == FORK and k.fork == base_fork for k in sides) or not any(k.backend == FORK for k in sides):
         return old, new
 
-    def unforked(k: Kernel) -> Kernel:
-        return dataclasses.replace(k, backend="", fork="") if k.backend == FORK else k
+    def unforked(k: Kernel | None) -> Kernel | None:
+        return dataclasses.replace(k, backend="", fork="", fork_builtins=()) if k and k.backend == FORK else k
     return unforked(old), unforked(new)
 
 

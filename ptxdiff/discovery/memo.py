@@ -43,6 +43,7 @@ def to_json(found: Discovery) -> dict[str, Any]:
          "harness": k.harness, "harness_rank": k.harness_rank, "element_casts": k.element_casts, "probes": sorted(k.probes),
          "guards": [[d, list(names)] for d, names in k.guards], "hooks": [list(h) for h in k.hooks],
          "function": k.function, "unresolved": k.unresolved, "backend": k.backend, "fork": k.fork,
+         "fork_builtins": list(k.fork_builtins),
          "tiles": [list(t) for t in k.tiles],
          "unrolled": [[[list(b) for b in loop] for loop in chain] for chain in k.unrolled]}
         for k in found.kernels.values()],
@@ -65,6 +66,7 @@ def from_json(data: dict[str, Any]) -> Discovery:
                                   guards=tuple((d, tuple(names)) for d, names in k["guards"]),
                                   hooks=tuple((setting, text, digest) for setting, text, digest in k["hooks"]),
                                   function=k["function"], unresolved=k["unresolved"], backend=k["backend"], fork=k["fork"],
+                                  fork_builtins=tuple(k["fork_builtins"]),
                                   tiles=tuple((a, b) for a, b in k["tiles"]),
                                   unrolled=tuple(tuple((tuple(start), tuple(stop), tuple(step))
                                                        for start, stop, step in chain) for chain in k["unrolled"]))

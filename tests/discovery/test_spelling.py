@@ -370,10 +370,12 @@ FORK_MODULES = '''[submodule "3rdparty/triton"]
 \tpath = 3rdparty/triton
 \turl = https://github.com/example/triton-dist-fork.git
 '''
-# a repository's language over its own triton: a builtin its compiler runs, and a proxy whose
-# decorator makes one at import (each a pattern of a real repository, written here from scratch)
+# a repository's language over its own triton: a builtin over a part of the fork's compiler no
+# release has, and a proxy whose decorator makes a builtin at import over what every triton has
+# (each a pattern of a real repository, written here from scratch)
 FORK_LANGUAGE = '''from triton.language import core
 from triton.language.core import builtin
+from triton._C.libtriton.distributed import ir
 
 
 @builtin
@@ -407,11 +409,13 @@ def test_kernels_that_call_the_builtins_of_the_repository_s_own_triton_fork_are_
                            "@triton.jit\ndef by_proxy(x_ptr):\n    tl.store(x_ptr, tid(0))\n\n"
                            "@triton.jit\ndef plain" + BODY,
     }
-    marked = {k: (v.backend, v.fork) for k, v in found({**files, ".gitmodules": FORK_MODULES}).items()}
-    assert {k: b for k, (b, _) in marked.items()} == {
-        "pkg/k.py::by_helper": "Triton fork", "pkg/k.py::by_proxy": "Triton fork", "pkg/k.py::plain": ""}
-    assert "3rdparty/triton: https://github.com/example/triton-dist-fork.git" in marked["pkg/k.py::by_helper"][1]
-    assert "(rank)" in marked["pkg/k.py::by_helper"][1] and "(tid)" in marked["pkg/k.py::by_proxy"][1]
+    marked = {k: (v.backend, v.fork, v.fork_builtins) for k, v in found({**files, ".gitmodules": FORK_MODULES}).items()}
+    assert marked == {
+        "pkg/k.py::by_helper": ("Triton fork", "3rdparty/triton: https://github.com/example/triton-dist-fork.git",
+                                ("rank",)),
+        # a builtin over what every triton has (a proxy's, inline asm): no sign of the fork; its rows
+        # fail saying that ptxdiff does not run it
+        "pkg/k.py::by_proxy": ("", "", ()), "pkg/k.py::plain": ("", "", ())}
     # triton itself as a submodule, or no submodule: a repository builtin is no sign of a fork (the
     # rows fail saying why, as before)
     upstream = FORK_MODULES.replace("example/triton-dist-fork", "triton-lang/triton")
@@ -455,3 +459,19 @@ def k(a_ptr, b_ptr, c_ptr):
 '''
     kernels = found({"pkg/flags.py": "IS_BLACKWELL = False\n", "pkg/k.py": text})
     assert {k: v.unresolved for k, v in kernels.items()} == {"pkg/k.py::k": ""}
+
+
+def test_a_fork_s_dialect_is_a_part_of_triton_s_compiler_no_release_has() -> None:
+    import types
+
+    import triton._C.libtriton as lib
+
+    from ptxdiff.discovery.forks import UPSTREAM_LIBTRITON, fork_dialect
+
+    def dialect(text: str) -> str | None:
+        return fork_dialect(ModuleIndex(FileSet({"m.py": text.encode()}), ()).parse("m.py"))
+    assert dialect("from triton._C.libtriton.distributed import ir\n") == "distributed"
+    assert dialect("import triton._C.libtriton.distributed as d\n") == "distributed"
+    assert dialect("from triton._C.libtriton import ir, passes\nfrom triton._C.libtriton.nvidia import x\n") is None
+    # the installed triton's parts are all known as triton's own (a release that adds one fails here)
+    assert {n for n in dir(lib) if isinstance(getattr(lib, n), types.ModuleType)} <= UPSTREAM_LIBTRITON

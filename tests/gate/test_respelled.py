@@ -156,7 +156,8 @@ def test_a_kernel_written_for_the_repository_s_own_triton_fork_is_a_line_not_a_f
     calls a builtin it defines over that triton: no release compiles it, so the diff says so in a
     line; its plain kernel beside it is compiled and compared as any other."""
     gitmodules = '[submodule "3rdparty/triton"]\n\tpath = 3rdparty/triton\n\turl = https://github.com/example/fork.git\n'
-    lang = ("from triton.language import core\nfrom triton.language.core import builtin\n\n\n@builtin\n"
+    lang = ("from triton.language import core\nfrom triton.language.core import builtin\n"
+            "from triton._C.libtriton.distributed import ir\n\n\n@builtin\n"
             "def rank(axis=-1, _semantic=None):\n    return core.tensor(_semantic.builder.create_get_rank(axis), core.int32)\n")
     ops = HEADER + ("from pkg.lang import rank\n\n\n@triton.jit\ndef ranked(x_ptr):\n    tl.store(x_ptr, rank() {op} 1)\n"
                     "\n\n@triton.jit\ndef k" + BODY.replace("{expr}", "x {op} 2.0"))
@@ -172,8 +173,12 @@ def test_a_kernel_written_for_the_repository_s_own_triton_fork_is_a_line_not_a_f
     # a branch that declares the fork itself (the base does not): compiled as any change, so the
     # builtin it cannot build fails and blocks, never a line the gate does not read
     plain = make_repo(tmp_path / "plain", {"pkg/__init__.py": "", "pkg/lang.py": lang, "pkg/ops.py": ops.format(op="+")})
-    commit(plain, "claim a fork", {".gitmodules": gitmodules, "pkg/ops.py": ops.format(op="*")})
+    added = ops.format(op="-").replace("def ranked", "def ranked_too").replace("def k(", "def k_too(")
+    commit(plain, "claim a fork", {".gitmodules": gitmodules, "pkg/ops.py": ops.format(op="*"), "pkg/more.py": added})
     rc, out, err = run_main(["-C", str(plain), "diff", "--format", "json", "HEAD~1", "HEAD"], capsys)
-    rows = {r["kernel"]: r for r in json.loads(out)["kernels"]}
+    report = json.loads(out)
+    rows = {r["kernel"]: r for r in report["kernels"]}
     assert rows["pkg/ops.py::ranked"]["verdict"] == "unmeasured" and rows["pkg/ops.py::ranked"]["blocking"], out
     assert "a triton builtin of the repository" in rows["pkg/ops.py::ranked"]["error"]
+    # a kernel the branch adds over the fork it declares is a row too, never a line
+    assert "pkg/more.py::ranked_too" in rows and not any("Triton fork" in m for m in report["messages"])
