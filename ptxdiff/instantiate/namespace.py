@@ -101,10 +101,24 @@ def _is_jit_callable(value: object) -> bool:
         str(getattr(value, "__module__", "")).startswith("triton.language")
 
 
-def _private_language(value: object) -> bool:
+def private_language(value: object) -> bool:
     """What triton's language keeps under one underscore that is its own language code: a jit or
-    constexpr function, or a builtin (marked `__triton_builtin__`)."""
-    return _is_jit_callable(value) or getattr(value, "__triton_builtin__", False) is True
+    constexpr function, a builtin (marked `__triton_builtin__`), or a plain function of its
+    language modules that takes constexprs only, which triton through 3.3 calls as Python while it
+    compiles (`tl.standard._log2(i: core.constexpr)`)."""
+    return _is_jit_callable(value) or getattr(value, "__triton_builtin__", False) is True or _constexpr_helper(value)
+
+
+def _constexpr_helper(value: object) -> bool:
+    import inspect
+
+    import triton.language as tl
+
+    if not isinstance(value, types.FunctionType) or not (value.__module__ or "").startswith("triton.language"):
+        return False
+    params = list(inspect.signature(value).parameters.values())
+    return bool(params) and all(p.annotation in (tl.constexpr, "core.constexpr", "tl.constexpr", "constexpr")
+                                for p in params)
 
 
 def allowed(value: object, depth: int = 0) -> bool:
@@ -164,7 +178,7 @@ def proxy(real: types.ModuleType) -> types.ModuleType:
     stand_in = types.ModuleType(name, f"ptxdiff's stand-in for {name}: public language names only")
     _PROXIES[name] = stand_in
     for attr, value in sorted(vars(mapped).items()):
-        if attr.startswith("_") and (attr.startswith("__") or not (_private_language(value) or attr in PURE_HELPERS)):
+        if attr.startswith("_") and (attr.startswith("__") or not (private_language(value) or attr in PURE_HELPERS)):
             continue   # a private name only for triton's own jit functions (`from ...standard import _log2`)
             # and builtins (`tl._experimental_descriptor_load`, triton 3.3)
         if isinstance(value, types.ModuleType):
@@ -300,7 +314,7 @@ def language_helpers() -> frozenset[str]:
     for module in (tl, *(v for v in vars(tl).values() if isinstance(v, types.ModuleType)
                          and v.__name__.startswith("triton.language."))):
         found |= {k for k, v in vars(module).items() if k.startswith("_") and not k.startswith("__")
-                  and _private_language(v)}
+                  and private_language(v)}
     return frozenset(found)
 
 

@@ -116,3 +116,23 @@ def test_a_name_that_only_starts_with_two_underscores_is_an_ordinary_global():
     assert "__x__" in (_why("y = __spec__") or "")
     found = refusal(_fn("y = ext.__dict__"), modules=ext)
     assert found is not None and "starting with _" in found[1]
+
+
+def test_a_plain_function_of_triton_s_language_that_takes_constexprs_only_is_one_of_its_helpers():
+    """triton through 3.3 keeps `_log2(i: core.constexpr)` as a plain function its code generator
+    calls while it compiles (native-sparse-attention's sort reads `tl.standard._log2`): triton's own
+    helper. A plain function of it that takes anything else is not."""
+    import triton.language as tl
+
+    from ptxdiff.instantiate.namespace import private_language
+
+    def _log2(i: tl.constexpr):
+        return i
+
+    def _unwrap(x):
+        return x
+    for fn in (_log2, _unwrap):
+        fn.__module__ = "triton.language.standard"
+    assert private_language(_log2) and not private_language(_unwrap)
+    _log2.__module__ = "ops.k"   # the repository's own: never triton's helper
+    assert not private_language(_log2)
