@@ -21,7 +21,8 @@ import os
 import signal
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import ForkServerContext
@@ -112,11 +113,17 @@ class Pending:
     def __bool__(self) -> bool:
         return bool(self.by_side)
 
-    def side_for(self, current: object, served: set[Any]) -> object:
-        """The revision a worker that served `current` takes next (`served`: the others' ones)."""
-        if current in self.by_side:
+    def __len__(self) -> int:
+        return sum(len(q) for q in self.by_side.values())
+
+    def side_for(self, current: object, served: set[Any], taken: Mapping[object, int] | None = None) -> object:
+        """The revision a worker that served `current` takes next (`served`: the others' ones;
+        `taken`: tasks of a revision already promised to other workers, not theirs to take)."""
+        left = {c: len(q) - (taken or {}).get(c, 0) for c, q in self.by_side.items()}
+        open_sides = [c for c, n in left.items() if n > 0] or list(self.by_side)
+        if current in open_sides:
             return current
-        return max(self.by_side, key=lambda c: (c not in served, len(self.by_side[c])))
+        return max(open_sides, key=lambda c: (c not in served, left[c]))
 
     def next_of(self, side: object) -> Task[Any]:
         return self.by_side[side][0]
@@ -225,7 +232,9 @@ class Pool:
             lifetime.remove_home(slot.home)
             slot.home = None
 
-    def _start(self, slot: _Slot, side: object) -> str | None:
+    def _launch(self, slot: _Slot, side: object) -> None:
+        """Start a worker for `side` in `slot`; its first word is awaited apart (`_ready`), so the
+        workers of one pass start side by side, not one after the other."""
         # Run workers (an (old, new) pair) must import triton only after choosing the
         # interpreter, so they start fresh instead of forking from the triton-preloaded server.
         ctx = mp.get_context("spawn") if isinstance(side, tuple) else _ctx()
@@ -249,6 +258,10 @@ class Pool:
             proc.start()
         child.close()
         slot.proc, slot.conn, slot.side = proc, parent, side
+
+    def _ready(self, slot: _Slot) -> str | None:
+        """A launched worker's first word: None once it serves, else why it does not (stopped)."""
+        parent = slot.channel()
         if not parent.poll(self.timeout):
             self._stop(slot, kill=True)
             return f"worker start {self.timed_out()}"
@@ -302,18 +315,30 @@ class Pool:
         done = 0
         try:
             while pending or any(s.task for s in self.slots):
+                # the free slots each get a revision with a task for them; those that need a new
+                # worker launch it, and every launched worker's first word is awaited after
+                launched: list[tuple[_Slot, object]] = []
+                promised: Counter[object] = Counter()
                 for slot in self.slots:
-                    if slot.task is not None or not pending:
+                    if slot.task is not None or len(pending) <= sum(promised.values()):
                         continue
-                    side = pending.side_for(slot.side, {s.side for s in self.slots if s is not slot})
+                    side = pending.side_for(slot.side, {s.side for s in self.slots if s is not slot}, promised)
+                    promised[side] += 1
                     if slot.side != side or (pending.next_of(side).fresh and slot.served):
                         self._stop(slot)
-                        failure = self._start(slot, side)
-                        if failure:
-                            for t in pending.drop(side):
-                                done += 1
-                                yield Reply(t, Outcome.ERROR, error=failure)
-                            continue
+                        self._launch(slot, side)
+                        launched.append((slot, side))
+                for slot, side in launched:
+                    failure = self._ready(slot)
+                    if failure:
+                        for t in pending.drop(side) if side in pending.by_side else ():
+                            done += 1
+                            yield Reply(t, Outcome.ERROR, error=failure)
+                for slot in self.slots:
+                    side = slot.side
+                    if slot.task is not None or slot.proc is None or side not in pending.by_side or \
+                            pending.next_of(side).fresh and slot.served:
+                        continue
                     task = pending.take(side)
                     reason = skip(task) if skip else None
                     if reason:

@@ -65,13 +65,13 @@ def test_a_worker_near_its_cpu_rlimit_is_replaced_before_its_next_request(tmp_pa
 
     repo, tasks = spec_tasks(tmp_path, 3)
     starts = []
-    original = Pool._start
+    original = Pool._launch
 
     def counting(self, slot, s):
         starts.append(s)
         return original(self, slot, s)
 
-    monkeypatch.setattr(Pool, "_start", counting)
+    monkeypatch.setattr(Pool, "_launch", counting)
     with Pool(str(repo), (), 1, 300) as pool:
         pool.limits = Limits(cpu_seconds=300)   # recycle_after(300) < 0: every answer is past it
         kinds = [r.outcome for r in pool.run(tasks)]
@@ -115,11 +115,11 @@ def test_a_request_out_of_memory_in_a_used_worker_runs_again_alone_in_a_fresh_on
 
     repo, tasks = spec_tasks(tmp_path, 3)
     starts, failures, running = [], {2: 1, 0: 99}, [None]
-    original_start, original_take = Pool._start, poolmod.Pending.take
+    original_launch, original_take = Pool._launch, poolmod.Pending.take
 
     def counting(self, slot, s):
         starts.append(s)
-        return original_start(self, slot, s)
+        return original_launch(self, slot, s)
 
     def take(self, side):   # one slot: the task it takes is the one that answers next
         task = original_take(self, side)
@@ -134,7 +134,7 @@ def test_a_request_out_of_memory_in_a_used_worker_runs_again_alone_in_a_fresh_on
         return dataclasses.replace(reply, out_of_memory=True)
 
     original_answered = Pool._answered
-    monkeypatch.setattr(Pool, "_start", counting)
+    monkeypatch.setattr(Pool, "_launch", counting)
     monkeypatch.setattr(poolmod.Pending, "take", take)
     monkeypatch.setattr(Pool, "_answered", staticmethod(out_of_memory))
     with Pool(str(repo), (), 1, 300) as pool:
@@ -230,3 +230,26 @@ def test_a_side_standing_in_for_triton_2_reads_module_globals_as_constants(tmp_p
     refused, read = got[0].answer.result, got[1].answer.result
     assert "unexpected keyword argument 'trans_b'" in (refused.get("error") or "")
     assert not read.get("error") and read.get("ptx")
+
+
+@pytest.mark.integration
+def test_the_workers_of_one_pass_start_side_by_side_and_no_more_than_its_tasks(tmp_path, monkeypatch):
+    """Each worker's start (forking, the sandbox, its first word) took a third of a second or more,
+    one after another: 16 workers held the first answer back 5 s. All are launched, then each one's
+    first word is awaited; a pass with fewer tasks than slots starts no idle worker."""
+    repo, tasks = spec_tasks(tmp_path, 3)
+    calls: list[str] = []
+    launch, ready = Pool._launch, Pool._ready
+
+    def launching(self, slot, side):
+        calls.append("launch")
+        return launch(self, slot, side)
+
+    def readying(self, slot):
+        calls.append("ready")
+        return ready(self, slot)
+    monkeypatch.setattr(Pool, "_launch", launching)
+    monkeypatch.setattr(Pool, "_ready", readying)
+    with Pool(str(repo), (), 4, 300) as pool:
+        kinds = sorted(r.outcome for r in pool.run(tasks))
+    assert kinds == ["ok"] * 3 and calls == ["launch"] * 3 + ["ready"] * 3
