@@ -362,9 +362,9 @@ def apply(policy: Policy, old: Side | None, new: Side, old_snap: Snapshot | None
     import dataclasses
     new_pin = triton_pin.read_pin(new_snap.read, new_snap.paths)
     old_pin = triton_pin.read_pin(old_snap.read, old_snap.paths) if old_snap is not None else None
-    if old_snap is not None:   # the files the diff is about use what a release removed: an older triton
-        removed = triton_pin.removed_in(_changed_sources(old_snap, new_snap))
-        old_pin, new_pin = triton_pin.capped(old_pin, removed), triton_pin.capped(new_pin, removed)
+    if old_snap is not None:   # the files the diff is about use what only some releases have
+        written = triton_pin.written_for(_changed_sources(old_snap, new_snap))
+        old_pin, new_pin = triton_pin.capped(old_pin, written), triton_pin.capped(new_pin, written)
     old_date = _dated(old, old_snap) if old is not None and old_snap is not None else None
     o, n = for_sides(policy, old_pin, new_pin, old_date, _dated(new, new_snap))
     ignored = branch_pin(policy, old_pin, new_pin) if old is not None else None

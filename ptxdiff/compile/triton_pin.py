@@ -325,43 +325,85 @@ def _read_pin(read: Callable[[str], bytes], paths: Iterable[str]) -> Pin | None:
     return (exact or usable)[0] if exact or usable else None
 
 
-# what a triton release removed, as source text that uses it: kernels that use it were written
-# for an older triton, whatever range the repository's pin allows
-REMOVED = ((re.compile(rb"\bmake_block_ptr\s*\("), "3.9", "block pointers (`tl.make_block_ptr`)"),
-           (re.compile(rb"\b_experimental_descriptor_(?:load|store)\s*\("), "3.4",
+@dataclass(frozen=True)
+class Api:
+    """Source text that uses a part of triton's language that only some releases have: kernels
+    that use it were written for a triton in [since, until), whatever range the pin allows."""
+
+    pattern: re.Pattern[bytes]
+    since: str | None   # the first release that has it; None: every release ptxdiff compiles with
+    until: str | None   # the first release without it; None: every release since
+    what: str
+
+
+_TL = rb"(?:\btl|\blanguage)\."   # `tl.gather(`, `triton.language.gather(`: never torch's `x.topk(`
+# each window read off the releases themselves (`hasattr(triton.language, name)` in 3.0 ... 3.9)
+APIS = (Api(re.compile(rb"\bmake_block_ptr\s*\("), None, "3.9", "block pointers (`tl.make_block_ptr`)"),
+        Api(re.compile(rb"\b_experimental_descriptor_(?:load|store)\s*\("), None, "3.4",
             "the experimental descriptor API (`tl._experimental_descriptor_load`)"),
-           # a kernel read such a global as a constant through 3.2; 3.3 refuses it, unless its value
-           # is a constexpr object itself (`X: tl.constexpr = tl.constexpr(1)`, which every triton reads)
-           (re.compile(rb"(?m)^[A-Za-z_]\w*\s*:\s*(?:[\w.]+\.)?constexpr\s*=(?!\s*(?:[\w.]+\.)?constexpr\s*\()"),
-            "3.3",
-            "module globals annotated constexpr (`X: tl.constexpr = ...`)"))
+        # a kernel read such a global as a constant through 3.2; 3.3 refuses it, unless its value
+        # is a constexpr object itself (`X: tl.constexpr = tl.constexpr(1)`, which every triton reads)
+        Api(re.compile(rb"(?m)^[A-Za-z_]\w*\s*:\s*(?:[\w.]+\.)?constexpr\s*=(?!\s*(?:[\w.]+\.)?constexpr\s*\()"),
+            None, "3.3", "module globals annotated constexpr (`X: tl.constexpr = ...`)"),
+        # a revision written against triton's main before the release that brought what it calls
+        Api(re.compile(_TL + rb"_experimental_make_tensor_descriptor\s*\("), "3.3", "3.4",
+            "the experimental tensor descriptor (`tl._experimental_make_tensor_descriptor`)"),
+        Api(re.compile(_TL + rb"make_tensor_descriptor\s*\("), "3.4", None,
+            "tensor descriptors (`tl.make_tensor_descriptor`)"),
+        Api(re.compile(_TL + rb"dot_scaled\s*\("), "3.2", None, "`tl.dot_scaled`"),
+        Api(re.compile(_TL + rb"gather\s*\("), "3.3", None, "`tl.gather`"),
+        Api(re.compile(_TL + rb"topk\s*\("), "3.4", None, "`tl.topk`"),
+        Api(re.compile(_TL + rb"map_elementwise\s*\("), "3.5", None, "`tl.map_elementwise`"))
 
 
 @dataclass(frozen=True)
-class Removed:
-    """A file that uses what `release` removed: its triton is older than `release`."""
+class Use:
+    """A file that uses `what`, which came with triton `release` (`added`) or went with it."""
 
     release: str
     what: str
     path: str
+    added: bool = False
 
 
-def removed_in(files: Iterable[tuple[str, bytes]]) -> Removed | None:
-    """The use among `files` (path, text) of what the earliest triton release removed."""
-    found: Removed | None = None
+@dataclass(frozen=True)
+class Written:
+    """The releases the changed files were written for, by what they use: at or after `floor`
+    (what the newest of its APIs came with), before `ceiling` (what the first of its removals
+    took); None where nothing bounds it."""
+
+    floor: Use | None = None
+    ceiling: Use | None = None
+
+
+def written_for(files: Iterable[tuple[str, bytes]]) -> Written:
+    """The bounds what `files` (path, text) use put on their triton. Uses that no release has
+    together (an API that came with 3.4 beside one that went with it) keep the removal alone: the
+    older API says the file still runs on the older triton."""
+    floor: Use | None = None
+    ceiling: Use | None = None
     for path, data in files:
-        for pattern, release, what in REMOVED:
-            if (found is None or version_tuple(release) < version_tuple(found.release)) and pattern.search(data):
-                found = Removed(release, what, path)
-    return found
+        for api in APIS:
+            if api.since and (floor is None or version_tuple(api.since) > version_tuple(floor.release)) \
+                    and api.pattern.search(data):
+                floor = Use(api.since, api.what, path, added=True)
+            if api.until and (ceiling is None or version_tuple(api.until) < version_tuple(ceiling.release)) \
+                    and api.pattern.search(data):
+                ceiling = Use(api.until, api.what, path)
+    if floor and ceiling and version_tuple(floor.release) >= version_tuple(ceiling.release):
+        floor = None
+    return Written(floor, ceiling)
 
 
-def capped(pin: Pin | None, removed: Removed | None) -> Pin | None:
-    """`pin` bounded below the release that removed what the source uses (`>=3.0` and block
-    pointers: `>=3.0,<3.9`); an exact pin stands: the repository says which triton it means."""
-    if removed is None or pin is not None and pin.exact:
+def capped(pin: Pin | None, written: Written) -> Pin | None:
+    """`pin` bounded to the releases the source was written for (`>=3.0` and block pointers:
+    `>=3.0,<3.9`; `tl._experimental_make_tensor_descriptor`: `>=3.3,<3.4`); an exact pin stands:
+    the repository says which triton it means."""
+    uses = [u for u in (written.floor, written.ceiling) if u is not None]
+    if not uses or pin is not None and pin.exact:
         return pin
-    why = f"{removed.path} uses {removed.what}, gone in triton {removed.release}"
+    spec = ",".join(f"{'>=' if u.added else '<'}{u.release}" for u in uses)
+    why = "; ".join(f"{u.path} uses {u.what}, {'new' if u.added else 'gone'} in triton {u.release}" for u in uses)
     if pin is None or not clauses_of(pin.spec):
-        return Pin(f"<{removed.release}", why)
-    return Pin(f"{pin.spec},<{removed.release}", f"{pin.source} (triton{pin.spec}) and {why}")
+        return Pin(spec, why)
+    return Pin(f"{pin.spec},{spec}", f"{pin.source} (triton{pin.spec}) and {why}")

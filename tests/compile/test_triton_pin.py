@@ -191,10 +191,10 @@ def test_block_pointers_in_a_changed_file_cap_the_pin(monkeypatch: pytest.Monkey
     assert sides(unpinned, {"ops/k.py": BLOCK_PTR})[:2] == ("3.8.0", "3.8.0")
 
 
-def test_removed_in_reads_calls_not_mentions() -> None:
-    assert triton_pin.removed_in([("a.py", b"# we no longer use make_block_ptr\n")]) is None
-    found = triton_pin.removed_in([("a.py", b"x = 1\n"), ("b.py", BLOCK_PTR.encode())])
-    assert found == triton_pin.Removed("3.9", "block pointers (`tl.make_block_ptr`)", "b.py")
+def test_written_for_reads_calls_not_mentions() -> None:
+    assert triton_pin.written_for([("a.py", b"# we no longer use make_block_ptr\n")]) == triton_pin.Written()
+    found = triton_pin.written_for([("a.py", b"x = 1\n"), ("b.py", BLOCK_PTR.encode())])
+    assert found == triton_pin.Written(None, triton_pin.Use("3.9", "block pointers (`tl.make_block_ptr`)", "b.py"))
     assert triton_pin.capped(triton_pin.Pin("==3.3.1", "r.txt"), found) == triton_pin.Pin("==3.3.1", "r.txt")
     assert triton_pin.capped(None, found) == triton_pin.Pin(
         "<3.9", "b.py uses block pointers (`tl.make_block_ptr`), gone in triton 3.9")
@@ -204,10 +204,37 @@ def test_the_earliest_removal_bounds_the_pin(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(toolchains, "triton_version", lambda: "3.9.0")
     monkeypatch.setattr(toolchains, "listed", lambda: [])
     files = [("a.py", BLOCK_PTR.encode()), ("b.py", b"tl._experimental_descriptor_store(desc, acc, [0, 0])\n")]
-    found = triton_pin.removed_in(files)
+    found = triton_pin.written_for(files).ceiling
     assert found is not None and (found.release, found.path) == ("3.4", "b.py")
-    pin = triton_pin.capped(triton_pin.Pin(">=3.0", "setup.py"), found)
+    pin = triton_pin.capped(triton_pin.Pin(">=3.0", "setup.py"), triton_pin.Written(None, found))
     assert toolchains.choose(None, "", pin, toolchains.TODAY).version == "3.3.1"
+
+
+MARCH_2025 = toolchains.Dated("ee32bff826", 1741042082)   # triton 3.2.0 was the newest release then
+
+
+@pytest.mark.parametrize("text, chosen", [
+    # a copy of triton's tutorial from before 3.3: the API came with 3.3 and went with 3.4
+    (b"desc = tl._experimental_make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[B, B])\n",
+     "3.3.1"),
+    (b"desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[B, B])\n", "3.9.0"),
+    (b"x = triton.language.gather(src, idx, axis=0)\n", "3.9.0"),
+    (b"acc = tl.dot_scaled(a, sa, 'e4m3', b, sb, 'e4m3', acc)\n", None),   # 3.2 had it: the date's stands
+    (b"v, i = torch.topk(x, 4)\nw = x.topk(2)\n", None),                  # torch's, not triton's
+    # an API that came with 3.4 beside one that went with it: the older one says 3.3 still runs it
+    (b"tl._experimental_descriptor_load(d, [0, 0], [B, B], tl.float16)\nd = tl.make_tensor_descriptor(p)\n",
+     None),
+])
+def test_what_a_release_brought_bounds_the_pin_from_below(monkeypatch: pytest.MonkeyPatch, text: bytes,
+                                                          chosen: str | None) -> None:
+    """A commit written against triton's main compiles with a release that has what it calls,
+    chosen as pip chooses within a range (the newest it allows), never the older one of its date."""
+    monkeypatch.setattr(toolchains, "triton_version", lambda: "3.8.0")
+    pin = triton_pin.capped(None, triton_pin.written_for([("ops/k.py", text)]))
+    picked = toolchains.choose(None, "", pin, MARCH_2025)
+    assert picked.version == (chosen or "3.2.0")
+    if chosen:
+        assert "ops/k.py uses" in picked.why and "new in triton" in picked.why
 
 
 @pytest.mark.parametrize("text, release", [
@@ -219,7 +246,7 @@ def test_the_earliest_removal_bounds_the_pin(monkeypatch: pytest.MonkeyPatch) ->
     (b"_MODE: tl.constexpr = tl.constexpr(-1)\n", None),              # annotated too (Liger): still one
 ])
 def test_module_globals_annotated_constexpr_were_read_until_3_3(text: bytes, release: str | None) -> None:
-    found = triton_pin.removed_in([("ops/softplus.py", text)])
+    found = triton_pin.written_for([("ops/softplus.py", text)]).ceiling
     assert (found.release if found else None) == release
 
 
