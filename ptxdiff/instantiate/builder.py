@@ -210,9 +210,9 @@ class Builder:
         lines = [f"def {kernel.name}_harness({', '.join(params)}):", f"    offs = {offs}",
                  "    mask = offs < n_elements"]
         lines += [f"    {p} = tl.load({p}_ptr + offs, mask=mask)" for p in inputs]
-        if outputs:
-            lines.append(f"    result = {call}")
-            values = ["result"] if len(outputs) == 1 else [f"result[{i}]" for i in range(len(outputs))]
+        if outputs:   # several values unpacked as the call returns them: triton 3.0 cannot index a tuple
+            values = [f"result{i}" for i in range(len(outputs))]
+            lines.append(f"    {', '.join(values)} = {call}")
             lines += [f"    tl.store({o} + offs, {v}, mask=mask)" for o, v in zip(outputs, values)]
         else:
             lines.append(f"    {call}")

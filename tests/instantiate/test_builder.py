@@ -738,3 +738,28 @@ def test_every_kernel_that_reads_a_global_carries_the_assumptions_behind_it():
         builder = _builder(files)
         notes = {name: builder.kernel(kernels[f"m.py::{name}"])[1].notes for name in order}
         assert all(any("vendor_npu: assumed not installed" in n for n in said) for said in notes.values()), notes
+
+
+def test_a_device_function_s_values_are_unpacked_in_its_harness():
+    """A helper that returns two values is compiled in a harness that unpacks the call (`a, b =
+    f(...)`): triton 3.0, the stand-in for a 2024 revision, cannot index the tuple (`result[0]`:
+    `unsupported tensor index: constexpr[0]`, applied-ai's `grouped_launch`)."""
+    from ptxdiff.discovery.kernels import discover
+    from ptxdiff.source.modules import FileSet
+
+    text = '''
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def grouped(pid, m, n, BLOCK_M: tl.constexpr, GROUP_M: tl.constexpr):
+            grid_m = tl.cdiv(m, BLOCK_M)
+            return pid % (GROUP_M * grid_m), pid // grid_m
+    '''
+    snap = FileSet({"m.py": textwrap.dedent(text).encode()})
+    (kernel,) = discover(snap).kernels.values()
+    assert kernel.harness == 2
+    jit, declared = _builder({"m.py": text}).kernel(kernel)
+    assert "result0, result1 = _device(pid, m, n, BLOCK_M=BLOCK_M, GROUP_M=GROUP_M)" in jit.src
+    assert "result[" not in jit.src and any("elementwise harness" in n for n in declared.notes)
