@@ -464,10 +464,15 @@ def changed_kernels(repo: str, rev: str, factories: set[str]) -> tuple[set[str],
     changed helper ids."""
     kernels, helpers = set(), set()
     gone, came = {}, {}   # one side only: (name, AST) -> id, to pair up moved kernels
-    for f in _git(repo, "diff-tree", "--no-commit-id", "-r", "--name-only", f"{rev}^", rev).split("\n"):
+    # a file git sees renamed (`-M`, changed or not) is one file under its new path, as ptxdiff pairs it
+    for line in _git(repo, "diff-tree", "--no-commit-id", "-r", "-M", "--name-status", f"{rev}^", rev).split("\n"):
+        status, *paths = line.split("\t")
+        if not paths:
+            continue
+        was, f = (paths[0], paths[-1]) if status.startswith("R") else (paths[0], paths[0])
         if not f.endswith(".py") or other_backend(f):
             continue
-        old, new = _show(repo, f"{rev}^", f), _show(repo, rev, f)
+        old, new = _show(repo, f"{rev}^", was), _show(repo, rev, f)
         if "triton" not in (old or "") + (new or ""):
             continue
         a, b = jit_functions(f, old, factories), jit_functions(f, new, factories)
