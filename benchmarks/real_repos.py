@@ -137,15 +137,19 @@ def kernel_verdicts(report: dict) -> dict[str, tuple[str, bool, bool]]:
 UNPARSED = re.compile(r"^(old|new): [^:]+:\d+: (SyntaxError|IndentationError)")
 
 
+# a name the kernel's module binds nowhere (ptxdiff's builder says so): triton fails the same way
+OWN_ERROR = re.compile(r"the kernel's own error, which triton raises at this revision too")
+
+
 def broken_source(report: dict) -> set[str]:
-    """Kernels whose file does not parse at one of the revisions (the repository's own syntax
-    error: Python cannot import it, so no tool measures that side), and no row fails otherwise."""
+    """Kernels whose file does not parse at one of the revisions, or that read a name their module
+    binds nowhere (the repository's own error: no tool measures that side), and no row fails otherwise."""
     bad: dict[str, bool] = {}
     for row in report["kernels"]:
         error = row.get("error") or ""
         if error:
             parts = [p for p in error.split("; ") if p]
-            bad[row["kernel"]] = bad.get(row["kernel"], True) and all(UNPARSED.match(p) for p in parts)
+            bad[row["kernel"]] = bad.get(row["kernel"], True) and all(UNPARSED.match(p) or OWN_ERROR.search(p) for p in parts)
     return {k for k, b in bad.items() if b}
 
 

@@ -33,8 +33,9 @@ from ptxdiff.discovery.memo import discoveries
 from ptxdiff.store import Cleared, Store
 
 DEFAULT_MAX_MB = 512
-FORMAT = 3   # bump when the stored value changes shape or meaning: older entries then read as misses
-# (3: no result depends on a clock: guessed sizes shrink by the cost rule, memory failures from a fresh worker)
+FORMAT = 4   # bump when the stored value changes shape or meaning: older entries then read as misses
+# (3: no result depends on a clock: guessed sizes shrink by the cost rule, memory failures from a fresh worker;
+# 4: a device function's harness unpacks its values, a name its module binds nowhere is the kernel's own error)
 
 
 def cache_dir(git_dir: str) -> Path:

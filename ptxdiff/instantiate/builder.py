@@ -14,6 +14,7 @@ a compile error about such a name says why. Worker side: imports triton.
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 import dataclasses
 import linecache
@@ -35,6 +36,9 @@ from ptxdiff.specs.declared import decorator_kind, kernel_function, read
 from ptxdiff.specs.resolve import Declared, SpecError
 
 NOT_THE_TEXT = "the source triton would compile is not the kernel's text"
+# a name the kernel's module binds nowhere (no assignment, def, import or star import): triton
+# raises the same NameError on this revision, on any machine
+UNBOUND = "bound nowhere in {path}: the kernel's own error, which triton raises at this revision too"
 NOT_FINGERPRINTED = "the source built is not the source its fingerprint names"
 _REFUSED = object()  # a value that must not reach a kernel (convert records why)
 
@@ -80,6 +84,7 @@ class Builder:
         self._class_values: dict[int, Class] = {}
         self._module_values: dict[int, Module] = {}
         self.refused: dict[str, str] = {}
+        self.unbound: dict[str, str] = {}   # a name a jit function reads that its module binds nowhere -> the path
         self._denied_names: frozenset[str] | None = None
         self._language_helpers: frozenset[str] | None = None
         self._closure: Closure | None = None
@@ -312,8 +317,11 @@ class Builder:
                 start = len(self.interp.used)
                 try:
                     value = _global_or_closure(fn, name)
-                except Raised:
-                    continue  # not defined: triton says so if the kernel really reaches it
+                except Raised:   # not defined: triton says so if the kernel really reaches it
+                    if fn.outer is None and not hasattr(builtins, name) \
+                            and not self.interp.index.binds(fn.env.mod.path, name):
+                        self.unbound.setdefault(name, fn.env.mod.path)
+                    continue
                 except Refused as e:
                     self.refused[name] = str(e)
                     continue
@@ -470,10 +478,14 @@ class Builder:
         linecache.cache[filename] = (len(text), None, python_lines(text), filename)
 
     def explain(self, error: str) -> str:
-        """A compile error about a name the evaluator refused gets the refusal appended."""
+        """A compile error about a name the evaluator refused gets the refusal appended; triton's
+        NameError of a name the module binds nowhere says it is the kernel's own error."""
         for name, why in self.refused.items():
             if re.search(rf"\b{re.escape(name)}\b", error):
                 return f"{error} ({name}: {why})"
+        for name, path in self.unbound.items():
+            if re.search(rf"NameError: {re.escape(name)} is not defined", error):
+                return f"{error} ({name}: {UNBOUND.format(path=path)})"
         return error
 
 

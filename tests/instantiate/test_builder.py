@@ -763,3 +763,29 @@ def test_a_device_function_s_values_are_unpacked_in_its_harness():
     jit, declared = _builder({"m.py": text}).kernel(kernel)
     assert "result0, result1 = _device(pid, m, n, BLOCK_M=BLOCK_M, GROUP_M=GROUP_M)" in jit.src
     assert "result[" not in jit.src and any("elementwise harness" in n for n in declared.notes)
+
+
+def test_a_name_the_module_binds_nowhere_is_the_kernel_s_own_error():
+    """gemlite's `127 + eps_exp` in a helper whose parameter is `eps`: triton's NameError is the
+    repository's own, and the row says so; a name some statement or star import may bind does not."""
+    text = '''
+        import triton
+        import triton.language as tl
+        from helpers import *
+
+        if triton.__version__ > "3":
+            LATER = 1
+
+
+        @triton.jit
+        def k(x_ptr, eps: tl.constexpr):
+            tl.store(x_ptr, 127 + eps_exp + LATER + STARRED + max(1, 2))
+    '''
+    builder = _builder({"m.py": text, "helpers.py": "STARRED = 2\n"})
+    _built({}, "k", builder=builder)
+    assert builder.unbound == {"eps_exp": "m.py"}
+    said = builder.explain("compile failed: m.py:13:30: NameError: eps_exp is not defined (at: ...)")
+    assert said.endswith("(eps_exp: bound nowhere in m.py: the kernel's own error, which triton raises at this "
+                         "revision too)")
+    assert builder.explain("compile failed: NameError: LATER is not defined") == \
+        "compile failed: NameError: LATER is not defined"
