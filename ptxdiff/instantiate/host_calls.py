@@ -5,6 +5,7 @@ read as triton 2.x, any plain function a kernel calls, as 2.x called it)."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Callable
 from typing import Any
 
@@ -37,8 +38,14 @@ def constexpr_function(interp: Interp, fn: Function, convert: Callable[[Any, str
     import triton.language as tl
 
     call = interpreted(interp, fn, convert)
-    if any(isinstance(d, External) and d.dotted.endswith("constexpr_function") for d in fn.decorators):
-        return triton.constexpr_function(call) if hasattr(triton, "constexpr_function") else tl.constexpr(call)
+    if any(isinstance(d, External) and d.dotted.endswith("constexpr_function") for d in fn.decorators) \
+            and hasattr(triton, "constexpr_function"):
+        wrapped = triton.constexpr_function(call)
+        # its hash (triton's dependency finder reads a jit callable's source and what it names) is
+        # the repository function's text: triton never reads this module's `call` and its closure
+        text = interp.index.text(fn.env.mod.path)
+        wrapped.hash = hashlib.sha256(f"{fn.env.mod.path}\0{fn.name}\0{text}".encode()).hexdigest()
+        return wrapped
     return tl.constexpr(call)
 
 

@@ -315,6 +315,28 @@ def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 @pytest.mark.integration
+def test_a_constexpr_function_of_the_repository_is_interpreted_and_hashed_by_its_own_text(tmp_path):
+    """`@triton.constexpr_function` (triton 3.6+): triton hashes a constexpr function by reading its
+    source and what it names; the callable ptxdiff hands it is hashed by the repository function's
+    text, never read (it failed as `TypeError: cannot pickle 'Repository' object`)."""
+    src = HEADER + '''
+@triton.constexpr_function
+def tile_of(n, floor):
+    return max(floor, n // 4)
+
+
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    T: tl.constexpr = tile_of(BLOCK, 16)
+    offs = tl.arange(0, T)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, x SCALE, mask=offs < n)
+'''
+    (row,) = _pair_rows(tmp_path, src, " * 2.0", jobs=1)
+    assert row.error is None and row.verdict == "structural"
+
+
+@pytest.mark.integration
 def test_device_functions_a_decorator_turns_into_kernels_are_compiled_in_a_harness(tmp_path):
     src = HEADER + '''
 from ops.codegen import pointwise
