@@ -302,9 +302,7 @@ class Engine:
                 continue
             other = next((k for k in (n, o) if k is not None and k.backend), None)
             if other is not None:
-                why = fork_note(other.fork, other.fork_builtins) if other.fork else (
-                    "ptxdiff builds Triton-language kernels only" if other.backend == "Gluon" else
-                    "ptxdiff compiles for NVIDIA targets")
+                why = fork_note(other.fork, other.fork_builtins) if other.fork else "ptxdiff compiles for NVIDIA targets"
                 messages.append(Note(NoteKind.OTHER_BACKEND, pair.kernel_id,
                                      f"{pair.kernel_id}: {other.backend} kernel: not compiled ({why})"))
                 continue

@@ -22,7 +22,7 @@ class NoteKind(enum.Enum):
     TOOLCHAIN = "toolchain"          # the triton each side compiles with
     NO_KERNELS = "no kernels"        # the pathspecs select no kernel
     TRITONS_OWN = "triton's own"     # the kernel's name is triton's own builtin under this triton
-    OTHER_BACKEND = "other backend"  # a kernel for another backend (Ascend, ROCm...) or Gluon's: not compiled
+    OTHER_BACKEND = "other backend"  # a kernel for another backend (Ascend, ROCm...): not compiled
     BRANCH_ONLY = "branch only"      # the branch's own entries or recordings: the report's, not the gate's
     DYNAMIC = "dynamic"              # which revision code ran for the dynamic checks, or could not
     SUGGESTION = "suggestion"        # a setting the repository suggests and the user has not taken

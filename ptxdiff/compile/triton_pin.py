@@ -353,7 +353,9 @@ APIS = (Api(re.compile(rb"\bmake_block_ptr\s*\("), None, "3.9", "block pointers 
         Api(re.compile(_TL + rb"dot_scaled\s*\("), "3.2", None, "`tl.dot_scaled`"),
         Api(re.compile(_TL + rb"gather\s*\("), "3.3", None, "`tl.gather`"),
         Api(re.compile(_TL + rb"topk\s*\("), "3.4", None, "`tl.topk`"),
-        Api(re.compile(_TL + rb"map_elementwise\s*\("), "3.5", None, "`tl.map_elementwise`"))
+        Api(re.compile(_TL + rb"map_elementwise\s*\("), "3.5", None, "`tl.map_elementwise`"),
+        Api(re.compile(rb"\btriton\.experimental\.gluon\b|\bfrom\s+triton\.experimental\s+import\s+gluon\b"), "3.4",
+            None, "Gluon (`triton.experimental.gluon`)"))
 
 
 @dataclass(frozen=True)

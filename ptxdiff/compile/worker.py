@@ -140,6 +140,8 @@ def _triton_compile(jit: Any, spec: Spec, cc: int) -> Any:
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
+    if getattr(jit, "is_gluon", lambda: False)():   # a Gluon kernel: Gluon's front end (triton 3.4 and later)
+        from triton.experimental.gluon._runtime import GluonASTSource as ASTSource
     names = [p for p, _ in spec.signature]
     divisible = spec.divisible if spec.divisible is not None else [p for p, t in spec.signature if t.startswith("*")]
     attrs = {(names.index(p),): [["tt.divisibility", 16]] for p in divisible if p in names}

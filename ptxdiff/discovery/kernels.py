@@ -69,8 +69,8 @@ class Kernel:
     # why ptxdiff cannot build it (a function that uses triton's language but is no jit object it
     # can resolve): its rows fail with this, so a change to it is never silent
     unresolved: str = ""
-    # the other backend it is written for ("Ascend (NPU)", "ROCm (AMD)"...; "Gluon" for
-    # `@gluon.jit`; forks.FORK for a triton of the repository's own): not compiled, said in one line
+    # the other backend it is written for ("Ascend (NPU)", "ROCm (AMD)"...; forks.FORK for a
+    # triton of the repository's own): not compiled, said in one line
     backend: str = ""
     # a kernel of forks.FORK: the fork (`3rdparty/triton: URL`) and the builtins over it that it calls
     fork: str = ""
@@ -154,7 +154,7 @@ def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | Non
         if obj.nested and not is_launched and instance_method(obj.fn) and id(obj.fn) in _methods(tree):
             continue   # an aggregate's method (`state.advance()` in a kernel): a helper of the kernels that call it
         kernel = _kernel(index, snapshot, mod, tree, obj, closure, is_launched, own_sites)
-        backend = "Gluon" if "gluon" in obj.kinds else backends.get(mod.path, "")
+        backend = backends.get(mod.path, "")
         if not backend and fork and (builtins := repository_builtins(index, spelling, mod, obj.fn)):
             kernel = dataclasses.replace(kernel, fork=fork, fork_builtins=tuple(builtins))
             backend = FORK

@@ -28,7 +28,7 @@ from ptxdiff.store import Store
 if TYPE_CHECKING:  # types only: pygit2 stays out of discovery
     from ptxdiff.git.repo import Snapshot
 
-FORMAT = 17
+FORMAT = 18   # 18: Gluon kernels are kernels (compiled), not another backend
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 

@@ -24,12 +24,13 @@ from typing import Any, cast
 
 from ptxdiff.discovery.fingerprint import Closure, kernel_closure
 from ptxdiff.discovery.kernels import Kernel
-from ptxdiff.discovery.spelling import JIT
+from ptxdiff.discovery.spelling import GLUON, JIT
 from ptxdiff.evaluator.interp import Interp
 from ptxdiff.evaluator.scope import Function, Module, ModuleEnv
 from ptxdiff.evaluator.values import Applied, Class, Constexpr, DType, External, Raised, Refused
 from ptxdiff.git.values import printable
 from ptxdiff.instantiate import host_calls, namespace
+from ptxdiff.instantiate.harness import elementwise_harness
 from ptxdiff.instantiate.scan import BUILTIN_DECORATORS, CONSTEXPR_FUNCTIONS, describe, refusal
 from ptxdiff.source.syntax import call_args, dotted_name, is_constexpr, python_lines, signature_annotation, strip_docstrings, walk
 from ptxdiff.specs.declared import decorator_kind, kernel_function, read
@@ -98,7 +99,7 @@ class Builder:
         self._closure, self._held = self._fingerprinted(kernel), {}
         jit = self.jit(fn)
         if kernel.harness is not None:
-            jit, declared = self._harness(kernel, kernel.harness, jit, declared)
+            jit, declared = elementwise_harness(kernel, kernel.harness, jit, declared)
         assumed = tuple(dict.fromkeys(self.interp.used))
         return jit, dataclasses.replace(declared, notes=declared.notes + assumed) if assumed else declared
 
@@ -147,8 +148,9 @@ class Builder:
         if isinstance(value, External):
             return self._external(value, name)
         if isinstance(value, Function):
-            if any(decorator_kind(d) == "jit" for d in value.decorators) or isinstance(value.node, ast.FunctionDef) \
-                    and JIT in self.interp.spelling.decorator_kinds(value.env.mod, value.node):
+            if any(decorator_kind(d) in ("jit", "gluon") for d in value.decorators) \
+                    or isinstance(value.node, ast.FunctionDef) \
+                    and self.interp.spelling.decorator_kinds(value.env.mod, value.node) & {JIT, GLUON}:
                 return self.jit(value)   # a jit function as discovery reads it (one resolver), however spelled
             if any(isinstance(d, External) and d.dotted in CONSTEXPR_FUNCTIONS for d in value.decorators):
                 return host_calls.constexpr_function(self.interp, value, self.convert)
@@ -195,49 +197,6 @@ class Builder:
             return None
         self.refused[name] = f"`{value.dotted}` {namespace.WITHHELD}"
         return _REFUSED
-
-    def _harness(self, kernel: Kernel, outputs_count: int, device: Any, declared: Declared) -> tuple[object, Declared]:
-        """An elementwise kernel around a device function that is never launched itself (a
-        repository decorator generates its kernels): each input loaded from its own pointer,
-        the function applied, each output stored. The text is ptxdiff's own; the device function
-        is the repository's, built from source like any other."""
-        import triton
-
-        constexprs = [p for p in declared.params if p in declared.constexpr_params]
-        inputs = [p for p in declared.params if p not in declared.constexpr_params]
-        outputs = [f"out{i}_ptr" for i in range(outputs_count)]
-        params = [f"{p}_ptr" for p in inputs] + outputs + ["n_elements"] + \
-            [f"{p}: tl.constexpr" for p in constexprs] + ["BLOCK: tl.constexpr"]
-        call = f"_device({', '.join([*inputs, *(f'{c}={c}' for c in constexprs)])})"
-        # rank 2: square tiles of a row-major array (`offs` [BLOCK, BLOCK])
-        offs = "tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)" if kernel.harness_rank == 1 else \
-            "(tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)[:, None]) * BLOCK + tl.arange(0, BLOCK)[None, :]"
-        lines = [f"def {kernel.name}_harness({', '.join(params)}):", f"    offs = {offs}",
-                 "    mask = offs < n_elements"]
-        lines += [f"    {p} = tl.load({p}_ptr + offs, mask=mask)" for p in inputs]
-        if outputs:   # several values unpacked as the call returns them: triton 3.0 cannot index a tuple
-            values = [f"result{i}" for i in range(len(outputs))]
-            lines.append(f"    {', '.join(values)} = {call}")
-            lines += [f"    tl.store({o} + offs, {v}, mask=mask)" for o, v in zip(outputs, values)]
-        else:
-            lines.append(f"    {call}")
-        text = "\n".join(lines) + "\n"
-        filename = f"<ptxdiff harness of {kernel.id}>"
-        linecache.cache[filename] = (len(text), None, python_lines(text), filename)
-        import triton.language as tl
-        ns = {"tl": namespace.proxy(tl), "triton": namespace.triton_top(), "_device": device,
-              "__name__": f"ptxdiff_harness_{kernel.name}", "__builtins__": {}}
-        code = compile(text, filename, "exec", dont_inherit=True)
-        fcode = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-        pyfn = types.FunctionType(fcode, ns, fcode.co_name)
-        pyfn.__annotations__ = dict.fromkeys([*constexprs, "BLOCK"], tl.constexpr)
-        pyfn.__module__ = ns["__name__"]
-        names = [p.split(":")[0] for p in params]
-        harness = dataclasses.replace(declared, params=tuple(names), constexpr_params=frozenset([*constexprs, "BLOCK"]),
-                          heuristics={}, autotune=(), runtime_defaults={},
-                          notes=declared.notes + ("compiled in an elementwise harness (a device function, never "
-                                                  "launched itself)",))
-        return triton.jit(pyfn), harness
 
     def _module(self, value: Module) -> types.ModuleType:
         """A repository module used as `alias.helper` inside a kernel: a plain module object that
@@ -342,9 +301,7 @@ class Builder:
                 if len(chain) >= 2 and (note := namespace.renamed_note(chain, module)) and note not in self.interp.used:
                     self.interp.used.append(note)
             pyfn, expected = self._function(fn, ns)
-            import triton
-            options = self._jit_options(fn)
-            jit = triton.jit(pyfn, **options)
+            jit = self._jit_of(fn)(pyfn, **self._jit_options(fn))
             _check_source(jit, expected, fn.env.mod.path)
             self._jit[key] = jit
             return jit
@@ -378,13 +335,29 @@ class Builder:
             self._denied_names = namespace.jit_internals()
         return self._denied_names
 
+    def _jit_of(self, fn: Function) -> Any:
+        """`triton.jit`, or Gluon's `jit` for a function Gluon's decorator made (its kernels compile
+        with Gluon's front end: explicit layouts, shared memory, async copies)."""
+        import triton
+
+        node = _definition(fn)
+        if any(decorator_kind(d) == "gluon" for d in fn.decorators) \
+                or GLUON in self.interp.spelling.decorator_kinds(fn.env.mod, node):
+            try:
+                from triton.experimental import gluon
+            except ImportError:
+                raise SpecError(f"{fn.env.mod.path}: {node.name}: a Gluon kernel, and triton "
+                                f"{triton.__version__} has no Gluon (3.4 and later have it)") from None
+            return gluon.jit
+        return triton.jit
+
     def _jit_options(self, fn: Function) -> dict[str, object]:
         names = ("do_not_specialize", "do_not_specialize_on_alignment", "noinline", "debug")
         for value in fn.decorators[len(_definition(fn).decorator_list):]:
             if isinstance(value, Applied) and value.decorator.dotted == "triton.jit":   # `triton.jit(_k, debug=True)`
                 return {k: v for k, v in value.kwargs if k in names}
         for dec_node, value in zip(_definition(fn).decorator_list, fn.decorators):
-            if decorator_kind(value) != "jit":
+            if decorator_kind(value) not in ("jit", "gluon"):
                 continue
             _, kwargs = call_args(dec_node)
             options: dict[str, object] = {}

@@ -28,6 +28,12 @@ from ptxdiff.source.syntax import is_constexpr
 
 # What kernel bodies use from `triton` itself (`triton.cdiv(N, BLOCK)`, `triton.language.x`).
 TRITON_TOP = ("language", "cdiv", "next_power_of_2", "constexpr")
+# triton's language modules: Triton's own, and Gluon's (`triton.experimental.gluon.language`,
+# `gl.BlockedLayout`, `...nvidia.ampere.async_copy`), whose kernels compile with Gluon's front end
+GLUON_LANGUAGE = "triton.experimental.gluon.language"
+LANGUAGES = ("triton.language", GLUON_LANGUAGE)
+# the types of triton's jit-function objects: Triton's, and Gluon's (GluonJITFunction)
+_JIT_TYPES = ("triton.runtime.jit", "triton.experimental.gluon._runtime")
 # Plain Python functions of triton.language that only compute on ints, bools and dtypes: kernels
 # call them as constexpr functions (`get_int_dtype = triton.constexpr_function(core.get_int_dtype)`,
 # which a newer triton asks for), so their stand-ins hold them wrapped as one; a triton before
@@ -73,7 +79,12 @@ def _dot_with_transposes(dot: Any, trans: Any) -> Any:
 
 
 def _language_module(name: str) -> bool:
-    return name == "math" or name == "triton.language" or name.startswith("triton.language.")
+    return name == "math" or any(name == root or name.startswith(f"{root}.") for root in LANGUAGES)
+
+
+def _of_language(value: object) -> bool:
+    """Defined in one of triton's language modules (its `__module__`)."""
+    return str(getattr(value, "__module__", None) or "").startswith(LANGUAGES)
 
 
 @functools.cache
@@ -97,8 +108,7 @@ def backend_modules() -> dict[str, types.ModuleType]:
 
 def _is_jit_callable(value: object) -> bool:
     """One of triton's own jit (or constexpr) functions: JITFunction, ConstexprFunction."""
-    return type(value).__module__ == "triton.runtime.jit" and \
-        str(getattr(value, "__module__", "")).startswith("triton.language")
+    return type(value).__module__ in _JIT_TYPES and _of_language(value)
 
 
 def private_language(value: object) -> bool:
@@ -114,7 +124,7 @@ def _constexpr_helper(value: object) -> bool:
 
     import triton.language as tl
 
-    if not isinstance(value, types.FunctionType) or not (value.__module__ or "").startswith("triton.language"):
+    if not isinstance(value, types.FunctionType) or not _of_language(value):
         return False
     params = list(inspect.signature(value).parameters.values())
     return bool(params) and all(p.annotation in (tl.constexpr, "core.constexpr", "tl.constexpr", "constexpr")
@@ -137,9 +147,9 @@ def allowed(value: object, depth: int = 0) -> bool:
     if isinstance(value, tl.constexpr):
         return depth < 4 and allowed(value.value, depth + 1)
     if isinstance(value, type):  # triton.language's classes; ir's enums it re-exports (PropagateNan)
-        return value.__module__.startswith(("triton.language", "triton._C")) and not _holds_module(value)
+        return value.__module__.startswith((*LANGUAGES, "triton._C")) and not _holds_module(value)
     if isinstance(value, types.FunctionType):
-        return value.__dict__.get("__triton_builtin__") is True and value.__module__.startswith("triton.language")
+        return value.__dict__.get("__triton_builtin__") is True and _of_language(value)
     if isinstance(value, types.BuiltinFunctionType):
         return value.__module__ == "math"
     return _is_jit_callable(value)
@@ -149,14 +159,17 @@ def allowed(value: object, depth: int = 0) -> bool:
 def _import_language() -> None:
     """Import every public module of triton.language first, so that the stand-ins hold the same
     tree whatever was imported before (`tl.extra.libdevice` exists once someone imported it)."""
-    import triton.language as tl
-
-    for found in pkgutil.walk_packages(tl.__path__, "triton.language.", onerror=lambda name: None):
-        if not any(part.startswith("_") for part in found.name.split(".")):
-            try:
-                importlib.import_module(found.name)
-            except Exception:  # a backend module that does not load here is not a kernel's
-                continue
+    for language in LANGUAGES:
+        try:
+            package = importlib.import_module(language)
+        except ImportError:   # a triton before Gluon
+            continue
+        for found in pkgutil.walk_packages(package.__path__, f"{language}.", onerror=lambda name: None):
+            if not any(part.startswith("_") for part in found.name.split(".")):
+                try:
+                    importlib.import_module(found.name)
+                except Exception:  # a backend module that does not load here is not a kernel's
+                    continue
 
 
 def _holds_module(cls: type) -> bool:
@@ -236,6 +249,16 @@ def triton_top() -> types.ModuleType:
                 stand_in.language = proxy(tl)  # type: ignore[attr-defined]
             elif hasattr(triton, attr):
                 setattr(stand_in, attr, getattr(triton, attr))
+        try:   # Gluon's language, the one name of `triton.experimental` kernels read
+            gluon_language = importlib.import_module(GLUON_LANGUAGE)
+        except ImportError:
+            pass
+        else:
+            experimental = types.ModuleType("triton.experimental", "ptxdiff's stand-in: Gluon's language only")
+            gluon = types.ModuleType("triton.experimental.gluon", "ptxdiff's stand-in: Gluon's language only")
+            gluon.language = proxy(gluon_language)  # type: ignore[attr-defined]
+            experimental.gluon = gluon  # type: ignore[attr-defined]
+            stand_in.experimental = experimental  # type: ignore[attr-defined]
         _PROXIES["triton"] = stand_in
     return _PROXIES["triton"]
 
@@ -306,15 +329,20 @@ def jit_internals() -> frozenset[str]:
 
 def language_helpers() -> frozenset[str]:
     """The jit functions and builtins this triton's language modules keep under one underscore
-    (`tl.standard._log2` in older releases, `_sum_combine`): triton's own code, which a kernel
-    may call like any public name (scan.refusal)."""
-    import triton.language as tl
-
+    (`tl.standard._log2` in older releases, `_sum_combine`), and the builtin methods of their
+    classes (Gluon's `smem._reinterpret(...)` in 3.5-3.7): triton's own code, which a kernel may
+    call like any public name (scan.refusal)."""
+    _import_language()
     found = set()
-    for module in (tl, *(v for v in vars(tl).values() if isinstance(v, types.ModuleType)
-                         and v.__name__.startswith("triton.language."))):
-        found |= {k for k, v in vars(module).items() if k.startswith("_") and not k.startswith("__")
-                  and private_language(v)}
+    for name, module in list(sys.modules.items()):
+        if module is None or not _language_module(name) or name == "math":
+            continue
+        for k, v in vars(module).items():
+            if k.startswith("_") and not k.startswith("__") and private_language(v):
+                found.add(k)
+            if isinstance(v, type) and v.__module__ == name:
+                found |= {a for a, m in vars(v).items() if a.startswith("_") and not a.startswith("__")
+                          and getattr(m, "__triton_builtin__", False) is True}
     return frozenset(found)
 
 

@@ -25,6 +25,8 @@ from ptxdiff.specs.resolve import Autotuned, Declared, SpecError
 from ptxdiff.targets import target_name
 
 JIT = {"triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit", "triton.language.jit"}
+GLUON_JIT = {"triton.experimental.gluon.jit", "triton.experimental.gluon._runtime.jit",
+             "triton.experimental.gluon.language.jit"}
 AUTOTUNE = {"triton.autotune", "triton.runtime.autotune", "triton.runtime.autotuner.autotune"}
 HEURISTICS = {"triton.heuristics", "triton.runtime.heuristics", "triton.runtime.autotuner.heuristics"}
 
@@ -115,7 +117,7 @@ def decorator_kind(value: object) -> str | None:
             value.env.interp.spelling.function_kind(value.env.mod, value.node.lineno) in (WRAPS, FACTORY):
         return "jit"   # the repository's own decorator around triton.jit (`def my_jit(fn): return triton.jit(fn)`)
     if isinstance(value, External):
-        for kind, names in (("jit", JIT), ("autotune", AUTOTUNE), ("heuristics", HEURISTICS)):
+        for kind, names in (("jit", JIT), ("gluon", GLUON_JIT), ("autotune", AUTOTUNE), ("heuristics", HEURISTICS)):
             if value.dotted in names:
                 return kind
     return None
@@ -150,7 +152,7 @@ def read(interp: Interp, kernel: Kernel) -> Declared:
         kind = decorator_kind(value)
         if kind is None and "configs" in kwargs:
             kind = "autotune"  # a wrapper of triton.autotune (it takes the same configs)
-        if kind == "jit":
+        if kind in ("jit", "gluon"):
             for name in ("do_not_specialize", "do_not_specialize_on_alignment", "noinline", "debug"):
                 if name in kwargs:
                     v = get(kwargs[name], f"@jit {name}")

@@ -221,6 +221,7 @@ MARCH_2025 = toolchains.Dated("ee32bff826", 1741042082)   # triton 3.2.0 was the
     (b"x = triton.language.gather(src, idx, axis=0)\n", "3.9.0"),
     (b"acc = tl.dot_scaled(a, sa, 'e4m3', b, sb, 'e4m3', acc)\n", None),   # 3.2 had it: the date's stands
     (b"v, i = torch.topk(x, 4)\nw = x.topk(2)\n", None),                  # torch's, not triton's
+    (b"from triton.experimental import gluon\n", "3.9.0"),                 # Gluon came with 3.4
     # an API that came with 3.4 beside one that went with it: the older one says 3.3 still runs it
     (b"tl._experimental_descriptor_load(d, [0, 0], [B, B], tl.float16)\nd = tl.make_tensor_descriptor(p)\n",
      None),

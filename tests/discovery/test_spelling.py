@@ -1,7 +1,7 @@
 """A kernel is whatever `triton.jit` returned, however it is spelled: aliases, the repository's own
 decorators and factories (also imported from another module), call forms (also inside `try:`),
 class bodies, function bodies, `__init__.py`; a function that uses triton's language but
-resolves to no jit object is reported with why; other backends and Gluon are marked."""
+resolves to no jit object is reported with why; other backends are marked."""
 
 from __future__ import annotations
 
@@ -209,7 +209,7 @@ def test_foreign_jit_is_no_kernel() -> None:
     assert found({"ops/k.py": text}) == {}
 
 
-def test_other_backends_and_gluon_are_marked() -> None:
+def test_other_backends_are_marked_and_gluon_is_a_kernel() -> None:
     kernels = found({
         "backends/triton_ascend/k.py": HEAD + "\n@triton.jit\ndef a" + BODY,
         "ops/npu/k.py": HEAD + "\n@triton.jit\ndef b" + BODY,
@@ -220,7 +220,7 @@ def test_other_backends_and_gluon_are_marked() -> None:
     })
     assert {k: v.backend for k, v in kernels.items()} == {
         "backends/triton_ascend/k.py::a": "Ascend (NPU)", "ops/npu/k.py::b": "Ascend (NPU)",
-        "ops/c.py::c": "Ascend (NPU)", "ops/g.py::g": "Gluon", "ops/plain.py::d": ""}
+        "ops/c.py::c": "Ascend (NPU)", "ops/g.py::g": "", "ops/plain.py::d": ""}
 
 
 def test_an_amd_folder_is_amd_s_only_where_its_kernel_uses_amd_s_language() -> None:

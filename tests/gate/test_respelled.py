@@ -137,18 +137,42 @@ def test_every_spelling_compiles_and_reads_structural(tmp_path, capsys) -> None:
     assert rc == 1
 
 
-def test_other_backend_and_gluon_are_lines_not_failed_rows(tmp_path, capsys) -> None:
+def test_another_backend_is_a_line_and_gluon_is_compiled(tmp_path, capsys) -> None:
+    """An Ascend kernel is one line, never a failed row; a Gluon kernel (`@gluon.jit`, explicit
+    layouts, a `@gluon.constexpr_function` helper) is compiled with Gluon's front end and compared
+    as any other: its change blocks the push like a Triton kernel's."""
     ascend = HEADER + "\n@triton.jit\ndef npu_k" + BODY
-    gluon = ("from triton.experimental import gluon\nfrom triton.experimental.gluon import language as gl\n\n\n"
-             "@gluon.jit\ndef gk(x_ptr):\n    gl.store(x_ptr, gl.load(x_ptr) {op} 1.0)\n")
+    gluon = """from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+
+
+@gluon.constexpr_function
+def warps_split(BT, NW):
+    return [min(BT, NW), NW // min(BT, NW)]
+
+
+@gluon.jit
+def gk(x_ptr, out_ptr, n, scale, BT: gl.constexpr, BD: gl.constexpr, NW: gl.constexpr):
+    blk: gl.constexpr = gl.BlockedLayout([1, 4], [1, 32], warps_split(BT, NW), [1, 0])
+    t = gl.program_id(0) * BT + gl.arange(0, BT, layout=gl.SliceLayout(1, blk))
+    offs = t[:, None] * BD + gl.arange(0, BD, layout=gl.SliceLayout(0, blk))[None, :]
+    x = gl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    gl.store(out_ptr + offs, x {op} scale, mask=offs < n)
+
+
+def launch(x, out, scale):
+    gk[(1,)](x, out, x.numel(), scale, BT=16, BD=128, NW=4, num_warps=4)
+"""
     repo = make_repo(tmp_path, {"backends/triton_ascend/k.py": ascend.format(expr="tl.extra.ascend.f(x)"),
                                 "ops/g.py": gluon.format(op="+")})
     commit(repo, "change", {"backends/triton_ascend/k.py": ascend.format(expr="tl.extra.ascend.g(x)"),
                             "ops/g.py": gluon.format(op="*")})
-    rc, out, err = run_main(["-C", str(repo), "diff", "--check", "HEAD~1", "HEAD"], capsys)
-    assert rc == 0, out + err
-    assert "Ascend (NPU) kernel: not compiled" in out + err and "Gluon kernel: not compiled" in out + err
-    assert "failed" not in out
+    rc, out, err = run_main(["-C", str(repo), "diff", "--check", "--format", "json", "HEAD~1", "HEAD"], capsys)
+    report = json.loads(out)
+    assert any("Ascend (NPU) kernel: not compiled" in m for m in report["messages"]), report["messages"]
+    (row,) = report["kernels"]
+    assert row["kernel"] == "ops/g.py::gk" and row["error"] is None and row["verdict"] == "structural", row
+    assert row["spec_detail"]["constexprs"] == {"BT": 16, "BD": 128, "NW": 4} and rc == 1
 
 
 def test_a_kernel_written_for_the_repository_s_own_triton_fork_is_a_line_not_a_failed_row(tmp_path, capsys) -> None:

@@ -60,8 +60,17 @@ def test_torch_in_a_kernel_answers_dtype_limits_from_a_table():
 def test_triton_top_level_has_what_kernel_bodies_use():
     found, top = namespace.lookup("triton")
     assert found and isinstance(top, types.ModuleType)
-    assert {n for n in vars(top) if not n.startswith("__")} <= set(namespace.TRITON_TOP)
+    assert {n for n in vars(top) if not n.startswith("__")} <= {*namespace.TRITON_TOP, "experimental"}
     assert {"language", "cdiv", "next_power_of_2"} <= set(vars(top))
+    # of `triton.experimental`, Gluon's language alone: its layouts, builtins and nvidia modules
+    experimental = vars(top)["experimental"]
+    assert {n for n in vars(experimental) if not n.startswith("__")} == {"gluon"}
+    assert {n for n in vars(experimental.gluon) if not n.startswith("__")} == {"language"}
+    found, layout = namespace.lookup("triton.experimental.gluon.language.BlockedLayout")
+    assert found and layout.__name__ == "BlockedLayout"
+    assert namespace.lookup("triton.experimental.gluon.language.nvidia.ampere.async_copy.commit_group")[0]
+    assert namespace.lookup("triton.experimental.gluon.language._semantic") == (False, None)
+    assert namespace.lookup("triton.experimental.gluon.jit") == (False, None)
 
 
 def test_no_chain_of_public_attributes_reaches_a_real_module():
@@ -129,12 +138,19 @@ def test_the_jit_object_internals_cover_what_hands_out_globals_and_spare_what_va
 
 
 def test_language_helpers_are_the_private_jit_functions_of_triton_s_language():
+    """Triton's and Gluon's: module-level jit and constexpr functions and builtins, and the builtin
+    methods of their language classes (Gluon's `shared_memory_descriptor._keep_alive`)."""
+    import sys
+
     helpers = namespace.language_helpers()
     assert "_sum_combine" in helpers or not hasattr(tl.standard, "_sum_combine")
     assert "_unwrap_if_constexpr" not in helpers     # a plain Python function of triton
+    assert "_keep_alive" in helpers and "_flatten_ir" not in helpers   # a builtin method; a plain one
+    languages = [m for name, m in sys.modules.items() if m is not None and name.startswith(namespace.LANGUAGES)]
     for name in helpers:
         assert name.startswith("_") and not name.startswith("__")
-        assert any(name in vars(m) for m in (tl, tl.standard, tl.core, tl.math))
+        assert any(name in vars(m) or any(isinstance(c, type) and name in vars(c) for c in vars(m).values())
+                   for m in languages), name
 
 
 @pytest.mark.parametrize("wrapped", [True, False])
