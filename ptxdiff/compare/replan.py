@@ -125,8 +125,10 @@ def refitted(needs: list[Need]) -> list[Need]:
     """Pairs where a side's compile found sizes that fit the kernel's shapes in place of failing
     guesses (`refit`, compile/refit.py): both sides compile them."""
     def replan(plan: Plan, results: list[SpecResult]) -> Plan:
-        found = {name: (spec.constexprs[name], size) for r in results if r.refit and (spec := r.spec) is not None
-                 for name, size in r.refit.items() if type(spec.constexprs.get(name)) in (int, float)}
+        # each guess that failed, by its value: a 16 and a 4 of one name may each have their own fit
+        found = {(name, spec.constexprs[name]): size for r in results if r.refit
+                 and (spec := r.spec) is not None for name, size in r.refit.items()
+                 if type(spec.constexprs.get(name)) in (int, float)}
         return plan.refitted(found) if found else plan
     return _replanned(needs, replan)
 

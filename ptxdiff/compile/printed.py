@@ -35,6 +35,9 @@ def path_for(home: str) -> str:
     return home.rstrip(os.sep) + ".printed"
 
 
+_CAPTURED: list[int] = []   # this process's capture descriptor, once capture() ran
+
+
 def capture(home: str) -> int:
     """Point this process's fd 1 and 2 at `path_for(home)` (appending); returns a descriptor that
     reads it back."""
@@ -43,7 +46,19 @@ def capture(home: str) -> int:
     fd = os.open(path_for(home), os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
+    _CAPTURED[:] = [fd]
     return fd
+
+
+def mark() -> int:
+    """Where this process's capture ends now (0 where nothing is captured): `printed_after` reads
+    what one compile printed from there (MLIR's diagnostics go to fd 2, past Python)."""
+    return os.fstat(_CAPTURED[0]).st_size if _CAPTURED else 0
+
+
+def printed_after(start: int) -> str:
+    """What this process printed since `mark()` gave `start`; "" where nothing is captured."""
+    return since(_CAPTURED[0], start)[0] if _CAPTURED else ""
 
 
 def since(fd: int, start: int) -> tuple[str, int]:

@@ -14,14 +14,16 @@ sides of the pair with them, and the rows say so. Worker side.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
 from collections.abc import Callable
 from typing import Any
 
 from ptxdiff.compile.retype import about_types
-from ptxdiff.compile.search import failing_names, function_of, message, walk
-from ptxdiff.discovery.params import params_behind
+from ptxdiff.compile.search import chain, failing_names, function_of, message, walk
+from ptxdiff.discovery.params import STRIDE_WORD, params_behind
+from ptxdiff.source.syntax import dotted_name
 from ptxdiff.specs.guesses import GuessKind
 from ptxdiff.specs.resolve import Spec
 
@@ -35,6 +37,9 @@ SHAPE_ERROR = re.compile(r"cannot change total number of elements|must be a powe
 # the compiler itself failing (an MLIR pass, its reproducer dump; a division by a constant 0): a
 # guess it could not take (`k % SAVE_EVERY` of a guessed False), searched like a misfit (issue 37)
 CRASH = re.compile(r"PassManager::run failed|MLIR|reproducer|ZeroDivisionError|division (?:or modulo )?by zero")
+# passes over dot products (MLIR names the one that failed: worker.FAILED_PASS): a crash there with
+# no line of the kernel comes from the sizes or formats of a `tl.dot`/`tl.dot_scaled`'s operands
+DOT_PASSES = re.compile(r"AccelerateMatmul|DotOperand|MMA", re.IGNORECASE)
 MAX_TRIES = 12
 
 
@@ -45,7 +50,8 @@ def _sizes(value: int | float) -> list[int]:
         return [1, 4] if not value else [4]
     if isinstance(value, float):
         return [1, 0]
-    return [v for v in dict.fromkeys((1, value // 4, value * 4, 16, 128, 2)) if v >= 1 and v != value]
+    return [v for v in dict.fromkeys((1, value // 4, value * 4, 16, 128, 2, value * 2, value // 2, 32))
+            if v >= 1 and v != value]
 
 
 def _asked(error: BaseException) -> list[tuple[int, list[int]]]:
@@ -82,7 +88,7 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
         """The sizes the error asks for, of a suspect whose guess is the size it got; then each
         suspect's other sizes."""
         suspects = [p for p in params_behind(fn, failing_names(error, src, all_params=True), constexprs)
-                    if p in guessed] or (_falsy_first(guessed) if crashed(error) else [])
+                    if p in guessed] or (_crash_suspects(fn, error, guessed, constexprs) if crashed(error) else [])
         asked = [{**changed, p: size} for got, wanted in _asked(error) for p in suspects
                  if changed.get(p, guessed[p]) == got for size in wanted]
         return [asked, [{**changed, p: size} for p in suspects for size in _sizes(changed.get(p, guessed[p]))]]
@@ -99,6 +105,19 @@ def crashed(error: BaseException) -> bool:
     return bool(CRASH.search(message(error)))
 
 
-def _falsy_first(guessed: dict[str, Any]) -> list[str]:
-    """The guesses a crash with no place in the kernel may come from: a 0 or False first."""
-    return sorted(guessed, key=lambda p: bool(guessed[p]))
+def _crash_suspects(fn: ast.FunctionDef, error: BaseException, guessed: dict[str, Any],
+                    constexprs: list[str]) -> list[str]:
+    """The guesses a crash with no place in the kernel may come from: where MLIR names a pass over
+    dot products, those behind the operands of the kernel's `tl.dot`/`tl.dot_scaled` first (a
+    scale's group size the lowering cannot take), strides last; then a 0 or False first."""
+    failed = next((p for e in chain(error) if isinstance(p := getattr(e, "failed_pass", None), str)), "")
+    first: list[str] = []
+    if DOT_PASSES.search(failed):
+        operands = {n.id for call in ast.walk(fn) if isinstance(call, ast.Call)
+                    and dotted_name(call.func)[-1:] in (["dot"], ["dot_scaled"])
+                    for arg in [*call.args, *(k.value for k in call.keywords)]
+                    for n in ast.walk(arg) if isinstance(n, ast.Name)}
+        # their shapes and formats, not their strides (a stride moves addresses, never a layout)
+        first = sorted((p for p in params_behind(fn, operands, constexprs) if p in guessed),
+                       key=lambda p: bool(STRIDE_WORD.search(p.lower())))
+    return [*first, *sorted((p for p in guessed if p not in first), key=lambda p: bool(guessed[p]))]

@@ -236,13 +236,22 @@ def ptxas_error(printed: str) -> str | None:
     return f"ptxas: {errors[0]}" + (f" (and {more} more)" if more else "")
 
 
+# MLIR's words for the pass a compile failed in (`Pipeline failed while executing
+# [`TritonGPUAccelerateMatmul` on 'builtin.module' operation]`)
+FAILED_PASS = re.compile(r"Pipeline failed while executing \[`(\w+)`")
+
+
 def try_compile(jit: Any, spec: Spec, cc: int) -> tuple[Any, Exception | None, str]:
-    """(compiled kernel or None, the exception, what the compile printed)."""
+    """(compiled kernel or None, the exception, what the compile printed). A compile that failed in
+    one of MLIR's passes carries the pass's name (`failed_pass`: the refit's suspects)."""
     out = io.StringIO()
+    start = captured.mark()
     try:
         with contextlib.redirect_stdout(out):
             return _triton_compile(jit, spec, cc), None, out.getvalue()
     except Exception as e:
+        if found := FAILED_PASS.search(captured.printed_after(start)):
+            e.failed_pass = found.group(1)  # type: ignore[attr-defined]
         return None, e, out.getvalue()
 
 

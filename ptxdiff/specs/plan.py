@@ -144,11 +144,11 @@ class Plan:
         retypes = tuple(sorted(have.items()))
         return dataclasses.replace(self, retypes=retypes) if retypes != self.retypes else self
 
-    def refitted(self, found: dict[str, tuple[object, object]]) -> Plan:
-        """This plan with guessed values that do not fit the kernel replaced, {name: (guessed,
-        instead)}: each value of the guessed choice that equals the guess."""
+    def refitted(self, found: dict[tuple[str, object], object]) -> Plan:
+        """This plan with guessed values that do not fit the kernel replaced, {(name, guessed):
+        instead}: each value of the guessed choice that equals the guess."""
         constexprs, refits = list(self.constexprs), list(self.refits)
-        for name, (old, new) in found.items():
+        for (name, old), new in found.items():
             for i, c in enumerate(constexprs):
                 if c.name == name and c.source == SpecSource.GUESSED and old in c.values:
                     constexprs[i] = dataclasses.replace(c, values=tuple(dict.fromkeys(new if v == old else v

@@ -74,7 +74,7 @@ def test_shrunk_replans_both_sides_when_either_is_over_the_cost_rule():
 def test_shrunk_keeps_the_sizes_a_refit_found():
     """`K: guessed 64, which does not fit; 256 does` (a static_assert): divided by 4 it would fail again."""
     plan = Plan(constexprs=(Choice("K", (64,), "guessed"), Choice("BLOCK", (1024,), "guessed"))).refitted(
-        {"K": (64, 256)})
+        {("K", 64): 256})
     assert [c.values for c in plan.shrunk().constexprs] == [(256,), (256,)]
 
 

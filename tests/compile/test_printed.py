@@ -78,3 +78,33 @@ def test_compiler_output_never_reaches_the_terminal_and_a_crash_is_remembered(tm
 
     warm = ptxdiff(["diff", "HEAD~1", "HEAD"], repo)
     assert warm.stdout.splitlines()[-1] == "rows: 2 from the local cache"       # the crash too: nothing compiled
+
+
+@pytest.mark.integration
+def test_a_compile_that_failed_in_a_pass_carries_the_pass_mlir_names(tmp_path):
+    """MLIR writes its diagnostics to fd 2, past Python: `try_compile` reads what this compile
+    printed to the worker's capture and keeps the failed pass on the error (the refit's suspects)."""
+    import subprocess
+    import sys
+
+    script = f"""
+import os, sys
+from ptxdiff.compile import printed, worker
+printed.capture({str(tmp_path / "home")!r})
+os.write(2, b"earlier compile: Pipeline failed while executing [`Earlier` on 'builtin.module' operation]\\n")
+
+def failing(jit, spec, cc):
+    os.write(2, b"k.py:6:0: note: Pipeline failed while executing [`TritonGPUAccelerateMatmul` on 'builtin.module' "
+                b"operation]: reproducer generated at `std::errs`\\n")
+    raise RuntimeError("PassManager::run failed")
+
+worker._triton_compile = failing
+_, error, _ = worker.try_compile(None, None, 90)
+worker._triton_compile = lambda jit, spec, cc: (_ for _ in ()).throw(RuntimeError("no pass named"))
+_, other, _ = worker.try_compile(None, None, 90)
+with open({str(tmp_path / "said")!r}, "w") as f:
+    f.write(f"{{error.failed_pass}} {{getattr(other, 'failed_pass', None)}}")
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "said").read_text() == "TritonGPUAccelerateMatmul None"

@@ -135,3 +135,42 @@ def test_the_sizes_tried(name, guess, text, line, sizes):
 
     assert refit.search(attempt, spec, error, SimpleNamespace(src=KERNEL)) is None
     assert tried[:len(sizes)] == sizes
+
+
+class PassFailure(RuntimeError):
+    """triton's `PassManager::run failed` with no line of the kernel; the worker adds the pass MLIR
+    names (`failed_pass`, worker.FAILED_PASS)."""
+
+    failed_pass = "TritonGPUAccelerateMatmul"
+
+
+def test_a_crash_in_a_dot_pass_searches_the_dot_operands_sizes_before_their_strides():
+    """gemlite's MX GEMM: `tl.dot_scaled` with a scale block read `BLOCK_K // group_size` wide,
+    group_size guessed 16 from the kernel's `if group_size == 16`, which triton 3.4's lowering of
+    fp16 x e4m3 cannot take; 32 (the MX block) can. The stride behind the same operand and an
+    unrelated flag guessed 0 (a falsy guess is the first suspect of a crash with no line) wait."""
+    kernel = """\
+def mx(a_ptr, b_ptr, s_ptr, c_ptr, group_size: tl.constexpr, stride_g: tl.constexpr, FLAG: tl.constexpr,
+       BLOCK_K: tl.constexpr):
+    S: tl.constexpr = BLOCK_K // group_size
+    sb = tl.load(s_ptr + tl.arange(0, S) * stride_g)
+    acc = tl.dot_scaled(tl.load(a_ptr), None, "fp16", tl.load(b_ptr), sb, "e4m3")
+    if FLAG:
+        acc += 1
+    tl.store(c_ptr, acc)
+"""
+    guessed = {"group_size": 16, "stride_g": 1, "FLAG": 0}
+    spec = Spec(signature=(("a_ptr", "*fp16"), ("b_ptr", "*fp8e4nv"), ("s_ptr", "*u8"), ("c_ptr", "*fp32"),
+                           *((n, "constexpr") for n in [*guessed, "BLOCK_K"])),
+                constexprs=(*guessed.items(), ("BLOCK_K", 256)), num_warps=4, num_stages=3,
+                guessed=tuple(value(n, v) for n, v in guessed.items()))
+    error = PassFailure("PassManager::run failed")
+    tried: list[dict] = []
+
+    def attempt(s: Spec) -> BaseException | None:
+        values = dict(s.constexprs)
+        tried.append({k: values[k] for k in guessed if values[k] != guessed[k]})
+        return None if values["group_size"] == 32 else PassFailure("PassManager::run failed")
+
+    assert refit.search(attempt, spec, error, SimpleNamespace(src=kernel)) == {"group_size": 32}
+    assert all(list(t) == ["group_size"] for t in tried), tried

@@ -102,12 +102,20 @@ def test_shrunk_divides_guessed_sizes_at_most_twice_and_keeps_facts():
 
 
 def test_a_refitted_value_stays_when_the_plan_is_shrunk():
-    refit = GUESSED_SIZES.refitted({"BLOCK": (1024, 512)})
+    refit = GUESSED_SIZES.refitted({("BLOCK", 1024): 512})
     assert refit.choice("BLOCK").values == (512, 64, 48) and refit.refits == (("BLOCK", 1024, 512),)
     assert refit.refit_notes() == ["BLOCK: guessed 1024, which does not fit the kernel; 512 does"]
     assert refit.shrunk().choice("BLOCK").values == (512, 16, 48)
-    assert refit.refitted({"BLOCK": (1024, 512)}) is refit         # nothing new
-    assert GUESSED_SIZES.refitted({"N": (256, 128)}) is GUESSED_SIZES   # a fact is never refitted
+    assert refit.refitted({("BLOCK", 1024): 512}) is refit         # nothing new
+    assert GUESSED_SIZES.refitted({("N", 256): 128}) is GUESSED_SIZES   # a fact is never refitted
+
+
+def test_each_failing_guess_of_a_name_is_refitted_by_its_own_value():
+    """gemlite's `group_size` guessed 16 and 4 (its comparisons), both failing in the dot's lowering:
+    each value has its own fit, neither overwrites the other's."""
+    refit = GUESSED_SIZES.refitted({("BLOCK", 1024): 512, ("BLOCK", 64): 32})
+    assert refit.choice("BLOCK").values == (512, 32, 48)
+    assert refit.refits == (("BLOCK", 1024, 512), ("BLOCK", 64, 32))
 
 
 def test_matched_takes_the_other_sides_values_for_guesses_only():
