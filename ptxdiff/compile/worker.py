@@ -146,7 +146,8 @@ def _triton_compile(jit: Any, spec: Spec, cc: int) -> Any:
     divisible = spec.divisible if spec.divisible is not None else [p for p, t in spec.signature if t.startswith("*")]
     attrs = {(names.index(p),): [["tt.divisibility", 16]] for p in divisible if p in names}
     constexprs = {k: constexpr_value(v) for k, v in spec.constexprs}
-    signature = {p: tuple(t[1:-1].split(",")) if t.startswith("(") else t for p, t in spec.signature}
+    signature = {p: tuple(t[1:-1].split(",")) if t.startswith("(") else gluon_descriptor(t)
+                 for p, t in spec.signature}
     if "constexprs" in inspect.signature(ASTSource).parameters:
         src = ASTSource(fn=jit, signature=signature, constexprs=constexprs, attrs=attrs)
     else:  # triton 3.0-3.2: `constants`, and the attributes as an AttrsDescriptor
@@ -154,6 +155,23 @@ def _triton_compile(jit: Any, spec: Spec, cc: int) -> Any:
                         attrs=_attrs_descriptor([names.index(p) for p in divisible if p in names]))
     return triton.compile(src, target=GPUTarget("cuda", cc, 32),
                           options={"num_warps": spec.num_warps, "num_stages": spec.num_stages, **dict(spec.options)})
+
+
+def gluon_descriptor(kind: str) -> str:
+    """A Gluon descriptor's type with the default layout named (`tensordesc<fp8e4nv[64, 64],nvmma>`,
+    hints.gluon_descriptors) as this triton writes it: `NVMMASharedLayout.get_default_for(block
+    shape, dtype)`, what a host's `TensorDescriptor` takes; any other type as it is."""
+    from ptxdiff.discovery.hints import DEFAULT_SHARED
+
+    found = re.fullmatch(rf"tensordesc<(\w+)\[([\d, ]+)\],{DEFAULT_SHARED}>", kind)
+    if found is None:
+        return kind
+    import triton.language as tl
+    from triton.experimental.gluon import language as gl
+
+    shape = [int(d) for d in found.group(2).split(",")]
+    layout = gl.NVMMASharedLayout.get_default_for(shape, tl.str_to_ty(found.group(1), None))
+    return f"tensordesc<{found.group(1)}[{found.group(2)}],{layout!r}>"
 
 
 def _attrs_descriptor(divisible: list[int]) -> Any:

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import cast
 
-from ptxdiff.source.syntax import is_constexpr, last_name, literal, single_assignment, walk
+from ptxdiff.source.syntax import asserted_dtypes, dotted_name, is_constexpr, last_name, literal, single_assignment, walk
 
 SHAPE_CALLS = {"zeros", "full", "empty", "reshape", "view", "broadcast_to", "expand_dims", "make_block_ptr",
                "make_tensor_descriptor", "zeros_like", "full_like", "permute", "trans"}
@@ -487,16 +487,48 @@ def descriptor_types(fn: ast.FunctionDef, tree: ast.Module) -> dict[str, str]:
                 node.func.attr in DESCRIPTOR_METHODS and isinstance(node.func.value, ast.Name) and \
                 node.func.value.id in runtime and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
             offsets.setdefault(node.func.value.id, node.args[0].elts)
+    out = gluon_descriptors(fn, runtime)
     if not offsets:
-        return {}
+        return out
     shapes = _pre_hook_shapes(fn, tree)
     steps = _block_steps(fn, constexprs)
-    out = {}
     for name, elts in offsets.items():
         dims = shapes.get(name) or [steps.get(ast.dump(e)) or ("1" if i < len(elts) - 2 else str(MANY_BLOCKS))
                                     for i, e in enumerate(elts)]
-        out[name] = f"tensordesc<fp32[{', '.join(dims)}]>"
+        out.setdefault(name, f"tensordesc<fp32[{', '.join(dims)}]>")
     return out
+
+
+# Gluon's TMA copies, whose first argument is a host tensor descriptor
+TMA_COPIES = {"async_copy_global_to_shared", "async_copy_shared_to_global", "async_load", "async_store",
+              "async_gather", "async_scatter"}
+# the layout a Gluon descriptor's type names, filled in by the worker for its triton
+# (`NVMMASharedLayout.get_default_for(block shape, dtype)`, as a host's `TensorDescriptor` takes it)
+DEFAULT_SHARED = "nvmma"
+GLUON_TILE = 64
+
+
+def gluon_descriptors(fn: ast.FunctionDef, runtime: set[str]) -> dict[str, str]:
+    """Runtime params that are Gluon's host TMA descriptors (the first argument of
+    `tma.async_copy_global_to_shared(desc, ...)`, or read for `desc.block_type`/`desc.layout`), as
+    `tensordesc<fp8e4nv[64, 64],nvmma>`: the element type the kernel's `static_assert(desc.dtype ==
+    gl.float8e4nv)` names (else fp32), one guessed tile of GLUON_TILE per dimension (as many as
+    `desc.block_type.shape[i]` reads, two at least), and the default NVMMA layout for them."""
+    rank: dict[str, int] = {}
+    for node in walk(fn):
+        if isinstance(node, ast.Call) and last_name(node.func) in TMA_COPIES and node.args \
+                and isinstance(node.args[0], ast.Name) and node.args[0].id in runtime:
+            rank.setdefault(node.args[0].id, 2)
+        chain = dotted_name(node) if isinstance(node, ast.Attribute) else []
+        if len(chain) >= 2 and chain[0] in runtime and chain[1] in ("block_type", "layout"):
+            rank.setdefault(chain[0], 2)
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+                and type(node.slice.value) is int and dotted_name(node.value)[1:] == ["block_type", "shape"] \
+                and (name := dotted_name(node.value)[0]) in runtime:
+            rank[name] = max(rank.get(name, 2), node.slice.value + 1)
+    asserted = asserted_dtypes(fn)
+    return {name: f"tensordesc<{asserted[name][1] if name in asserted else 'fp32'}"
+                  f"[{', '.join([str(GLUON_TILE)] * n)}],{DEFAULT_SHARED}>" for name, n in rank.items()}
 
 
 def _block_steps(fn: ast.FunctionDef, constexprs: set[str]) -> dict[str, str]:

@@ -15,7 +15,15 @@ from dataclasses import dataclass, field
 
 from ptxdiff.discovery.dot_operands import SIGNATURE_TYPES, cast_dot_operands, integer_dot_operands, loaded_dot_operands
 from ptxdiff.discovery.hints import Hint
-from ptxdiff.source.syntax import assigned_value, dotted_name, is_constexpr, names_in, signature_annotation, walk
+from ptxdiff.source.syntax import (
+    asserted_dtypes,
+    assigned_value,
+    dotted_name,
+    is_constexpr,
+    names_in,
+    signature_annotation,
+    walk,
+)
 from ptxdiff.strenum import StrEnum
 
 
@@ -440,6 +448,9 @@ def infer_param_kinds(fn: ast.FunctionDef, constexprs: bool = False) -> dict[str
     flow = _locals(params, nodes)
     loaded_from = _loaded_from(flow, nodes)
     found = _evidence(flow, nodes, loaded_from)
+    for p, (what, short) in asserted_dtypes(fn).items():   # what the kernel's static_assert demands
+        if p in params and what == "element":
+            found.element_types[p] = "*" + short
     annotations = {a.arg: a.annotation for a in fn.args.args}
     return {p: _kind(p, annotations.get(p), found) for p in params}
 

@@ -15,7 +15,7 @@ import operator
 from typing import Any
 
 from ptxdiff.evaluator.core import InterpCore
-from ptxdiff.evaluator.host import IDENTITY_DECORATORS
+from ptxdiff.evaluator.host import CONSTEXPR_FUNCTIONS, IDENTITY_DECORATORS
 from ptxdiff.evaluator.installed import from_triton
 from ptxdiff.evaluator.scope import Bound, Function, Scope
 from ptxdiff.evaluator.sizes import check_builtin, check_method, check_pow, format_string, range_length
@@ -99,8 +99,8 @@ class CallsMixin(InterpCore):
         for d in fn.decorators:
             if isinstance(d, (Refused, Raised)):
                 raise Refused(f"{fn.name} has a decorator the evaluator cannot read")
-            if isinstance(d, External) and d.dotted in IDENTITY_DECORATORS:
-                continue
+            if isinstance(d, External) and (d.dotted in IDENTITY_DECORATORS or d.dotted in CONSTEXPR_FUNCTIONS):
+                continue   # a constexpr function called from another: Python calls the function itself
             if isinstance(d, Applied) and d.decorator.dotted == "triton.jit" or \
                     isinstance(d, External) and d.dotted.startswith(("triton.jit", "triton.runtime.jit", "triton.language")):
                 raise Refused(f"{fn.name} is a @jit function: it runs on the GPU, not on the host")

@@ -51,6 +51,13 @@ IDENTITY_DECORATORS = {"functools.cache", "functools.lru_cache", "functools.wrap
                        "builtins.staticmethod", "builtins.classmethod", "builtins.property", "typing.overload",
                        "torch.compiler.disable", "torch.no_grad", "torch.inference_mode", "torch._dynamo.disable",
                        "torch.jit.ignore", "torch.jit.unused"}
+# triton's decorators of host functions it calls while compiling (`@triton.constexpr_function`,
+# Gluon's, `@tl.constexpr`): called from host code (another such function), the function itself
+CONSTEXPR_FUNCTIONS = frozenset({"triton.language.constexpr", "triton.language.core.constexpr",
+                                 "triton.constexpr_function", "triton.language.constexpr_function",
+                                 "triton.language.core.constexpr_function",
+                                 "triton.experimental.gluon.constexpr_function",
+                                 "triton.experimental.gluon._runtime.constexpr_function"})
 _OPERATOR_BINOPS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
                     "floordiv": operator.floordiv, "mod": operator.mod, "and_": operator.and_, "or_": operator.or_,
                     "xor": operator.xor}

@@ -25,13 +25,14 @@ from typing import Any, cast
 from ptxdiff.discovery.fingerprint import Closure, kernel_closure
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.discovery.spelling import GLUON, JIT
+from ptxdiff.evaluator.host import CONSTEXPR_FUNCTIONS
 from ptxdiff.evaluator.interp import Interp
 from ptxdiff.evaluator.scope import Function, Module, ModuleEnv
 from ptxdiff.evaluator.values import Applied, Class, Constexpr, DType, External, Raised, Refused
 from ptxdiff.git.values import printable
 from ptxdiff.instantiate import host_calls, namespace
 from ptxdiff.instantiate.harness import elementwise_harness
-from ptxdiff.instantiate.scan import BUILTIN_DECORATORS, CONSTEXPR_FUNCTIONS, describe, refusal
+from ptxdiff.instantiate.scan import BUILTIN_DECORATORS, describe, refusal
 from ptxdiff.source.syntax import call_args, dotted_name, is_constexpr, python_lines, signature_annotation, strip_docstrings, walk
 from ptxdiff.specs.declared import decorator_kind, kernel_function, read
 from ptxdiff.specs.resolve import Declared, SpecError

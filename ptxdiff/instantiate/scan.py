@@ -41,10 +41,6 @@ MOVED_INTO = {"triton.language.math": "triton.language.extra.libdevice"}
 # Decorators of triton's that make a function Python its code generator runs while it compiles: a
 # constexpr function (interpreted by the builder), and a builtin or extern (the repository's own ops,
 # `@builtin def rank(axis, _semantic=None)`: never built from source).
-CONSTEXPR_FUNCTIONS = frozenset({"triton.language.constexpr", "triton.language.core.constexpr", "triton.constexpr_function",
-                                 "triton.language.constexpr_function", "triton.language.core.constexpr_function",
-                                 "triton.experimental.gluon.constexpr_function",
-                                 "triton.experimental.gluon._runtime.constexpr_function"})
 BUILTIN_DECORATORS = TRITON_BUILTINS
 
 ATTRIBUTE_BUILTINS = ("getattr", "hasattr", "setattr", "delattr")

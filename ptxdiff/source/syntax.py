@@ -115,6 +115,36 @@ def pointer_annotation(annotation: ast.expr | None) -> str | None:
     return "*" + _DTYPES[chain[-1]] if chain and chain[-1] in _DTYPES else None
 
 
+def dtype_short(node: ast.expr) -> str | None:
+    """`tl.float8e4nv`, `gl.bfloat16` (a dtype of triton's, under any alias): its short name in a
+    signature (`fp8e4nv`, `bf16`); None for anything else."""
+    chain = dotted_name(node)
+    return _DTYPES.get(chain[-1]) if len(chain) >= 2 else None
+
+
+def asserted_dtypes(fn: ast.FunctionDef) -> dict[str, tuple[str, str]]:
+    """Element types `static_assert` demands of the kernel's params (issue 37: the kernel's own
+    words): `static_assert(p.dtype.element_ty == tl.float32)` -> {p: ("element", "fp32")} (a
+    pointer's), `static_assert(d.dtype == gl.float8e4nv)` -> {d: ("dtype", "fp8e4nv")} (a
+    descriptor's or a scalar's)."""
+    found: dict[str, tuple[str, str]] = {}
+    for node in walk(fn):
+        if not (isinstance(node, ast.Call) and last_name(node.func) == "static_assert" and node.args):
+            continue
+        test = node.args[0]
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+            continue
+        for side, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+            chain, short = dotted_name(side), dtype_short(other)
+            if short is None or len(chain) < 2:
+                continue
+            if chain[1:] == ["dtype", "element_ty"]:
+                found.setdefault(chain[0], ("element", short))
+            elif chain[1:] == ["dtype"]:
+                found.setdefault(chain[0], ("dtype", short))
+    return found
+
+
 def signature_annotation(annotation: ast.expr | None) -> str | None:
     """The signature type an annotation gives triton: a string's text (`"*fp16"`), or what it reads
     from a pointer type object (pointer_annotation)."""

@@ -13,6 +13,7 @@ from helpers import HEADER, commit, make_repo
 from ptxdiff.discovery.callsites import Fact
 from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, optional_params
 from ptxdiff.discovery.kernels import discover
+from ptxdiff.discovery.params import infer_param_kinds
 from ptxdiff.repo_config import Config
 from ptxdiff.source.modules import FileSet
 from ptxdiff.specs.launch import inputs_of
@@ -162,6 +163,39 @@ def k(a_desc, b_desc, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):
     fn, tree = fn_of(src)
     assert descriptor_types(fn, tree) == {"a_desc": "tensordesc<fp32[{BLOCK_M}, {BLOCK_K}]>",
                                           "b_desc": "tensordesc<fp32[1, {BLOCK_M}, {BLOCK_K}]>"}
+
+
+def test_gluon_descriptors_take_the_element_type_the_kernel_asserts():
+    """Gluon's host TMA descriptors: the first argument of a TMA copy or read for its block type,
+    typed with what `static_assert(desc.dtype == ...)` says, a guessed tile per dimension, and the
+    default NVMMA layout (the worker writes it as its triton does)."""
+    src = """
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import tma
+
+
+@gluon.jit
+def k(a_desc, d_desc, s_desc, scale_ptr, BM: gl.constexpr):
+    gl.static_assert(a_desc.dtype == gl.float8e4nv, "A must use FP8 E4M3")
+    gl.static_assert(scale_ptr.dtype.element_ty == gl.float32)
+    smem = gl.allocate_shared_memory(a_desc.dtype, a_desc.block_type.shape, a_desc.layout)
+    tma.async_copy_shared_to_global(d_desc, [0, 0], smem)
+    x = s_desc.block_type.shape[2]
+"""
+    fn, tree = fn_of(src)
+    assert descriptor_types(fn, tree) == {"a_desc": "tensordesc<fp8e4nv[64, 64],nvmma>",
+                                          "d_desc": "tensordesc<fp32[64, 64],nvmma>",
+                                          "s_desc": "tensordesc<fp32[64, 64, 64],nvmma>"}
+    assert infer_param_kinds(fn)["scale_ptr"] == "*fp32"
+
+
+def test_a_gluon_descriptor_s_default_layout_is_written_as_the_worker_s_triton_writes_it():
+    from ptxdiff.compile.worker import gluon_descriptor
+
+    assert gluon_descriptor("*fp16") == "*fp16"
+    typed = gluon_descriptor("tensordesc<fp8e4nv[64, 64],nvmma>")
+    assert typed.startswith("tensordesc<fp8e4nv[64, 64],NVMMASharedLayout(swizzle_byte_width=64, element_bitwidth=8")
 
 
 def test_launch_sites_give_facts():
@@ -321,8 +355,13 @@ def test_a_constexpr_function_of_the_repository_is_interpreted_and_hashed_by_its
     text, never read (it failed as `TypeError: cannot pickle 'Repository' object`)."""
     src = HEADER + '''
 @triton.constexpr_function
+def quarter(n):
+    return n // 4
+
+
+@triton.constexpr_function
 def tile_of(n, floor):
-    return max(floor, n // 4)
+    return max(floor, quarter(n))   # one constexpr function calling another: Python calls it
 
 
 @triton.jit

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import ast
+import textwrap
 
 from ptxdiff.source import syntax
-from ptxdiff.source.syntax import is_constexpr, pointer_annotation, python_lines
+from ptxdiff.source.syntax import asserted_dtypes, is_constexpr, pointer_annotation, python_lines
 
 
 def test_lines_end_where_python_ends_them():
@@ -53,3 +54,16 @@ def test_walk_is_ast_walk_kept_per_function_while_its_tree_lives():
     del tree, fn
     gc.collect()
     assert gone() is None   # what is kept of a walk does not keep its tree alive
+
+
+def test_asserted_dtypes_are_what_a_static_assert_demands_of_a_param():
+    fn = ast.parse(textwrap.dedent("""
+        def k(a_desc, s_ptr, x, n):
+            gl.static_assert(a_desc.dtype == gl.float8e4nv, 'A must use FP8 E4M3')
+            tl.static_assert(tl.float32 == s_ptr.dtype.element_ty)
+            tl.static_assert(x.dtype == tl.bfloat16)
+            tl.static_assert(n == 4)
+            tl.static_assert(y.dtype != tl.float16)
+    """)).body[0]
+    assert asserted_dtypes(fn) == {"a_desc": ("dtype", "fp8e4nv"), "s_ptr": ("element", "fp32"),
+                                   "x": ("dtype", "bf16")}
