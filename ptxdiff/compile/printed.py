@@ -53,7 +53,11 @@ def capture(home: str) -> int:
 def mark() -> int:
     """Where this process's capture ends now (0 where nothing is captured): `printed_after` reads
     what one compile printed from there (MLIR's diagnostics go to fd 2, past Python)."""
-    return os.fstat(_CAPTURED[0]).st_size if _CAPTURED else 0
+    if not _CAPTURED:
+        return 0
+    sys.stdout.flush()   # what Python printed before is not the compile's
+    sys.stderr.flush()
+    return os.fstat(_CAPTURED[0]).st_size
 
 
 def printed_after(start: int) -> str:

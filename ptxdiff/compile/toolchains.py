@@ -362,8 +362,9 @@ def apply(policy: Policy, old: Side | None, new: Side, old_snap: Snapshot | None
     import dataclasses
     new_pin = triton_pin.read_pin(new_snap.read, new_snap.paths)
     old_pin = triton_pin.read_pin(old_snap.read, old_snap.paths) if old_snap is not None else None
-    if old_snap is not None:   # the files the diff is about use what only some releases have
-        written = triton_pin.written_for(_changed_sources(old_snap, new_snap))
+    if old_snap is not None:   # the files the diff is about use what only some releases have; the
+        # gate reads the base's text alone (the branch is data: it cannot choose its compiler)
+        written = triton_pin.written_for(_changed_sources(old_snap, new_snap, base_only=policy.gate))
         old_pin, new_pin = triton_pin.capped(old_pin, written), triton_pin.capped(new_pin, written)
     old_date = _dated(old, old_snap) if old is not None and old_snap is not None else None
     o, n = for_sides(policy, old_pin, new_pin, old_date, _dated(new, new_snap))
@@ -401,10 +402,11 @@ def branch_pin(policy: Policy, old_pin: triton_pin.Pin | None, new_pin: triton_p
             f"compiles the branch with it for the report)")
 
 
-def _changed_sources(old: Snapshot, new: Snapshot) -> Iterator[tuple[str, bytes]]:
-    """(path, text) of each Python file that differs between the sides, each side's text."""
+def _changed_sources(old: Snapshot, new: Snapshot, base_only: bool = False) -> Iterator[tuple[str, bytes]]:
+    """(path, text) of each Python file that differs between the sides, each side's text (the old
+    side's alone with `base_only`)."""
     for path in sorted(p for p in old.paths | new.paths if p.endswith(".py")):
-        sides = [s for s in (old, new) if path in s]
+        sides = [s for s in ((old,) if base_only else (old, new)) if path in s]
         if len(sides) == 2 and old.content_id(path) == new.content_id(path):
             continue
         for snap in sides:

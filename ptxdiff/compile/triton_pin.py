@@ -378,23 +378,24 @@ class Written:
     ceiling: Use | None = None
 
 
+_COMMENT = re.compile(rb"(?m)^\s*#.*$")
+
+
 def written_for(files: Iterable[tuple[str, bytes]]) -> Written:
-    """The bounds what `files` (path, text) use put on their triton. Uses that no release has
-    together (an API that came with 3.4 beside one that went with it) keep the removal alone: the
-    older API says the file still runs on the older triton."""
-    floor: Use | None = None
-    ceiling: Use | None = None
+    """The bounds what `files` (path, text) use put on their triton, full-line comments aside: the
+    earliest removal is the ceiling, and the floor is the newest arrival below it (an API that came
+    with 3.4 beside one that went with it: the older one says the file runs on the older triton)."""
+    uses: list[Use] = []
     for path, data in files:
+        code = _COMMENT.sub(b"", data)
         for api in APIS:
-            if api.since and (floor is None or version_tuple(api.since) > version_tuple(floor.release)) \
-                    and api.pattern.search(data):
-                floor = Use(api.since, api.what, path, added=True)
-            if api.until and (ceiling is None or version_tuple(api.until) < version_tuple(ceiling.release)) \
-                    and api.pattern.search(data):
-                ceiling = Use(api.until, api.what, path)
-    if floor and ceiling and version_tuple(floor.release) >= version_tuple(ceiling.release):
-        floor = None
-    return Written(floor, ceiling)
+            if api.pattern.search(code):
+                uses += [Use(api.since, api.what, path, added=True)] if api.since else []
+                uses += [Use(api.until, api.what, path)] if api.until else []
+    ceiling = min((u for u in uses if not u.added), key=lambda u: version_tuple(u.release), default=None)
+    below = [u for u in uses if u.added and (ceiling is None
+                                             or version_tuple(u.release) < version_tuple(ceiling.release))]
+    return Written(max(below, key=lambda u: version_tuple(u.release), default=None), ceiling)
 
 
 def capped(pin: Pin | None, written: Written) -> Pin | None:

@@ -161,7 +161,7 @@ def gluon_descriptor(kind: str) -> str:
     """A Gluon descriptor's type with the default layout named (`tensordesc<fp8e4nv[64, 64],nvmma>`,
     hints.gluon_descriptors) as this triton writes it: `NVMMASharedLayout.get_default_for(block
     shape, dtype)`, what a host's `TensorDescriptor` takes; any other type as it is."""
-    from ptxdiff.discovery.hints import DEFAULT_SHARED
+    from ptxdiff.discovery.descriptors import DEFAULT_SHARED
 
     found = re.fullmatch(rf"tensordesc<(\w+)\[([\d, ]+)\],{DEFAULT_SHARED}>", kind)
     if found is None:

@@ -17,13 +17,14 @@ from dataclasses import dataclass
 
 from ptxdiff.discovery.callsites import Fact, HostFunction, launch_calls, merge, module_dicts, site_facts
 from ptxdiff.discovery.decorators import Found, backend_of, jit_objects, unresolved
+from ptxdiff.discovery.descriptors import descriptor_types
 from ptxdiff.discovery.documented import documented_types
 from ptxdiff.discovery.evidence import converted_scalars, converts_values, heuristic_sizes
 from ptxdiff.discovery.fingerprint import Closure, kernel_closure
 from ptxdiff.discovery.forks import FORK, own_triton, repository_builtins
 from ptxdiff.discovery.guards import Guards, kernel_guards
 from ptxdiff.discovery.harness import device_harness, harness_rank
-from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, module_constants, module_functions, optional_params
+from ptxdiff.discovery.hints import constexpr_hints, module_constants, module_functions, optional_params
 from ptxdiff.discovery.hooks import Hooks, kernel_hooks
 from ptxdiff.discovery.params import Param, infer_param_kinds, kinds_through_helpers, written_only
 from ptxdiff.discovery.spelling import Spelling

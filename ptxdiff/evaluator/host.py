@@ -18,7 +18,7 @@ from typing import Any
 
 from ptxdiff.evaluator import regex
 from ptxdiff.evaluator.core import InterpCore
-from ptxdiff.evaluator.installed import installed_version, real_object, triton_module_exists
+from ptxdiff.evaluator.installed import gluon_layout, installed_version, real_object, triton_module_exists
 from ptxdiff.evaluator.scope import Function
 from ptxdiff.evaluator.sizes import check_itertools, check_math
 from ptxdiff.evaluator.values import (
@@ -126,6 +126,8 @@ class HostMixin(InterpCore):
         handler = _CALLS.get(dotted)
         if handler is not None:
             return handler(self, dotted, args, kwargs)
+        if (layout := gluon_layout(dotted, args, kwargs)) is not None:   # a Gluon layout, in a constexpr function
+            return layout
         if dotted.rsplit(".", 1)[-1] in _VERSION_WRAPPERS and len(args) == 1 \
                 and isinstance(args[0], str) and not kwargs:
             # another package's wrapper around packaging's Version (unsloth_zoo.utils.Version)

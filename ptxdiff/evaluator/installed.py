@@ -7,6 +7,7 @@ is installed, are questions about the tool's environment. Nothing of the reposit
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 from pathlib import Path
@@ -68,3 +69,37 @@ def real_object(dotted: str) -> Any:
             obj = getattr(obj, attr)
         return obj
     raise Raised("ModuleNotFoundError", f"No module named {parts[0]!r}")
+
+
+GLUON_LANGUAGE = "triton.experimental.gluon.language"
+
+
+def gluon_layout(dotted: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """One of Gluon's layouts (`gl.NVMMADistributedLayout(version=[3, 0], ...)`, a frozen dataclass
+    of ints and lists), built for real: triton's value, which a constexpr function hands back to
+    the kernel it is compiling. None where `dotted` names no layout class of Gluon's."""
+    if not dotted.startswith(f"{GLUON_LANGUAGE}.") or not dotted.endswith("Layout"):
+        return None
+    cls = real_object(dotted)
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__.startswith(GLUON_LANGUAGE)):
+        return None
+    try:
+        return cls(*(to_triton(a) for a in args), **{k: to_triton(v) for k, v in kwargs.items()})
+    except (TypeError, ValueError, AssertionError) as e:
+        raise Raised(type(e).__name__, str(e)) from None
+
+
+def to_triton(value: Any) -> Any:
+    """The evaluator's value as triton takes it: a dtype, else the value (lists and ints as they are)."""
+    if isinstance(value, DType):
+        import triton.language as tl
+        return getattr(tl, value.name)
+    if isinstance(value, (tuple, list)):
+        return type(value)(to_triton(v) for v in value)
+    return value
+
+
+def is_gluon_layout(value: Any) -> bool:
+    """An instance of one of Gluon's layout classes (gluon_layout)."""
+    return dataclasses.is_dataclass(value) and not isinstance(value, type) \
+        and type(value).__module__.startswith(GLUON_LANGUAGE)

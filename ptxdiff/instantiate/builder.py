@@ -26,6 +26,7 @@ from ptxdiff.discovery.fingerprint import Closure, kernel_closure
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.discovery.spelling import GLUON, JIT
 from ptxdiff.evaluator.host import CONSTEXPR_FUNCTIONS
+from ptxdiff.evaluator.installed import is_gluon_layout
 from ptxdiff.evaluator.interp import Interp
 from ptxdiff.evaluator.scope import Function, Module, ModuleEnv
 from ptxdiff.evaluator.values import Applied, Class, Constexpr, DType, External, Raised, Refused
@@ -33,7 +34,15 @@ from ptxdiff.git.values import printable
 from ptxdiff.instantiate import host_calls, namespace
 from ptxdiff.instantiate.harness import elementwise_harness
 from ptxdiff.instantiate.scan import BUILTIN_DECORATORS, describe, refusal
-from ptxdiff.source.syntax import call_args, dotted_name, is_constexpr, python_lines, signature_annotation, strip_docstrings, walk
+from ptxdiff.source.syntax import (
+    call_args,
+    dotted_name,
+    is_constexpr,
+    python_lines,
+    signature_annotation,
+    strip_docstrings,
+    walk,
+)
 from ptxdiff.specs.declared import decorator_kind, kernel_function, read
 from ptxdiff.specs.resolve import Declared, SpecError
 
@@ -86,7 +95,7 @@ class Builder:
         self._class_values: dict[int, Class] = {}
         self._module_values: dict[int, Module] = {}
         self.refused: dict[str, str] = {}
-        self.unbound: dict[str, str] = {}   # a name a jit function reads that its module binds nowhere -> the path
+        self.unbound: set[tuple[str, str]] = set()   # (path, name) a jit function reads, its module binds nowhere
         self._denied_names: frozenset[str] | None = None
         self._language_helpers: frozenset[str] | None = None
         self._closure: Closure | None = None
@@ -166,6 +175,8 @@ class Builder:
                                               "no triton decorator: what it returns (often a triton builtin, Python "
                                               "that triton runs while it compiles) is known only by running it")
             return None
+        if is_gluon_layout(value):   # built by a constexpr function the evaluator ran: triton's own value
+            return value
         if isinstance(value, Module):
             return self._module(value)
         if isinstance(value, Class):
@@ -279,8 +290,8 @@ class Builder:
                     value = _global_or_closure(fn, name)
                 except Raised:   # not defined: triton says so if the kernel really reaches it
                     if fn.outer is None and not hasattr(builtins, name) \
-                            and not self.interp.index.binds(fn.env.mod.path, name):
-                        self.unbound.setdefault(name, fn.env.mod.path)
+                            and self.interp.index.binds_nowhere(fn.env.mod.path, name):
+                        self.unbound.add((fn.env.mod.path, name))
                     continue
                 except Refused as e:
                     self.refused[name] = str(e)
@@ -457,8 +468,9 @@ class Builder:
         for name, why in self.refused.items():
             if re.search(rf"\b{re.escape(name)}\b", error):
                 return f"{error} ({name}: {why})"
-        for name, path in self.unbound.items():
-            if re.search(rf"NameError: {re.escape(name)} is not defined", error):
+        paths = self._closure.paths if self._closure is not None else set()
+        for path, name in sorted(self.unbound):   # of this kernel's own modules, whatever was built before
+            if path in paths and re.search(rf"NameError: {re.escape(name)} is not defined", error):
                 return f"{error} ({name}: {UNBOUND.format(path=path)})"
         return error
 

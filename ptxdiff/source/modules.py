@@ -16,7 +16,7 @@ from typing import Protocol
 
 from ptxdiff.source.bounds import parse_module, size_error
 from ptxdiff.source.installs import DECLARING, declared
-from ptxdiff.source.syntax import attribute_chains, strip_docstrings, walk
+from ptxdiff.source.syntax import attribute_chains, binds_nowhere, strip_docstrings, walk
 from ptxdiff.source.triton1 import meta_as_params
 
 
@@ -350,6 +350,21 @@ class ModuleIndex:
         """Whether the module at `path` has `name` after it ran: a statement or a star import binds it."""
         mod = self.parse(path)
         return name in mod.bindings or any(self.star_provides(mod, star, name) for star in mod.stars)
+
+    def binds_nowhere(self, path: str, name: str) -> bool:
+        """Whether the module at `path` could not bind `name` at all: no statement of it
+        (syntax.binds_nowhere), no star import of a repository module that exports it, and no
+        star import of a module outside the repository (whose names are not known here)."""
+        mod = self.parse(path)
+        if mod.tree is None or not binds_nowhere(mod.tree, name) or self.binds(path, name):
+            return False
+        for star in mod.stars:
+            try:
+                if self.path_of(self.absolute(mod, star)) is None:
+                    return False
+            except AboveTop:
+                return False
+        return True
 
     def exports(self, path: str, name: str) -> bool:
         """Whether `from <module at path> import *` binds `name`: it is in the module's literal

@@ -115,6 +115,34 @@ def pointer_annotation(annotation: ast.expr | None) -> str | None:
     return "*" + _DTYPES[chain[-1]] if chain and chain[-1] in _DTYPES else None
 
 
+# calls through which a module may bind names no statement of it shows
+_DYNAMIC_BINDERS = {"globals", "exec", "eval", "setattr", "vars", "__import__", "locals"}
+
+
+def binds_nowhere(tree: ast.Module, name: str) -> bool:
+    """Whether no statement of the module could bind `name` as a global: no assignment, def,
+    class, import, loop, `with`, walrus, `except ... as`, match capture or `global` of it anywhere
+    (a function body's too), and no call that binds names dynamically (`globals().update(...)`,
+    `exec`). Star imports are the caller's to read (ModuleIndex.binds knows the repository's)."""
+    for node in walk(tree):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            return False
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            return False
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                a.name != "*" and (a.asname or a.name.split(".")[0]) == name for a in node.names):
+            return False
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return False
+        if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name == name or \
+                isinstance(node, ast.MatchMapping) and node.rest == name or \
+                isinstance(node, ast.ExceptHandler) and node.name == name:
+            return False
+        if isinstance(node, ast.Call) and last_name(node.func) in _DYNAMIC_BINDERS:
+            return False
+    return True
+
+
 def dtype_short(node: ast.expr) -> str | None:
     """`tl.float8e4nv`, `gl.bfloat16` (a dtype of triton's, under any alias): its short name in a
     signature (`fp8e4nv`, `bf16`); None for anything else."""

@@ -148,12 +148,12 @@ class Plan:
         """This plan with guessed values that do not fit the kernel replaced, {(name, guessed):
         instead}: each value of the guessed choice that equals the guess."""
         constexprs, refits = list(self.constexprs), list(self.refits)
-        for (name, old), new in found.items():
-            for i, c in enumerate(constexprs):
-                if c.name == name and c.source == SpecSource.GUESSED and old in c.values:
-                    constexprs[i] = dataclasses.replace(c, values=tuple(dict.fromkeys(new if v == old else v
-                                                                                     for v in c.values)))
-                    refits.append((name, old, new))
+        for i, c in enumerate(constexprs):   # each value mapped once: one fit never replaces another's
+            if c.source != SpecSource.GUESSED or not any((c.name, v) in found for v in c.values):
+                continue
+            refits += [(c.name, v, found[(c.name, v)]) for v in c.values if (c.name, v) in found]
+            constexprs[i] = dataclasses.replace(c, values=tuple(dict.fromkeys(found.get((c.name, v), v)
+                                                                              for v in c.values)))
         if not refits or tuple(refits) == self.refits:
             return self
         return dataclasses.replace(self, constexprs=tuple(constexprs), refits=tuple(refits))

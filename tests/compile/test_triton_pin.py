@@ -172,8 +172,9 @@ def test_block_pointers_in_a_changed_file_cap_the_pin(monkeypatch: pytest.Monkey
     installed: list[str] = []
     monkeypatch.setattr(toolchains, "install", lambda v, progress=None: installed.append(v))
 
-    def sides(old_files: dict[str, str], new_files: dict[str, str]) -> tuple[str | None, str | None, str | None]:
-        old, new, note = toolchains.apply(toolchains.Policy(), Side("a", "a" * 40), Side("b", "b" * 40),
+    def sides(old_files: dict[str, str], new_files: dict[str, str],
+              gate: bool = False) -> tuple[str | None, str | None, str | None]:
+        old, new, note = toolchains.apply(toolchains.Policy(gate=gate), Side("a", "a" * 40), Side("b", "b" * 40),
                                           SnapshotFiles(old_files), SnapshotFiles(new_files))  # type: ignore[arg-type]
         assert old is not None
         return old.toolchain, new.toolchain, note
@@ -189,6 +190,9 @@ def test_block_pointers_in_a_changed_file_cap_the_pin(monkeypatch: pytest.Monkey
     assert sides(exact, {**exact, "ops/k.py": "q = 1\n"})[:2] == (None, None)   # the repository says which
     unpinned = {"ops/k.py": "q = 1\n"}
     assert sides(unpinned, {"ops/k.py": BLOCK_PTR})[:2] == ("3.8.0", "3.8.0")
+    # the gate reads the base's text alone: a branch cannot choose its compiler by what it writes
+    assert sides(unpinned, {"ops/k.py": BLOCK_PTR}, gate=True)[:2] == (None, None)
+    assert sides({"ops/k.py": BLOCK_PTR}, unpinned, gate=True)[:2] == ("3.8.0", "3.8.0")
 
 
 def test_written_for_reads_calls_not_mentions() -> None:
@@ -225,6 +229,9 @@ MARCH_2025 = toolchains.Dated("ee32bff826", 1741042082)   # triton 3.2.0 was the
     # an API that came with 3.4 beside one that went with it: the older one says 3.3 still runs it
     (b"tl._experimental_descriptor_load(d, [0, 0], [B, B], tl.float16)\nd = tl.make_tensor_descriptor(p)\n",
      None),
+    # ... and an arrival below that removal still bounds it from below: 3.3's experimental descriptor
+    (b"d = tl._experimental_make_tensor_descriptor(p)\ne = tl.make_tensor_descriptor(p)\n", "3.3.1"),
+    (b"#   tl.map_elementwise(f, x)\nx = 1\n", None),                   # a comment names it: no use
 ])
 def test_what_a_release_brought_bounds_the_pin_from_below(monkeypatch: pytest.MonkeyPatch, text: bytes,
                                                           chosen: str | None) -> None:

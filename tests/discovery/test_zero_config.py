@@ -11,7 +11,8 @@ import pytest
 
 from helpers import HEADER, commit, make_repo
 from ptxdiff.discovery.callsites import Fact
-from ptxdiff.discovery.hints import constexpr_hints, descriptor_types, optional_params
+from ptxdiff.discovery.descriptors import descriptor_types
+from ptxdiff.discovery.hints import constexpr_hints, optional_params
 from ptxdiff.discovery.kernels import discover
 from ptxdiff.discovery.params import infer_param_kinds
 from ptxdiff.repo_config import Config
@@ -176,17 +177,22 @@ from triton.experimental.gluon.language.nvidia.hopper import tma
 
 
 @gluon.jit
-def k(a_desc, d_desc, s_desc, scale_ptr, BM: gl.constexpr):
+def k(a_desc, d_desc, s_desc, q_desc, r_desc, scale_ptr, BM: gl.constexpr):
     gl.static_assert(a_desc.dtype == gl.float8e4nv, "A must use FP8 E4M3")
     gl.static_assert(scale_ptr.dtype.element_ty == gl.float32)
     smem = gl.allocate_shared_memory(a_desc.dtype, a_desc.block_type.shape, a_desc.layout)
     tma.async_copy_shared_to_global(d_desc, [0, 0], smem)
     x = s_desc.block_type.shape[2]
+    BLOCK_M: gl.constexpr = a_desc.block_type.shape[0]
+    gl.static_assert(q_desc.block_type.shape == [1, BLOCK_M])
+    gl.static_assert(r_desc.block_type.shape == [BM, 2])
 """
     fn, tree = fn_of(src)
     assert descriptor_types(fn, tree) == {"a_desc": "tensordesc<fp8e4nv[64, 64],nvmma>",
                                           "d_desc": "tensordesc<fp32[64, 64],nvmma>",
-                                          "s_desc": "tensordesc<fp32[64, 64, 64],nvmma>"}
+                                          "s_desc": "tensordesc<fp32[64, 64, 64],nvmma>",
+                                          "q_desc": "tensordesc<fp32[1, 64],nvmma>",     # as asserted
+                                          "r_desc": "tensordesc<fp32[{BM}, 2],nvmma>"}
     assert infer_param_kinds(fn)["scale_ptr"] == "*fp32"
 
 

@@ -782,10 +782,47 @@ def test_a_name_the_module_binds_nowhere_is_the_kernel_s_own_error():
             tl.store(x_ptr, 127 + eps_exp + LATER + STARRED + max(1, 2))
     '''
     builder = _builder({"m.py": text, "helpers.py": "STARRED = 2\n"})
-    _built({}, "k", builder=builder)
-    assert builder.unbound == {"eps_exp": "m.py"}
+    jit, _ = builder.kernel(_kernel_of(builder, "m.py::k"))
+    assert builder.unbound == {("m.py", "eps_exp")}
     said = builder.explain("compile failed: m.py:13:30: NameError: eps_exp is not defined (at: ...)")
     assert said.endswith("(eps_exp: bound nowhere in m.py: the kernel's own error, which triton raises at this "
                          "revision too)")
     assert builder.explain("compile failed: NameError: LATER is not defined") == \
         "compile failed: NameError: LATER is not defined"
+
+
+@pytest.mark.parametrize("binding", [
+    "def setup():\n    global SCALE\n    SCALE = 2\n",
+    "if (SCALE := 2):\n    pass\n",
+    "with open('x') as SCALE:\n    pass\n",
+    "match 1:\n    case SCALE:\n        pass\n",
+    "globals().update(SCALE=2)\n",
+    "from triton.language.extra.libdevice import *\n",   # a star import from outside the repository
+    "try:\n    pass\nexcept ValueError as SCALE:\n    pass\n",
+])
+def test_a_name_some_statement_may_bind_is_no_kernel_s_own_error(binding):
+    text = "import triton\nimport triton.language as tl\n\n" + binding + \
+        "\n\n@triton.jit\ndef k(x_ptr):\n    tl.store(x_ptr, SCALE)\n"
+    builder = _builder({"m.py": text})
+    builder.kernel(_kernel_of(builder, "m.py::k"))
+    assert builder.unbound == set()
+
+
+def test_a_name_another_kernel_s_module_binds_nowhere_is_not_this_kernel_s_error():
+    """Which kernels a worker built before (that depends on --jobs) never changes a row's words:
+    a.py binds SCALE nowhere; b.py imports it from a package that is not installed."""
+    files = {"a.py": "import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef ka(x_ptr):\n"
+                     "    tl.store(x_ptr, SCALE)\n",
+             "b.py": "import triton\nimport triton.language as tl\nfrom some_uninstalled_pkg import SCALE\n\n\n"
+                     "@triton.jit\ndef kb(x_ptr):\n    tl.store(x_ptr, SCALE)\n"}
+    builder = _builder(files)
+    builder.kernel(_kernel_of(builder, "a.py::ka"))
+    builder.kernel(_kernel_of(builder, "b.py::kb"))
+    assert builder.explain("compile failed: NameError: SCALE is not defined") == \
+        "compile failed: NameError: SCALE is not defined"
+
+
+def _kernel_of(builder, kid: str):
+    from ptxdiff.discovery.kernels import discover
+
+    return discover(builder.interp.index.snapshot).kernels[kid]

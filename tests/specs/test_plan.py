@@ -116,6 +116,9 @@ def test_each_failing_guess_of_a_name_is_refitted_by_its_own_value():
     refit = GUESSED_SIZES.refitted({("BLOCK", 1024): 512, ("BLOCK", 64): 32})
     assert refit.choice("BLOCK").values == (512, 32, 48)
     assert refit.refits == (("BLOCK", 1024, 512), ("BLOCK", 64, 32))
+    # one fit never replaces another's, in any order: 1024 -> 64 and 64 -> 32 give (64, 32, 48)
+    for found in ({("BLOCK", 1024): 64, ("BLOCK", 64): 32}, {("BLOCK", 64): 32, ("BLOCK", 1024): 64}):
+        assert GUESSED_SIZES.refitted(found).choice("BLOCK").values == (64, 32, 48)
 
 
 def test_matched_takes_the_other_sides_values_for_guesses_only():

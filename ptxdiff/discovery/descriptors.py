@@ -1,0 +1,164 @@
+"""Runtime parameters that are host tensor descriptors, as the signature types triton reads
+(`tensordesc<fp32[{BLOCK_M}, {BLOCK_K}]>`; Gluon's with their shared layout): from the kernel's
+own use of them, the autotune `pre_hook` that shapes them and what its `static_assert`s demand."""
+
+from __future__ import annotations
+
+import ast
+
+from ptxdiff.discovery.hints import MANY_BLOCKS
+from ptxdiff.source.syntax import asserted_dtypes, dotted_name, is_constexpr, last_name, names_in, walk
+
+DESCRIPTOR_METHODS = {"load", "store", "atomic_add", "atomic_min", "atomic_max", "atomic_and", "atomic_or",
+                      "atomic_xor", "gather", "scatter"}
+
+
+def descriptor_types(fn: ast.FunctionDef, tree: ast.Module) -> dict[str, str]:
+    """Runtime params that are host tensor descriptors (`desc.load([i, j])` in the kernel), as
+    signature types `tensordesc<fp32[{BLOCK_M}, {BLOCK_K}]>`: the block shape comes from the
+    autotune `pre_hook` that sets it (`nargs["desc_x"].block_shape = [BLOCK_M, BLOCK_K]`), else
+    one guessed tile of 64 per dimension; `{NAME}` is a constexpr filled in per spec."""
+    runtime = {a.arg for a in fn.args.args if not is_constexpr(a.annotation)}
+    constexprs = {a.arg for a in fn.args.args if is_constexpr(a.annotation)}
+    offsets: dict[str, list[ast.expr]] = {}
+    for node in walk(fn):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in DESCRIPTOR_METHODS and isinstance(node.func.value, ast.Name) and \
+                node.func.value.id in runtime and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
+            offsets.setdefault(node.func.value.id, node.args[0].elts)
+    out = gluon_descriptors(fn, runtime)
+    if not offsets:
+        return out
+    shapes = _pre_hook_shapes(fn, tree)
+    steps = _block_steps(fn, constexprs)
+    for name, elts in offsets.items():
+        dims = shapes.get(name) or [steps.get(ast.dump(e)) or ("1" if i < len(elts) - 2 else str(MANY_BLOCKS))
+                                    for i, e in enumerate(elts)]
+        out.setdefault(name, f"tensordesc<fp32[{', '.join(dims)}]>")
+    return out
+
+
+# Gluon's TMA copies, whose first argument is a host tensor descriptor
+TMA_COPIES = {"async_copy_global_to_shared", "async_copy_shared_to_global", "async_load", "async_store",
+              "async_gather", "async_scatter"}
+# the layout a Gluon descriptor's type names, filled in by the worker for its triton
+# (`NVMMASharedLayout.get_default_for(block shape, dtype)`, as a host's `TensorDescriptor` takes it)
+DEFAULT_SHARED = "nvmma"
+GLUON_TILE = 64
+
+
+def gluon_descriptors(fn: ast.FunctionDef, runtime: set[str]) -> dict[str, str]:
+    """Runtime params that are Gluon's host TMA descriptors (the first argument of
+    `tma.async_copy_global_to_shared(desc, ...)`, or read for `desc.block_type`/`desc.layout`), as
+    `tensordesc<fp8e4nv[64, 64],nvmma>`: the element type the kernel's `static_assert(desc.dtype ==
+    gl.float8e4nv)` names (else fp32), one guessed tile of GLUON_TILE per dimension (as many as
+    `desc.block_type.shape[i]` reads, two at least), and the default NVMMA layout for them."""
+    rank: dict[str, int] = {}
+    for node in walk(fn):
+        if isinstance(node, ast.Call) and last_name(node.func) in TMA_COPIES and node.args \
+                and isinstance(node.args[0], ast.Name) and node.args[0].id in runtime:
+            rank.setdefault(node.args[0].id, 2)
+        chain = dotted_name(node) if isinstance(node, ast.Attribute) else []
+        if len(chain) >= 2 and chain[0] in runtime and chain[1] in ("block_type", "layout"):
+            rank.setdefault(chain[0], 2)
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+                and type(node.slice.value) is int and dotted_name(node.value)[1:] == ["block_type", "shape"] \
+                and (name := dotted_name(node.value)[0]) in runtime:
+            rank[name] = max(rank.get(name, 2), node.slice.value + 1)
+    asserted = asserted_dtypes(fn)
+    shapes = _asserted_shapes(fn, set(rank))
+    return {name: f"tensordesc<{asserted[name][1] if name in asserted else 'fp32'}"
+                  f"[{', '.join(shapes.get(name) or [str(GLUON_TILE)] * n)}],{DEFAULT_SHARED}>"
+            for name, n in rank.items()}
+
+
+def _asserted_shapes(fn: ast.FunctionDef, descriptors: set[str]) -> dict[str, list[str]]:
+    """The block shape `static_assert(desc.block_type.shape == [1, BLOCK_M])` demands: a literal
+    size as it is, a constexpr parameter as `{NAME}` (filled in per spec), any other name the
+    guessed tile (the kernel's own sizes read off another descriptor's guessed block)."""
+    constexprs = {a.arg for a in fn.args.args if is_constexpr(a.annotation)}
+    found: dict[str, list[str]] = {}
+    for node in walk(fn):
+        if not (isinstance(node, ast.Call) and last_name(node.func) == "static_assert" and node.args):
+            continue
+        test = node.args[0]
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+                and isinstance(test.comparators[0], ast.List)):
+            continue
+        chain = dotted_name(test.left)
+        if len(chain) != 3 or chain[1:] != ["block_type", "shape"] or chain[0] not in descriptors:
+            continue
+        dims = []
+        for e in test.comparators[0].elts:
+            if isinstance(e, ast.Constant) and type(e.value) is int:
+                dims.append(str(e.value))
+            elif isinstance(e, ast.Name):
+                dims.append(f"{{{e.id}}}" if e.id in constexprs else str(GLUON_TILE))
+            else:
+                break
+        else:
+            found.setdefault(chain[0], dims)
+    return found
+
+
+def _block_steps(fn: ast.FunctionDef, constexprs: set[str]) -> dict[str, str]:
+    """Offset expressions of a descriptor access whose stride is one constexpr: `pid * BLOCK_M`
+    (directly or through one local), a loop `for k in range(0, K, BLOCK_K)`: dump -> "{BLOCK_M}"."""
+    assigned: dict[str, ast.expr] = {}
+    for node in walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            assigned[node.targets[0].id] = node.value
+        elif isinstance(node, ast.For) and isinstance(node.target, ast.Name) and isinstance(node.iter, ast.Call) \
+                and last_name(node.iter.func) in ("range", "static_range") and len(node.iter.args) == 3:
+            assigned[node.target.id] = node.iter.args[2]
+    out: dict[str, str] = {}
+    for node in walk(fn):
+        if not isinstance(node, ast.expr):
+            continue
+        exprs = [node] + ([assigned[node.id]] if isinstance(node, ast.Name) and node.id in assigned else [])
+        found = {n for e in exprs for n in names_in(e) & constexprs}
+        if len(found) == 1:
+            out[ast.dump(node)] = "{" + found.pop() + "}"
+    return out
+
+
+def _pre_hook_shapes(fn: ast.FunctionDef, tree: ast.Module) -> dict[str, list[str]]:
+    """`nargs["desc_x"].block_shape = [...]` in the functions the autotune configs name as pre_hook."""
+    hooks = {k.value.id for dec in fn.decorator_list for node in walk(dec) if isinstance(node, ast.Call)
+             for k in node.keywords if k.arg == "pre_hook" and isinstance(k.value, ast.Name)}
+    shapes: dict[str, list[str]] = {}
+    for stmt in tree.body:
+        if not (isinstance(stmt, ast.FunctionDef) and stmt.name in hooks and stmt.args.args):
+            continue
+        nargs = stmt.args.args[0].arg
+        aliases: dict[str, str] = {}
+        for node in stmt.body:
+            if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+                continue
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                d = _hook_dim(node.value, nargs, aliases)
+                if d and d.startswith("{"):
+                    aliases[target.id] = d[1:-1]
+            elif isinstance(target, ast.Attribute) and target.attr == "block_shape" and \
+                    isinstance(target.value, ast.Subscript) and isinstance(target.value.slice, ast.Constant) and \
+                    isinstance(node.value, (ast.List, ast.Tuple)):
+                dims = [_hook_dim(e, nargs, aliases) for e in node.value.elts]
+                known = [d for d in dims if d]
+                key = target.value.slice.value
+                if len(known) == len(dims) and isinstance(key, str):  # (a key that is no str is never looked up)
+                    shapes[key] = known
+    return shapes
+
+
+def _hook_dim(e: ast.expr, nargs: str, aliases: dict[str, str]) -> str | None:
+    """One dimension of a block shape a pre_hook sets: a literal, or "{NAME}" for a constexpr read from
+    `nargs["NAME"]` (directly or through a local)."""
+    if isinstance(e, ast.Constant) and isinstance(e.value, int):
+        return str(e.value)
+    if isinstance(e, ast.Name) and e.id in aliases:
+        return "{" + aliases[e.id] + "}"
+    if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Name) and e.value.id == nargs and \
+            isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str):
+        return "{" + e.slice.value + "}"
+    return None
