@@ -479,11 +479,12 @@ def changed_kernels(repo: str, rev: str, factories: set[str]) -> tuple[set[str],
         for name in set(a) | set(b):
             if a.get(name, (None,))[0] != b.get(name, (None,))[0]:
                 helper = (b.get(name) or a.get(name))[1]
-                (helpers if helper else kernels).add(f"{f}::{name}")
+                kid = f"{was if name not in b else f}::{name}"   # a removed kernel keeps its old path, as ptxdiff's row
+                (helpers if helper else kernels).add(kid)
                 if name not in b:
-                    gone[(name, a[name][0])] = f"{f}::{name}"
+                    gone[(name, a[name][0])] = kid
                 elif name not in a:
-                    came[(name, b[name][0])] = f"{f}::{name}"
+                    came[(name, b[name][0])] = kid
     for key in set(gone) & set(came):   # moved to another file unchanged: not a change of the kernel
         kernels -= {gone[key], came[key]}
         helpers -= {gone[key], came[key]}
