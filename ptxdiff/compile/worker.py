@@ -380,7 +380,7 @@ class Worker:
         jit, _ = self.load(kernel, cc)
         answer = compile_spec(jit, spec, cc, retype=not self.imports)
         if answer.failure is not None and not self.imports:
-            error = self._builder(cc).explain(answer.result["error"])
+            error = self._builder(cc).explain(answer.result["error"], kernel.paths)
             failure = compile_failure(error) if answer.failure is not Failure.TOOL_ERROR else answer.failure
             return CompileAnswer({**answer.result, "error": error}, failure)
         return answer

@@ -462,13 +462,13 @@ class Builder:
         text = self.interp.index.text(env.mod.path)
         linecache.cache[filename] = (len(text), None, python_lines(text), filename)
 
-    def explain(self, error: str) -> str:
+    def explain(self, error: str, paths: frozenset[str] = frozenset()) -> str:
         """A compile error about a name the evaluator refused gets the refusal appended; triton's
-        NameError of a name the module binds nowhere says it is the kernel's own error."""
+        NameError of a name a module of the kernel (`paths`: its closure's) binds nowhere says it is
+        the kernel's own error."""
         for name, why in self.refused.items():
             if re.search(rf"\b{re.escape(name)}\b", error):
                 return f"{error} ({name}: {why})"
-        paths = self._closure.paths if self._closure is not None else set()
         for path, name in sorted(self.unbound):   # of this kernel's own modules, whatever was built before
             if path in paths and re.search(rf"NameError: {re.escape(name)} is not defined", error):
                 return f"{error} ({name}: {UNBOUND.format(path=path)})"

@@ -120,26 +120,33 @@ _DYNAMIC_BINDERS = {"globals", "exec", "eval", "setattr", "vars", "__import__", 
 
 
 def binds_nowhere(tree: ast.Module, name: str) -> bool:
-    """Whether no statement of the module could bind `name` as a global: no assignment, def,
-    class, import, loop, `with`, walrus, `except ... as`, match capture or `global` of it anywhere
-    (a function body's too), and no call that binds names dynamically (`globals().update(...)`,
-    `exec`). Star imports are the caller's to read (ModuleIndex.binds knows the repository's)."""
+    """Whether no statement of the module could bind `name` as a global: nothing in the module's
+    own scope assigns, defines, imports, loops, `with`s, walruses, catches or match-captures it
+    (a function's locals are its own), no `global` of it anywhere, and no call that binds names
+    dynamically (`globals().update(...)`, `exec`). Star imports are the caller's to read
+    (ModuleIndex.binds knows the repository's)."""
     for node in walk(tree):
-        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+        if isinstance(node, ast.Global) and name in node.names or \
+                isinstance(node, ast.Call) and last_name(node.func) in _DYNAMIC_BINDERS:
             return False
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
-            return False
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
-                a.name != "*" and (a.asname or a.name.split(".")[0]) == name for a in node.names):
-            return False
-        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
-            return False
-        if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name == name or \
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name == name:
+                return False
+            todo += node.decorator_list   # evaluated in the module's scope; the body is not
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load) or \
+                isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                    a.name != "*" and (a.asname or a.name.split(".")[0]) == name for a in node.names) or \
+                isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name == name or \
                 isinstance(node, ast.MatchMapping) and node.rest == name or \
                 isinstance(node, ast.ExceptHandler) and node.name == name:
             return False
-        if isinstance(node, ast.Call) and last_name(node.func) in _DYNAMIC_BINDERS:
-            return False
+        todo += ast.iter_child_nodes(node)
     return True
 
 

@@ -777,17 +777,23 @@ def test_a_name_the_module_binds_nowhere_is_the_kernel_s_own_error():
             LATER = 1
 
 
+        def host(eps_exp: int = -30):
+            eps_exp = eps_exp * 2       # a function's local: no global of the module
+            return eps_exp
+
+
         @triton.jit
         def k(x_ptr, eps: tl.constexpr):
             tl.store(x_ptr, 127 + eps_exp + LATER + STARRED + max(1, 2))
     '''
     builder = _builder({"m.py": text, "helpers.py": "STARRED = 2\n"})
-    jit, _ = builder.kernel(_kernel_of(builder, "m.py::k"))
+    kernel = _kernel_of(builder, "m.py::k")
+    builder.kernel(kernel)
     assert builder.unbound == {("m.py", "eps_exp")}
-    said = builder.explain("compile failed: m.py:13:30: NameError: eps_exp is not defined (at: ...)")
+    said = builder.explain("compile failed: m.py:18:30: NameError: eps_exp is not defined (at: ...)", kernel.paths)
     assert said.endswith("(eps_exp: bound nowhere in m.py: the kernel's own error, which triton raises at this "
                          "revision too)")
-    assert builder.explain("compile failed: NameError: LATER is not defined") == \
+    assert builder.explain("compile failed: NameError: LATER is not defined", kernel.paths) == \
         "compile failed: NameError: LATER is not defined"
 
 
@@ -799,6 +805,7 @@ def test_a_name_the_module_binds_nowhere_is_the_kernel_s_own_error():
     "globals().update(SCALE=2)\n",
     "from triton.language.extra.libdevice import *\n",   # a star import from outside the repository
     "try:\n    pass\nexcept ValueError as SCALE:\n    pass\n",
+    "for SCALE in range(2):\n    pass\n",
 ])
 def test_a_name_some_statement_may_bind_is_no_kernel_s_own_error(binding):
     text = "import triton\nimport triton.language as tl\n\n" + binding + \
@@ -816,9 +823,11 @@ def test_a_name_another_kernel_s_module_binds_nowhere_is_not_this_kernel_s_error
              "b.py": "import triton\nimport triton.language as tl\nfrom some_uninstalled_pkg import SCALE\n\n\n"
                      "@triton.jit\ndef kb(x_ptr):\n    tl.store(x_ptr, SCALE)\n"}
     builder = _builder(files)
-    builder.kernel(_kernel_of(builder, "a.py::ka"))
-    builder.kernel(_kernel_of(builder, "b.py::kb"))
-    assert builder.explain("compile failed: NameError: SCALE is not defined") == \
+    ka, kb = _kernel_of(builder, "a.py::ka"), _kernel_of(builder, "b.py::kb")
+    builder.kernel(ka)
+    builder.kernel(kb)
+    builder.kernel(ka)   # built again: served from what the builder keeps
+    assert builder.explain("compile failed: NameError: SCALE is not defined", kb.paths) == \
         "compile failed: NameError: SCALE is not defined"
 
 
