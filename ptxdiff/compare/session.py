@@ -23,8 +23,8 @@ from ptxdiff.compare.spec_result import SpecResult, from_specs, from_worker
 from ptxdiff.compile.pool import Pending, Reply, Task
 from ptxdiff.compile.protocol import CompileAnswer, CompileRequest, Failure, Outcome, SpecsAnswer, SpecsRequest
 from ptxdiff.specs import cost
+from ptxdiff.specs.cover import covered_notes
 from ptxdiff.specs.plan import MAX_SHRINK
-from ptxdiff.specs.resolve import covered_notes
 from ptxdiff.targets import target_name
 
 if TYPE_CHECKING:  # types only: the compile pipeline is imported where it runs

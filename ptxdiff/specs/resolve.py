@@ -12,15 +12,16 @@ which values are guesses. A value that cannot be had at all is an error naming t
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TypeVar, cast
+from typing import cast
 
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.discovery.params import ParamMark
 from ptxdiff.record.launches import Launch
 from ptxdiff.repo_config import KernelConfig, SpecConfig
 from ptxdiff.specs import guesses as guessmod
+from ptxdiff.specs.cover import cover_combinations, pick
 from ptxdiff.specs.detail import SpecDetail
 from ptxdiff.specs.families import SIZES, family, size_variables, wide_scalars
 from ptxdiff.specs.guesses import Guess, GuessKind
@@ -30,7 +31,6 @@ DEFAULT_NUM_WARPS = 4
 DEFAULT_NUM_STAGES = 3
 HEURISTIC_INT = 4096   # a runtime integer a heuristic reads, when nothing says which (divisible by most blocks)
 NO_PLAN = Plan()       # nothing gathered beyond the config: the default of `resolve`
-T = TypeVar("T")
 
 
 class SpecError(Exception):
@@ -162,109 +162,25 @@ class _Variant:
     options: tuple[tuple[str, object], ...] = ()   # a Config's other compile options (maxnreg, num_ctas)
 
 
-COVERED = "combinations of guessed values"
-PAIRWISE_CAP = 4   # a covering set compiles at most this many times max_specs specs
-GUARDED_COMBINATIONS = 64   # every combination of the constexprs guarding a change, up to this many
-
-
-def cover_combinations(variables: list[tuple[str, tuple[object, ...]]], limit: int, force: bool = False,
-                       guards: tuple[str, ...] = ()) -> tuple[list[dict[str, object]], str | None]:
-    """Every combination of the guessed values when there are few; else a covering set in which
-    every pair of values of any two variables appears together (`if A: if not B:` is compiled
-    whatever the other flags are), at most PAIRWISE_CAP x `limit` of them (the rest are dropped,
-    and said), that starts with every combination of the `guards` (the constexprs around what
-    changed: `if A: if B: if not C:`), when they have at most GUARDED_COMBINATIONS. The set
-    depends on the variables' names, value counts and the guards only, so a side given
-    the other side's variables too (`phantom` in `resolve`) compiles the projections of the
-    other side's combinations: the two sides' specs pair up by equal values. `force`: the other
-    side has too many combinations, so this side takes a covering set too."""
-    if not variables:
-        return [{}], None
-    variables = sorted(variables, key=lambda v: v[0])
-    total = 1
-    for _, values in variables:
-        total *= len(values)
-    if total <= limit and not force:
-        combos: list[dict[str, object]] = [{}]
-        for name, values in variables:
-            combos = [{**c, name: v} for c in combos for v in values]
-        return combos, None
-    fixed = {name: values[0] for name, values in variables if len(values) == 1}
-    open_ = [(name, values) for name, values in variables if len(values) > 1]
-    guarded = [i for i, (name, _) in enumerate(open_) if name in guards]
-    product = 1
-    for i in guarded:
-        product *= len(open_[i][1])
-    seed = _product([len(open_[i][1]) for i in guarded]) if 1 < product <= GUARDED_COMBINATIONS else []
-    rows = _pairwise([len(values) for _, values in open_], {i: [c[n] for c in seed] for n, i in enumerate(guarded)})
-    cap = max(PAIRWISE_CAP * limit, max(len(values) for _, values in variables), len(seed))
-    kept = rows[:cap]
-    combos = [{**fixed, **{name: values[row[i]] for i, (name, values) in enumerate(open_)}} for row in kept]
-    cut = f", the first {cap} of a covering set of {len(rows)}" if len(kept) < len(rows) else ""
-    names = ", ".join(open_[i][0] for i in guarded)
-    around = (f"; every combination of {names}, which guard the change" if seed else
-              f"; the {product} combinations of {names}, which guard the change, are more than "
-              f"{GUARDED_COMBINATIONS}: each pair of them" if product > GUARDED_COMBINATIONS else "")
-    return combos, (f"{total} {COVERED} ({', '.join(n for n, _ in variables)}): "
-                    f"{len(combos)} compiled, each pair of values at least once{cut}{around}"
-                    + (" (as on the other side)" if total <= limit else ""))
-
-
-def _product(sizes: list[int]) -> list[list[int]]:
-    """Every combination of value indices, the first variable slowest."""
-    rows: list[list[int]] = [[]]
-    for size in sizes:
-        rows = [[*row, v] for row in rows for v in range(size)]
-    return rows
-
-
-def _gain(row: list[int | None], k: int, v: int, todo: set[tuple[int, int, int, int]]) -> int:
-    """How many pairs not yet covered value `v` of variable `k` covers in a row being filled."""
-    return sum(1 for m, w in enumerate(row) if w is not None and ((m, w, k, v) if m < k else (k, v, m, w)) in todo)
-
-
-def _pairwise(sizes: list[int], seed: dict[int, list[int]] | None = None) -> list[list[int]]:
-    """Rows of value indices in which every pair of values of two variables appears together
-    (greedy, deterministic): first one row per entry of `seed` ({variable: its value in each
-    seeded row}: every combination of the guarding variables), then each row starts from the
-    first pair not yet covered; a row takes, for each variable not yet set, the value that
-    covers most new pairs (the lowest on a tie)."""
-    if len(sizes) == 1:
-        return [[v] for v in range(sizes[0])]
-    todo = {(i, a, j, b) for i in range(len(sizes)) for j in range(i + 1, len(sizes))
-            for a in range(sizes[i]) for b in range(sizes[j])}
-    rows: list[list[int]] = []
-    seeded = len(next(iter(seed.values()))) if seed else 0
-    while todo or len(rows) < seeded:
-        row: list[int | None] = [None] * len(sizes)
-        if len(rows) < seeded:
-            for k, values in (seed or {}).items():
-                row[k] = values[len(rows)]
-        else:
-            i, a, j, b = min(todo)
-            row[i], row[j] = a, b
-        for k in range(len(sizes)):
-            if row[k] is None:
-                row[k] = max(range(sizes[k]), key=lambda v: (_gain(row, k, v, todo), -v))
-        full = [v for v in row if v is not None]
-        rows.append(full)
-        todo -= {(m, full[m], n, full[n]) for m in range(len(full)) for n in range(m + 1, len(full))}
-    return rows
-
-
-def covered_notes(notes: Iterable[str]) -> bool:
-    """Whether specs with these notes are a covering set rather than every combination."""
-    return any(COVERED in note for note in notes)
-
-
-def _pick(items: list[T], limit: int) -> list[T]:
-    """`limit` items spread evenly over the list, first and last included."""
-    if len(items) <= limit:
-        return items
-    if limit == 1:
-        return items[:1]
-    step = (len(items) - 1) / (limit - 1)
-    return [items[round(i * step)] for i in range(limit)]
+def pick_covering(specs: list[Spec], limit: int) -> list[Spec]:
+    """`limit` specs that keep every combination of guessed values the covering set made, as far
+    as the limit allows: first one spec of each combination (the variants, autotune configs,
+    taken in turn), then the rest spread evenly; in the list's order. An even spread alone over
+    configs x combinations could keep two combinations of four (attorch's `p_loss` 0 and 16, which
+    the old side's `if p_loss == 1 / elif p_loss == 2` does not take) and no delta at all."""
+    if len(specs) <= limit:
+        return specs
+    groups: dict[str, list[int]] = {}
+    for i, spec in enumerate(specs):
+        values = guessmod.of_kind(spec.guessed, GuessKind.VALUE)
+        groups.setdefault(json.dumps(sorted(values.items()), default=repr), []).append(i)
+    if len(groups) < 2:
+        return pick(specs, limit)
+    firsts = [members[n % len(members)] for n, members in enumerate(groups.values())]
+    chosen = set(pick(firsts, limit))
+    chosen |= set(pick([i for i in range(len(specs)) if i not in chosen], limit - len(chosen)) if len(chosen) < limit
+                  else [])
+    return [spec for i, spec in enumerate(specs) if i in chosen]
 
 
 def resolve(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan = NO_PLAN) -> list[Spec]:
@@ -300,7 +216,7 @@ def resolve(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan = 
     # a covering set of guesses is compiled whole (cover_combinations bounds it)
     limit = max(plan.max_specs, len(variants) if (cfg.specs or launches) else 1,
                 len(specs) if len(variants) == 1 else 1)
-    kept = _pick(unique, limit)
+    kept = pick_covering(unique, limit)
     notes += sorted(dropped)
     if len(kept) < len(unique):
         notes.append(f"{len(unique)} specs, {len(kept)} compiled (max_specs = {plan.max_specs})")

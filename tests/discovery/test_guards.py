@@ -7,7 +7,7 @@ import ast
 import itertools
 
 from ptxdiff.discovery.guards import changed_guards, kernel_guards
-from ptxdiff.specs.resolve import GUARDED_COMBINATIONS, cover_combinations
+from ptxdiff.specs.cover import GUARDED_COMBINATIONS, cover_combinations
 
 NESTED = '''
 def k(x_ptr, n, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr, D: tl.constexpr, E: tl.constexpr):

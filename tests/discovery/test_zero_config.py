@@ -17,9 +17,9 @@ from ptxdiff.discovery.kernels import discover
 from ptxdiff.discovery.params import infer_param_kinds
 from ptxdiff.repo_config import Config
 from ptxdiff.source.modules import FileSet
+from ptxdiff.specs.cover import cover_combinations as _cover
 from ptxdiff.specs.launch import inputs_of
 from ptxdiff.specs.plan import make
-from ptxdiff.specs.resolve import cover_combinations as _cover
 
 KERNEL = HEADER + '''
 MODE_A: tl.constexpr = tl.constexpr(0)

@@ -238,3 +238,21 @@ def test_a_config_s_other_options_are_part_of_its_spec():
                     KernelConfig())
     assert [s.label.endswith("maxnreg=128") for s in specs] == [True, False]
     assert specs[0].key != specs[1].key and specs[0].detail().as_json()["maxnreg"] == 128
+
+
+def test_the_cap_keeps_every_guessed_combination_before_spreading_over_configs():
+    """attorch's p_loss kernels: 6 autotune configs x 4 guessed `p_loss` (0, 1, 2 from its
+    comparisons, 16 for none of them), capped at 6. An even spread kept 0 and 16 only, which the old
+    side's `if p_loss == 1: / elif p_loss == 2:` does not take, so no spec compiled on both sides;
+    every combination is kept once now, the configs taken in turn, then the rest spread."""
+    from ptxdiff.specs.resolve import Spec, pick_covering
+
+    specs = [Spec(signature=(("x", "*fp32"), ("p_loss", "constexpr"), ("BLOCK", "constexpr")),
+                  constexprs=(("p_loss", mode), ("BLOCK", block)), num_warps=4, num_stages=3,
+                  guessed=(guesses.value("p_loss", mode),))
+             for mode in (0, 1, 2, 16) for block in (64, 128, 256, 512, 1024, 2048)]
+    kept = pick_covering(specs, 6)
+    assert len(kept) == 6 and {dict(s.constexprs)["p_loss"] for s in kept} == {0, 1, 2, 16}
+    assert len({dict(s.constexprs)["BLOCK"] for s in kept}) >= 4                   # the configs in turn
+    assert [specs.index(s) for s in kept] == sorted(specs.index(s) for s in kept)   # in the list's order
+    assert pick_covering(specs, 6) == kept and pick_covering(specs[:6], 6) == specs[:6]
