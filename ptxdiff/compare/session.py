@@ -245,7 +245,7 @@ class Session:
         self.leaders[tag.build] = tag
         return Task(tag.need.side, CompileRequest(tag.need.kernel, tag.spec, tag.cc),
                     f"{tag.need.kernel.name} {target_name(tag.cc)} {tag.spec.label}", tag,
-                    cost=cost.estimate(tag.spec, tag.need.kernel.tiles, tag.need.kernel.unrolled))
+                    cost=cost.estimate(tag.spec, tag.need.kernel.tiles, tag.need.kernel.unrolled, tag.need.kernel.sorts))
 
     def _done(self, pair: int) -> None:
         """The pair's step is measured: the next replan that gives it a new plan measures it once

@@ -28,7 +28,7 @@ from ptxdiff.discovery.hints import constexpr_hints, module_constants, module_fu
 from ptxdiff.discovery.hooks import Hooks, kernel_hooks
 from ptxdiff.discovery.params import Param, infer_param_kinds, kinds_through_helpers, written_only
 from ptxdiff.discovery.spelling import Spelling
-from ptxdiff.discovery.tiles import Tiles, Unrolled, kernel_tiles, unrolled_loops
+from ptxdiff.discovery.tiles import Tiles, Unrolled, kernel_tiles, sorts, unrolled_loops
 from ptxdiff.source.bounds import size_error
 from ptxdiff.source.modules import AboveTop, Files, ModuleIndex, ParsedModule, nested_statements, submodule
 from ptxdiff.source.syntax import dotted_name, is_constexpr, walk
@@ -80,6 +80,8 @@ class Kernel:
     tiles: Tiles = ()
     # its `tl.static_range` loops (discovery/tiles.py): compiled once per trip, the cost estimate's
     unrolled: Unrolled = ()
+    # the sorts it and its jit helpers compile (discovery/tiles.py): log-squared passes, the cost estimate's
+    sorts: int = 0
 
 
 @dataclass(frozen=True)
@@ -266,7 +268,8 @@ def _kernel(index: ModuleIndex, snapshot: Files, mod: ParsedModule, tree: ast.Mo
                   guards=kernel_guards(fn, constexprs, helper_defs),
                   hooks=kernel_hooks(index, mod, fn),
                   function=fn.name if fn.name != obj.name.rsplit(".", 1)[-1] else "",
-                  tiles=kernel_tiles(fn, constexprs), unrolled=unrolled_loops(fn, constexprs))
+                  tiles=kernel_tiles(fn, constexprs), unrolled=unrolled_loops(fn, constexprs),
+                  sorts=sorts([fn, *helper_defs.values()]))
 
 
 def _helper_defs(index: ModuleIndex, closure: Closure) -> dict[str, ast.FunctionDef]:

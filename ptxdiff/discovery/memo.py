@@ -28,7 +28,7 @@ from ptxdiff.store import Store
 if TYPE_CHECKING:  # types only: pygit2 stays out of discovery
     from ptxdiff.git.repo import Snapshot
 
-FORMAT = 18   # 18: Gluon kernels are kernels (compiled), not another backend
+FORMAT = 19   # 19: the sorts a kernel compiles (the cost estimate)
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 
@@ -45,7 +45,7 @@ def to_json(found: Discovery) -> dict[str, Any]:
          "function": k.function, "unresolved": k.unresolved, "backend": k.backend, "fork": k.fork,
          "fork_builtins": list(k.fork_builtins),
          "tiles": [list(t) for t in k.tiles],
-         "unrolled": [[[list(b) for b in loop] for loop in chain] for chain in k.unrolled]}
+         "unrolled": [[[list(b) for b in loop] for loop in chain] for chain in k.unrolled], "sorts": k.sorts}
         for k in found.kernels.values()],
         "broken": [[b.path, b.error, list(b.names)] for b in found.broken.values()]}
 
@@ -69,7 +69,8 @@ def from_json(data: dict[str, Any]) -> Discovery:
                                   fork_builtins=tuple(k["fork_builtins"]),
                                   tiles=tuple((a, b) for a, b in k["tiles"]),
                                   unrolled=tuple(tuple((tuple(start), tuple(stop), tuple(step))
-                                                       for start, stop, step in chain) for chain in k["unrolled"]))
+                                                       for start, stop, step in chain) for chain in k["unrolled"]),
+                                  sorts=k["sorts"])
     broken = {p: Broken(p, e, tuple(n)) for p, e, n in data["broken"]}
     return Discovery(kernels, broken)
 

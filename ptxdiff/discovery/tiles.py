@@ -1,11 +1,14 @@
 """What makes a kernel's compile long, read from its body (specs/cost.py weighs each spec by it):
 which constexpr sizes meet in one 2-D tile (the two largest sizes alone miss a square tile of one
-size: `tl.arange(0, HC)[:, None]` against `tl.arange(0, HC)[None, :]`, HC x HC), and the loops
-triton unrolls (`tl.static_range`), whose bodies it compiles once per trip. Pure AST work."""
+size: `tl.arange(0, HC)[:, None]` against `tl.arange(0, HC)[None, :]`, HC x HC), the loops
+triton unrolls (`tl.static_range`), whose bodies it compiles once per trip, and the sorts, whose
+compare-and-swap stages it compiles once each (log2(n) x (log2(n) + 1) / 2 of them for n
+elements). Pure AST work."""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 
 from ptxdiff.source.syntax import dotted_name, walk
 
@@ -103,3 +106,43 @@ def unrolled_loops(fn: ast.FunctionDef, sizes: frozenset[str]) -> Unrolled:
                 visit(handler.body, chain)
     visit(fn.body, ())
     return tuple(out)
+
+
+SORTS = frozenset({"sort", "topk", "argsort"})   # triton's bitonic sorts (tl.sort, tl.topk) and what repositories name theirs
+
+
+def _callee(node: ast.Call) -> str:
+    """The name a call calls: `sort` of `tl.sort(x)`, of `x.sort()` and of `(a + b).sort()`."""
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _log_bounded(fn: ast.FunctionDef) -> frozenset[str]:
+    """Locals assigned a log2 (`n_dims: tl.constexpr = _log2(x.shape[0])`): a loop up to one is a
+    hand-written bitonic sort's stages."""
+    out: set[str] = set()
+    for node in walk(fn):
+        if isinstance(node, ast.Assign):
+            value, targets = node.value, node.targets
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            value, targets = node.value, [node.target]
+        else:
+            continue
+        if isinstance(value, ast.Call) and "log2" in _callee(value):
+            out |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return frozenset(out)
+
+
+def sorts(fns: Iterable[ast.FunctionDef]) -> int:
+    """The sorts `fns` (a kernel and the jit helpers it reaches) compile: calls of a sort
+    (`tl.sort(x, 0)`, `x.topk(k)`, a repository's `argsort`) and `tl.static_range` loops up to a
+    log2 of a shape (a bitonic merge written out: native-sparse-attention's), each a log-squared
+    number of passes over its block that the tile alone does not show."""
+    count = 0
+    for fn in fns:
+        logs = _log_bounded(fn)
+        count += sum(1 for node in walk(fn) if isinstance(node, ast.Call) and _callee(node) in SORTS)
+        count += sum(1 for node in walk(fn) if isinstance(node, ast.For) and isinstance(node.iter, ast.Call)
+                     and _callee(node.iter) == "static_range" and any(
+                         isinstance(n, ast.Name) and n.id in logs for a in node.iter.args for n in ast.walk(a)))
+    return count

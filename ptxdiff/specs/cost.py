@@ -47,12 +47,23 @@ def per_thread(spec: Spec, tiles: Tiles = ()) -> float:
     return tile / (max(1, spec.num_warps) * 32)
 
 
-def estimate(spec: Spec, tiles: Tiles = (), unrolled: Unrolled = ()) -> float:
-    """A relative compile cost: the per-thread tile, once per pipeline stage, plus the cost every
-    compile has (a spec of tiny blocks still runs the whole pass pipeline), once more for each
-    trip of each loop triton unrolls (`tl.static_range(TMAX - 1)` inside another: TMAX squared
-    copies of the inner body). It orders compiles only: the shrink rule reads the tile alone."""
-    return (64.0 + per_thread(spec, tiles) * max(1, spec.num_stages)) * (1 + unrolled_copies(spec, unrolled))
+def estimate(spec: Spec, tiles: Tiles = (), unrolled: Unrolled = (), sorts: int = 0) -> float:
+    """A relative compile cost: the per-thread tile, once per pipeline stage and once more for each
+    compare-and-swap stage of each sort (`tl.sort` of 4096 elements: 78 stages over the block),
+    plus the cost every compile has (a spec of tiny blocks still runs the whole pass pipeline),
+    once more for each trip of each loop triton unrolls (`tl.static_range(TMAX - 1)` inside
+    another: TMAX squared copies of the inner body). It orders compiles only: the shrink rule
+    reads the tile alone."""
+    tile = per_thread(spec, tiles)
+    passes = max(1, spec.num_stages) + sorts * sort_stages(tile * max(1, spec.num_warps) * 32)
+    return (64.0 + tile * passes) * (1 + unrolled_copies(spec, unrolled))
+
+
+def sort_stages(elements: float) -> int:
+    """The compare-and-swap stages of a bitonic sort of `elements` (triton's `tl.sort`): for
+    n = 2**k, k x (k + 1) / 2."""
+    k = max(0, int(elements).bit_length() - 1)
+    return k * (k + 1) // 2
 
 
 def unrolled_copies(spec: Spec, unrolled: Unrolled) -> float:

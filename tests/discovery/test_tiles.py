@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from ptxdiff.discovery.tiles import kernel_tiles, unrolled_loops
+from ptxdiff.discovery.tiles import kernel_tiles, sorts, unrolled_loops
 
 
 def tiles(body: str, sizes: tuple[str, ...] = ("HC", "BLOCK_M", "BLOCK_N", "N")) -> tuple[tuple[str, str], ...]:
@@ -59,3 +59,39 @@ def test_static_range_loops_are_read_with_the_unrolled_loops_around_them():
         for i in tl.static_range(n):
             x = x + i
     """) == (((("", 0), ("", 4), ("", 1)),),)
+
+
+def sorted_in(*sources: str) -> int:
+    fns = [ast.parse(textwrap.dedent(s)).body[0] for s in sources]
+    assert all(isinstance(fn, ast.FunctionDef) for fn in fns)
+    return sorts(fns)   # type: ignore[arg-type]
+
+
+def test_sorts_are_counted_in_the_kernel_and_its_helpers_however_called():
+    """A sort compiles log2(n) x (log2(n) + 1) / 2 stages over its block: `tl.sort`, a tensor's
+    `.topk`, a repository's `argsort` helper, and a bitonic merge written out as a `static_range`
+    up to a log2 of a shape."""
+    kernel = """
+        def route(x_ptr, BLOCK: tl.constexpr):
+            keys = tl.load(x_ptr + tl.arange(0, BLOCK))
+            ordered = tl.sort(keys.to(tl.uint32), 0)
+            best = (keys * 2).topk(4)
+            idx = argsort(keys, ordered)
+    """
+    written_out = """
+        def argsort(x, ids):
+            n_dims: tl.constexpr = tl.standard._log2(x.shape[0])
+            for i in tl.static_range(1, n_dims + 1):
+                x, ids = _bitonic_merge(x, ids, i, n_dims)
+            return x, ids
+    """
+    assert sorted_in(kernel) == 3
+    assert sorted_in(kernel, written_out) == 4
+    # loops with other bounds and calls named otherwise are not sorts
+    assert sorted_in("""
+        def k(x_ptr, N: tl.constexpr):
+            n = tl.cdiv(N, 2)
+            for i in tl.static_range(1, N):
+                x = tl.maximum(tl.load(x_ptr + i), 0)
+            y = tl.sum(x, 0)
+    """) == 0

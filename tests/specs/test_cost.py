@@ -62,3 +62,14 @@ def test_unrolled_loops_put_a_kernel_first_by_their_trips_and_decide_no_shrink()
     assert cost.too_costly(small) is False
     # a bound the spec does not give (a runtime value) counts one trip
     assert cost.unrolled_copies(spec({"HC": 4}), loops) == 2
+
+
+def test_a_sort_puts_its_kernel_first_by_its_stages_and_decides_no_shrink():
+    """Liger-Kernel's MoE router sorts 4096 keys at 4 warps: 32 elements a thread, the tile of an
+    elementwise kernel, yet its compile ran 8 s, the last to finish at 16 cores. Its 78
+    compare-and-swap stages put it ahead of a 128 x 128 matmul; the shrink rule reads the tile alone."""
+    router = spec({"TOKENS_PER_BLOCK": 512, "K_POW2": 8}, stages=3)
+    assert cost.sort_stages(4096) == 78 and cost.sort_stages(2) == 1 and cost.sort_stages(1) == 0
+    assert cost.estimate(router, sorts=1) > cost.estimate(spec({"BLOCK_M": 128, "BLOCK_N": 128}))
+    assert cost.estimate(router, sorts=2) > cost.estimate(router, sorts=1) > cost.estimate(router)
+    assert not cost.too_costly(spec({"TOKENS_PER_BLOCK": 512, "K_POW2": 8}, guessed=("TOKENS_PER_BLOCK",)))
