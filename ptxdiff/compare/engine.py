@@ -133,7 +133,7 @@ class Engine:
             if base is not None:
                 found[id(s)] = update(base[0], s, cfg.python_path, changed_paths(base[1], s))
             else:
-                found[id(s)] = discover(s, cfg.python_path)
+                found[id(s)] = discover(s, cfg.python_path, jobs=self.measurer.jobs)
             tree = trees[id(s)]
             if memo and tree:
                 memo.put(tree, found[id(s)])

@@ -20,6 +20,7 @@ from ptxdiff.discovery.decorators import Found, backend_of, jit_objects, unresol
 from ptxdiff.discovery.descriptors import descriptor_types
 from ptxdiff.discovery.documented import documented_types
 from ptxdiff.discovery.evidence import converted_scalars, converts_values, heuristic_sizes
+from ptxdiff.discovery.fanout import fork_map
 from ptxdiff.discovery.fingerprint import Closure, kernel_closure
 from ptxdiff.discovery.forks import FORK, own_triton, repository_builtins
 from ptxdiff.discovery.guards import Guards, kernel_guards
@@ -106,13 +107,14 @@ class Discovery:
 _Site = tuple[ast.Call, HostFunction | None, dict[str, object], str]
 
 
-def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | None = None) -> Discovery:
+def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | None = None, jobs: int = 1) -> Discovery:
     """Every kernel (whatever `triton.jit` returned, not used as a helper by another) of the
     snapshot, and every function that uses triton's language but is no jit object ptxdiff can
     resolve (`unresolved`: its rows fail saying why).
 
     `paths` limits which files are read (history walks one file); helpers called from files
-    outside it are then not recognised as helpers.
+    outside it are then not recognised as helpers. `jobs`: how many processes may read the
+    kernels (fanout.py); the same Discovery at any number.
     """
     index = ModuleIndex(snapshot, roots)
     spelling = Spelling(index)
@@ -146,7 +148,7 @@ def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | Non
                               fingerprint=closure.fingerprint(), params=(), paths=frozenset(closure.paths),
                               names=frozenset(closure.names), function=fn.name, unresolved=why))
     launched, sites = _launches(index, {obj.name.rsplit(".", 1)[-1] for _, _, obj, _ in found})
-    kernels: dict[str, Kernel] = {}
+    chosen: list[tuple[ParsedModule, ast.Module, Found, Closure, bool, list[_Site]]] = []
     for mod, tree, obj, closure in found:
         last = obj.name.rsplit(".", 1)[-1]
         own_sites = sites.get((mod.path, obj.name)) or (sites.get((mod.path, last), []) if obj.nested else [])
@@ -156,7 +158,10 @@ def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | Non
             continue
         if obj.nested and not is_launched and instance_method(obj.fn) and id(obj.fn) in _methods(tree):
             continue   # an aggregate's method (`state.advance()` in a kernel): a helper of the kernels that call it
-        kernel = _kernel(index, snapshot, mod, tree, obj, closure, is_launched, own_sites)
+        chosen.append((mod, tree, obj, closure, is_launched, own_sites))
+    kernels: dict[str, Kernel] = {}
+    read = fork_map(lambda item: _kernel(index, snapshot, *item), chosen, jobs)
+    for (mod, _, obj, _, _, _), kernel in zip(chosen, read):
         backend = backends.get(mod.path, "")
         if not backend and fork and (builtins := repository_builtins(index, spelling, mod, obj.fn)):
             kernel = dataclasses.replace(kernel, fork=fork, fork_builtins=tuple(builtins))
