@@ -8,6 +8,7 @@ where the results came from (`cache`) and the timing fields aside. The machine i
 output (CPU count, model, load before and after), which goes to stdout and to --out.
 
     python benchmarks/scaling.py REPO [--rev HEAD] [--jobs 1 2 4 16] [--path PATH...] [--out FILE]
+                                 [--rows-out FILE] [--rows-like FILE]
     python benchmarks/scaling.py --corpus [--jobs 1 2]    # the embedded corpus as the repository
 
 Needs nothing but ptxdiff's virtual environment (python, pygit2, triton); no GPU.
@@ -106,6 +107,9 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--path", nargs="+", default=[], help="only the kernels under these paths (`show -- PATH...`)")
     ap.add_argument("--out", help="also write the result here (default: benchmarks/results/scaling_<repo>_<N>cpu.txt)")
+    ap.add_argument("--rows-out", help="write the rows' canonical JSON here (for --rows-like of another run)")
+    ap.add_argument("--rows-like", help="say whether the rows are byte-identical to this --rows-out file's "
+                                        "(another build of ptxdiff, another machine)")
     args = ap.parse_args()
     if bool(args.repo) == args.corpus:
         ap.error("name a repository or --corpus")
@@ -146,6 +150,13 @@ def main() -> int:
         if not same:
             other = next(t for t in texts if t != texts[0])
             lines.append(f"first difference: {first_difference(texts[0], other)}")
+        if args.rows_out:
+            Path(args.rows_out).write_text(texts[0], encoding="utf-8")
+        if args.rows_like:
+            like = Path(args.rows_like).read_text(encoding="utf-8")
+            lines.append(f"rows byte-identical to {args.rows_like}'s: {'yes' if like == texts[0] else 'NO'}")
+            if like != texts[0]:
+                lines.append(f"first difference: {first_difference(like, texts[0])}")
         print("\n".join(lines[3:]))
         out = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / f"scaling_{name}_{os.cpu_count()}cpu.txt"
         out.write_text("\n".join(lines) + "\n", encoding="utf-8")
