@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import importlib.util
+import types
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,19 @@ def real_object(dotted: str) -> Any:
             obj = getattr(obj, attr)
         return obj
     raise Raised("ModuleNotFoundError", f"No module named {parts[0]!r}")
+
+
+def is_triton_callable(dotted: str) -> bool:
+    """Whether a name of triton's is one of its functions, classes or modules on this triton: true
+    as Python reads it, whatever else it is (a repository's feature test, `getattr(gl, "barrier",
+    None) or gl.thread_barrier`, takes the name this triton has)."""
+    if not dotted.startswith("triton.") or dotted.startswith("triton.runtime"):
+        return False
+    try:
+        obj = real_object(dotted)
+    except Raised:
+        return False
+    return callable(obj) or isinstance(obj, types.ModuleType)
 
 
 GLUON_LANGUAGE = "triton.experimental.gluon.language"

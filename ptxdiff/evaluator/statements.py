@@ -346,12 +346,23 @@ class StatementsMixin(InterpCore):
                 inner.vars.update(b.namespace)
         for stmt in node.body:
             self.exec_stmt(stmt, inner)
-        cls = Class(node.name, inner.vars, is_enum)
+        cls = Class(node.name, inner.vars, is_enum, decorators=tuple(self._readable(d, scope) for d in node.decorator_list),
+                    fields=tuple((stmt.target.id, self._readable(stmt.annotation, inner)) for stmt in node.body
+                                 if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)))
         if is_enum:
             for name, value in list(inner.vars.items()):
                 if not name.startswith("_") and not isinstance(value, (Function, Bound)):
                     inner.vars[name] = EnumMember(node.name, name, value)
         return cls
+
+
+    def _readable(self, node: ast.expr, scope: Scope) -> object:
+        """A class's decorator or field annotation, None where it cannot be read: a class is read
+        whatever its decorators are (a `@dataclass` beside the kernels), only `@aggregate` matters."""
+        try:
+            return self.eval(node, scope)
+        except (Refused, Raised):
+            return None
 
 
 _STATEMENTS: dict[type, Callable[[StatementsMixin, Any, Scope], None]] = {

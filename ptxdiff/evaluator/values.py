@@ -165,6 +165,11 @@ class Class:
     name: str
     namespace: dict[str, object]
     is_enum: bool = False
+    # what its decorators evaluate to (None where one cannot be read): `@aggregate` makes it a
+    # triton value type (builder.py builds it as triton's own)
+    decorators: tuple[object, ...] = ()
+    # its annotated fields in order, each with its evaluated annotation (`index: tl.tensor`)
+    fields: tuple[tuple[str, object], ...] = ()
 
     def __repr__(self) -> str:
         return f"<class {self.name}>"

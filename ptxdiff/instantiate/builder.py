@@ -31,9 +31,9 @@ from ptxdiff.evaluator.interp import Interp
 from ptxdiff.evaluator.scope import Function, Module, ModuleEnv
 from ptxdiff.evaluator.values import Applied, Class, Constexpr, DType, External, Raised, Refused
 from ptxdiff.git.values import printable
-from ptxdiff.instantiate import host_calls, namespace
+from ptxdiff.instantiate import aggregates, host_calls, namespace
 from ptxdiff.instantiate.harness import elementwise_harness
-from ptxdiff.instantiate.scan import BUILTIN_DECORATORS, describe, refusal
+from ptxdiff.instantiate.scan import BUILTIN_DECORATORS, body_chains, body_names, describe, first_use, refusal
 from ptxdiff.source.syntax import (
     call_args,
     dotted_name,
@@ -54,28 +54,6 @@ NOT_FINGERPRINTED = "the source built is not the source its fingerprint names"
 _REFUSED = object()  # a value that must not reach a kernel (convert records why)
 
 
-def _body_names(fn: ast.FunctionDef) -> set[str]:
-    """Names a function body reads from its module (params and locals excluded)."""
-    loads: set[str] = set()
-    stores = {a.arg for a in [*fn.args.args, *fn.args.kwonlyargs]}
-    for stmt in fn.body:
-        for sub in walk(stmt):
-            if isinstance(sub, ast.Name):
-                (loads if isinstance(sub.ctx, ast.Load) else stores).add(sub.id)
-    return loads - stores
-
-
-def _first_use(fn: ast.FunctionDef, name: str) -> ast.AST:
-    """Where a function body first reads a name (for the line of a refusal)."""
-    return next((sub for stmt in fn.body for sub in walk(stmt) if isinstance(sub, ast.Name) and sub.id == name), fn)
-
-
-def _chains(fn: ast.FunctionDef) -> list[tuple[list[str], ast.Attribute]]:
-    """Every dotted name `a.b.c` of a function body (with its prefixes), with its node."""
-    return [(c, sub) for stmt in fn.body for sub in walk(stmt) if isinstance(sub, ast.Attribute)
-            and (c := dotted_name(sub))]
-
-
 def _definition(fn: Function) -> ast.FunctionDef:
     """The `def` of a function the builder compiles (jit functions are never lambdas)."""
     assert isinstance(fn.node, ast.FunctionDef)
@@ -92,6 +70,7 @@ class Builder:
         self._ns: dict[str, dict[str, Any]] = {}
         self._modules: dict[str, types.ModuleType] = {}
         self._classes: dict[int, types.ModuleType] = {}
+        self._aggregates: dict[int, Any] = {}   # a repository `@aggregate` class -> triton's type of it
         self._class_values: dict[int, Class] = {}
         self._module_values: dict[int, Module] = {}
         self.refused: dict[str, str] = {}
@@ -180,8 +159,22 @@ class Builder:
         if isinstance(value, Module):
             return self._module(value)
         if isinstance(value, Class):
-            return self._class(value)
+            return self._aggregate(value, name) if aggregates.is_aggregate(value) else self._class(value)
         return None
+
+    def _aggregate(self, value: Class, name: str) -> Any:
+        """A repository's `@aggregate` class: triton's own value type (aggregates.py)."""
+        key = id(value)
+        if key not in self._aggregates:
+            from triton.language import core
+
+            made = aggregates.build(value, self.convert, core._aggregate)
+            if isinstance(made, str):
+                self.refused[name] = f"the aggregate {value.name}: {made}"
+                return _REFUSED
+            self._aggregates[key], fill = made
+            fill()
+        return self._aggregates[key]
 
     def _class(self, value: Class) -> types.ModuleType:
         """A class of the repository whose jit functions a kernel calls (`Ops._helper(x)`, static
@@ -274,7 +267,7 @@ class Builder:
             return self._jit[key]
         if key in self._building:
             raise SpecError(f"{node.name} calls itself through other jit functions")
-        reads, chains = _body_names(node), _chains(node)
+        reads, chains = body_names(node), body_chains(node)
         found = refusal(node, self._denied(), self._repository_modules(fn, reads, chains), self._helpers())
         if found is not None:
             raise SpecError(describe(fn.env.mod.path, *found))
@@ -299,7 +292,7 @@ class Builder:
                 self._assumed[(fn.env.mod.path, name)] = tuple(self.interp.used[start:])
                 converted = self._convert(value, name)
                 if converted is _REFUSED:
-                    raise SpecError(describe(fn.env.mod.path, _first_use(node, name), self.refused[name]))
+                    raise SpecError(describe(fn.env.mod.path, first_use(node, name), self.refused[name]))
                 if converted is not None:
                     ns[name] = converted
             for chain, sub in chains:

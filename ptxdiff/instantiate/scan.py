@@ -16,7 +16,7 @@ import string
 from collections.abc import Iterator
 
 from ptxdiff.discovery.spelling import TRITON_BUILTINS
-from ptxdiff.source.syntax import walk
+from ptxdiff.source.syntax import dotted_name, walk
 
 # Public attributes of triton's jit-function objects (JITFunction, ConstexprFunction) that hand out
 # their module's globals, their Python function, caches, hooks or a launcher. A kernel never reads
@@ -183,3 +183,25 @@ def describe(path: str, node: ast.AST, why: str) -> str:
     where = f"{path}:{line}" if line else path
     shown = node.arg if isinstance(node, (ast.arg, ast.keyword)) and node.arg else _snippet(node)
     return f"{where}: refused `{shown}`: {why}"
+
+
+def body_names(fn: ast.FunctionDef) -> set[str]:
+    """Names a function body reads from its module (params and locals excluded)."""
+    loads: set[str] = set()
+    stores = {a.arg for a in [*fn.args.args, *fn.args.kwonlyargs]}
+    for stmt in fn.body:
+        for sub in walk(stmt):
+            if isinstance(sub, ast.Name):
+                (loads if isinstance(sub.ctx, ast.Load) else stores).add(sub.id)
+    return loads - stores
+
+
+def first_use(fn: ast.FunctionDef, name: str) -> ast.AST:
+    """Where a function body first reads a name (for the line of a refusal)."""
+    return next((sub for stmt in fn.body for sub in walk(stmt) if isinstance(sub, ast.Name) and sub.id == name), fn)
+
+
+def body_chains(fn: ast.FunctionDef) -> list[tuple[list[str], ast.Attribute]]:
+    """Every dotted name `a.b.c` of a function body (with its prefixes), with its node."""
+    return [(c, sub) for stmt in fn.body for sub in walk(stmt) if isinstance(sub, ast.Attribute)
+            and (c := dotted_name(sub))]

@@ -1,0 +1,111 @@
+"""A repository's `@aggregate` class (triton 3.4+, Gluon): a value type of triton's, built as triton builds it.
+
+`@aggregate class State: index: tl.tensor` makes a class whose values a kernel creates
+(`State(tl.program_id(0))`), passes around and calls jit methods on (`state.advance()`). A plain
+holder of the class's members (the builder's `_class`, for classes of kernels) is no type triton
+can instantiate: every kernel that made one failed with "'module' object is not callable". Here
+the class is given to triton's own decorator (the toolchain's, through the stand-ins) with its
+fields' annotations as the evaluator read them and its jit methods as the builder builds them.
+
+Its `__init__` is the repository's Python, which triton runs while it compiles. ptxdiff runs no
+repository code, so only the constructor that stores its arguments (`self.index = index`,
+`self.BLOCK = gl.constexpr(BLOCK)`: what aggregates' constructors are) is taken, as a function of
+ptxdiff's that stores the same arguments in the same fields; any other constructor is refused
+with its reason. No constructor: triton's own, which stores the fields in order.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import Any
+
+from ptxdiff.evaluator.scope import Function
+from ptxdiff.evaluator.values import Class, External
+from ptxdiff.source.syntax import dotted_name
+
+# what `@aggregate` is, however imported (`from triton.language.core import _aggregate as aggregate`)
+AGGREGATES = frozenset({"triton.language.core._aggregate", "triton.experimental.gluon.aggregate"})
+
+Store = tuple[str, str, bool]   # field, the parameter it stores, whether wrapped in a constexpr
+
+
+def is_aggregate(value: Class) -> bool:
+    return any(isinstance(d, External) and d.dotted in AGGREGATES for d in value.decorators)
+
+
+def _stored(node: ast.stmt, params: list[str]) -> Store | None:
+    """`self.F = P` or `self.F = <lang>.constexpr(P)` of a parameter P; else None."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+        return None
+    target, value = node.targets[0], node.value
+    if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+        return None
+    wrapped = isinstance(value, ast.Call) and dotted_name(value.func)[-1:] == ["constexpr"] and len(value.args) == 1 \
+        and not value.keywords
+    if wrapped:
+        assert isinstance(value, ast.Call)
+        value = value.args[0]
+    if isinstance(value, ast.Name) and value.id in params:
+        return target.attr, value.id, wrapped
+    return None
+
+
+def constructor_stores(init: Function) -> tuple[tuple[str, ...], tuple[Store, ...]] | str:
+    """The parameters (after `self`) and the stores of a constructor that only stores its
+    arguments; else why it is not taken."""
+    node = init.node
+    assert isinstance(node, ast.FunctionDef)
+    args = node.args
+    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults or not args.args:
+        return "its __init__ takes other than plain parameters"
+    params = [a.arg for a in args.args[1:]]
+    body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    stores = [_stored(s, params) for s in body]
+    if any(s is None for s in stores):
+        return "its __init__ does more than store its arguments (Python that triton runs, which ptxdiff does not)"
+    return tuple(params), tuple(s for s in stores if s is not None)
+
+
+def _storing(params: tuple[str, ...], stores: tuple[Store, ...], constexpr: type) -> Callable[..., None]:
+    """The constructor: each field set from its argument, as the repository's stores it."""
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        given = {**dict(zip(params, args)), **kwargs}
+        for field, param, wrapped in stores:
+            setattr(self, field, constexpr(given[param]) if wrapped else given[param])
+    # triton hashes an aggregate by its annotations and members; this function is ptxdiff's, the
+    # same for every class (what it stores is the class's text, in the kernel's fingerprint, the
+    # key of every result): triton's dependency finder skips it as one of its own
+    __init__.__triton_builtin__ = True   # type: ignore[attr-defined]
+    return __init__
+
+
+def build(value: Class, convert: Callable[[object, str], Any],
+          decorate: Callable[[type], Any]) -> tuple[Any, Callable[[], None]] | str:
+    """The class as triton's aggregate (`decorate`: the toolchain's `_aggregate`), and what puts
+    its members on it (`convert`, the builder's: jit methods built as the builder builds them)
+    once it can be named, for a method that returns `State(...)`; else why it cannot be built."""
+    import triton.language as tl
+
+    annotations: dict[str, Any] = {}
+    for name, annotation in value.fields:
+        converted = convert(annotation, name)
+        if not isinstance(converted, type):
+            return f"the type of its field {name!r} is no triton type ptxdiff can read"
+        annotations[name] = converted
+    body: dict[str, Any] = {"__annotations__": annotations, "__qualname__": value.name}
+    init = value.namespace.get("__init__")
+    if isinstance(init, Function):
+        stores = constructor_stores(init)
+        if isinstance(stores, str):
+            return stores
+        body["__init__"] = _storing(*stores, tl.constexpr)
+    built = decorate(type(value.name, (), body))
+
+    def fill() -> None:
+        for name, member in value.namespace.items():
+            if isinstance(member, Function) and name != "__init__" and (made := convert(member, name)) is not None:
+                setattr(built, name, made)
+                if hasattr(built, "hash_attrs"):   # triton 3.6+: what its cache key reads of the class
+                    built.hash_attrs = [*built.hash_attrs, made]
+    return built, fill

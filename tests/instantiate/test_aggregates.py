@@ -1,0 +1,107 @@
+"""A repository's `@aggregate` class (triton 3.4+, Gluon): built as triton's own value type, its
+constructor taken where it only stores its arguments, refused with its reason otherwise; and a
+repository's feature test of triton's names (`getattr(tl, "x", None) or tl.y`)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from helpers import HEADER, commit, make_repo, rows_by_kernel, run_json
+from ptxdiff.evaluator.scope import Function
+from ptxdiff.instantiate.aggregates import constructor_stores
+
+AGGREGATE = HEADER + """from triton.language.core import _aggregate as aggregate
+
+
+@aggregate
+class Cursor:
+    index: tl.tensor
+    STEP: tl.constexpr
+
+    INIT
+
+    @triton.jit
+    def advance(self):
+        return Cursor(self.index + self.STEP, self.STEP)
+
+
+@triton.jit
+def walk(x_ptr, STEP: tl.constexpr):
+    cursor = Cursor(tl.program_id(0), STEP).advance()
+    tl.store(x_ptr + cursor.index, VALUE)
+"""
+STORES = """@triton.constexpr_function
+    def __init__(self, index, STEP):
+        self.index = index
+        self.STEP = tl.constexpr(STEP)"""
+
+
+def init_of(source: str) -> Function:
+    node = ast.parse(textwrap.dedent(source)).body[0]
+    assert isinstance(node, ast.FunctionDef)
+    return Function(node.name, node, None, None, None)   # type: ignore[arg-type]   # only its node is read
+
+
+def test_a_constructor_that_stores_its_arguments_is_taken_and_any_other_is_refused_with_its_reason():
+    assert constructor_stores(init_of("""
+        def __init__(self, index, STEP):
+            "a docstring is no statement"
+            self.index = index
+            self.STEP = gl.constexpr(STEP)
+    """)) == (("index", "STEP"), (("index", "index", False), ("STEP", "STEP", True)))
+    assert "does more than store" in constructor_stores(init_of("""
+        def __init__(self, index):
+            self.index = index + 1
+    """))
+    assert "plain parameters" in constructor_stores(init_of("""
+        def __init__(self, index, STEP=4):
+            self.index = index
+    """))
+
+
+def kernel(init: str, value: str) -> str:
+    return AGGREGATE.replace("INIT", init).replace("VALUE", value)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("init", ["", STORES], ids=["triton's constructor", "one that stores its arguments"])
+def test_a_kernel_of_an_aggregate_class_is_measured(tmp_path, capsys, init):
+    """Before, every such kernel failed: "'module' object is not callable" (the class was read as
+    a holder of its members, which triton cannot instantiate)."""
+    repo = make_repo(tmp_path, {"k.py": kernel(init, "1.0")})
+    commit(repo, "value", {"k.py": kernel(init, "2.0")})
+    rows = rows_by_kernel(run_json(["diff", "-C", str(repo), "HEAD~1", "HEAD"], capsys))["k.py::walk"]
+    assert [r["verdict"] for r in rows] == ["constants-only"] and not rows[0].get("error")
+
+
+@pytest.mark.integration
+def test_an_aggregate_whose_constructor_computes_fails_saying_why(tmp_path, capsys):
+    computes = STORES.replace("self.index = index", "self.index = index * 2")
+    repo = make_repo(tmp_path, {"k.py": kernel(computes, "1.0")})
+    commit(repo, "value", {"k.py": kernel(computes, "2.0")})
+    row, = rows_by_kernel(run_json(["diff", "-C", str(repo), "HEAD~1", "HEAD"], capsys))["k.py::walk"]
+    assert row["verdict"] == "unmeasured" and "the aggregate Cursor: its __init__ does more than store" in row["error"]
+
+
+@pytest.mark.integration
+def test_a_feature_test_of_triton_s_names_takes_the_name_this_triton_has(tmp_path, capsys):
+    """`getattr(gl, "barrier", None) or gl.thread_barrier` (lmdeploy, across triton 3.7's rename):
+    a function of triton's is true; before, "the truth of triton.language.debug_barrier, which is
+    host code" left the name unbound and the kernel failed with a NameError."""
+    source = HEADER + """_barrier = getattr(tl, "debug_barrier", None) or tl.no_such_barrier
+_absent = getattr(tl, "no_such_barrier", None) or tl.debug_barrier
+
+
+@triton.jit
+def k(x_ptr):
+    _barrier()
+    _absent()
+    tl.store(x_ptr, VALUE)
+"""
+    repo = make_repo(tmp_path, {"k.py": source.replace("VALUE", "1.0")})
+    commit(repo, "value", {"k.py": source.replace("VALUE", "2.0")})
+    row, = rows_by_kernel(run_json(["diff", "-C", str(repo), "HEAD~1", "HEAD"], capsys))["k.py::k"]
+    assert row["verdict"] == "constants-only", row.get("error")
