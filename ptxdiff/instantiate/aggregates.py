@@ -46,7 +46,7 @@ def _stored(node: ast.stmt, params: list[str]) -> Store | None:
     if wrapped:
         assert isinstance(value, ast.Call)
         value = value.args[0]
-    if isinstance(value, ast.Name) and value.id in params:
+    if isinstance(value, ast.Name) and value.id in params and not target.attr.startswith("__"):
         return target.attr, value.id, wrapped
     return None
 
@@ -87,6 +87,10 @@ def build(value: Class, convert: Callable[[object, str], Any],
     once it can be named, for a method that returns `State(...)`; else why it cannot be built."""
     import triton.language as tl
 
+    dunders = [n for n, _ in value.fields] + [n for n in value.namespace if n != "__init__" and
+                                              isinstance(value.namespace[n], Function)]
+    if any(n.startswith("__") for n in dunders):
+        return "a field or method named like Python's own (`__...`), which no kernel may reach"
     annotations: dict[str, Any] = {}
     for name, annotation in value.fields:
         converted = convert(annotation, name)

@@ -105,3 +105,21 @@ def k(x_ptr):
     commit(repo, "value", {"k.py": source.replace("VALUE", "2.0")})
     row, = rows_by_kernel(run_json(["diff", "-C", str(repo), "HEAD~1", "HEAD"], capsys))["k.py::k"]
     assert row["verdict"] == "constants-only", row.get("error")
+
+
+def test_no_field_or_method_of_an_aggregate_is_named_like_python_s_own():
+    """What the class stores and carries is read by triton on a real object: a `__class__` field
+    or a `__getattr__` method would reach past the language; refused before anything is built."""
+    from ptxdiff.evaluator.values import Class, External
+    from ptxdiff.instantiate.aggregates import build
+
+    decorated = (External("triton.language.core._aggregate"),)
+    unused = lambda *a: pytest.fail("nothing is built")   # noqa: E731
+    field = Class("C", {}, decorators=decorated, fields=(("__class__", External("triton.language.tensor")),))
+    method = Class("C", {"__getattr__": init_of("def __getattr__(self, name):\n    return name")}, decorators=decorated)
+    assert "named like Python's own" in build(field, unused, unused)
+    assert "named like Python's own" in build(method, unused, unused)
+    assert "does more than store" in constructor_stores(init_of("""
+        def __init__(self, x):
+            self.__dict__ = x
+    """))
