@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ptxdiff.discovery.spelling import Spelling
-from ptxdiff.evaluator.installed import is_triton_callable, triton_module_exists
+from ptxdiff.evaluator.installed import is_true_object, triton_module_exists
 from ptxdiff.evaluator.scope import Bound, Function, Module, ModuleEnv, Scope
 from ptxdiff.evaluator.sizes import check_printf
 from ptxdiff.evaluator.values import (
@@ -223,7 +223,7 @@ class InterpCore(ABC):
 
     def truth(self, v: Any) -> bool:
         if isinstance(v, External):
-            if is_triton_callable(v.dotted):   # `getattr(tl, "barrier", None) or tl.thread_barrier`
+            if is_true_object(v.dotted):   # `getattr(tl, "barrier", None) or tl.thread_barrier`
                 return True
             raise Refused(f"the truth of {v.dotted}, which is host code")
         if isinstance(v, (Function, Class, Module, Bound, EnumMember, Constexpr, DType, TritonConfig, Version,

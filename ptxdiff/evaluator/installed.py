@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import importlib.util
-import types
 from pathlib import Path
 from typing import Any
 
@@ -72,17 +71,18 @@ def real_object(dotted: str) -> Any:
     raise Raised("ModuleNotFoundError", f"No module named {parts[0]!r}")
 
 
-def is_triton_callable(dotted: str) -> bool:
-    """Whether a name of triton's is one of its functions, classes or modules on this triton: true
-    as Python reads it, whatever else it is (a repository's feature test, `getattr(gl, "barrier",
-    None) or gl.thread_barrier`, takes the name this triton has)."""
+def is_true_object(dotted: str) -> bool:
+    """Whether a name of triton's is an object Python reads as true whatever its state: one whose
+    type defines no `__bool__` and no `__len__` (a function, class, module, jit function); a
+    repository's feature test (`getattr(gl, "barrier", None) or gl.thread_barrier`) takes the name
+    this triton has. A constexpr (`tl.core.CONSTEXPR_0`, false) is not one."""
     if not dotted.startswith("triton.") or dotted.startswith("triton.runtime"):
         return False
     try:
         obj = real_object(dotted)
     except Raised:
         return False
-    return callable(obj) or isinstance(obj, types.ModuleType)
+    return not hasattr(type(obj), "__bool__") and not hasattr(type(obj), "__len__")
 
 
 GLUON_LANGUAGE = "triton.experimental.gluon.language"

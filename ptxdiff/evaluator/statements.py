@@ -348,7 +348,8 @@ class StatementsMixin(InterpCore):
             self.exec_stmt(stmt, inner)
         cls = Class(node.name, inner.vars, is_enum, decorators=tuple(self._readable(d, scope) for d in node.decorator_list),
                     fields=tuple((stmt.target.id, self._readable(stmt.annotation, inner)) for stmt in node.body
-                                 if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)))
+                                 if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)),
+                    module=scope.env.mod.name)
         if is_enum:
             for name, value in list(inner.vars.items()):
                 if not name.startswith("_") and not isinstance(value, (Function, Bound)):

@@ -170,6 +170,7 @@ class Class:
     decorators: tuple[object, ...] = ()
     # its annotated fields in order, each with its evaluated annotation (`index: tl.tensor`)
     fields: tuple[tuple[str, object], ...] = ()
+    module: str = ""   # the dotted name of the module that defines it (triton names an aggregate's type by it)
 
     def __repr__(self) -> str:
         return f"<class {self.name}>"

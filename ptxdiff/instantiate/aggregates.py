@@ -4,8 +4,11 @@
 (`State(tl.program_id(0))`), passes around and calls jit methods on (`state.advance()`). A plain
 holder of the class's members (the builder's `_class`, for classes of kernels) is no type triton
 can instantiate: every kernel that made one failed with "'module' object is not callable". Here
-the class is given to triton's own decorator (the toolchain's, through the stand-ins) with its
-fields' annotations as the evaluator read them and its jit methods as the builder builds them.
+the class is given to triton's own decorator (the compiling toolchain's) with its fields'
+annotations and defaults as the evaluator read them, its jit methods as the builder builds them
+(never over a name triton's type has: `type`, `_flatten_ir`), and the module and name Python
+gives it: triton names the type's compiled helpers by them, and `a.State` and `b.State` compiled
+as one type would hide a change to either.
 
 Its `__init__` is the repository's Python, which triton runs while it compiles. ptxdiff runs no
 repository code, so only the constructor that stores its arguments (`self.index = index`,
@@ -20,18 +23,27 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
+from ptxdiff.evaluator.installed import real_object
 from ptxdiff.evaluator.scope import Function
-from ptxdiff.evaluator.values import Class, External
+from ptxdiff.evaluator.values import Class, External, Raised
 from ptxdiff.source.syntax import dotted_name
-
-# what `@aggregate` is, however imported (`from triton.language.core import _aggregate as aggregate`)
-AGGREGATES = frozenset({"triton.language.core._aggregate", "triton.experimental.gluon.aggregate"})
 
 Store = tuple[str, str, bool]   # field, the parameter it stores, whether wrapped in a constexpr
 
 
 def is_aggregate(value: Class) -> bool:
-    return any(isinstance(d, External) and d.dotted in AGGREGATES for d in value.decorators)
+    """Whether a decorator of the class is triton's `_aggregate` on the compiling triton, however
+    spelled (`triton.aggregate`, `triton.language.core._aggregate`, Gluon's `aggregate`)."""
+    from triton.language import core
+
+    for d in value.decorators:
+        if isinstance(d, External) and d.dotted.startswith("triton."):
+            try:
+                if real_object(d.dotted) is core._aggregate:
+                    return True
+            except Raised:
+                continue
+    return False
 
 
 def _stored(node: ast.stmt, params: list[str]) -> Store | None:
@@ -80,7 +92,7 @@ def _storing(params: tuple[str, ...], stores: tuple[Store, ...], constexpr: type
     return __init__
 
 
-def build(value: Class, convert: Callable[[object, str], Any],
+def build(value: Class, module: str, convert: Callable[[object, str], Any],
           decorate: Callable[[type], Any]) -> tuple[Any, Callable[[], None]] | str:
     """The class as triton's aggregate (`decorate`: the toolchain's `_aggregate`), and what puts
     its members on it (`convert`, the builder's: jit methods built as the builder builds them)
@@ -97,7 +109,15 @@ def build(value: Class, convert: Callable[[object, str], Any],
         if not isinstance(converted, type):
             return f"the type of its field {name!r} is no triton type ptxdiff can read"
         annotations[name] = converted
-    body: dict[str, Any] = {"__annotations__": annotations, "__qualname__": value.name}
+    # named as Python names it (`a.State`, `b.State`): triton names the type's helpers by its module
+    # and name, and two aggregates of one name compiled as one would hide a change to either
+    body: dict[str, Any] = {"__annotations__": annotations, "__qualname__": value.name, "__module__": module}
+    for name in annotations:   # a field's default (`B: tl.constexpr = 4`)
+        if name in value.namespace and not isinstance(value.namespace[name], Function):
+            default = convert(value.namespace[name], name)
+            if default is None:
+                return f"the default of its field {name!r} is no value ptxdiff can give a kernel"
+            body[name] = default
     init = value.namespace.get("__init__")
     if isinstance(init, Function):
         stores = constructor_stores(init)
@@ -108,6 +128,8 @@ def build(value: Class, convert: Callable[[object, str], Any],
 
     def fill() -> None:
         for name, member in value.namespace.items():
+            if name in vars(built):   # triton's own (`type`, `_flatten_ir`, `hash_attrs`), which it keeps too
+                continue
             if isinstance(member, Function) and name != "__init__" and (made := convert(member, name)) is not None:
                 setattr(built, name, made)
                 if hasattr(built, "hash_attrs"):   # triton 3.6+: what its cache key reads of the class

@@ -117,9 +117,82 @@ def test_no_field_or_method_of_an_aggregate_is_named_like_python_s_own():
     unused = lambda *a: pytest.fail("nothing is built")   # noqa: E731
     field = Class("C", {}, decorators=decorated, fields=(("__class__", External("triton.language.tensor")),))
     method = Class("C", {"__getattr__": init_of("def __getattr__(self, name):\n    return name")}, decorators=decorated)
-    assert "named like Python's own" in build(field, unused, unused)
-    assert "named like Python's own" in build(method, unused, unused)
+    assert "named like Python's own" in build(field, "m", unused, unused)
+    assert "named like Python's own" in build(method, "m", unused, unused)
     assert "does more than store" in constructor_stores(init_of("""
         def __init__(self, x):
             self.__dict__ = x
     """))
+
+
+@pytest.mark.integration
+def test_two_aggregates_of_one_name_in_two_modules_are_two_types(tmp_path, capsys):
+    """`a.State` and `b.State`: triton names an aggregate's compiled helpers by its module and
+    name, so built under one module name the second was compiled as the first, and a change to
+    `b.State.get` read `identical` (the review's reproduction)."""
+    def module(op: str) -> str:
+        return HEADER + f"""from triton.language.core import _aggregate as aggregate
+
+
+@aggregate
+class State:
+    v: tl.tensor
+
+    @triton.jit
+    def get(self):
+        return self.v {op}
+"""
+    kernel = HEADER + """import a
+import b
+
+
+@triton.jit
+def helper(s):
+    return s.get()
+
+
+@triton.jit
+def kern(x_ptr, y_ptr, z_ptr):
+    x = tl.load(x_ptr)
+    tl.store(y_ptr, helper(a.State(x)))
+    tl.store(z_ptr, helper(b.State(x)))
+"""
+    repo = make_repo(tmp_path, {"a.py": module("+ 1.0"), "b.py": module("* 3.0"), "k.py": kernel})
+    commit(repo, "b only", {"b.py": module("* 5.0")})
+    row, = rows_by_kernel(run_json(["diff", "-C", str(repo), "HEAD~1", "HEAD"], capsys))["k.py::kern"]
+    assert row["verdict"] == "constants-only", row.get("error")
+
+
+@pytest.mark.integration
+def test_triton_s_public_spelling_of_aggregate_and_a_field_s_default(tmp_path, capsys):
+    """`@triton.aggregate` (triton 3.9's public name) is the same decorator; a field's default
+    (`STEP: tl.constexpr = 2`) reaches triton's own constructor."""
+    source = HEADER + """@triton.aggregate
+class Cursor:
+    index: tl.tensor
+    STEP: tl.constexpr = 2
+
+    @triton.jit
+    def advance(self):
+        return Cursor(self.index + self.STEP)
+
+
+@triton.jit
+def walk(x_ptr):
+    cursor = Cursor(tl.program_id(0)).advance()
+    tl.store(x_ptr + cursor.index, VALUE)
+"""
+    repo = make_repo(tmp_path, {"k.py": source.replace("VALUE", "1.0")})
+    commit(repo, "value", {"k.py": source.replace("VALUE", "2.0")})
+    row, = rows_by_kernel(run_json(["diff", "-C", str(repo), "HEAD~1", "HEAD"], capsys))["k.py::walk"]
+    assert row["verdict"] == "constants-only", row.get("error")
+
+
+def test_the_truth_of_a_triton_name_is_python_s_only_where_it_cannot_be_false():
+    """A function, class or module of triton's is true; a constexpr may be false
+    (`tl.core.CONSTEXPR_0`): its truth stays refused, never guessed true."""
+    from ptxdiff.evaluator.installed import is_true_object
+
+    assert is_true_object("triton.language.debug_barrier") and is_true_object("triton.language")
+    assert not is_true_object("triton.language.core.CONSTEXPR_0")
+    assert not is_true_object("triton.language.no_such_name") and not is_true_object("math.pi")
