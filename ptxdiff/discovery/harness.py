@@ -9,6 +9,7 @@ compiled inside a harness that loads each input, calls it and stores each output
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 
 from ptxdiff.discovery.decorators import TRITON_DECORATORS
 from ptxdiff.discovery.hints import Hint
@@ -33,12 +34,24 @@ def _outputs(fn: ast.FunctionDef) -> int:
     return max(counts) if counts else 0
 
 
-def _integer_operands(fn: ast.FunctionDef) -> set[str]:
-    """Names used in shifts, bit operations, // or %: integer values."""
-    return {side.id for n in walk(fn) if isinstance(n, ast.BinOp) and isinstance(n.op, INTEGER_OPS)
-            for side in (n.left, n.right) if isinstance(side, ast.Name)} | {
+def _integer_operands(fn: ast.FunctionDef, helpers: Mapping[str, ast.FunctionDef],
+                      seen: frozenset[str] = frozenset()) -> set[str]:
+    """Names used in shifts, bit operations, // or %: integer values; and names passed to a jit
+    helper (`helpers`, by name) where it uses that parameter so (an `argsort(x, ids)` whose
+    `ids ^ ...` is two helpers down)."""
+    found = {side.id for n in walk(fn) if isinstance(n, ast.BinOp) and isinstance(n.op, INTEGER_OPS)
+             for side in (n.left, n.right) if isinstance(side, ast.Name)} | {
         n.operand.id for n in walk(fn) if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Invert)
         and isinstance(n.operand, ast.Name)}
+    for call in walk(fn):
+        callee = helpers.get(call.func.id) if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else None
+        if callee is None or callee.name in seen:
+            continue
+        inner = _integer_operands(callee, helpers, seen | {fn.name})
+        assert isinstance(call, ast.Call)
+        passed = [*zip((a.arg for a in callee.args.args), call.args), *((k.arg, k.value) for k in call.keywords)]
+        found |= {arg.id for param, arg in passed if param in inner and isinstance(arg, ast.Name)}
+    return found
 
 
 # reductions whose second positional argument is the axis (`tl.max(x, 1)`)
@@ -70,7 +83,8 @@ def harness_params(params: tuple[Param, ...], outputs: int, integers: frozenset[
     return (*inputs, *outs, Param("n_elements", False, "i32"), *constexprs, block)
 
 
-def device_harness(fn: ast.FunctionDef, params: tuple[Param, ...]) -> tuple[int | None, tuple[Param, ...]]:
+def device_harness(fn: ast.FunctionDef, params: tuple[Param, ...],
+                   helpers: Mapping[str, ast.FunctionDef] | None = None) -> tuple[int | None, tuple[Param, ...]]:
     """(outputs, harness params) for a jit function that is never launched itself, when a wrapper
     decorator of the repository makes it a device function or it returns values (no pointer
     param, no program_id);
@@ -79,4 +93,4 @@ def device_harness(fn: ast.FunctionDef, params: tuple[Param, ...]) -> tuple[int 
             or any(isinstance(n, ast.Attribute) and n.attr == "program_id" for n in walk(fn)):
         return None, params
     outputs = _outputs(fn)
-    return outputs, harness_params(params, outputs, _integer_operands(fn), harness_rank(fn))
+    return outputs, harness_params(params, outputs, _integer_operands(fn, helpers or {}), harness_rank(fn))

@@ -255,7 +255,7 @@ def _kernel(index: ModuleIndex, snapshot: Files, mod: ParsedModule, tree: ast.Mo
     params = tuple(Param(a.arg, constexpr, None if constexpr else inferred.get(a.arg), hints.get(a.arg),
                          a.arg in optional, a.arg in written, a.arg in converted)
                    for a in fn.args.args for constexpr in [is_constexpr(a.annotation)])
-    harness, params = (None, params) if launched else device_harness(fn, params)
+    harness, params = (None, params) if launched else device_harness(fn, params, helper_defs)
     names = [a.arg for a in fn.args.args]
     constexprs = frozenset(p.name for p in params if p.constexpr)
     launch = merge([way for call, where, consts, site in own_sites

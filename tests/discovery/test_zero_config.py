@@ -825,6 +825,34 @@ def row_softmax(x):
     assert row.spec_detail.constexprs["BLOCK"] == 64
 
 
+@pytest.mark.integration
+def test_a_value_a_helper_uses_in_bit_operations_is_an_integer_in_the_harness(tmp_path):
+    """native-sparse-attention's `argsort(x, ids)`: `ids ^ ...` two helpers down; guessed a float,
+    triton refused the xor of two bfloat16s on both sides. The helpers' integer operands are the
+    caller's, passed by position or keyword."""
+    src = HEADER + '''
+@triton.jit
+def _swap(x, ids, flip):
+    ix = x.to(tl.int32, bitcast=True)
+    return (ix ^ flip).to(x.dtype, bitcast=True), ids ^ flip
+
+
+@triton.jit
+def _merge(x, ids):
+    return _swap(x, ids=ids, flip=1)
+
+
+@triton.jit
+def ordered(x, ids):
+    x, ids = _merge(x, ids)
+    return x SCALE, ids
+'''
+    (row,) = _pair_rows(tmp_path, src, " * 2.0", jobs=1)
+    assert row.error is None and row.verdict == "structural"
+    assert row.spec_detail.signature["ids_ptr"] == "*i32" and row.spec_detail.signature["x_ptr"] == "*fp32"
+    assert not any("does not compile" in n for n in row.spec_detail.notes)   # typed so, not searched after a failure
+
+
 RETYPE_FLOWS = HEADER + '''
 @triton.jit
 def _seeded(x, seed_ptr):
