@@ -43,14 +43,13 @@ def _integer_operands(fn: ast.FunctionDef, helpers: Mapping[str, ast.FunctionDef
              for side in (n.left, n.right) if isinstance(side, ast.Name)} | {
         n.operand.id for n in walk(fn) if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Invert)
         and isinstance(n.operand, ast.Name)}
-    for call in walk(fn):
-        callee = helpers.get(call.func.id) if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else None
-        if callee is None or callee.name in seen:
-            continue
-        inner = _integer_operands(callee, helpers, seen | {fn.name})
-        assert isinstance(call, ast.Call)
-        passed = [*zip((a.arg for a in callee.args.args), call.args), *((k.arg, k.value) for k in call.keywords)]
-        found |= {arg.id for param, arg in passed if param in inner and isinstance(arg, ast.Name)}
+    calls = [(n, helpers[n.func.id]) for n in walk(fn)
+             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in helpers]
+    for call, callee in calls:
+        if callee.name not in seen:
+            inner = _integer_operands(callee, helpers, seen | {fn.name})
+            passed = [*zip((a.arg for a in callee.args.args), call.args), *((k.arg, k.value) for k in call.keywords)]
+            found |= {arg.id for param, arg in passed if param in inner and isinstance(arg, ast.Name)}
     return found
 
 

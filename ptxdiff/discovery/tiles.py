@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from ptxdiff.source.syntax import dotted_name, walk
+from ptxdiff.source.syntax import assigned_value, dotted_name, last_name, walk
 
 Tiles = tuple[tuple[str, str], ...]
 Bound = tuple[str, int]             # a constexpr's value (by name; "" for none) plus a constant
@@ -111,25 +111,14 @@ def unrolled_loops(fn: ast.FunctionDef, sizes: frozenset[str]) -> Unrolled:
 SORTS = frozenset({"sort", "topk", "argsort"})   # triton's bitonic sorts (tl.sort, tl.topk) and what repositories name theirs
 
 
-def _callee(node: ast.Call) -> str:
-    """The name a call calls: `sort` of `tl.sort(x)`, of `x.sort()` and of `(a + b).sort()`."""
-    func = node.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-
-
 def _log_bounded(fn: ast.FunctionDef) -> frozenset[str]:
     """Locals assigned a log2 (`n_dims: tl.constexpr = _log2(x.shape[0])`): a loop up to one is a
     hand-written bitonic sort's stages."""
     out: set[str] = set()
     for node in walk(fn):
-        if isinstance(node, ast.Assign):
-            value, targets = node.value, node.targets
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            value, targets = node.value, [node.target]
-        else:
-            continue
-        if isinstance(value, ast.Call) and "log2" in _callee(value):
-            out |= {t.id for t in targets if isinstance(t, ast.Name)}
+        target, value = assigned_value(node)
+        if isinstance(target, ast.Name) and isinstance(value, ast.Call) and "log2" in last_name(value.func):
+            out.add(target.id)
     return frozenset(out)
 
 
@@ -141,8 +130,10 @@ def sorts(fns: Iterable[ast.FunctionDef]) -> int:
     count = 0
     for fn in fns:
         logs = _log_bounded(fn)
-        count += sum(1 for node in walk(fn) if isinstance(node, ast.Call) and _callee(node) in SORTS)
-        count += sum(1 for node in walk(fn) if isinstance(node, ast.For) and isinstance(node.iter, ast.Call)
-                     and _callee(node.iter) == "static_range" and any(
-                         isinstance(n, ast.Name) and n.id in logs for a in node.iter.args for n in ast.walk(a)))
+        for node in walk(fn):
+            if isinstance(node, ast.Call):
+                count += last_name(node.func) in SORTS
+            elif isinstance(node, ast.For) and isinstance(node.iter, ast.Call) \
+                    and last_name(node.iter.func) == "static_range":
+                count += any(isinstance(n, ast.Name) and n.id in logs for a in node.iter.args for n in ast.walk(a))
     return count

@@ -356,7 +356,6 @@ class StatementsMixin(InterpCore):
                     inner.vars[name] = EnumMember(node.name, name, value)
         return cls
 
-
     def _readable(self, node: ast.expr, scope: Scope) -> object:
         """A class's decorator or field annotation, None where it cannot be read: a class is read
         whatever its decorators are (a `@dataclass` beside the kernels), only `@aggregate` matters."""

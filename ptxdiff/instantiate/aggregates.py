@@ -99,9 +99,9 @@ def build(value: Class, module: str, convert: Callable[[object, str], Any],
     once it can be named, for a method that returns `State(...)`; else why it cannot be built."""
     import triton.language as tl
 
-    dunders = [n for n, _ in value.fields] + [n for n in value.namespace if n != "__init__" and
-                                              isinstance(value.namespace[n], Function)]
-    if any(n.startswith("__") for n in dunders):
+    names = [n for n, _ in value.fields] + [n for n, m in value.namespace.items() if n != "__init__" and
+                                            isinstance(m, Function)]
+    if any(n.startswith("__") for n in names):
         return "a field or method named like Python's own (`__...`), which no kernel may reach"
     annotations: dict[str, Any] = {}
     for name, annotation in value.fields:
