@@ -18,7 +18,7 @@ from typing import Any
 
 from ptxdiff.evaluator import regex
 from ptxdiff.evaluator.core import InterpCore
-from ptxdiff.evaluator.installed import gluon_layout, installed_version, real_object, triton_module_exists
+from ptxdiff.evaluator.installed import gluon_layout, installed_version, real_object, triton_constant, triton_module_exists
 from ptxdiff.evaluator.scope import Function
 from ptxdiff.evaluator.sizes import check_itertools, check_math
 from ptxdiff.evaluator.values import (
@@ -311,7 +311,8 @@ class HostMixin(InterpCore):
             return External(dotted)
         if (dotted.startswith("triton.") and not dotted.startswith("triton.runtime")) and not importing:
             real_object(dotted)  # `triton.language.gather` on this triton: AttributeError if missing
-        return External(dotted)
+        constant = triton_constant(dotted)   # `core.CONSTEXPR_0`: the value it holds
+        return constant if constant is not None else External(dotted)
 
 
 _Handler = Callable[[HostMixin, str, list[Any], dict[str, Any]], Any]

@@ -13,7 +13,7 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from ptxdiff.evaluator.values import DTYPES, DType, Raised
+from ptxdiff.evaluator.values import DTYPES, Constexpr, DType, Raised
 
 
 def installed_version(package: str) -> str | None:
@@ -83,6 +83,22 @@ def is_true_object(dotted: str) -> bool:
     except Raised:
         return False
     return not hasattr(type(obj), "__bool__") and not hasattr(type(obj), "__len__")
+
+
+def triton_constant(dotted: str) -> Constexpr | None:
+    """A constant of triton's own (`tl.core.CONSTEXPR_0`, a `tl.constexpr` of a plain value) as
+    the value it holds: a kernel's default `descending: tl.constexpr = core.CONSTEXPR_0` is 0, read
+    as triton reads it, not a name the compiler cannot convert. None for anything else."""
+    if not dotted.startswith("triton.") or dotted.startswith("triton.runtime"):
+        return None
+    try:
+        import triton.language as tl
+        obj = real_object(dotted)
+    except (ImportError, Raised):
+        return None
+    if isinstance(obj, tl.constexpr) and (obj.value is None or isinstance(obj.value, (bool, int, float, str))):
+        return Constexpr(obj.value)
+    return None
 
 
 GLUON_LANGUAGE = "triton.experimental.gluon.language"

@@ -55,6 +55,23 @@ def test_triton_values_configs_constexprs_dtypes():
     assert value(files, "N") == 8 + 128
 
 
+def test_a_constant_of_triton_s_is_the_value_it_holds():
+    """`core.CONSTEXPR_0` (a kernel's default `descending: tl.constexpr = core.CONSTEXPR_0`) is a
+    `tl.constexpr` of triton's own holding 0: read as that value, however it is reached, and false;
+    before, an opaque name that the compiler could not convert (`cannot convert ... to tensor`)."""
+    src = """
+        import triton.language as tl
+        import triton.language.core as core
+        from triton.language.core import CONSTEXPR_0
+        A = tl.core.CONSTEXPR_0
+        B = core.CONSTEXPR_0
+        C = 1 if CONSTEXPR_0 else 2
+    """
+    files = {"m.py": src}
+    assert value(files, "A") == value(files, "B") == value(files, "CONSTEXPR_0") == Constexpr(0)
+    assert value(files, "C") == 2
+
+
 def test_a_name_has_the_value_python_would_give_at_that_point():
     src = """
         X = 1

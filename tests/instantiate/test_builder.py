@@ -26,6 +26,8 @@ from helpers import (
     install,
     make_repo,
     ptxdiff,
+    rows_by_kernel,
+    run_json,
     run_main,
     scale_kernel,
     write,
@@ -835,3 +837,29 @@ def _kernel_of(builder, kid: str):
     from ptxdiff.discovery.kernels import discover
 
     return discover(builder.interp.index.snapshot).kernels[kid]
+
+
+@pytest.mark.integration
+def test_a_default_that_names_a_constant_of_triton_s_compiles_as_its_value(tmp_path, capsys):
+    """`DESCENDING: tl.constexpr = core.CONSTEXPR_0` (a bitonic sort's order, passed on to a
+    helper that compares with it): before, every spec failed with `cannot convert
+    triton.language.core.CONSTEXPR_0 ... to tensor`."""
+    source = HEADER + """import triton.language.core as core
+
+
+@triton.jit
+def _order(x, flip):
+    return tl.where((x > 0.0) != flip, -x, x)
+
+
+@triton.jit
+def order(x_ptr, n, DESCENDING: tl.constexpr = core.CONSTEXPR_0, BLOCK: tl.constexpr = 64):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(x_ptr + offs, _order(x, DESCENDING) * VALUE, mask=offs < n)
+"""
+    repo = make_repo(tmp_path, {"k.py": source.replace("VALUE", "3.0")})
+    commit(repo, "value", {"k.py": source.replace("VALUE", "5.0")})
+    rows = rows_by_kernel(run_json(["diff", "-C", str(repo), "HEAD~1", "HEAD"], capsys))["k.py::order"]
+    assert [r["verdict"] for r in rows] == ["constants-only"] * len(rows), [r.get("error") for r in rows]
+    assert "DESCENDING=0" in rows[0]["spec"]
