@@ -543,7 +543,10 @@ def diff(clone: str, commits: int, box: float, per_commit: float, factories: set
         # such a commit: its counter-changed kernels count as changed and not measured, not as silence
         n_kernels = len(set(nvidia) | set(ck)) if timed else len(nvidia) + len(silent)
         measured = sum(m for _, _, m in nvidia.values())
+        specs = sum(1 for r in report["kernels"] if r["kernel"] in nvidia)   # spec rows of those kernels (issue 40)
+        stats["specs"] = stats.get("specs", 0) + specs
         stats["commits"].append({"rev": rev[:10], "listed": len(nvidia), "measured": measured, "silent": silent,
+                                 "specs": specs,
                                  "counter": sorted(ck), "helpers": sorted(ch), "seconds": round(took, 1),
                                  "error": report.get("error"),
                                  "other_backends": len(verdicts) - len(nvidia) - len(broken) + len(noted)})
@@ -572,7 +575,7 @@ def diff(clone: str, commits: int, box: float, per_commit: float, factories: set
             stats["failures"][c] += 1
             stats["examples"].setdefault(c, f"{rev[:10]} {k}: {error[:300]}")
         print(f"  {rev[:10]} listed {len(nvidia)} measured {measured} silent {0 if timed else len(silent)} "
-              f"(counter {len(ck)}, helpers {len(ch)}) {took:.0f}s {report.get('error') or ''}", flush=True)
+              f"(counter {len(ck)}, helpers {len(ch)}) specs {specs} {took:.0f}s {report.get('error') or ''}", flush=True)
     stats["seconds"] = round(time.perf_counter() - start)
     return stats
 

@@ -68,13 +68,11 @@ def timed(cmd: list[str], cwd: str, env: dict) -> tuple[float, str]:
     return elapsed, proc.stdout + proc.stderr
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--sandbox-cost", action="store_true", help="also the cold runs without the sandbox")
-    args = ap.parse_args()
+def corpus_jobs(work: Path) -> tuple[Path, list[str], dict, int]:
+    """The corpus pairs as a repository under `work`, its two revisions, the environment of a
+    cache of its own, and the specs ptxdiff compiles for them (`work/jobs.json`, as BASELINE
+    reads it: old side, then new)."""
     pairs = load_pairs(names=PAIRS)
-    work = Path(tempfile.mkdtemp(prefix="ptxdiff-bench-"))
     repo = work / "repo"
     first, second = build_repo(pairs, repo, [90])
     env = dict(os.environ, PTXDIFF_CACHE_DIR=str(work / "cache"))
@@ -86,7 +84,7 @@ def main() -> int:
     failed = [r for r in rows if r["verdict"] == "failed"]
     if failed:
         raise SystemExit(f"benchmark kernels failed to compile: {failed[0]['error']}")
-    jobs = {"old": [], "new": []}
+    jobs: dict[str, list[dict]] = {"old": [], "new": []}
     for side in ("old", "new"):
         for r in rows:
             name = r["kernel"].split("/")[1].split(".py")[0]
@@ -96,11 +94,21 @@ def main() -> int:
                 continue
             jobs[side].append({"module": name, "kernel": pair.kernel, "spec": spec,
                                "file": str(corpus_dir() / "pairs" / name / f"{side}.py")})
+    (work / "jobs.json").write_text(json.dumps(jobs))
+    return repo, ptxdiff, env, len(jobs["old"]) + len(jobs["new"])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--sandbox-cost", action="store_true", help="also the cold runs without the sandbox")
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="ptxdiff-bench-"))
+    repo, ptxdiff, env, n_compiles = corpus_jobs(work)
+    pairs = load_pairs(names=PAIRS)
     spec_file = work / "jobs.json"
-    spec_file.write_text(json.dumps(jobs))
     script = work / "baseline.py"
     script.write_text(BASELINE)
-    n_compiles = len(jobs["old"]) + len(jobs["new"])
 
     results: dict[str, list[float]] = {"baseline": [], "cold -j1": [], "cold -j2": [], "warm": []}
     off = dict(env, PTXDIFF_SANDBOX="off")
