@@ -233,6 +233,9 @@ class CallsMixin(InterpCore):
             kwargs["key"] = self._pyfunc(kwargs["key"])
         if name == "bool" and len(args) == 1 and not kwargs:
             return self.truth(args[0])
+        if name == "dict" and (not args or len(args) == 1 and isinstance(args[0], dict)):
+            # a container, like `{...}`: it holds any value (`heuristics(dict(EVEN=lambda args: ...))`)
+            return self.sized({**(args[0] if args else {}), **kwargs})
         if name == "zip":
             args = [self.iterate(a) for a in args]
         elif args and (name in _ITERATING or name in ("min", "max") and len(args) == 1) \

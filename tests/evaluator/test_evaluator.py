@@ -72,6 +72,19 @@ def test_a_constant_of_triton_s_is_the_value_it_holds():
     assert value(files, "C") == 2
 
 
+def test_dict_of_keywords_holds_any_value_as_a_literal_does():
+    """`@triton.heuristics(dict(EVEN=lambda args: ...))`: before, "dict() of <function <lambda>>"
+    was refused and every value the heuristics compute was guessed instead."""
+    files = {"m.py": """
+        H = dict(EVEN=lambda args: args["n"] % 2 == 0, HALF=lambda args: args["n"] // 2)
+        K = dict(H, ONE=1)
+        EVEN = H["EVEN"]({"n": 4})
+        HALF = K["HALF"]({"n": 4})
+    """}
+    assert value(files, "EVEN") is True and value(files, "HALF") == 2
+    assert sorted(value(files, "K")) == ["EVEN", "HALF", "ONE"]
+
+
 def test_a_name_has_the_value_python_would_give_at_that_point():
     src = """
         X = 1
