@@ -162,6 +162,9 @@ def constexpr_hints(fn: ast.FunctionDef, consts: Mapping[str, object], kinds: Ma
             hints[n] = Hint((SOME_FLOAT,), "a float (from its use or name)")
         elif n in blocks and "unrolled" in u:
             hints[n] = Hint((SMALL_INT,), "a block size that also bounds an unrolled loop (small)")
+        elif n in blocks and SMALL_NAME.search(n) and not BLOCK_NAME.search(n):
+            # a count used as one side of a shape (`(BLOCK, HEAD_GROUPS, D)`): its name's size, not a block's
+            hints[n] = Hint((SMALL_INT,), "a small count (its name) used in a shape")
         elif n in blocks:
             tile = re.search(r"(_|^B)[MNKTDHV]\d?$|^B[A-Z]$", n)  # BLOCK_M, BK, BT: one side of a tile
             value = ONE_BLOCK if len(blocks) == 1 and not tile and n not in squares else MANY_BLOCKS

@@ -119,3 +119,17 @@ def test_a_boundary_compiles_the_value_and_its_neighbour_on_the_other_side():
     assert boundary(ast.LtE(), 10) == (10, 11) and boundary(ast.GtE(), 10) == (10, 9)
     assert boundary(ast.Gt(), LARGEST_SIZE) == (LARGEST_SIZE,)   # past it takes hours to compile
     assert boundary(ast.Gt(), True) == () and boundary(ast.Lt(), "x") == ()
+
+
+def test_a_count_named_so_in_a_shape_is_guessed_small_not_a_block():
+    """`QUERY_HEAD_GROUPS` as one side of a shape (`q.reshape(BLOCK, HEAD_GROUPS, D)`): its name
+    says a small count (4), as `BLOCK_D` beside it says a block (64); guessed 64, a repository's
+    `16 // HEAD_GROUPS` made a 0-wide shape and every spec failed."""
+    fn = module_functions(ast.parse(textwrap.dedent('''
+def k(x_ptr, BLOCK: tl.constexpr, HEAD_GROUPS: tl.constexpr, BLOCK_D: tl.constexpr):
+    q = tl.load(x_ptr + tl.arange(0, BLOCK * HEAD_GROUPS * BLOCK_D))
+    q = q.reshape(BLOCK, HEAD_GROUPS, BLOCK_D)
+    tl.store(x_ptr + tl.arange(0, BLOCK * HEAD_GROUPS * BLOCK_D), q.reshape(BLOCK * HEAD_GROUPS * BLOCK_D))
+''')))["k"]
+    hints = {name: hint.values for name, hint in constexpr_hints(fn, {}).items()}
+    assert hints["HEAD_GROUPS"] == (4,) and hints["BLOCK_D"] == hints["BLOCK"] == (64,)
