@@ -28,7 +28,7 @@ from ptxdiff.store import Store
 if TYPE_CHECKING:  # types only: pygit2 stays out of discovery
     from ptxdiff.git.repo import Snapshot
 
-FORMAT = 19   # 19: the sorts a kernel compiles (the cost estimate)
+FORMAT = 20   # 19: the sorts a kernel compiles (the cost estimate); 20: pointers through whole aliases, counts in shapes
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 

@@ -108,6 +108,7 @@ class _Locals:
     params: list[str]
     derived: dict[str, set[str]]  # local -> the additive terms of its value (`p = X + ...`): pointers it may hold
     uses: dict[str, set[str]]     # local -> every name its value reads
+    aliases: dict[str, set[str]]  # local -> each name assigned to it whole (`do = DO`, then `do = SLIDE_DO`)
 
     def roots(self, address: ast.expr) -> tuple[set[str], set[str]]:
         """Every additive term of an address (through locals), and the `*ptr*` params among them."""
@@ -120,20 +121,31 @@ class _Locals:
         return seen, {n for n in seen if n in self.params and "ptr" in n.lower()}
 
 
+def _whole(value: ast.expr) -> set[str]:
+    """The names a value is, whole: `DO`; either of `SlidingOut if sliding else Out`."""
+    if isinstance(value, ast.Name):
+        return {value.id}
+    if isinstance(value, ast.IfExp):
+        return _whole(value.body) | _whole(value.orelse)
+    return set()
+
+
 def _locals(params: list[str], nodes: list[ast.AST]) -> _Locals:
     derived: dict[str, set[str]] = {}
     uses: dict[str, set[str]] = {}
+    aliases: dict[str, set[str]] = {}
     for node in nodes:
         target, value = assigned_value(node)
         if isinstance(target, ast.Name) and value is not None:
             derived.setdefault(target.id, set()).update(_pointer_terms(value))
             uses.setdefault(target.id, set()).update(names_in(value))
+            aliases.setdefault(target.id, set()).update(_whole(value))
         elif isinstance(target, (ast.Tuple, ast.List)) and value is not None:  # `lo, hi = tl.split(out)`
             for name in names_in(target):
                 uses.setdefault(name, set()).update(names_in(value))
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):  # `k_len += nxt - cur`
             uses.setdefault(node.target.id, set()).update(names_in(node.value))
-    return _Locals(params, derived, uses)
+    return _Locals(params, derived, uses, aliases)
 
 
 def _loads_in(value: ast.expr) -> list[ast.Call]:
@@ -474,18 +486,30 @@ def kinds_through_helpers(fn: ast.FunctionDef, kinds: dict[str, str | None],
         params = [a.arg for a in helper.args.args]
         passed = [(a.id, params[i]) for i, a in enumerate(call.args) if i < len(params) and isinstance(a, ast.Name)]
         passed += [(v.id, k.arg) for k in call.keywords if k.arg and isinstance(v := k.value, ast.Name)]
-        for mine, their in passed:
-            if mine not in out:   # a local the kernel made of one param (`K_scale_ptr = K_scale + off`)
-                terms = [n for n in flow.roots(ast.Name(id=mine))[0] if n in out]
-                # the one param among its address terms (`K_ptrs = K + offs`), else the one not named for an int
-                terms = [n for n in terms if not int_named(n)] if len(terms) > 1 else terms
-                mine = terms[0] if len(terms) == 1 else mine
-            own, kind = out.get(mine, "-"), theirs.get(their)
-            if own == "-" or not kind or not kind.startswith("*"):
+        for local, their in passed:
+            kind = theirs.get(their)
+            if not kind or not kind.startswith("*"):
                 continue
-            if own is None or not own.startswith("*") or own == "*fp32" and kind != "*fp32":
-                out[mine] = kind
+            for mine in _params_held(local, out, flow):
+                own = out[mine]
+                if own is None or not own.startswith("*") or own == "*fp32" and kind != "*fp32":
+                    out[mine] = kind
     return out
+
+
+def _params_held(local: str, params: Collection[str], flow: _Locals) -> list[str]:
+    """The params a name the kernel passes on may hold: itself; each param a local is assigned
+    whole, one branch or another (`do = DO` / `do = SLIDE_DO`, then `do += off`: a pointer either
+    way); else the one param among a local's address terms (`K_ptrs = K + offs`), or the one
+    not named for an int."""
+    if local in params:
+        return [local]
+    whole = sorted(n for n in flow.aliases.get(local, ()) if n in params)
+    if whole:
+        return whole
+    terms = [n for n in flow.roots(ast.Name(id=local))[0] if n in params]
+    terms = [n for n in terms if not int_named(n)] if len(terms) > 1 else terms
+    return terms if len(terms) == 1 else []
 
 
 def addressed(fn: ast.FunctionDef) -> frozenset[str]:

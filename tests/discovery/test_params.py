@@ -94,3 +94,26 @@ def test_the_params_behind_a_value_are_found_through_assignments_nearest_first()
 ])
 def test_a_name_says_integer_only_for_a_size_count_stride_or_dimension(name, is_int):
     assert int_named(name) is is_int
+
+
+def test_a_pointer_the_kernel_passes_on_through_a_local_it_was_assigned_to_whole():
+    """`do = DO`, `do = SLIDE_DO` in a branch, or `o = SlidingOut if s else Out`, then `do += off`
+    and the local handed to a helper that loads from it: each of those params is a pointer (before,
+    several params among the local's terms read as none of them, and `LSE` was guessed an int)."""
+    fns = functions('''
+def _h(P, Q):
+    return tl.load(P) + tl.load(Q)
+
+
+def k(DO, SLIDE_DO, Out, SlidingOut, off, SLIDING: tl.constexpr):
+    do = DO
+    if SLIDING:
+        do = SLIDE_DO
+    do += off
+    o = SlidingOut if SLIDING else Out
+    return _h(do, o)
+''')
+    kinds = kinds_through_helpers(fns["k"], infer_param_kinds(fns["k"]), fns)
+    assert {p: kinds[p] for p in ("DO", "SLIDE_DO", "Out", "SlidingOut")} == dict.fromkeys(
+        ("DO", "SLIDE_DO", "Out", "SlidingOut"), "*fp32")
+    assert kinds["off"] != "*fp32"
