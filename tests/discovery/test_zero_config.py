@@ -1001,6 +1001,27 @@ def test_guessed_sizes_the_kernels_shapes_cannot_take_are_searched(tmp_path):
     assert any("which does not fit the kernel" in n for n in row.spec_detail.notes)
 
 
+SPREAD = HEADER + '''
+@triton.jit
+def k(x_ptr, out_ptr, BLOCK_A: tl.constexpr, BLOCK_B: tl.constexpr, BLOCK_C: tl.constexpr):
+    a = tl.load(x_ptr + tl.arange(0, BLOCK_A))
+    t = tl.broadcast_to(a[:, None, None, None], (BLOCK_A, BLOCK_B, BLOCK_C, 8))
+    tl.store(out_ptr + tl.arange(0, BLOCK_A), tl.sum(tl.sum(tl.sum(t, 3), 2), 1) SCALE)
+'''
+
+
+@pytest.mark.integration
+def test_guessed_sizes_whose_block_is_larger_than_triton_allows_are_searched(tmp_path):
+    """Three guessed block sizes of 64 in one shape (64 x 64 x 64 x 8: more elements than
+    triton's maximum of 2**20, `numel ... exceeds triton maximum tensor numel`): searched like a
+    misfit; before, every spec failed."""
+    (row,) = _pair_rows(tmp_path, SPREAD, " * 2.0", jobs=1)
+    assert row.error is None and row.verdict == "structural", row.error
+    c = row.spec_detail.constexprs
+    assert c["BLOCK_A"] * c["BLOCK_B"] * c["BLOCK_C"] * 8 <= 2 ** 20, c
+    assert any("which does not fit the kernel" in n for n in row.spec_detail.notes)
+
+
 EXPONENT = HEADER + '''
 @triton.jit
 def k(x_ptr, out_ptr, eps_exp: tl.constexpr):
