@@ -36,7 +36,7 @@ DEFAULT_MAX_MB = 512
 FORMAT = 5   # bump when the stored value changes shape or meaning: older entries then read as misses
 # (3: no result depends on a clock: guessed sizes shrink by the cost rule, memory failures from a fresh worker;
 # 4: a device function's harness unpacks its values, a name its module binds nowhere is the kernel's own error;
-# 5: a block over triton's maximum numel is searched, a constant of triton's is its value)
+# 5: a block over triton's maximum numel is searched, a constant of triton's is its value, configs of AMD's options)
 
 
 def cache_dir(git_dir: str) -> Path:

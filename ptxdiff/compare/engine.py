@@ -23,7 +23,7 @@ from ptxdiff.compare.notes import Note, NoteKind, as_notes
 from ptxdiff.compare.pairing import Pair, launched, pair_kernels, path_matches, select
 from ptxdiff.compare.replan import Need
 from ptxdiff.compare.results import Provenance, Report, Row
-from ptxdiff.compare.rows import pair_rows, said_rows, tritons_own, unparsed_rows
+from ptxdiff.compare.rows import pair_rows, said_rows, tritons_own, unparsed_rows, written_for
 from ptxdiff.compare.spec_result import SpecResult
 from ptxdiff.compile import toolchains
 from ptxdiff.discovery.forks import fork_note, own_triton
@@ -311,6 +311,10 @@ class Engine:
             said = tritons_own(old_need, new_need)
             if said:
                 messages.append(Note(NoteKind.TRITONS_OWN, pair.kernel_id, f"{pair.kernel_id}: {said}"))
+                continue
+            if (backend := written_for(old_need, new_need)) is not None:
+                messages.append(Note(NoteKind.OTHER_BACKEND, pair.kernel_id,
+                                     f"{pair.kernel_id}: {backend[0]} kernel: not compiled ({backend[1]})"))
                 continue
             for cc in targets:
                 came = self.measurer.came(cc, old_need, new_need)

@@ -41,6 +41,14 @@ def tritons_own(*needs: Need | None) -> str | None:
     return None
 
 
+def written_for(*needs: Need | None) -> tuple[str, str] | None:
+    """Where a side's configs are written for another backend (declared.OtherBackend): that
+    backend and why, said instead of rows. None when none is."""
+    results = [r for need in needs if need is not None for rs in need.results.values() for r in rs]
+    said = next((r for r in results if r.other_backend), None)
+    return (said.other_backend, said.error or "") if said is not None and said.other_backend else None
+
+
 def _signature_change(a: SpecResult, b: SpecResult) -> str | None:
     """What the parameters did between two compiled results (verdict.signature_change)."""
     if a.spec is None or b.spec is None:

@@ -43,6 +43,7 @@ class SpecResult:
     failure: Failure | None = None     # why there is no measurement (with `error`)
     bound: float | None = None         # the bound it ran past (TIMEOUT) or crashed its worker under (CRASH)
     tritons_own: str | None = None     # the triton builtin the kernel's name is bound to (NOT_THIS_TOOLCHAIN)
+    other_backend: str | None = None   # the backend its configs are written for (OTHER_BACKEND)
     retype: dict[str, Any] | None = None         # types a search found that compile (compile/retype.py)
     refit: dict[str, Any] | None = None          # sizes a search found that fit (compile/refit.py)
     target: int | None = None          # the target it was measured on, where not the row's own
@@ -81,7 +82,8 @@ class SpecResult:
         return cls(key=value.get("key"), label=value["label"], spec=spec, metrics=metrics,
                    ptx=value.get("ptx"), loc=SourceLines.from_json(value.get("loc")), error=error,
                    log=value.get("log"), failure=failure, bound=bound,
-                   tritons_own=value.get("tritons_own"), retype=value.get("retype"), refit=value.get("refit"),
+                   tritons_own=value.get("tritons_own"), other_backend=value.get("other_backend"),
+                   retype=value.get("retype"), refit=value.get("refit"),
                    target=value.get("target"), cubin=value.get("cubin"))
 
     def as_json(self) -> dict[str, Any]:
@@ -94,13 +96,15 @@ class SpecResult:
         spec = self.spec.as_json() if self.spec is not None else None
         out |= {k: v for k, v in {"spec": spec, **measured}.items() if v is not None}
         out |= _flags(self.failure, self.bound)
-        out |= {k: v for k, v in {"tritons_own": self.tritons_own, "retype": self.retype, "refit": self.refit,
+        out |= {k: v for k, v in {"tritons_own": self.tritons_own, "other_backend": self.other_backend,
+                                  "retype": self.retype, "refit": self.refit,
                                   "target": self.target}.items() if v is not None}
         return out
 
 
 _TYPES: dict[str, type | tuple[type, ...]] = {
-    "key": str, "ptx": str, "cubin": str, "log": str, "tritons_own": str, "retype": dict, "refit": dict,
+    "key": str, "ptx": str, "cubin": str, "log": str, "tritons_own": str, "other_backend": str, "retype": dict,
+    "refit": dict,
     "target": int}
 
 
@@ -122,7 +126,7 @@ def _failure_of(value: dict[str, Any]) -> tuple[Failure, float | None]:
 
 # the flags that say a failure's kind, in the order they are read (the first one set decides)
 _FLAGGED = (("transient", Failure.WORKER_ERROR), ("absent", Failure.ABSENT), ("tritons_own", Failure.NOT_THIS_TOOLCHAIN),
-            ("guarded", Failure.OVER_COST), ("deterministic", Failure.NO_SPECS))
+            ("other_backend", Failure.OTHER_BACKEND), ("guarded", Failure.OVER_COST), ("deterministic", Failure.NO_SPECS))
 
 
 def _flags(failure: Failure | None, bound: float | None) -> dict[str, Any]:
@@ -134,6 +138,7 @@ def _flags(failure: Failure | None, bound: float | None) -> dict[str, Any]:
         return {"crashed": bound}
     return {Failure.OVER_COST: {"guarded": True, "deterministic": True}, Failure.WORKER_ERROR: {"transient": True},
             Failure.NO_SPECS: {"deterministic": True}, Failure.NOT_THIS_TOOLCHAIN: {"deterministic": True},
+            Failure.OTHER_BACKEND: {"deterministic": True},
             Failure.ABSENT: {"deterministic": True, "absent": True}}.get(failure, {}) if failure else {}
 
 
@@ -146,7 +151,8 @@ def from_worker(pending: SpecResult, answer: CompileAnswer) -> SpecResult:
 def from_specs(answer: SpecsAnswer) -> SpecResult:
     """The one result of a kernel whose specs the worker could not have (a fact about the source
     and config, its kind the worker's)."""
-    said = {"error": answer.error, **({"tritons_own": answer.tritons_own} if answer.tritons_own else {})}
+    said = {"error": answer.error, **({"tritons_own": answer.tritons_own} if answer.tritons_own else {}),
+            **({"other_backend": answer.other_backend} if answer.other_backend else {})}
     return _answered(SpecResult(None, "-"), said, answer.failure)
 
 

@@ -51,6 +51,7 @@ class Failure(enum.Enum):
     WORKER_ERROR = "worker error"              # the request raised or was not run, or its worker did not start
     OVER_COST = "over cost"                    # guessed sizes over the cost rule (specs/cost.py): compiled shrunk
     NOT_THIS_TOOLCHAIN = "not this toolchain"  # the name is triton's own builtin under this triton
+    OTHER_BACKEND = "other backend"            # its configs pass another backend's compile options
     ABSENT = "absent"                          # the module does not define the kernel here
     NO_SPECS = "no specs"                      # the specs could not be had from the source and config
 
@@ -84,8 +85,9 @@ class SpecsAnswer:
 
     specs: tuple[Spec, ...] = ()
     error: str | None = None
-    failure: Failure | None = None     # NO_SPECS, ABSENT or NOT_THIS_TOOLCHAIN where `error` is set
+    failure: Failure | None = None     # NO_SPECS, ABSENT, NOT_THIS_TOOLCHAIN or OTHER_BACKEND where `error` is set
     tritons_own: str | None = None     # the triton builtin the kernel's name is bound to
+    other_backend: str | None = None   # the backend whose compile options its configs pass ("ROCm (AMD)")
 
     @property
     def out_of_memory(self) -> bool:

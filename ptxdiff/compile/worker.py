@@ -50,7 +50,7 @@ from ptxdiff.repo_config import KernelConfig
 from ptxdiff.sandbox.enter import begin, seal
 from ptxdiff.sandbox.policy import Policy
 from ptxdiff.source.modules import ModuleIndex
-from ptxdiff.specs.declared import AbsentKernel, TritonsOwn, config_options
+from ptxdiff.specs.declared import AbsentKernel, OtherBackend, TritonsOwn, config_options
 from ptxdiff.specs.plan import Plan
 from ptxdiff.specs.resolve import Declared, Spec, SpecError, resolve
 
@@ -374,6 +374,8 @@ class Worker:
                 return SpecsAnswer(error=str(e), failure=Failure.ABSENT)
             if isinstance(e, TritonsOwn):
                 return SpecsAnswer(error=str(e), failure=Failure.NOT_THIS_TOOLCHAIN, tritons_own=e.dotted)
+            if isinstance(e, OtherBackend):
+                return SpecsAnswer(error=str(e), failure=Failure.OTHER_BACKEND, other_backend=e.backend)
             return SpecsAnswer(error=str(e), failure=Failure.NO_SPECS)
 
     def compile(self, kernel: Kernel, spec: Spec, cc: int) -> CompileAnswer:

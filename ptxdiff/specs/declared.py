@@ -47,6 +47,22 @@ class TritonsOwn(SpecError):
         self.dotted = dotted
 
 
+class OtherBackend(SpecError):
+    """The kernel's autotune configs pass another backend's compile options (`waves_per_eu`):
+    triton's NVIDIA backend refuses them at the first launch (`Keyword argument waves_per_eu was
+    specified but unrecognised`), so the kernel is written for that backend, not compiled here."""
+
+    def __init__(self, backend: str, options: list[str]) -> None:
+        super().__init__(f"its autotune configs pass {', '.join(options)}, {backend}'s compile "
+                         f"option{'s' if len(options) > 1 else ''}, which triton refuses on NVIDIA at launch")
+        self.backend = backend
+
+
+# compile options of triton's AMD backend (HIPOptions) that its NVIDIA backend does not have
+AMD_OPTIONS = frozenset({"waves_per_eu", "matrix_instr_nonkdim", "kpack", "schedule_hint", "instruction_sched_variant",
+                         "allow_flush_denorm", "wgp_cu_mode", "llvm_fn_attrs"})
+
+
 def kernel_function(interp: Interp, kernel: Kernel) -> Function:
     """The kernel's function as the module binds it (the branch of an `if` the target takes); a
     kernel of a class or function body (`Ops.k`, `launch._k`) as that body defines it."""
@@ -177,6 +193,8 @@ def read(interp: Interp, kernel: Kernel) -> Declared:
         elif label and label not in ("staticmethod", "classmethod"):
             notes.append(f"decorator @{label} ignored (it does not change the compiled code)")
     params = [a.arg for a in node.args.args]
+    if amd := sorted({k for kwargs, *_ in autotune for k in kwargs if k in AMD_OPTIONS and k not in params}):
+        raise OtherBackend("ROCm (AMD)", amd)
     constexpr = {a.arg for a in node.args.args if is_constexpr(a.annotation)}
     defaults: dict[str, object] = {}
     runtime_defaults: dict[str, object] = {}

@@ -206,3 +206,28 @@ def test_a_kernel_written_for_the_repository_s_own_triton_fork_is_a_line_not_a_f
     assert "a triton builtin of the repository" in rows["pkg/ops.py::ranked"]["error"]
     # a kernel the branch adds over the fork it declares is a row too, never a line
     assert "pkg/more.py::ranked_too" in rows and not any("Triton fork" in m for m in report["messages"])
+
+
+@pytest.mark.integration
+def test_a_kernel_whose_configs_pass_amd_compile_options_is_a_line_not_a_failed_row(tmp_path, capsys) -> None:
+    """`triton.Config({"BLOCK": 64, "waves_per_eu": 2})` (flash-attention's ROCm kernels, plain
+    triton in an `amd` folder): triton's NVIDIA backend refuses the option at the first launch, so
+    the kernel is AMD's; before, each row failed with "names ['waves_per_eu'], which the kernel has
+    no parameter for". A kernel beside it whose configs are NVIDIA's still gets its row."""
+    source = HEADER + """
+@triton.autotune(configs=[triton.Config({"BLOCK": 64, OPTION}, num_warps=4)], key=["n"])
+@triton.jit
+def k(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * VALUE, mask=offs < n)
+"""
+    amd = source.replace("OPTION", '"waves_per_eu": 2')
+    plain = source.replace(", OPTION", "")
+    repo = make_repo(tmp_path, {"amd/k.py": amd.replace("VALUE", "3.0"), "ops/k.py": plain.replace("VALUE", "3.0")})
+    commit(repo, "change", {"amd/k.py": amd.replace("VALUE", "5.0"), "ops/k.py": plain.replace("VALUE", "5.0")})
+    rc, out, err = run_main(["-C", str(repo), "diff", "--format", "json", "HEAD~1", "HEAD"], capsys)
+    report = json.loads(out)
+    assert "amd/k.py::k: ROCm (AMD) kernel: not compiled (its autotune configs pass waves_per_eu, ROCm (AMD)'s " \
+           "compile option, which triton refuses on NVIDIA at launch)" in report["messages"], report["messages"]
+    (row,) = report["kernels"]
+    assert row["kernel"] == "ops/k.py::k" and row["error"] is None and row["verdict"] == "constants-only", row
