@@ -137,8 +137,9 @@ def kernel_verdicts(report: dict) -> dict[str, tuple[str, bool, bool]]:
 UNPARSED = re.compile(r"^(old|new): [^:]+:\d+: (SyntaxError|IndentationError)")
 
 
-# a name the kernel's module binds nowhere (ptxdiff's builder says so): triton fails the same way
-OWN_ERROR = re.compile(r"the kernel's own error, which triton raises at this revision too")
+# a name the kernel's module binds nowhere (ptxdiff's builder says so): triton fails the same way; a
+# relative import above the top-level package: Python refuses the module at that revision
+OWN_ERROR = re.compile(r"the (?:kernel|module)'s own error, which (?:triton|Python) raises at this revision too")
 
 
 def broken_source(report: dict) -> set[str]:

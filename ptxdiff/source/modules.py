@@ -198,6 +198,10 @@ def submodule(base: str, name: str) -> str:
     return f"{base}.{name}" if base else name
 
 
+# Python itself refuses such an import: no one can import that side, as no one can parse a syntax error
+OWN_IMPORT_ERROR = "the module's own error, which Python raises at this revision too"
+
+
 class AboveTop(ValueError):
     """A relative import that climbs above its module's top-level package (Python's ImportError
     "attempted relative import beyond top-level package"); the message names the import, the file
@@ -433,6 +437,9 @@ class ModuleIndex:
         return ".".join([*package, *([stmt.module] if stmt.module else [])])
 
     def _above(self, mod: ParsedModule, stmt: ast.ImportFrom, package: list[str]) -> str:
+        return f"{self._climb(mod, stmt, package)}: {OWN_IMPORT_ERROR}"
+
+    def _climb(self, mod: ParsedModule, stmt: ast.ImportFrom, package: list[str]) -> str:
         text = ast.unparse(stmt)
         where = f"{mod.path}:{stmt.lineno}: `{text[:117] + '...' if len(text) > 120 else text}` climbs above"
         if not package:
