@@ -178,7 +178,7 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
         transient = any(x.transient for x in (a, b) if x)
         blocking = has_base and not pair.unchanged and pair.role != Role.REPORT and blocks(verdict, source, cfg, error)
         if verdict == Verdict.UNMEASURED and source == SpecSource.GUESSED and a is not b and a and b \
-                and same_failure(a.error, b.error):
+                and same_failure(_unlabelled(a), _unlabelled(b)):
             unfit[len(rows)] = UNFIT
         elif verdict in (Verdict.ADDED, Verdict.REMOVED, Verdict.UNPAIRED) and has_base and source == SpecSource.GUESSED \
                 and failures:
@@ -197,6 +197,13 @@ def pair_rows(pair: Pair, old_res: list[SpecResult] | None, new_res: list[SpecRe
     if unfit and any(r.error is None for r in rows):
         rows = [dataclasses.replace(r, blocking=False, why=unfit[i]) if i in unfit else r for i, r in enumerate(rows)]
     return _lone(rows, pair, cfg, has_base)
+
+
+def _unlabelled(result: SpecResult) -> str | None:
+    """A result's error without its own spec's label, which a crash names (`worker crashed (signal
+    SIGSEGV) during k sm_90 BLOCK=32 ...: LLVM ERROR: ...`): the two sides' labels differ where
+    their constexprs do, and the failure is the same."""
+    return result.error.replace(result.label, "<spec>") if result.error and result.label else result.error
 
 
 def _lone(rows: list[Row], pair: Pair, cfg: repo_config.Config, has_base: bool) -> list[Row]:

@@ -162,6 +162,12 @@ def test_rows_of_the_report_only_never_block_and_say_so() -> None:
     ([bad("g", "compile failed: k.py:3: too big", "guessed"), ok("o")],
      [bad("g", "compile failed: k.py:4: too big", "guessed"), ok("o")], UNFIT),
     ([ok("o")], [bad("g", "compile failed: no", "guessed"), ok("o")], UNFIT_ONE_SIDE),
+    # a crash names its spec, whose label differs where the sides' constexprs do (GPTQ-triton's
+    # `scales_ptr:*bf16`, an LLVM error in one guessed combination on both sides)
+    ([dataclasses.replace(bad("g", "worker crashed (signal SIGSEGV) during k sm_90 B=32 s:*bf16: LLVM ERROR: mma",
+                              "guessed"), label="B=32 s:*bf16"), ok("o")],
+     [dataclasses.replace(bad("g", "worker crashed (signal SIGSEGV) during k sm_90 F=1 B=32 s:*bf16: LLVM ERROR: mma",
+                              "guessed"), label="F=1 B=32 s:*bf16"), ok("o")], UNFIT),
 ])
 def test_guessed_values_that_do_not_fit_are_said_and_do_not_block(old: list[SpecResult], new: list[SpecResult], why: str) -> None:
     rows = pair_rows(pair(kernel(fingerprint="a"), kernel(fingerprint="b")), old, new, 90, repo_config.Config(), True)
