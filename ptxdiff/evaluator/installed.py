@@ -88,8 +88,9 @@ def is_true_object(dotted: str) -> bool:
 def triton_constant(dotted: str) -> Constexpr | None:
     """A constant of triton's own (`tl.core.CONSTEXPR_0`, a `tl.constexpr` of a plain value) as
     the value it holds: a kernel's default `descending: tl.constexpr = core.CONSTEXPR_0` is 0, read
-    as triton reads it, not a name the compiler cannot convert. None for anything else."""
-    if not dotted.startswith("triton.") or dotted.startswith("triton.runtime"):
+    as triton reads it, not a name the compiler cannot convert. None for anything else; only a
+    name spelled like a constant is looked up (an import of triton's modules stays a name)."""
+    if not dotted.startswith("triton.") or dotted.startswith("triton.runtime") or not dotted.rpartition(".")[2].isupper():
         return None
     try:
         import triton.language as tl
