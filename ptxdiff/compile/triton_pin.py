@@ -341,6 +341,8 @@ _TL = rb"(?:\btl|\blanguage)\."   # `tl.gather(`, `triton.language.gather(`: nev
 APIS = (Api(re.compile(rb"\bmake_block_ptr\s*\("), None, "3.9", "block pointers (`tl.make_block_ptr`)"),
         Api(re.compile(rb"\b_experimental_descriptor_(?:load|store)\s*\("), None, "3.4",
             "the experimental descriptor API (`tl._experimental_descriptor_load`)"),
+        # `tl.flip(x)` flipped the last dimension through 3.3; 3.4 asserts on `dim=None`
+        Api(re.compile(_TL + rb"flip\s*\(\s*[\w.]+(?:\[[^\]\[()]*\])?\s*\)"), None, "3.4", "`tl.flip(x)` without `dim`"),
         # a kernel read such a global as a constant through 3.2; 3.3 refuses it, unless its value
         # is a constexpr object itself (`X: tl.constexpr = tl.constexpr(1)`, which every triton reads)
         Api(re.compile(rb"(?m)^[A-Za-z_]\w*\s*:\s*(?:[\w.]+\.)?constexpr\s*=(?!\s*(?:[\w.]+\.)?constexpr\s*\()"),

@@ -204,6 +204,18 @@ def test_written_for_reads_calls_not_mentions() -> None:
         "<3.9", "b.py uses block pointers (`tl.make_block_ptr`), gone in triton 3.9")
 
 
+@pytest.mark.parametrize("text, bounded", [
+    (b"a = tl.flip(tl.cumsum(tl.flip(x), axis=0)) + i\n", True),    # mlstm_kernels before its fix
+    (b"a = tl.flip(x[:, None])\n", True),
+    (b"a = tl.flip(x, dim=0)\nb = tl.flip(y, 1)\nc = torch.flip(z)\n", False),
+])
+def test_flip_without_dim_was_written_for_a_triton_before_3_4(text: bytes, bounded: bool) -> None:
+    """Through 3.3 `tl.flip(x)` flipped the last dimension; 3.4 and later fail their own
+    `static_assert(-len(x.shape) <= dim ...)` on `dim=None` (a TypeError, no line of the kernel)."""
+    ceiling = triton_pin.written_for([("k.py", text)]).ceiling
+    assert (ceiling is not None and ceiling.release == "3.4") is bounded
+
+
 def test_the_earliest_removal_bounds_the_pin(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(toolchains, "triton_version", lambda: "3.9.0")
     monkeypatch.setattr(toolchains, "listed", lambda: [])
