@@ -168,6 +168,8 @@ def classify(expr: ast.expr, fn: HostFunction | None, consts: Mapping[str, objec
         return None
     if isinstance(expr, ast.BinOp):
         a, b = classify(expr.left, fn, consts, depth + 1), classify(expr.right, fn, consts, depth + 1)
+        if a is None or b is None:   # `1.0 / absmax` of a tensor is a tensor: an unknown side says nothing
+            return None
         types = {(x.value if x.kind == FactKind.TYPE else _type_of(x.value)) for x in (a, b) if x and x.kind != FactKind.NONE}
         if types == {"i32"} and not isinstance(expr.op, ast.Div):
             return Fact(FactKind.TYPE, "i32")

@@ -28,7 +28,8 @@ from ptxdiff.store import Store
 if TYPE_CHECKING:  # types only: pygit2 stays out of discovery
     from ptxdiff.git.repo import Snapshot
 
-FORMAT = 20   # 19: the sorts a kernel compiles (the cost estimate); 20: pointers through whole aliases, counts in shapes
+FORMAT = 21   # 19: the sorts a kernel compiles (the cost estimate); 20: pointers through whole aliases, counts in shapes;
+# 21: launch arithmetic with a side it cannot read says no type
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 

@@ -225,6 +225,10 @@ def test_float_the_builtin_is_a_scalar_and_float_the_method_a_tensor():
     assert fact("float(scale)") == Fact("type", "fp32")
     assert fact("x.amax(dim=-1).float()") == Fact("type", "*fp32")   # Liger passes this for a *_ptr
     assert fact("y.half()") == Fact("type", "*fp16")
+    # arithmetic says a type only where both sides do: `1.0 / absmax` of a tensor is a tensor
+    # (bitsandbytes passes it for `absmax_inv_ptr`; read as a float, its row failed in `tl.load`)
+    assert fact("1.0 / absmax") is None and fact("n * 2") is None
+    assert fact("float(s) * 2") == Fact("type", "fp32")
 
 
 def test_plan_prefers_launch_sites_to_guesses_and_is_the_same_for_both_sides():
