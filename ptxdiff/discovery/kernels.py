@@ -140,7 +140,7 @@ def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | Non
         for obj in objects:
             closure = kernel_closure(index, mod, obj.name, spelling)
             found.append((mod, mod.tree, obj, closure))
-            helpers |= closure.jit_helpers - {(path, obj.name)}
+            helpers |= _helpers_named(obj, closure, objects, path)
         helpers |= {(path, name) for name in _nested_helpers(objects)}
         for name, fn, _, why in unresolved(spelling, mod, objects):
             closure = kernel_closure(index, mod, name, spelling)
@@ -217,6 +217,18 @@ def instance_method(fn: ast.FunctionDef) -> bool:
     args = [*fn.args.posonlyargs, *fn.args.args]
     return bool(args) and args[0].arg == "self" and not any(
         dotted_name(d) in (["staticmethod"], ["classmethod"]) for d in fn.decorator_list)
+
+
+def _helpers_named(obj: Found, closure: Closure, objects: list[Found], path: str) -> set[tuple[str, str]]:
+    """The jit helpers a jit object's closure reaches, less a jit function of its own top-level
+    statement that its `def` never names: the statements of one `if HAVE_TRITON:` block are each
+    kernel's definition (its fingerprint reads them all), and the block's own lines
+    (`k = autotune(configs)(_k_impl)`) name every kernel in it; none is the others' helper for that."""
+    siblings = {o.name for o in objects if o.top is obj.top and o is not obj}
+    named = {n.id for n in walk(obj.fn) if isinstance(n, ast.Name)} | \
+        {n.attr for n in walk(obj.fn) if isinstance(n, ast.Attribute)}
+    return {(p, n) for p, n in closure.jit_helpers - {(path, obj.name)}
+            if not (p == path and n in siblings and n.rsplit(".", 1)[-1] not in named)}
 
 
 def _nested_helpers(objects: list[Found]) -> set[str]:

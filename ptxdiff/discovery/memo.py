@@ -28,8 +28,8 @@ from ptxdiff.store import Store
 if TYPE_CHECKING:  # types only: pygit2 stays out of discovery
     from ptxdiff.git.repo import Snapshot
 
-FORMAT = 21   # 19: the sorts a kernel compiles (the cost estimate); 20: pointers through whole aliases, counts in shapes;
-# 21: launch arithmetic with a side it cannot read says no type
+FORMAT = 22   # 19: the sorts a kernel compiles (the cost estimate); 20: pointers through whole aliases, counts in shapes;
+# 21: launch arithmetic with a side it cannot read says no type; 22: kernels of one block are not each other's helpers
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 

@@ -193,6 +193,42 @@ def test_kernels_found_and_helpers_not_listed():
     assert found.broken == {}
 
 
+def test_kernels_of_one_guarded_block_are_not_each_others_helpers():
+    """GPTQModel's gguf kernels: every one inside one `if _TRITON_AVAILABLE:`, each wrapped below by
+    the repository's autotune (`k = autotune(configs)(_k_impl)`) and launched through a function
+    that takes the kernel (`kernel[grid](...)`). The block is each kernel's definition, its lines
+    name every kernel, so each was the others' helper and none was listed: silence. A jit
+    function of the block that a kernel's `def` calls stays its helper."""
+    files = {"ops/gg.py": textwrap.dedent('''
+        import triton
+        import triton.language as tl
+        from ops import tuning
+
+        if triton is not None:
+            @triton.jit
+            def _scale(x):
+                return x * 2.0
+
+            @triton.jit
+            def _q4_impl(x_ptr, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tl.store(x_ptr + offs, _scale(tl.load(x_ptr + offs)))
+
+            @triton.jit
+            def _q5_impl(x_ptr, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1.0)
+
+            q4 = tuning.autotune(configs=[])(_q4_impl)
+            q5 = tuning.autotune(configs=[])(_q5_impl)
+
+
+        def _launch(kernel, x):
+            kernel[(1,)](x)
+    ''')}
+    assert set(discover(FakeSnapshot(files)).kernels) == {"ops/gg.py::_q4_impl", "ops/gg.py::_q5_impl"}
+
+
 def test_unused_jit_function_is_a_kernel():
     found = discover(FakeSnapshot({"pkg/helpers.py": HELPERS}))
     assert set(found.kernels) == {"pkg/helpers.py::h", "pkg/helpers.py::unused"}
