@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from ptxdiff.evaluator.core import BINOPS, InterpCore, dispatch
 from ptxdiff.evaluator.installed import triton_module_exists
@@ -55,7 +55,18 @@ class StatementsMixin(InterpCore):
         self.eval(value, scope)
 
     def _exec_assign(self, stmt: ast.Assign, scope: Scope) -> None:
-        value = self.eval(stmt.value, scope)
+        try:
+            value = self.eval(stmt.value, scope)
+        except Refused as e:
+            if not (e.unreadable and scope.is_module and all(isinstance(t, ast.Name) for t in stmt.targets)):
+                raise
+            # a value made of an unreadable class, at module level (an `if HAS_TRITON:` block too), is
+            # unreadable in turn, raised where it is read: `k = own_autotune(configs)(_k_impl)`, whose
+            # autotuner class the evaluator refuses, does not sink `_k_impl` (host code still refuses the
+            # statement: a module guard takes the branch that runs)
+            for target in stmt.targets:
+                scope.vars[cast(ast.Name, target).id] = Unreadable(e)
+            return
         for target in stmt.targets:
             self.assign(target, value, scope)
 
@@ -178,6 +189,7 @@ class StatementsMixin(InterpCore):
                 raise
             # at module level (an `if HAS_TRITON:` block too) the refusal is the name's value, raised
             # where it is read: a `torch.autograd.Function` beside the kernels does not sink them
+            e.unreadable = True
             scope.vars[stmt.name] = Unreadable(e)
 
     def _exec_global(self, stmt: ast.Global | ast.Nonlocal, scope: Scope) -> None:

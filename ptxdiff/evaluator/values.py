@@ -29,6 +29,7 @@ class Refused(Exception):
         super().__init__(reason)
         self.reason, self.where = reason, where
         self.host_call = host_call  # a call into a package that is not imported: `except Exception` may take it
+        self.unreadable = False     # raised where a name bound to an Unreadable is read (not host code run)
 
     def __str__(self) -> str:
         return f"{self.where}: {self.reason}" if self.where else self.reason

@@ -85,6 +85,30 @@ def test_dict_of_keywords_holds_any_value_as_a_literal_does():
     assert sorted(value(files, "K")) == ["EVEN", "HALF", "ONE"]
 
 
+def test_a_refused_assignment_at_module_level_sinks_only_the_names_it_binds():
+    """GPTQModel's `if _TRITON_AVAILABLE:` block: `q4 = tuning.autotune(...)(_q4_impl)` calls a
+    repository class the evaluator does not interpret; before, the whole block was refused and
+    `_q4_impl`, defined above it in the block, could not be read. The refusal is `q4`'s value,
+    raised where `q4` is read."""
+    files = {"m.py": """
+        from tuning import Tuner
+        FLAG = True
+        if FLAG:
+            def kernel():
+                return 1
+            q4 = Tuner(configs=[])(kernel)
+            AFTER = 2
+    """, "tuning.py": """
+        import triton
+        class Tuner(triton.KernelInterface):
+            pass
+    """}
+    env = interp(files).env("m.py")
+    assert env.resolve("kernel").name == "kernel" and env.resolve("AFTER") == 2
+    with pytest.raises(Refused):
+        env.resolve("q4")
+
+
 def test_a_name_has_the_value_python_would_give_at_that_point():
     src = """
         X = 1
