@@ -42,11 +42,14 @@ def tritons_own(*needs: Need | None) -> str | None:
 
 
 def written_for(*needs: Need | None) -> tuple[str, str] | None:
-    """Where a side's configs are written for another backend (declared.OtherBackend): that
-    backend and why, said instead of rows. None when none is."""
+    """Where every side's configs are written for another backend (declared.OtherBackend): that
+    backend and why, said instead of rows. None when a side has NVIDIA's to compile: a branch
+    that adds `waves_per_eu` to an NVIDIA kernel's configs breaks its launch there, and its rows
+    say so and block (as tritons_own, every side must agree)."""
     results = [r for need in needs if need is not None for rs in need.results.values() for r in rs]
-    said = next((r for r in results if r.other_backend), None)
-    return (said.other_backend, said.error or "") if said is not None and said.other_backend else None
+    if results and all(r.other_backend for r in results):
+        return results[0].other_backend or "", results[0].error or ""
+    return None
 
 
 def _signature_change(a: SpecResult, b: SpecResult) -> str | None:

@@ -231,3 +231,26 @@ def k(x_ptr, n, BLOCK: tl.constexpr):
            "compile option, which triton refuses on NVIDIA at launch)" in report["messages"], report["messages"]
     (row,) = report["kernels"]
     assert row["kernel"] == "ops/k.py::k" and row["error"] is None and row["verdict"] == "constants-only", row
+
+
+@pytest.mark.integration
+def test_a_branch_that_adds_amd_options_to_an_nvidia_kernel_is_blocked_not_waved_through(tmp_path, capsys) -> None:
+    """Adding `waves_per_eu` to an NVIDIA kernel's configs (with a change to its body beside it)
+    breaks its launch on NVIDIA: before, the kernel read as AMD's from that one side, the report
+    said "no Triton kernel changed" and the push went through. Only where every side says so is
+    a kernel another backend's line."""
+    source = HEADER + """
+@triton.autotune(configs=[triton.Config({"BLOCK": 64OPTION}, num_warps=4)], key=["n"])
+@triton.jit
+def k(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * VALUE, mask=offs < n)
+"""
+    repo = make_repo(tmp_path, {"ops/k.py": source.replace("OPTION", "").replace("VALUE", "2.0")})
+    commit(repo, "tune", {"ops/k.py": source.replace("OPTION", ', "waves_per_eu": 2').replace("VALUE", "3.0")})
+    rc, out, err = run_main(["-C", str(repo), "diff", "--check", "--format", "json", "HEAD~1", "HEAD"], capsys)
+    report = json.loads(out)
+    (row,) = report["kernels"]
+    assert row["kernel"] == "ops/k.py::k" and row["verdict"] == "failed" and row["blocking"], row
+    assert "waves_per_eu" in row["error"] and rc == 1
+    assert not any("ROCm (AMD) kernel" in m for m in report["messages"]), report["messages"]
