@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bare_compile import compile_spec, load_kernel
 from compile_overhead import corpus_jobs
 
 _KERNELS: dict[tuple[str, str], object] = {}
@@ -38,28 +39,11 @@ def _start() -> None:
 
 
 def _compile(job: dict) -> float:
-    import importlib.util
-
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-
     key = (job["file"], job["kernel"])
     if key not in _KERNELS:
-        spec = importlib.util.spec_from_file_location(f"m{len(_KERNELS)}", job["file"])
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        fn = getattr(mod, job["kernel"])
-        while not hasattr(fn, "params"):
-            fn = fn.fn
-        _KERNELS[key] = fn
-    d = job["spec"]
-    names = list(d["signature"])
-    attrs = {(names.index(p),): [["tt.divisibility", 16]] for p, t in d["signature"].items() if t.startswith("*")}
+        _KERNELS[key] = load_kernel(job["file"], job["kernel"], f"m{len(_KERNELS)}")
     start = time.perf_counter()
-    triton.compile(ASTSource(fn=_KERNELS[key], signature=d["signature"], constexprs=d["constexprs"], attrs=attrs),
-                   target=GPUTarget("cuda", 90, 32), options={"num_warps": d["num_warps"], "num_stages": d["num_stages"]})
+    compile_spec(_KERNELS[key], job["spec"])
     return time.perf_counter() - start
 
 

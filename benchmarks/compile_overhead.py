@@ -35,27 +35,16 @@ PAIRS = ["gelu", "leaky_relu", "silu", "l2norm", "rmsnorm", "softmax", "layernor
          "row_scale_wrong_stride", "relu6_clamp_bound", "elu_module_alpha", "sum_fp16_accumulation"]
 
 BASELINE = textwrap.dedent('''
-    import importlib.util, json, os, sys
+    import json, os, sys
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     os.environ["TRITON_ALWAYS_COMPILE"] = "1"
     import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
+    sys.path.insert(0, sys.argv[2])
+    from bare_compile import compile_spec, load_kernel
     jobs = json.load(open(sys.argv[1]))
     for side in ("old", "new"):
-        for job in jobs[side]:
-            spec = importlib.util.spec_from_file_location(job["module"] + "_" + side, job["file"])
-            mod = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(mod)
-            fn = getattr(mod, job["kernel"])
-            while not hasattr(fn, "params"):
-                fn = fn.fn
-            d = job["spec"]
-            names = list(d["signature"])
-            attrs = {(names.index(p),): [["tt.divisibility", 16]] for p, t in d["signature"].items() if t.startswith("*")}
-            triton.compile(ASTSource(fn=fn, signature=d["signature"], constexprs=d["constexprs"], attrs=attrs),
-                           target=GPUTarget("cuda", 90, 32),
-                           options={"num_warps": d["num_warps"], "num_stages": d["num_stages"]})
+        for job in jobs[side]:   # each spec imports its module again, as each of ptxdiff's builds does
+            compile_spec(load_kernel(job["file"], job["kernel"], job["module"] + "_" + side), job["spec"])
 ''')
 
 
@@ -116,7 +105,8 @@ def main() -> int:
         results.update({"cold -j1 nosb": [], "cold -j2 nosb": []})
     imports_triton = None
     for _ in range(args.repeat):
-        results["baseline"].append(timed([sys.executable, str(script), str(spec_file)], str(work), env)[0])
+        results["baseline"].append(timed([sys.executable, str(script), str(spec_file), str(ROOT / "benchmarks")],
+                                         str(work), env)[0])
         results["cold -j1"].append(timed([*ptxdiff, "--no-cache", "--jobs", "1"], str(repo), env)[0])
         if args.sandbox_cost:
             results["cold -j1 nosb"].append(timed([*ptxdiff, "--no-cache", "--jobs", "1"], str(repo), off)[0])

@@ -32,10 +32,14 @@ NO_BRANCH = ("guessed values that do not fit: the failing side compares with non
              "(a branch only the other side has)")
 
 
+def _results(needs: tuple[Need | None, ...]) -> list[SpecResult]:
+    return [r for need in needs if need is not None for rs in need.results.values() for r in rs]
+
+
 def tritons_own(*needs: Need | None) -> str | None:
     """Where every side binds the kernel's name to a triton builtin (declared.TritonsOwn): what
     to say instead of rows. None when a side has code of its own to compile."""
-    results = [r for need in needs if need is not None for rs in need.results.values() for r in rs]
+    results = _results(needs)
     if results and all(r.tritons_own for r in results):
         return f"not a kernel under this triton: the module binds it to triton's `{results[0].tritons_own}`"
     return None
@@ -46,7 +50,7 @@ def written_for(*needs: Need | None) -> tuple[str, str] | None:
     backend and why, said instead of rows. None when a side has NVIDIA's to compile: a branch
     that adds `waves_per_eu` to an NVIDIA kernel's configs breaks its launch there, and its rows
     say so and block (as tritons_own, every side must agree)."""
-    results = [r for need in needs if need is not None for rs in need.results.values() for r in rs]
+    results = _results(needs)
     if results and all(r.other_backend for r in results):
         return results[0].other_backend or "", results[0].error or ""
     return None

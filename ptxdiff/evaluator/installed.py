@@ -71,18 +71,27 @@ def real_object(dotted: str) -> Any:
     raise Raised("ModuleNotFoundError", f"No module named {parts[0]!r}")
 
 
+_ABSENT = object()
+
+
+def _language_object(dotted: str) -> Any:
+    """One of triton's own objects outside its runtime (its language, compiler helpers), or
+    _ABSENT where the name is not triton's or this triton has no such object."""
+    if not dotted.startswith("triton.") or dotted.startswith("triton.runtime"):
+        return _ABSENT
+    try:
+        return real_object(dotted)
+    except Raised:
+        return _ABSENT
+
+
 def is_true_object(dotted: str) -> bool:
     """Whether a name of triton's is an object Python reads as true whatever its state: one whose
     type defines no `__bool__` and no `__len__` (a function, class, module, jit function); a
     repository's feature test (`getattr(gl, "barrier", None) or gl.thread_barrier`) takes the name
     this triton has. A constexpr (`tl.core.CONSTEXPR_0`, false) is not one."""
-    if not dotted.startswith("triton.") or dotted.startswith("triton.runtime"):
-        return False
-    try:
-        obj = real_object(dotted)
-    except Raised:
-        return False
-    return not hasattr(type(obj), "__bool__") and not hasattr(type(obj), "__len__")
+    obj = _language_object(dotted)
+    return obj is not _ABSENT and not hasattr(type(obj), "__bool__") and not hasattr(type(obj), "__len__")
 
 
 def triton_constant(dotted: str) -> Constexpr | None:
@@ -90,13 +99,12 @@ def triton_constant(dotted: str) -> Constexpr | None:
     the value it holds: a kernel's default `descending: tl.constexpr = core.CONSTEXPR_0` is 0, read
     as triton reads it, not a name the compiler cannot convert. None for anything else; only a
     name spelled like a constant is looked up (an import of triton's modules stays a name)."""
-    if not dotted.startswith("triton.") or dotted.startswith("triton.runtime") or not dotted.rpartition(".")[2].isupper():
+    if not dotted.rpartition(".")[2].isupper():
         return None
-    try:
-        import triton.language as tl
-        obj = real_object(dotted)
-    except (ImportError, Raised):
+    obj = _language_object(dotted)
+    if obj is _ABSENT:
         return None
+    import triton.language as tl
     if isinstance(obj, tl.constexpr) and (obj.value is None or isinstance(obj.value, (bool, int, float, str))):
         return Constexpr(obj.value)
     return None
