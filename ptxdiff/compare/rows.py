@@ -63,9 +63,10 @@ def _signature_change(a: SpecResult, b: SpecResult) -> str | None:
     return signature_change(dict(a.spec.signature), dict(b.spec.signature))
 
 
-# where an error is: `ops/k.py:12:5`, and in MLIR's diagnostics `ops/k.py@1a2b3c4d5e:12:5` (the
-# revision names the module); an edit moves it, a rename or a move of the file changes its path
-WHERE = re.compile(r"[\w.+/-]+\.py(?:@[0-9a-f]+)?(?::\d+)+")
+# where an error is: `ops/k.py:12:5`, and in MLIR's diagnostics `ops/k.py@1a2b3c4d5e:12:5` or, in a
+# `loc(...)`, `"ops/k.py@1a2b3c4d5e":12:5` (the revision names the module); an edit moves it, a
+# rename or a move of the file changes its path
+WHERE = re.compile(r"[\w.+/-]+\.py(?:@[0-9a-f]+)?\"?(?::\d+)+")
 
 
 def same_failure(a: str | None, b: str | None) -> bool:

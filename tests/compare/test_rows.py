@@ -113,6 +113,10 @@ def test_the_block_policy(verdict: str, source: str | None, error: str | None, c
      "PassManager::run failed (ops/k2.py@c81eb798a5:59:5: error: Failures)", True),
     ("PassManager::run failed (ops/k.py@8bbe1a54a8:45:1: error: Failures)",
      "PassManager::run failed (ops/k.py@c81eb798a5:45:1: error: Other)", False),
+    # and its `loc(...)` quotes the file: `loc("ops/k.py@rev":533:11)`
+    ('CompileTimeAssertionFailure (loc("ops/k.py@3ce1babb46":533:11): error: operation scheduled before its operands)',
+     'CompileTimeAssertionFailure (loc("ops/k.py@26439b3607":533:11): error: operation scheduled before its operands)',
+     True),
     (None, "x", False),
     ("", "", False),
 ])
