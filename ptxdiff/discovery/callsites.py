@@ -343,6 +343,20 @@ def module_dicts(tree: ast.Module) -> dict[str, ast.expr]:
     return {k: v for k, v in out.items() if k not in changed}
 
 
+def passed_alike(calls: list[ast.Call], params: list[str], constexprs: frozenset[str]) -> tuple[tuple[str, ...], ...]:
+    """Constexprs every launch site passes one expression (`BLOCK_M=BLOCK, BLOCK_N=BLOCK`): they
+    hold one value at every launch, so their values are compiled together, never crossed (a
+    crossed pair is no launch, and often no shape the kernel takes). Groups of two or more, sorted."""
+    if not calls:
+        return ()
+    per_site = [{name: ast.dump(expr) for name, expr in arguments(call, params).items() if name in constexprs}
+                for call in calls]
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for name in sorted(per_site[0]):   # the same expression at every site, of every name of a group
+        groups.setdefault(tuple(site.get(name, "") for site in per_site), []).append(name)
+    return tuple(sorted(tuple(names) for key, names in groups.items() if len(names) > 1 and all(key)))
+
+
 def merge(sites: list[dict[str, Fact]], constexprs: frozenset[str] = frozenset()) -> dict[str, tuple[Fact, ...]]:
     """Facts every launch site agrees on kind for; distinct values kept in order. A constexpr
     that some sites pass and others leave to its default is an `expr` fact beside the values

@@ -15,7 +15,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from ptxdiff.discovery.callsites import Fact, HostFunction, launch_calls, merge, module_dicts, site_facts
+from ptxdiff.discovery.callsites import Fact, HostFunction, launch_calls, merge, module_dicts, passed_alike, site_facts
 from ptxdiff.discovery.decorators import Found, backend_of, jit_objects, unresolved
 from ptxdiff.discovery.descriptors import descriptor_types
 from ptxdiff.discovery.documented import documented_types
@@ -49,6 +49,9 @@ class Kernel:
     paths: frozenset[str]  # the repo files its effective source reads, and those of its launch sites
     names: frozenset[str] = frozenset()  # module-level names its effective source reads
     launch: tuple[tuple[str, tuple[Fact, ...]], ...] = ()  # what the repo's launch sites pass, by param
+    # constexprs every launch site passes one expression (`BLOCK_M=BLOCK, BLOCK_N=BLOCK`): one value
+    # at every launch, compiled together (discovery/callsites.py `passed_alike`)
+    alike: tuple[tuple[str, ...], ...] = ()
     # a device function never launched itself, that a wrapper decorator of the repo turns into
     # kernels (`@pointwise_dynamic` over `@triton.jit`): compiled inside an elementwise harness,
     # with this many outputs
@@ -279,6 +282,8 @@ def _kernel(index: ModuleIndex, snapshot: Files, mod: ParsedModule, tree: ast.Mo
     return Kernel(id=kid, path=mod.path, name=obj.name, module=mod.name, lineno=fn.lineno,
                   fingerprint=closure.fingerprint(), params=params, paths=read,
                   names=frozenset(closure.names), launch=tuple(launch.items()),
+                  alike=tuple(group for group in passed_alike([call for call, *_ in own_sites], names, constexprs)
+                              if len(launch.get(group[0], ())) > 1),   # one value launched: nothing to cross
                   harness=harness, harness_rank=harness_rank(fn) if harness else 1,
                   element_casts=casts_to_element_types(fn) or converts_values(fn, helper_defs),
                   probes=frozenset(closure.probes - closure.paths),

@@ -28,8 +28,9 @@ from ptxdiff.store import Store
 if TYPE_CHECKING:  # types only: pygit2 stays out of discovery
     from ptxdiff.git.repo import Snapshot
 
-FORMAT = 22   # 19: the sorts a kernel compiles (the cost estimate); 20: pointers through whole aliases, counts in shapes;
-# 21: launch arithmetic with a side it cannot read says no type; 22: kernels of one block are not each other's helpers
+FORMAT = 23   # 19: the sorts a kernel compiles (the cost estimate); 20: pointers through whole aliases, counts in shapes;
+# 21: launch arithmetic with a side it cannot read says no type; 22: kernels of one block are not each other's helpers;
+# 23: constexprs a launch site passes one expression (`alike`)
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 
@@ -41,6 +42,7 @@ def to_json(found: Discovery) -> dict[str, Any]:
         {"id": k.id, "path": k.path, "name": k.name, "module": k.module, "lineno": k.lineno,
          "fingerprint": k.fingerprint, "params": [param(p) for p in k.params], "paths": sorted(k.paths),
          "names": sorted(k.names), "launch": [[n, [[f.kind, f.value, f.site] for f in facts]] for n, facts in k.launch],
+         "alike": [list(group) for group in k.alike],
          "harness": k.harness, "harness_rank": k.harness_rank, "element_casts": k.element_casts, "probes": sorted(k.probes),
          "guards": [[d, list(names)] for d, names in k.guards], "hooks": [list(h) for h in k.hooks],
          "function": k.function, "unresolved": k.unresolved, "backend": k.backend, "fork": k.fork,
@@ -61,7 +63,8 @@ def from_json(data: dict[str, Any]) -> Discovery:
         launch = tuple((n, tuple(Fact(FactKind(kind), value, site) for kind, value, site in facts)) for n, facts in k["launch"])
         kernels[k["id"]] = Kernel(id=k["id"], path=k["path"], name=k["name"], module=k["module"], lineno=k["lineno"],
                                   fingerprint=k["fingerprint"], params=params, paths=frozenset(k["paths"]),
-                                  names=frozenset(k["names"]), launch=launch, harness=k["harness"],
+                                  names=frozenset(k["names"]), launch=launch, alike=tuple(tuple(g) for g in k["alike"]),
+                                  harness=k["harness"],
                                   harness_rank=k["harness_rank"],
                                   element_casts=k["element_casts"], probes=frozenset(k["probes"]),
                                   guards=tuple((d, tuple(names)) for d, names in k["guards"]),

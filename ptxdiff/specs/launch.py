@@ -37,6 +37,7 @@ class LaunchInputs:
     call_site: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = ()  # param -> ((kind, value), ...)
     recorded: tuple[Launch, ...] = ()
     config: str = ""                          # the config entry's stable text ("" when none)
+    alike: tuple[tuple[str, ...], ...] = ()   # constexprs every site passes one expression (Kernel.alike)
     recorded_note: str | None = field(default=None, compare=False)  # a recording that does not fit
     # where each came from, for the row's words; not part of what is compared
     # param -> the "path:line" of the launch site of each of its values
@@ -52,7 +53,7 @@ def inputs_of(kernel: Kernel, recorded: dict[str, tuple[Launch, ...]], cfg: Conf
     config = entry if entry != _NO_ENTRY else ""
     call_site = tuple((name, tuple((f.kind, f.value) for f in facts)) for name, facts in kernel.launch)
     sites = {name: tuple(f.site for f in facts) for name, facts in kernel.launch}
-    return LaunchInputs(call_site, tuple(launches), config, note, sites, cfg.source if config else "")
+    return LaunchInputs(call_site, tuple(launches), config, kernel.alike, note, sites, cfg.source if config else "")
 
 
 def inherit(old: LaunchInputs, new: LaunchInputs) -> LaunchInputs:
@@ -62,7 +63,7 @@ def inherit(old: LaunchInputs, new: LaunchInputs) -> LaunchInputs:
         recorded, note = old.recorded, old.recorded_note
     else:
         recorded, note = new.recorded, new.recorded_note
-    return LaunchInputs(old.call_site, recorded, old.config or new.config, note, old.sites,
+    return LaunchInputs(old.call_site, recorded, old.config or new.config, old.alike, note, old.sites,
                         old.config_source or new.config_source)
 
 
@@ -82,6 +83,8 @@ def changes(old: LaunchInputs, new: LaunchInputs) -> list[str]:
         if before.get(name) != after.get(name):
             where = ", ".join(_changed_sites(name, old, new)) or "a call site"
             out.append(f"{name} {_values(before.get(name, ()))} -> {_values(after.get(name, ()))} (call site {where})")
+    if old.alike != new.alike:
+        out.append(f"passed one value {_groups(old.alike)} -> {_groups(new.alike)} (call site)")
     if old.recorded != new.recorded:
         out.append(f"recorded launches {len(old.recorded)} -> {len(new.recorded)} specs ({DEFAULT_PATH})")
     if old.config != new.config:
@@ -90,6 +93,10 @@ def changes(old: LaunchInputs, new: LaunchInputs) -> list[str]:
         out += [f"{key} {was.get(key, 'unset')} -> {now.get(key, 'unset')} {where}"
                 for key in dict.fromkeys([*was, *now]) if was.get(key) != now.get(key)]
     return out
+
+
+def _groups(alike: tuple[tuple[str, ...], ...]) -> str:
+    return "; ".join("=".join(group) for group in alike) or "none"
 
 
 def _entry(text: str) -> dict[str, object]:

@@ -77,6 +77,9 @@ class Plan:
     # runtime ints a heuristic tests, with a size on each side of each test (discovery/evidence.py
     # `heuristic_sizes`): the heuristic is evaluated at each (specs/resolve.py)
     sizes: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    # constexprs every launch site passes one expression, with the same values: compiled together
+    # (specs/resolve.py), since no launch crosses them
+    alike: tuple[tuple[str, ...], ...] = ()
 
     def key(self) -> str:
         return json.dumps({
@@ -90,7 +93,8 @@ class Plan:
             **({"refits": [list(r) for r in self.refits]} if self.refits else {}),
             **({"unread": list(self.unread)} if self.unread else {}),
             **({"guards": list(self.guards)} if self.guards else {}),
-            **({"sizes": [[n, list(v)] for n, v in self.sizes]} if self.sizes else {})})
+            **({"sizes": [[n, list(v)] for n, v in self.sizes]} if self.sizes else {}),
+            **({"alike": [list(g) for g in self.alike]} if self.alike else {})})
 
     def choice(self, name: str, kind: str = "constexprs") -> Choice | None:
         return next((c for c in getattr(self, kind) if c.name == name), None)
@@ -340,7 +344,16 @@ def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInp
     return Plan(inputs.recorded, inputs.recorded_note, tuple(constexprs.values()), tuple(types.values()),
                 tuple(optional), options, max_specs, families=families, unread=tuple(unread),
                 guards=tuple(g for g in guards if g in constexprs and len(constexprs[g].values) > 1),
-                sizes=_heuristic_sizes(kernels))
+                sizes=_heuristic_sizes(kernels), alike=_alike(this, constexprs))
+
+
+def _alike(this: Kernel, constexprs: dict[str, Choice]) -> tuple[tuple[str, ...], ...]:
+    """This side's groups of constexprs passed one expression whose choices are the sites' values,
+    the same for each (`Plan.alike`)."""
+    def values(name: str) -> tuple[object, ...] | None:
+        c = constexprs.get(name)
+        return c.values if c is not None and c.source == SpecSource.CALL_SITE else None
+    return tuple(g for g in this.alike if values(g[0]) is not None and all(values(n) == values(g[0]) for n in g))
 
 
 def _families(kernels: list[Kernel]) -> tuple[str, ...]:

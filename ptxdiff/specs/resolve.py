@@ -327,18 +327,37 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
     pointers = any(guessed_types.get(p) == "*fp32" and types.get(p) == "*fp32" for p in guessed_types)
     if plan.families and launch is None and (pointers or WIDE in plan.families and wide_scalars(types, sources)):
         variables.append((FAMILY, plan.families))
-    variables += size_variables(plan, types, launch)
+    variables = _together(variables, plan.alike) + size_variables(plan, types, launch)
     phantom = _phantoms(variables, plan, set(declared.params))
     combos, note = cover_combinations(variables + phantom, plan.max_specs, plan.cover, plan.guards)
     if phantom:   # the other side's open values: this side compiles the projections
         combos = list({json.dumps(sorted(c.items()), default=repr): c for c in
                        ({k: v for k, v in c.items() if k not in dict(phantom)} for c in combos)}.values())
+    combos = [_apart(c) for c in combos]
     if note:
         dropped.add(note)
     shared = _Shared(constexprs=constexprs, types=types, sources=sources, guessed_types=guessed_types,
                      optional=tuple(optional), num_warps=num_warps, num_stages=num_stages, launch=launch,
                      layers=tuple(layers), options=variant.options)
     return [_one_spec(kernel, declared, plan, shared, combo) for combo in combos]
+
+
+ALIKE = "="   # joins the names of constexprs compiled together into one variable (`BLOCK_M=BLOCK_N`)
+
+
+def _together(variables: list[tuple[str, tuple[object, ...]]], alike: tuple[tuple[str, ...], ...]
+              ) -> list[tuple[str, tuple[object, ...]]]:
+    """Constexprs a launch site passes one expression as one variable: their values go together
+    (`BLOCK_M=BLOCK, BLOCK_N=BLOCK` launches 128/128 and 64/64, never 128/64)."""
+    given = dict(variables)
+    groups = [g for g in alike if all(n in given for n in g)]
+    joined = {n for g in groups for n in g}
+    return [v for v in variables if v[0] not in joined] + [(ALIKE.join(g), given[g[0]]) for g in groups]
+
+
+def _apart(combo: dict[str, object]) -> dict[str, object]:
+    """A combination with each joined variable's value given to each of its constexprs."""
+    return {n: v for name, v in combo.items() for n in name.split(ALIKE)}
 
 
 def _launched_defaults(declared: Declared, plan: Plan, constexprs: dict[str, object], given: set[str]) -> dict[str, object]:

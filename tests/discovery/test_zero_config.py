@@ -217,6 +217,21 @@ def test_launch_sites_give_facts():
     assert "eps" not in facts                                                 # a wrapper parameter
 
 
+def test_constexprs_every_site_passes_one_expression_are_alike():
+    """`BLOCK_M=B, BLOCK_N=B` at every site: compiled together. A site that passes them apart,
+    or leaves one out, unties them."""
+    from ptxdiff.discovery.callsites import passed_alike
+
+    def alike(*sites: str) -> tuple[tuple[str, ...], ...]:
+        calls = [ast.parse(s).body[0].value for s in sites]
+        return passed_alike(calls, ["x", "BLOCK_M", "BLOCK_N", "BLOCK_K"], frozenset({"BLOCK_M", "BLOCK_N", "BLOCK_K"}))
+    assert alike("k[g](x, BLOCK_M=B, BLOCK_N=B, BLOCK_K=32)") == (("BLOCK_M", "BLOCK_N"),)
+    assert alike("k[g](x, B, B, C)", "k[g](x, BLOCK_M=64, BLOCK_N=64, BLOCK_K=C)") == (("BLOCK_M", "BLOCK_N"),)
+    assert alike("k[g](x, BLOCK_M=B, BLOCK_N=B)", "k[g](x, BLOCK_M=B, BLOCK_N=B2)") == ()
+    assert alike("k[g](x, BLOCK_M=B, BLOCK_N=B)", "k[g](x, BLOCK_M=B)") == ()
+    assert alike() == ()
+
+
 def test_float_the_builtin_is_a_scalar_and_float_the_method_a_tensor():
     from ptxdiff.discovery.callsites import classify
 

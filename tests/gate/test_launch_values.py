@@ -217,3 +217,33 @@ def test_a_flag_flipped_through_a_bound_launcher_blocks(tmp_path, capsys):
     site = "    launch = k[(1,)]\n    launch(x, y, n, FLAG={})"
     got = assert_blocked(*judged(tmp_path, capsys, flagged(site.format(True)), flagged(site.format(False))))
     assert any("FLAG True -> False" in (r["launch"] or "") for r in got)
+
+
+TILED = HEADER + '''
+
+@triton.jit
+def k(x_ptr, y_ptr, n, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rows = tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    a = tl.load(x_ptr + rows[:, None] * 16 + tl.arange(0, 16)[None, :])
+    b = tl.load(x_ptr + tl.arange(0, 16)[:, None] + rows[None, :] * 16)
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    acc += tl.dot(a, b)   # [BLOCK_M, BLOCK_M]: the kernel takes BLOCK_N == BLOCK_M only
+    y = {body}
+    tl.store(y_ptr + rows[:, None] * BLOCK_N + cols[None, :], y)
+
+
+def run(x, y):
+    n = x.numel()
+    BLOCK = 64 if n > 4096 else 32
+    k[(1,)](x, y, n, BLOCK_M=BLOCK, BLOCK_N=BLOCK)
+'''
+
+
+def test_constexprs_passed_one_local_are_compiled_together(tmp_path, capsys):
+    """`BLOCK_M=BLOCK, BLOCK_N=BLOCK` launches 64/64 and 32/32, never 64/32: crossed, the values
+    made shapes the kernel does not take, rows failed and blocked whatever the change."""
+    got = assert_blocked(*judged(tmp_path, capsys, TILED.format(body="acc * 2.0"), TILED.format(body="tl.exp(acc)")))
+    sizes = [(r["spec_detail"]["constexprs"]["BLOCK_M"], r["spec_detail"]["constexprs"]["BLOCK_N"]) for r in got]
+    assert sorted(set(sizes)) == [(32, 32), (64, 64)], sizes
+    assert all(r["verdict"] == "structural" and not r.get("error") for r in got), got
