@@ -33,10 +33,11 @@ from ptxdiff.discovery.memo import discoveries
 from ptxdiff.store import Cleared, Store
 
 DEFAULT_MAX_MB = 512
-FORMAT = 5   # bump when the stored value changes shape or meaning: older entries then read as misses
+FORMAT = 6   # bump when the stored value changes shape or meaning: older entries then read as misses
 # (3: no result depends on a clock: guessed sizes shrink by the cost rule, memory failures from a fresh worker;
 # 4: a device function's harness unpacks its values, a name its module binds nowhere is the kernel's own error;
-# 5: a block over triton's maximum numel is searched, a constant of triton's is its value, configs of AMD's options)
+# 5: a block over triton's maximum numel is searched, a constant of triton's is its value, configs of AMD's options;
+# 6: a param loaded from only in a branch the spec's constexprs do not take may be an int)
 
 
 def cache_dir(git_dir: str) -> Path:

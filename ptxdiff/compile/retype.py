@@ -23,6 +23,7 @@ from typing import Any
 
 from ptxdiff.compile.search import DISAGREE, chain, failing_names, function_of, message, walk
 from ptxdiff.discovery.params import addressed, params_behind, written_only
+from ptxdiff.source.syntax import taken_branches
 from ptxdiff.specs.guesses import GuessKind
 from ptxdiff.specs.resolve import Spec
 
@@ -145,7 +146,9 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
     if not guessed or fn is None or not about_types(error):
         return None
     assert isinstance(src, str)
-    pointers = addressed(fn)   # what the kernel loads from or stores to stays a pointer
+    # what the kernel loads from or stores to stays a pointer: in the branches this spec's constexprs
+    # take (`SEQLEN_OFFSETS`, loaded from under `if IS_TENSOR:` only, is an int where it is off)
+    pointers = addressed(taken_branches(fn, dict(spec.constexprs)))
     outputs = written_only(fn)   # guessed fp32 whatever the inputs are: no evidence of their type
 
     def trials(changed: dict[str, Any], error: BaseException) -> list[list[dict[str, Any]]]:

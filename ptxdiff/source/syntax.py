@@ -6,10 +6,12 @@ Pure AST work: nothing is imported or evaluated.
 from __future__ import annotations
 
 import ast
+import copy
 import itertools
 import re
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
@@ -240,3 +242,62 @@ def assigned_value(node: ast.AST) -> tuple[ast.expr | None, ast.expr | None]:
     if isinstance(node, ast.AnnAssign):
         return node.target, node.value
     return None, None
+
+
+_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], object]] = {
+            ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
+            ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+            ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b}
+
+
+def static_truth(test: ast.expr, values: Mapping[str, object]) -> bool | None:
+    """The truth of an `if` test that reads only constexprs of known value and literals
+    (`not FLAG`, `MODE == 1 and HAS_BIAS`), as triton decides it at compile time; None where
+    it reads anything else."""
+    if isinstance(test, ast.Constant):
+        return bool(test.value)
+    if isinstance(test, ast.Name):
+        return bool(values[test.id]) if test.id in values else None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = static_truth(test.operand, values)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        parts = [static_truth(v, values) for v in test.values]
+        if None in parts:
+            return None
+        return all(parts) if isinstance(test.op, ast.And) else any(parts)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _COMPARE:
+        sides = []
+        for node in (test.left, test.comparators[0]):
+            if isinstance(node, ast.Name) and node.id in values:
+                sides.append(values[node.id])
+            elif isinstance(node, ast.Constant):
+                sides.append(node.value)
+            else:
+                return None
+        try:
+            return bool(_COMPARE[type(test.ops[0])](sides[0], sides[1]))
+        except TypeError:
+            return None
+    return None
+
+
+class _Taken(ast.NodeTransformer):
+    def __init__(self, values: Mapping[str, object]):
+        self.values = values
+
+    def visit_If(self, node: ast.If) -> ast.AST | list[ast.stmt]:
+        self.generic_visit(node)
+        truth = static_truth(node.test, self.values)
+        if truth is None:
+            return node
+        return (node.body if truth else node.orelse) or [ast.Pass()]
+
+
+def taken_branches(fn: ast.FunctionDef, values: Mapping[str, object]) -> ast.FunctionDef:
+    """A copy of `fn` with each `if` that `static_truth` decides replaced by the branch it takes:
+    the statements a compile with these constexpr values reaches (a parameter loaded from only
+    under `if IS_TENSOR:` is an int where the flag is off)."""
+    copied = _Taken(values).visit(copy.deepcopy(fn))
+    assert isinstance(copied, ast.FunctionDef)
+    return copied

@@ -172,3 +172,43 @@ def test_a_failure_inside_an_if_comes_before_its_branches_disagree():
     assert further(after, mismatch, BRANCHES)
     loop_bounds = Located("For loop bounds and step must all be ints", KERNEL, 2)   # said before the body
     assert further(Located("invalid operands", KERNEL, 3), loop_bounds, KERNEL)
+
+
+FLAGGED = """\
+def k(x, OFFSET, n, IS_TENSOR: tl.constexpr):
+    offs = tl.arange(0, 16)
+    if not IS_TENSOR:
+        start = offs + OFFSET
+    else:
+        start = offs + tl.load(OFFSET)
+    y = tl.load(x + start * n)
+"""
+
+
+@pytest.mark.parametrize("flag, found", [(False, {"OFFSET": "i32"}), (True, None)])
+def test_a_param_loaded_from_only_under_a_flag_is_an_int_where_the_flag_is_off(flag, found):
+    """`SEQLEN_OFFSETS  # this could be int or a pointer` (flash-attention's rotary kernel): a
+    pointer where `IS_TENSOR` loads from it, an int where the spec's flag takes the other branch.
+    Read as a pointer in every spec, the int side never compiled."""
+    error = Located("invalid operands of type pointer<fp32> and triton.language.int32", FLAGGED, 7)
+
+    def attempt(s: Spec) -> BaseException | None:
+        return None if dict(s.signature)["OFFSET"] == "i32" else error
+
+    typed = spec(x="*fp32", OFFSET="*fp32", n="i32", IS_TENSOR="constexpr")
+    flagged = Spec(signature=typed.signature, constexprs=(("IS_TENSOR", flag),), num_warps=4, num_stages=3,
+                   guessed=typed.guessed)
+    assert retype.search(attempt, flagged, error, SimpleNamespace(src=FLAGGED)) == found
+
+
+def test_taken_branches_keep_what_the_constexprs_reach():
+    from ptxdiff.source.syntax import static_truth, taken_branches
+
+    fn = function_of(FLAGGED)
+    assert fn is not None
+    kept = ast.unparse(taken_branches(fn, {"IS_TENSOR": False}))
+    assert "start = offs + OFFSET" in kept and "tl.load(OFFSET)" not in kept
+    assert "if" in ast.unparse(taken_branches(fn, {}))   # a test it cannot decide keeps both branches
+    assert static_truth(ast.parse("MODE == 1 and not HAS_BIAS").body[0].value, {"MODE": 1, "HAS_BIAS": False}) is True
+    assert static_truth(ast.parse("MODE < n").body[0].value, {"MODE": 1}) is None
+    assert static_truth(ast.parse("B is None").body[0].value, {"B": None}) is True
