@@ -62,6 +62,30 @@ def test_a_changed_call_site_value_is_said_with_the_site_that_changed():
     assert launch.paths_of(old, new) == {"ops/wrap.py"}
 
 
+TILE = HEADER + '''
+@triton.jit
+def tile_kernel(x_ptr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :], 1.0)
+
+
+def run(x, n):
+    B = 64 if n > 4096 else 32
+    C = 64 if n > 4096 else 32
+    tile_kernel[(1,)](x, BLOCK_M=B, BLOCK_N={n})
+'''
+
+
+def test_constexprs_no_longer_passed_one_value_are_a_launch_change():
+    """The values each takes are the same, the launches are not: 64/32 is launched now."""
+    def inputs(site: str) -> launch.LaunchInputs:
+        found = discover(FileSet({"ops/t.py": TILE.format(n=site).encode()}))
+        return launch.inputs_of(found.kernels["ops/t.py::tile_kernel"], {}, Config())
+    old, new = inputs("B"), inputs("C")
+    assert old.alike == (("BLOCK_M", "BLOCK_N"),) and new.alike == ()
+    assert dict(old.call_site) == dict(new.call_site)
+    assert launch.changes(old, new) == ["passed one value BLOCK_M=BLOCK_N -> none (call site)"]
+
+
 def test_reformatting_the_call_or_renaming_a_local_changes_no_launch_input():
     reformatted = WRAPPER.replace("add_kernel[(n // 64,)](x, y, out, n, BLOCK_SIZE=64)",
                                   "# the kernel\n    add_kernel[(n // 64,)](\n        x, y, out, n,\n"
