@@ -327,7 +327,7 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
     pointers = any(guessed_types.get(p) == "*fp32" and types.get(p) == "*fp32" for p in guessed_types)
     if plan.families and launch is None and (pointers or WIDE in plan.families and wide_scalars(types, sources)):
         variables.append((FAMILY, plan.families))
-    variables = _together(variables, plan.alike) + size_variables(plan, types, launch)
+    variables = _together(variables, plan.alike, plan.guards) + size_variables(plan, types, launch)
     phantom = _phantoms(variables, plan, set(declared.params))
     combos, note = cover_combinations(variables + phantom, plan.max_specs, plan.cover, plan.guards)
     if phantom:   # the other side's open values: this side compiles the projections
@@ -345,12 +345,14 @@ def _specs_of(kernel: Kernel, declared: Declared, cfg: KernelConfig, plan: Plan,
 ALIKE = "="   # joins the names of constexprs compiled together into one variable (`BLOCK_M=BLOCK_N`)
 
 
-def _together(variables: list[tuple[str, tuple[object, ...]]], alike: tuple[tuple[str, ...], ...]
-              ) -> list[tuple[str, tuple[object, ...]]]:
+def _together(variables: list[tuple[str, tuple[object, ...]]], alike: tuple[tuple[str, ...], ...],
+              guards: tuple[str, ...]) -> list[tuple[str, tuple[object, ...]]]:
     """Constexprs a launch site passes one expression as one variable: their values go together
-    (`BLOCK_M=BLOCK, BLOCK_N=BLOCK` launches 128/128 and 64/64, never 128/64)."""
+    (`BLOCK_M=BLOCK, BLOCK_N=BLOCK` launches 128/128 and 64/64, never 128/64). Not where one of
+    them guards the change (`if BLOCK_M != BLOCK_N:` around it): every combination of those is
+    compiled, launched or not, so a branch cannot hide a change where no site of its own reaches."""
     given = dict(variables)
-    groups = [g for g in alike if all(n in given for n in g)]
+    groups = [g for g in alike if all(n in given for n in g) and not set(g) & set(guards)]
     joined = {n for g in groups for n in g}
     return [v for v in variables if v[0] not in joined] + [(ALIKE.join(g), given[g[0]]) for g in groups]
 

@@ -247,3 +247,30 @@ def test_constexprs_passed_one_local_are_compiled_together(tmp_path, capsys):
     sizes = [(r["spec_detail"]["constexprs"]["BLOCK_M"], r["spec_detail"]["constexprs"]["BLOCK_N"]) for r in got]
     assert sorted(set(sizes)) == [(32, 32), (64, 64)], sizes
     assert all(r["verdict"] == "structural" and not r.get("error") for r in got), got
+
+
+SQUARE = HEADER + '''
+
+@triton.jit
+def k(x_ptr, y_ptr, n, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    offs = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
+    x = tl.load(x_ptr + offs)
+    if BLOCK_M != BLOCK_N:
+        x = {body}
+    tl.store(y_ptr + offs, x)
+
+
+def run(x, y):
+    n = x.numel()
+    BLOCK = 64 if n > 4096 else 32
+    k[(1,)](x, y, n, BLOCK_M=BLOCK, BLOCK_N=BLOCK)
+'''
+
+
+def test_a_change_guarded_by_constexprs_passed_one_value_compiles_them_crossed(tmp_path, capsys):
+    """A branch that passes one local to both and changes only what runs where they differ: no
+    launch of its own reaches the change, and the gate still sees it (the guard rule crosses them)."""
+    got = assert_blocked(*judged(tmp_path, capsys, SQUARE.format(body="x * 2.0"), SQUARE.format(body="tl.exp(x)")))
+    crossed = {(r["spec_detail"]["constexprs"]["BLOCK_M"], r["spec_detail"]["constexprs"]["BLOCK_N"]): r["verdict"]
+               for r in got}
+    assert crossed[(64, 32)] == crossed[(32, 64)] == "structural" and crossed[(64, 64)] == "identical", crossed
