@@ -150,13 +150,13 @@ def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | Non
             odd.append(Kernel(id=f"{path}::{name}", path=path, name=name, module=mod.name, lineno=fn.lineno,
                               fingerprint=closure.fingerprint(), params=(), paths=frozenset(closure.paths),
                               names=frozenset(closure.names), function=fn.name, unresolved=why))
-    launched, sites = _launches(index, {obj.name.rsplit(".", 1)[-1] for _, _, obj, _ in found})
+    launched, sites = _launches(index, {(mod.path, obj.name) for mod, _, obj, _ in found})
     chosen: list[tuple[ParsedModule, ast.Module, Found, Closure, bool, list[_Site]]] = []
     for mod, tree, obj, closure in found:
         last = obj.name.rsplit(".", 1)[-1]
         own_sites = sites.get((mod.path, obj.name)) or (sites.get((mod.path, last), []) if obj.nested else [])
         # a class member is launched where a launch names it (`Ops.k[grid]`), not wherever a `forward[grid]` is
-        is_launched = bool(own_sites) if obj.nested else last in launched
+        is_launched = bool(own_sites) if obj.nested else bool(own_sites) or last in launched
         if (mod.path, obj.name) in helpers and not is_launched and not obj.kinds & {"autotune", "heuristics"}:
             continue
         if obj.nested and not is_launched and instance_method(obj.fn) and id(obj.fn) in _methods(tree):
@@ -319,11 +319,15 @@ def casts_to_element_types(fn: ast.FunctionDef) -> bool:
 _SUBSCRIPTED = re.compile(rb"(\w+)\s*\[")
 
 
-def _launches(index: ModuleIndex, names: set[str]) -> tuple[set[str], dict[tuple[str, str], list[_Site]]]:
-    """Launch sites (`name[grid](...)`) of the given jit functions, in any module of the snapshot
-    (a host wrapper need not mention triton): the names launched, and the sites per kernel."""
+def _launches(index: ModuleIndex, objects: set[tuple[str, str]]) -> tuple[set[str], dict[tuple[str, str], list[_Site]]]:
+    """Launch sites (`name[grid](...)`) of the given jit functions ((path, name)), in any module of
+    the snapshot (a host wrapper need not mention triton): the names launched where the launch is
+    not of a known one of them (any jit function of that name may be what runs), and the sites per
+    kernel. A launch of another module's function of the same name (`sla.py`'s `_attn_bwd_dq[grid]`)
+    does not make a helper of this one (`_attn_bwd_dq(...)` in a kernel of `sparse.py`) launched."""
     launched: set[str] = set()
     sites: dict[tuple[str, str], list[_Site]] = {}
+    names = {name.rsplit(".", 1)[-1] for _, name in objects}
     if not names:
         return launched, sites
     wanted = {n.encode() for n in names}
@@ -340,7 +344,6 @@ def _launches(index: ModuleIndex, names: set[str]) -> tuple[set[str], dict[tuple
         for name, call, fn in launch_calls(mod.tree):
             if name not in names:
                 continue
-            launched.add(name)
             assert isinstance(call.func, ast.Subscript)  # launch_calls finds `x[grid](...)` only
             chain = dotted_name(call.func.value)
             if len(chain) == 2 and chain[0] in ("self", "cls") and fn is not None:   # `self.kernel[grid]` in a method
@@ -348,6 +351,8 @@ def _launches(index: ModuleIndex, names: set[str]) -> tuple[set[str], dict[tuple
                 target = (mod.path, f"{methods[id(fn)]}.{name}") if id(fn) in methods else None
             else:
                 target = _launch_target(index, mod, call.func.value)
+            if target not in objects:
+                launched.add(name)
             if target is not None:
                 consts = {**module_dicts(mod.tree), **module_constants(mod.tree)} if consts is None else consts
                 sites.setdefault(target, []).append((call, fn, consts, mod.path))

@@ -28,9 +28,10 @@ from ptxdiff.store import Store
 if TYPE_CHECKING:  # types only: pygit2 stays out of discovery
     from ptxdiff.git.repo import Snapshot
 
-FORMAT = 23   # 19: the sorts a kernel compiles (the cost estimate); 20: pointers through whole aliases, counts in shapes;
+FORMAT = 24   # 19: the sorts a kernel compiles (the cost estimate); 20: pointers through whole aliases, counts in shapes;
 # 21: launch arithmetic with a side it cannot read says no type; 22: kernels of one block are not each other's helpers;
-# 23: constexprs a launch site passes one expression (`alike`)
+# 23: constexprs a launch site passes one expression (`alike`); 24: a launch of another module's function of the
+# same name launches no helper
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 

@@ -250,6 +250,23 @@ def test_helper_launched_with_a_grid_is_also_a_kernel():
     assert "pkg/helpers.py::h" in discover(FakeSnapshot(files)).kernels
 
 
+def test_a_launch_of_another_module_s_function_of_the_same_name_launches_no_helper():
+    """FastVideo: `sparse.py`'s kernel calls its helper `_dq(...)`; `sla.py` has a kernel of its
+    own named `_dq`, launched `_dq[grid]`. The launch is of `sla.py`'s: `sparse.py`'s `_dq` stays a
+    helper (listed, it was compiled alone on guessed types and failed). A launch that cannot be
+    told apart (`kernels[0][grid]` of an unknown list, or an import it cannot follow) still
+    launches every function of that name."""
+    helper = "import triton\nimport triton.language as tl\n\n@triton.jit\ndef _dq(x):\n    return x * 2.0\n\n" \
+             "@triton.jit\ndef k(x_ptr):\n    tl.store(x_ptr, _dq(tl.load(x_ptr)))\n\n\ndef run(x):\n    k[(1,)](x)\n"
+    own = "import triton\nimport triton.language as tl\n\n@triton.jit\ndef _dq(x_ptr):\n    tl.store(x_ptr, 1.0)\n\n\n" \
+          "def run(x):\n    _dq[(1,)](x)\n"
+    found = discover(FakeSnapshot({"ops/sparse.py": helper, "ops/sla.py": own}))
+    assert set(found.kernels) == {"ops/sparse.py::k", "ops/sla.py::_dq"}
+    unknown = "import elsewhere\n\n\ndef run(x):\n    elsewhere._dq[(1,)](x)\n"   # a module not in the repository
+    assert set(discover(FakeSnapshot({"ops/sparse.py": helper, "ops/sla.py": own, "ops/run.py": unknown})).kernels) == \
+        {"ops/sparse.py::k", "ops/sla.py::_dq", "ops/sparse.py::_dq"}
+
+
 def test_paths_limits_what_is_returned_but_helpers_are_still_followed(base_prints):
     found = discover(FakeSnapshot(BASE), paths={"pkg/rel.py"})
     assert set(found.kernels) == {"pkg/rel.py::rel_kernel"}
