@@ -37,7 +37,7 @@ FORMAT = 6   # bump when the stored value changes shape or meaning: older entrie
 # (3: no result depends on a clock: guessed sizes shrink by the cost rule, memory failures from a fresh worker;
 # 4: a device function's harness unpacks its values, a name its module binds nowhere is the kernel's own error;
 # 5: a block over triton's maximum numel is searched, a constant of triton's is its value, configs of AMD's options;
-# 6: a param loaded from only in a branch the spec's constexprs do not take may be an int)
+# 6: a param loaded from only in a branch the spec's constexprs do not take may be an int, an fp8 guess has others)
 
 
 def cache_dir(git_dir: str) -> Path:

@@ -33,6 +33,19 @@ TYPE_ERROR = re.compile(r"TypeError|IncompatibleType|dtype|\btypes?\b|pointer|pt
 ALTERNATIVES = {"*fp32": ("*i32", "i32", "*bf16", "*fp8e4nv", "*i8", "*u8"), "*i32": ("*fp32", "i32", "*i64"),
                 "i32": ("*fp32", "*i32", "fp32"), "fp32": ("i32", "*fp32"), "*fp16": ("*i32", "*fp32", "i32"),
                 "*bf16": ("*i32", "*fp32", "i32")}
+
+
+def others(kind: str) -> tuple[str, ...]:
+    """A guessed type's other candidates: ALTERNATIVES's, else its family's (any other float
+    pointer, an fp8 one a dtype comparison chose, `V.dtype.element_ty == tl.float8e5`, is tried as
+    the 16- and 32-bit floats; an integer pointer as i32 and fp32 ones; a scalar as i32 and fp32)."""
+    if kind in ALTERNATIVES:
+        return ALTERNATIVES[kind]
+    if kind.startswith(("*fp", "*bf")):
+        return ("*bf16", "*fp16", "*fp32")
+    return ("*i32", "*fp32") if kind.startswith("*") else ("i32", "fp32")
+
+
 # element types an error says it wanted (`Expected dtype ['fp32', 'fp64']`, `tl.dot_scaled`'s
 # `Unexpected dtype for e4m3`): tried first
 WANTED = (("e4m3", "fp8e4nv"), ("fp8e4nv", "fp8e4nv"), ("e5m2", "fp8e5"), ("e2m1", "u8"), ("bf16", "bf16"),
@@ -162,7 +175,7 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
                        key=lambda step: (step[0] in changed, -sum(t == step[1] for q, t in current.items()
                                                                    if q != step[0] and q not in outputs)))
         asked = [{**changed, p: t} for p, t in steps]
-        usual = [{**changed, p: t} for p in suspects for t in ALTERNATIVES.get(guessed[p], ()) if t != current[p]]
+        usual = [{**changed, p: t} for p in suspects for t in others(guessed[p]) if t != current[p]]
         return [[t for t in tier if all(t[p].startswith("*") for p in pointers & t.keys())]
                 for tier in (asked + _joint(suspects, current, text, changed), usual)]
 

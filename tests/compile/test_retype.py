@@ -212,3 +212,26 @@ def test_taken_branches_keep_what_the_constexprs_reach():
     assert static_truth(ast.parse("MODE == 1 and not HAS_BIAS").body[0].value, {"MODE": 1, "HAS_BIAS": False}) is True
     assert static_truth(ast.parse("MODE < n").body[0].value, {"MODE": 1}) is None
     assert static_truth(ast.parse("B is None").body[0].value, {"B": None}) is True
+
+
+COMPARED = """\
+def k(Q, V, Out, BLOCK: tl.constexpr):
+    order: tl.constexpr = (0, 1) if V.dtype.element_ty == tl.float8e5 else (1, 0)
+    p = tl.load(Q + tl.arange(0, BLOCK)[:, None] * BLOCK + tl.arange(0, BLOCK)[None, :])
+    v = tl.load(V + tl.arange(0, BLOCK)[:, None] * BLOCK + tl.arange(0, BLOCK)[None, :])
+    acc = tl.dot(p.to(tl.bfloat16), v)
+"""
+
+
+def test_a_type_a_dtype_comparison_chose_is_tried_as_other_floats_where_it_does_not_compile():
+    """FastVideo's `_attn_fwd_sparse`: `V.dtype.element_ty == tl.float8e5` picks an order, so V was
+    typed fp8e5, and `tl.dot(p.to(tl.bfloat16), v)` refused it. fp8 had no other candidates."""
+    error = Located("Unsupported rhs dtype fp8e5", COMPARED, 5)
+
+    def attempt(s: Spec) -> BaseException | None:
+        return None if dict(s.signature)["V"] == "*bf16" else error
+
+    found = retype.search(attempt, spec(Q="*fp32", V="*fp8e5", Out="*fp32", BLOCK="constexpr"), error,
+                          SimpleNamespace(src=COMPARED))
+    assert found == {"V": "*bf16"}
+    assert retype.others("*fp8e4nv") == ("*bf16", "*fp16", "*fp32") and retype.others("*u8") == ("*i32", "*fp32")
