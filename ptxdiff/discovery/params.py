@@ -59,7 +59,7 @@ _FLOAT_NAMES = ("eps", "epsilon", "scale", "alpha", "beta", "slope", "temperatur
                 "momentum", "dropout_p", "p_drop", "theta", "lambd", "margin", "label_smoothing")
 _INT_NAMES = ("stride", "_size", "size_", "_len", "numel", "n_elements", "_dim",
               "offset", "batch", "seq", "_idx", "ignore_index", "n_cols", "n_rows", "seed")
-_INT_WORD_PREFIXES = re.compile(r"(?:^|_)(?:n|num)_")  # n_rows, num_heads, x_n_rows; not non_/mean_
+_INT_WORD_PREFIXES = re.compile(r"(?:^|_)(?:n|num|start)_|(?:^|_)start$")  # n_rows, num_heads, start_m; not non_/mean_
 _DIMENSIONS = "NMKLDHTBSCE"   # one-letter dimension names
 _INT_SUFFIXES = ("stride",)  # Mean_ptr_row_stride, Scale_row_stride: an int whatever the name starts with
 # operators whose operands are integers: pointer evidence here, and the device-function harness
@@ -219,10 +219,14 @@ class _Evidence:
         # so are dimension names (`ROWSCALE + M + row`)
         candidates = seen & set(flow.params)
         if not named and len(candidates) > 1:   # and so are names that say int (`X + stride_x`)
-            sized = {n for n in candidates if len(n) == 1 and n in _DIMENSIONS or int_named(n)}
-            if sized != candidates:
-                self.ints |= sized
-                seen -= sized
+            # a word that says int first, then a dimension's letter: in `M + offs_m`, offs_m from
+            # `start_m + tl.arange(...)`, start_m is the offset and M (a row statistic) the pointer
+            for sized in ({n for n in candidates if int_named(n) and len(n) > 1},
+                          {n for n in candidates if len(n) == 1 and n in _DIMENSIONS}):
+                if sized and sized != candidates:
+                    self.ints |= sized
+                    seen -= sized
+                    candidates -= sized
         self.pointer_roots |= named or seen
         self.ints |= seen - named if named else set()
         self.ints |= inner - _pointer_terms(arg)

@@ -90,10 +90,26 @@ def test_the_params_behind_a_value_are_found_through_assignments_nearest_first()
 
 @pytest.mark.parametrize("name, is_int", [
     ("n_rows", True), ("num_heads", True), ("seq_len", True), ("stride_am", True), ("M", True),
-    ("x", False), ("mean_val", False), ("non_zero", False), ("Z", False),
+    ("start_m", True), ("start", True),
+    ("x", False), ("mean_val", False), ("non_zero", False), ("Z", False), ("restart", False), ("startup", False),
 ])
 def test_a_name_says_integer_only_for_a_size_count_stride_or_dimension(name, is_int):
     assert int_named(name) is is_int
+
+
+def test_of_a_dimension_s_letter_and_an_offset_s_word_in_one_address_the_letter_is_the_pointer():
+    """FastVideo's `_attn_bwd_dkdv`: `m = tl.load(M + offs_m)`, offs_m from `start_m + tl.arange(...)`:
+    M (the row statistics) was read as a size and start_m as the pointer, so its kernel handed M
+    an int and every spec failed. A word that says int goes first; `ROWSCALE + M + row` stays."""
+    kinds = infer_param_kinds(kernel('''
+def k(M, D, start_m, BLOCK: tl.constexpr):
+    offs_m = start_m + tl.arange(0, BLOCK)
+    m = tl.load(M + offs_m)
+    d = tl.load(D + offs_m)
+'''))
+    assert kinds == {"M": "*fp32", "D": "*fp32", "start_m": "i32"}
+    assert infer_param_kinds(kernel("def k(ROWSCALE, M):\n    r = tl.load(ROWSCALE + M + tl.arange(0, 4))\n")) == \
+        {"ROWSCALE": "*fp32", "M": "i32"}
 
 
 def test_a_pointer_the_kernel_passes_on_through_a_local_it_was_assigned_to_whole():
