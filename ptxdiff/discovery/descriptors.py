@@ -1,10 +1,16 @@
 """Runtime parameters that are host tensor descriptors, as the signature types triton reads
 (`tensordesc<fp32[{BLOCK_M}, {BLOCK_K}]>`; Gluon's with their shared layout): from the kernel's
-own use of them, the autotune `pre_hook` that shapes them and what its `static_assert`s demand."""
+own use of them, the autotune `pre_hook` that shapes them and what its `static_assert`s demand.
+
+A type is a template filled per spec (`fill`): `{NAME}` is a constexpr's value, `{NAME//2}` and
+`{NAME*2}` a multiple of it; `FLAG ? A : B` is A where the constexpr FLAG is true, else B (a
+pre_hook's `if EPILOGUE_SUBTILE: nargs["c_desc"].block_shape = [BM, BN // 2]`)."""
 
 from __future__ import annotations
 
 import ast
+import re
+from collections.abc import Mapping
 
 from ptxdiff.discovery.hints import MANY_BLOCKS
 from ptxdiff.source.syntax import asserted_dtypes, dotted_name, is_constexpr, last_name, names_in, walk
@@ -32,9 +38,9 @@ def descriptor_types(fn: ast.FunctionDef, tree: ast.Module) -> dict[str, str]:
     shapes = _pre_hook_shapes(fn, tree)
     steps = _block_steps(fn, constexprs)
     for name, elts in offsets.items():
-        dims = shapes.get(name) or [steps.get(ast.dump(e)) or ("1" if i < len(elts) - 2 else str(MANY_BLOCKS))
-                                    for i, e in enumerate(elts)]
-        out.setdefault(name, f"tensordesc<fp32[{', '.join(dims)}]>")
+        dims = shapes.get(name) or ", ".join(steps.get(ast.dump(e)) or ("1" if i < len(elts) - 2 else str(MANY_BLOCKS))
+                                             for i, e in enumerate(elts))
+        out.setdefault(name, f"tensordesc<fp32[{dims}]>")
     return out
 
 
@@ -122,38 +128,69 @@ def _block_steps(fn: ast.FunctionDef, constexprs: set[str]) -> dict[str, str]:
     return out
 
 
-def _pre_hook_shapes(fn: ast.FunctionDef, tree: ast.Module) -> dict[str, list[str]]:
-    """`nargs["desc_x"].block_shape = [...]` in the functions the autotune configs name as pre_hook."""
+def _pre_hook_shapes(fn: ast.FunctionDef, tree: ast.Module) -> dict[str, str]:
+    """`nargs["desc_x"].block_shape = [...]` in the functions the autotune configs name as pre_hook:
+    the dims of each descriptor, `A` or `FLAG ? A : B` where an `if` of a constexpr picks one."""
     hooks = {k.value.id for dec in fn.decorator_list for node in walk(dec) if isinstance(node, ast.Call)
              for k in node.keywords if k.arg == "pre_hook" and isinstance(k.value, ast.Name)}
-    shapes: dict[str, list[str]] = {}
+    shapes: dict[str, str] = {}
     for stmt in tree.body:
-        if not (isinstance(stmt, ast.FunctionDef) and stmt.name in hooks and stmt.args.args):
-            continue
-        nargs = stmt.args.args[0].arg
-        aliases: dict[str, str] = {}
-        for node in stmt.body:
-            if not isinstance(node, ast.Assign) or len(node.targets) != 1:
-                continue
-            target = node.targets[0]
-            if isinstance(target, ast.Name):
-                d = _hook_dim(node.value, nargs, aliases)
-                if d and d.startswith("{"):
-                    aliases[target.id] = d[1:-1]
-            elif isinstance(target, ast.Attribute) and target.attr == "block_shape" and \
-                    isinstance(target.value, ast.Subscript) and isinstance(target.value.slice, ast.Constant) and \
-                    isinstance(node.value, (ast.List, ast.Tuple)):
-                dims = [_hook_dim(e, nargs, aliases) for e in node.value.elts]
-                known = [d for d in dims if d]
-                key = target.value.slice.value
-                if len(known) == len(dims) and isinstance(key, str):  # (a key that is no str is never looked up)
-                    shapes[key] = known
+        if isinstance(stmt, ast.FunctionDef) and stmt.name in hooks and stmt.args.args:
+            shapes.update(_hook_block(stmt.body, stmt.args.args[0].arg, {}))
     return shapes
 
 
+def _hook_block(body: list[ast.stmt], nargs: str, aliases: dict[str, str]) -> dict[str, str]:
+    """The shapes a run of a pre_hook's statements sets, by descriptor; an `if` whose test is a
+    constexpr (`if EPILOGUE_SUBTILE:`, `if not FLAG:`) sets `FLAG ? A : B` (B: what was set before)."""
+    shapes: dict[str, str] = {}
+    for node in body:
+        if isinstance(node, ast.If):
+            negated = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)
+            flag = _hook_dim(node.test.operand if negated and isinstance(node.test, ast.UnaryOp) else node.test,
+                             nargs, aliases)
+            if not (flag and flag.startswith("{") and flag.endswith("}") and flag[1:-1].isidentifier()):
+                continue
+            then, other = _hook_block(node.body, nargs, dict(aliases)), _hook_block(node.orelse, nargs, dict(aliases))
+            if negated:
+                then, other = other, then
+            for desc in sorted(then.keys() | other.keys()):
+                a, b = then.get(desc, shapes.get(desc)), other.get(desc, shapes.get(desc))
+                if a and b and " ? " not in a + b:   # one flag's choice, not nested ones
+                    shapes[desc] = a if a == b else f"{flag[1:-1]} ? {a} : {b}"
+            continue
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target = node.targets[0]
+        if isinstance(target, ast.Name):
+            d = _hook_dim(node.value, nargs, aliases)
+            if d and d.startswith("{"):
+                aliases[target.id] = d[1:-1]
+            elif (flag := _hook_flag(node.value, nargs)) is not None:   # `SUB = nargs.get("SUB", False)`
+                aliases[target.id] = flag
+        elif isinstance(target, ast.Attribute) and target.attr == "block_shape" and \
+                isinstance(target.value, ast.Subscript) and isinstance(target.value.slice, ast.Constant) and \
+                isinstance(node.value, (ast.List, ast.Tuple)):
+            dims = [_hook_dim(e, nargs, aliases) for e in node.value.elts]
+            known = [d for d in dims if d]
+            key = target.value.slice.value
+            if len(known) == len(dims) and isinstance(key, str):  # (a key that is no str is never looked up)
+                shapes[key] = ", ".join(known)
+    return shapes
+
+
+def _hook_flag(e: ast.expr, nargs: str) -> str | None:
+    """The constexpr `nargs.get("NAME", default)` reads."""
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "get" and \
+            isinstance(e.func.value, ast.Name) and e.func.value.id == nargs and e.args and \
+            isinstance(e.args[0], ast.Constant) and isinstance(e.args[0].value, str):
+        return e.args[0].value
+    return None
+
+
 def _hook_dim(e: ast.expr, nargs: str, aliases: dict[str, str]) -> str | None:
-    """One dimension of a block shape a pre_hook sets: a literal, or "{NAME}" for a constexpr read from
-    `nargs["NAME"]` (directly or through a local)."""
+    """One dimension of a block shape a pre_hook sets: a literal, "{NAME}" for a constexpr read from
+    `nargs["NAME"]` (directly or through a local), "{NAME//2}" or "{NAME*2}" for a multiple of one."""
     if isinstance(e, ast.Constant) and isinstance(e.value, int):
         return str(e.value)
     if isinstance(e, ast.Name) and e.id in aliases:
@@ -161,4 +198,30 @@ def _hook_dim(e: ast.expr, nargs: str, aliases: dict[str, str]) -> str | None:
     if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Name) and e.value.id == nargs and \
             isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str):
         return "{" + e.slice.value + "}"
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.FloorDiv, ast.Mult)) and isinstance(e.right, ast.Constant) \
+            and type(e.right.value) is int and (inner := _hook_dim(e.left, nargs, aliases)) and inner.startswith("{"):
+        return "{" + inner[1:-1] + ("//" if isinstance(e.op, ast.FloorDiv) else "*") + str(e.right.value) + "}"
     return None
+
+
+_FIELD = re.compile(r"\{(\w+)(?:(//|\*)(\d+))?\}")
+_CHOICE = re.compile(r"(\w+) \? ([^?:]*) : ([^?:]*)$")
+
+
+def fill(template: str, constexprs: Mapping[str, object]) -> str:
+    """A descriptor type template (above) filled with one spec's constexprs. KeyError where it
+    names a constexpr the spec does not give a value of the right kind."""
+    inner = re.search(r"\[(.*)\]", template)
+    if inner and (choice := _CHOICE.match(inner.group(1))):
+        flag = choice.group(1)
+        if flag not in constexprs:
+            raise KeyError(flag)
+        template = template.replace(inner.group(1), choice.group(2) if constexprs[flag] else choice.group(3))
+
+    def value(m: re.Match[str]) -> str:
+        v = constexprs[m.group(1)]
+        if type(v) is not int:
+            raise KeyError(m.group(1))
+        k = int(m.group(3) or 1)
+        return str(v // k if m.group(2) == "//" else v * k)
+    return _FIELD.sub(value, template)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import cast
 
+from ptxdiff.discovery.descriptors import fill as descriptor_type
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.discovery.params import ParamMark
 from ptxdiff.record.launches import Launch
@@ -460,10 +461,10 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
         if types[p] == ParamMark.CONSTEXPR1:  # a launch site passes 1: triton makes it the constant 1
             types[p] = "constexpr"
             constexprs[p] = 1
-        elif "{" in types[p]:  # a descriptor whose block shape names constexprs
+        elif "{" in types[p] or " ? " in types[p]:  # a descriptor whose block shape names constexprs
             try:
-                types[p] = types[p].format(**{k: v for k, v in constexprs.items() if isinstance(v, int)})
-            except (KeyError, IndexError, ValueError):
+                types[p] = descriptor_type(types[p], constexprs)
+            except KeyError:
                 raise SpecError(f"the block shape of {p} ({types[p]}) names a value no spec gives; set "
                                 + _key(kernel, f"signature.{p}")) from None
     runtime: dict[str, object] = {p: (None if constexprs.get(p, 0) is None and types.get(p) == "constexpr" else

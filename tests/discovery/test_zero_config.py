@@ -797,6 +797,61 @@ def launch(q, out):
     assert plan.choice("stride_q_m", "types").values == ("i32",)
 
 
+SUBTILED = HEADER + '''
+
+def hook(nargs):
+    SUB = nargs.get("EPILOGUE_SUBTILE", False)
+    BM = nargs["BLOCK_M"]
+    BN = nargs["BLOCK_N"]
+    nargs["a_desc"].block_shape = [BM, BN]
+    if SUB:
+        nargs["c_desc"].block_shape = [BM, BN // 2]
+    else:
+        nargs["c_desc"].block_shape = [BM, BN]
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK_M": 64, "BLOCK_N": 64, "EPILOGUE_SUBTILE": s}, pre_hook=hook)
+                          for s in (False, True)], key=[])
+@triton.jit
+def k(a_desc, c_desc, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr):
+    acc = a_desc.load([0, 0]) * SCALE
+    if EPILOGUE_SUBTILE:
+        acc = tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1))
+        acc0, acc1 = tl.split(acc)
+        c_desc.store([0, 0], acc0)
+        c_desc.store([0, BLOCK_N // 2], acc1)
+    else:
+        c_desc.store([0, 0], acc)
+'''
+
+
+def test_a_pre_hook_that_shapes_a_descriptor_under_a_flag_gives_each_spec_its_shape():
+    """Triton's persistent-matmul tutorial (and tritonbench): `if EPILOGUE_SUBTILE:` the hook makes
+    c_desc's block half as wide. Read only at the hook's top level, c_desc took a guessed tile and
+    every subtiled spec failed (`expected value shape [64, 64], got [64, 32]`)."""
+    fn, tree = fn_of(SUBTILED.replace("SCALE", "2.0"))
+    types = descriptor_types(fn, tree)
+    assert types["c_desc"] == "tensordesc<fp32[EPILOGUE_SUBTILE ? {BLOCK_M}, {BLOCK_N//2} : {BLOCK_M}, {BLOCK_N}]>"
+    from ptxdiff.discovery.descriptors import fill
+    assert fill(types["c_desc"], {"BLOCK_M": 64, "BLOCK_N": 64, "EPILOGUE_SUBTILE": True}) == "tensordesc<fp32[64, 32]>"
+    assert fill(types["a_desc"], {"BLOCK_M": 64, "BLOCK_N": 128}) == "tensordesc<fp32[64, 128]>"
+    with pytest.raises(KeyError):
+        fill(types["c_desc"], {"BLOCK_M": 64, "BLOCK_N": 64})
+
+
+@pytest.mark.integration
+def test_a_subtiled_epilogue_compiles_both_ways(tmp_path):
+    from ptxdiff.compare.engine import Engine
+    from ptxdiff.git.repo import Repo
+
+    repo = make_repo(tmp_path, {"ops/k.py": SUBTILED.replace("SCALE", "2.0")})
+    commit(repo, "v2", {"ops/k.py": SUBTILED.replace("SCALE", "3.0")})
+    r = Repo(repo)
+    rows = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD")).rows
+    assert sorted((dict(row.spec_detail.constexprs)["EPILOGUE_SUBTILE"], row.error) for row in rows if row.spec_detail) == \
+        [(False, None), (True, None)], [(row.spec, row.error) for row in rows]
+
+
 @pytest.mark.integration
 def test_an_added_kernel_whose_guessed_values_fit_one_branch_only_is_measured_there(tmp_path):
     """An added kernel: the guess that reaches no branch defining `y` fails, the others compile.
