@@ -328,7 +328,9 @@ def _call_uses(node: ast.Call, uses: dict[str, set[str]]) -> None:
 OPTIONS = {"input_precision": ("tf32", "ieee", "tf32x3"), "eviction_policy": ("", "evict_last", "evict_first"),
            "cache_modifier": ("", ".cg", ".ca", ".cs", ".wt", ".cv"), "padding_option": ("", "zero", "nan"),
            "sem": ("acq_rel", "acquire", "release", "relaxed"), "scope": ("gpu", "cta", "sys"),
-           "fp_downcast_rounding": ("rtne", "rtz"), "allow_tf32": (True, False)}
+           "fp_downcast_rounding": ("rtne", "rtz"), "allow_tf32": (True, False),
+           # `tl.range`'s switches (a `WARP_SPECIALIZE` constexpr is a flag, not a count of warps)
+           "warp_specialize": (False, True), "flatten": (False, True), "disallow_acc_multi_buffer": (False, True)}
 OPTION = "option:"
 
 

@@ -37,7 +37,7 @@ class Act:
 
 
 def k(x_ptr, MODE: tl.constexpr, ACT: tl.constexpr, N: tl.constexpr, G: tl.constexpr, BLOCK: tl.constexpr,
-      DT: tl.constexpr, R: tl.constexpr, FLAG: tl.constexpr, PREC: tl.constexpr):
+      DT: tl.constexpr, R: tl.constexpr, FLAG: tl.constexpr, PREC: tl.constexpr, WARP_SPECIALIZE: tl.constexpr):
     tl.static_assert(N == 4 and G in (2, 8))
     if MODE == MODE_B:
         pass
@@ -50,6 +50,8 @@ def k(x_ptr, MODE: tl.constexpr, ACT: tl.constexpr, N: tl.constexpr, G: tl.const
     if FLAG:
         pass
     d = tl.dot(z, z, input_precision=PREC)
+    for j in tl.range(0, 4, warp_specialize=WARP_SPECIALIZE):
+        pass
 '''
 
 
@@ -86,6 +88,7 @@ def test_each_constexpr_is_guessed_from_its_use(module):
         "R": (2,),                     # a loop count
         "FLAG": (False, True),         # tested by `if`: both ways
         "PREC": ("tf32",),             # passed as input_precision: one of triton's strings
+        "WARP_SPECIALIZE": (False,),   # tl.range's switch, not a count of warps (tritonbench guessed 4)
     }
     assert constexpr_hints(fn, consts)["MODE"].branches and not constexpr_hints(fn, consts)["BLOCK"].branches
 
