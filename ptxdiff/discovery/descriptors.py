@@ -199,7 +199,8 @@ def _hook_dim(e: ast.expr, nargs: str, aliases: dict[str, str]) -> str | None:
             isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str):
         return "{" + e.slice.value + "}"
     if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.FloorDiv, ast.Mult)) and isinstance(e.right, ast.Constant) \
-            and type(e.right.value) is int and (inner := _hook_dim(e.left, nargs, aliases)) and inner.startswith("{"):
+            and type(e.right.value) is int and e.right.value > 0 and (inner := _hook_dim(e.left, nargs, aliases)) \
+            and inner.startswith("{"):
         return "{" + inner[1:-1] + ("//" if isinstance(e.op, ast.FloorDiv) else "*") + str(e.right.value) + "}"
     return None
 
@@ -223,5 +224,7 @@ def fill(template: str, constexprs: Mapping[str, object]) -> str:
         if type(v) is not int:
             raise KeyError(m.group(1))
         k = int(m.group(3) or 1)
+        if k == 0:   # a template written by hand (`signature.` of a config) may say so
+            raise KeyError(m.group(0))
         return str(v // k if m.group(2) == "//" else v * k)
     return _FIELD.sub(value, template)

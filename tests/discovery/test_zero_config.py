@@ -837,6 +837,10 @@ def test_a_pre_hook_that_shapes_a_descriptor_under_a_flag_gives_each_spec_its_sh
     assert fill(types["a_desc"], {"BLOCK_M": 64, "BLOCK_N": 128}) == "tensordesc<fp32[64, 128]>"
     with pytest.raises(KeyError):
         fill(types["c_desc"], {"BLOCK_M": 64, "BLOCK_N": 64})
+    with pytest.raises(KeyError):   # a branch's `BN // 0` is an error of the spec, never a crash
+        fill("tensordesc<fp32[{BLOCK_N//0}]>", {"BLOCK_N": 64})
+    zero = SUBTILED.replace("SCALE", "2.0").replace("BN // 2", "BN // 0")
+    assert "//0" not in descriptor_types(*fn_of(zero))["c_desc"]
 
 
 @pytest.mark.integration
