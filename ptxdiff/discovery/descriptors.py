@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from ptxdiff.discovery.hints import MANY_BLOCKS
 from ptxdiff.source.syntax import asserted_dtypes, dotted_name, is_constexpr, last_name, names_in, walk
@@ -35,7 +36,7 @@ def descriptor_types(fn: ast.FunctionDef, tree: ast.Module) -> dict[str, str]:
     out = gluon_descriptors(fn, runtime)
     if not offsets:
         return out
-    shapes = _pre_hook_shapes(fn, tree)
+    shapes = _pre_hook_shapes(fn, tree, frozenset(constexprs))
     steps = _block_steps(fn, constexprs)
     for name, elts in offsets.items():
         dims = shapes.get(name) or ", ".join(steps.get(ast.dump(e)) or ("1" if i < len(elts) - 2 else str(MANY_BLOCKS))
@@ -128,7 +129,7 @@ def _block_steps(fn: ast.FunctionDef, constexprs: set[str]) -> dict[str, str]:
     return out
 
 
-def _pre_hook_shapes(fn: ast.FunctionDef, tree: ast.Module) -> dict[str, str]:
+def _pre_hook_shapes(fn: ast.FunctionDef, tree: ast.Module, constexprs: frozenset[str]) -> dict[str, str]:
     """`nargs["desc_x"].block_shape = [...]` in the functions the autotune configs name as pre_hook:
     the dims of each descriptor, `A` or `FLAG ? A : B` where an `if` of a constexpr picks one."""
     hooks = {k.value.id for dec in fn.decorator_list for node in walk(dec) if isinstance(node, ast.Call)
@@ -136,42 +137,62 @@ def _pre_hook_shapes(fn: ast.FunctionDef, tree: ast.Module) -> dict[str, str]:
     shapes: dict[str, str] = {}
     for stmt in tree.body:
         if isinstance(stmt, ast.FunctionDef) and stmt.name in hooks and stmt.args.args:
-            shapes.update(_hook_block(stmt.body, stmt.args.args[0].arg, {}))
+            shapes.update(_hook_block(stmt.body, _Hook(stmt.args.args[0].arg, constexprs, {}), {}))
     return shapes
 
 
-def _hook_block(body: list[ast.stmt], nargs: str, aliases: dict[str, str]) -> dict[str, str]:
+@dataclass
+class _Hook:
+    """What a pre_hook's statements are read against: its `nargs` parameter, the kernel's
+    constexprs, and the defaults its `nargs.get("FLAG", False)` reads give where the kernel has none
+    (gathered as the reading goes)."""
+
+    nargs: str
+    constexprs: frozenset[str]
+    defaults: dict[str, object]
+
+
+def _hook_block(body: list[ast.stmt], hook: _Hook, aliases: dict[str, str]) -> dict[str, str]:
     """The shapes a run of a pre_hook's statements sets, by descriptor; an `if` whose test is a
-    constexpr (`if EPILOGUE_SUBTILE:`, `if not FLAG:`) sets `FLAG ? A : B` (B: what was set before)."""
+    constexpr (`if EPILOGUE_SUBTILE:`, `if not FLAG:`) sets `FLAG ? A : B` (B: what was set before);
+    one the kernel does not have takes its `nargs.get` default's branch (a hook shared by kernels)."""
     shapes: dict[str, str] = {}
     for node in body:
         if isinstance(node, ast.If):
             negated = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)
             flag = _hook_dim(node.test.operand if negated and isinstance(node.test, ast.UnaryOp) else node.test,
-                             nargs, aliases)
+                             hook.nargs, aliases)
             if not (flag and flag.startswith("{") and flag.endswith("}") and flag[1:-1].isidentifier()):
                 continue
-            then, other = _hook_block(node.body, nargs, dict(aliases)), _hook_block(node.orelse, nargs, dict(aliases))
+            name = flag[1:-1]
+            then, other = _hook_block(node.body, hook, dict(aliases)), _hook_block(node.orelse, hook, dict(aliases))
             if negated:
                 then, other = other, then
+            if name not in hook.constexprs:
+                if name not in hook.defaults:
+                    continue   # `nargs["X"]` of a kernel without X: the hook fails there, nothing to read
+                shapes.update(then if hook.defaults[name] else other)
+                continue
             for desc in sorted(then.keys() | other.keys()):
                 a, b = then.get(desc, shapes.get(desc)), other.get(desc, shapes.get(desc))
                 if a and b and " ? " not in a + b:   # one flag's choice, not nested ones
-                    shapes[desc] = a if a == b else f"{flag[1:-1]} ? {a} : {b}"
+                    shapes[desc] = a if a == b else f"{name} ? {a} : {b}"
             continue
         if not isinstance(node, ast.Assign) or len(node.targets) != 1:
             continue
         target = node.targets[0]
         if isinstance(target, ast.Name):
-            d = _hook_dim(node.value, nargs, aliases)
+            d = _hook_dim(node.value, hook.nargs, aliases)
             if d and d.startswith("{"):
                 aliases[target.id] = d[1:-1]
-            elif (flag := _hook_flag(node.value, nargs)) is not None:   # `SUB = nargs.get("SUB", False)`
-                aliases[target.id] = flag
+            elif (got := _hook_get(node.value, hook.nargs)) is not None:   # `SUB = nargs.get("SUB", False)`
+                aliases[target.id] = got[0]
+                if len(got) > 1:
+                    hook.defaults[got[0]] = got[1]
         elif isinstance(target, ast.Attribute) and target.attr == "block_shape" and \
                 isinstance(target.value, ast.Subscript) and isinstance(target.value.slice, ast.Constant) and \
                 isinstance(node.value, (ast.List, ast.Tuple)):
-            dims = [_hook_dim(e, nargs, aliases) for e in node.value.elts]
+            dims = [_hook_dim(e, hook.nargs, aliases) for e in node.value.elts]
             known = [d for d in dims if d]
             key = target.value.slice.value
             if len(known) == len(dims) and isinstance(key, str):  # (a key that is no str is never looked up)
@@ -179,12 +200,13 @@ def _hook_block(body: list[ast.stmt], nargs: str, aliases: dict[str, str]) -> di
     return shapes
 
 
-def _hook_flag(e: ast.expr, nargs: str) -> str | None:
-    """The constexpr `nargs.get("NAME", default)` reads."""
+def _hook_get(e: ast.expr, nargs: str) -> tuple[str] | tuple[str, object] | None:
+    """The constexpr `nargs.get("NAME", default)` reads, and its default where that is a literal."""
     if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "get" and \
             isinstance(e.func.value, ast.Name) and e.func.value.id == nargs and e.args and \
             isinstance(e.args[0], ast.Constant) and isinstance(e.args[0].value, str):
-        return e.args[0].value
+        default = e.args[1] if len(e.args) > 1 else ast.Constant(None)
+        return (e.args[0].value, default.value) if isinstance(default, ast.Constant) else (e.args[0].value,)
     return None
 
 

@@ -841,6 +841,10 @@ def test_a_pre_hook_that_shapes_a_descriptor_under_a_flag_gives_each_spec_its_sh
         fill("tensordesc<fp32[{BLOCK_N//0}]>", {"BLOCK_N": 64})
     zero = SUBTILED.replace("SCALE", "2.0").replace("BN // 2", "BN // 0")
     assert "//0" not in descriptor_types(*fn_of(zero))["c_desc"]
+    # a kernel the hook is shared with that has no EPILOGUE_SUBTILE: `nargs.get(..., False)`'s branch
+    plain = SUBTILED.replace("SCALE", "2.0").replace(", EPILOGUE_SUBTILE: tl.constexpr", "").replace(
+        "if EPILOGUE_SUBTILE:", "if False:")
+    assert descriptor_types(*fn_of(plain))["c_desc"] == "tensordesc<fp32[{BLOCK_M}, {BLOCK_N}]>"
 
 
 @pytest.mark.integration
