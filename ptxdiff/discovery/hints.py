@@ -136,9 +136,13 @@ def constexpr_hints(fn: ast.FunctionDef, consts: Mapping[str, object], kinds: Ma
                                                        and not SMALL_NAME.search(n))]
     hints: dict[str, Hint] = {}
     domains = enum_domains(fn, set(names), consts)
+    required = required_flags(fn, set(names))
     for n in names:
         u = uses[n]
-        if "called" in u:   # `ACTIVATION(x)`: a jit function, which no launch here names
+        if n in required:
+            hints[n] = Hint((required[n],), f"only `if {'' if required[n] else 'not '}{n}:` binds what the kernel reads "
+                            "after it: triton compiles it that way only")
+        elif "called" in u:   # `ACTIVATION(x)`: a jit function, which no launch here names
             hints[n] = Hint((None,), "a function the kernel calls (none: the kernel's path without it)")
         elif "dtype" in u or n.lower().endswith("dtype"):
             hints[n] = Hint(("tl.float32",), "a dtype (the pointers' guessed element type)")
@@ -190,6 +194,58 @@ def constexpr_hints(fn: ast.FunctionDef, consts: Mapping[str, object], kinds: Ma
             asserts.setdefault(passed[inner], demanded)
         divided |= {passed[inner] for inner in divisors(helper, set(passed))}
     return {n: _evidence_hint(n, h, asserts, divided) for n, h in hints.items()}
+
+
+def required_flags(fn: ast.FunctionDef, constexprs: set[str]) -> dict[str, bool]:
+    """Constexpr flags the kernel compiles one way only (issue 37: a guess from its own code):
+    `if FLAG:` binds a name that nothing before it and not its `else` binds, and a statement after
+    it reads that name in compiled code (not under another constexpr `if` whose branches do not
+    both read it): with FLAG false, triton raises a NameError (`desc_q`, made only `if ENABLE_TMA:`).
+    A flag asked both ways is left out."""
+    params = {a.arg for a in fn.args.args}
+    found: dict[str, set[bool]] = {}
+
+    def block(stmts: list[ast.stmt], bound: set[str]) -> None:
+        for i, stmt in enumerate(stmts):
+            test = stmt.test if isinstance(stmt, ast.If) else None
+            negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+            flag = test.operand if isinstance(test, ast.UnaryOp) and negated else test
+            if isinstance(stmt, ast.If) and isinstance(flag, ast.Name) and flag.id in constexprs:
+                then, other = _stored(stmt.body), _stored(stmt.orelse)
+                later = stmts[i + 1:]
+                for names, truth in ((then - other - bound, not negated), (other - then - bound, negated)):
+                    if any(_compiled_read(later, x, constexprs) and not any(x in _stored([s]) for s in later)
+                           for x in names):
+                        found.setdefault(flag.id, set()).add(truth)
+            for inner in (getattr(stmt, "body", None), getattr(stmt, "orelse", None)):
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    block(inner, bound | _stored(stmts[:i]))
+            bound = bound | _stored([stmt])
+
+    block(fn.body, set(params))
+    return {flag: truths.pop() for flag, truths in found.items() if len(truths) == 1}
+
+
+def _stored(stmts: list[ast.stmt]) -> set[str]:
+    """Names the statements bind (at any depth)."""
+    return {n.id for s in stmts for n in walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _compiled_read(stmts: list[ast.stmt], name: str, constexprs: set[str]) -> bool:
+    """Whether triton compiles a read of `name` in these statements whatever the other constexprs
+    are: under a constexpr `if`, only where both of its branches read it."""
+    for stmt in stmts:
+        if isinstance(stmt, ast.If) and {n.id for n in walk(stmt.test) if isinstance(n, ast.Name)} & constexprs:
+            if _compiled_read(stmt.body, name, constexprs) and _compiled_read(stmt.orelse, name, constexprs):
+                return True
+            continue
+        inner = [b for b in (getattr(stmt, "body", None), getattr(stmt, "orelse", None)) if isinstance(b, list)]
+        parts = [n for field, value in ast.iter_fields(stmt) if field not in ("body", "orelse")
+                 for v in (value if isinstance(value, list) else [value]) if isinstance(v, ast.AST) for n in walk(v)]
+        if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in parts) or \
+                any(_compiled_read(b, name, constexprs) for b in inner):
+            return True
+    return False
 
 
 def _constexpr_uses(fn: ast.FunctionDef, names: list[str], consts: Mapping[str, object]

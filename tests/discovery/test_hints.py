@@ -18,6 +18,7 @@ from ptxdiff.discovery.hints import (
     enum_domains,
     module_constants,
     module_functions,
+    required_flags,
     unmatched,
 )
 
@@ -136,3 +137,33 @@ def k(x_ptr, BLOCK: tl.constexpr, HEAD_GROUPS: tl.constexpr, BLOCK_D: tl.constex
 ''')))["k"]
     hints = {name: hint.values for name, hint in constexpr_hints(fn, {}).items()}
     assert hints["HEAD_GROUPS"] == (4,) and hints["BLOCK_D"] == hints["BLOCK"] == (64,)
+
+
+def test_a_flag_the_kernel_compiles_one_way_only_is_guessed_that_way():
+    """tritonbench's `_attn_fwd_tma_ws_persistent`: `desc_q` is made only `if ENABLE_TMA:` and read
+    after it by both branches of `if HAS_WS:`; with ENABLE_TMA guessed False triton raises a
+    NameError, and the old side's row failed. A name read again only under the same flag, or
+    bound before the `if`, asks nothing."""
+    fn = ast.parse(textwrap.dedent('''
+        def k(x_ptr, y_ptr, ENABLE_TMA: tl.constexpr, HAS_WS: tl.constexpr, USE_B: tl.constexpr, FAST: tl.constexpr):
+            offs = tl.arange(0, 16)
+            if ENABLE_TMA:
+                desc_q = tl.make_tensor_descriptor(x_ptr, shape=[16], strides=[1], block_shape=[16])
+            if USE_B:
+                b = tl.load(x_ptr + offs)
+            s = 0.0
+            if not FAST:
+                s = 1.0
+            for i in range(4):
+                if HAS_WS:
+                    q = desc_q.load([0])
+                else:
+                    q = desc_q.load([16])
+                if USE_B:
+                    q += b
+                tl.store(y_ptr + offs, q + s)
+    ''')).body[0]
+    assert required_flags(fn, {"ENABLE_TMA", "HAS_WS", "USE_B", "FAST"}) == {"ENABLE_TMA": True}
+    hint = constexpr_hints(fn, {})["ENABLE_TMA"]
+    assert hint.values == (True,) and "only `if ENABLE_TMA:` binds" in hint.why
+    assert constexpr_hints(fn, {})["USE_B"].values == (False, True)
