@@ -206,8 +206,14 @@ def smaller(value: object) -> object:
 
 def _guess(name: str, hint: Hint, kernels: list[Kernel]) -> Choice:
     """A guessed constexpr's values, the same on both sides: where a side compares it with
-    literals, every branch of either side is compiled (the values of both sides, united)."""
+    literals, every branch of either side is compiled (the values of both sides, united). A flag
+    the sides guess apart (one compiles it one way only, hints.required_flags) is compiled both
+    ways: a branch that breaks one way of its kernel (`if not FLAG: z = ...`, z read after) does not
+    thereby keep the other way from being compiled, on either side."""
     hints = [q.hint for k in kernels for q in k.params if q.name == name and q.constexpr and q.hint is not None]
+    flags = [h for h in hints if all(isinstance(v, bool) for v in h.values)]
+    if len(flags) == len(hints) > 1 and len({h.values for h in flags}) > 1:
+        return Choice(name, (False, True), SpecSource.GUESSED, " / ".join(dict.fromkeys(h.why for h in hints)))
     if not any(h.branches for h in hints):
         return Choice(name, hint.values, SpecSource.GUESSED, hint.why)
     values: list[object] = []

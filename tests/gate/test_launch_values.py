@@ -274,3 +274,29 @@ def test_a_change_guarded_by_constexprs_passed_one_value_compiles_them_crossed(t
     crossed = {(r["spec_detail"]["constexprs"]["BLOCK_M"], r["spec_detail"]["constexprs"]["BLOCK_N"]): r["verdict"]
                for r in got}
     assert crossed[(64, 32)] == crossed[(32, 64)] == "structural" and crossed[(64, 64)] == "identical", crossed
+
+
+TRAPPED = HEADER + '''
+
+@triton.jit
+def k(x_ptr, y_ptr, n, FLAG: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+{trap}    if FLAG:
+        y = x * 2.0
+    else:
+        y = x + 1.0
+    tl.store(y_ptr + offs, y{read})
+'''
+
+
+def test_a_branch_that_breaks_one_way_of_a_flag_is_still_compiled_that_way(tmp_path, capsys):
+    """Only `if not FLAG:` binds `z`, read after: the new side compiles with FLAG false only, and
+    read alone that narrows the guess (hints.required_flags). The base compiles both ways, so both
+    are compiled on both sides: the new side's FLAG=True fails where the old one compiled, and the
+    push is blocked."""
+    base = TRAPPED.format(trap="", read="")
+    trapped = TRAPPED.format(trap="    if not FLAG:\n        z = 0.0\n", read=" + z")
+    rc, report, push_rc, _ = judged(tmp_path, capsys, base, trapped)
+    got = {r["spec_detail"]["constexprs"]["FLAG"]: r["verdict"] for r in rows(report)}
+    assert rc == 1 and push_rc != 0 and got.get(True) == "failed", got
