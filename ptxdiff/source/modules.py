@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -176,6 +177,28 @@ def _folder_packages(paths: frozenset[str], roots: tuple[str, ...],
                         if len(folders) == 1 and name != "triton" and name not in taken and name not in at_root))
 
 
+def _deep_packages(paths: frozenset[str]) -> dict[str, str]:
+    """name -> folder of each package two or more folders down whose name no other folder has:
+    where a package vendored deep in the repository may be (`unsloth_zoo/_vendored/fla/`)."""
+    folders: dict[str, list[str]] = {}
+    for p in paths:
+        parts = p.split("/")
+        if len(parts) > 3 and parts[-1] == "__init__.py" and parts[-2].isidentifier() and \
+                not any(part.startswith(".") for part in parts):
+            folders.setdefault(parts[-2], []).append("/".join(parts[:-1]))
+    return {name: found[0] for name, found in folders.items() if len(found) == 1 and name != "triton"}
+
+
+def imports_itself(snapshot: Files, name: str, folder: str) -> bool:
+    """Whether a module of the package in `folder` imports it by its own top-level name (`from
+    fla.utils import exp2` in `.../fla/ops/op.py`): it was vendored, and the repository puts the
+    folder's parent on sys.path at run time, so that the import finds it (the first 50 modules)."""
+    own = re.compile(rb"(?m)^\s*(?:from\s+" + re.escape(name.encode()) + rb"(?:\.|\s)|import\s+"
+                     + re.escape(name.encode()) + rb"\b)")
+    modules = sorted(p for p in snapshot.paths if p.startswith(folder + "/") and p.endswith(".py"))[:50]
+    return any(own.search(snapshot.read(p)) for p in modules)
+
+
 def _literal_all(mod: ParsedModule) -> set[str] | None:
     """The names of a module's `__all__` when it is a literal list or tuple of strings."""
     for stmt in mod.bindings.get("__all__", ()):
@@ -224,6 +247,7 @@ class ModuleIndex:
         # longest root first, so src/pkg/x.py is "pkg.x" and not "src.pkg.x"
         self.roots = tuple(sorted({*configured, *auto, ""}, key=len, reverse=True))
         self.packages = (*self.installs.packages, *_folder_packages(snapshot.paths, self.roots, self.installs.packages))
+        self._deep = _deep_packages(snapshot.paths)
         # the folders that could hold such a package: a new one there changes what a name is
         self._holders = sorted({p.split("/")[0] for p in snapshot.paths if p.count("/") > 1} - {*self.roots, "."}
                                - {p.split("/")[0] for p in snapshot.paths if p.endswith("/__init__.py") and p.count("/") == 1})
@@ -305,7 +329,14 @@ class ModuleIndex:
             init = f"{folder}/__init__.py" if folder else "__init__.py"
             probes.add(init)
             return init if init in self.snapshot else None
-        return self._walk(dotted.split("."), list(order), probes)
+        found = self._walk(dotted.split("."), list(order), probes)
+        top, _, inner = dotted.partition(".")
+        home = self._deep.get(top)
+        if found is None and home is not None and imports_itself(self.snapshot, top, home):
+            # a package vendored deep (`.../_vendored/fla/`) importing itself: found nowhere else
+            probes.add(f"{home}/__init__.py")
+            return self._walk(inner.split("."), [home], probes) if inner else f"{home}/__init__.py"
+        return found
 
     def _walk(self, parts: list[str], search: list[str], probes: set[str]) -> str | None:
         found: str | None = None

@@ -267,6 +267,25 @@ def test_a_launch_of_another_module_s_function_of_the_same_name_launches_no_help
         {"ops/sparse.py::k", "ops/sla.py::_dq", "ops/sparse.py::_dq"}
 
 
+def test_a_package_vendored_deep_that_imports_itself_is_found_where_it_is():
+    """unsloth-zoo vendors flash-linear-attention as `unsloth_zoo/_vendored/fla/`, whose modules
+    import it as `fla` (the repository puts `_vendored/` on sys.path at run time): `exp2` from
+    `fla.ops.utils.op` was a NameError in 6 kernels, `fla.utils`'s feature flags host code in 2.
+    A vendored package that no module of its own imports by that name is not looked for."""
+    kern = ("import triton\nimport triton.language as tl\nfrom mypkg.ops import scale\n\n"
+            "@triton.jit\ndef k(x_ptr):\n    tl.store(x_ptr, scale(tl.load(x_ptr)))\n")
+    ops = "import triton\n\n@triton.jit\ndef scale(x):\n    return x * 2.0\n"
+    files = {"lib/__init__.py": "", "lib/_vendored/__init__.py": "", "lib/_vendored/mypkg/__init__.py": "",
+             "lib/_vendored/mypkg/ops.py": ops, "lib/_vendored/mypkg/kern.py": kern}
+    found = discover(FakeSnapshot(files))
+    k = found.kernels["lib/_vendored/mypkg/kern.py::k"]
+    assert "lib/_vendored/mypkg/ops.py" in k.paths and not k.unresolved
+    changed = discover(FakeSnapshot({**files, "lib/_vendored/mypkg/ops.py": ops.replace("2.0", "3.0")}))
+    assert changed.kernels["lib/_vendored/mypkg/kern.py::k"].fingerprint != k.fingerprint
+    other = {**files, "lib/_vendored/mypkg/kern.py": kern.replace("from mypkg.ops", "from elsewhere.ops")}
+    assert "lib/_vendored/mypkg/ops.py" not in discover(FakeSnapshot(other)).kernels["lib/_vendored/mypkg/kern.py::k"].paths
+
+
 def test_paths_limits_what_is_returned_but_helpers_are_still_followed(base_prints):
     found = discover(FakeSnapshot(BASE), paths={"pkg/rel.py"})
     assert set(found.kernels) == {"pkg/rel.py::rel_kernel"}
