@@ -532,7 +532,10 @@ def diff(clone: str, commits: int, box: float, per_commit: float, factories: set
         nvidia = {k: v for k, v in verdicts.items() if not other_backend(k.partition("::")[0]) and k not in broken}
         # kernels ptxdiff shows as another backend's (a note, no row: ROCm by what it imports, Gluon,
         # a triton fork's builtins): listed, and not counted among the changed NVIDIA kernels
-        noted = {m.split(": ", 1)[0] for m in report.get("messages") or () if " kernel: not compiled (" in m}
+        # and a name the module binds to triton's own under the compiling triton (`gather = tl.gather`
+        # in the `else` of a feature test): no kernel there, said in a line
+        noted = {m.split(": ", 1)[0] for m in report.get("messages") or ()
+                 if " kernel: not compiled (" in m or ": not a kernel under this triton: " in m}
         listed = {short_id(k) for k in [*verdicts, *noted]}
         files = {f for f in _git(clone, "diff-tree", "--no-commit-id", "-r", "--name-only", f"{rev}^", rev).split("\n")
                  if f.endswith(".py")}
