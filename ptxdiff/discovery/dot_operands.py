@@ -129,3 +129,22 @@ def loaded_dot_operands(nodes: list[ast.AST], loaded_from: dict[str, set[str]], 
                 for q in plain[arg.id]:
                     if element_types.get(q) in (None, "*i32"):
                         element_types[q] = next(iter(known))
+
+
+def handed_operand_types(nodes: list[ast.AST], params: set[str], loaded_from: dict[str, set[str]],
+                         element_types: dict[str, str]) -> dict[str, str]:
+    """A helper's params that its `tl.dot` takes as handed to it (values the kernel loaded, not
+    pointers: `qkT = tl.dot(k, qT)` in a helper given `k`) -> the element type of the other operand,
+    where what that is loaded from has one known type: the kernel's pointer `k` is loaded from
+    takes it (FastVideo's `_attn_bwd_dkdv`: qT from a bf16 Q, so the kernel's K is bf16)."""
+    out: dict[str, str] = {}
+    for node in nodes:
+        if not (isinstance(node, ast.Call) and dotted_name(node.func)[-1:] == ["dot"] and len(node.args) >= 2):
+            continue
+        for mine, other in ((node.args[0], node.args[1]), (node.args[1], node.args[0])):
+            if isinstance(mine, ast.Name) and mine.id in params and mine.id not in loaded_from:
+                known = {element_types[q] for n in names_in(other) for q in loaded_from.get(n, ())
+                         if element_types.get(q, "*i1") not in ("*i1", "*i32")}
+                if len(known) == 1:
+                    out.setdefault(mine.id, known.pop())
+    return out

@@ -33,7 +33,7 @@ FORMAT = 24   # 19: the sorts a kernel compiles (the cost estimate); 20: pointer
 # 23: constexprs a launch site passes one expression (`alike`); 24: a launch of another module's function of the
 # same name launches no helper, in an address a word that says int (start_m) is an offset before a letter (M),
 # a pre_hook's block shapes under `if FLAG:` and `BN // 2` (descriptor type templates), tl.range's switches,
-# flags the kernel compiles one way only, a package vendored deep that imports itself
+# flags the kernel compiles one way only, a package vendored deep that imports itself, values handed to a helper's dot
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 

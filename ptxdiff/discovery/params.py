@@ -13,7 +13,13 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from ptxdiff.discovery.dot_operands import SIGNATURE_TYPES, cast_dot_operands, integer_dot_operands, loaded_dot_operands
+from ptxdiff.discovery.dot_operands import (
+    SIGNATURE_TYPES,
+    cast_dot_operands,
+    handed_operand_types,
+    integer_dot_operands,
+    loaded_dot_operands,
+)
 from ptxdiff.discovery.hints import Hint
 from ptxdiff.source.syntax import (
     asserted_dtypes,
@@ -476,21 +482,28 @@ def kinds_through_helpers(fn: ast.FunctionDef, kinds: dict[str, str | None],
     """`kinds` with what the jit helpers `fn` passes its params to say of them: a param the kernel
     only hands on is a pointer when a helper loads from it, and a pointer the helper gives a
     type by use (`*i32`: its values index, seed or bound loops) takes that type over the
-    default `*fp32`. What the kernel's own use says otherwise stands."""
+    default `*fp32`; a pointer the kernel loads values from and hands the values to a helper that
+    dots them with a typed operand takes that type. What the kernel's own use says otherwise stands."""
     out = dict(kinds)
     said: dict[str, dict[str, str | None]] = {}   # per helper, however often it is called
+    handed: dict[str, dict[str, str]] = {}
     flow = _locals(list(out), list(walk(fn)))
+    loaded = _loaded_from(flow, list(walk(fn)))
     for call in (n for n in walk(fn) if isinstance(n, ast.Call)):
         helper = helpers.get(call.func.id) if isinstance(call.func, ast.Name) else None
         if helper is None or helper is fn or depth <= 0:
             continue
         if helper.name not in said:
             said[helper.name] = kinds_through_helpers(helper, infer_param_kinds(helper), helpers, depth - 1)
+            handed[helper.name] = _handed(helper)
         theirs = said[helper.name]
         params = [a.arg for a in helper.args.args]
         passed = [(a.id, params[i]) for i, a in enumerate(call.args) if i < len(params) and isinstance(a, ast.Name)]
         passed += [(v.id, k.arg) for k in call.keywords if k.arg and isinstance(v := k.value, ast.Name)]
         for local, their in passed:
+            held = loaded.get(local, set()) & out.keys()
+            if their in handed[helper.name] and len(held) == 1 and out[next(iter(held))] in (None, "*fp32"):
+                out[held.pop()] = handed[helper.name][their]
             kind = theirs.get(their)
             if not kind or not kind.startswith("*"):
                 continue
@@ -499,6 +512,15 @@ def kinds_through_helpers(fn: ast.FunctionDef, kinds: dict[str, str | None],
                 if own is None or not own.startswith("*") or own == "*fp32" and kind != "*fp32":
                     out[mine] = kind
     return out
+
+
+def _handed(helper: ast.FunctionDef) -> dict[str, str]:
+    """dot_operands.handed_operand_types of a helper."""
+    params = [a.arg for a in helper.args.args if not is_constexpr(a.annotation)]
+    nodes = list(walk(helper))
+    flow = _locals(params, nodes)
+    loaded = _loaded_from(flow, nodes)
+    return handed_operand_types(nodes, set(params), loaded, _evidence(flow, nodes, loaded).element_types)
 
 
 def _params_held(local: str, params: Collection[str], flow: _Locals) -> list[str]:

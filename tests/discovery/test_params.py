@@ -112,6 +112,31 @@ def k(M, D, start_m, BLOCK: tl.constexpr):
         {"ROWSCALE": "*fp32", "M": "i32"}
 
 
+def test_values_the_kernel_hands_to_a_helper_that_dots_them_take_their_partner_s_type():
+    """FastVideo's `_attn_bwd_dkdv_kernel`: `k = tl.load(K + ...)` handed to a helper whose
+    `tl.dot(k, qT)` takes qT from its Q, bf16 by a cast beside it (`tl.dot(ds.to(tl.bfloat16), qT)`):
+    K was the default fp32, the dot refused the pair, and the type search flipped Q instead."""
+    fns = functions('''
+def _h(dk, Q, k, v, DO):
+    qT = tl.load(Q + tl.arange(0, 16)[:, None] * 16 + tl.arange(0, 16)[None, :])
+    s = tl.dot(k, qT)
+    do = tl.load(DO + tl.arange(0, 16)[:, None] * 16 + tl.arange(0, 16)[None, :])
+    dp = tl.dot(v, do)
+    dk += tl.dot(s.to(tl.bfloat16), qT) + tl.dot(dp.to(tl.bfloat16), do)
+    return dk
+
+
+def k(Q, K, V, DO, Out):
+    offs = tl.arange(0, 16)[:, None] * 16 + tl.arange(0, 16)[None, :]
+    k = tl.load(K + offs)
+    v = tl.load(V + offs)
+    dk = _h(tl.zeros([16, 16], dtype=tl.float32), Q, k, v, DO)
+    tl.store(Out + offs, dk)
+''')
+    kinds = kinds_through_helpers(fns["k"], infer_param_kinds(fns["k"]), fns)
+    assert (kinds["Q"], kinds["K"], kinds["V"], kinds["DO"], kinds["Out"]) == ("*bf16", "*bf16", "*bf16", "*bf16", "*fp32")
+
+
 def test_a_pointer_the_kernel_passes_on_through_a_local_it_was_assigned_to_whole():
     """`do = DO`, `do = SLIDE_DO` in a branch, or `o = SlidingOut if s else Out`, then `do += off`
     and the local handed to a helper that loads from it: each of those params is a pointer (before,
