@@ -213,13 +213,14 @@ def required_flags(fn: ast.FunctionDef, constexprs: set[str]) -> dict[str, bool]
             if isinstance(stmt, ast.If) and isinstance(flag, ast.Name) and flag.id in constexprs:
                 then, other = _stored(stmt.body), _stored(stmt.orelse)
                 later = stmts[i + 1:]
-                for names, truth in ((then - other - bound, not negated), (other - then - bound, negated)):
-                    if any(_compiled_read(later, x, constexprs) and not any(x in _stored([s]) for s in later)
-                           for x in names):
+                rebound = _stored(later)
+                for names, truth in ((then - other - bound - rebound, not negated),
+                                     (other - then - bound - rebound, negated)):
+                    if any(_compiled_read(later, x, constexprs) for x in names):
                         found.setdefault(flag.id, set()).add(truth)
             for inner in (getattr(stmt, "body", None), getattr(stmt, "orelse", None)):
                 if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                    block(inner, bound | _stored(stmts[:i]))
+                    block(inner, bound)
             bound = bound | _stored([stmt])
 
     block(fn.body, set(params))

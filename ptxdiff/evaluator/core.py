@@ -42,6 +42,7 @@ from ptxdiff.evaluator.values import (
     check_size,
 )
 from ptxdiff.source.modules import AboveTop, ModuleIndex, ParsedModule
+from ptxdiff.source.syntax import COMPARISONS
 from ptxdiff.targets import Device
 
 BINOPS: dict[type[ast.operator], Callable[[Any, Any], Any] | None] = {
@@ -49,10 +50,6 @@ BINOPS: dict[type[ast.operator], Callable[[Any, Any], Any] | None] = {
     ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
     ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.BitOr: operator.or_,
     ast.BitXor: operator.xor, ast.BitAnd: operator.and_, ast.MatMult: None}
-_CMPOPS: dict[type[ast.cmpop], Callable[[Any, Any], object]] = {
-    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-    ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
-    ast.In: lambda a, b: operator.contains(b, a), ast.NotIn: lambda a, b: not operator.contains(b, a)}
 
 HandlerT = TypeVar("HandlerT")
 
@@ -291,7 +288,7 @@ class InterpCore(ABC):
                     return (a is b) == (op is ast.Eq)
                 raise Refused("a comparison of host objects")
         try:
-            return bool(_CMPOPS[op](a, b))
+            return bool(COMPARISONS[op](a, b))
         except TypeError as e:
             raise Raised("TypeError", str(e)) from None
 

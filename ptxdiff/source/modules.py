@@ -189,7 +189,7 @@ def _deep_packages(paths: frozenset[str]) -> dict[str, str]:
     return {name: found[0] for name, found in folders.items() if len(found) == 1 and name != "triton"}
 
 
-def imports_itself(snapshot: Files, name: str, folder: str) -> bool:
+def _imports_itself(snapshot: Files, name: str, folder: str) -> bool:
     """Whether a module of the package in `folder` imports it by its own top-level name (`from
     fla.utils import exp2` in `.../fla/ops/op.py`): it was vendored, and the repository puts the
     folder's parent on sys.path at run time, so that the import finds it (the first 50 modules)."""
@@ -248,6 +248,7 @@ class ModuleIndex:
         self.roots = tuple(sorted({*configured, *auto, ""}, key=len, reverse=True))
         self.packages = (*self.installs.packages, *_folder_packages(snapshot.paths, self.roots, self.installs.packages))
         self._deep = _deep_packages(snapshot.paths)
+        self._vendored: dict[str, bool] = {}   # a deep package's name -> whether its modules import it so
         # the folders that could hold such a package: a new one there changes what a name is
         self._holders = sorted({p.split("/")[0] for p in snapshot.paths if p.count("/") > 1} - {*self.roots, "."}
                                - {p.split("/")[0] for p in snapshot.paths if p.endswith("/__init__.py") and p.count("/") == 1})
@@ -332,7 +333,11 @@ class ModuleIndex:
         found = self._walk(dotted.split("."), list(order), probes)
         top, _, inner = dotted.partition(".")
         home = self._deep.get(top)
-        if found is None and home is not None and imports_itself(self.snapshot, top, home):
+        if found is not None or home is None:
+            return found
+        if top not in self._vendored:
+            self._vendored[top] = _imports_itself(self.snapshot, top, home)
+        if self._vendored[top]:
             # a package vendored deep (`.../_vendored/fla/`) importing itself: found nowhere else
             probes.add(f"{home}/__init__.py")
             return self._walk(inner.split("."), [home], probes) if inner else f"{home}/__init__.py"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import copy
 import itertools
+import operator
 import re
 import weakref
 from collections.abc import Callable, Iterable, Mapping
@@ -244,10 +245,11 @@ def assigned_value(node: ast.AST) -> tuple[ast.expr | None, ast.expr | None]:
     return None, None
 
 
-_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], object]] = {
-            ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
-            ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
-            ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b}
+# what each comparison operator does (the evaluator's, and `static_truth`'s)
+COMPARISONS: dict[type[ast.cmpop], Callable[[Any, Any], object]] = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+    ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: operator.contains(b, a), ast.NotIn: lambda a, b: not operator.contains(b, a)}
 
 
 def static_truth(test: ast.expr, values: Mapping[str, object]) -> bool | None:
@@ -266,7 +268,7 @@ def static_truth(test: ast.expr, values: Mapping[str, object]) -> bool | None:
         if None in parts:
             return None
         return all(parts) if isinstance(test.op, ast.And) else any(parts)
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _COMPARE:
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in COMPARISONS:
         sides = []
         for node in (test.left, test.comparators[0]):
             if isinstance(node, ast.Name) and node.id in values:
@@ -276,7 +278,7 @@ def static_truth(test: ast.expr, values: Mapping[str, object]) -> bool | None:
             else:
                 return None
         try:
-            return bool(_COMPARE[type(test.ops[0])](sides[0], sides[1]))
+            return bool(COMPARISONS[type(test.ops[0])](sides[0], sides[1]))
         except TypeError:
             return None
     return None
