@@ -131,7 +131,7 @@ class CallsMixin(InterpCore):
         """Arguments bound to a signature without *args, **kwargs or positional-only parameters."""
         a = fn.node.args
         names = [p.arg for p in a.args]
-        defaults = self.defaults(fn)
+        defaults = _defaults(fn)
         local: dict[str, object] = {}
         if len(args) > len(names):
             raise Raised("TypeError", f"{fn.name}() takes {len(names)} positional arguments")
@@ -151,14 +151,14 @@ class CallsMixin(InterpCore):
             if p.arg not in local:
                 if d is None:
                     raise Raised("TypeError", f"{fn.name}() missing argument {p.arg!r}")
-                local[p.arg] = self.eval(d, fn.defining_scope())
+                local[p.arg] = fn.kw_defaults[p.arg]
         return local
 
     def _bind_general(self, fn: Function, args: list[object], kwargs: dict[str, object]) -> dict[str, object]:
         """Arguments bound to a signature with *args, **kwargs or positional-only parameters."""
         a = fn.node.args
         positional = [p.arg for p in [*a.posonlyargs, *a.args]]
-        defaults = self.defaults(fn)
+        defaults = _defaults(fn)
         local = dict(zip(positional, args))
         if a.vararg is not None:
             local[a.vararg.arg] = tuple(args[len(positional):])
@@ -184,7 +184,7 @@ class CallsMixin(InterpCore):
             if p.arg not in local:
                 if d is None:
                     raise Raised("TypeError", f"{fn.name}() missing argument {p.arg!r}")
-                local[p.arg] = self.eval(d, fn.defining_scope())
+                local[p.arg] = fn.kw_defaults[p.arg]
         return local
 
     def _pyfunc(self, v: Any) -> Any:
@@ -272,3 +272,10 @@ class CallsMixin(InterpCore):
 # `isinstance()` with the wrong number of arguments fails in Python as a call of this method,
 # and the message names it: it keeps the name it had before Interp was split into mixins
 CallsMixin._isinstance.__qualname__ = "Interp._isinstance"
+
+
+def _defaults(fn: Function) -> list[object]:
+    """A function's default values as they were where it was defined; the error if they failed."""
+    if fn.defaults_error is not None:
+        raise fn.defaults_error
+    return fn.defaults

@@ -104,10 +104,6 @@ class InterpCore(ABC):
         """A `def` or `lambda` as a value."""
 
     @abstractmethod
-    def defaults(self, fn: Function) -> list[object]:
-        """A function's default values, evaluated once where it was defined."""
-
-    @abstractmethod
     def external_call(self, dotted: str, args: list[object], kwargs: dict[str, object]) -> Any:
         """A call into a package that is not imported."""
 

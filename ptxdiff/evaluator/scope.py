@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
 from ptxdiff.discovery.spelling import Spelling
@@ -55,7 +55,10 @@ class Function:
     outer: Scope | None
     before: int | None             # module position it was defined at (its defaults were evaluated there)
     decorators: tuple[object, ...] = ()
-    evaluated_defaults: list[object] | None = None
+    # its defaults, evaluated where it was defined (statements.function), or why they could not be
+    defaults: list[object] = field(default_factory=list)
+    kw_defaults: dict[str, object] = field(default_factory=dict)
+    defaults_error: Exception | None = None
     # at module level, the names its own statement bound (a def inside `if has_triton():` sees
     # the configs assigned above it in that block, which the module does not have yet)
     siblings: dict[str, object] | None = None

@@ -326,8 +326,18 @@ class StatementsMixin(InterpCore):
         decorators: tuple[object, ...] = ()
         if isinstance(node, ast.FunctionDef):
             decorators = tuple(self._decorator(d, scope) for d in node.decorator_list)
-        return Function(name, node, scope.env, outer, scope.before, decorators,
-                        siblings=scope.vars if scope.is_module else None)
+        fn = Function(name, node, scope.env, outer, scope.before, decorators,
+                      siblings=scope.vars if scope.is_module else None)
+        # Python evaluates defaults where the `def` or `lambda` runs: `lambda args, _v=v: _v` in a
+        # comprehension keeps each turn's v, not the last one; an error is raised when they are needed
+        args = node.args
+        try:
+            fn.defaults = [self.eval(d, scope) for d in args.defaults]
+            fn.kw_defaults = {p.arg: self.eval(d, scope) for p, d in zip(args.kwonlyargs, args.kw_defaults)
+                              if d is not None}
+        except (Refused, Raised) as e:
+            fn.defaults_error = e
+        return fn
 
     def _decorator(self, node: ast.expr, scope: Scope) -> Any:
         """What a decorator is, without calling it: its callee (and whether it was called)."""
@@ -336,12 +346,6 @@ class StatementsMixin(InterpCore):
             return self.eval(callee, scope)
         except (Refused, Raised) as e:
             return e
-
-    def defaults(self, fn: Function) -> list[object]:
-        if fn.evaluated_defaults is None:
-            scope = fn.defining_scope()
-            fn.evaluated_defaults = [self.eval(d, scope) for d in fn.node.args.defaults]
-        return fn.evaluated_defaults
 
     def klass(self, node: ast.ClassDef, scope: Scope) -> Class:
         bases = [self.eval(b, scope) for b in node.bases]

@@ -85,6 +85,34 @@ def test_dict_of_keywords_holds_any_value_as_a_literal_does():
     assert sorted(value(files, "K")) == ["EVEN", "HALF", "ONE"]
 
 
+def test_a_default_is_evaluated_where_the_function_is_made():
+    """apple/ml-cross-entropy's `triton.heuristics({k: (lambda args, _v=v: _v) for k, v in ...})`:
+    before, a default was evaluated when the function was first called, so every lambda of the
+    comprehension returned its last value (BLOCK_B=4, the config's num_stages, not 128). An error in
+    a default is raised where the function is called, as before."""
+    files = {"m.py": """
+        VALUES = {"BLOCK": 128, "WIDE": 3}
+        H = {k: (lambda args, _v=v: _v) for k, v in VALUES.items()}
+        def build():
+            fns = []
+            for n in (1, 2):
+                def f(*, _n=n):
+                    return _n
+                fns = fns + [f]
+            return [g() for g in fns]
+        BLOCK = H["BLOCK"]({})
+        NS = build()
+        def broken(x=undefined_name):
+            return x
+        AFTER = 1
+        CALLED = broken()
+    """}
+    assert value(files, "BLOCK") == 128 and value(files, "NS") == [1, 2]
+    assert value(files, "AFTER") == 1
+    with pytest.raises((Raised, Refused)):
+        value(files, "CALLED")
+
+
 def test_a_refused_assignment_at_module_level_sinks_only_the_names_it_binds():
     """GPTQModel's `if _TRITON_AVAILABLE:` block: `q4 = tuning.autotune(...)(_q4_impl)` calls a
     repository class the evaluator does not interpret; before, the whole block was refused and
