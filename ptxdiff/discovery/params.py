@@ -14,13 +14,13 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from ptxdiff.discovery.dot_operands import (
-    SIGNATURE_TYPES,
     cast_dot_operands,
     handed_operand_types,
     integer_dot_operands,
     loaded_dot_operands,
 )
 from ptxdiff.discovery.hints import Hint
+from ptxdiff.discovery.stated_types import address_base, stated_element_types
 from ptxdiff.source.syntax import (
     asserted_dtypes,
     assigned_value,
@@ -251,34 +251,6 @@ class _Evidence:
 # `tl.dot_scaled` formats -> the element type of an operand in that format (e2m1: two per byte)
 SCALED_FORMATS = {"e4m3": "*fp8e4nv", "e5m2": "*fp8e5", "e2m1": "*u8", "bf16": "*bf16", "fp16": "*fp16"}
 
-def _element_of(node: ast.expr, aliases: dict[str, str]) -> str | None:
-    """The param whose element type an expression is: `P.dtype.element_ty`, or a local holding it."""
-    if isinstance(node, ast.Name):
-        return aliases.get(node.id)
-    chain = dotted_name(node)
-    return chain[0] if len(chain) == 3 and chain[1:] == ["dtype", "element_ty"] else None
-
-
-def _compared_element_types(nodes: list[ast.AST], params: list[str]) -> dict[str, str]:
-    """Pointers whose element type the kernel compares with a dtype (`if X.dtype.element_ty ==
-    tl.float16:`): the first such dtype is their type, so the branches that define values run."""
-    aliases: dict[str, str] = {}
-    for n in nodes:
-        target = n.targets[0] if isinstance(n, ast.Assign) else n.target if isinstance(n, ast.AnnAssign) else None
-        value = getattr(n, "value", None)
-        p = _element_of(value, {}) if isinstance(target, ast.Name) and isinstance(value, ast.expr) else None
-        if p in params and isinstance(target, ast.Name):
-            aliases[target.id] = p
-    found: dict[str, str] = {}
-    for node in nodes:
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
-            for a, b in ((node.left, node.comparators[0]), (node.comparators[0], node.left)):
-                p, dtype = _element_of(a, aliases), dotted_name(b)[-1:]
-                if p in params and dtype and dtype[0] in SIGNATURE_TYPES:
-                    found.setdefault(p, "*" + SIGNATURE_TYPES[dtype[0]])
-    return found
-
-
 def _unit_strides(nodes: list[ast.AST], params: list[str]) -> set[str]:
     """Params given as the innermost stride of `tl.make_tensor_descriptor`: a tensor descriptor
     needs a contiguous last dimension, so every real launch passes 1 there, and triton makes a 1
@@ -333,7 +305,7 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
                 if name in loaded_from:
                     found.index_pointers.update(loaded_from[name])
     found.descriptor_unit_strides = _unit_strides(nodes, flow.params)
-    found.element_types = _compared_element_types(nodes, flow.params)
+    found.element_types = stated_element_types(nodes, flow.params)
     integer_dot_operands(nodes, set(flow.params), loaded_from, found.element_types, found.index_pointers)
     # `tl.dot(a, b)` takes operands of one type: a pointer whose element type is known gives it
     # to the pointer the other operand is loaded from (not to one whose values are shifted or
@@ -498,8 +470,9 @@ def kinds_through_helpers(fn: ast.FunctionDef, kinds: dict[str, str | None],
             handed[helper.name] = _handed(helper)
         theirs = said[helper.name]
         params = [a.arg for a in helper.args.args]
-        passed = [(a.id, params[i]) for i, a in enumerate(call.args) if i < len(params) and isinstance(a, ast.Name)]
-        passed += [(v.id, k.arg) for k in call.keywords if k.arg and isinstance(v := k.value, ast.Name)]
+        # a name, or the base of an address passed (`lock_ptr + pid % 4`)
+        passed = [(b, params[i]) for i, a in enumerate(call.args) if i < len(params) and (b := address_base(a))]
+        passed += [(b, k.arg) for k in call.keywords if k.arg and (b := address_base(k.value))]
         for local, their in passed:
             held = loaded.get(local, set()) & out.keys()
             if their in handed[helper.name] and len(held) == 1 and out[next(iter(held))] in (None, "*fp32"):

@@ -158,3 +158,27 @@ def k(DO, SLIDE_DO, Out, SlidingOut, off, SLIDING: tl.constexpr):
     assert {p: kinds[p] for p in ("DO", "SLIDE_DO", "Out", "SlidingOut")} == dict.fromkeys(
         ("DO", "SLIDE_DO", "Out", "SlidingOut"), "*fp32")
     assert kinds["off"] != "*fp32"
+
+
+def test_a_lock_a_compare_and_swap_compares_with_an_int_holds_ints():
+    """apple/ml-cross-entropy's spin lock, `while tl.atomic_cas(lock_ptr, 0, 1) == 1: pass` in a
+    helper the kernel hands `Locks + pid % 4`: triton requires the pointer's element type to be the
+    compared value's. Before, the lock was guessed i32, then *fp32, and neither compiled."""
+    fns = functions('''
+def _locked_add(ptrs, v, lock_ptr):
+    while tl.atomic_cas(lock_ptr, 0, 1) == 1:
+        pass
+    tl.store(ptrs, tl.load(ptrs) + v)
+    tl.atomic_xchg(lock_ptr, 0)
+
+
+def k(X, Out, Locks, Flags, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n)
+    _locked_add(Out + offs, x, Locks + tl.program_id(0) % 4)
+    tl.atomic_cas(Flags + n, 0.0, 1.0)
+''')
+    kinds = kinds_through_helpers(fns["k"], infer_param_kinds(fns["k"]), fns)
+    assert kinds["Locks"] == "*i32"
+    assert kinds["Out"] == "*fp32" and kinds["X"] == "*fp32"
+    assert kinds["Flags"] == "*fp32" and kinds["n"] != "*i32"   # compared with floats; an offset stays an int
