@@ -28,12 +28,13 @@ from ptxdiff.store import Store
 if TYPE_CHECKING:  # types only: pygit2 stays out of discovery
     from ptxdiff.git.repo import Snapshot
 
-FORMAT = 24   # 19: the sorts a kernel compiles (the cost estimate); 20: pointers through whole aliases, counts in shapes;
+FORMAT = 25   # 19: the sorts a kernel compiles (the cost estimate); 20: pointers through whole aliases, counts in shapes;
 # 21: launch arithmetic with a side it cannot read says no type; 22: kernels of one block are not each other's helpers;
 # 23: constexprs a launch site passes one expression (`alike`); 24: a launch of another module's function of the
 # same name launches no helper, in an address a word that says int (start_m) is an offset before a letter (M),
 # a pre_hook's block shapes under `if FLAG:` and `BN // 2` (descriptor type templates), tl.range's switches,
-# flags the kernel compiles one way only, a package vendored deep that imports itself, values handed to a helper's dot
+# flags the kernel compiles one way only, a package vendored deep that imports itself, values handed to a helper's dot;
+# 25: defaults evaluated where a function is made, a compare-and-swap lock's ints, an address's base handed on
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 
