@@ -62,7 +62,7 @@ def launch_calls(tree: ast.Module) -> list[tuple[str, ast.Call, HostFunction | N
                     and isinstance(child.args[0], ast.Subscript) and last_name(child.args[0].value):
                 out.append((last_name(child.args[0].value), _partial_launch(child), fn))
             elif isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and fn is not None:
-                bound = _assignments(fn, child.func.id)   # `launch = k[grid]` ... `launch(x, FLAG=True)`
+                bound = assignments(fn, child.func.id)   # `launch = k[grid]` ... `launch(x, FLAG=True)`
                 if len(bound) == 1 and isinstance(bound[0], ast.Subscript) and last_name(bound[0].value):
                     out.append((last_name(bound[0].value), ast.copy_location(
                         ast.Call(func=bound[0], args=child.args, keywords=child.keywords), child), fn))
@@ -85,7 +85,7 @@ def _partial_launch(call: ast.Call) -> ast.Call:
                                       keywords=[*call.keywords, rest]), call)
 
 
-def _assignments(fn: HostFunction | None, name: str) -> list[ast.expr | None]:
+def assignments(fn: HostFunction | None, name: str) -> list[ast.expr | None]:
     """Values assigned to a local of `fn` (None for a binding we cannot read: a loop, a tuple)."""
     return _all_assignments(fn).get(name, []) if fn is not None else []
 
@@ -132,7 +132,7 @@ def classify(expr: ast.expr, fn: HostFunction | None, consts: Mapping[str, objec
     if ok and isinstance(value, (bool, int, float, str)):
         return Fact(FactKind.VALUE, value)
     if isinstance(expr, ast.Name):
-        assigned = _assignments(fn, expr.id)
+        assigned = assignments(fn, expr.id)
         is_param, default = _param_default(fn, expr.id)
         if is_param:
             if assigned or default is None:
@@ -268,7 +268,7 @@ def _alternatives(expr: ast.expr, fn: HostFunction | None, consts: Mapping[str, 
     if isinstance(expr, ast.IfExp):
         out = [*_alternatives(expr.body, fn, consts, depth + 1), *_alternatives(expr.orelse, fn, consts, depth + 1)]
     elif isinstance(expr, ast.Name) and fn is not None and not _param_default(fn, expr.id)[0]:
-        assigned = _assignments(fn, expr.id)
+        assigned = assignments(fn, expr.id)
         if assigned and all(a is not None for a in assigned) and \
                 (len(assigned) > 1 or isinstance(assigned[0], (ast.IfExp, ast.Subscript))):
             out = [x for a in assigned if a is not None for x in _alternatives(a, fn, consts, depth + 1)]
@@ -301,7 +301,7 @@ def _entries(expr: ast.expr, fn: HostFunction | None, consts: Mapping[str, objec
         return None
     if isinstance(expr, ast.Name):
         is_param = fn is not None and _param_default(fn, expr.id)[0]
-        assigned = _assignments(fn, expr.id)
+        assigned = assignments(fn, expr.id)
         if not is_param and len(assigned) == 1 and assigned[0] is not None:
             return _entries(assigned[0], fn, consts, depth + 1)
         node = consts.get(expr.id) if not is_param and not assigned else None

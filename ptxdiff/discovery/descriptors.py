@@ -1,6 +1,7 @@
 """Runtime parameters that are host tensor descriptors, as the signature types triton reads
 (`tensordesc<fp32[{BLOCK_M}, {BLOCK_K}]>`; Gluon's with their shared layout): from the kernel's
-own use of them, the autotune `pre_hook` that shapes them and what its `static_assert`s demand.
+own use of them, the host code that makes them at the launch (`TensorDescriptor.from_tensor(c,
+[BM, BN // 2])`), the autotune `pre_hook` that shapes them and what its `static_assert`s demand.
 
 A type is a template filled per spec (`fill`): `{NAME}` is a constexpr's value, `{NAME//2}` and
 `{NAME*2}` a multiple of it; `FLAG ? A : B` is A where the constexpr FLAG is true, else B (a
@@ -10,9 +11,10 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ptxdiff.discovery.callsites import HostFunction, arguments, assignments
 from ptxdiff.discovery.hints import MANY_BLOCKS
 from ptxdiff.source.syntax import asserted_dtypes, dotted_name, is_constexpr, last_name, names_in, walk
 
@@ -20,11 +22,13 @@ DESCRIPTOR_METHODS = {"load", "store", "atomic_add", "atomic_min", "atomic_max",
                       "atomic_xor", "gather", "scatter"}
 
 
-def descriptor_types(fn: ast.FunctionDef, tree: ast.Module) -> dict[str, str]:
+def descriptor_types(fn: ast.FunctionDef, tree: ast.Module,
+                     sites: Sequence[tuple[ast.Call, HostFunction | None]] = ()) -> dict[str, str]:
     """Runtime params that are host tensor descriptors (`desc.load([i, j])` in the kernel), as
     signature types `tensordesc<fp32[{BLOCK_M}, {BLOCK_K}]>`: the block shape comes from the
     autotune `pre_hook` that sets it (`nargs["desc_x"].block_shape = [BLOCK_M, BLOCK_K]`), else
-    one guessed tile of 64 per dimension; `{NAME}` is a constexpr filled in per spec."""
+    from the launch `sites` that make it, else one guessed tile per dimension from the kernel's
+    use; `{NAME}` is a constexpr filled in per spec."""
     runtime = {a.arg for a in fn.args.args if not is_constexpr(a.annotation)}
     constexprs = {a.arg for a in fn.args.args if is_constexpr(a.annotation)}
     offsets: dict[str, list[ast.expr]] = {}
@@ -36,7 +40,8 @@ def descriptor_types(fn: ast.FunctionDef, tree: ast.Module) -> dict[str, str]:
     out = gluon_descriptors(fn, runtime)
     if not offsets:
         return out
-    shapes = _pre_hook_shapes(fn, tree, frozenset(constexprs))
+    shapes = {**launch_shapes(sites, [a.arg for a in fn.args.args], frozenset(constexprs)),
+              **_pre_hook_shapes(fn, tree, frozenset(constexprs))}
     steps = _block_steps(fn, constexprs)
     for name, elts in offsets.items():
         dims = shapes.get(name) or ", ".join(steps.get(ast.dump(e)) or ("1" if i < len(elts) - 2 else str(MANY_BLOCKS))
@@ -139,6 +144,47 @@ def _pre_hook_shapes(fn: ast.FunctionDef, tree: ast.Module, constexprs: frozense
         if isinstance(stmt, ast.FunctionDef) and stmt.name in hooks and stmt.args.args:
             shapes.update(_hook_block(stmt.body, _Hook(stmt.args.args[0].arg, constexprs, {}), {}))
     return shapes
+
+
+def launch_shapes(sites: Sequence[tuple[ast.Call, HostFunction | None]], params: list[str],
+                  constexprs: frozenset[str]) -> dict[str, str]:
+    """Block shapes a launch site gives its descriptors: the argument is a local its function makes
+    once, `TensorDescriptor.from_tensor(c, [BM, BN // 2])` or `TensorDescriptor(c, shape, strides,
+    [BM, BN // 2])`, whose dims are literals or locals the same launch passes for constexprs
+    (`BLOCK_SIZE_N=BN`: "{BLOCK_SIZE_N//2}"); a local made in each branch, or another descriptor
+    in one (`out_desc = aux_desc`), where each says the same. Kept where every site agrees."""
+    said: dict[str, set[str | None]] = {}
+    for call, host in sites:
+        passed = arguments(call, params)
+        aliases = {v.id: p for p, v in passed.items() if p in constexprs and isinstance(v, ast.Name)}
+        for p, v in passed.items():
+            if p not in constexprs and isinstance(v, ast.Name):
+                said.setdefault(p, set()).add(_made_shape(host, v.id, aliases))
+    return {p: shape for p, shapes in said.items() if len(shapes) == 1 and (shape := next(iter(shapes)))}
+
+
+def _made_shape(host: HostFunction | None, local: str, aliases: dict[str, str], depth: int = 0) -> str | None:
+    """The block shape of the descriptor a host local holds, as template dims; None if unknown."""
+    made = assignments(host, local)
+    shapes: set[str | None] = set()
+    for value in made:
+        if isinstance(value, ast.Name) and depth < 4:
+            shapes.add(_made_shape(host, value.id, aliases, depth + 1))
+            continue
+        block = _block_shape(value) if isinstance(value, ast.Call) else None
+        dims = [_hook_dim(e, "", aliases) for e in block or ()]
+        shapes.add(", ".join(d for d in dims if d) if block and all(dims) else None)
+    return shapes.pop() if len(shapes) == 1 else None
+
+
+def _block_shape(call: ast.Call) -> list[ast.expr] | None:
+    """The block shape a host `TensorDescriptor` is made with, as written."""
+    position = {"from_tensor": 1, "TensorDescriptor": 3}.get(last_name(call.func) or "")
+    if position is None:
+        return None
+    shape = next((k.value for k in call.keywords if k.arg == "block_shape"),
+                 call.args[position] if len(call.args) > position else None)
+    return shape.elts if isinstance(shape, (ast.List, ast.Tuple)) else None
 
 
 @dataclass

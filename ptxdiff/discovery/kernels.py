@@ -262,7 +262,7 @@ def _kernel(index: ModuleIndex, snapshot: Files, mod: ParsedModule, tree: ast.Mo
     inferred = kinds_through_helpers(fn, infer_param_kinds(fn, constexprs=True), helper_defs)
     runtime = {a.arg: inferred.get(a.arg) for a in fn.args.args if not is_constexpr(a.annotation)}
     inferred.update(documented_types(snapshot.read(mod.path).decode("utf-8", "replace"), fn, runtime))
-    inferred.update(descriptor_types(fn, tree))
+    inferred.update(descriptor_types(fn, tree, [(call, where) for call, where, *_ in own_sites]))
     hints = constexpr_hints(fn, module_constants(tree), inferred, {**module_functions(tree), **helper_defs})
     hints.update(heuristic_sizes(fn, module_constants(tree)))   # runtime ints a heuristic tests
     optional = optional_params(fn)

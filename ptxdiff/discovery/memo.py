@@ -34,7 +34,8 @@ FORMAT = 25   # 19: the sorts a kernel compiles (the cost estimate); 20: pointer
 # same name launches no helper, in an address a word that says int (start_m) is an offset before a letter (M),
 # a pre_hook's block shapes under `if FLAG:` and `BN // 2` (descriptor type templates), tl.range's switches,
 # flags the kernel compiles one way only, a package vendored deep that imports itself, values handed to a helper's dot;
-# 25: defaults evaluated where a function is made, a compare-and-swap lock's ints, an address's base handed on
+# 25: defaults evaluated where a function is made, a compare-and-swap lock's ints, an address's base handed on,
+# a descriptor's block shape from the launch that makes it (TensorDescriptor.from_tensor(c, [BM, BN // 2]))
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 

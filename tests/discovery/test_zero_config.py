@@ -847,6 +847,45 @@ def test_a_pre_hook_that_shapes_a_descriptor_under_a_flag_gives_each_spec_its_sh
     assert descriptor_types(*fn_of(plain))["c_desc"] == "tensordesc<fp32[{BLOCK_M}, {BLOCK_N}]>"
 
 
+HOST_DESCRIPTORS = HEADER + '''
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+
+@triton.jit
+def k(a_desc, c_desc, out_desc, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, FP8: tl.constexpr):
+    acc = a_desc.load([0, 0])
+    lo, hi = tl.split(tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1)))
+    c_desc.store([0, 0], lo + c_desc.load([0, 0]))
+    out_desc.store([0, BLOCK_N // 2], hi)
+
+
+def launch(a, c, fp8):
+    BM, BN = 128, 256
+    a_desc = TensorDescriptor.from_tensor(a, [BM, BN])
+    c_desc = TensorDescriptor(c, c.shape, c.stride(), block_shape=[BM, BN // 2])
+    if fp8:
+        out_desc = TensorDescriptor.from_tensor(torch.empty_like(c), [BM, BN // 2])
+    else:
+        out_desc = c_desc
+    k[(1,)](a_desc, c_desc, out_desc, BLOCK_M=BM, BLOCK_N=BN, FP8=fp8)
+'''
+
+
+def test_a_descriptor_made_at_the_launch_takes_the_block_shape_it_is_made_with():
+    """modded-nanogpt's `TensorDescriptor.from_tensor(c, [BLOCK_SIZE_M, BLOCK_SIZE_N // 2])` at the
+    launch, in a kernel that stores half tiles: before, the shape was guessed from the kernel's use
+    ([BM, BN]) and every spec failed (`incompatible dimensions at index 1: 128 and 256`). A local
+    made in each branch, or another descriptor in one, counts where each says the same."""
+    kernel = discover(FileSet({"ops/k.py": HOST_DESCRIPTORS.encode()})).kernels["ops/k.py::k"]
+    kinds = {p.name: p.kind for p in kernel.params}
+    assert kinds["a_desc"] == "tensordesc<fp32[{BLOCK_M}, {BLOCK_N}]>"
+    assert kinds["c_desc"] == kinds["out_desc"] == "tensordesc<fp32[{BLOCK_M}, {BLOCK_N//2}]>"
+    # a branch that makes another shape says nothing: the kernel's use decides, as before
+    other = HOST_DESCRIPTORS.replace("out_desc = c_desc", "out_desc = TensorDescriptor.from_tensor(c, [BM, 64])")
+    kinds = {p.name: p.kind for p in discover(FileSet({"ops/k.py": other.encode()})).kernels["ops/k.py::k"].params}
+    assert kinds["out_desc"] != "tensordesc<fp32[{BLOCK_M}, {BLOCK_N//2}]>" and kinds["out_desc"].startswith("tensordesc")
+
+
 @pytest.mark.integration
 def test_a_subtiled_epilogue_compiles_both_ways(tmp_path):
     from ptxdiff.compare.engine import Engine
