@@ -50,11 +50,14 @@ def _scopes(stmts: list[ast.stmt], prefix: str, depth: int) -> Iterator[tuple[st
 
 
 def jit_objects(spelling: Spelling, mod: ParsedModule) -> list[Found]:
-    """Every jit object of a module, in source order of the top-level statements that hold them."""
+    """Every jit object of a module, in source order of the top-level statements that hold them. A
+    name a later top-level statement binds to the jit of another `def` is that one, as Python binds
+    it (a module that defines `_fwd_kernel` twice launches the second); one wrapped again (`k =
+    autotune(...)(k)`) stays where it was first made, and of the branches of one `if`/`try` the
+    first is read, as before."""
     assert mod.tree is not None
-    out: list[Found] = []
+    found_by_name: dict[str, Found] = {}
     module_defs = mod_defs(mod)
-    seen: set[str] = set()
     for top in mod.tree.body:
         for prefix, flat, _ in _scopes([top], "", 0):
             defs = {s.name: s for s in flat if isinstance(s, ast.FunctionDef)}
@@ -63,11 +66,12 @@ def jit_objects(spelling: Spelling, mod: ParsedModule) -> list[Found]:
                 if found is None:
                     continue
                 name, fn, kinds = found
-                if prefix + name in seen:
+                earlier = found_by_name.get(prefix + name)
+                if earlier is not None and (earlier.fn is fn or earlier.top is top):
                     continue
-                seen.add(prefix + name)
-                out.append(Found(prefix + name, fn, kinds, top, bool(prefix)))
-    return out
+                found_by_name.pop(prefix + name, None)   # (re-inserted: the order is the later one's)
+                found_by_name[prefix + name] = Found(prefix + name, fn, kinds, top, bool(prefix))
+    return list(found_by_name.values())
 
 
 def mod_defs(mod: ParsedModule) -> dict[str, ast.FunctionDef]:

@@ -35,7 +35,8 @@ FORMAT = 25   # 19: the sorts a kernel compiles (the cost estimate); 20: pointer
 # a pre_hook's block shapes under `if FLAG:` and `BN // 2` (descriptor type templates), tl.range's switches,
 # flags the kernel compiles one way only, a package vendored deep that imports itself, values handed to a helper's dot;
 # 25: defaults evaluated where a function is made, a compare-and-swap lock's ints, an address's base handed on,
-# a descriptor's block shape from the launch that makes it (TensorDescriptor.from_tensor(c, [BM, BN // 2]))
+# a descriptor's block shape from the launch that makes it (TensorDescriptor.from_tensor(c, [BM, BN // 2])),
+# a kernel defined twice is the later def
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 

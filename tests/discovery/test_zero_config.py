@@ -847,6 +847,37 @@ def test_a_pre_hook_that_shapes_a_descriptor_under_a_flag_gives_each_spec_its_sh
     assert descriptor_types(*fn_of(plain))["c_desc"] == "tensordesc<fp32[{BLOCK_M}, {BLOCK_N}]>"
 
 
+TWICE = HEADER + '''
+
+@triton.jit
+def k(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+@triton.jit
+def k(x_ptr, n, BLOCK: tl.constexpr, CHUNK: tl.constexpr):
+    offs = tl.arange(0, CHUNK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 3, mask=offs < n)
+
+
+k = triton.heuristics({"CHUNK": lambda args: 32})(k)
+
+
+def launch(x):
+    k[(1,)](x, x.numel(), BLOCK=128)
+'''
+
+
+def test_a_kernel_defined_twice_is_the_def_the_module_binds_last():
+    """OpenNLPLab/lightning-attention defines `_fwd_none_diag_kernel` twice in one module and
+    launches the second: before, the first def was read (no CHUNK), and the compile of the second
+    failed with "constexpr 'CHUNK' has no default". Wrapping it again keeps the def it wraps."""
+    kernel = discover(FileSet({"ops/k.py": TWICE.encode()})).kernels["ops/k.py::k"]
+    assert [p.name for p in kernel.params] == ["x_ptr", "n", "BLOCK", "CHUNK"]
+    assert kernel.lineno == TWICE.splitlines().index("def k(x_ptr, n, BLOCK: tl.constexpr, CHUNK: tl.constexpr):") + 1
+
+
 HOST_DESCRIPTORS = HEADER + '''
 from triton.tools.tensor_descriptor import TensorDescriptor
 
