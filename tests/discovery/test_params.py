@@ -172,13 +172,17 @@ def _locked_add(ptrs, v, lock_ptr):
     tl.atomic_xchg(lock_ptr, 0)
 
 
-def k(X, Out, Locks, Flags, n, BLOCK: tl.constexpr):
+def k(X, Out, Locks, RowLocks, Flags, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(X + offs, mask=offs < n)
     _locked_add(Out + offs, x, Locks + tl.program_id(0) % 4)
+    this_lock = RowLocks + tl.program_id(0) // 2
+    while tl.atomic_cas(this_lock, 0, 1) == 1:
+        pass
+    tl.atomic_xchg(this_lock, 0)
     tl.atomic_cas(Flags + n, 0.0, 1.0)
 ''')
     kinds = kinds_through_helpers(fns["k"], infer_param_kinds(fns["k"]), fns)
-    assert kinds["Locks"] == "*i32"
+    assert kinds["Locks"] == kinds["RowLocks"] == "*i32"
     assert kinds["Out"] == "*fp32" and kinds["X"] == "*fp32"
     assert kinds["Flags"] == "*fp32" and kinds["n"] != "*i32"   # compared with floats; an offset stays an int
