@@ -292,10 +292,12 @@ def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInp
     types: dict[str, Choice] = {}
     optional: list[str] = []
     unread: list[str] = []
+    unused: set[str] = set()   # runtime params a side's use says nothing of: the other side's use types them
     for kernel in kernels:
         for p in kernel.params:
-            if p.name in (constexprs if p.constexpr else types):
+            if p.name in (constexprs if p.constexpr else types) and not (p.kind and p.name in unused):
                 continue  # a param may be a constexpr on one side and a runtime param on the other
+            unused.discard(p.name)
             fact = facts.get(p.name) if p.name in own else None
             if p.constexpr:
                 lent = borrowed.get(p.name) if p.name in own else None
@@ -331,8 +333,10 @@ def make(this: Kernel, old: Kernel | None, new: Kernel | None, inputs: LaunchInp
                     t = "fp32" if isinstance(f.value, float) else "u1" if isinstance(f.value, bool) else "i32"
                     types[p.name] = Choice(p.name, (t,), SpecSource.CALL_SITE, f"{f.value!r} passed")
                     continue
-            if p.optional:
+            if p.optional and p.name not in optional:
                 optional.append(p.name)
+            if not p.kind:
+                unused.add(p.name)
             types[p.name] = Choice(p.name, (p.kind or "i32",), SpecSource.GUESSED,
                                    "from its use in the kernel" if p.kind else "an integer (nothing says otherwise)")
     if other is not None:

@@ -140,3 +140,21 @@ def test_retyped_adds_what_a_later_search_finds_and_keeps_what_was_found():
     assert later.retype_for(combo, (type_of("x_ptr", "*bf16"),)) == {}   # the bf16 family's are its own
     assert first.retyped({combo_key(combo): {"x_ptr": "*i32"}}) is first
     assert combo_key({"b": 1, "a": 2}) == combo_key({"a": 2, "b": 1})   # the order of the dict is not the key's
+
+
+def test_a_param_one_side_leaves_unused_is_typed_by_the_side_that_uses_it():
+    """modded-nanogpt's 57a65f15ae: the new side stops storing through `c_desc`, which then said
+    nothing and was guessed i32 for both sides, and the old side's `c_desc.store(...)` failed on
+    every spec. Each side compiles with the type the side that uses it gives."""
+    uses = HEADER + '''
+@triton.jit
+def k(a_desc, c_desc, BLOCK: tl.constexpr):
+    c_desc.store([0, 0], a_desc.load([0, 0]))
+'''
+    stops = uses.replace("c_desc.store([0, 0], a_desc.load([0, 0]))", "a_desc.store([0, 0], a_desc.load([0, 0]) * 2)")
+    old, new = kernel_of(uses), kernel_of(stops)
+    for this in (old, new):
+        types = {c.name: c.values for c in plan_of(this, old, new).types}
+        assert types["c_desc"][0].startswith("tensordesc<"), types
+    # where neither side uses it, nothing says otherwise: an integer
+    assert {c.name: c.values for c in plan_of(new, new, new).types}["c_desc"] == ("i32",)
