@@ -20,7 +20,7 @@ from ptxdiff.discovery.dot_operands import (
     loaded_dot_operands,
 )
 from ptxdiff.discovery.hints import Hint
-from ptxdiff.discovery.stated_types import address_base, stated_element_types
+from ptxdiff.discovery.stated_types import stated_element_types
 from ptxdiff.source.syntax import (
     asserted_dtypes,
     assigned_value,
@@ -212,8 +212,9 @@ class _Evidence:
     element_types: dict[str, str] = field(default_factory=dict)  # `P.dtype.element_ty == tl.float16`: "*fp16"
     indexed: dict[str, int] = field(default_factory=dict)  # `stride_x[2]`: a tuple param, its largest index
 
-    def address(self, arg: ast.expr, flow: _Locals, loaded_from: dict[str, set[str]]) -> None:
-        """The address a load, store or atomic is given: its pointer term, and the offsets beside it."""
+    def address(self, arg: ast.expr, flow: _Locals, loaded_from: dict[str, set[str]]) -> set[str]:
+        """The address a load, store or atomic is given: its pointer term, and the offsets beside it
+        (returned: the names the pointer may be, through locals)."""
         seen, named = flow.roots(arg)
         inner = names_in(arg)
         # a loaded value is never the pointer term: `X + tl.load(Y)` offsets X by ints
@@ -236,6 +237,7 @@ class _Evidence:
         self.pointer_roots |= named or seen
         self.ints |= seen - named if named else set()
         self.ints |= inner - _pointer_terms(arg)
+        return named or seen
 
     def comparison(self, node: ast.Compare) -> None:
         # `X is None` / `X is not None` says nothing of X's type (an optional pointer, often)
@@ -270,6 +272,9 @@ def _unit_strides(nodes: list[ast.AST], params: list[str]) -> set[str]:
 def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[str]]) -> _Evidence:
     found = _Evidence()
     with_values: list[tuple[str, str]] = []  # (param, local) meeting in +, -, *, /
+    # a spin lock, `atomic_cas(lock, 0, 1)`: triton requires the pointer's element type to be the
+    # compared value's, an int's
+    locks: set[str] = set()
     for node in nodes:
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
             left, right = _uncast(node.left), _uncast(node.right)
@@ -283,7 +288,10 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
                 arg = node.args[0] if node.args else next(
                     (k.value for k in node.keywords if k.arg in ("pointer", "base", "desc_ptr")), None)
                 if arg is not None:
-                    found.address(arg, flow, loaded_from)
+                    roots = found.address(arg, flow, loaded_from)
+                    if name == "atomic_cas" and len(node.args) > 1 and isinstance(cmp := node.args[1], ast.Constant) \
+                            and type(cmp.value) is int:
+                        locks |= roots & set(flow.params)
             if name in _INT_CALLS:
                 found.ints |= {n for a in node.args for n in names_in(a)}
         elif isinstance(node, ast.Compare):
@@ -306,6 +314,8 @@ def _evidence(flow: _Locals, nodes: list[ast.AST], loaded_from: dict[str, set[st
                     found.index_pointers.update(loaded_from[name])
     found.descriptor_unit_strides = _unit_strides(nodes, flow.params)
     found.element_types = stated_element_types(nodes, flow.params)
+    for lock in sorted(locks):
+        found.element_types.setdefault(lock, "*i32")
     integer_dot_operands(nodes, set(flow.params), loaded_from, found.element_types, found.index_pointers)
     # `tl.dot(a, b)` takes operands of one type: a pointer whose element type is known gives it
     # to the pointer the other operand is loaded from (not to one whose values are shifted or
@@ -471,8 +481,8 @@ def kinds_through_helpers(fn: ast.FunctionDef, kinds: dict[str, str | None],
         theirs = said[helper.name]
         params = [a.arg for a in helper.args.args]
         # a name, or the base of an address passed (`lock_ptr + pid % 4`)
-        passed = [(b, params[i]) for i, a in enumerate(call.args) if i < len(params) and (b := address_base(a))]
-        passed += [(b, k.arg) for k in call.keywords if k.arg and (b := address_base(k.value))]
+        passed = [(b, params[i]) for i, a in enumerate(call.args) if i < len(params) and (b := _address_base(a))]
+        passed += [(b, k.arg) for k in call.keywords if k.arg and (b := _address_base(k.value))]
         for local, their in passed:
             held = loaded.get(local, set()) & out.keys()
             if their in handed[helper.name] and len(held) == 1 and out[next(iter(held))] in (None, "*fp32"):
@@ -485,6 +495,13 @@ def kinds_through_helpers(fn: ast.FunctionDef, kinds: dict[str, str | None],
                 if own is None or not own.startswith("*") or own == "*fp32" and kind != "*fp32":
                     out[mine] = kind
     return out
+
+
+def _address_base(address: ast.expr) -> str | None:
+    """The name an address starts from: `Locks` in `Locks + pid * 2 + 1`, `X` in `X`."""
+    while isinstance(address, ast.BinOp) and isinstance(address.op, (ast.Add, ast.Sub)):
+        address = address.left
+    return address.id if isinstance(address, ast.Name) else None
 
 
 def _handed(helper: ast.FunctionDef) -> dict[str, str]:

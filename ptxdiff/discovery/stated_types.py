@@ -1,6 +1,6 @@
 """Element types a kernel's own code states for its pointers, before any guess: a comparison of a
-pointer's element type with a dtype, and a compare-and-swap that compares its values with an int.
-Pure AST work (params.py reads it as evidence).
+pointer's element type with a dtype (`if X.dtype.element_ty == tl.float16:`). Pure AST work
+(params.py reads it as evidence).
 """
 
 from __future__ import annotations
@@ -19,28 +19,16 @@ def _element_of(node: ast.expr, aliases: dict[str, str]) -> str | None:
     return chain[0] if len(chain) == 3 and chain[1:] == ["dtype", "element_ty"] else None
 
 
-def address_base(address: ast.expr) -> str | None:
-    """The name an address starts from: `Locks` in `Locks + pid * 2 + 1`, `X` in `X`."""
-    while isinstance(address, ast.BinOp) and isinstance(address.op, (ast.Add, ast.Sub)):
-        address = address.left
-    return address.id if isinstance(address, ast.Name) else None
-
-
 def stated_element_types(nodes: list[ast.AST], params: list[str]) -> dict[str, str]:
     """Pointers whose element type the kernel compares with a dtype (`if X.dtype.element_ty ==
-    tl.float16:`): the first such dtype is their type, so the branches that define values run. A
-    pointer whose values `tl.atomic_cas` compares with an int (`atomic_cas(lock, 0, 1)`, a spin
-    lock) holds ints: triton requires the pointer's element type to be the compared value's."""
+    tl.float16:`): the first such dtype is their type, so the branches that define values run."""
     aliases: dict[str, str] = {}
-    bases: dict[str, str | None] = {}   # a local address and the name it starts from (`l = Locks + i`)
     for n in nodes:
         target = n.targets[0] if isinstance(n, ast.Assign) else n.target if isinstance(n, ast.AnnAssign) else None
         value = getattr(n, "value", None)
         p = _element_of(value, {}) if isinstance(target, ast.Name) and isinstance(value, ast.expr) else None
         if p in params and isinstance(target, ast.Name):
             aliases[target.id] = p
-        if isinstance(target, ast.Name) and target.id not in params and isinstance(value, ast.expr):
-            bases[target.id] = address_base(value) if target.id not in bases else None   # once only
     found: dict[str, str] = {}
     for node in nodes:
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
@@ -48,17 +36,4 @@ def stated_element_types(nodes: list[ast.AST], params: list[str]) -> dict[str, s
                 p, dtype = _element_of(a, aliases), dotted_name(b)[-1:]
                 if p in params and dtype and dtype[0] in SIGNATURE_TYPES:
                     found.setdefault(p, "*" + SIGNATURE_TYPES[dtype[0]])
-        elif isinstance(node, ast.Call) and dotted_name(node.func)[-1:] == ["atomic_cas"] and len(node.args) > 1 \
-                and isinstance(cmp := node.args[1], ast.Constant) and type(cmp.value) is int \
-                and (base := _param_base(address_base(node.args[0]), bases, params)):
-            found.setdefault(base, "*i32")
     return found
-
-
-def _param_base(name: str | None, bases: dict[str, str | None], params: list[str]) -> str | None:
-    """The param an address starts from, through locals assigned once (`this = Locks + i`)."""
-    for _ in range(8):
-        if name is None or name in params:
-            return name
-        name = bases.get(name)
-    return None
