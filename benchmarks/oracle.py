@@ -205,7 +205,8 @@ def summary(out: list[dict]) -> None:
 def aa(tmp: Path, names: list[str] | None, which: list[str]) -> list[dict]:
     """Every corpus kernel against itself: same revision on both sides of the run worker."""
     from ptxdiff.compare.engine import Engine
-    from ptxdiff.compile.pool import Pool, Task
+    from ptxdiff.compile.pool import Pool
+    from ptxdiff.compile.tasks import Task
     from ptxdiff.dynamic.synthesize import SynthPlan, plan_for
     from ptxdiff.git.repo import Repo, Side
 

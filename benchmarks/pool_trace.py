@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 def traced(out: Any, start: float) -> None:
     """Wrap the pool's scheduling so each task's start and each reply's arrival are written."""
-    from ptxdiff.compile import pool
+    from ptxdiff.compile import pool, tasks
 
-    take: Callable[..., Any] = pool.Pending.take
+    take: Callable[..., Any] = tasks.Pending.take
     run: Callable[..., Iterator[Any]] = pool.Pool.run
     started: dict[int, float] = {}
     rounds = [0]
@@ -39,7 +39,7 @@ def traced(out: Any, start: float) -> None:
     def timed_run(self: Any, tasks: Any, skip: Any = None) -> Iterator[Any]:
         rounds[0] += 1
         n = rounds[0]
-        queued = [t for ts in tasks.by_side.values() for t in ts] if isinstance(tasks, pool.Pending) else tasks
+        queued = [t for ts in tasks.by_side.values() for t in ts] if isinstance(tasks, tasks.Pending) else tasks
         out.write(json.dumps({"round": n, "start": round(time.monotonic() - start, 2), "tasks": len(queued),
                               "ops": sorted({str(t.op) for t in queued})}) + "\n")   # a session's first tasks
         for reply in run(self, tasks, skip):
@@ -51,7 +51,7 @@ def traced(out: Any, start: float) -> None:
             yield reply
         out.write(json.dumps({"round_end": n, "at": round(time.monotonic() - start, 2)}) + "\n")
 
-    pool.Pending.take = timed_take   # type: ignore[method-assign]
+    tasks.Pending.take = timed_take   # type: ignore[method-assign]
     pool.Pool.run = timed_run        # type: ignore[method-assign]
 
 

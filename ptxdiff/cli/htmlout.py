@@ -55,7 +55,7 @@ def _with_sass(rows: Sequence[Row], repo: Repo, compiling: Compiling,
     from ptxdiff import user_settings
     from ptxdiff.compare.cache import cache_dir
     from ptxdiff.compile import listings
-    from ptxdiff.compile.pool import default_jobs
+    from ptxdiff.compile.executor import default_jobs
 
     packed = [c for r in rows for c in (r.old_cubin, r.new_cubin) if c]
     if not packed:

@@ -28,8 +28,8 @@ from ptxdiff.specs.plan import SpecSource
 from ptxdiff.verdict import Outputs, Verdict
 
 if TYPE_CHECKING:   # types only: replay is the run worker's (torch, triton); the pool, not imported for nothing
-    from ptxdiff.compile.pool import Task
     from ptxdiff.compile.protocol import RunAnswer
+    from ptxdiff.compile.tasks import Task
     from ptxdiff.dynamic.replay import ReplayPlan
 
 
@@ -72,8 +72,6 @@ class _Planning:
 def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: repo_config.Config,
             outputs: bool | None, time: bool | None, messages: list[Note], run_as: Runner) -> list[Row]:
     """Run old and new (outputs, timing) for the kernels that ask for it; rows gain results."""
-    from ptxdiff.compile.pool import Pool
-
     semantic = run_as.permissions.semantic
     want_time = time if time is not None else run_as.permissions.time
     by_kernel: dict[str, list[Row]] = {}
@@ -92,6 +90,7 @@ def checked(rows: list[Row], pairs: list[Pair], old: Side, new: Side, cfg: repo_
             tasks += _kernel_tasks(o, n, kernel_rows, check, want_time, (old, new), cfg, run_as, planning)
     results: dict[tuple[str, str], dict[str, Any]] = {}
     if tasks:
+        from ptxdiff.compile.pool import Pool
         with _no_cache_secret(), \
                 Pool(run_as.repo.workdir, cfg.python_path, run_as.jobs, cfg.timeout, run_as.progress,
                      unsandboxed=run_as.permissions.unsandboxed) as pool:
@@ -129,8 +128,8 @@ def _kernel_tasks(o: Kernel, n: Kernel, kernel_rows: list[Row], check: bool, wan
                   sides: tuple[Side, Side], cfg: repo_config.Config, run_as: Runner, planning: _Planning) -> list[Task[Any]]:
     """The runs of one compared kernel: its host wrapper (the base's entry decides), else the
     base's recorded launches replayed, else launches synthesised from its compiled specs."""
-    from ptxdiff.compile.pool import Task
     from ptxdiff.compile.protocol import OutputsRequest, ReplayOutputsRequest, ReplayTimeRequest, SynthOutputsRequest, TimeRequest
+    from ptxdiff.compile.tasks import Task
     from ptxdiff.dynamic.runner import RunPlan, sizes_around
     from ptxdiff.specs.launch import side_config, side_launches
 

@@ -62,7 +62,7 @@ class Measurer:
     def __init__(self, repo: Repo, *, jobs: int | None, targets: list[int] | None,
                  progress: Callable[[str], None] | None, use_cache: bool, imports: bool, executor: str,
                  unsandboxed: str | None = None) -> None:
-        from ptxdiff.compile.pool import default_jobs
+        from ptxdiff.compile.executor import default_jobs
 
         self.repo = repo
         self.imports = imports

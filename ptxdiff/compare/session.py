@@ -1,7 +1,7 @@
 """One measuring session over an executor: each compared pair moves through its own steps (the
 cache, its specs, a covering set or shrunk sizes where its specs ask for them, its compiles, then
 each replan that gives it a new plan) the moment its own answers are in, not when the slowest
-task of a round is. The executor's queue (`pool.Pending`) is fed as answers arrive, so the
+task of a round is. The executor's queue (`tasks.Pending`) is fed as answers arrive, so the
 specs of one pair, the compiles of another and the replan of a third run side by side, and
 the longest chain of one pair, not a barrier per round, decides the wall time.
 
@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 from ptxdiff import binaries, repo_config
 from ptxdiff.compare.replan import Need
 from ptxdiff.compare.spec_result import SpecResult, from_specs, from_worker
-from ptxdiff.compile.pool import Pending, Reply, Task
 from ptxdiff.compile.protocol import CompileAnswer, CompileRequest, Failure, Outcome, SpecsAnswer, SpecsRequest
+from ptxdiff.compile.tasks import Pending, Reply, Task
 from ptxdiff.specs import cost
 from ptxdiff.specs.cover import covered_notes
 from ptxdiff.specs.plan import MAX_SHRINK

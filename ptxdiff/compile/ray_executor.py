@@ -1,6 +1,6 @@
 """Compile jobs as Ray tasks, for history work on a cluster (`--executor ray[://ADDRESS]`).
 
-Each job (a pool.Task: one kernel's specs, or one spec's compile) is one Ray task, a call on one
+Each job (a tasks.Task: one kernel's specs, or one spec's compile) is one Ray task, a call on one
 of the executor's actors (one per CPU of the cluster), and it runs in the same sandboxed compile
 worker as on this machine: the actor hands it to a pool.Pool of one slot on its node, so the
 trust boundary is the same everywhere. Actors rather than plain tasks, because a worker is bound
@@ -45,8 +45,9 @@ from typing import Any, cast
 
 from ptxdiff import binaries
 from ptxdiff.compile import toolchains
-from ptxdiff.compile.pool import Pending, Pool, Reply, Tag, Task, pending_of
+from ptxdiff.compile.pool import Pool
 from ptxdiff.compile.protocol import Op, Outcome, Request
+from ptxdiff.compile.tasks import Pending, Reply, Tag, Task, pending_of
 from ptxdiff.errors import PtxdiffError, SandboxError, SetupError, UsageError
 from ptxdiff.git import objects
 from ptxdiff.git.repo import Repo

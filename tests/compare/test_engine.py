@@ -406,7 +406,7 @@ def batches(tasks):
     """What a patched `Pool.run` serves, a batch at a time: every task queued now. A measuring
     session queues more as it reads the replies (a pair's compiles once its specs are in): they
     are the next batch."""
-    from ptxdiff.compile.pool import pending_of
+    from ptxdiff.compile.tasks import pending_of
 
     pending = pending_of(tasks)
     while pending:
@@ -430,7 +430,8 @@ def compiled_in(original, sessions):
 @pytest.mark.integration
 def test_a_timeout_is_cached_for_its_bound(tmp_path, monkeypatch):
     """A warm re-run never compiles again what timed out; a larger bound does."""
-    from ptxdiff.compile.pool import Pool, Reply
+    from ptxdiff.compile.pool import Pool
+    from ptxdiff.compile.tasks import Reply
     from ptxdiff.repo_config import Config
 
     original = Pool.run
@@ -525,7 +526,8 @@ def test_warm_show_compiles_nothing_that_timed_out_crashed_or_ran_out_of_memory(
     """`show` of one revision: a timeout, a crash and a memory failure are cached for their bound
     like results (here made by a fake pool, no clock): warm, nothing is compiled again; a larger
     bound compiles the timeout and the crash again, not the failure a fresh worker gave."""
-    from ptxdiff.compile.pool import Pool, Reply
+    from ptxdiff.compile.pool import Pool
+    from ptxdiff.compile.tasks import Reply
     from ptxdiff.repo_config import Config
 
     original = Pool.run
@@ -569,7 +571,8 @@ def test_warm_show_compiles_nothing_that_timed_out_crashed_or_ran_out_of_memory(
 def test_after_one_spec_times_out_the_kernel_s_other_specs_are_not_compiled(tmp_path, monkeypatch):
     """A spec that compiles past the timeout says the others would too: they are not started, and
     one that finished beside it (a larger --jobs) is withheld alike: the same rows either way."""
-    from ptxdiff.compile.pool import Pool, Reply
+    from ptxdiff.compile.pool import Pool
+    from ptxdiff.compile.tasks import Reply
 
     src = HEADER + '''
 @triton.jit

@@ -16,8 +16,8 @@ from helpers import scale_kernel
 from ptxdiff.compare.measure import Measurer
 from ptxdiff.compare.replan import Need
 from ptxdiff.compile import executor
-from ptxdiff.compile.pool import Pending, Reply, Task, pending_of
 from ptxdiff.compile.protocol import CompileAnswer, Failure, Op, Outcome, SpecsAnswer
+from ptxdiff.compile.tasks import Pending, Reply, Task, pending_of
 from ptxdiff.discovery.kernels import Kernel, discover
 from ptxdiff.git.values import Side
 from ptxdiff.repo_config import Config, KernelConfig

@@ -10,8 +10,9 @@ from typing import cast
 import pytest
 
 from helpers import make_repo, scale_kernel
-from ptxdiff.compile.pool import Pool, Task
+from ptxdiff.compile.pool import Pool
 from ptxdiff.compile.protocol import CompileRequest, Failure, Op, Outcome, SpecsRequest
+from ptxdiff.compile.tasks import Task
 from ptxdiff.discovery.kernels import discover
 from ptxdiff.git.repo import Repo
 from ptxdiff.repo_config import Config
@@ -80,7 +81,7 @@ def test_a_worker_near_its_cpu_rlimit_is_replaced_before_its_next_request(tmp_pa
 
 
 def test_each_revision_s_specs_then_its_costliest_tasks_start_first_in_a_stable_order():
-    from ptxdiff.compile.pool import Pending
+    from ptxdiff.compile.tasks import Pending
 
     request = cast(CompileRequest, SimpleNamespace(op=Op.COMPILE))   # never sent
     tasks = [Task("a", request, f"t{i}", i, cost=c) for i, c in enumerate([1.0, 5.0, 1.0, 9.0])]

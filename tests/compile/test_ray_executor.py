@@ -270,17 +270,17 @@ def test_a_compile_that_runs_past_its_bound_is_a_timed_out_row_under_ray(ray_ins
                                                                          monkeypatch):
     """The Ray executor bounds a compile as the local pool does: a compile past its task's bound
     (made tiny here) is a timed-out row, the same JSON as from the local pool."""
-    from ptxdiff.compile import pool
+    from ptxdiff.compile import tasks
 
     repo = make_repo(tmp_path, {"ops/g.py": GUESSED})
-    made = pool.Task.__init__
+    made = tasks.Task.__init__
 
     def tight(self, *args, **kw):   # no compile answers in a millisecond
         made(self, *args, **kw)
         if self.op == "compile":
             self.timeout = 0.001
 
-    monkeypatch.setattr(pool.Task, "__init__", tight)
+    monkeypatch.setattr(tasks.Task, "__init__", tight)
     args = ["log", "guessed_kernel", "-C", str(repo), "--target", "sm_90", "--format", "json", "-q"]
     rc, local, err = run_main(args, capsys)
     assert rc == 0, err
