@@ -283,8 +283,11 @@ def test_repeated_diff_imports_neither_triton_nor_torch(tmp_path, capsys):
     assert proc.stdout == first.replace("rows: 1 compiled\n", "rows: 1 from the local cache\n")   # the footer says so
     imported = [ln for ln in proc.stderr.splitlines() if "import time:" in ln]
     assert imported, "python -X importtime printed nothing"
-    top = {ln.rsplit("|", 1)[-1].strip().split(".")[0] for ln in imported}   # each import's top-level package
+    names = {ln.rsplit("|", 1)[-1].strip() for ln in imported}
+    top = {name.split(".")[0] for name in names}   # each import's top-level package
     assert {"triton", "torch"} & top == set()
+    # nor what starts a worker: the pool, the worker, the sandbox (only where a pool opens)
+    assert {"ptxdiff.compile.pool", "ptxdiff.compile.worker", "ptxdiff.sandbox.enter"} & names == set()
 
 
 @pytest.mark.integration
