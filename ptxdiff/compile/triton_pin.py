@@ -356,6 +356,8 @@ APIS = (Api(re.compile(rb"\bmake_block_ptr\s*\("), None, "3.9", "block pointers 
         Api(re.compile(_TL + rb"gather\s*\("), "3.3", None, "`tl.gather`"),
         Api(re.compile(_TL + rb"topk\s*\("), "3.4", None, "`tl.topk`"),
         Api(re.compile(_TL + rb"map_elementwise\s*\("), "3.5", None, "`tl.map_elementwise`"),
+        # warp-specialised tasks (`with tl.async_task([0]):`) came with 3.4 and went with 3.6
+        Api(re.compile(_TL + rb"async_task\s*\("), "3.4", "3.6", "warp-specialized tasks (`tl.async_task`)"),
         Api(re.compile(rb"\btriton\.experimental\.gluon\b|\bfrom\s+triton\.experimental\s+import\s+gluon\b"), "3.4",
             None, "Gluon (`triton.experimental.gluon`)"))
 

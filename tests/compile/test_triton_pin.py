@@ -244,6 +244,8 @@ MARCH_2025 = toolchains.Dated("ee32bff826", 1741042082)   # triton 3.2.0 was the
     # ... and an arrival below that removal still bounds it from below: 3.3's experimental descriptor
     (b"d = tl._experimental_make_tensor_descriptor(p)\ne = tl.make_tensor_descriptor(p)\n", "3.3.1"),
     (b"#   tl.map_elementwise(f, x)\nx = 1\n", None),                   # a comment names it: no use
+    # warp-specialised tasks: in 3.4.0 to 3.5.1 only (tritonbench's July 2025 attention kernels)
+    (b"with tl.async_task([0]):\n    q = tl.load(q_ptr)\n", "3.5.1"),
 ])
 def test_what_a_release_brought_bounds_the_pin_from_below(monkeypatch: pytest.MonkeyPatch, text: bytes,
                                                           chosen: str | None) -> None:
