@@ -30,6 +30,7 @@ from ptxdiff import targets
 from ptxdiff.binaries import pin_fp_fusion, run_tool, tool_path, tool_paths
 from ptxdiff.compile import disassemble
 from ptxdiff.compile import printed as captured
+from ptxdiff.compile.invoke import private_triton_home, triton_compile
 from ptxdiff.compile.protocol import (
     COMPILE_FAILED,
     Answer,
@@ -120,70 +121,6 @@ def _unwrap(obj: Any) -> tuple[object, Declared]:
     return obj, Declared(params, frozenset(constexpr_params), defaults, autotune, heuristics)
 
 
-def constexpr_value(value: object) -> object:
-    """A config string naming a triton dtype ("tl.bfloat16", "triton.language.float16") means that
-    dtype: TOML has no dtype values and kernels take `X_dtype: tl.constexpr`; so does a dtype the
-    evaluator read from the kernel's source. Other strings stay."""
-    from ptxdiff.evaluator.values import DType
-    name = value.name if isinstance(value, DType) else \
-        value.rpartition(".")[2] if isinstance(value, str) and value.startswith(("tl.", "triton.language.")) else None
-    if name is not None:   # a dtype the evaluator read from the source (a default `= tl.int32`), or a config string
-        import triton.language as tl
-        dtype = getattr(tl, name, None)
-        if isinstance(dtype, tl.dtype):
-            return dtype
-    return value
-
-
-def _triton_compile(jit: Any, spec: Spec, cc: int) -> Any:
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-
-    if getattr(jit, "is_gluon", lambda: False)():   # a Gluon kernel: Gluon's front end (triton 3.4 and later)
-        from triton.experimental.gluon._runtime import GluonASTSource as ASTSource
-    names = [p for p, _ in spec.signature]
-    divisible = spec.divisible if spec.divisible is not None else [p for p, t in spec.signature if t.startswith("*")]
-    attrs = {(names.index(p),): [["tt.divisibility", 16]] for p in divisible if p in names}
-    constexprs = {k: constexpr_value(v) for k, v in spec.constexprs}
-    signature = {p: tuple(t[1:-1].split(",")) if t.startswith("(") else gluon_descriptor(t)
-                 for p, t in spec.signature}
-    if "constexprs" in inspect.signature(ASTSource).parameters:
-        src = ASTSource(fn=jit, signature=signature, constexprs=constexprs, attrs=attrs)
-    else:  # triton 3.0-3.2: `constants`, and the attributes as an AttrsDescriptor
-        src = ASTSource(fn=jit, signature=signature, constants=constexprs,
-                        attrs=_attrs_descriptor([names.index(p) for p in divisible if p in names]))
-    return triton.compile(src, target=GPUTarget("cuda", cc, 32),
-                          options={"num_warps": spec.num_warps, "num_stages": spec.num_stages, **dict(spec.options)})
-
-
-def gluon_descriptor(kind: str) -> str:
-    """A Gluon descriptor's type with the default layout named (`tensordesc<fp8e4nv[64, 64],nvmma>`,
-    hints.gluon_descriptors) as this triton writes it: `NVMMASharedLayout.get_default_for(block
-    shape, dtype)`, what a host's `TensorDescriptor` takes; any other type as it is."""
-    from ptxdiff.discovery.descriptors import DEFAULT_SHARED
-
-    found = re.fullmatch(rf"tensordesc<(\w+)\[([\d, ]+)\],{DEFAULT_SHARED}>", kind)
-    if found is None:
-        return kind
-    import triton.language as tl
-    from triton.experimental.gluon import language as gl
-
-    shape = [int(d) for d in found.group(2).split(",")]
-    layout = gl.NVMMASharedLayout.get_default_for(shape, tl.str_to_ty(found.group(1), None))
-    return f"tensordesc<{found.group(1)}[{found.group(2)}],{layout!r}>"
-
-
-def _attrs_descriptor(divisible: list[int]) -> Any:
-    """The divisibility hints as triton 3.0-3.2 take them (3.3 and later take `attrs` as a dict)."""
-    try:
-        from triton.backends.compiler import AttrsDescriptor  # 3.2
-    except ImportError:   # 3.0 and 3.1: a dataclass of argument indices
-        from triton.compiler.compiler import AttrsDescriptor
-        return AttrsDescriptor(divisible_by_16=tuple(divisible), equal_to_1=())
-    return AttrsDescriptor.from_hints(dict.fromkeys(divisible, 16))
-
-
 def measure(ptx: str, cubin: bytes, ptxas_log: str, spec: Spec, cc: int, dynamic_shared: int) -> Metrics:
     """All metrics of one compiled spec (the JSON report's keys: docs/usage.md, Metrics)."""
     p = ptxmod.metrics(ptx)
@@ -266,7 +203,7 @@ def try_compile(jit: Any, spec: Spec, cc: int) -> tuple[Any, Exception | None, s
     start = captured.mark()
     try:
         with contextlib.redirect_stdout(out):
-            return _triton_compile(jit, spec, cc), None, out.getvalue()
+            return triton_compile(jit, spec, cc), None, out.getvalue()
     except Exception as e:
         if found := FAILED_PASS.search(captured.printed_after(start)):
             e.failed_pass = found.group(1)  # type: ignore[attr-defined]
@@ -439,15 +376,6 @@ def die_with_parent() -> None:
             time.sleep(1.0)
         os._exit(1)
     threading.Thread(target=watch, daemon=True).start()
-
-
-def private_triton_home(path: str) -> None:
-    """Each worker compiles with its own triton cache and dump folders: nothing is written to
-    ~/.triton, and one side never reads what the other side compiled."""
-    os.environ["TRITON_HOME"] = path
-    os.environ["TRITON_CACHE_DIR"] = os.path.join(path, "cache")
-    os.environ["TRITON_DUMP_DIR"] = os.path.join(path, "dump")
-    os.environ["TRITON_OVERRIDE_DIR"] = os.path.join(path, "override")
 
 
 def cpu_seconds() -> float:

@@ -98,9 +98,9 @@ def failing(jit, spec, cc):
                 b"operation]: reproducer generated at `std::errs`\\n")
     raise RuntimeError("PassManager::run failed")
 
-worker._triton_compile = failing
+worker.triton_compile = failing
 _, error, _ = worker.try_compile(None, None, 90)
-worker._triton_compile = lambda jit, spec, cc: (_ for _ in ()).throw(RuntimeError("no pass named"))
+worker.triton_compile = lambda jit, spec, cc: (_ for _ in ()).throw(RuntimeError("no pass named"))
 _, other, _ = worker.try_compile(None, None, 90)
 with open({str(tmp_path / "said")!r}, "w") as f:
     f.write(f"{{error.failed_pass}} {{getattr(other, 'failed_pass', None)}}")

@@ -197,7 +197,7 @@ def k(a_desc, d_desc, s_desc, q_desc, r_desc, scale_ptr, BM: gl.constexpr):
 
 
 def test_a_gluon_descriptor_s_default_layout_is_written_as_the_worker_s_triton_writes_it():
-    from ptxdiff.compile.worker import gluon_descriptor
+    from ptxdiff.compile.invoke import gluon_descriptor
 
     assert gluon_descriptor("*fp16") == "*fp16"
     typed = gluon_descriptor("tensordesc<fp8e4nv[64, 64],nvmma>")

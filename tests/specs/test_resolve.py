@@ -223,7 +223,7 @@ def test_dtype_constexpr_from_config_string():
     # the spec keeps the string (cache key, labels), the compile worker turns it into the dtype
     import triton.language as tl
 
-    from ptxdiff.compile.worker import constexpr_value
+    from ptxdiff.compile.invoke import constexpr_value
     d = declared(defaults={"BLOCK": 1024})
     (spec,) = resolve(K, d, KernelConfig(base=SpecConfig(constexprs={"EVEN": "tl.bfloat16"})))
     assert dict(spec.constexprs)["EVEN"] == "tl.bfloat16"
