@@ -14,6 +14,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from ptxdiff.discovery.caps import UNBOUNDED, launch_range
 from ptxdiff.source.syntax import last_name, literal, walk
 from ptxdiff.strenum import StrEnum
 
@@ -32,7 +33,7 @@ class FactKind(StrEnum):
     VALUE = "value"    # a value
     TYPE = "type"      # a runtime type: an expression of that type is passed
     NONE = "none"      # None passed
-    EXPR = "expr"      # an expression offline reading cannot tell
+    EXPR = "expr"      # an expression offline reading cannot tell (its value: None, or the range the host code's caps give)
 
 
 @dataclass(frozen=True)
@@ -209,9 +210,7 @@ def facts(call: ast.Call, fn: HostFunction | None, params: list[str], consts: Ma
     something (its default, if any, is not what runs), we cannot tell what."""
     out = {}
     for name, expr in arguments(call, params).items():
-        fact = classify(expr, fn, consts)
-        if fact is None and name in constexprs:
-            fact = Fact(FactKind.EXPR, None)
+        fact = _fact(expr, fn, consts, name in constexprs)
         if fact is not None:
             out[name] = replace(fact, site=site)
     return out
@@ -254,8 +253,17 @@ def site_facts(call: ast.Call, fn: HostFunction | None, params: list[str], const
 
 
 def _fact(expr: ast.expr, fn: HostFunction | None, consts: Mapping[str, object], constexpr: bool) -> Fact | None:
+    """What a site passes for one argument; for a constexpr it computes (`min(K, 16)`), its value where
+    the host code's caps fix it, else an `expr` fact carrying the range they give (caps.py)."""
     fact = classify(expr, fn, consts)
-    return Fact(FactKind.EXPR, None) if fact is None and constexpr else fact
+    if not constexpr or fact is not None and fact.kind != FactKind.TYPE:
+        return fact
+    lo, hi = launch_range(expr, fn, consts)
+    if lo is not None and lo == hi:
+        return Fact(FactKind.VALUE, lo)
+    if (lo, hi) != UNBOUNDED:
+        return Fact(FactKind.EXPR, (lo, hi))
+    return fact or Fact(FactKind.EXPR, None)
 
 
 def _alternatives(expr: ast.expr, fn: HostFunction | None, consts: Mapping[str, object], depth: int = 0) -> list[ast.expr]:

@@ -28,7 +28,7 @@ from ptxdiff.store import Store
 if TYPE_CHECKING:  # types only: pygit2 stays out of discovery
     from ptxdiff.git.repo import Snapshot
 
-FORMAT = 25   # 19: the sorts a kernel compiles (the cost estimate); 20: pointers through whole aliases, counts in shapes;
+FORMAT = 26   # 19: the sorts a kernel compiles (the cost estimate); 20: pointers through whole aliases, counts in shapes;
 # 21: launch arithmetic with a side it cannot read says no type; 22: kernels of one block are not each other's helpers;
 # 23: constexprs a launch site passes one expression (`alike`); 24: a launch of another module's function of the
 # same name launches no helper, in an address a word that says int (start_m) is an offset before a letter (M),
@@ -36,7 +36,7 @@ FORMAT = 25   # 19: the sorts a kernel compiles (the cost estimate); 20: pointer
 # flags the kernel compiles one way only, a package vendored deep that imports itself, values handed to a helper's dot;
 # 25: defaults evaluated where a function is made, a compare-and-swap lock's ints, an address's base handed on,
 # a descriptor's block shape from the launch that makes it (TensorDescriptor.from_tensor(c, [BM, BN // 2])),
-# a kernel defined twice is the later def
+# a kernel defined twice is the later def; 26: a size a launch site computes carries the range its caps give
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 
@@ -66,7 +66,8 @@ def from_json(data: dict[str, Any]) -> Discovery:
     for k in data["kernels"]:
         params = tuple(Param(n, c, kind, Hint(tuple(h[0]), h[1], h[2]) if h else None, opt, written, converted)
                        for n, c, kind, h, opt, written, converted in k["params"])
-        launch = tuple((n, tuple(Fact(FactKind(kind), value, site) for kind, value, site in facts)) for n, facts in k["launch"])
+        launch = tuple((n, tuple(Fact(FactKind(kind), tuple(value) if isinstance(value, list) else value, site)
+                                 for kind, value, site in facts)) for n, facts in k["launch"])
         kernels[k["id"]] = Kernel(id=k["id"], path=k["path"], name=k["name"], module=k["module"], lineno=k["lineno"],
                                   fingerprint=k["fingerprint"], params=params, paths=frozenset(k["paths"]),
                                   names=frozenset(k["names"]), launch=launch, alike=tuple(tuple(g) for g in k["alike"]),

@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass, field
 
 from ptxdiff import repo_config
+from ptxdiff.discovery import caps
 from ptxdiff.discovery.callsites import FactKind
 from ptxdiff.discovery.kernels import Kernel
 from ptxdiff.errors import ConfigError
@@ -68,9 +69,11 @@ def inherit(old: LaunchInputs, new: LaunchInputs) -> LaunchInputs:
 
 
 def _values(facts: tuple[tuple[str, object], ...]) -> str:
-    # a value as passed; a runtime type as `<i32>` (the site passes an expression of that type)
+    # a value as passed; a runtime type as `<i32>` (the site passes an expression of that type); a
+    # computed size as the range its caps give (`<..4096>`)
     shown = ["None" if kind == FactKind.NONE else f"<{value}>" if kind == FactKind.TYPE else
-             "<expr>" if kind == FactKind.EXPR else str(value) for kind, value in facts]
+             (f"<{caps.shown(value)}>" if isinstance(value, tuple) else "<expr>") if kind == FactKind.EXPR else
+             str(value) for kind, value in facts]
     return "|".join(shown) if shown else "unset"
 
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import cast
 
+from ptxdiff.discovery import caps
 from ptxdiff.discovery.callsites import Fact, FactKind
 from ptxdiff.discovery.guards import changed_guards
 from ptxdiff.discovery.hints import Hint
@@ -229,10 +230,25 @@ def _unread(name: str, hint: Hint | None, kernels: list[Kernel], facts: list[Fac
     guesses), so a change under `if BLOCK == 1024:` or its `else` is compiled either way."""
     values: list[object] = []
     guessed = _guess(name, hint, kernels).values if hint is not None else ()
+    unread = [f for f in facts if f.kind in (FactKind.EXPR, FactKind.TYPE)]
+    why = "the launch site computes it: every branch of its comparisons"
+    branches = any(q.hint.branches for k in kernels for q in k.params if q.name == name and q.hint is not None)
+    if not branches and unread and all(f.kind == FactKind.EXPR and isinstance(f.value, tuple) for f in unread):
+        # every site that computes it caps it (`min(K, 16)`, discovery/caps.py): the guessed sizes
+        # within the caps, or the largest size they allow, never one its launcher cannot pass (the
+        # values of the kernel's own comparisons stay: a change under any branch is compiled)
+        bound = caps.hull([f.value for f in unread if isinstance(f.value, tuple)])
+        kept = tuple(v for v in guessed if caps.within(v, bound))
+        size = caps.fitting_size(bound)
+        if kept != guessed and not any(type(v) is int for v in kept) and size is not None:
+            kept = (*kept, size)
+        if any(type(v) is int for v in kept) or not any(type(v) is int for v in guessed):
+            guessed = kept
+            why += f", within the launch site's caps ({caps.shown(bound)})"
     for v in [*(f.value for f in facts if f.kind == FactKind.VALUE), *guessed]:
         if v not in values:   # 0, 0.0 and False select the same branches: one of them is enough
             values.append(v)
-    return Choice(name, tuple(values), SpecSource.GUESSED, "the launch site computes it: every branch of its comparisons")
+    return Choice(name, tuple(values), SpecSource.GUESSED, why)
 
 
 def _unread_facts(facts: tuple[Fact, ...] | None) -> bool:

@@ -158,3 +158,32 @@ def k(a_desc, c_desc, BLOCK: tl.constexpr):
         assert types["c_desc"][0].startswith("tensordesc<"), types
     # where neither side uses it, nothing says otherwise: an integer
     assert {c.name: c.values for c in plan_of(new, new, new).types}["c_desc"] == ("i32",)
+
+
+CAPPED = HEADER + '''
+@triton.jit
+def k(q, o, K: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr, BLOCK: tl.constexpr):
+    b_h = tl.zeros([BK * BK, BV], dtype=tl.float32)
+    offs = tl.arange(0, BLOCK)
+    if BLOCK == 1024:
+        b_h += 1.0
+    tl.store(o + offs, tl.load(q + offs))
+
+
+def launch(q, v):
+    B, H, T, K = q.shape
+    BK, BV = min(K, 16), min(v.shape[-1], 32)
+    BK, BV = max(BK, 16), max(BV, 16)
+    k[(1,)](q, q, K, BK, BV, BLOCK=triton.next_power_of_2(min(T, 512)))
+'''
+
+
+def test_a_size_the_launch_site_caps_is_guessed_within_its_caps_and_a_compared_one_at_every_branch():
+    """fla's fused_chunk_based: `BK = max(min(K, 16), 16)` is 16 whatever K is, and BV is at most 32;
+    guessed at 64 apart from its launch, BK x BK x BV made a 300 s compile. BLOCK's comparison with
+    1024 keeps its branches, above the cap too: a change under either is compiled."""
+    kernel = kernel_of(CAPPED)
+    got = {c.name: c for c in plan_of(kernel, kernel, kernel).constexprs}
+    assert (got["BK"].values, got["BK"].source) == ((16,), "call-site")
+    assert got["BV"].values == (32,) and "within the launch site's caps (16..32)" in got["BV"].why
+    assert 1024 in got["BLOCK"].values and len(got["BLOCK"].values) > 1 and "caps" not in got["BLOCK"].why
