@@ -80,7 +80,7 @@ class Kernel:
     # a kernel of forks.FORK: the fork (`3rdparty/triton: URL`) and the builtins over it that it calls
     fork: str = ""
     fork_builtins: tuple[str, ...] = ()
-    # the constexpr sizes that meet in one 2-D tile of its body (discovery/tiles.py): the cost rule
+    # the constexpr sizes that meet in one block of its body (discovery/tiles.py): the cost rule
     tiles: Tiles = ()
     # its `tl.static_range` loops (discovery/tiles.py): compiled once per trip, the cost estimate's
     unrolled: Unrolled = ()

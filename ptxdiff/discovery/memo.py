@@ -28,7 +28,7 @@ from ptxdiff.store import Store
 if TYPE_CHECKING:  # types only: pygit2 stays out of discovery
     from ptxdiff.git.repo import Snapshot
 
-FORMAT = 26   # 19: the sorts a kernel compiles (the cost estimate); 20: pointers through whole aliases, counts in shapes;
+FORMAT = 27   # 19: the sorts a kernel compiles (the cost estimate); 20: pointers through whole aliases, counts in shapes;
 # 21: launch arithmetic with a side it cannot read says no type; 22: kernels of one block are not each other's helpers;
 # 23: constexprs a launch site passes one expression (`alike`); 24: a launch of another module's function of the
 # same name launches no helper, in an address a word that says int (start_m) is an offset before a letter (M),
@@ -36,7 +36,8 @@ FORMAT = 26   # 19: the sorts a kernel compiles (the cost estimate); 20: pointer
 # flags the kernel compiles one way only, a package vendored deep that imports itself, values handed to a helper's dot;
 # 25: defaults evaluated where a function is made, a compare-and-swap lock's ints, an address's base handed on,
 # a descriptor's block shape from the launch that makes it (TensorDescriptor.from_tensor(c, [BM, BN // 2])),
-# a kernel defined twice is the later def; 26: a size a launch site computes carries the range its caps give
+# a kernel defined twice is the later def; 26: a size a launch site computes carries the range its caps give;
+# 27: a block's sizes, of any number of dimensions and products of sizes (`tl.zeros([BK * BK, BV])`)
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 
@@ -78,7 +79,7 @@ def from_json(data: dict[str, Any]) -> Discovery:
                                   hooks=tuple((setting, text, digest) for setting, text, digest in k["hooks"]),
                                   function=k["function"], unresolved=k["unresolved"], backend=k["backend"], fork=k["fork"],
                                   fork_builtins=tuple(k["fork_builtins"]),
-                                  tiles=tuple((a, b) for a, b in k["tiles"]),
+                                  tiles=tuple(tuple(t) for t in k["tiles"]),
                                   unrolled=tuple(tuple((tuple(start), tuple(stop), tuple(step))
                                                        for start, stop, step in chain) for chain in k["unrolled"]),
                                   sorts=k["sorts"])

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from ptxdiff.source.syntax import assigned_value, dotted_name, last_name, walk
 
-Tiles = tuple[tuple[str, str], ...]
+Tiles = tuple[tuple[str, ...], ...]   # the constexpr sizes whose product is one block's elements
 Bound = tuple[str, int]             # a constexpr's value (by name; "" for none) plus a constant
 Loop = tuple[Bound, Bound, Bound]   # a `tl.static_range`'s start, stop and step
 Unrolled = tuple[tuple[Loop, ...], ...]   # each unrolled loop, with the unrolled loops around it (outermost first)
@@ -35,12 +35,24 @@ def _is_all(node: ast.expr) -> bool:
     return isinstance(node, ast.Slice) and node.lower is None and node.upper is None and node.step is None
 
 
+def _factors(node: ast.expr, sizes: frozenset[str]) -> list[str] | None:
+    """The constexpr `sizes` a block dimension multiplies (`BK * BK`: BK twice), else None."""
+    if isinstance(node, ast.Name) and node.id in sizes:
+        return [node.id]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        left, right = _factors(node.left, sizes), _factors(node.right, sizes)
+        return None if left is None or right is None else [*left, *right]
+    return None
+
+
 def kernel_tiles(fn: ast.FunctionDef, sizes: frozenset[str]) -> Tiles:
-    """(rows, cols) pairs of the constexpr `sizes` that shape a 2-D block of `fn`: an arange made a
-    column (`[:, None]`) against one made a row (`[None, :]`), and `tl.zeros/full((A, B), ...)`."""
+    """The constexpr `sizes` that shape one block of `fn`, each block's as one tuple: an arange made
+    a column (`[:, None]`) against one made a row (`[None, :]`), and `tl.zeros/full(shape, ...)` of
+    two dimensions or more, each a size or a product of sizes (fla's `tl.zeros([BK * BK, BV])`:
+    BK x BK x BV elements, where the two largest sizes alone see BK x BV)."""
     rows: set[str] = set()
     cols: set[str] = set()
-    pairs: set[tuple[str, str]] = set()
+    pairs: set[tuple[str, ...]] = set()
     for node in walk(fn):
         if isinstance(node, ast.Subscript) and (name := _arange_size(node.value, sizes)) is not None \
                 and isinstance(node.slice, ast.Tuple) and len(node.slice.elts) == 2:
@@ -51,11 +63,9 @@ def kernel_tiles(fn: ast.FunctionDef, sizes: frozenset[str]) -> Tiles:
                 cols.add(name)
         elif isinstance(node, ast.Call) and dotted_name(node.func)[-1:] in (["zeros"], ["full"]) and node.args:
             shape = node.args[0]
-            if isinstance(shape, (ast.Tuple, ast.List)) and len(shape.elts) == 2 and \
-                    all(isinstance(e, ast.Name) and e.id in sizes for e in shape.elts):
-                a, b = shape.elts
-                assert isinstance(a, ast.Name) and isinstance(b, ast.Name)
-                pairs.add((a.id, b.id))
+            dims = [_factors(e, sizes) for e in shape.elts] if isinstance(shape, (ast.Tuple, ast.List)) else []
+            if len(dims) >= 2 and all(d is not None for d in dims):
+                pairs.add(tuple(f for d in dims if d is not None for f in d))
     pairs |= {(r, c) for r in rows for c in cols}
     return tuple(sorted(pairs))
 

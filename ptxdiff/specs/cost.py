@@ -33,17 +33,21 @@ def _is_size(value: object) -> bool:
 
 
 def per_thread(spec: Spec, tiles: Tiles = ()) -> float:
-    """Elements per thread of the spec's largest tile: the tile of its two largest sizes, or a tile
-    the kernel's body shapes (`tiles`, discovery/tiles.py: a square one of one size) if larger."""
+    """Elements per thread of the spec's largest tile: the tile of its two largest sizes, or a block
+    the kernel's body shapes (`tiles`, discovery/tiles.py: a square one of one size, a dimension
+    that is a product of sizes) if larger."""
     sizes = sorted((int(v) for _, v in spec.constexprs if _is_size(v)), reverse=True)   # type: ignore[call-overload]
     tile = 1
     for size in sizes[:2]:
         tile *= size
     values = dict(spec.constexprs)
-    for rows, cols in tiles:
-        a, b = values.get(rows), values.get(cols)
-        if _is_size(a) and _is_size(b):
-            tile = max(tile, int(a) * int(b))   # type: ignore[call-overload]
+    for factors in tiles:
+        got = [values.get(f) for f in factors]
+        if all(_is_size(v) for v in got):
+            product = 1
+            for v in got:
+                product *= int(v)   # type: ignore[call-overload]
+            tile = max(tile, product)
     return tile / (max(1, spec.num_warps) * 32)
 
 

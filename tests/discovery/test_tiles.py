@@ -1,4 +1,4 @@
-"""The constexpr sizes that meet in one 2-D tile of a kernel, read from its body (the cost rule's input)."""
+"""The constexpr sizes that meet in one block of a kernel, read from its body (the cost rule's input)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import textwrap
 from ptxdiff.discovery.tiles import kernel_tiles, sorts, unrolled_loops
 
 
-def tiles(body: str, sizes: tuple[str, ...] = ("HC", "BLOCK_M", "BLOCK_N", "N")) -> tuple[tuple[str, str], ...]:
+def tiles(body: str, sizes: tuple[str, ...] = ("HC", "BLOCK_M", "BLOCK_N", "N")) -> tuple[tuple[str, ...], ...]:
     fn = ast.parse("def k(x_ptr, HC, BLOCK_M, BLOCK_N, N):\n" + textwrap.indent(textwrap.dedent(body), "    ")).body[0]
     assert isinstance(fn, ast.FunctionDef)
     return kernel_tiles(fn, frozenset(sizes))
@@ -25,6 +25,14 @@ def test_a_square_tile_of_one_size_and_an_outer_product_of_two():
         a = tl.load(x_ptr + tl.arange(0, BLOCK_M)[:, None] * N + tl.arange(0, BLOCK_N)[None, :])
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     """) == (("BLOCK_M", "BLOCK_N"),)
+
+
+def test_a_block_of_three_dimensions_or_of_a_product_of_sizes_multiplies_them_all():
+    """fla's fused_chunk_based: `tl.zeros([BK * BK, BV])` holds BK x BK x BV elements; its two
+    largest sizes alone (BK x BV) made its compile look like a tenth of what it was."""
+    assert tiles("h = tl.zeros([BLOCK_M * BLOCK_M, BLOCK_N], dtype=tl.float32)") == (("BLOCK_M", "BLOCK_M", "BLOCK_N"),)
+    assert tiles("h = tl.zeros((HC, BLOCK_M, BLOCK_N), dtype=tl.float32)") == (("HC", "BLOCK_M", "BLOCK_N"),)
+    assert tiles("h = tl.zeros([BLOCK_M * 2, BLOCK_N], dtype=tl.float32)") == ()   # a literal factor: not read
 
 
 def test_one_dimensional_blocks_and_sizes_that_are_not_constexprs_make_no_tile():

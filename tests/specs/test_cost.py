@@ -50,6 +50,15 @@ def test_a_tile_the_kernel_s_body_shapes_counts_when_larger_than_the_two_largest
     assert cost.estimate(square, (("HC", "HC"),)) > cost.estimate(square)
 
 
+def test_a_block_of_a_product_of_sizes_counts_every_factor():
+    """fla's fused_chunk_based at BK=BV=64 (guessed) and 4 warps: `tl.zeros([BK * BK, BV])` holds
+    2,048 elements a thread, where the two largest sizes say 32; it hit the 300 s bound, started
+    behind every spec the estimate ranked above it."""
+    chunk = spec({"BT": 16, "BK": 64, "BV": 64}, guessed=("BK", "BV"))
+    assert cost.per_thread(chunk) == 64 * 64 / 128 and not cost.too_costly(chunk)
+    assert cost.per_thread(chunk, (("BK", "BK", "BV"),)) == 64 ** 3 / 128 and cost.too_costly(chunk, (("BK", "BK", "BV"),))
+
+
 def test_unrolled_loops_put_a_kernel_first_by_their_trips_and_decide_no_shrink():
     """A small tile whose body triton unrolls TMAX x TMAX times compiles longer than a large tile
     with no loop (Liger-Kernel's sinkhorn backward: 6 s against matmul's 3 s): it starts first.
