@@ -2,7 +2,10 @@
 `3rdparty/triton` whose URL is not triton's) and whose compiler the kernel needs, because it calls,
 from its body or its jit helpers', builtins the repository defines over a part of that fork's
 compiler that no release of triton has (`from triton._C.libtriton.distributed import ir`, then
-`@builtin def rank(axis, _semantic=None): ... _semantic.builder.create_get_rank(...)`). Triton runs
+`@builtin def rank(axis, _semantic=None): ... _semantic.builder.create_get_rank(...)`), or that call
+a builder method no release has, themselves or through the repository's functions (`extern_call`'s
+`create_extern_call`), also where the kernel reaches them through a stub its module's decorator
+dispatches by name to a vendor module (`libshmem_device.my_pe`). Triton runs
 a builtin as Python while it compiles, against its own builder and dialect: no release of triton
 compiles such a kernel, and ptxdiff never runs a revision's code, so the kernel is shown as written
 for that fork, like another backend's, never as a failed NVIDIA row. The repository's plain triton
@@ -15,6 +18,7 @@ import ast
 import re
 
 from ptxdiff.discovery.spelling import GLUON, JIT, TRITON_BUILTINS, Spelling
+from ptxdiff.discovery.triton_builder import UPSTREAM_BUILDER
 from ptxdiff.source.modules import Files, ModuleIndex, ParsedModule, nested_statements
 from ptxdiff.source.syntax import walk
 
@@ -81,13 +85,73 @@ def fork_dialect(mod: ParsedModule) -> str | None:
     return None
 
 
-def _builtin(spelling: Spelling, mod: ParsedModule, fn: ast.FunctionDef) -> bool:
+def _on_builder(node: ast.Attribute) -> bool:
+    """`builder.create_x` or `_semantic.builder.create_x`: a method of triton's IR builder."""
+    owner = node.value
+    return node.attr.startswith(("create_", "get_")) and (
+        isinstance(owner, ast.Name) and owner.id == "builder" or isinstance(owner, ast.Attribute) and owner.attr == "builder")
+
+
+_REACH = 8   # repository functions followed from a builtin, at most, deep
+
+
+def fork_builder_methods(index: ModuleIndex, spelling: Spelling, mod: ParsedModule, fn: ast.FunctionDef) -> set[str]:
+    """The builder methods no release of triton has (`create_extern_call`) that `fn` calls, itself
+    or through the repository's plain functions it calls (Triton-distributed's `extern_call`)."""
+    found: set[str] = set()
+    todo, seen = [(mod, fn, 0)], {id(fn)}
+    while todo:
+        where, body, depth = todo.pop()
+        for node in walk(body):
+            if isinstance(node, ast.Attribute) and _on_builder(node) and node.attr not in UPSTREAM_BUILDER:
+                found.add(node.attr)
+            elif isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) and depth < _REACH:
+                meaning = spelling.meaning(where, node.func)
+                called = _definition(index, meaning) if meaning is not None and meaning.startswith("def:") else None
+                if called is not None and id(called[1]) not in seen and not spelling.decorator_kinds(*called) & {JIT, GLUON}:
+                    seen.add(id(called[1]))
+                    todo.append((*called, depth + 1))
+    return found
+
+
+def _builtin(index: ModuleIndex, spelling: Spelling, mod: ParsedModule, fn: ast.FunctionDef) -> bool:
     """A builtin of the fork's own: a `def` under `@builtin`/`@extern` (Python triton runs while it
-    compiles) in a module over a part of the fork's compiler that no release has. A builtin over
-    what every triton has (inline asm, `extern_elementwise`) is no sign of the fork: its rows say
-    that ptxdiff does not run it."""
+    compiles) over a part of the fork's compiler that no release has: in a module that imports it,
+    or calling, itself or through the repository's functions, a builder method no release has. A
+    builtin over what every triton has (inline asm, `extern_elementwise`) is no sign of the fork:
+    its rows say that ptxdiff does not run it."""
     return any(spelling.meaning(mod, d.func if isinstance(d, ast.Call) else d) in TRITON_BUILTINS
-               for d in fn.decorator_list) and fork_dialect(mod) is not None
+               for d in fn.decorator_list) and (fork_dialect(mod) is not None
+                                                or bool(fork_builder_methods(index, spelling, mod, fn)))
+
+
+def _stub(fn: ast.FunctionDef) -> bool:
+    """A decorated `def` whose body is a docstring, `...` or `pass`: its decorator makes what it is."""
+    return bool(fn.decorator_list) and all(
+        isinstance(s, ast.Pass) or isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+        and (s.value.value is Ellipsis or isinstance(s.value.value, str)) for s in fn.body)
+
+
+def _dispatched(index: ModuleIndex, mod: ParsedModule, name: str) -> list[tuple[ParsedModule, ast.FunctionDef]]:
+    """The functions named `name` at the top of the repository modules `mod` imports: what a stub
+    of that name dispatches to (Triton-distributed's `@_shmem_module.dispatch def my_pe(): ...`
+    picks the active vendor module's `my_pe` while triton compiles)."""
+    assert mod.tree is not None
+    out: list[tuple[ParsedModule, ast.FunctionDef]] = []
+    for top in mod.tree.body:
+        for stmt in nested_statements(top):
+            if isinstance(stmt, ast.Import):
+                dotted = [a.name for a in stmt.names]
+            elif isinstance(stmt, ast.ImportFrom):
+                base = index.absolute(mod, stmt) if stmt.level else stmt.module or ""
+                dotted = [base, *(f"{base}.{a.name}" for a in stmt.names)]
+            else:
+                continue
+            for path in {p for d in dotted if d and (p := index.path_of(d)) is not None}:
+                other = index.parse(path)
+                if other.tree is not None and other is not mod:
+                    out += [(other, s) for s in other.tree.body if isinstance(s, ast.FunctionDef) and s.name == name]
+    return out
 
 
 def repository_builtins(index: ModuleIndex, spelling: Spelling, mod: ParsedModule, fn: ast.FunctionDef) -> list[str]:
@@ -108,7 +172,8 @@ def repository_builtins(index: ModuleIndex, spelling: Spelling, mod: ParsedModul
             seen.add(id(found[1]))
             if spelling.decorator_kinds(*found) & {JIT, GLUON}:
                 todo.append(found)
-            elif _builtin(spelling, *found):
+            elif _builtin(index, spelling, *found) or _stub(found[1]) and any(
+                    _builtin(index, spelling, *target) for target in _dispatched(index, found[0], found[1].name)):
                 names.add(found[1].name)
     return sorted(names)
 

@@ -423,6 +423,91 @@ def test_kernels_that_call_the_builtins_of_the_repository_s_own_triton_fork_are_
         assert all(not k.backend and not k.fork for k in found(other).values())
 
 
+# a vendor's language over the fork, with no import of its dialect: a plain helper calls a builder
+# method no release has, the builtins call the helper; a second module dispatches stubs to the
+# vendor's functions by name (each a pattern of a real repository, written here from scratch)
+VENDOR_LANGUAGE = '''from triton.language import core
+import triton.language as tl
+
+
+def lib_call(symbol, args, ret, _semantic=None):
+    call = _semantic.builder.create_extern_call
+    return core.tensor(call("libvendor", symbol, [a.handle for a in args]), ret)
+
+
+@core.extern
+def my_pe(_semantic=None):
+    return lib_call("vendor_my_pe", [], core.int32, _semantic=_semantic)
+
+
+@core.extern
+def lane(_semantic=None):
+    return tl.inline_asm_elementwise("mov.u32 $0, %laneid;", "=r", [], dtype=tl.int32, is_pure=True, pack=1,
+                                     _semantic=_semantic)
+
+
+@core.extern
+def scratch(_semantic=None):
+    return _semantic.builder.create_local_alloc(None)
+'''
+DISPATCH = '''import pkg.vendor.nv as nv
+from triton.language import core
+
+
+class Proxy:
+    def __init__(self, module):
+        self._module = module
+
+    def dispatch(self, func):
+        @core.builtin
+        def wrapper(*args, **kwargs):
+            return getattr(self._module, func.__name__)(*args, **kwargs)
+        return wrapper
+
+
+_proxy = Proxy(nv)
+
+
+@_proxy.dispatch
+def my_pe(_semantic=None):
+    """Every vendor's."""
+    ...
+
+
+@_proxy.dispatch
+def lane(_semantic=None):
+    ...
+'''
+
+
+def test_builtins_over_a_builder_method_no_release_has_are_the_fork_s_however_reached() -> None:
+    """Triton-distributed's nvshmem calls: `extern_call` builds `create_extern_call`, which only its own
+    triton's builder has; the kernels reach it directly or through a stub dispatched by name. A
+    builtin over inline asm or over a builder method a release has (`create_local_alloc`, Gluon's) is
+    no sign of the fork, directly or dispatched."""
+    kernels = ("@triton.jit\ndef direct(x_ptr):\n    tl.store(x_ptr, nv.my_pe())\n\n"
+               "@triton.jit\ndef dispatched(x_ptr):\n    tl.store(x_ptr, shmem.my_pe())\n\n"
+               "@triton.jit\ndef stock(x_ptr):\n    tl.store(x_ptr, shmem.lane() + nv.lane())\n\n"
+               "@triton.jit\ndef gluon_method(x_ptr):\n    tl.store(x_ptr, nv.scratch())\n")
+    files = {"pkg/__init__.py": "", "pkg/vendor/__init__.py": "", "pkg/vendor/nv.py": VENDOR_LANGUAGE,
+             "pkg/shmem.py": DISPATCH, "pkg/k.py": HEAD + "import pkg.vendor.nv as nv\nimport pkg.shmem as shmem\n\n" + kernels,
+             ".gitmodules": FORK_MODULES}
+    marked = {k.rsplit("::", 1)[1]: (v.backend, v.fork_builtins) for k, v in found(files).items()}
+    assert marked == {"direct": ("Triton fork", ("my_pe",)), "dispatched": ("Triton fork", ("my_pe",)),
+                      "stock": ("", ()), "gluon_method": ("", ())}
+
+
+def test_the_builder_methods_of_the_installed_triton_are_among_the_releases() -> None:
+    from triton._C import libtriton
+
+    from ptxdiff.discovery.triton_builder import UPSTREAM_BUILDER
+
+    names = {a for m in (libtriton, *(getattr(libtriton, n) for n in dir(libtriton)))
+             if type(m).__name__ == "module" for c in vars(m).values() if isinstance(c, type)
+             for a in dir(c) if a.startswith(("create_", "get_"))}
+    assert "create_extern_elementwise" in names and names <= UPSTREAM_BUILDER, sorted(names - UPSTREAM_BUILDER)
+
+
 def test_a_stored_discovery_brought_up_to_date_sees_a_gitmodules_that_now_names_a_fork() -> None:
     from ptxdiff.discovery.memo import update
 
