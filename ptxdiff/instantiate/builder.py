@@ -168,7 +168,8 @@ class Builder:
         if key not in self._aggregates:
             from triton.language import core
 
-            made = aggregates.build(value, _module_name(value.module), self.convert, core._aggregate)
+            made = aggregates.build(value, _module_name(value.module), self.convert, core._aggregate,
+                                    lambda expr, fn: self.interp.eval(expr, fn.defining_scope()))
             if isinstance(made, str):
                 self.refused[name] = f"the aggregate {value.name}: {made}"
                 return _REFUSED

@@ -51,11 +51,23 @@ def test_a_constructor_that_stores_its_arguments_is_taken_and_any_other_is_refus
             "a docstring is no statement"
             self.index = index
             self.STEP = gl.constexpr(STEP)
-    """)) == (("index", "STEP"), (("index", "index", False), ("STEP", "STEP", True)))
+    """)) == (("index", "STEP"), (("index", "index", False), ("STEP", "STEP", True)), ())
     assert "does more than store" in constructor_stores(init_of("""
         def __init__(self, index):
             self.index = index + 1
     """))
+    # constants: a module's (Triton-distributed's profiler: `tl.constexpr(NUM_BITS_ID)`) or a literal
+    params, stores, constants = constructor_stores(init_of("""
+        def __init__(self, index):
+            self.index = index
+            self.BITS = tl.constexpr(NUM_BITS + 1)
+            self.LIMIT = 4096
+    """))
+    assert params == ("index",) and stores == (("index", "index", False),)
+    assert [(f, ast.unparse(e), w) for f, e, w in constants] == [("BITS", "NUM_BITS + 1", True), ("LIMIT", "4096", False)]
+    for computes in ("self.BITS = tl.constexpr(index + 1)", "self.BITS = pick(4)", "self.BITS = cfg._hidden",
+                     "self.BITS = self.index"):
+        assert "does more than store" in constructor_stores(init_of(f"def __init__(self, index):\n    {computes}\n"))
     assert "plain parameters" in constructor_stores(init_of("""
         def __init__(self, index, STEP=4):
             self.index = index
@@ -75,6 +87,42 @@ def test_a_kernel_of_an_aggregate_class_is_measured(tmp_path, capsys, init):
     commit(repo, "value", {"k.py": kernel(init, "2.0")})
     rows = rows_by_kernel(run_json(["diff", "-C", str(repo), "HEAD~1", "HEAD"], capsys))["k.py::walk"]
     assert [r["verdict"] for r in rows] == ["constants-only"] and not rows[0].get("error")
+
+
+@pytest.mark.integration
+def test_a_constant_an_aggregate_s_constructor_stores_reaches_the_kernel(tmp_path, capsys):
+    """Triton-distributed's profiler (32 of its changed kernels): `self.NUM_BITS = tl.constexpr(NUM_BITS)`
+    of a module constant beside the stored arguments; refused before ("does more than store its
+    arguments"). A change of the constant is a change of the kernel's code."""
+    def source(bits: int) -> str:
+        return HEADER + f"""from triton.language.core import _aggregate as aggregate
+
+BITS = {bits}
+
+
+@aggregate
+class Tag:
+    index: tl.tensor
+    SHIFT: tl.constexpr
+
+    @triton.constexpr_function
+    def __init__(self, index):
+        self.index = index
+        self.SHIFT = tl.constexpr(BITS + 1)
+
+    @triton.jit
+    def encoded(self):
+        return self.index << self.SHIFT
+
+
+@triton.jit
+def walk(x_ptr):
+    tl.store(x_ptr, Tag(tl.program_id(0)).encoded())
+"""
+    repo = make_repo(tmp_path, {"k.py": source(3)})
+    commit(repo, "bits", {"k.py": source(7)})
+    row, = rows_by_kernel(run_json(["diff", "-C", str(repo), "HEAD~1", "HEAD"], capsys))["k.py::walk"]
+    assert row["verdict"] in ("constants-only", "structural") and not row.get("error"), row.get("error")
 
 
 @pytest.mark.integration
@@ -117,8 +165,8 @@ def test_no_field_or_method_of_an_aggregate_is_named_like_python_s_own():
     unused = lambda *a: pytest.fail("nothing is built")   # noqa: E731
     field = Class("C", {}, decorators=decorated, fields=(("__class__", External("triton.language.tensor")),))
     method = Class("C", {"__getattr__": init_of("def __getattr__(self, name):\n    return name")}, decorators=decorated)
-    assert "named like Python's own" in build(field, "m", unused, unused)
-    assert "named like Python's own" in build(method, "m", unused, unused)
+    assert "named like Python's own" in build(field, "m", unused, unused, unused)
+    assert "named like Python's own" in build(method, "m", unused, unused, unused)
     assert "does more than store" in constructor_stores(init_of("""
         def __init__(self, x):
             self.__dict__ = x
