@@ -36,13 +36,13 @@ def traced(out: Any, start: float) -> None:
         started[id(task)] = time.monotonic()
         return task
 
-    def timed_run(self: Any, tasks: Any, skip: Any = None) -> Iterator[Any]:
+    def timed_run(self: Any, queue: Any, skip: Any = None) -> Iterator[Any]:
         rounds[0] += 1
         n = rounds[0]
-        queued = [t for ts in tasks.by_side.values() for t in ts] if isinstance(tasks, tasks.Pending) else tasks
+        queued = [t for ts in queue.by_side.values() for t in ts] if isinstance(queue, tasks.Pending) else queue
         out.write(json.dumps({"round": n, "start": round(time.monotonic() - start, 2), "tasks": len(queued),
                               "ops": sorted({str(t.op) for t in queued})}) + "\n")   # a session's first tasks
-        for reply in run(self, tasks, skip):
+        for reply in run(self, queue, skip):
             now = time.monotonic()
             began = started.get(id(reply.task), now)
             out.write(json.dumps({"round": n, "op": str(reply.task.op), "label": reply.task.label,
