@@ -131,7 +131,7 @@ class Engine:
                 stored = memo.get(head_tree) if head_tree else None
                 base = (stored, head) if stored is not None and head is not None else None
             if base is not None:
-                found[id(s)] = update(base[0], s, cfg.python_path, changed_paths(base[1], s))
+                found[id(s)] = update(base[0], s, cfg.python_path, changed_paths(base[1], s), base[1])
             else:
                 found[id(s)] = discover(s, cfg.python_path, jobs=self.measurer.jobs)
             tree = trees[id(s)]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,7 @@ from ptxdiff.discovery.hints import Hint
 from ptxdiff.discovery.kernels import Broken, Discovery, Kernel, discover
 from ptxdiff.discovery.params import Param
 from ptxdiff.source.installs import DECLARING
-from ptxdiff.source.modules import Files
+from ptxdiff.source.modules import Files, ModuleIndex
 from ptxdiff.store import Store
 
 if TYPE_CHECKING:  # types only: pygit2 stays out of discovery
@@ -95,10 +96,52 @@ def changed_paths(a: Snapshot, b: Snapshot) -> set[str]:
     return {p for p in paths if p not in a or p not in b or a.content_id(p) != b.content_id(p)}
 
 
-def update(base: Discovery, snapshot: Files, roots: tuple[str, ...], changed: set[str]) -> Discovery:
-    """`base` (a neighbouring tree's discovery) brought to `snapshot`, where `changed` lists the
-    paths that differ: kernels in changed files, and kernels whose effective source reads one,
-    are discovered again; the rest are `base`'s, unchanged by construction."""
+_LAUNCHED = re.compile(rb"\b([A-Za-z_]\w*)\s*\[")
+
+
+def _touched(snapshot: Files, base_files: Files | None, roots: tuple[str, ...], changed: set[str]) -> set[str]:
+    """Files whose kernels a change elsewhere can make or unmake, though their text is the same:
+    a file that names a changed module (its own decorator, `triton_dist.jit`, decides what is a
+    jit object there), a file a changed module imports (whether its jit functions are helpers
+    depends on who calls them), and a file that defines a name a changed file launches
+    (`f[grid]` makes a helper a kernel). Read from text, so it errs towards discovering again."""
+    index = ModuleIndex(snapshot, roots)
+    modules = {p for p in changed if p.endswith(".py")}
+    # a module's last name (`jit` of triton_dist/jit.py, `triton_dist` of its __init__.py)
+    words = {name.encode() for p in modules if (name := index.module_name(p).rsplit(".", 1)[-1])}
+    launched: set[bytes] = set()
+    imported: set[str] = set()
+    for side, files in ((snapshot, snapshot), (base_files, base_files)):
+        if files is None:
+            continue
+        side_index = index if side is snapshot else ModuleIndex(files, roots)
+        for path in modules:
+            if path not in files:
+                continue
+            launched |= set(_LAUNCHED.findall(files.read(path)))
+            imported |= side_index.imported_paths(path)
+    names = re.compile(rb"\b(?:" + b"|".join(re.escape(w) for w in sorted(words)) + rb")\b") if words else None
+    defines = re.compile(rb"\bdef\s+(?:" + b"|".join(re.escape(n) for n in sorted(launched)) + rb")\s*\(") \
+        if launched else None
+    out = set(imported)
+    for path in snapshot.paths:
+        if not path.endswith(".py"):
+            continue
+        text = snapshot.read(path)
+        if b"triton" not in text and b"jit" not in text:
+            continue   # no kernel file (discover skips it)
+        if names is not None and names.search(text) or defines is not None and defines.search(text):
+            out.add(path)
+    return out
+
+
+def update(base: Discovery, snapshot: Files, roots: tuple[str, ...], changed: set[str],
+           base_files: Files | None = None) -> Discovery:
+    """`base` (a neighbouring tree's discovery, of `base_files`) brought to `snapshot`, where
+    `changed` lists the paths that differ: kernels in changed files, kernels whose effective source
+    reads one, and the files a change elsewhere can make or unmake kernels in (`_touched`) are
+    discovered again; the rest are `base`'s, unchanged by construction, so the result is the one
+    a discovery of the whole tree finds."""
     if not changed:
         return base
     if GITMODULES in changed:   # whether the repository builds a triton of its own: any kernel may be its
@@ -108,6 +151,7 @@ def update(base: Discovery, snapshot: Files, roots: tuple[str, ...], changed: se
     # a changed launch site changes what the kernel is given (call-site values)
     texts = [snapshot.read(p) for p in changed if p.endswith(".py") and p in snapshot]
     stale_files |= {k.path for k in base.kernels.values() if any(k.name.encode() + b"[" in t for t in texts)}
+    stale_files |= _touched(snapshot, base_files, roots, changed)
     fresh = discover(snapshot, roots, paths={p for p in stale_files if p in snapshot})
     kernels = {kid: k for kid, k in base.kernels.items() if k.path not in stale_files}
     kernels.update(fresh.kernels)

@@ -456,6 +456,26 @@ class ModuleIndex:
         self._by_path[path] = mod
         return mod
 
+    def imported_paths(self, path: str) -> set[str]:
+        """The repository files the module at `path` imports, anywhere in it (`import a.b`: a and
+        a.b; `from a import b`: a, and a.b where b is a module); none where it does not parse."""
+        mod = self.parse(path)
+        if mod.tree is None:
+            return set()
+        dotted: set[str] = set()
+        for node in ast.walk(mod.tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    parts = alias.name.split(".")
+                    dotted |= {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
+            elif isinstance(node, ast.ImportFrom):
+                try:
+                    base = self.absolute(mod, node)
+                except AboveTop:
+                    continue
+                dotted |= {base, *(submodule(base, a.name) for a in node.names if a.name != "*")}
+        return {found for d in dotted if d and (found := self.path_of(d)) is not None}
+
     def absolute(self, mod: ParsedModule, stmt: ast.ImportFrom) -> str:
         """The dotted module a `from ... import` names, relative imports resolved against `mod`.
         One that climbs above the top-level package raises AboveTop, as Python does. The
