@@ -358,6 +358,8 @@ APIS = (Api(re.compile(rb"\bmake_block_ptr\s*\("), None, "3.9", "block pointers 
         Api(re.compile(_TL + rb"map_elementwise\s*\("), "3.5", None, "`tl.map_elementwise`"),
         # warp-specialised tasks (`with tl.async_task([0]):`) came with 3.4 and went with 3.6
         Api(re.compile(_TL + rb"async_task\s*\("), "3.4", "3.6", "warp-specialized tasks (`tl.async_task`)"),
+        # constexpr functions were `tl.constexpr_function` in 3.4 only: `triton.constexpr_function` from 3.5
+        Api(re.compile(_TL + rb"constexpr_function\b"), "3.4", "3.5", "`tl.constexpr_function`"),
         Api(re.compile(rb"\btriton\.experimental\.gluon\b|\bfrom\s+triton\.experimental\s+import\s+gluon\b"), "3.4",
             None, "Gluon (`triton.experimental.gluon`)"))
 

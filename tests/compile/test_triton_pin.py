@@ -246,6 +246,9 @@ MARCH_2025 = toolchains.Dated("ee32bff826", 1741042082)   # triton 3.2.0 was the
     (b"#   tl.map_elementwise(f, x)\nx = 1\n", None),                   # a comment names it: no use
     # warp-specialised tasks: in 3.4.0 to 3.5.1 only (tritonbench's July 2025 attention kernels)
     (b"with tl.async_task([0]):\n    q = tl.load(q_ptr)\n", "3.5.1"),
+    # `tl.constexpr_function` was 3.4's name alone (Triton-distributed's `log2`); 3.5 on: `triton.`'s
+    (b"@tl.constexpr_function\ndef log2(n):\n    return len(bin(n)) - 3\n", "3.4.0"),
+    (b"@triton.constexpr_function\ndef log2(n):\n    return len(bin(n)) - 3\n", None),
 ])
 def test_what_a_release_brought_bounds_the_pin_from_below(monkeypatch: pytest.MonkeyPatch, text: bytes,
                                                           chosen: str | None) -> None:
