@@ -108,7 +108,9 @@ def _touched(snapshot: Files, base_files: Files | None, roots: tuple[str, ...], 
     index = ModuleIndex(snapshot, roots)
     modules = {p for p in changed if p.endswith(".py")}
     # a module's last name (`jit` of triton_dist/jit.py, `triton_dist` of its __init__.py)
-    words = {name.encode() for p in modules if (name := index.module_name(p).rsplit(".", 1)[-1])}
+    # (a file name git holds in bytes that are not UTF-8 is a str with surrogate escapes)
+    words = {name.encode("utf-8", "surrogateescape") for p in modules
+             if (name := index.module_name(p).rsplit(".", 1)[-1])}
     launched: set[bytes] = set()
     imported: set[str] = set()
     for side, files in ((snapshot, snapshot), (base_files, base_files)):
