@@ -9,6 +9,7 @@ so `BK = max(BK, 16)` reads the BK before it."""
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Mapping
 
 from ptxdiff.source.syntax import last_name, walk
@@ -62,50 +63,59 @@ def _scaled(r: Range, op: ast.operator, c: int, constant_left: bool) -> Range:
     return UNBOUNDED
 
 
+Assigned = dict[str, list[tuple[int, bool, ast.expr | None]]]   # a local: (line, run by every call, value or None)
+
+
+def _bind(assigned: Assigned, target: ast.expr, value: ast.expr | None, line: int, top: bool) -> None:
+    if isinstance(target, ast.Name):
+        assigned.setdefault(target.id, []).append((line, top, value))
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        pairs = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) and \
+            not any(isinstance(e, ast.Starred) for e in [*target.elts, *value.elts])
+        for i, element in enumerate(target.elts):   # `BK, BV = min(K, 16), min(V, 32)`: each its own
+            if isinstance(element, (ast.Name, ast.Tuple, ast.List)):
+                _bind(assigned, element, value.elts[i] if pairs and isinstance(value, (ast.Tuple, ast.List)) else None,
+                      line, top)
+
+
+@functools.lru_cache(maxsize=64)
+def _bindings(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[Assigned, frozenset[str]]:
+    """Each assignment of a local of `fn`, and its parameters: read once per host function, however
+    many arguments of its launches are read."""
+    a = fn.args
+    params = frozenset(p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs])
+    top: set[int] = set()   # statements every call runs: the body's, and those under a `with` there
+    todo = list(fn.body)
+    while todo:
+        stmt = todo.pop()
+        top.add(id(stmt))
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            todo += stmt.body
+    assigned: Assigned = {}
+    for node in walk(fn):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                _bind(assigned, target, node.value, node.lineno, id(node) in top)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            _bind(assigned, node.target, node.value, node.lineno, id(node) in top)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            _bind(assigned, node.target, None, node.lineno, id(node) in top)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.NamedExpr, ast.With, ast.AsyncWith)):
+            # a loop's, a walrus's or a `with ... as`'s names: values this reading does not follow
+            targets = [node.target] if isinstance(node, (ast.For, ast.AsyncFor, ast.NamedExpr)) else \
+                [i.optional_vars for i in node.items if i.optional_vars is not None]
+            for name in (n for t in targets for n in walk(t)):
+                if isinstance(name, ast.Name):
+                    _bind(assigned, name, None, node.lineno, False)
+    return assigned, params
+
+
 class _Reader:
     """Ranges of expressions of one host function (or of module code, `fn` None)."""
 
     def __init__(self, fn: ast.FunctionDef | ast.AsyncFunctionDef | None, consts: Mapping[str, object]):
         self.consts = consts
-        # each assignment of a local: (line, at the function's top level, the value or None)
-        self.assigned: dict[str, list[tuple[int, bool, ast.expr | None]]] = {}
-        self.params: set[str] = set()
-        if fn is None:
-            return
-        a = fn.args
-        self.params = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]}
-        top: set[int] = set()   # statements every call runs: the body's, and those under a `with` there
-        todo = list(fn.body)
-        while todo:
-            stmt = todo.pop()
-            top.add(id(stmt))
-            if isinstance(stmt, (ast.With, ast.AsyncWith)):
-                todo += stmt.body
-        for node in walk(fn):
-            if isinstance(node, ast.Assign):
-                for target in node.targets:
-                    self._bind(target, node.value, node.lineno, id(node) in top)
-            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-                self._bind(node.target, node.value, node.lineno, id(node) in top)
-            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-                self._bind(node.target, None, node.lineno, id(node) in top)
-            elif isinstance(node, (ast.For, ast.AsyncFor, ast.NamedExpr, ast.With, ast.AsyncWith)):
-                # a loop's, a walrus's or a `with ... as`'s names: values this reading does not follow
-                targets = [node.target] if isinstance(node, (ast.For, ast.AsyncFor, ast.NamedExpr)) else \
-                    [i.optional_vars for i in node.items if i.optional_vars is not None]
-                for name in (n for t in targets for n in walk(t)):
-                    if isinstance(name, ast.Name):
-                        self._bind(name, None, node.lineno, False)
-
-    def _bind(self, target: ast.expr, value: ast.expr | None, line: int, top: bool) -> None:
-        if isinstance(target, ast.Name):
-            self.assigned.setdefault(target.id, []).append((line, top, value))
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            pairs = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) and \
-                not any(isinstance(e, ast.Starred) for e in [*target.elts, *value.elts])
-            for i, element in enumerate(target.elts):   # `BK, BV = min(K, 16), min(V, 32)`: each its own
-                inner = value.elts[i] if pairs and isinstance(value, (ast.Tuple, ast.List)) else None
-                self._bind(element, inner, line, top) if isinstance(element, (ast.Name, ast.Tuple, ast.List)) else None
+        self.assigned, self.params = _bindings(fn) if fn is not None else ({}, frozenset())
 
     def name(self, name: str, line: int, depth: int) -> Range:
         """A local's range where line `line` reads it: its last assignment before the line that every

@@ -136,21 +136,11 @@ def _dispatched(index: ModuleIndex, mod: ParsedModule, name: str) -> list[tuple[
     """The functions named `name` at the top of the repository modules `mod` imports: what a stub
     of that name dispatches to (Triton-distributed's `@_shmem_module.dispatch def my_pe(): ...`
     picks the active vendor module's `my_pe` while triton compiles)."""
-    assert mod.tree is not None
     out: list[tuple[ParsedModule, ast.FunctionDef]] = []
-    for top in mod.tree.body:
-        for stmt in nested_statements(top):
-            if isinstance(stmt, ast.Import):
-                dotted = [a.name for a in stmt.names]
-            elif isinstance(stmt, ast.ImportFrom):
-                base = index.absolute(mod, stmt) if stmt.level else stmt.module or ""
-                dotted = [base, *(f"{base}.{a.name}" for a in stmt.names)]
-            else:
-                continue
-            for path in {p for d in dotted if d and (p := index.path_of(d)) is not None}:
-                other = index.parse(path)
-                if other.tree is not None and other is not mod:
-                    out += [(other, s) for s in other.tree.body if isinstance(s, ast.FunctionDef) and s.name == name]
+    for path in sorted(index.imported_paths(mod.path) - {mod.path}):
+        other = index.parse(path)
+        if other.tree is not None:
+            out += [(other, s) for s in other.tree.body if isinstance(s, ast.FunctionDef) and s.name == name]
     return out
 
 

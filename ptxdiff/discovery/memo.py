@@ -113,13 +113,9 @@ def _touched(snapshot: Files, base_files: Files | None, roots: tuple[str, ...], 
              if (name := index.module_name(p).rsplit(".", 1)[-1])}
     launched: set[bytes] = set()
     imported: set[str] = set()
-    for side, files in ((snapshot, snapshot), (base_files, base_files)):
-        if files is None:
-            continue
-        side_index = index if side is snapshot else ModuleIndex(files, roots)
-        for path in modules:
-            if path not in files:
-                continue
+    sides = [(snapshot, index)] + ([(base_files, ModuleIndex(base_files, roots))] if base_files is not None else [])
+    for files, side_index in sides:
+        for path in modules & files.paths:
             launched |= set(_LAUNCHED.findall(files.read(path)))
             imported |= side_index.imported_paths(path)
     names = re.compile(rb"\b(?:" + b"|".join(re.escape(w) for w in sorted(words)) + rb")\b") if words else None
