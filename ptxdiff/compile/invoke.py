@@ -4,7 +4,9 @@ a process settled once before its first compile (`settle`), with a triton home o
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import io
 import os
 import re
 import shutil
@@ -94,7 +96,10 @@ def settle() -> None:
     try:
         private_triton_home(home)
         pin_fp_fusion()   # as every worker compiles (triton 3.9 warns where it is unset)
-        triton_compile(settling.settling_kernel, settling.SETTLING_SPEC, 90)
+        # what it prints (triton 3.6's ptxas log) is nobody's: a worker settles inside its first compile,
+        # whose printed text would otherwise start with it (and so depend on --jobs)
+        with contextlib.redirect_stdout(io.StringIO()):
+            triton_compile(settling.settling_kernel, settling.SETTLING_SPEC, 90)
     finally:
         shutil.rmtree(home, ignore_errors=True)
         for k, v in saved.items():
