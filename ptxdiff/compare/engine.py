@@ -241,7 +241,9 @@ class Engine:
                                                                             *(found[1] or found[0]).kernels]))
         messages += as_notes(NoteKind.POLICY, [policy_note] if policy_note else [])
         if self.tritons is not None:   # the triton each side compiles with, installed now where missing
-            old, new, tool_note = toolchains.apply(self.tritons, old, new, old_snap, new_snap)
+            read = found[1:] if self.tritons.gate else found   # the gate: the base's kernels alone
+            old, new, tool_note = toolchains.apply(self.tritons, old, new, old_snap, new_snap, cfg.python_path,
+                                                  [k.paths for side in read if side for k in side.kernels.values()])
             messages += as_notes(NoteKind.TOOLCHAIN, [tool_note] if tool_note else [])
         if old is None:
             kernel_pairs: list[tuple[Kernel | None, Kernel | None]] = [(None, k) for k in new_found.kernels.values()]

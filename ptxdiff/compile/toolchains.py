@@ -27,14 +27,14 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ptxdiff import user_settings
 from ptxdiff.binaries import triton_version
-from ptxdiff.compile import triton_pin
+from ptxdiff.compile import jit_syntax, triton_pin
 from ptxdiff.errors import PtxdiffError, SetupError, UsageError
 from ptxdiff.git.values import INDEX
 
@@ -354,17 +354,21 @@ def note(old: Chosen | None, new: Chosen) -> str | None:
     return f"old side compiled with triton {old.name} ({old.why}); new side with triton {new.name} ({new.why})"
 
 
-def apply(policy: Policy, old: Side | None, new: Side, old_snap: Snapshot | None,
-          new_snap: Snapshot) -> tuple[Side | None, Side, str | None]:
+def apply(policy: Policy, old: Side | None, new: Side, old_snap: Snapshot | None, new_snap: Snapshot,
+          roots: tuple[str, ...] = (), reads: Iterable[frozenset[str]] = ()) -> tuple[Side | None, Side, str | None]:
     """The sides with the triton each compiles with (each toolchain installed now where it is
     missing, unless the policy says not to), and the report's line on it; pins are read from each
-    side's own files."""
+    side's own files, `roots` are where their imports are found (the config's python_path), and
+    `reads` are the files each kernel of either side reads (Kernel.paths): what the changed
+    files' kernels read is read for what it uses as well as the changed files."""
     import dataclasses
     new_pin = triton_pin.read_pin(new_snap.read, new_snap.paths)
     old_pin = triton_pin.read_pin(old_snap.read, old_snap.paths) if old_snap is not None else None
     if old_snap is not None:   # the files the diff is about use what only some releases have; the
         # gate reads the base's text alone (the branch is data: it cannot choose its compiler)
-        written = triton_pin.written_for(_changed_sources(old_snap, new_snap, base_only=policy.gate))
+        changed = list(_changed_sources(old_snap, new_snap, reads, base_only=policy.gate))
+        written = triton_pin.written_for(((path, text) for _, path, text in changed),
+                                         jit_syntax.uses(((snap, path) for snap, path, _ in changed), roots))
         old_pin, new_pin = triton_pin.capped(old_pin, written), triton_pin.capped(new_pin, written)
     old_date = _dated(old, old_snap) if old is not None and old_snap is not None else None
     o, n = for_sides(policy, old_pin, new_pin, old_date, _dated(new, new_snap))
@@ -402,15 +406,20 @@ def branch_pin(policy: Policy, old_pin: triton_pin.Pin | None, new_pin: triton_p
             f"compiles the branch with it for the report)")
 
 
-def _changed_sources(old: Snapshot, new: Snapshot, base_only: bool = False) -> Iterator[tuple[str, bytes]]:
-    """(path, text) of each Python file that differs between the sides, each side's text (the old
-    side's alone with `base_only`)."""
-    for path in sorted(p for p in old.paths | new.paths if p.endswith(".py")):
+def _changed_sources(old: Snapshot, new: Snapshot, reads: Iterable[frozenset[str]] = (),
+                     base_only: bool = False) -> Iterator[tuple[Snapshot, str, bytes]]:
+    """(side, path, text) of each Python file that differs between the sides, and of each file a
+    kernel that reads one of those reads (a helper module it calls into), each side's text (the
+    old side's alone with `base_only`; one side's where both are the same)."""
+    def same(path: str) -> bool:
+        return path in old and path in new and old.content_id(path) == new.content_id(path)
+
+    changed = {p for p in old.paths | new.paths if p.endswith(".py") and not same(p)}
+    read = {p for paths in reads if paths & changed for p in paths if p.endswith(".py")}
+    for path in sorted(changed | read):
         sides = [s for s in ((old,) if base_only else (old, new)) if path in s]
-        if len(sides) == 2 and old.content_id(path) == new.content_id(path):
-            continue
-        for snap in sides:
+        for snap in sides[:1] if path not in changed else sides:
             try:
-                yield path, snap.read(path)
+                yield snap, path, snap.read(path)
             except (OSError, KeyError, PtxdiffError):   # a symlink, a file too large to read
                 continue

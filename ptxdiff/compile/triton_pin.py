@@ -387,11 +387,12 @@ class Written:
 _COMMENT = re.compile(rb"(?m)^\s*#.*$")
 
 
-def written_for(files: Iterable[tuple[str, bytes]]) -> Written:
-    """The bounds what `files` (path, text) use put on their triton, full-line comments aside: the
-    earliest removal is the ceiling, and the floor is the newest arrival below it (an API that came
-    with 3.4 beside one that went with it: the older one says the file runs on the older triton)."""
-    uses: list[Use] = []
+def written_for(files: Iterable[tuple[str, bytes]], syntax: Iterable[Use] = ()) -> Written:
+    """The bounds what `files` (path, text) use put on their triton, full-line comments aside, with
+    `syntax`, what their jit functions' statements put (jit_syntax.py): the earliest removal is the
+    ceiling, and the floor is the newest arrival below it (an API that came with 3.4 beside one that
+    went with it: the older one says the file runs on the older triton)."""
+    uses: list[Use] = list(syntax)
     for path, data in files:
         code = _COMMENT.sub(b"", data)
         for api in APIS:

@@ -284,3 +284,56 @@ def test_module_globals_annotated_constexpr_were_read_until_3_3(text: bytes, rel
 ])
 def test_a_pre_release_bound_orders_just_below_its_release(spec: str, meets: list[str]) -> None:
     assert [v for v in ("3.0.0", "3.2.0", "3.9.0") if triton_pin.satisfies(v, spec)] == meets
+
+
+RING = '''import triton
+import triton.language as tl
+{jit_import}
+
+@tl.core._aggregate
+class Ring:
+    index: tl.tensor
+    phase: tl.tensor
+
+    def __init__(self, index, phase):
+        self.index = index
+        self.phase = phase
+
+    @{jit}
+    def step(self):
+        nxt = self.index + 1
+        self.{field} = tl.where(nxt == 0, self.phase ^ 1, self.phase)
+        self.index = nxt
+        return self
+'''
+
+
+@pytest.mark.parametrize("files, chosen", [
+    ({"ops/ring.py": RING.format(jit_import="", jit="triton.jit", field="phase")}, "3.4.0"),
+    ({"ops/ring.py": RING.format(jit_import="", jit="triton.jit", field="phase").replace(
+        "self.phase = tl.where", "self.phase |= tl.where")}, "3.4.0"),
+    # the repository's own decorator, spelled however it likes: the resolver says it jits
+    ({"ops/myjit.py": "import triton\n\ndef my_jit(fn):\n    return triton.jit(fn)\n",
+      "ops/ring.py": RING.format(jit_import="from ops.myjit import my_jit as J", jit="J", field="phase")}, "3.4.0"),
+    # a host class's constructor, and a CuTe DSL method, assign attributes: no jit function does
+    ({"ops/ring.py": "import triton\n\nclass Host:\n    def __init__(self, n):\n        self.n = n\n\n"
+      "@triton.jit\ndef k(x_ptr):\n    tl.store(x_ptr, 1)\n"}, None),
+    ({"ops/gemm.py": "import cutlass.cute as cute\nimport triton\n\nclass G:\n    @cute.jit\n"
+      "    def __call__(self, a):\n        self.a_dtype = a.element_type\n"}, None),
+])
+def test_attribute_assignment_in_a_jit_function_was_written_for_triton_3_4(
+        monkeypatch: pytest.MonkeyPatch, files: dict[str, str], chosen: str | None) -> None:
+    """Triton 3.4's code generator set an attribute a jit function assigns (a jit method of an
+    `@aggregate` advancing `self.phase`, Triton-distributed's pipeline state); 3.5 and later raise
+    "Attribute assignment is not supported in triton", and 3.3 asserted a name: a diff whose
+    changed files do it compiles with 3.4, whatever the commit's date chose."""
+    from ptxdiff.git.repo import Side
+    monkeypatch.setattr(toolchains, "triton_version", lambda: "3.9.0")
+    monkeypatch.setattr(toolchains, "listed", lambda: [])
+    monkeypatch.setattr(toolchains, "install", lambda v, progress=None: None)
+    old_files = {p: t + "# old\n" for p, t in files.items()}
+    old, new, note = toolchains.apply(toolchains.Policy(), Side("a", "a" * 40), Side("b", "b" * 40),
+                                      SnapshotFiles(old_files), SnapshotFiles(files))  # type: ignore[arg-type]
+    assert old is not None and (old.toolchain, new.toolchain) == (chosen, chosen)
+    if chosen:
+        assert note is not None and "uses attribute assignment in a jit function" in note
