@@ -28,16 +28,20 @@ def elementwise_harness(kernel: Kernel, outputs_count: int, device: Any, declare
     params = [f"{p}_ptr" for p in inputs] + outputs + ["n_elements"] + \
         [f"{p}: tl.constexpr" for p in constexprs] + ["BLOCK: tl.constexpr"]
     call = f"_device({', '.join([*inputs, *(f'{c}={c}' for c in constexprs)])})"
+    # the harness's own locals take names none of the function's params has: each input's value
+    # is loaded into a local of the param's name, and a device function's `mask` param was its mask
+    taken = {*declared.params, *(p.split(":")[0] for p in params)}
+    offs, mask = _fresh("offs", taken), _fresh("mask", taken)
     # rank 2: square tiles of a row-major array (`offs` [BLOCK, BLOCK])
-    offs = "tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)" if kernel.harness_rank == 1 else \
+    at = "tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)" if kernel.harness_rank == 1 else \
         "(tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)[:, None]) * BLOCK + tl.arange(0, BLOCK)[None, :]"
-    lines = [f"def {kernel.name}_harness({', '.join(params)}):", f"    offs = {offs}",
-             "    mask = offs < n_elements"]
-    lines += [f"    {p} = tl.load({p}_ptr + offs, mask=mask)" for p in inputs]
+    lines = [f"def {kernel.name}_harness({', '.join(params)}):", f"    {offs} = {at}",
+             f"    {mask} = {offs} < n_elements"]
+    lines += [f"    {p} = tl.load({p}_ptr + {offs}, mask={mask})" for p in inputs]
     if outputs:   # several values unpacked as the call returns them: triton 3.0 cannot index a tuple
-        values = [f"result{i}" for i in range(len(outputs))]
+        values = [_fresh(f"result{i}", taken) for i in range(len(outputs))]
         lines.append(f"    {', '.join(values)} = {call}")
-        lines += [f"    tl.store({o} + offs, {v}, mask=mask)" for o, v in zip(outputs, values)]
+        lines += [f"    tl.store({o} + {offs}, {v}, mask={mask})" for o, v in zip(outputs, values)]
     else:
         lines.append(f"    {call}")
     text = "\n".join(lines) + "\n"
@@ -57,3 +61,11 @@ def elementwise_harness(kernel: Kernel, outputs_count: int, device: Any, declare
                       notes=declared.notes + ("compiled in an elementwise harness (a device function, never "
                                               "launched itself)",))
     return triton.jit(pyfn), harness
+
+
+def _fresh(name: str, taken: set[str]) -> str:
+    """`name`, or `name_` with as many underscores as it takes to be none of `taken` (kept in it)."""
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name

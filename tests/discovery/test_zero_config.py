@@ -1344,3 +1344,18 @@ def deq(out, inp, addr, m, BM: tl.constexpr = 16):
     report = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD"))
     assert [row.verdict for row in report.rows] == ["structural"], [row.error for row in report.rows]
     assert report.rows[0].spec_detail.signature["inp"] == report.rows[0].spec_detail.signature["addr"] == "i64"
+
+
+@pytest.mark.integration
+def test_a_device_function_s_params_named_like_the_harness_s_locals_keep_their_values(tmp_path):
+    """Triton-distributed's `multimem_st_p_b32(ptr, val, mask)`: the harness loaded the `mask`
+    param's value into the local its own stores masked with (`Mask must have boolean scalar type`
+    on both sides); the harness's locals are named apart from the function's params."""
+    src = HEADER + '''
+@triton.jit
+def pick(offs, mask, result0):
+    return tl.where(mask != 0, offs, result0) SCALE
+'''
+    (row,) = _pair_rows(tmp_path, src, " * 2.0", jobs=1)
+    assert row.error is None and row.verdict == "structural", row.error
+    assert any("elementwise harness" in n for n in row.spec_detail.notes)
