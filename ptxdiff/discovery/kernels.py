@@ -86,6 +86,9 @@ class Kernel:
     unrolled: Unrolled = ()
     # the sorts it and its jit helpers compile (discovery/tiles.py): log-squared passes, the cost estimate's
     sorts: int = 0
+    # the jit helpers its source reaches ("path::name"): a stored discovery brought up to date
+    # (memo.py) knows which functions of the files it reads again the files it keeps still call
+    helpers: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -110,14 +113,17 @@ class Discovery:
 _Site = tuple[ast.Call, HostFunction | None, dict[str, object], str]
 
 
-def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | None = None, jobs: int = 1) -> Discovery:
+def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | None = None, jobs: int = 1,
+             called: frozenset[str] = frozenset(), known: frozenset[str] = frozenset()) -> Discovery:
     """Every kernel (whatever `triton.jit` returned, not used as a helper by another) of the
     snapshot, and every function that uses triton's language but is no jit object ptxdiff can
     resolve (`unresolved`: its rows fail saying why).
 
     `paths` limits which files are read (history walks one file); helpers called from files
-    outside it are then not recognised as helpers. `jobs`: how many processes may read the
-    kernels (fanout.py); the same Discovery at any number.
+    outside it are then not recognised as helpers, but for those `called` names ("path::name",
+    the helpers of the kernels of the other files: memo.py), and a launch of a function of theirs
+    launches a function of that name here, but for those `known` (the other files' jit objects).
+    `jobs`: how many processes may read the kernels (fanout.py); the same Discovery at any number.
     """
     index = ModuleIndex(snapshot, roots)
     spelling = Spelling(index)
@@ -125,7 +131,8 @@ def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | Non
     candidates = sorted(p for p in snapshot.paths if p.endswith(".py") and (paths is None or p in paths))
     found: list[tuple[ParsedModule, ast.Module, Found, Closure]] = []
     broken: dict[str, Broken] = {}
-    helpers: set[tuple[str, str]] = set()
+    helpers: set[tuple[str, str]] = {(path, name) for path, _, name in (c.rpartition("::") for c in called)}
+    reaches: dict[tuple[str, str], set[tuple[str, str]]] = {}
     odd: list[Kernel] = []
     backends: dict[str, str] = {}
     for path in candidates:
@@ -143,14 +150,16 @@ def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | Non
         for obj in objects:
             closure = kernel_closure(index, mod, obj.name, spelling)
             found.append((mod, mod.tree, obj, closure))
-            helpers |= _helpers_named(obj, closure, objects, path)
+            reaches[(path, obj.name)] = _helpers_named(obj, closure, objects, path)
+            helpers |= reaches[(path, obj.name)]
         helpers |= {(path, name) for name in _nested_helpers(objects)}
         for name, fn, _, why in unresolved(spelling, mod, objects):
             closure = kernel_closure(index, mod, name, spelling)
             odd.append(Kernel(id=f"{path}::{name}", path=path, name=name, module=mod.name, lineno=fn.lineno,
                               fingerprint=closure.fingerprint(), params=(), paths=frozenset(closure.paths),
                               names=frozenset(closure.names), function=fn.name, unresolved=why))
-    launched, sites = _launches(index, {(mod.path, obj.name) for mod, _, obj, _ in found})
+    launched, sites = _launches(index, {(mod.path, obj.name) for mod, _, obj, _ in found},
+                                {(path, name) for path, _, name in (k.rpartition("::") for k in known)})
     chosen: list[tuple[ParsedModule, ast.Module, Found, Closure, bool, list[_Site]]] = []
     for mod, tree, obj, closure in found:
         last = obj.name.rsplit(".", 1)[-1]
@@ -165,6 +174,7 @@ def discover(snapshot: Files, roots: tuple[str, ...] = (), paths: set[str] | Non
     kernels: dict[str, Kernel] = {}
     read = fork_map(lambda item: _kernel(index, snapshot, *item), chosen, jobs)
     for (mod, _, obj, _, _, _), kernel in zip(chosen, read):
+        kernel = dataclasses.replace(kernel, helpers=frozenset(f"{p}::{n}" for p, n in reaches[(mod.path, obj.name)]))
         backend = backends.get(mod.path, "")
         if not backend and fork and (builtins := repository_builtins(index, spelling, mod, obj.fn)):
             kernel = dataclasses.replace(kernel, fork=fork, fork_builtins=tuple(builtins))
@@ -319,12 +329,14 @@ def casts_to_element_types(fn: ast.FunctionDef) -> bool:
 _SUBSCRIPTED = re.compile(rb"(\w+)\s*\[")
 
 
-def _launches(index: ModuleIndex, objects: set[tuple[str, str]]) -> tuple[set[str], dict[tuple[str, str], list[_Site]]]:
+def _launches(index: ModuleIndex, objects: set[tuple[str, str]], known: set[tuple[str, str]] | None = None
+              ) -> tuple[set[str], dict[tuple[str, str], list[_Site]]]:
     """Launch sites (`name[grid](...)`) of the given jit functions ((path, name)), in any module of
     the snapshot (a host wrapper need not mention triton): the names launched where the launch is
     not of a known one of them (any jit function of that name may be what runs), and the sites per
     kernel. A launch of another module's function of the same name (`sla.py`'s `_attn_bwd_dq[grid]`)
-    does not make a helper of this one (`_attn_bwd_dq(...)` in a kernel of `sparse.py`) launched."""
+    does not make a helper of this one (`_attn_bwd_dq(...)` in a kernel of `sparse.py`) launched, nor
+    does a launch of one of `known`, jit functions of files not read (a discovery of some files)."""
     launched: set[str] = set()
     sites: dict[tuple[str, str], list[_Site]] = {}
     names = {name.rsplit(".", 1)[-1] for _, name in objects}
@@ -351,7 +363,7 @@ def _launches(index: ModuleIndex, objects: set[tuple[str, str]]) -> tuple[set[st
                 target = (mod.path, f"{methods[id(fn)]}.{name}") if id(fn) in methods else None
             else:
                 target = _launch_target(index, mod, call.func.value)
-            if target not in objects:
+            if target not in objects and target not in (known or ()):
                 launched.add(name)
             if target is not None:
                 consts = {**module_dicts(mod.tree), **module_constants(mod.tree)} if consts is None else consts

@@ -29,7 +29,7 @@ from ptxdiff.store import Store
 if TYPE_CHECKING:  # types only: pygit2 stays out of discovery
     from ptxdiff.git.repo import Snapshot
 
-FORMAT = 27   # 19: the sorts a kernel compiles (the cost estimate); 20: pointers through whole aliases, counts in shapes;
+FORMAT = 28   # 19: the sorts a kernel compiles (the cost estimate); 20: pointers through whole aliases, counts in shapes;
 # 21: launch arithmetic with a side it cannot read says no type; 22: kernels of one block are not each other's helpers;
 # 23: constexprs a launch site passes one expression (`alike`); 24: a launch of another module's function of the
 # same name launches no helper, in an address a word that says int (start_m) is an offset before a letter (M),
@@ -38,7 +38,8 @@ FORMAT = 27   # 19: the sorts a kernel compiles (the cost estimate); 20: pointer
 # 25: defaults evaluated where a function is made, a compare-and-swap lock's ints, an address's base handed on,
 # a descriptor's block shape from the launch that makes it (TensorDescriptor.from_tensor(c, [BM, BN // 2])),
 # a kernel defined twice is the later def; 26: a size a launch site computes carries the range its caps give;
-# 27: a block's sizes, of any number of dimensions and products of sizes (`tl.zeros([BK * BK, BV])`)
+# 27: a block's sizes, of any number of dimensions and products of sizes (`tl.zeros([BK * BK, BV])`);
+# 28: the helpers each kernel reaches, so an update keeps a function its kept files call a helper
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 
@@ -56,7 +57,8 @@ def to_json(found: Discovery) -> dict[str, Any]:
          "function": k.function, "unresolved": k.unresolved, "backend": k.backend, "fork": k.fork,
          "fork_builtins": list(k.fork_builtins),
          "tiles": [list(t) for t in k.tiles],
-         "unrolled": [[[list(b) for b in loop] for loop in chain] for chain in k.unrolled], "sorts": k.sorts}
+         "unrolled": [[[list(b) for b in loop] for loop in chain] for chain in k.unrolled], "sorts": k.sorts,
+         "helpers": sorted(k.helpers)}
         for k in found.kernels.values()],
         "broken": [[b.path, b.error, list(b.names)] for b in found.broken.values()]}
 
@@ -83,7 +85,7 @@ def from_json(data: dict[str, Any]) -> Discovery:
                                   tiles=tuple(tuple(t) for t in k["tiles"]),
                                   unrolled=tuple(tuple((tuple(start), tuple(stop), tuple(step))
                                                        for start, stop, step in chain) for chain in k["unrolled"]),
-                                  sorts=k["sorts"])
+                                  sorts=k["sorts"], helpers=frozenset(k["helpers"]))
     broken = {p: Broken(p, e, tuple(n)) for p, e, n in data["broken"]}
     return Discovery(kernels, broken)
 
@@ -150,8 +152,13 @@ def update(base: Discovery, snapshot: Files, roots: tuple[str, ...], changed: se
     texts = [snapshot.read(p) for p in changed if p.endswith(".py") and p in snapshot]
     stale_files |= {k.path for k in base.kernels.values() if any(k.name.encode() + b"[" in t for t in texts)}
     stale_files |= _touched(snapshot, base_files, roots, changed)
-    fresh = discover(snapshot, roots, paths={p for p in stale_files if p in snapshot})
     kernels = {kid: k for kid, k in base.kernels.items() if k.path not in stale_files}
+    # the kept files' kernels still call what they called: a function of a file read again that
+    # one of them calls is a helper, and a launch of one of them launches it, not a function of
+    # that name in a file read again, as a discovery of the whole tree finds
+    called = frozenset(h for k in kernels.values() for h in k.helpers)
+    fresh = discover(snapshot, roots, paths={p for p in stale_files if p in snapshot}, called=called,
+                     known=called | frozenset(kernels))
     kernels.update(fresh.kernels)
     broken = {p: b for p, b in base.broken.items() if p not in stale_files}
     broken.update(fresh.broken)

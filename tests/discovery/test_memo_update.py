@@ -45,3 +45,26 @@ def test_an_update_from_a_neighbour_finds_what_a_whole_discovery_finds(before, a
     whole = discover(after)
     assert kernels_of(update(discover(before), after, (), changed, before)) == kernels_of(whole)
     assert kernels_of(discover(before)) != kernels_of(whole)   # the change does change the kernels
+
+
+# pkg/b.py is read again (it imports pkg/cfg.py, which changes) while pkg/a.py, whose kernel calls
+# b's helper and reads nothing of cfg's, is kept
+READ_AGAIN = HEAD + "import pkg.cfg\n\n\n@triton.jit\ndef twice(x):\n    return x * 2.0\n"
+# ... and b's kernel calls a helper named like a kernel c.py launches (Triton-distributed's three
+# `copy_1d_tilewise_kernel`s: memory_ops.py's is launched, ep_a2a.py's is called)
+NAMESAKE = READ_AGAIN + "\n\n@triton.jit\ndef copy(x):\n    return x\n\n\n@triton.jit\ndef k2(x_ptr):\n" \
+    "    tl.store(x_ptr, copy(tl.load(x_ptr)))\n"
+LAUNCHES = HEAD + "\n\n@triton.jit\ndef copy(x_ptr):\n    tl.store(x_ptr, 1.0)\n\n\ndef run(x):\n" \
+    "    copy[(1,)](x)\n"
+
+
+@pytest.mark.parametrize(("b", "extra"), [(READ_AGAIN, {}), (NAMESAKE, {"c": LAUNCHES})], ids=["helper", "namesake"])
+def test_a_file_read_again_keeps_the_helpers_the_kept_files_call(b, extra):
+    """Triton-distributed fa229e0a98 -> its parent: ep_a2a.py, read again, had a kernel
+    `copy_1d_tilewise_kernel` that a whole discovery calls a helper (of the kernels of a file the
+    update kept, and launched only as memory_ops.py's function of that name)."""
+    before = files(a=CALLER.replace("CALL", "twice(tl.load(x_ptr))"), b=b, cfg="N = 1\n", **extra)
+    after = files(a=CALLER.replace("CALL", "twice(tl.load(x_ptr))"), b=b, cfg="N = 2\n", **extra)
+    whole = discover(after)
+    assert "pkg/b.py::twice" not in whole.kernels and "pkg/b.py::copy" not in whole.kernels
+    assert kernels_of(update(discover(before), after, (), {"pkg/cfg.py"}, before)) == kernels_of(whole)
