@@ -3,7 +3,9 @@
 A `@triton.jit` function that no launch site launches, and that a wrapper decorator of the
 repository turns into kernels (`@pointwise_dynamic` over `@triton.jit`) or that returns values
 (an entry point cannot: triton fails to lower its `return`), is never a kernel by itself: it is
-compiled inside a harness that loads each input, calls it and stores each output.
+compiled inside a harness that loads each input, calls it and stores each output. A pointer it
+takes (`bisect_left(sorted_ptr, targets, N)`, which loads through it and returns) is the harness's
+own pointer, handed on as it is.
 """
 
 from __future__ import annotations
@@ -70,11 +72,14 @@ def harness_rank(fn: ast.FunctionDef) -> int:
 def harness_params(params: tuple[Param, ...], outputs: int, integers: frozenset[str] | set[str] = frozenset(),
                    rank: int = 1) -> tuple[Param, ...]:
     """The elementwise harness around a device function: a pointer per input (`x` -> `x_ptr`,
-    `*i32` for values used as integers, else `*fp32`), its constexprs as they are, a pointer per
-    output, the element count and a block size (the side of a square tile where `rank` is 2)."""
-    inputs = tuple(Param(f"{p.name}_ptr", False, "*i32" if p.name in integers or p.kind == "i32" else "*fp32")
+    `*i32` for values used as integers, else `*fp32`; a pointer param is handed on as it is), its
+    constexprs as they are, a pointer per output, the element count and a block size (the side of
+    a square tile where `rank` is 2)."""
+    inputs = tuple(p if _pointer(p) else
+                   Param(f"{p.name}_ptr", False, "*i32" if p.name in integers or p.kind == "i32" else "*fp32")
                    for p in params if not p.constexpr)
-    kind = "*i32" if inputs and all(p.kind == "*i32" for p in inputs) else "*fp32"
+    loaded = [q for p, q in zip((p for p in params if not p.constexpr), inputs) if not _pointer(p)]
+    kind = "*i32" if loaded and all(p.kind == "*i32" for p in loaded) else "*fp32"
     outs = tuple(Param(f"out{i}_ptr", False, kind) for i in range(outputs))
     constexprs = tuple(p for p in params if p.constexpr)
     block = Param("BLOCK", True, None, Hint((1024,), "the harness's block size") if rank == 1 else
@@ -88,8 +93,16 @@ def device_harness(fn: ast.FunctionDef, params: tuple[Param, ...],
     decorator of the repository makes it a device function or it returns values (no pointer
     param, no program_id);
     else (None, its own params)."""
-    if not (_wrapped(fn) or _outputs(fn)) or any((p.kind or "").startswith("*") for p in params) \
+    outputs = _outputs(fn)
+    # a pointer param makes a wrapped function that returns nothing a kernel of its own (it stores)
+    if not (_wrapped(fn) or outputs) or any(_pointer(p) for p in params) and not outputs \
             or any(isinstance(n, ast.Attribute) and n.attr == "program_id" for n in walk(fn)):
         return None, params
-    outputs = _outputs(fn)
-    return outputs, harness_params(params, outputs, _integer_operands(fn, helpers or {}), harness_rank(fn))
+    harness = harness_params(params, outputs, _integer_operands(fn, helpers or {}), harness_rank(fn))
+    if len({p.name for p in harness}) < len(harness):   # `x` loaded from `x_ptr` beside a pointer `x_ptr`
+        return None, params
+    return outputs, harness
+
+
+def _pointer(param: Param) -> bool:
+    return (param.kind or "").startswith("*")

@@ -24,8 +24,9 @@ def elementwise_harness(kernel: Kernel, outputs_count: int, device: Any, declare
 
     constexprs = [p for p in declared.params if p in declared.constexpr_params]
     inputs = [p for p in declared.params if p not in declared.constexpr_params]
+    handed = {p for p in inputs if p in {q.name for q in kernel.params}}   # pointers, handed on as they are
     outputs = [f"out{i}_ptr" for i in range(outputs_count)]
-    params = [f"{p}_ptr" for p in inputs] + outputs + ["n_elements"] + \
+    params = [p if p in handed else f"{p}_ptr" for p in inputs] + outputs + ["n_elements"] + \
         [f"{p}: tl.constexpr" for p in constexprs] + ["BLOCK: tl.constexpr"]
     call = f"_device({', '.join([*inputs, *(f'{c}={c}' for c in constexprs)])})"
     # the harness's own locals take names none of the function's params has: each input's value
@@ -37,7 +38,7 @@ def elementwise_harness(kernel: Kernel, outputs_count: int, device: Any, declare
         "(tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)[:, None]) * BLOCK + tl.arange(0, BLOCK)[None, :]"
     lines = [f"def {kernel.name}_harness({', '.join(params)}):", f"    {offs} = {at}",
              f"    {mask} = {offs} < n_elements"]
-    lines += [f"    {p} = tl.load({p}_ptr + {offs}, mask={mask})" for p in inputs]
+    lines += [f"    {p} = tl.load({p}_ptr + {offs}, mask={mask})" for p in inputs if p not in handed]
     if outputs:   # several values unpacked as the call returns them: triton 3.0 cannot index a tuple
         values = [_fresh(f"result{i}", taken) for i in range(len(outputs))]
         lines.append(f"    {', '.join(values)} = {call}")

@@ -1359,3 +1359,24 @@ def pick(offs, mask, result0):
     (row,) = _pair_rows(tmp_path, src, " * 2.0", jobs=1)
     assert row.error is None and row.verdict == "structural", row.error
     assert any("elementwise harness" in n for n in row.spec_detail.notes)
+
+
+@pytest.mark.integration
+def test_a_device_function_that_takes_a_pointer_and_returns_values_is_compiled_in_a_harness(tmp_path):
+    """Triton-distributed's `bisect_left_kernel(sorted_values_ptr, target_values, N)`: it loads
+    through a pointer and returns an index block; compiled as an entry point, triton's passes
+    failed on its `return` (an MLIR pipeline failure on both sides). The harness hands the pointer
+    on and loads the other input."""
+    src = HEADER + '''
+@triton.jit
+def bisect_left(sorted_ptr, targets, N: tl.constexpr):
+    index = tl.full((targets.numel, ), -1, dtype=tl.int32)
+    for i in tl.range(N):
+        x = tl.load(sorted_ptr + i)
+        index = tl.where(index >= 0, index, tl.where(x >= targets, i, -1))
+    return tl.where(index == -1, N, index) SCALE
+'''
+    (row,) = _pair_rows(tmp_path, src, " + 1", jobs=1)
+    assert row.error is None and row.verdict == "structural", row.error
+    assert row.spec_detail.signature["sorted_ptr"].startswith("*") and "targets_ptr" in row.spec_detail.signature
+    assert any("elementwise harness" in n for n in row.spec_detail.notes)
