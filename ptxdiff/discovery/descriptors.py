@@ -143,7 +143,10 @@ def _pre_hook_shapes(fn: ast.FunctionDef, tree: ast.Module, constexprs: frozense
     for stmt in tree.body:
         if isinstance(stmt, ast.FunctionDef) and stmt.name in hooks and stmt.args.args:
             shapes.update(_hook_block(stmt.body, _Hook(stmt.args.args[0].arg, constexprs, {}), {}))
-    return shapes
+    return {key: shape for key, shape in shapes.items() if not key.startswith(_LOCAL)}
+
+
+_LOCAL = "local:"   # a shape held in a local of the hook (no param's name has a colon)
 
 
 def launch_shapes(sites: Sequence[tuple[ast.Call, HostFunction | None]], params: list[str],
@@ -201,7 +204,9 @@ class _Hook:
 def _hook_block(body: list[ast.stmt], hook: _Hook, aliases: dict[str, str]) -> dict[str, str]:
     """The shapes a run of a pre_hook's statements sets, by descriptor; an `if` whose test is a
     constexpr (`if EPILOGUE_SUBTILE:`, `if not FLAG:`) sets `FLAG ? A : B` (B: what was set before);
-    one the kernel does not have takes its `nargs.get` default's branch (a hook shared by kernels)."""
+    one the kernel does not have takes its `nargs.get` default's branch (a hook shared by kernels).
+    A shape may go through a local (`b_shape = [BN, BK]` under each branch, then `nargs["b_desc"].
+    block_shape = b_shape`): kept under `_LOCAL` + its name, merged as descriptors' are."""
     shapes: dict[str, str] = {}
     for node in body:
         if isinstance(node, ast.If):
@@ -227,7 +232,14 @@ def _hook_block(body: list[ast.stmt], hook: _Hook, aliases: dict[str, str]) -> d
         if not isinstance(node, ast.Assign) or len(node.targets) != 1:
             continue
         target = node.targets[0]
-        if isinstance(target, ast.Name):
+        if isinstance(target, ast.Name) and isinstance(node.value, (ast.List, ast.Tuple)):
+            dims = [_hook_dim(e, hook.nargs, aliases) for e in node.value.elts]
+            known = [d for d in dims if d]
+            if len(known) == len(dims):
+                shapes[_LOCAL + target.id] = ", ".join(known)
+            else:
+                shapes.pop(_LOCAL + target.id, None)
+        elif isinstance(target, ast.Name):
             d = _hook_dim(node.value, hook.nargs, aliases)
             if d and d.startswith("{"):
                 aliases[target.id] = d[1:-1]
@@ -235,6 +247,11 @@ def _hook_block(body: list[ast.stmt], hook: _Hook, aliases: dict[str, str]) -> d
                 aliases[target.id] = got[0]
                 if len(got) > 1:
                     hook.defaults[got[0]] = got[1]
+        elif isinstance(target, ast.Attribute) and target.attr == "block_shape" and \
+                isinstance(target.value, ast.Subscript) and isinstance(target.value.slice, ast.Constant) and \
+                isinstance(node.value, ast.Name) and isinstance(target.value.slice.value, str):
+            if _LOCAL + node.value.id in shapes:
+                shapes[target.value.slice.value] = shapes[_LOCAL + node.value.id]
         elif isinstance(target, ast.Attribute) and target.attr == "block_shape" and \
                 isinstance(target.value, ast.Subscript) and isinstance(target.value.slice, ast.Constant) and \
                 isinstance(node.value, (ast.List, ast.Tuple)):

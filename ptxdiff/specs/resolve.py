@@ -428,6 +428,20 @@ def _signature(kernel: Kernel, declared: Declared, types: dict[str, str], conste
     return signature
 
 
+def _descriptor(kernel: Kernel, param: str, template: str, constexprs: dict[str, object]) -> str:
+    """A descriptor's type for one spec, from the plan's template; where that names a constexpr
+    this side does not have (the other side's pre_hook shapes it by a flag this side renamed), from
+    this side's own reading of its descriptor."""
+    own = next((q.kind for q in kernel.params if q.name == param), None)
+    for candidate in dict.fromkeys(t for t in (template, own) if t):
+        try:
+            return descriptor_type(candidate, constexprs)
+        except KeyError:
+            continue
+    raise SpecError(f"the block shape of {param} ({template}) names a value no spec gives; set "
+                    + _key(kernel, f"signature.{param}"))
+
+
 def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, combo: dict[str, object]) -> Spec:
     constexprs = dict(shared.constexprs)
     types = dict(shared.types)
@@ -462,11 +476,7 @@ def _one_spec(kernel: Kernel, declared: Declared, plan: Plan, shared: _Shared, c
             types[p] = "constexpr"
             constexprs[p] = 1
         elif "{" in types[p] or " ? " in types[p]:  # a descriptor whose block shape names constexprs
-            try:
-                types[p] = descriptor_type(types[p], constexprs)
-            except KeyError:
-                raise SpecError(f"the block shape of {p} ({types[p]}) names a value no spec gives; set "
-                                + _key(kernel, f"signature.{p}")) from None
+            types[p] = _descriptor(kernel, p, types[p], constexprs)
     runtime: dict[str, object] = {p: (None if constexprs.get(p, 0) is None and types.get(p) == "constexpr" else
                    TensorArg() if t.startswith("*") else HEURISTIC_INT if t.startswith(("i", "u")) else 1.0)
                for p, t in types.items()}

@@ -847,6 +847,28 @@ def test_a_pre_hook_that_shapes_a_descriptor_under_a_flag_gives_each_spec_its_sh
     assert descriptor_types(*fn_of(plain))["c_desc"] == "tensordesc<fp32[{BLOCK_M}, {BLOCK_N}]>"
 
 
+
+def test_a_pre_hook_that_holds_a_shape_in_a_local_under_a_flag_gives_each_spec_its_shape():
+    """tritonbench 0efdc53db9: `if nargs["TRANSPOSE_B"]: b_block_shape = [BN, BK] else: b_block_shape =
+    [BK, BN]`, then `nargs["b_desc"].block_shape = b_block_shape`. Read only where a list is assigned
+    to the descriptor, b_desc took the kernel's guess, and the transposed specs failed (`second index
+    of first shape (128) must be equal to first index of second shape (64)`)."""
+    src = SUBTILED.replace("SCALE", "2.0").replace(
+        '''    if SUB:
+        nargs["c_desc"].block_shape = [BM, BN // 2]
+    else:
+        nargs["c_desc"].block_shape = [BM, BN]''', '''    if SUB:
+        c_shape = [BM, BN // 2]
+    else:
+        c_shape = [BM, BN]
+    nargs["c_desc"].block_shape = c_shape''')
+    assert "c_shape = [BM, BN // 2]" in src
+    assert descriptor_types(*fn_of(src))["c_desc"] == \
+        "tensordesc<fp32[EPILOGUE_SUBTILE ? {BLOCK_M}, {BLOCK_N//2} : {BLOCK_M}, {BLOCK_N}]>"
+    # a local that is not a whole list of known dims says nothing: the kernel's guess stands
+    unknown = src.replace("c_shape = [BM, BN // 2]", "c_shape = [BM, foo(BN)]")
+    assert "EPILOGUE_SUBTILE ?" not in descriptor_types(*fn_of(unknown)).get("c_desc", "")
+
 TWICE = HEADER + '''
 
 @triton.jit
@@ -1380,3 +1402,45 @@ def bisect_left(sorted_ptr, targets, N: tl.constexpr):
     assert row.error is None and row.verdict == "structural", row.error
     assert row.spec_detail.signature["sorted_ptr"].startswith("*") and "targets_ptr" in row.spec_detail.signature
     assert any("elementwise harness" in n for n in row.spec_detail.notes)
+
+
+HOOKED = HEADER + '''
+
+def hook(nargs):
+    BM = nargs["BLOCK_M"]
+    BN = nargs["BLOCK_N"]
+    BK = nargs["BLOCK_K"]
+    nargs["a_desc"].block_shape = [BM, BK]
+    B_SHAPE
+    nargs["c_desc"].block_shape = [BM, BN]
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32}, pre_hook=hook)], key=[])
+@triton.jit
+def k(a_desc, b_desc, c_desc, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr FLAG):
+    a = a_desc.load([0, 0])
+    LOAD_B
+    c_desc.store([0, 0], tl.dot(a, b))
+'''
+
+
+@pytest.mark.integration
+def test_a_descriptor_the_other_side_shapes_by_a_flag_this_side_lacks_takes_this_side_s_shape(tmp_path):
+    """tritonbench 0efdc53db9 renames `IS_TRANSPOSE` to `TRANSPOSE_A`/`TRANSPOSE_B`, which its new
+    pre_hook shapes the descriptors by: the old side, with no such flag, failed every spec (`names a
+    value no spec gives`) where it takes its own hook's shape."""
+    from ptxdiff.compare.engine import Engine
+    from ptxdiff.git.repo import Repo
+
+    old = HOOKED.replace("B_SHAPE", 'nargs["b_desc"].block_shape = [BN, BK]').replace(" FLAG", "").replace(
+        "LOAD_B", "b = b_desc.load([0, 0]).T")
+    new = HOOKED.replace("B_SHAPE", 'if nargs["TRANSPOSE_B"]:\n        b_shape = [BN, BK]\n    else:\n'
+                         '        b_shape = [BK, BN]\n    nargs["b_desc"].block_shape = b_shape').replace(
+        " FLAG", ", TRANSPOSE_B: tl.constexpr").replace(
+        "LOAD_B", "if TRANSPOSE_B:\n        b = b_desc.load([0, 0]).T\n    else:\n        b = b_desc.load([0, 0])")
+    repo = make_repo(tmp_path, {"ops/k.py": old})
+    commit(repo, "v2", {"ops/k.py": new})
+    r = Repo(repo)
+    rows = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD")).rows
+    assert rows and all(row.error is None for row in rows), [row.error for row in rows]
+    assert {row.spec_detail.constexprs.get("TRANSPOSE_B") for row in rows} == {True, False}
