@@ -403,3 +403,27 @@ class SnapshotFiles:
         from ptxdiff.git.values import CommitInfo
 
         return CommitInfo(commit, commit[:10], "A", self.time, "s", "s", ())
+
+
+# an `@aggregate` whose jit method assigns attributes (triton 3.4 alone compiles it): {jit_import} a
+# line of imports, {jit} the method's decorator
+RING = '''import triton
+import triton.language as tl
+{jit_import}
+
+@tl.core._aggregate
+class Ring:
+    index: tl.tensor
+    phase: tl.tensor
+
+    def __init__(self, index, phase):
+        self.index = index
+        self.phase = phase
+
+    @{jit}
+    def step(self):
+        nxt = self.index + 1
+        self.phase = tl.where(nxt == 0, self.phase ^ 1, self.phase)
+        self.index = nxt
+        return self
+'''

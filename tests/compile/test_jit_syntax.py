@@ -9,30 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from helpers import commit, fake_toolchain, make_repo, ptxdiff
+from helpers import RING, commit, fake_toolchain, make_repo, ptxdiff
 
 pytestmark = pytest.mark.integration
 
-RING = '''import triton
-import triton.language as tl
+RING_MODULE = RING.format(jit_import="", jit="triton.jit")
 
-
-@tl.core._aggregate
-class Ring:
-    index: tl.tensor
-    phase: tl.tensor
-
-    def __init__(self, index, phase):
-        self.index = index
-        self.phase = phase
-
-    @triton.jit
-    def step(self):
-        nxt = (self.index + 1) % 3
-        self.phase = tl.where(nxt == 0, self.phase ^ 1, self.phase)
-        self.index = nxt
-        return self
-'''
 
 KERNEL = '''import triton
 import triton.language as tl
@@ -73,7 +55,7 @@ def test_a_helper_module_the_change_does_not_touch_still_chooses_the_triton(tmp_
     root.mkdir()
     fake_toolchain(root, "3.4.0")
     env = {"PTXDIFF_TOOLCHAINS": str(root)}
-    repo = make_repo(tmp_path, {"ops/ring.py": RING, "ops/k.py": KERNEL.format(scale=2),
+    repo = make_repo(tmp_path, {"ops/ring.py": RING_MODULE, "ops/k.py": KERNEL.format(scale=2),
                                 "ops/plain.py": PLAIN.format(value=1)})
     commit(repo, "change", {"ops/k.py": KERNEL.format(scale=4)})
     said = [m for m in _messages(repo, env) if m.startswith("compiled with triton")]
@@ -90,7 +72,7 @@ def test_the_gate_reads_what_the_base_s_kernels_read_not_the_branch_s(tmp_path: 
     root.mkdir()
     fake_toolchain(root, "3.4.0")
     env = {"PTXDIFF_TOOLCHAINS": str(root)}
-    repo = make_repo(tmp_path, {"ops/ring.py": RING, "ops/plain.py": PLAIN.format(value=1)})
+    repo = make_repo(tmp_path, {"ops/ring.py": RING_MODULE, "ops/plain.py": PLAIN.format(value=1)})
     commit(repo, "add", {"ops/k.py": KERNEL.format(scale=2)})
     assert [m for m in _messages(repo, env) if "3.4.0" in m]
     assert not [m for m in _messages(repo, env, "ci") if "3.4.0" in m]

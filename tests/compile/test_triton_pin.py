@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import SnapshotFiles
+from helpers import RING, SnapshotFiles
 from ptxdiff.compile import toolchains, triton_pin
 from ptxdiff.errors import UsageError
 
@@ -286,35 +286,15 @@ def test_a_pre_release_bound_orders_just_below_its_release(spec: str, meets: lis
     assert [v for v in ("3.0.0", "3.2.0", "3.9.0") if triton_pin.satisfies(v, spec)] == meets
 
 
-RING = '''import triton
-import triton.language as tl
-{jit_import}
-
-@tl.core._aggregate
-class Ring:
-    index: tl.tensor
-    phase: tl.tensor
-
-    def __init__(self, index, phase):
-        self.index = index
-        self.phase = phase
-
-    @{jit}
-    def step(self):
-        nxt = self.index + 1
-        self.{field} = tl.where(nxt == 0, self.phase ^ 1, self.phase)
-        self.index = nxt
-        return self
-'''
 
 
 @pytest.mark.parametrize("files, chosen", [
-    ({"ops/ring.py": RING.format(jit_import="", jit="triton.jit", field="phase")}, "3.4.0"),
-    ({"ops/ring.py": RING.format(jit_import="", jit="triton.jit", field="phase").replace(
+    ({"ops/ring.py": RING.format(jit_import="", jit="triton.jit")}, "3.4.0"),
+    ({"ops/ring.py": RING.format(jit_import="", jit="triton.jit").replace(
         "self.phase = tl.where", "self.phase |= tl.where")}, "3.4.0"),
     # the repository's own decorator, spelled however it likes: the resolver says it jits
     ({"ops/myjit.py": "import triton\n\ndef my_jit(fn):\n    return triton.jit(fn)\n",
-      "ops/ring.py": RING.format(jit_import="from ops.myjit import my_jit as J", jit="J", field="phase")}, "3.4.0"),
+      "ops/ring.py": RING.format(jit_import="from ops.myjit import my_jit as J", jit="J")}, "3.4.0"),
     # a host class's constructor, and a CuTe DSL method, assign attributes: no jit function does
     ({"ops/ring.py": "import triton\n\nclass Host:\n    def __init__(self, n):\n        self.n = n\n\n"
       "@triton.jit\ndef k(x_ptr):\n    tl.store(x_ptr, 1)\n"}, None),
