@@ -32,7 +32,7 @@ from ptxdiff.discovery.spelling import Spelling
 from ptxdiff.discovery.tiles import Tiles, Unrolled, kernel_tiles, sorts, unrolled_loops
 from ptxdiff.source.bounds import size_error
 from ptxdiff.source.modules import AboveTop, Files, ModuleIndex, ParsedModule, nested_statements, submodule
-from ptxdiff.source.syntax import dotted_name, is_constexpr, walk
+from ptxdiff.source.syntax import dotted_name, is_constexpr, single_assignment, walk
 
 
 @dataclass(frozen=True)
@@ -273,7 +273,8 @@ def _kernel(index: ModuleIndex, snapshot: Files, mod: ParsedModule, tree: ast.Mo
     runtime = {a.arg: inferred.get(a.arg) for a in fn.args.args if not is_constexpr(a.annotation)}
     inferred.update(documented_types(snapshot.read(mod.path).decode("utf-8", "replace"), fn, runtime))
     inferred.update(descriptor_types(fn, tree, [(call, where) for call, where, *_ in own_sites]))
-    hints = constexpr_hints(fn, module_constants(tree), inferred, {**module_functions(tree), **helper_defs})
+    consts = {**imported_class_constants(index, mod, tree), **module_constants(tree)}
+    hints = constexpr_hints(fn, consts, inferred, {**module_functions(tree), **helper_defs})
     hints.update(heuristic_sizes(fn, module_constants(tree)))   # runtime ints a heuristic tests
     optional = optional_params(fn)
     written, converted = written_only(fn), converted_scalars(fn)
@@ -460,6 +461,29 @@ def _imported(index: ModuleIndex, mod: ParsedModule, stmt: ast.stmt, root: str, 
         found = next((a for a in stmt.names if (a.asname or a.name) == root), None)
         return index.path_of(".".join([submodule(base, found.name), *parts])) if found else None
     return None
+
+
+def imported_class_constants(index: ModuleIndex, mod: ParsedModule, tree: ast.Module) -> dict[str, object]:
+    """`Act.gelu` for a class of constants another module of the repository defines and this one
+    imports (`from pkg.config import ActivationType`, an enum of modes a kernel compares with), also
+    under a module-level alias of it (`_Act: tl.constexpr = ActivationType`): the values a kernel's
+    comparisons name, as module_constants gives a class of its own module's."""
+    found: dict[str, object] = {}
+    classes: dict[str, str] = {}   # a name this module binds -> the class it imports
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ImportFrom) and (path := index.path_of(_absolute(index, mod, stmt))):
+            other = index.parse(path)
+            defined = {s.name: s for s in other.tree.body if isinstance(s, ast.ClassDef)} if other.tree else {}
+            for alias in stmt.names:
+                if alias.name in defined:
+                    classes[alias.asname or alias.name] = alias.name
+                    body = ast.Module(body=[defined[alias.name]], type_ignores=[])
+                    found.update({f"{alias.asname or alias.name}.{k.split('.', 1)[1]}": v
+                                  for k, v in module_constants(body).items() if "." in k})
+        elif (assigned := single_assignment(stmt)) and isinstance(assigned[1], ast.Name) and assigned[1].id in classes:
+            prefix = f"{assigned[1].id}."
+            found.update({f"{assigned[0]}.{k[len(prefix):]}": v for k, v in list(found.items()) if k.startswith(prefix)})
+    return found
 
 
 def _absolute(index: ModuleIndex, mod: ParsedModule, stmt: ast.ImportFrom) -> str:

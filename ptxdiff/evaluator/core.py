@@ -40,6 +40,7 @@ from ptxdiff.evaluator.values import (
     ValueT,
     Version,
     check_size,
+    unmixed,
 )
 from ptxdiff.source.modules import AboveTop, ModuleIndex, ParsedModule
 from ptxdiff.source.syntax import COMPARISONS
@@ -235,6 +236,7 @@ class InterpCore(ABC):
             self.plain(v)
 
     def binop(self, op: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
+        a, b = unmixed(a), unmixed(b)
         if isinstance(a, Constexpr):
             a = a.value
         if isinstance(b, Constexpr):
@@ -270,6 +272,7 @@ class InterpCore(ABC):
                 else:
                     raise Refused("identity of host objects")
             return same if op is ast.Is else not same
+        a, b = unmixed(a), unmixed(b)
         if isinstance(a, Constexpr):
             a = a.value
         if isinstance(b, Constexpr):

@@ -17,6 +17,7 @@ from ptxdiff.evaluator.installed import triton_module_exists
 from ptxdiff.evaluator.scope import Bound, Function, Lazy, Scope
 from ptxdiff.evaluator.values import (
     MAX_LEN,
+    Builtin,
     Class,
     EnumMember,
     ExcClass,
@@ -351,7 +352,13 @@ class StatementsMixin(InterpCore):
         bases = [self.eval(b, scope) for b in node.bases]
         is_enum = any(isinstance(b, External) and b.dotted in ("enum.Enum", "enum.IntEnum", "enum.StrEnum")
                       or isinstance(b, Class) and b.is_enum for b in bases)
+        # `class Mode(str, enum.Enum)`: a str or int base of an enum makes each member its value
+        mixins = [b for b in bases if is_enum and isinstance(b, Builtin) and b.name in ("str", "int")]
+        mixed = bool(mixins) or any(isinstance(b, External) and b.dotted in ("enum.IntEnum", "enum.StrEnum")
+                                    or isinstance(b, Class) and b.is_enum and b.mixed for b in bases)
         for b in bases:
+            if b in mixins:
+                continue
             if not (isinstance(b, (Class, External)) and (not isinstance(b, External) or b.dotted.startswith(
                     ("enum.", "builtins.object", "typing.")))):
                 raise Refused("a class with a base the evaluator does not know", self.where(scope.env, node))
@@ -362,14 +369,15 @@ class StatementsMixin(InterpCore):
                 inner.vars.update(b.namespace)
         for stmt in node.body:
             self.exec_stmt(stmt, inner)
-        cls = Class(node.name, inner.vars, is_enum, decorators=tuple(self._readable(d, scope) for d in node.decorator_list),
+        cls = Class(node.name, inner.vars, is_enum, mixed=mixed,
+                    decorators=tuple(self._readable(d, scope) for d in node.decorator_list),
                     fields=tuple((stmt.target.id, self._readable(stmt.annotation, inner)) for stmt in node.body
                                  if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)),
                     module=scope.env.mod.name)
         if is_enum:
             for name, value in list(inner.vars.items()):
                 if not name.startswith("_") and not isinstance(value, (Function, Bound)):
-                    inner.vars[name] = EnumMember(node.name, name, value)
+                    inner.vars[name] = EnumMember(node.name, name, value, mixed)
         return cls
 
     def _readable(self, node: ast.expr, scope: Scope) -> object:

@@ -172,6 +172,7 @@ class Class:
     # its annotated fields in order, each with its evaluated annotation (`index: tl.tensor`)
     fields: tuple[tuple[str, object], ...] = ()
     module: str = ""   # the dotted name of the module that defines it (triton names an aggregate's type by it)
+    mixed: bool = False   # an enum whose members are their values (a str or int base: EnumMember.mixed)
 
     def __repr__(self) -> str:
         return f"<class {self.name}>"
@@ -182,6 +183,9 @@ class EnumMember:
     cls_name: str
     name: str
     value: object
+    # a member of an enum with a str or int base (`class Mode(str, enum.Enum)`, IntEnum, StrEnum):
+    # it is its value in comparisons and arithmetic, and in a kernel, as Python has it
+    mixed: bool = False
 
 
 class Opaque:
@@ -365,3 +369,9 @@ BUILTINS.update({"None": None, "True": True, "False": False, "print": External("
                  "staticmethod": External("builtins.staticmethod"), "classmethod": External("builtins.classmethod"),
                  "property": External("builtins.property"), "object": External("builtins.object"),
                  "NotImplemented": NotImplemented, "Ellipsis": Ellipsis})
+
+
+def unmixed(v: object) -> object:
+    """A mixed enum member's value (`Mode.fast == "fast"` for `class Mode(str, enum.Enum)`); any
+    other value as it is."""
+    return v.value if isinstance(v, EnumMember) and v.mixed else v

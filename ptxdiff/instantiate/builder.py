@@ -29,9 +29,9 @@ from ptxdiff.evaluator.host import CONSTEXPR_FUNCTIONS
 from ptxdiff.evaluator.installed import is_gluon_layout
 from ptxdiff.evaluator.interp import Interp
 from ptxdiff.evaluator.scope import Function, Module, ModuleEnv
-from ptxdiff.evaluator.values import Applied, Class, Constexpr, DType, External, Raised, Refused
+from ptxdiff.evaluator.values import Applied, Class, Constexpr, DType, EnumMember, External, Raised, Refused
 from ptxdiff.git.values import printable
-from ptxdiff.instantiate import aggregates, host_calls, namespace
+from ptxdiff.instantiate import aggregates, enums, host_calls, namespace
 from ptxdiff.instantiate.harness import elementwise_harness
 from ptxdiff.instantiate.scan import BUILTIN_DECORATORS, body_chains, body_names, describe, first_use, refusal
 from ptxdiff.source.syntax import (
@@ -71,6 +71,7 @@ class Builder:
         self._modules: dict[str, types.ModuleType] = {}
         self._classes: dict[int, types.ModuleType] = {}
         self._aggregates: dict[int, Any] = {}   # a repository `@aggregate` class -> triton's type of it
+        self._enums: dict[int, Any] = {}        # a repository class -> the real enum it is, or None
         self._class_values: dict[int, Class] = {}
         self._module_values: dict[int, Module] = {}
         self.refused: dict[str, str] = {}
@@ -159,7 +160,13 @@ class Builder:
         if isinstance(value, Module):
             return self._module(value)
         if isinstance(value, Class):
-            return self._aggregate(value, name) if aggregates.is_aggregate(value) else self._class(value)
+            if aggregates.is_aggregate(value):
+                return self._aggregate(value, name)
+            if id(value) not in self._enums:   # an enum of plain values: a real enum of them (enums.py)
+                self._enums[id(value)] = enums.real_enum(value)
+            return self._enums[id(value)] or self._class(value)
+        if isinstance(value, EnumMember) and value.mixed:   # `Mode.fast` of `class Mode(str, Enum)`: "fast"
+            return self._convert(value.value, name)
         return None
 
     def _aggregate(self, value: Class, name: str) -> Any:

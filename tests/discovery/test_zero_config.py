@@ -1444,3 +1444,32 @@ def test_a_descriptor_the_other_side_shapes_by_a_flag_this_side_lacks_takes_this
     rows = Engine(r, jobs=2).compare(r.side("HEAD~1"), r.side("HEAD")).rows
     assert rows and all(row.error is None for row in rows), [row.error for row in rows]
     assert {row.spec_detail.constexprs.get("TRANSPOSE_B") for row in rows} == {True, False}
+
+
+
+def test_a_mode_enum_another_module_defines_gives_the_guesses():
+    """Fast-LLM: `class ActivationType(str, enum.Enum)` in its config module, aliased in the kernel's
+    module (`_Act: tl_constexpr = ActivationType`) and compared with (`activation_type ==
+    _Act.gelu.value`, `== _Act.squared_relu`): the mode was guessed 16, which takes the kernel's
+    `raise` branch, and every row failed. The guesses are the enum's values."""
+    config = "import enum\n\n\nclass Act(str, enum.Enum):\n    gelu = 'gelu'\n    relu = 'relu'\n"
+    kernel = HEADER + '''
+from ops.config import Act
+
+_Act: tl.constexpr = Act
+
+
+@triton.jit
+def act_kernel(x_ptr, ACT: tl.constexpr):
+    x = tl.load(x_ptr)
+    if ACT == _Act.gelu.value:
+        y = x * 0.5
+    elif ACT == _Act.relu:
+        y = tl.maximum(x, 0.0)
+    else:
+        raise NotImplementedError()
+    tl.store(x_ptr, y)
+'''
+    found = discover(FileSet({"ops/__init__.py": b"", "ops/config.py": config.encode(), "ops/k.py": kernel.encode()}))
+    (act,) = [p for p in found.kernels["ops/k.py::act_kernel"].params if p.name == "ACT"]
+    assert act.hint is not None and set(act.hint.values) == {"gelu", "relu"}

@@ -673,3 +673,33 @@ def test_a_class_the_evaluator_refuses_does_not_sink_its_neighbours():
     inside = src + "\n            ALIAS = Combine\n"
     with pytest.raises(Refused, match="a class with a base"):   # read within the block, still refused
         value({"m.py": inside}, "ALIAS")
+
+
+def test_a_member_of_an_enum_with_a_str_or_int_base_is_its_value():
+    """Fast-LLM's `class ActivationType(str, enum.Enum)` (a kernel compares a constexpr with
+    `ActivationType.squared_relu`): the evaluator refused the class for its `str` base. As in
+    Python, a member of such an enum (IntEnum and StrEnum too) equals its value; a plain Enum's
+    does not."""
+    src = """
+        import enum
+
+        class Act(str, enum.Enum):
+            gelu = "gelu"
+            relu = "relu"
+
+        class Level(enum.IntEnum):
+            low = 1
+            high = 2
+
+        class Plain(enum.Enum):
+            a = "a"
+
+        SAME = Act.relu == "relu"
+        VALUE = Act.gelu.value
+        NEXT = Level.high + 1
+        PLAIN = Plain.a == "a"
+    """
+    assert value({"m.py": src}, "SAME") is True
+    assert value({"m.py": src}, "VALUE") == "gelu"
+    assert value({"m.py": src}, "NEXT") == 3
+    assert value({"m.py": src}, "PLAIN") is False

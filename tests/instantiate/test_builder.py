@@ -863,3 +863,23 @@ def order(x_ptr, n, DESCENDING: tl.constexpr = core.CONSTEXPR_0, BLOCK: tl.const
     rows = rows_by_kernel(run_json(["diff", "-C", str(repo), "HEAD~1", "HEAD"], capsys))["k.py::order"]
     assert [r["verdict"] for r in rows] == ["constants-only"] * len(rows), [r.get("error") for r in rows]
     assert "DESCENDING=0" in rows[0]["spec"]
+
+
+def test_an_enum_with_a_str_base_reaches_a_kernel_as_a_real_enum_of_its_values():
+    """`class Act(str, enum.Enum)`: the kernel's global is an enum whose members equal their values
+    and have `.value` (Fast-LLM compares a constexpr with both), made from the values the evaluator
+    read; a plain Enum's members do not equal their values, as in Python."""
+    builder = _builder({"m.py": """
+        import enum
+
+        class Act(str, enum.Enum):
+            gelu = "gelu"
+            relu = "relu"
+
+        class Plain(enum.Enum):
+            a = 1
+    """})
+    env = builder.interp.env("m.py")
+    act, plain = builder.convert(env.resolve("Act"), "Act"), builder.convert(env.resolve("Plain"), "Plain")
+    assert act.relu == "relu" and act.gelu.value == "gelu" and isinstance(act.gelu, str)
+    assert plain.a != 1 and plain.a.value == 1
