@@ -30,6 +30,8 @@ from ptxdiff.specs.resolve import Spec
 SHAPE_ERROR = re.compile(r"cannot change total number of elements|must be a power of 2|arange's end argument must be "
                          r"greater|arange's range must be|Shape element|incompatible dimensions|shape mismatch"
                          r"|scale factor must be|CompileTimeAssertionFailure"   # `tl.static_assert(K % BLOCK == 0)`
+                         # a dot of a guessed small count (`n_heads`: 4) below its minimum
+                         r"|Input shapes should have M >="
                          # guessed sizes whose product is a block larger than triton allows (a 4-d broadcast)
                          r"|exceeds triton maximum tensor numel"
                          # constant arithmetic the guess makes impossible (`0xFF >> (8 - bit)` of a guessed bit

@@ -35,6 +35,8 @@ class Located(Exception):
     ("arange's range must be a power of 2", True),
     ("For loop bounds and step must all be ints", False),
     ("ValueError: negative shift count", True),   # `0xFF >> (8 - bit)` of a guessed bit of 64
+    # a dot of a guessed small count (Triton-distributed's gemm_a2a, a guessed size of 4)
+    ("AssertionError: Input shapes should have M >= 16, N >= 16 and K >= 16", True),
 ])
 def test_about_shapes(text, about):
     assert refit.about_shapes(Located(text, 2)) is about

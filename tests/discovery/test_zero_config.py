@@ -1473,3 +1473,22 @@ def act_kernel(x_ptr, ACT: tl.constexpr):
     found = discover(FileSet({"ops/__init__.py": b"", "ops/config.py": config.encode(), "ops/k.py": kernel.encode()}))
     (act,) = [p for p in found.kernels["ops/k.py::act_kernel"].params if p.name == "ACT"]
     assert act.hint is not None and set(act.hint.values) == {"gelu", "relu"}
+
+
+@pytest.mark.integration
+def test_a_dot_of_a_guessed_small_count_takes_a_size_the_dot_accepts(tmp_path):
+    """Triton-distributed's gemm_a2a: a dot whose inner size a count guessed small (`n_heads`: 4) sets failed
+    `Input shapes should have M >= 16` on both sides; the size search takes it as a misfit."""
+    src = HEADER + '''
+@triton.jit
+def k(x_ptr, out_ptr, n_heads: tl.constexpr, BLOCK: tl.constexpr):
+    offs_h = tl.arange(0, n_heads)
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(x_ptr + offs[:, None] * n_heads + offs_h[None, :]).to(tl.float16)
+    acc = tl.dot(a, tl.trans(a))
+    tl.store(out_ptr + offs[:, None] * BLOCK + offs[None, :], acc SCALE)
+'''
+    rows = _pair_rows(tmp_path, src, " * 2.0", jobs=1)
+    assert rows and all(row.error is None for row in rows), [row.error for row in rows]
+    assert {row.verdict for row in rows} == {"structural"}
+    assert all(row.spec_detail.constexprs["n_heads"] >= 16 for row in rows), [row.spec for row in rows]
