@@ -70,11 +70,13 @@ BLOCK_STORE = re.compile(r"Block element type\((\w+)\) and value element type\((
 
 def _dot_asks(text: str) -> dict[str, str]:
     """What `tl.dot`'s complaints ask of an operand's element type, by the type it has now: its
-    operands must agree, so an integer dot takes 8-bit ints (`Unsupported lhs dtype int32`), an
+    operands must agree, so an integer dot takes 8-bit ints (`Unsupported lhs dtype int32`; 3.0 and
+    3.1: `Both operands must be either int8 or uint8. Operand type (int32)`), an
     operand beside fp8 takes that fp8 (`Unsupported rhs dtype fp8e4nv`: fp8 goes with fp8
     only), and `Both operands must be same dtype. Got int8 and fp32` (AGREE_WORDS) gives each
     the other's; a block pointer stored to takes the stored value's (BLOCK_STORE)."""
-    if m := re.search(r"Unsupported [lr]hs dtype (u?int(?:16|32|64))\b", text):
+    if m := re.search(r"(?:Unsupported [lr]hs dtype |Both operands must be either int8 or uint8\. Operand type \()"
+                      r"(u?int(?:16|32|64))\b", text):   # 3.2 on; 3.0 and 3.1
         return {_short(m[1]): "i8"}
     if m := re.search(r"Unsupported [lr]hs dtype (fp8\w+)", text):
         return {ANY: m[1]}

@@ -91,6 +91,9 @@ def test_search_declines(case):
 @pytest.mark.parametrize("a, b, text, first", [
     # an integer dot takes 8-bit ints: each operand, then both at once
     ("*i32", "*i32", "Unsupported lhs dtype int32", [{"a": "*i8"}, {"b": "*i8"}, {"a": "*i8", "b": "*i8"}]),
+    # ... in triton 3.0 and 3.1's words (quantized-training's int8 convolution, its int32 accumulator)
+    ("*i32", "*i32", "Both operands must be either int8 or uint8. Operand type (int32)",
+     [{"a": "*i8"}, {"b": "*i8"}, {"a": "*i8", "b": "*i8"}]),
     # fp8 goes with fp8 only: the other operand takes it
     ("*fp16", "*fp8e4nv", "Unsupported rhs dtype fp8e4nv", [{"a": "*fp8e4nv"}, {"a": "*i32"}]),
     # the operands must agree: each takes the other's, and together the type the error got
