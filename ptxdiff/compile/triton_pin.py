@@ -361,7 +361,11 @@ APIS = (Api(re.compile(rb"\bmake_block_ptr\s*\("), None, "3.9", "block pointers 
         # constexpr functions were `tl.constexpr_function` in 3.4 only: `triton.constexpr_function` from 3.5
         Api(re.compile(_TL + rb"constexpr_function\b"), "3.4", "3.5", "`tl.constexpr_function`"),
         Api(re.compile(rb"\btriton\.experimental\.gluon\b|\bfrom\s+triton\.experimental\s+import\s+gluon\b"), "3.4",
-            None, "Gluon (`triton.experimental.gluon`)"))
+            None, "Gluon (`triton.experimental.gluon`)"),
+        # Blackwell's PTX in inline assembly (`cvt.rn.satfinite.e2m1x2.f32`, `tcgen05.*`): ptxas knows it
+        # from CUDA 12.8, which triton bundles from 3.4 (3.3's is 12.4: "Unknown modifier '.e2m1x2'")
+        Api(re.compile(rb"\.(?:e2m1x2|e2m3x2|e3m2x2|ue8m0x2)\b|\btcgen05\.[a-z]"), "3.4", None,
+            "Blackwell's PTX in inline assembly (`.e2m1x2`, `tcgen05`)"))
 
 
 @dataclass(frozen=True)

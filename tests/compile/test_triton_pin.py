@@ -249,6 +249,11 @@ MARCH_2025 = toolchains.Dated("ee32bff826", 1741042082)   # triton 3.2.0 was the
     # `tl.constexpr_function` was 3.4's name alone (Triton-distributed's `log2`); 3.5 on: `triton.`'s
     (b"@tl.constexpr_function\ndef log2(n):\n    return len(bin(n)) - 3\n", "3.4.0"),
     (b"@triton.constexpr_function\ndef log2(n):\n    return len(bin(n)) - 3\n", None),
+    # Blackwell's PTX in inline assembly: 3.3's ptxas (CUDA 12.4) does not know it (quantized-training's
+    # NVFP4 kernel); torch's and Python's names alike are no PTX
+    (b'y = tl.inline_asm_elementwise(asm="cvt.rn.satfinite.e2m1x2.f32 b0, $2, $1;", constraints="=r,r,r")\n',
+     "3.9.0"),
+    (b"q = x.view(torch.float4_e2m1fn_x2)\nf4_e2m1x2 = fp32_to_fp4e2m1x2(x)\n", None),
 ])
 def test_what_a_release_brought_bounds_the_pin_from_below(monkeypatch: pytest.MonkeyPatch, text: bytes,
                                                           chosen: str | None) -> None:
