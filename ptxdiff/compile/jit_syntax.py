@@ -16,13 +16,14 @@ from collections.abc import Iterable, Iterator
 
 from ptxdiff.compile.triton_pin import Use
 from ptxdiff.discovery.spelling import GLUON, JIT, Spelling
+from ptxdiff.source.bounds import size_error
 from ptxdiff.source.modules import Files, ModuleIndex, ParsedModule
 from ptxdiff.source.syntax import walk
 
 ATTRIBUTE_STORE = "attribute assignment in a jit function (`self.x = ...`)"
 SINCE, UNTIL = "3.4", "3.5"
 # a line that may assign an attribute: files without one are not parsed
-_STORE_TEXT = re.compile(rb"(?m)^[ \t]+[A-Za-z_][\w.]*\.\w+[ \t]*(?:[-+*/%&|^@]|//|<<|>>|\*\*)?=(?!=)")
+_STORE_TEXT = re.compile(rb"(?m)^[ \t]+[A-Za-z_]\w*(?:\.\w+)+[ \t]*(?:[-+*/%&|^@]|//|<<|>>|\*\*)?=(?!=)")
 
 
 def uses(sides: Iterable[tuple[Files, str]], roots: tuple[str, ...] = ()) -> list[Use]:
@@ -35,8 +36,8 @@ def uses(sides: Iterable[tuple[Files, str]], roots: tuple[str, ...] = ()) -> lis
             text = files.read(path)
         except (OSError, KeyError):
             continue
-        if not _STORE_TEXT.search(text) or b"jit" not in text:
-            continue
+        if size_error(path, len(text)) or not _STORE_TEXT.search(text) or b"jit" not in text:
+            continue   # a module over the size bound is never parsed (bounds.py)
         index, spelling = indexes.get(id(files)) or indexes.setdefault(id(files), _resolver(files, roots))
         mod = index.parse(path)
         if mod.tree is not None and any(_assigns_attribute(fn) for fn in _jit_functions(spelling, mod, mod.tree)):
