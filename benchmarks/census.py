@@ -747,7 +747,9 @@ def render(folder: Path, never: set[str]) -> str:
     for p in sorted(folder.glob("*.static.json"), key=lambda p: p.name.lower()):
         s = json.loads(p.read_text())
         name = s["repo"]
-        if not s["jit"]:
+        # a repository whose kernels the counter's spelling misses (Fast-LLM's `@triton_jit()`) but
+        # ptxdiff reports, or its liberal count sees, stays: the counter is no judge of that
+        if not s["jit"] and not s.get("reported_kernels") and not s.get("liberal"):
             dropped.append(f"{name} ({s['head'][:10]})")
             continue
         group = "never-used" if name in never else "used"
@@ -838,7 +840,7 @@ def render(folder: Path, never: set[str]) -> str:
                     + (f"; scanned without compiling: {t['scan_silent']} of {t['scan_changed']} changed kernels never listed"
                        if t["scan_changed"] else ""))
     if dropped:
-        rows.append(f"- dropped (no triton.jit function at HEAD): {', '.join(dropped)}")
+        rows.append(f"- dropped (no jit function at HEAD, by the counter, ptxdiff or the liberal count): {', '.join(dropped)}")
     return "\n".join(rows + details)
 
 
