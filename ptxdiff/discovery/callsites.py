@@ -203,6 +203,42 @@ def arguments(call: ast.Call, params: list[str]) -> dict[str, ast.expr]:
     return out
 
 
+# keywords a launch takes that are no parameter of the kernel (triton's launch and compile options)
+LAUNCH_OPTIONS = frozenset({"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "grid", "warmup",
+                            "stream", "device", "debug", "launch_cooperative_grid", "launch_pdl"})
+
+
+def binds(call: ast.Call, fn: HostFunction | None, consts: Mapping[str, object], kernel: ast.FunctionDef,
+          constexprs: frozenset[str]) -> bool:
+    """Whether a launch's arguments can bind to the kernel's parameters as Python binds a call: no
+    more positional arguments than parameters, and each runtime parameter without a default given
+    (a constexpr may come from autotune or heuristics; a `**kwargs` offline reading can tell gives
+    its keys). A launch left stale by a change of the signature (flashattention2-custom-mask's
+    `_attn_fwd[grid](q, k, v, sm_scale, M, o, ...)` after a `mask` went in before `sm_scale`) fails
+    where it runs, and what it passes by position lands on other parameters (`o` on `M`, a stride
+    on `Out`): it says nothing of them. A `*args`, a `**kwargs` it cannot read, or a keyword written
+    at the call that names no parameter nor option (a misspelt name, which explains what is
+    missing) counts as binding."""
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return True
+    given = {k.arg for k in call.keywords if k.arg is not None}
+    for spread in (k.value for k in call.keywords if k.arg is None):
+        for alt in _alternatives(spread, fn, consts):
+            entries = _entries(alt, fn, consts)
+            if entries is None:
+                return True
+            given |= set(entries)
+    names = [a.arg for a in kernel.args.args]
+    if len(call.args) > len(names):
+        return False
+    named = {k.arg for k in call.keywords if k.arg is not None}
+    if named - set(names) - LAUNCH_OPTIONS:   # lightllm's `siliding_window=`: a typo, which explains
+        return True                           # what is missing; its positions still line up
+    given |= set(names[:len(call.args)])
+    defaulted = set(names[len(names) - len(kernel.args.defaults):]) if kernel.args.defaults else set()
+    return all(n in given or n in defaulted or n in constexprs for n in names)
+
+
 def facts(call: ast.Call, fn: HostFunction | None, params: list[str], consts: Mapping[str, object],
           site: str = "", constexprs: frozenset[str] = frozenset()) -> dict[str, Fact]:
     """What one launch site (at `site`, "path:line") says, by parameter (and `num_warps`/`num_stages`).

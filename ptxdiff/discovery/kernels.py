@@ -15,7 +15,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from ptxdiff.discovery.callsites import Fact, HostFunction, launch_calls, merge, module_dicts, passed_alike, site_facts
+from ptxdiff.discovery.callsites import Fact, HostFunction, binds, launch_calls, merge, module_dicts, passed_alike, site_facts
 from ptxdiff.discovery.decorators import Found, backend_of, jit_objects, unresolved
 from ptxdiff.discovery.descriptors import descriptor_types
 from ptxdiff.discovery.documented import documented_types
@@ -284,7 +284,7 @@ def _kernel(index: ModuleIndex, snapshot: Files, mod: ParsedModule, tree: ast.Mo
     harness, params = (None, params) if launched else device_harness(fn, params, helper_defs)
     names = [a.arg for a in fn.args.args]
     constexprs = frozenset(p.name for p in params if p.constexpr)
-    launch = merge([way for call, where, consts, site in own_sites
+    launch = merge([way for call, where, consts, site in own_sites if binds(call, where, consts, fn, constexprs)
                     for way in site_facts(call, where, names, consts, f"{site}:{call.lineno}", constexprs)],
                    constexprs)
     kid = f"{mod.path}::{obj.name}"

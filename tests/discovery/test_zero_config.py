@@ -1492,3 +1492,39 @@ def k(x_ptr, out_ptr, n_heads: tl.constexpr, BLOCK: tl.constexpr):
     assert rows and all(row.error is None for row in rows), [row.error for row in rows]
     assert {row.verdict for row in rows} == {"structural"}
     assert all(row.spec_detail.constexprs["n_heads"] >= 16 for row in rows), [row.spec for row in rows]
+
+
+@pytest.mark.integration
+def test_a_launch_left_stale_by_the_signature_says_nothing_of_the_parameters(tmp_path):
+    """flashattention2-custom-mask 7d7af66f25: `_attn_fwd[grid](q, k, v, sm_scale, M, o, ...)` after a
+    `mask` parameter went in before `sm_scale`. What it passes by position lands on other parameters
+    (a stride on `Out`, read as an i32), and `Out`, a pointer the kernel stores through, failed
+    (`Expected base to be a pointer type`). Python could not bind that launch: it gives no facts. A
+    launch that binds (a default, a `**kwargs` of known keys) still does."""
+    src = HEADER + '''
+@triton.jit
+def k(x_ptr, mask_ptr, scale, out_ptr, n, BLOCK: tl.constexpr, EXTRA: tl.constexpr = 1):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = tl.load(mask_ptr + offs, mask=offs < n)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, x * scale * m SCALE, mask=offs < n)
+
+
+def run(x, out, scale):
+    extra = {}
+    k[(1,)](x, scale, out, x.numel(), BLOCK=128, **extra)
+'''
+    found = discover(FileSet({"ops/k.py": src.replace(" SCALE", "").encode()})).kernels["ops/k.py::k"]
+    assert dict(found.launch) == {}
+    bound = src.replace("k[(1,)](x, scale, out, x.numel(), BLOCK=128, **extra)",
+                        "k[(1,)](x, x, scale, out, x.numel(), **dict(BLOCK=128))")
+    facts = dict(discover(FileSet({"ops/k.py": bound.replace(" SCALE", "").encode()})).kernels["ops/k.py::k"].launch)
+    assert facts["BLOCK"][0].value == 128
+    # a misspelt keyword (lightllm's `siliding_window=`) explains what is missing: its facts stand
+    typo = src.replace("k[(1,)](x, scale, out, x.numel(), BLOCK=128, **extra)",
+                       "k[(1,)](x, x, scale, out, nn=x.numel(), BLOCK=128)")
+    facts = dict(discover(FileSet({"ops/k.py": typo.replace(" SCALE", "").encode()})).kernels["ops/k.py::k"].launch)
+    assert facts["BLOCK"][0].value == 128
+    (row,) = _pair_rows(tmp_path, src, " * 2.0", jobs=1)
+    assert row.error is None and row.verdict == "structural", row.error
+    assert row.spec_detail.signature["out_ptr"].startswith("*")
