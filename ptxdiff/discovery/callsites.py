@@ -221,7 +221,8 @@ def binds(call: ast.Call, fn: HostFunction | None, consts: Mapping[str, object],
     missing) counts as binding."""
     if any(isinstance(a, ast.Starred) for a in call.args):
         return True
-    given = {k.arg for k in call.keywords if k.arg is not None}
+    named = {k.arg for k in call.keywords if k.arg is not None}
+    given = set(named)
     for spread in (k.value for k in call.keywords if k.arg is None):
         for alt in _alternatives(spread, fn, consts):
             entries = _entries(alt, fn, consts)
@@ -231,7 +232,6 @@ def binds(call: ast.Call, fn: HostFunction | None, consts: Mapping[str, object],
     names = [a.arg for a in kernel.args.args]
     if len(call.args) > len(names):
         return False
-    named = {k.arg for k in call.keywords if k.arg is not None}
     if named - set(names) - LAUNCH_OPTIONS:   # lightllm's `siliding_window=`: a typo, which explains
         return True                           # what is missing; its positions still line up
     given |= set(names[:len(call.args)])
