@@ -33,12 +33,13 @@ from ptxdiff.discovery.memo import discoveries
 from ptxdiff.store import Cleared, Store
 
 DEFAULT_MAX_MB = 512
-FORMAT = 7   # bump when the stored value changes shape or meaning: older entries then read as misses
+FORMAT = 8   # bump when the stored value changes shape or meaning: older entries then read as misses
 # (3: no result depends on a clock: guessed sizes shrink by the cost rule, memory failures from a fresh worker;
 # 4: a device function's harness unpacks its values, a name its module binds nowhere is the kernel's own error;
 # 5: a block over triton's maximum numel is searched, a constant of triton's is its value, configs of AMD's options;
 # 6: a param loaded from only in a branch the spec's constexprs do not take may be an int, an fp8 guess has others;
-# 7: a device function's params named like its harness's locals (`mask`) no longer overwrite them)
+# 7: a device function's params named like its harness's locals (`mask`) no longer overwrite them;
+# 8: a module global that is no constexpr fails in triton's own words, the kernel's own error)
 
 
 def cache_dir(git_dir: str) -> Path:

@@ -31,7 +31,7 @@ from ptxdiff.evaluator.interp import Interp
 from ptxdiff.evaluator.scope import Function, Module, ModuleEnv
 from ptxdiff.evaluator.values import Applied, Class, Constexpr, DType, EnumMember, External, Raised, Refused
 from ptxdiff.git.values import printable
-from ptxdiff.instantiate import aggregates, enums, host_calls, namespace
+from ptxdiff.instantiate import aggregates, enums, host_calls, namespace, plain_globals
 from ptxdiff.instantiate.harness import elementwise_harness
 from ptxdiff.instantiate.scan import BUILTIN_DECORATORS, body_chains, body_names, describe, first_use, refusal
 from ptxdiff.source.syntax import (
@@ -301,8 +301,9 @@ class Builder:
                 converted = self._convert(value, name)
                 if converted is _REFUSED:
                     raise SpecError(describe(fn.env.mod.path, first_use(node, name), self.refused[name]))
-                if converted is not None:
-                    ns[name] = converted
+                held = converted if converted is not None else plain_globals.held(name, value)
+                if held is not None:   # a value triton 3.x refuses is held by a stand-in it refuses alike
+                    ns[name] = held
             for chain, sub in chains:
                 module = ns.get(chain[0])
                 if isinstance(module, types.ModuleType) and id(module) in self._module_values:
@@ -473,7 +474,7 @@ class Builder:
         for path, name in sorted(self.unbound):   # of this kernel's own modules, whatever was built before
             if path in paths and re.search(rf"NameError: {re.escape(name)} is not defined", error):
                 return f"{error} ({name}: {UNBOUND.format(path=path)})"
-        return error
+        return plain_globals.explain(error) or error
 
 
 def _global_or_closure(fn: Function, name: str) -> object:
