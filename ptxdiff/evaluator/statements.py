@@ -111,13 +111,33 @@ class StatementsMixin(InterpCore):
         before = dict(scope.vars)
         test = ast.unparse(stmt.test)[:80]
         try:
-            self.exec_block(stmt.body, scope)
+            held = {name for inner in stmt.body for name in self._run_through(inner, scope)}
+            if held & _block_binds(stmt.orelse):   # the `else` gives what the body could not read
+                raise Refused(f"{', '.join(sorted(held))}: host code the evaluator does not run")
             self.assumptions.append(f"`if {test}`: {refused.reason}; assumed true (its body runs)")
         except (Refused, Raised):
             scope.vars.clear()
             scope.vars.update(before)
             self.exec_block(stmt.orelse, scope)
             self.assumptions.append(f"`if {test}`: {refused.reason}; assumed false (its body cannot run)")
+
+    def _run_through(self, stmt: ast.stmt, scope: Scope) -> list[str]:
+        """A statement of such a body. One that is host code the evaluator does not run binds its
+        names unreadable, raised where they are read, as such a test is (`DEVICE =
+        triton.runtime.driver.active.get_active_torch_device()`, a def under `@torch.library.triton_op(...)`;
+        a call that binds nothing binds nothing): the body still runs through, so a kernel it
+        defines is not lost to its neighbours' host calls, unless the `else` binds what it could
+        not read. Returns the names bound unreadable."""
+        try:
+            self.exec_stmt(stmt, scope)
+        except Refused as e:
+            names = _bound_names(stmt)
+            if not (e.host_call and names is not None):
+                raise
+            for name in names:
+                scope.vars[name] = Unreadable(e)
+            return names
+        return []
 
     def _exec_for(self, stmt: ast.For, scope: Scope) -> None:
         broke = False
@@ -387,6 +407,28 @@ class StatementsMixin(InterpCore):
             return self.eval(node, scope)
         except (Refused, Raised):
             return None
+
+
+def _bound_names(stmt: ast.stmt) -> list[str] | None:
+    """The names a statement binds, where that is all it does to the module (a call's statement binds
+    none); None for any other statement."""
+    if isinstance(stmt, ast.Expr):
+        return []
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [stmt.name]
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+    return [t.id for t in targets if isinstance(t, ast.Name)] if targets and all(
+        isinstance(t, ast.Name) for t in targets) else None
+
+
+def _block_binds(stmts: list[ast.stmt]) -> set[str]:
+    """The names a block's statements bind (through its `if`s too)."""
+    out: set[str] = set()
+    for stmt in stmts:
+        if isinstance(stmt, ast.If):
+            out |= _block_binds(stmt.body) | _block_binds(stmt.orelse)
+        out.update(_bound_names(stmt) or ())
+    return out
 
 
 _STATEMENTS: dict[type, Callable[[StatementsMixin, Any, Scope], None]] = {

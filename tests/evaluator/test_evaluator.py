@@ -562,6 +562,42 @@ def test_a_module_guard_on_unknown_host_code_takes_the_branch_that_runs():
     assert any("assumed true" in a for a in it.assumptions) and any("assumed false" in a for a in it.assumptions)
 
 
+def test_a_guarded_body_runs_through_its_own_host_calls():
+    """lightning-thunder's `if has_triton_op:` body defines the kernel beside host code (a device
+    query, a registration call): what they bind is unreadable where read, the kernel stands; where
+    the `else` binds such a name, the `else` is taken as before."""
+    src = """
+        import mslk_probe
+        import triton
+        import triton.language as tl
+
+        HAS = mslk_probe.available()
+        if HAS:
+            DEVICE = triton.runtime.driver.active.get_active_torch_device()
+
+            @triton.jit
+            def k(x_ptr):
+                tl.store(x_ptr, 1)
+
+            @mslk_probe.op("k")
+            def wrapper(x):
+                return x
+
+            mslk_probe.register("k", wrapper)
+        if HAS:
+            C = mslk_probe.make()
+        else:
+            C = 3
+    """
+    it = interp({"m.py": src})
+    env = it.env("m.py")
+    assert env.resolve("k").node.name == "k"
+    with pytest.raises(Refused, match="host code"):
+        env.resolve("DEVICE")
+    assert env.resolve("C") == 3
+    assert sum("assumed true" in a for a in it.assumptions) == 1
+
+
 def test_a_guard_inside_a_function_is_not_guessed():
     src = """
         import mslk_probe
