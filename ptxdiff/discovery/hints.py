@@ -137,6 +137,7 @@ def constexpr_hints(fn: ast.FunctionDef, consts: Mapping[str, object], kinds: Ma
     hints: dict[str, Hint] = {}
     domains = enum_domains(fn, set(names), consts)
     required = required_flags(fn, set(names))
+    integral = integer_dtypes(fn, set(names))
     for n in names:
         u = uses[n]
         if n in required:
@@ -144,6 +145,9 @@ def constexpr_hints(fn: ast.FunctionDef, consts: Mapping[str, object], kinds: Ma
                             "after it: triton compiles it that way only")
         elif "called" in u:   # `ACTIVATION(x)`: a jit function, which no launch here names
             hints[n] = Hint((None,), "a function the kernel calls (none: the kernel's path without it)")
+        elif n in integral:
+            hints[n] = Hint(("tl.int32",), "a dtype whose values the kernel puts through `//`, a shift or a bit "
+                                           "operation, which take integers")
         elif "dtype" in u or n.lower().endswith("dtype"):
             hints[n] = Hint(("tl.float32",), "a dtype (the pointers' guessed element type)")
         elif (option := _option_values(u, compared[n])) is not None:
@@ -329,6 +333,36 @@ def _passed_on(fn: ast.FunctionDef, names: set[str], helpers: dict[str, ast.Func
             yield helper, passed
             for deeper, inner_passed in _passed_on(helper, set(passed), helpers, depth - 1):
                 yield deeper, {p: passed[q] for p, q in inner_passed.items()}
+
+
+# operators triton takes on integers only (`%` takes floats too)
+INTEGER_ONLY = (ast.FloorDiv, ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr, ast.BitXor)
+
+
+def integer_dtypes(fn: ast.FunctionDef, names: set[str]) -> set[str]:
+    """The dtype constexprs whose values an integer-only operator takes: Fast-LLM's
+    `counts = tl.sum(hits.to(dtype), 0)`, then `(counts + pad - 1) // pad` (a float there fails:
+    `unexpected type fp32`). Values are followed from `.to(D)` and `dtype=D` through the locals
+    assigned from them."""
+    def dtypes_in(expr: ast.AST, made: dict[str, set[str]]) -> set[str]:
+        out: set[str] = set()
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Call):
+                cast_to = node.args[:1] if isinstance(node.func, ast.Attribute) and node.func.attr == "to" else []
+                out |= {a.id for a in [*cast_to, *(k.value for k in node.keywords if k.arg == "dtype")]
+                        if isinstance(a, ast.Name) and a.id in names}
+            elif isinstance(node, ast.Name):
+                out |= made.get(node.id, set())
+        return out
+
+    made: dict[str, set[str]] = {}
+    assigns = [(t.id, node.value) for node in walk(fn) if isinstance(node, (ast.Assign, ast.AugAssign))
+               for t in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(t, ast.Name)]
+    for _ in range(3):   # locals assigned from locals: a few steps reach what real kernels chain
+        for target, value in assigns:
+            made.setdefault(target, set()).update(dtypes_in(value, made))
+    return {d for node in walk(fn) if isinstance(node, ast.BinOp) and isinstance(node.op, INTEGER_ONLY)
+            for side in (node.left, node.right) for d in dtypes_in(side, made)}
 
 
 def _divisors(fn: ast.FunctionDef, names: set[str]) -> dict[str, int]:

@@ -29,7 +29,7 @@ from ptxdiff.store import Store
 if TYPE_CHECKING:  # types only: pygit2 stays out of discovery
     from ptxdiff.git.repo import Snapshot
 
-FORMAT = 33   # 19: the sorts a kernel compiles (the cost estimate); 20: pointers through whole aliases, counts in shapes;
+FORMAT = 34   # 19: the sorts a kernel compiles (the cost estimate); 20: pointers through whole aliases, counts in shapes;
 # 21: launch arithmetic with a side it cannot read says no type; 22: kernels of one block are not each other's helpers;
 # 23: constexprs a launch site passes one expression (`alike`); 24: a launch of another module's function of the
 # same name launches no helper, in an address a word that says int (start_m) is an offset before a letter (M),
@@ -43,7 +43,7 @@ FORMAT = 33   # 19: the sorts a kernel compiles (the cost estimate); 20: pointer
 # 29: a device function that takes a pointer and returns values is compiled in a harness that hands the pointer on;
 # 30: a pre_hook's block shape held in a local under a flag; 31: the constants of a class another module defines;
 # 32: a launch Python could not bind to the signature gives no facts; 33: a module guard's body runs through its
-# own host calls (the evaluator's hints)
+# own host calls (the evaluator's hints); 34: a dtype an integer-only operator takes is guessed tl.int32
 KEEP = 64  # stored discoveries kept (least recently used go first)
 
 

@@ -139,6 +139,24 @@ def k(x_ptr, BLOCK: tl.constexpr, HEAD_GROUPS: tl.constexpr, BLOCK_D: tl.constex
     assert hints["HEAD_GROUPS"] == (4,) and hints["BLOCK_D"] == hints["BLOCK"] == (64,)
 
 
+def test_a_dtype_whose_values_an_integer_operator_takes_is_guessed_an_integer():
+    """Fast-LLM's `sparse_map_kernel`: counts made `.to(dtype)` and summed, then rounded up with
+    `//`; guessed fp32, triton refused (`unexpected type fp32`) on both sides. A dtype the values
+    of which reach only float arithmetic, or `%`, stays the pointers' float."""
+    fn = module_functions(ast.parse(textwrap.dedent('''
+def k(x_ptr, pad, COUNT_T: tl.constexpr, MASK_T: tl.constexpr, OUT_T: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    counts = tl.sum((tl.load(x_ptr + offs) == 1).to(COUNT_T), 0)
+    padded = counts + pad - 1
+    rounded = padded // pad * pad
+    bits = tl.zeros((BLOCK,), dtype=MASK_T) | 1
+    out = tl.load(x_ptr + offs).to(OUT_T) * 2.0 % 3.0
+    tl.store(x_ptr + offs, out + rounded + bits)
+''')))["k"]
+    hints = {name: hint.values for name, hint in constexpr_hints(fn, {}).items()}
+    assert hints["COUNT_T"] == hints["MASK_T"] == ("tl.int32",) and hints["OUT_T"] == ("tl.float32",)
+
+
 def test_a_flag_the_kernel_compiles_one_way_only_is_guessed_that_way():
     """tritonbench's `_attn_fwd_tma_ws_persistent`: `desc_q` is made only `if ENABLE_TMA:` and read
     after it by both branches of `if HAS_WS:`; with ENABLE_TMA guessed False triton raises a
