@@ -125,15 +125,23 @@ def refitted(needs: list[Need]) -> list[Need]:
     """Pairs where a side's compile found sizes that fit the kernel's shapes in place of failing
     guesses (`refit`, compile/refit.py): both sides compile them."""
     def replan(plan: Plan, results: list[SpecResult]) -> Plan:
-        # each guess that failed, by its value: a 16 and a 4 of one name may each have their own fit
-        found = {(name, spec.constexprs[name]): size for r in results if r.refit
-                 and (spec := r.spec) is not None for name, size in r.refit.items()
-                 if type(spec.constexprs.get(name)) in (int, float)}
+        # each guess that failed, by its value: a 16 and a 4 of one name may each have their own fit;
+        # where specs found different fits for one (`inner_dim % BLOCK_K == 0` of configs with BLOCK_K 32
+        # and 64), the largest, which a power-of-two block of each divides
+        found: dict[tuple[str, object], Any] = {}
+        for r in results:
+            if (spec := r.spec) is None or not r.refit:
+                continue
+            for name, size in r.refit.items():
+                guess = spec.constexprs.get(name)
+                if isinstance(guess, (int, float)) and not isinstance(guess, bool):
+                    found[(name, guess)] = max(found.get((name, guess), size), size)
         return plan.refitted(found) if found else plan
     return _replanned(needs, replan)
 
 
 # in order: each sees the results the ones before compiled again
-# (`shrunk` is no round of its own: measure.py shrinks a pair in the round that finds it over the rule)
+# (`shrunk` is no round of its own: measure.py shrinks a pair in the round that finds it over the rule;
+# the last `refitted` fits what a shrink after the first changed: Fast-LLM's `inner_dim % block_size_inner`)
 REPLANS: tuple[Callable[[list[Need]], list[Need]], ...] = (
-    matched, *[retyped] * RETYPE_ROUNDS, refitted, retyped)
+    matched, *[retyped] * RETYPE_ROUNDS, refitted, retyped, refitted)

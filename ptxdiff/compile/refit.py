@@ -70,6 +70,42 @@ def _asked(error: BaseException) -> list[tuple[int, list[int]]]:
     return []
 
 
+def asserted_asks(error: BaseException, src: str, values: dict[str, Any]) -> list[tuple[str, int]]:
+    """What the kernel's failing `tl.static_assert` asks of a guessed size, given the other's value
+    (Fast-LLM's `tl.static_assert(inner_dim % block_size_inner == 0)`, its block an autotune config's
+    64, its dim guessed and shrunk by the cost rule to 16): `a % b == 0` asks `a` for the nearest
+    multiple of `b` at or above it, `a <= b` (`>=`) asks `a` for `b`. [(name, size)]."""
+    node = next((n for e in chain(error) if getattr(e, "src", None) == src
+                 and isinstance(n := getattr(e, "node", None), ast.AST)), None)
+    call = next((c for c in ast.walk(node) if isinstance(c, ast.Call)
+                 and dotted_name(c.func)[-1:] == ["static_assert"] and c.args), None) if node is not None else None
+    if call is None:
+        return []
+    test = call.args[0]
+    asks: list[tuple[str, int]] = []
+    for part in test.values if isinstance(test, ast.BoolOp) else [test]:
+        if not (isinstance(part, ast.Compare) and len(part.ops) == 1):
+            continue
+        left, op, right = part.left, part.ops[0], part.comparators[0]
+        if isinstance(op, ast.Eq) and isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mod) \
+                and isinstance(right, ast.Constant) and right.value == 0:
+            a, b = (_int_of(x, values) for x in (left.left, left.right))
+            if a is not None and b is not None and b[1] > 0 and a[1] % b[1]:
+                asks.append((a[0], -(-a[1] // b[1]) * b[1]))
+        elif isinstance(op, (ast.LtE, ast.GtE)):
+            a, b = _int_of(left, values), _int_of(right, values)
+            if a is not None and b is not None and (a[1] > b[1]) == isinstance(op, ast.LtE):
+                asks += [(a[0], b[1]), (b[0], a[1])]
+    return asks
+
+
+def _int_of(expr: ast.expr, values: dict[str, Any]) -> tuple[str, int] | None:
+    """A constexpr's name and int value, where `expr` is one."""
+    if isinstance(expr, ast.Name) and type(value := values.get(expr.id)) is int:
+        return expr.id, value
+    return None
+
+
 def about_shapes(error: BaseException) -> bool:
     return bool(SHAPE_ERROR.search(message(error)))
 
@@ -93,8 +129,10 @@ def search(attempt: Callable[[Spec], BaseException | None], spec: Spec, error: B
         suspect's other sizes."""
         suspects = [p for p in params_behind(fn, failing_names(error, src, all_params=True), constexprs)
                     if p in guessed] or (_crash_suspects(fn, error, guessed, constexprs) if crashed(error) else [])
+        values = {**dict(spec.constexprs), **changed}
         asked = [{**changed, p: size} for got, wanted in _asked(error) for p in suspects
                  if changed.get(p, guessed[p]) == got for size in wanted]
+        asked += [{**changed, p: size} for p, size in asserted_asks(error, src, values) if p in guessed]
         return [asked, [{**changed, p: size} for p in suspects for size in _sizes(changed.get(p, guessed[p]))]]
 
     def sized(spec: Spec, trial: dict[str, Any]) -> Spec:

@@ -137,6 +137,18 @@ def test_refitted_ignores_a_refit_of_a_value_that_is_not_a_number():
     assert replan.refitted([old]) == [] and old.plan == GUESSED
 
 
+def test_specs_that_fit_one_guess_otherwise_take_the_largest_fit():
+    """Fast-LLM's `inner_dim % block_size_inner == 0` under configs of 32 and 64: the guessed 16
+    fits one as 32 and the other as 64; 64 fits both (whichever spec's result comes first)."""
+    guessed = Plan(constexprs=(Choice("K", (16,), "guessed"),))
+    for sizes in ((32, 64), (64, 32)):
+        old = need("old", guessed, [result({"K": 16}, refit={"K": s}, error="shape") for s in sizes])
+        replan.refitted([old])
+        assert old.plan.choice("K").values == (64,) and old.plan.refits == (("K", 16, 64),)
+
+
 def test_the_replans_run_in_order():
+    """The last refit fits what a shrink (after the first, in the round that finds a pair over the
+    cost rule) changed."""
     names = [f.__name__ for f in replan.REPLANS]
-    assert names == ["matched", *["retyped"] * replan.RETYPE_ROUNDS, "refitted", "retyped"]
+    assert names == ["matched", *["retyped"] * replan.RETYPE_ROUNDS, "refitted", "retyped", "refitted"]

@@ -87,9 +87,26 @@ class CompileTimeAssertionFailure(Located):
     """triton's error for a `tl.static_assert` that fails (its name is what the search reads)."""
 
 
-def test_a_guess_that_a_static_assert_refuses_takes_other_sizes():
+@pytest.mark.parametrize("condition, guess, asked", [
+    ("K % BLOCK == 0", 64, 128),      # the nearest multiple of BLOCK at or above K (Fast-LLM's inner_dim)
+    ("K % BLOCK == 0", 192, 256),
+    ("K <= BLOCK", 256, 128),         # Fast-LLM's `sparse_dim <= padded_sparse_dim`
+    ("N == 4 and K % BLOCK == 0", 64, 128),
+])
+def test_a_static_assert_asks_a_guess_for_what_its_relation_needs(condition, guess, asked):
+    kernel = KERNEL + f"    tl.static_assert({condition})\n"
+    fn = function_of(kernel)
+    assert fn is not None
+    error = CompileTimeAssertionFailure("", 2)
+    error.src, error.node = kernel, fn.body[-1]
+    assert ("K", asked) in refit.asserted_asks(error, kernel, {"K": guess, "BLOCK": 128, "N": 4})
+    assert refit.asserted_asks(error, kernel, {"K": 128 if "%" in condition else 64, "BLOCK": 128}) == []
+
+
+def test_a_guess_that_a_static_assert_refuses_takes_what_it_asks():
     """`tl.static_assert(K % BLOCK == 0)` with BLOCK from an autotune config (128) and K guessed
-    (64): K takes other sizes until one is a multiple; BLOCK, not guessed, stays."""
+    (64): K takes the multiple the relation asks first (it took 1, 16, then 256 before); BLOCK,
+    not guessed, stays."""
     kernel = KERNEL + "    tl.static_assert(K % BLOCK == 0)\n"
     fn = function_of(kernel)
     assert fn is not None
@@ -105,8 +122,8 @@ def test_a_guess_that_a_static_assert_refuses_takes_other_sizes():
         tried.append(values["K"])
         return None if values["K"] % values["BLOCK"] == 0 else error
 
-    assert refit.search(attempt, spec, error, SimpleNamespace(src=kernel)) == {"K": 256}
-    assert tried == [1, 16, 256]
+    assert refit.search(attempt, spec, error, SimpleNamespace(src=kernel)) == {"K": 128}
+    assert tried == [128]
 
 
 @pytest.mark.parametrize("name, guess, text, line, sizes", [
