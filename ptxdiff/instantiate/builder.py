@@ -31,7 +31,7 @@ from ptxdiff.evaluator.interp import Interp
 from ptxdiff.evaluator.scope import Function, Module, ModuleEnv
 from ptxdiff.evaluator.values import Applied, Class, Constexpr, DType, EnumMember, External, Raised, Refused
 from ptxdiff.git.values import printable
-from ptxdiff.instantiate import aggregates, enums, host_calls, namespace, plain_globals
+from ptxdiff.instantiate import aggregates, enums, host_calls, namespace, own_errors
 from ptxdiff.instantiate.harness import elementwise_harness
 from ptxdiff.instantiate.scan import BUILTIN_DECORATORS, body_chains, body_names, describe, first_use, refusal
 from ptxdiff.source.syntax import (
@@ -301,7 +301,7 @@ class Builder:
                 converted = self._convert(value, name)
                 if converted is _REFUSED:
                     raise SpecError(describe(fn.env.mod.path, first_use(node, name), self.refused[name]))
-                held = converted if converted is not None else plain_globals.held(name, value)
+                held = converted if converted is not None else own_errors.held(name, value)
                 if held is not None:   # a value triton 3.x refuses is held by a stand-in it refuses alike
                     ns[name] = held
             for chain, sub in chains:
@@ -466,15 +466,15 @@ class Builder:
 
     def explain(self, error: str, paths: frozenset[str] = frozenset()) -> str:
         """A compile error about a name the evaluator refused gets the refusal appended; triton's
-        NameError of a name a module of the kernel (`paths`: its closure's) binds nowhere says it is
-        the kernel's own error."""
+        NameError of a name a module of the kernel (`paths`: its closure's) binds nowhere, and the
+        errors of own_errors.py, say they are the kernel's own."""
         for name, why in self.refused.items():
             if re.search(rf"\b{re.escape(name)}\b", error):
                 return f"{error} ({name}: {why})"
         for path, name in sorted(self.unbound):   # of this kernel's own modules, whatever was built before
             if path in paths and re.search(rf"NameError: {re.escape(name)} is not defined", error):
                 return f"{error} ({name}: {UNBOUND.format(path=path)})"
-        return plain_globals.explain(error) or error
+        return own_errors.explain(error, self.interp.index) or error
 
 
 def _global_or_closure(fn: Function, name: str) -> object:
