@@ -39,8 +39,8 @@ FORMAT = 8   # bump when the stored value changes shape or meaning: older entrie
 # 5: a block over triton's maximum numel is searched, a constant of triton's is its value, configs of AMD's options;
 # 6: a param loaded from only in a branch the spec's constexprs do not take may be an int, an fp8 guess has others;
 # 7: a device function's params named like its harness's locals (`mask`) no longer overwrite them;
-# 8: a module global that is no constexpr fails in triton's own words, the kernel's own error; a static_assert's
-# relation asks a guess for the size it needs)
+# 8: a module global that is no constexpr fails in triton's own words, the kernel's own error, as do branches whose
+# types the text fixes; a static_assert's relation asks a guess for the size it needs)
 
 
 def cache_dir(git_dir: str) -> Path:
