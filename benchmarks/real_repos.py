@@ -57,7 +57,9 @@ REPOSITORIES = ("ModelTC/lightllm", "pytorch/ao", "state-spaces/mamba", "Dao-AIL
                 "InternLM/lmdeploy", "linkedin/Liger-Kernel", "fla-org/flash-linear-attention", "FlagOpen/FlagGems",
                 "unslothai/unsloth", "BobMcDear/attorch", "fla-org/native-sparse-attention", "thu-ml/SageAttention",
                 "pytorch-labs/applied-ai", "facebookresearch/xformers")
-NON_NVIDIA = re.compile(r"(^|/)(backends?/|_?ascend|npu|cutile|cutedsl|cute_|_kunlunxin|_mthreads|_metax|_iluvatar|"
+# a vendor's folder under `backends/` (flash-linear-attention's `backends/triton_ascend/`), not a file there
+# (megablocks' `backend/kernels.py`, NVIDIA kernels)
+NON_NVIDIA = re.compile(r"(^|/)(backends?/[^/]+/|_?ascend|npu|cutile|cutedsl|cute_|_kunlunxin|_mthreads|_metax|_iluvatar|"
                         r"_cambricon|_hygon|_aipu|_arm|_tsingmicro|_sunrise|_enflame|_amd|rocm|hip|xpu|intel|gluon)",
                         re.IGNORECASE)
 SEVERITY = ("identical", "constants-only", "reordered", "added", "removed", "structural", "failed", "unmeasured")
