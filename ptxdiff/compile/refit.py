@@ -94,7 +94,7 @@ def asserted_asks(error: BaseException, src: str, values: dict[str, Any]) -> lis
                 asks.append((a[0], -(-a[1] // b[1]) * b[1]))
         elif isinstance(op, (ast.LtE, ast.GtE)):
             a, b = _int_of(left, values), _int_of(right, values)
-            if a is not None and b is not None and (a[1] > b[1]) == isinstance(op, ast.LtE):
+            if a is not None and b is not None and (a[1] > b[1] if isinstance(op, ast.LtE) else a[1] < b[1]):
                 asks += [(a[0], b[1]), (b[0], a[1])]
     return asks
 

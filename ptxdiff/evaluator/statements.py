@@ -124,10 +124,9 @@ class StatementsMixin(InterpCore):
     def _run_through(self, stmt: ast.stmt, scope: Scope) -> list[str]:
         """A statement of such a body. One that is host code the evaluator does not run binds its
         names unreadable, raised where they are read, as such a test is (`DEVICE =
-        triton.runtime.driver.active.get_active_torch_device()`, a def under `@torch.library.triton_op(...)`;
-        a call that binds nothing binds nothing): the body still runs through, so a kernel it
-        defines is not lost to its neighbours' host calls, unless the `else` binds what it could
-        not read. Returns the names bound unreadable."""
+        triton.runtime.driver.active.get_active_torch_device()`; a registration call binds nothing):
+        the body still runs through, so a kernel it defines is not lost to its neighbours' host
+        calls, unless the `else` binds what it could not read. Returns the names bound unreadable."""
         try:
             self.exec_stmt(stmt, scope)
         except Refused as e:

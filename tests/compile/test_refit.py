@@ -91,6 +91,7 @@ class CompileTimeAssertionFailure(Located):
     ("K % BLOCK == 0", 64, 128),      # the nearest multiple of BLOCK at or above K (Fast-LLM's inner_dim)
     ("K % BLOCK == 0", 192, 256),
     ("K <= BLOCK", 256, 128),         # Fast-LLM's `sparse_dim <= padded_sparse_dim`
+    ("K >= BLOCK", 64, 128),
     ("N == 4 and K % BLOCK == 0", 64, 128),
 ])
 def test_a_static_assert_asks_a_guess_for_what_its_relation_needs(condition, guess, asked):
@@ -100,7 +101,8 @@ def test_a_static_assert_asks_a_guess_for_what_its_relation_needs(condition, gue
     error = CompileTimeAssertionFailure("", 2)
     error.src, error.node = kernel, fn.body[-1]
     assert ("K", asked) in refit.asserted_asks(error, kernel, {"K": guess, "BLOCK": 128, "N": 4})
-    assert refit.asserted_asks(error, kernel, {"K": 128 if "%" in condition else 64, "BLOCK": 128}) == []
+    holds = {"K % BLOCK == 0": 128, "K <= BLOCK": 64, "K >= BLOCK": 128}   # a K for which the relation holds
+    assert refit.asserted_asks(error, kernel, {"K": holds.get(condition, 128), "BLOCK": 128, "N": 4}) == []
 
 
 def test_a_guess_that_a_static_assert_refuses_takes_what_it_asks():
