@@ -335,8 +335,8 @@ def _passed_on(fn: ast.FunctionDef, names: set[str], helpers: dict[str, ast.Func
                 yield deeper, {p: passed[q] for p, q in inner_passed.items()}
 
 
-# operators triton takes on integers only (`%` takes floats too)
-INTEGER_ONLY = (ast.FloorDiv, ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr, ast.BitXor)
+# operators triton takes on integers only (`%` takes floats too; params.INTEGER_OPS adds it)
+INTEGER_ONLY = (ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr, ast.BitXor, ast.FloorDiv)
 
 
 def integer_dtypes(fn: ast.FunctionDef, names: set[str]) -> set[str]:

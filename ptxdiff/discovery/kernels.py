@@ -273,9 +273,10 @@ def _kernel(index: ModuleIndex, snapshot: Files, mod: ParsedModule, tree: ast.Mo
     runtime = {a.arg: inferred.get(a.arg) for a in fn.args.args if not is_constexpr(a.annotation)}
     inferred.update(documented_types(snapshot.read(mod.path).decode("utf-8", "replace"), fn, runtime))
     inferred.update(descriptor_types(fn, tree, [(call, where) for call, where, *_ in own_sites]))
-    consts = {**imported_class_constants(index, mod, tree), **module_constants(tree)}
-    hints = constexpr_hints(fn, consts, inferred, {**module_functions(tree), **helper_defs})
-    hints.update(heuristic_sizes(fn, module_constants(tree)))   # runtime ints a heuristic tests
+    own = module_constants(tree)
+    hints = constexpr_hints(fn, {**imported_class_constants(index, mod, tree), **own}, inferred,
+                            {**module_functions(tree), **helper_defs})
+    hints.update(heuristic_sizes(fn, own))   # runtime ints a heuristic tests
     optional = optional_params(fn)
     written, converted = written_only(fn), converted_scalars(fn)
     params = tuple(Param(a.arg, constexpr, None if constexpr else inferred.get(a.arg), hints.get(a.arg),

@@ -19,7 +19,7 @@ from ptxdiff.discovery.dot_operands import (
     integer_dot_operands,
     loaded_dot_operands,
 )
-from ptxdiff.discovery.hints import Hint
+from ptxdiff.discovery.hints import INTEGER_ONLY, Hint
 from ptxdiff.discovery.stated_types import stated_element_types
 from ptxdiff.source.syntax import (
     asserted_dtypes,
@@ -69,7 +69,7 @@ _INT_WORD_PREFIXES = re.compile(r"(?:^|_)(?:n|num|start)_|(?:^|_)start$")  # n_r
 _DIMENSIONS = "NMKLDHTBSCE"   # one-letter dimension names
 _INT_SUFFIXES = ("stride",)  # Mean_ptr_row_stride, Scale_row_stride: an int whatever the name starts with
 # operators whose operands are integers: pointer evidence here, and the device-function harness
-INTEGER_OPS = (ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr, ast.BitXor, ast.FloorDiv, ast.Mod)
+INTEGER_OPS = (*INTEGER_ONLY, ast.Mod)
 
 
 def _pointer_terms(expr: ast.expr) -> set[str]:

@@ -30,7 +30,7 @@ from ptxdiff.evaluator.values import (
     Unreadable,
     is_subclass,
 )
-from ptxdiff.source.modules import submodule
+from ptxdiff.source.modules import names_bound, nested_statements, submodule
 
 PRESENT_PACKAGES = {"triton", "torch", "numpy", "packaging"}  # a reviewer of Triton kernels has these
 
@@ -112,7 +112,8 @@ class StatementsMixin(InterpCore):
         test = ast.unparse(stmt.test)[:80]
         try:
             held = {name for inner in stmt.body for name in self._run_through(inner, scope)}
-            if held & _block_binds(stmt.orelse):   # the `else` gives what the body could not read
+            if held & {n for top in stmt.orelse for inner in nested_statements(top) for n in names_bound(inner)}:
+                # the `else` gives what the body could not read
                 raise Refused(f"{', '.join(sorted(held))}: host code the evaluator does not run")
             self.assumptions.append(f"`if {test}`: {refused.reason}; assumed true (its body runs)")
         except (Refused, Raised):
@@ -413,21 +414,10 @@ def _bound_names(stmt: ast.stmt) -> list[str] | None:
     none); None for any other statement."""
     if isinstance(stmt, ast.Expr):
         return []
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return [stmt.name]
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
-    return [t.id for t in targets if isinstance(t, ast.Name)] if targets and all(
-        isinstance(t, ast.Name) for t in targets) else None
-
-
-def _block_binds(stmts: list[ast.stmt]) -> set[str]:
-    """The names a block's statements bind (through its `if`s too)."""
-    out: set[str] = set()
-    for stmt in stmts:
-        if isinstance(stmt, ast.If):
-            out |= _block_binds(stmt.body) | _block_binds(stmt.orelse)
-        out.update(_bound_names(stmt) or ())
-    return out
+    simple = isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or targets and all(
+        isinstance(t, ast.Name) for t in targets)
+    return names_bound(stmt) if simple else None
 
 
 _STATEMENTS: dict[type, Callable[[StatementsMixin, Any, Scope], None]] = {

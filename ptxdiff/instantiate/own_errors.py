@@ -30,12 +30,6 @@ OWN_GLOBAL = f"a module global that is no constexpr, which triton 3.x does not l
 _REFUSED_GLOBAL = re.compile(r"NameError: Cannot access global variable (\w+)")
 _MISMATCHED = re.compile(r"([^\s:]+\.py):(\d+):\d+: AssertionError: [Mm]ismatched type for (\w+) between then block "
                          r"\(([\w<>\[\], ]+)\) and else block \(([\w<>\[\], ]+)\)")
-# triton's names of the element types `.to(tl.X)` gives, as its messages print them
-_PRINTED = {"int1": "int1", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64", "uint8": "uint8",
-            "uint16": "uint16", "uint32": "uint32", "uint64": "uint64", "float16": "fp16", "bfloat16": "bf16",
-            "float32": "fp32", "float64": "fp64"}
-
-
 class NotAConstexpr:
     """What the kernel's module binds to a name that is no constexpr: triton refuses to read it, as
     it refuses the value (a dict, an enum's member, a plain function: none of triton's types)."""
@@ -101,5 +95,8 @@ def _type_of(expr: ast.expr) -> str | None:
             else expr.args[1] if dotted_name(expr.func)[-1:] == ["cast"] and len(expr.args) == 2 else None
         parts = dotted_name(target) if target is not None else []
         if len(parts) >= 2 and parts[-2] in ("tl", "language"):
-            return _PRINTED.get(parts[-1])
+            import triton.language as tl  # worker side: the builder's triton, whose messages print its types
+
+            dtype = getattr(tl, parts[-1], None)
+            return str(dtype) if isinstance(dtype, tl.dtype) else None
     return None
